@@ -1,0 +1,106 @@
+# bfsync build. `make` builds build/bfsync and build/libbfrt.a; `make test`
+# runs every test, then the unit tests again under ASan+UBSan; `make run` is
+# the main job. Each calls `make deps` first, which installs what is missing.
+
+BUILD    ?= build
+CC       ?= gcc
+SAN      ?=
+OPT      ?= -O2
+CFLAGS   ?= $(OPT) -g
+BASEFLAGS = -std=c11 -Wall -Wextra -Werror -I. -I$(BUILD)/gen -Iruntime \
+            -D_DEFAULT_SOURCE -D_POSIX_C_SOURCE=200809L -pthread \
+            -DBFRT_INCLUDE_DIR='"$(CURDIR)/runtime"' $(if $(SAN),-fsanitize=address$(,)undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined)
+,        := ,
+LDLIBS    = -ltcc -ldl -lpthread -lm
+GENFLAGS  = -Wno-unused-function -Wno-sign-compare -Wno-unused-parameter
+
+DEBS = flex bison tcc libtcc-dev libcmocka-dev
+
+COMPILER_SRC = $(sort $(wildcard frontend/*.c transform/*.c backend/*.c driver/*.c))
+RUNTIME_SRC  = $(sort $(wildcard runtime/*.c))
+ifneq ($(wildcard dsl/parser.y),)
+GEN_SRC      = $(BUILD)/gen/dsl/parser.c $(BUILD)/gen/dsl/lexer.c
+GEN_HDR      = $(BUILD)/gen/dsl/parser.h $(BUILD)/gen/dsl/lexer.h
+endif
+COMPILER_OBJ = $(COMPILER_SRC:%.c=$(BUILD)/obj/%.o) $(GEN_SRC:$(BUILD)/gen/%.c=$(BUILD)/obj/%.o)
+LIB_OBJ      = $(filter-out $(BUILD)/obj/driver/main.o,$(COMPILER_OBJ))
+RUNTIME_OBJ  = $(RUNTIME_SRC:%.c=$(BUILD)/obj/%.o)
+UNIT_SRC     = $(sort $(wildcard tests/unit/test_*.c))
+UNIT_BIN     = $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
+TEST_SCRIPTS = $(sort $(wildcard tests/*.sh))
+
+.PHONY: all deps test test-unit test-scripts test-asan test-update run bench install clean fuzz-kernels fuzz
+all: deps-quiet $(BUILD)/bfsync $(BUILD)/libbfrt.a
+
+deps:
+	@missing=""; for p in $(DEBS); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	if [ -n "$$missing" ]; then echo "installing:$$missing"; \
+	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $$missing >/dev/null; fi
+
+deps-quiet:
+	@$(MAKE) --no-print-directory deps
+
+$(BUILD)/gen/dsl/parser.c $(BUILD)/gen/dsl/parser.h: dsl/parser.y
+	@mkdir -p $(dir $@)
+	bison -Wall -Werror --defines=$(BUILD)/gen/dsl/parser.h -o $(BUILD)/gen/dsl/parser.c $<
+
+$(BUILD)/gen/dsl/lexer.c $(BUILD)/gen/dsl/lexer.h: dsl/lexer.l
+	@mkdir -p $(dir $@)
+	flex --header-file=$(BUILD)/gen/dsl/lexer.h -o $(BUILD)/gen/dsl/lexer.c $<
+
+$(BUILD)/obj/dsl/%.o: $(BUILD)/gen/dsl/%.c $(GEN_HDR)
+	@mkdir -p $(dir $@)
+	$(CC) $(BASEFLAGS) $(CFLAGS) $(GENFLAGS) -MMD -c $< -o $@
+
+$(BUILD)/obj/%.o: %.c $(GEN_HDR)
+	@mkdir -p $(dir $@)
+	$(CC) $(BASEFLAGS) $(CFLAGS) -MMD -c $< -o $@
+
+$(BUILD)/libbfrt.a: $(RUNTIME_OBJ)
+	ar rcs $@ $^
+
+$(BUILD)/bfsync: $(COMPILER_OBJ) $(BUILD)/libbfrt.a
+	$(CC) $(BASEFLAGS) $(CFLAGS) -rdynamic -o $@ $(COMPILER_OBJ) $(BUILD)/libbfrt.a $(LDLIBS)
+
+$(BUILD)/tests/%: tests/unit/%.c $(LIB_OBJ) $(BUILD)/libbfrt.a
+	@mkdir -p $(dir $@)
+	$(CC) $(BASEFLAGS) $(CFLAGS) -rdynamic -o $@ $< $(LIB_OBJ) $(BUILD)/libbfrt.a -lcmocka $(LDLIBS)
+
+test: all
+	@$(MAKE) --no-print-directory test-unit test-scripts
+	@$(MAKE) --no-print-directory test-asan
+
+test-unit: $(UNIT_BIN)
+	@set -e; for t in $(UNIT_BIN); do echo "== $$t"; $$t; done
+
+test-scripts: $(BUILD)/bfsync $(BUILD)/libbfrt.a
+	@set -e; for t in $(TEST_SCRIPTS); do echo "== $$t"; BFSYNC=$(BUILD)/bfsync BUILD=$(BUILD) bash $$t; done
+
+# The unit tests and the script tests again, built with ASan and UBSan.
+test-asan:
+	@$(MAKE) --no-print-directory BUILD=build-asan SAN=1 OPT=-O1 QUICK=1 test-unit test-scripts
+
+# Regenerate every golden file; review the diff before committing.
+test-update: all
+	@set -e; for t in $(TEST_SCRIPTS); do BFSYNC=$(BUILD)/bfsync BUILD=$(BUILD) UPDATE=1 bash $$t; done
+
+run: all
+	@bash driver/run-main.sh $(BUILD)/bfsync
+
+bench: all
+	@bash bench/run.sh $(BUILD)/bfsync
+
+PREFIX ?= /usr/local
+install: all
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/lib/pkgconfig
+	install -m 755 $(BUILD)/bfsync $(DESTDIR)$(PREFIX)/bin/bfsync
+	install -m 644 runtime/bfrt.h $(DESTDIR)$(PREFIX)/include/bfrt.h
+	install -m 644 runtime/ops.def $(DESTDIR)$(PREFIX)/include/ops.def
+	install -m 644 $(BUILD)/libbfrt.a $(DESTDIR)$(PREFIX)/lib/libbfrt.a
+	sed 's|@PREFIX@|$(PREFIX)|' runtime/bfrt.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/bfrt.pc
+
+clean:
+	rm -rf build build-asan
+
+-include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)

@@ -1,0 +1,14 @@
+/* commands.h: the bfsync subcommands. Each takes argv after the command
+ * name (argv[0] is the command) and returns the exit status:
+ * 0 success, 1 user error or mismatch, 2 usage error. */
+#ifndef COMMANDS_H
+#define COMMANDS_H
+
+int cmd_check(int argc, char **argv);   /* driver/cmd_check.c */
+int cmd_fmt(int argc, char **argv);     /* driver/cmd_fmt.c */
+int cmd_compile(int argc, char **argv); /* driver/cmd_compile.c */
+int cmd_verify(int argc, char **argv);  /* driver/cmd_verify.c */
+int cmd_run(int argc, char **argv);     /* driver/cmd_run.c */
+int cmd_gen(int argc, char **argv);     /* driver/cmd_gen.c */
+
+#endif

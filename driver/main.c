@@ -1,0 +1,56 @@
+/* main.c: the bfsync command. It only dispatches; each subcommand writes
+ * its pipeline out in its own file (driver/cmd_*.c):
+ *
+ *   check    parse -> check
+ *   fmt      parse -> check -> fmt
+ *   compile  parse -> check -> transform -> ir_validate -> emit_c | ir_print
+ *   verify   parse -> check -> transform -> ir_validate -> oracle
+ *   run      parse -> check -> transform -> ir_validate -> emit_c -> jit -> run,
+ *            and reference, compared bit for bit
+ *   gen      random valid kernels for differential testing */
+#include <stdio.h>
+#include <string.h>
+
+#include "driver/commands.h"
+
+#define BFSYNC_VERSION "0.1.0"
+
+static const struct {
+  const char *name;
+  int (*run)(int, char **);
+  const char *summary;
+} commands[] = {
+    {"check", cmd_check, "parse and analyze kernels; silent on success"},
+    {"fmt", cmd_fmt, "print a kernel in canonical form"},
+    {"compile", cmd_compile, "emit C (or the IR) with synchronization inserted"},
+    {"verify", cmd_verify, "check the synchronization against the exactness oracle"},
+    {"run", cmd_run, "JIT-compile and run a kernel, compared with the reference"},
+    {"gen", cmd_gen, "print a random valid kernel"},
+};
+
+static void usage(FILE *out) {
+  fprintf(out, "usage: bfsync COMMAND [options] FILE...\n\ncommands:\n");
+  for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+    fprintf(out, "  %-8s %s\n", commands[i].name, commands[i].summary);
+  fprintf(out, "\n`bfsync COMMAND --help` describes each command. Docs: docs/.\n");
+}
+
+int main(int argc, char **argv) {
+  if (argc < 2) {
+    usage(stderr);
+    return 2;
+  }
+  if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
+    usage(stdout);
+    return 0;
+  }
+  if (!strcmp(argv[1], "--version")) {
+    printf("bfsync %s\n", BFSYNC_VERSION);
+    return 0;
+  }
+  for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+    if (!strcmp(argv[1], commands[i].name)) return commands[i].run(argc - 1, argv + 1);
+  fprintf(stderr, "bfsync: unknown command '%s'\n", argv[1]);
+  usage(stderr);
+  return 2;
+}

@@ -1,0 +1,156 @@
+/* ast.h: the kernel as written. The parser builds it; sema resolves names
+ * (filling the fields marked "sema") and numbers instructions and loops so
+ * later passes can index side tables by id. Every node carries its Span. */
+#ifndef AST_H
+#define AST_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "frontend/diag.h"
+
+/* ---- Integer expressions (64-bit; / and % round toward negative infinity). */
+typedef enum ExprKind {
+  EX_INT,  /* value */
+  EX_NAME, /* name; sema: sym and index */
+  EX_NEG,  /* -lhs */
+  EX_ADD,
+  EX_SUB,
+  EX_MUL,
+  EX_DIV,
+  EX_MOD,
+} ExprKind;
+
+typedef enum SymKind { SYM_UNRESOLVED, SYM_PARAM, SYM_LOOPVAR } SymKind;
+
+typedef struct Expr {
+  ExprKind kind;
+  Span span;
+  int64_t value;          /* EX_INT */
+  const char *name;       /* EX_NAME */
+  SymKind sym;            /* EX_NAME, sema */
+  int index;              /* EX_NAME, sema: parameter index or loop id */
+  struct Expr *lhs, *rhs; /* operators */
+} Expr;
+
+/* ---- Conditions (room for `if`: lhs op rhs over integer expressions). */
+typedef enum CondOp { COND_LT, COND_LE, COND_GT, COND_GE, COND_EQ, COND_NE } CondOp;
+
+typedef struct Cond {
+  CondOp op;
+  Span span;
+  Expr *lhs, *rhs;
+} Cond;
+
+/* ---- Operands: the parser sees name, name[e], name[e, e] or a number;
+ * sema decides tile or hbm from the declaration. */
+typedef enum OperandKind {
+  OPND_NAME, /* parser: not yet resolved */
+  OPND_TILE, /* sema: tile decl, slot (NULL when unslotted) */
+  OPND_HBM,  /* sema: tensor decl, row and col */
+  OPND_IMM,  /* float immediate */
+} OperandKind;
+
+typedef struct Operand {
+  OperandKind kind;
+  Span span;
+  const char *name;
+  int nindex;     /* 0, 1 or 2 indices as written */
+  Expr *index[2]; /* as written */
+  int decl;       /* sema: tile or tensor index */
+  Expr *slot;     /* sema, OPND_TILE: index[0] or NULL */
+  Expr *row, *col; /* sema, OPND_HBM */
+  float imm;      /* OPND_IMM */
+  const char *imm_text; /* OPND_IMM: as written, for fmt */
+} Operand;
+
+/* ---- Statements: a sibling list (next). */
+typedef enum StmtKind {
+  ST_FOR,   /* for var in lo .. hi { body } */
+  ST_BLOCK, /* engine { body } */
+  ST_INSTR, /* [engine:] op operands ; */
+  ST_IF,    /* if (cond) { body } else { orelse }: reserved, rejected by sema */
+} StmtKind;
+
+typedef struct Stmt {
+  StmtKind kind;
+  Span span;
+  struct Stmt *next;
+
+  /* ST_FOR */
+  const char *var;
+  Span var_span;
+  Expr *lo, *hi;
+  int loop_id; /* sema: 0.. in program order */
+  int depth;   /* sema: number of enclosing loops */
+
+  /* ST_BLOCK and ST_INSTR: engine as written (NULL inside a block) */
+  const char *engine_name;
+  Span engine_span;
+  int engine; /* sema: engine index in the target (ST_INSTR: the one it runs on) */
+
+  /* ST_FOR, ST_BLOCK, ST_IF */
+  struct Stmt *body;
+  Cond *cond;           /* ST_IF */
+  struct Stmt *orelse;  /* ST_IF */
+
+  /* ST_INSTR */
+  const char *op_name;
+  Span op_span;
+  int op; /* sema: BFRT_<OP> */
+  int noperands;
+  Operand *operands;
+  int instr_id; /* sema: 0.. in program order */
+  struct Stmt *parent_loop; /* sema: innermost enclosing ST_FOR, or NULL */
+} Stmt;
+
+/* ---- Declarations. */
+typedef struct Param {
+  const char *name;
+  Span span;
+} Param;
+
+typedef enum IoKind { IO_IN, IO_OUT, IO_INOUT } IoKind;
+
+typedef struct Tensor {
+  const char *name;
+  Span span;
+  IoKind io;
+  Expr *rows, *cols; /* over parameters */
+} Tensor;
+
+typedef enum MemKind { MEM_SBUF, MEM_PSUM } MemKind;
+
+typedef struct Tile {
+  const char *name;
+  Span span;
+  MemKind mem;
+  Expr *slots_expr;          /* NULL when unslotted */
+  Expr *rows_expr, *cols_expr;
+  bool slotted;
+  int64_t slots, rows, cols; /* sema: evaluated (slots = 1 when unslotted) */
+} Tile;
+
+typedef struct Kernel {
+  const char *name;
+  Span span;
+  int nparams, ntensors, ntiles;
+  Param *params;
+  Tensor *tensors;
+  Tile *tiles;
+  Stmt *body;
+  /* sema */
+  int ninstrs, nloops;
+  Stmt **instrs; /* by instr_id */
+  Stmt **loops;  /* by loop_id */
+} Kernel;
+
+/* Deepest nesting of loops and blocks that bfsync accepts (docs/language.md). */
+#define MAX_NESTING 200
+
+/* Evaluate e with parameter values and loop variable values (by loop id).
+ * Returns 0, or -1 on a division by zero (*bad = the offending node). */
+int expr_eval(const Expr *e, const int64_t *params, const int64_t *loopvars, int64_t *out,
+              const Expr **bad);
+
+#endif

@@ -1,0 +1,36 @@
+/* diag.h: user-facing diagnostics. A Span is a byte range of the source;
+ * line and column are computed only when a message is printed, in the form
+ * editors parse: file:line:col: error: message, the line, a caret. */
+#ifndef DIAG_H
+#define DIAG_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+typedef struct Span {
+  uint32_t begin, end; /* byte offsets into Source.text, end exclusive */
+} Span;
+
+typedef struct Source {
+  const char *path; /* as the user named it */
+  const char *text; /* the whole file; may contain NUL bytes */
+  size_t len;
+} Source;
+
+typedef struct Diag {
+  const Source *src;
+  FILE *out;      /* stderr, or a memstream in tests */
+  int errors;     /* user errors reported so far */
+  int max_errors; /* stop reporting after this many (0 = 20) */
+} Diag;
+
+/* Report a user error at span; counts it. */
+void diag_error(Diag *d, Span span, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* Report a note attached to the previous error. */
+void diag_note(Diag *d, Span span, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* 1-based line and column of a byte offset. */
+void source_position(const Source *src, uint32_t offset, int *line, int *col);
+/* Span covering a and b. */
+Span span_join(Span a, Span b);
+
+#endif

@@ -1,0 +1,38 @@
+/* target.h: the machine a kernel is compiled for, in one table: its engines,
+ * the kind of each (which decides the ops it can run, see runtime/ops.def),
+ * and the simulator's cost model. The default target is trn1; more are read
+ * from target files (targets/NAME.target, see docs/targets.md). */
+#ifndef TARGET_H
+#define TARGET_H
+
+#include "runtime/bfrt.h"
+
+/* Engine-kind bits used by the engines column of ops.def. */
+enum {
+  BFK_PE = 1 << BFRT_KIND_PE,
+  BFK_ACT = 1 << BFRT_KIND_ACT,
+  BFK_DVE = 1 << BFRT_KIND_DVE,
+  BFK_POOL = 1 << BFRT_KIND_POOL,
+  BFK_DMA = 1 << BFRT_KIND_DMA,
+};
+
+typedef struct Engine {
+  const char *name; /* as written in kernels: pe, act, dve, pool, dma, dma1, ... */
+  int kind;         /* BFRT_KIND_* */
+} Engine;
+
+typedef struct Target {
+  const char *name;
+  int nengines;
+  Engine engines[BFRT_MAX_ENGINES];
+  bfrt_costs costs;
+} Target;
+
+/* The built-in default target (trn1: pe act dve pool dma). */
+const Target *target_default(void);
+/* Index of the engine called name, or -1. */
+int target_engine(const Target *t, const char *name);
+/* Whether engine e can run op. */
+int target_can_run(const Target *t, int engine, int op);
+
+#endif

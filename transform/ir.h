@@ -1,0 +1,125 @@
+/* ir.h: the transform's output, one instruction stream per engine.
+ *
+ * Everything an engine executes is an explicit node: its ops, its waits
+ * (with run-time threshold expressions), the bookkeeping that tracks
+ * producer positions, loops and barriers. The backend only prints these
+ * nodes as C, the oracle interprets them, and the simulator costs what the
+ * C does. Expressions are over parameters, loop variables, the engine's
+ * bookkeeping scalars and arrays; nothing else is in scope. */
+#ifndef IR_H
+#define IR_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "frontend/ast.h"
+#include "runtime/bfrt.h"
+
+typedef enum IrExprKind {
+  IX_CONST,   /* value */
+  IX_PARAM,   /* id = parameter index */
+  IX_LOOPVAR, /* id = loop id */
+  IX_VAR,     /* id = bookkeeping scalar of this stream */
+  IX_LOAD,    /* id = bookkeeping array of this stream, a = index */
+  IX_ADD,
+  IX_SUB,
+  IX_MUL,
+  IX_DIV, /* floor division; line names the source on a zero divisor */
+  IX_MOD, /* floor modulo */
+  IX_MAX,
+} IrExprKind;
+
+typedef struct IrExpr {
+  IrExprKind kind;
+  int64_t value;
+  int id;
+  int line;
+  struct IrExpr *a, *b;
+} IrExpr;
+
+typedef struct IrOperand {
+  OperandKind kind; /* OPND_TILE, OPND_HBM or OPND_IMM */
+  int decl;         /* tile or tensor index */
+  IrExpr *slot;     /* tile: slot (constant 0 when unslotted) */
+  IrExpr *row, *col; /* hbm */
+  float imm;
+} IrOperand;
+
+/* Why a wait exists: for `bfsync compile --explain`. */
+typedef struct WaitWhy {
+  int consumer_line;
+  int producer_lines[4];
+  int nproducers;
+  const char *kind;     /* "RAW", "WAR", "WAW" or a combination */
+  const char *distance; /* "same iteration", "loop-carried", "static" */
+  const char *fallback; /* NULL, or why dependence analysis was conservative */
+} WaitWhy;
+
+typedef enum IrKind {
+  IR_OP,      /* run instr (counts on this engine) */
+  IR_WAIT,    /* t = threshold; if t > known[engine]: wait S_engine >= t; known = t */
+  IR_SET,     /* var = value (bookkeeping) */
+  IR_STORE,   /* array[index] = value (bookkeeping) */
+  IR_LOOP,    /* for loop_id in lo .. hi { body } (bounds evaluated at entry) */
+  IR_BARRIER, /* all engines meet; counters and known[] reset to 0 */
+} IrKind;
+
+typedef struct IrNode {
+  IrKind kind;
+  struct IrNode *next;
+  int line; /* source line this node comes from */
+
+  /* IR_OP */
+  const Stmt *instr;
+  int op;
+  int noperands;
+  IrOperand *operands;
+
+  /* IR_WAIT */
+  int engine;
+  IrExpr *threshold;
+  const WaitWhy *why;
+
+  /* IR_SET: var = value; IR_STORE: array[index] = value */
+  int var;
+  int array;
+  IrExpr *index;
+  IrExpr *value;
+
+  /* IR_LOOP */
+  int loop_id;
+  IrExpr *lo, *hi;
+  struct IrNode *body;
+} IrNode;
+
+typedef struct IrArray {
+  const char *name; /* for printing: what it tracks */
+  IrExpr *length;   /* over parameters only; evaluated at engine start */
+} IrArray;
+
+typedef struct IrStream {
+  IrNode *body;
+  int nvars;
+  const char **var_names;
+  int narrays;
+  IrArray *arrays;
+} IrStream;
+
+typedef enum SyncMode { SYNC_BARRIER_FREE, SYNC_BARRIER } SyncMode;
+
+typedef struct IrProgram {
+  SyncMode sync;
+  int nengines;
+  IrStream streams[BFRT_MAX_ENGINES];
+} IrProgram;
+
+struct Program;
+/* Print every stream readably (bfsync compile --emit=ir). */
+void ir_print(const struct Program *p, FILE *out);
+/* Print each wait with its provenance (bfsync compile --explain). */
+void ir_explain(const struct Program *p, FILE *out);
+/* Requires: p->ir. Ensures: well-formed streams (ids in range, ops on the
+ * engine that can run them); aborts with a message otherwise. */
+void ir_validate(struct Program *p);
+
+#endif
