@@ -1,0 +1,21 @@
+/* semantics.h: what each op computes, in f32, implemented once
+ * (runtime/semantics.c) and shared by the runtime's executors and the
+ * compiler's sequential reference executor, so results can be compared bit
+ * for bit. Not part of the public API. */
+#ifndef SEMANTICS_H
+#define SEMANTICS_H
+
+#include <stdint.h>
+
+/* A 2-D f32 view: row-major, stride elements between rows (a tile slot has
+ * stride == cols; an hbm tile has the tensor's cols). */
+typedef struct SemView {
+  float *data;
+  int64_t rows, cols, stride;
+} SemView;
+
+/* Apply op (BFRT_<OP>) to dst from sources a and b and the immediate.
+ * Shapes are already checked. Matmul accumulates k = 0 .. K-1 in order. */
+void sem_apply(int op, SemView dst, SemView a, SemView b, float imm);
+
+#endif
