@@ -55,6 +55,9 @@ typedef struct WaitWhy {
   const char *fallback; /* NULL, or why dependence analysis was conservative */
 } WaitWhy;
 
+/* Bookkeeping operations, as counted by the oracle, charged by the backend
+ * (bfrt_bookkeep) and costed by the simulator: each executed IR_SET and
+ * IR_STORE, and each evaluated IR_WAIT whose threshold is not IX_CONST. */
 typedef enum IrKind {
   IR_OP,      /* run instr (counts on this engine) */
   IR_WAIT,    /* t = threshold; if t > known[engine]: wait S_engine >= t; known = t */
