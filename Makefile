@@ -14,7 +14,7 @@ BASEFLAGS = -std=c11 -Wall -Wextra -Werror -I. -I$(BUILD)/gen -Iruntime \
 LDLIBS    = -ltcc -ldl -lpthread -lm
 GENFLAGS  = -Wno-unused-function -Wno-sign-compare -Wno-unused-parameter
 
-DEBS = flex bison tcc libtcc-dev libcmocka-dev
+DEBS = flex bison tcc libtcc-dev libcmocka-dev python3
 
 COMPILER_SRC = $(sort $(wildcard frontend/*.c transform/*.c backend/*.c driver/*.c))
 RUNTIME_SRC  = $(sort $(wildcard runtime/*.c))
