@@ -17,6 +17,9 @@ void *arena_alloc(Arena *arena, size_t size);
 char *arena_strndup(Arena *arena, const char *s, size_t n);
 /* printf into the arena. */
 char *arena_printf(Arena *arena, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* A growable array: items (n of them, room for *cap) with room for at least
+ * n + 1, copied into a twice-as-large block when full; *cap is updated. */
+void *arena_grow(Arena *arena, void *items, size_t elem, int n, int *cap);
 
 #define ARENA_NEW(arena, type) ((type *)arena_alloc((arena), sizeof(type)))
 #define ARENA_ARRAY(arena, type, n) ((type *)arena_alloc((arena), sizeof(type) * (size_t)(n)))

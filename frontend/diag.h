@@ -15,6 +15,10 @@ typedef struct Source {
   const char *path; /* as the user named it */
   const char *text; /* the whole file; may contain NUL bytes */
   size_t len;
+  /* Optional index, built by program_new: offset of the start of each line,
+   * so positions are found by binary search. NULL means scan the text. */
+  const uint32_t *line_starts;
+  uint32_t nlines;
 } Source;
 
 typedef struct Diag {
@@ -30,6 +34,8 @@ void diag_error(Diag *d, Span span, const char *fmt, ...) __attribute__((format(
 void diag_note(Diag *d, Span span, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 /* 1-based line and column of a byte offset. */
 void source_position(const Source *src, uint32_t offset, int *line, int *col);
+/* 1-based line of a byte offset (what generated code and the IR cite). */
+int source_line(const Source *src, uint32_t offset);
 /* Span covering a and b. */
 Span span_join(Span a, Span b);
 

@@ -1,0 +1,155 @@
+/* diag.c: printing user errors the way compilers and editors agree on.
+ *
+ *   file:line:col: error: message
+ *     the source line
+ *     ^~~~
+ *
+ * Positions are byte offsets until a message is printed. The source line is
+ * echoed safely: control bytes, NUL bytes and malformed UTF-8 print as '?',
+ * tabs are kept (and echoed in the caret line so the caret stays aligned),
+ * and a very long line is shown as a window around the caret. Messages are
+ * capped in length so a 100,000-character name cannot flood the terminal.
+ * After max_errors errors the rest are counted but not printed. */
+#include "frontend/diag.h"
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <string.h>
+
+enum {
+  DEFAULT_MAX_ERRORS = 20,
+  MAX_MESSAGE = 400,  /* bytes of a message before it is cut with "..." */
+  LINE_WINDOW = 160,  /* bytes of a long source line shown around the caret */
+  LEAD_CONTEXT = 60,  /* of which this many before the caret */
+};
+
+static uint32_t clamp_offset(const Source *src, uint32_t offset) {
+  return offset > src->len ? (uint32_t)src->len : offset;
+}
+
+/* 0-based line number of offset. */
+static uint32_t line_index(const Source *src, uint32_t offset) {
+  if (!src->line_starts) {
+    uint32_t n = 0;
+    for (const char *p = src->text; (p = memchr(p, '\n', (size_t)(src->text + offset - p))); p++)
+      n++;
+    return n;
+  }
+  uint32_t lo = 0, hi = src->nlines; /* the last line starting at or before offset */
+  while (hi - lo > 1) {
+    uint32_t mid = lo + (hi - lo) / 2;
+    if (src->line_starts[mid] <= offset) lo = mid;
+    else hi = mid;
+  }
+  return lo;
+}
+
+static uint32_t line_start_of(const Source *src, uint32_t offset) {
+  if (src->line_starts) return src->line_starts[line_index(src, offset)];
+  uint32_t start = offset;
+  while (start > 0 && src->text[start - 1] != '\n') start--;
+  return start;
+}
+
+void source_position(const Source *src, uint32_t offset, int *line, int *col) {
+  offset = clamp_offset(src, offset);
+  *line = (int)line_index(src, offset) + 1;
+  *col = (int)(offset - line_start_of(src, offset)) + 1;
+}
+
+int source_line(const Source *src, uint32_t offset) {
+  int line, col;
+  source_position(src, offset, &line, &col);
+  return line;
+}
+
+Span span_join(Span a, Span b) {
+  Span s = {a.begin < b.begin ? a.begin : b.begin, a.end > b.end ? a.end : b.end};
+  return s;
+}
+
+/* Length of the well-formed UTF-8 sequence at s (at most avail bytes), or 0. */
+static int utf8_length(const unsigned char *s, size_t avail) {
+  int n = s[0] >= 0xf0 && s[0] <= 0xf4 ? 4 : s[0] >= 0xe0 ? 3 : s[0] >= 0xc2 ? 2 : 0;
+  if (s[0] >= 0xf5 || (size_t)n > avail) return 0;
+  for (int i = 1; i < n; i++)
+    if ((s[i] & 0xc0) != 0x80) return 0;
+  return n;
+}
+
+/* Print text[from, to) safely; returns the display width of each byte via
+ * widths (1 for a byte that starts a printed character, 0 otherwise). */
+static void echo_bytes(FILE *out, const unsigned char *text, uint32_t from, uint32_t to,
+                       unsigned char *widths) {
+  for (uint32_t i = from; i < to;) {
+    unsigned char c = text[i];
+    int n = c >= 0x80 ? utf8_length(text + i, to - i) : 1;
+    if (c == '\t' || (c >= 0x20 && c < 0x7f) || n > 1) {
+      fwrite(text + i, 1, (size_t)n, out);
+    } else {
+      fputc('?', out);
+      n = 1;
+    }
+    for (int k = 0; k < n; k++) widths[i - from + (uint32_t)k] = k == 0;
+    i += (uint32_t)n;
+  }
+}
+
+static void show_line(FILE *out, const Source *src, Span span) {
+  uint32_t caret = clamp_offset(src, span.begin);
+  uint32_t start = line_start_of(src, caret);
+  const char *nl = memchr(src->text + start, '\n', src->len - start);
+  uint32_t end = nl ? (uint32_t)(nl - src->text) : (uint32_t)src->len;
+  if (end > start && src->text[end - 1] == '\r') end--;
+  if (caret > end) caret = end;
+  uint32_t from = start, to = end;
+  if (to - from > LINE_WINDOW) {
+    from = caret - from > LEAD_CONTEXT ? caret - LEAD_CONTEXT : start;
+    to = to - from > LINE_WINDOW ? from + LINE_WINDOW : to;
+  }
+  unsigned char widths[LINE_WINDOW + 8];
+  const char *lead = from > start ? "..." : "";
+  fprintf(out, "  %s", lead);
+  echo_bytes(out, (const unsigned char *)src->text, from, to, widths);
+  fprintf(out, "%s\n  %s", to < end ? "..." : "", from > start ? "   " : "");
+  for (uint32_t i = from; i < caret; i++)
+    if (widths[i - from]) fputc(src->text[i] == '\t' ? '\t' : ' ', out);
+  fputc('^', out);
+  uint32_t last = clamp_offset(src, span.end) < to ? clamp_offset(src, span.end) : to;
+  for (uint32_t i = caret + 1; i < last; i++)
+    if (widths[i - from]) fputc('~', out);
+  fputc('\n', out);
+}
+
+static void report(Diag *d, const char *kind, Span span, const char *fmt, va_list ap) {
+  char message[MAX_MESSAGE + 4];
+  int n = vsnprintf(message, MAX_MESSAGE + 1, fmt, ap);
+  if (n > MAX_MESSAGE) strcpy(message + MAX_MESSAGE - 3, "...");
+  int line, col;
+  source_position(d->src, span.begin, &line, &col);
+  fprintf(d->out, "%s:%d:%d: %s: %s\n", d->src->path, line, col, kind, message);
+  show_line(d->out, d->src, span);
+}
+
+static int error_limit(const Diag *d) { return d->max_errors ? d->max_errors : DEFAULT_MAX_ERRORS; }
+
+void diag_error(Diag *d, Span span, const char *fmt, ...) {
+  d->errors++;
+  if (d->errors > error_limit(d)) {
+    if (d->errors == error_limit(d) + 1)
+      fprintf(d->out, "%s: too many errors; not reporting the rest\n", d->src->path);
+    return;
+  }
+  va_list ap;
+  va_start(ap, fmt);
+  report(d, "error", span, fmt, ap);
+  va_end(ap);
+}
+
+void diag_note(Diag *d, Span span, const char *fmt, ...) {
+  if (d->errors > error_limit(d)) return;
+  va_list ap;
+  va_start(ap, fmt);
+  report(d, "note", span, fmt, ap);
+  va_end(ap);
+}

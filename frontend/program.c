@@ -1,0 +1,80 @@
+/* program.c: creating and freeing a compilation.
+ *
+ * A Program owns an arena holding everything: the source text (copied, so
+ * callers may free theirs; NUL bytes in it are kept), the line index that
+ * makes every position lookup a binary search, the AST and the IR. */
+#include "frontend/program.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void index_lines(Arena *arena, Source *src) {
+  uint32_t n = 1;
+  for (const char *p = src->text; (p = memchr(p, '\n', (size_t)(src->text + src->len - p))); p++)
+    n++;
+  uint32_t *starts = ARENA_ARRAY(arena, uint32_t, n);
+  uint32_t i = 1;
+  for (const char *p = src->text; (p = memchr(p, '\n', (size_t)(src->text + src->len - p))); p++)
+    starts[i++] = (uint32_t)(p + 1 - src->text);
+  src->line_starts = starts;
+  src->nlines = n;
+}
+
+Program *program_new(const char *path, const char *text, size_t len, const Target *target,
+                     FILE *out) {
+  if (len >= UINT32_MAX) bug("program_new: %zu bytes is over the 4 GiB limit", len);
+  Arena *arena = arena_new();
+  Program *p = ARENA_NEW(arena, Program);
+  p->arena = arena;
+  p->src.path = arena_strndup(arena, path, strlen(path));
+  p->src.text = arena_strndup(arena, text, len);
+  p->src.len = len;
+  index_lines(arena, &p->src);
+  p->diag.src = &p->src;
+  p->diag.out = out;
+  p->target = target ? target : target_default();
+  return p;
+}
+
+/* The whole file, malloc'ed, or NULL with errno set. Works on pipes too. */
+static char *read_all(FILE *f, size_t *len) {
+  size_t cap = 1 << 16, n = 0;
+  char *buf = malloc(cap);
+  while (buf) {
+    n += fread(buf + n, 1, cap - n, f);
+    if (ferror(f)) break;
+    if (n < cap) {
+      *len = n;
+      return buf;
+    }
+    if (cap >= UINT32_MAX) {
+      errno = EFBIG;
+      break;
+    }
+    char *bigger = realloc(buf, cap *= 2);
+    if (!bigger) break;
+    buf = bigger;
+  }
+  free(buf);
+  return NULL;
+}
+
+Program *program_load(const char *path, const Target *target, FILE *out) {
+  FILE *f = fopen(path, "rb");
+  size_t len = 0;
+  char *text = f ? read_all(f, &len) : NULL;
+  int saved = errno;
+  if (f) fclose(f);
+  if (!text) {
+    fprintf(out, "bfsync: error: cannot read '%s': %s\n", path, strerror(saved));
+    return NULL;
+  }
+  Program *p = program_new(path, text, len, target, out);
+  free(text);
+  return p;
+}
+
+void program_free(Program *p) {
+  if (p) arena_free(p->arena);
+}
