@@ -125,4 +125,33 @@ void ir_explain(const struct Program *p, FILE *out);
  * engine that can run them); aborts with a message otherwise. */
 void ir_validate(struct Program *p);
 
+/* ---- Builders (transform/ir.c). Nodes come from the arena; the arithmetic
+ * builders fold constants, so thresholds that are known at compile time
+ * stay IX_CONST (no bookkeeping). */
+struct Arena;
+IrExpr *ir_const(struct Arena *arena, int64_t value);
+IrExpr *ir_leaf(struct Arena *arena, IrExprKind kind, int id); /* PARAM, LOOPVAR, VAR */
+IrExpr *ir_load(struct Arena *arena, int array, IrExpr *index);
+IrExpr *ir_binary(struct Arena *arena, IrExprKind kind, IrExpr *a, IrExpr *b, int line);
+/* The AST expression e as an IrExpr (lines of / and % from p's source). */
+IrExpr *ir_from_expr(const struct Program *p, const Expr *e);
+/* Whether a and b are the same expression, node for node. */
+int ir_expr_equal(const IrExpr *a, const IrExpr *b);
+/* Print e in infix form, names taken from p's kernel and stream s. */
+void ir_print_expr(const struct Program *p, const IrStream *s, const IrExpr *e, FILE *out);
+
+/* ---- Test-only mutation of the synchronization (transform/mutate.c), for
+ * the oracle's and the runtime's mutation tests. */
+typedef enum IrMutation {
+  DROP_WAIT,       /* remove the wait */
+  LOWER_THRESHOLD, /* threshold T becomes T - 1 */
+  RAISE_THRESHOLD, /* threshold T becomes T + 1 */
+} IrMutation;
+
+/* Apply kind to the index-th IR_WAIT of p->ir, counting waits engine by
+ * engine in pre-order (loop bodies where they stand). Returns the number of
+ * wait nodes before the mutation, or -1 (nothing changed) when index is out
+ * of range; index < 0 changes nothing and returns the count. */
+int ir_mutate(struct Program *p, int kind, int index);
+
 #endif
