@@ -1,0 +1,18 @@
+/* gen.h: random valid kernels for differential testing (`bfsync gen`).
+ * The same seed always gives the same kernel and the same parameter set, so
+ * a failing seed from a campaign is a reproducible test case. */
+#ifndef GEN_H
+#define GEN_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#define GEN_DEFAULT_SIZE 40
+#define GEN_MAX_SIZE 10000000
+
+/* Print the kernel for seed, with about size instructions, to out. */
+void gen_kernel(uint64_t seed, long size, FILE *out);
+/* Print the parameter set for seed's kernel, as `NAME=V NAME=V`, to out. */
+void gen_params(uint64_t seed, FILE *out);
+
+#endif
