@@ -7,6 +7,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "frontend/arena.h"
 #include "frontend/diag.h"
 
 /* ---- Integer expressions (64-bit; / and % round toward negative infinity). */
@@ -31,6 +32,7 @@ typedef struct Expr {
   SymKind sym;            /* EX_NAME, sema */
   int index;              /* EX_NAME, sema: parameter index or loop id */
   struct Expr *lhs, *rhs; /* operators */
+  int height;             /* parser: 1 + the tallest operand's; sema bounds it */
 } Expr;
 
 /* ---- Conditions (room for `if`: lhs op rhs over integer expressions). */
@@ -147,6 +149,54 @@ typedef struct Kernel {
 
 /* Deepest nesting of loops and blocks that bfsync accepts (docs/language.md). */
 #define MAX_NESTING 200
+/* Deepest expression: parentheses and brackets nested, and the height of an
+ * expression tree. Recursive passes over expressions rely on it. */
+#define MAX_EXPR_DEPTH 1000
+/* Largest tile, slots * rows * cols elements. */
+#define MAX_TILE_ELEMS ((int64_t)1 << 26)
+
+/* ---- Builders (frontend/ast.c): what the grammar's actions call. Lists
+ * are built by appending, in constant time, in source order. */
+typedef struct StmtList {
+  Stmt *head, *tail;
+} StmtList;
+
+typedef struct OperandList {
+  Operand *items;
+  int n, cap;
+} OperandList;
+
+Expr *expr_int(Arena *a, Span span, int64_t value);
+Expr *expr_name(Arena *a, Span span, const char *name);
+/* count unary minuses (spanning minus_span) applied to operand. */
+Expr *expr_negs(Arena *a, Span minus_span, int count, Expr *operand);
+Expr *expr_binary(Arena *a, ExprKind kind, Expr *lhs, Expr *rhs);
+Cond *cond_new(Arena *a, Span span, CondOp op, Expr *lhs, Expr *rhs);
+
+/* name, name[i0] or name[i0, i1] as written (nindex of them). */
+Operand operand_name(Span span, const char *name, int nindex, Expr *i0, Expr *i1);
+/* A float immediate as written, e.g. "0.5", "-2", "1e-3". */
+Operand operand_imm(Span span, const char *text);
+OperandList operand_list_add(Arena *a, OperandList list, Operand operand);
+
+/* Appends s (a NULL s, from error recovery, is skipped). */
+StmtList stmt_list_add(StmtList list, Stmt *s);
+Stmt *stmt_for(Arena *a, Span span, const char *var, Span var_span, Expr *lo, Expr *hi,
+               StmtList body);
+Stmt *stmt_block(Arena *a, Span span, const char *engine, Span engine_span, StmtList body);
+Stmt *stmt_instr(Arena *a, Span span, const char *op, Span op_span, OperandList operands);
+/* `engine: instr`: places instr on engine; span covers both. */
+Stmt *stmt_place(Stmt *instr, Span span, const char *engine, Span engine_span);
+Stmt *stmt_if(Arena *a, Span span, Cond *cond, StmtList then, StmtList orelse);
+
+/* Declarations, appended to k's arrays (*cap is the array's room). */
+void kernel_add_param(Arena *a, Kernel *k, int *cap, const char *name, Span span);
+void kernel_add_tensor(Arena *a, Kernel *k, int *cap, IoKind io, const char *name, Span span,
+                       Expr *rows, Expr *cols);
+void kernel_add_tile(Arena *a, Kernel *k, int *cap, MemKind mem, const char *name, Span span,
+                     Expr *slots, Expr *rows, Expr *cols);
+/* Names the kernel and gives it its statements. */
+void kernel_finish(Kernel *k, const char *name, Span span, StmtList body);
 
 /* Evaluate e with parameter values and loop variable values (by loop id).
  * Returns 0, or -1 on a division by zero (*bad = the offending node). */
