@@ -1,0 +1,68 @@
+# gen.sh: `bfsync gen` prints valid kernels, deterministically.
+#
+# Every seed's kernel must pass `bfsync check`; the same seed must print the
+# same kernel and the same parameters twice; the parameter line must be
+# NAME=V pairs with small values that bind to the kernel; --size must scale
+# to the 100,000 instructions of the compile-time benchmark; bad arguments
+# are usage errors. No golden files: nothing here to regenerate under UPDATE=1.
+set -u
+: "${BFSYNC:?BFSYNC must name the bfsync binary}"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+failures=0
+
+fail() {
+  echo "gen.sh: FAIL: $*" >&2
+  failures=$((failures + 1))
+}
+
+for seed in $(seq 1 200); do
+  "$BFSYNC" gen --seed "$seed" >"$tmp/k.bfk" || fail "gen --seed $seed exited $?"
+  "$BFSYNC" check "$tmp/k.bfk" 2>"$tmp/err" || { fail "seed $seed does not check:"; head -5 "$tmp/err" >&2; }
+  params=$("$BFSYNC" gen --seed "$seed" --params) || fail "gen --seed $seed --params exited $?"
+  [[ $params =~ ^[NMK]=[0-4]( [NMK]=[0-4]){0,2}$ ]] || fail "seed $seed: bad --params line '$params'"
+  grep -qxF "// params: $params" "$tmp/k.bfk" || fail "seed $seed: kernel lacks '// params: $params'"
+done
+
+for seed in 1 42 18446744073709551615; do
+  "$BFSYNC" gen --seed "$seed" --size 300 >"$tmp/a" && "$BFSYNC" gen --seed "$seed" --size 300 >"$tmp/b" \
+    || fail "gen --seed $seed --size 300 failed"
+  cmp -s "$tmp/a" "$tmp/b" || fail "seed $seed is not deterministic"
+  "$BFSYNC" check "$tmp/a" || fail "seed $seed --size 300 does not check"
+done
+"$BFSYNC" gen --seed 1 >"$tmp/a"
+"$BFSYNC" gen --seed 2 >"$tmp/b"
+cmp -s "$tmp/a" "$tmp/b" && fail "seeds 1 and 2 print the same kernel"
+
+# Every op of the language appears in a kernel of a few hundred instructions.
+"$BFSYNC" gen --seed 5 --size 300 >"$tmp/k.bfk"
+for op in load store matmul matmul_acc transpose copy fill scale exp relu tanh rsqrt recip \
+          add sub mul max rowsum rowmax add_row sub_row mul_row; do
+  grep -qE "^ *([a-z0-9]+: )?$op " "$tmp/k.bfk" || fail "op $op missing from seed 5 --size 300"
+done
+
+"$BFSYNC" gen --seed 9 --size 100000 >"$tmp/big.bfk" || fail "gen --size 100000 failed"
+instrs=$(grep -c ';$' "$tmp/big.bfk")
+((instrs >= 100000 && instrs < 110000)) || fail "--size 100000 printed $instrs statements"
+"$BFSYNC" check "$tmp/big.bfk" || fail "the --size 100000 kernel does not check"
+
+expect_usage() {
+  "$BFSYNC" gen "$@" >/dev/null 2>"$tmp/err"
+  local status=$?
+  [[ $status == 2 ]] || fail "gen $* exited $status, expected 2"
+  [[ -s $tmp/err ]] || fail "gen $* printed no error"
+}
+expect_usage
+expect_usage --seed
+expect_usage --seed x
+expect_usage --seed -1
+expect_usage --seed 1 --size 0
+expect_usage --seed 1 --size 10000001
+expect_usage --seed 1 --bogus
+"$BFSYNC" gen --help | grep -q -- '--params' || fail "gen --help does not describe --params"
+
+if ((failures)); then
+  echo "gen.sh: $failures failure(s)" >&2
+  exit 1
+fi
+echo "gen.sh: ok"
