@@ -1,0 +1,59 @@
+/* backend.h: from checked, transformed kernels to running code.
+ *
+ * emit_c prints the transform's per-engine streams as one C99 file against
+ * the runtime API (bfrt.h); jit compiles that file in memory with libtcc and
+ * hands back the kernel descriptor; the reference executor walks the checked
+ * AST in program order and is the ground truth the JIT'd run is compared
+ * with; npy reads and writes numpy's .npy files for tensors in and out. */
+#ifndef BACKEND_H
+#define BACKEND_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "frontend/program.h"
+#include "runtime/bfrt.h"
+
+/* The version stamped into generated files (kept equal to driver/main.c). */
+#define BFSYNC_BACKEND_VERSION "0.1.0"
+
+/* Requires: p->ir validated. Ensures: one self-contained C99 file on out. */
+void emit_c(const Program *p, FILE *out);
+/* emit_c into a NUL-terminated string in p's arena. */
+char *emit_c_string(Program *p);
+
+/* ---- JIT (libtcc, in memory). */
+typedef struct Jit Jit;
+/* Compile generated C; a libtcc error is a backend bug (reported, abort). */
+Jit *jit_compile(Program *p, const char *c_source);
+/* The descriptor the compiled file exports through bfk_kernel(). */
+const bfrt_kernel *jit_kernel(const Jit *jit);
+/* Release the compiled code; the descriptor is gone after this. */
+void jit_free(Jit *jit);
+
+/* ---- The sequential reference executor. */
+typedef struct RefTensor {
+  int64_t rows, cols;
+  float *data; /* rows * cols, row-major; inputs in, results out */
+} RefTensor;
+
+/* Shape of every tensor for params, into tensors[t].rows/cols; 0, or -1 with
+ * a message (a division by zero, a negative dimension) in *err. */
+int reference_shapes(Program *p, const int64_t *params, RefTensor *tensors, const char **err);
+/* Run the checked kernel one instruction at a time in program order on
+ * tensors (shaped by reference_shapes); 0, or -1 with the first run-time
+ * error (hbm tile out of bounds, bad slot, division by zero) in *err. */
+int reference_run(Program *p, const int64_t *params, RefTensor *tensors, const char **err);
+
+/* ---- numpy .npy files: 2-D, '<f4', C order. */
+typedef struct NpyArray {
+  int64_t rows, cols;
+  float *data;
+} NpyArray;
+
+/* Read path into arena memory; 0, or -1 with a message in *err. */
+int npy_read(Arena *arena, const char *path, NpyArray *out, const char **err);
+/* Write a version 1.0 file; 0, or -1 with a message in *err. */
+int npy_write(Arena *arena, const char *path, const NpyArray *array, const char **err);
+
+#endif

@@ -1,0 +1,740 @@
+/* emit_c.c: the transform's per-engine streams, printed as one C99 file.
+ *
+ * The backend decides nothing about synchronization: every wait, barrier,
+ * loop and bookkeeping assignment is already a node in Program->ir, and this
+ * file only prints them, one static function per engine, against the
+ * runtime API in bfrt.h. The output is meant to be read by the people who
+ * port the runtime, so it stays plain: loops are C for-loops whose bounds
+ * are evaluated once at entry, loop variables keep their source names when
+ * that cannot clash with anything, thresholds are ordinary integer
+ * expressions, and each op and wait carries a comment pointing back to the
+ * kernel source. It includes only <stdint.h> and "bfrt.h", uses no
+ * extension, atomic or thread, and compiles cleanly with
+ * gcc -std=c99 -Wall -Wextra -Werror -pedantic and with tcc.
+ *
+ * Every name the backend invents starts with bf_ or BF_; a source name that
+ * could collide with those, with a C keyword or with <stdint.h> is replaced
+ * by an invented one.
+ *
+ * Guarded waits follow transform/ir.h: `t = T; if (t > known_e) { wait;
+ * known_e = t; }`, one known_e per producer engine, reset by barriers.
+ * Bookkeeping is charged with one bfrt_bookkeep call per run of adjacent
+ * bookkeeping nodes, so the total equals the IR's definition: each executed
+ * IR_SET and IR_STORE, and each evaluated IR_WAIT with a non-constant
+ * threshold. A descriptor (bfk_<kernel>) and bfk_kernel() returning it close
+ * the file; the JIT finds the kernel through that one symbol. */
+#include <ctype.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backend/backend.h"
+
+static const char *const op_ids[] = {
+#define OP(id, name, sig, engines, shape, cls) #id,
+#include "runtime/ops.def"
+#undef OP
+};
+
+static const char *const kind_ids[BFRT_NKINDS] = {"PE", "ACT", "DVE", "POOL", "DMA"};
+
+static const char *const c_reserved[] = {
+    "auto",  "break",    "case",     "char",       "const",  "continue", "default",  "do",
+    "double", "else",    "enum",     "extern",     "float",  "for",      "goto",     "if",
+    "inline", "int",     "long",     "register",   "restrict", "return", "short",    "signed",
+    "sizeof", "static",  "struct",   "switch",     "typedef", "union",   "unsigned", "void",
+    "volatile", "while", "_Bool",    "_Complex",   "_Imaginary", "asm",  "typeof",   "bool",
+    "true",   "false",   "NULL",     "main"};
+
+/* Prefixes of <stdint.h>'s macros and of the names the backend invents. */
+static const char *const reserved_prefixes[] = {"bf", "BF", "_", "INT", "UINT", "SIZE_",
+                                                "PTRDIFF_", "WCHAR_", "WINT_", "SIG_ATOMIC_"};
+
+typedef struct Emitter {
+  const Program *p;
+  FILE *out;
+  const char **loop_names;  /* C name of each loop variable, by loop id */
+  const char **param_names; /* C name of each parameter */
+  const IrStream *stream;   /* the engine being printed */
+  int depth;                /* indentation level */
+} Emitter;
+
+/* What one engine's stream refers to, so that it declares exactly that and
+ * nothing is unused under -Wall -Wextra. */
+typedef struct Uses {
+  bool *param;      /* by parameter index */
+  bool *known;      /* by engine: waited on */
+  bool *var_read;   /* by bookkeeping scalar */
+  bool needs_t;     /* some wait has a run-time threshold */
+  bool cx;          /* bf_cx is used */
+} Uses;
+
+/* ---- Names. */
+
+static bool is_reserved(const char *name) {
+  for (size_t i = 0; i < sizeof c_reserved / sizeof c_reserved[0]; i++)
+    if (!strcmp(name, c_reserved[i])) return true;
+  for (size_t i = 0; i < sizeof reserved_prefixes / sizeof reserved_prefixes[0]; i++)
+    if (!strncmp(name, reserved_prefixes[i], strlen(reserved_prefixes[i]))) return true;
+  size_t n = strlen(name);
+  return n >= 2 && !strcmp(name + n - 2, "_t");
+}
+
+static bool is_identifier(const char *name) {
+  if (!name[0] || !(isalpha((unsigned char)name[0]) || name[0] == '_')) return false;
+  for (const char *c = name; *c; c++)
+    if (!(isalnum((unsigned char)*c) || *c == '_')) return false;
+  return true;
+}
+
+/* The source name when it is safe in C, else an invented name. */
+static const char *c_name(Arena *a, const char *source, const char *kind, int id) {
+  if (is_identifier(source) && !is_reserved(source) && strlen(source) < 64) return source;
+  return arena_printf(a, "bf_%s%d", kind, id);
+}
+
+/* name with every character outside [A-Za-z0-9_] replaced, for invented names. */
+static const char *sanitize_id(Arena *a, const char *name) {
+  char *s = arena_strndup(a, name, strlen(name) < 40 ? strlen(name) : 40);
+  for (char *c = s; *c; c++)
+    if (!(isalnum((unsigned char)*c) || *c == '_')) *c = '_';
+  return s;
+}
+
+static const char *engine_id(const Emitter *em, int e) {
+  return arena_printf(em->p->arena, "BF_ENGINE_%s",
+                      sanitize_id(em->p->arena, em->p->target->engines[e].name));
+}
+
+static const char *known_name(const Emitter *em, int e) {
+  return arena_printf(em->p->arena, "bf_known_%s",
+                      sanitize_id(em->p->arena, em->p->target->engines[e].name));
+}
+
+/* Source text made safe inside a one-line block comment. */
+static void put_comment_text(FILE *out, const char *text, size_t len) {
+  bool space = false;
+  for (size_t i = 0; i < len; i++) {
+    unsigned char c = (unsigned char)text[i];
+    if (isspace(c) || !isprint(c)) {
+      space = true;
+      continue;
+    }
+    if (space) fputc(' ', out);
+    space = false;
+    fputc(c, out);
+    /* Break the sequences that would end the comment or form a trigraph. */
+    if ((c == '*' && i + 1 < len && text[i + 1] == '/') ||
+        (c == '?' && i + 1 < len && text[i + 1] == '?'))
+      fputc(' ', out);
+  }
+}
+
+static int line_of(const Program *p, Span span) {
+  int line, col;
+  source_position(&p->src, span.begin, &line, &col);
+  return line;
+}
+
+/* ---- Uses of one stream. */
+
+static void uses_expr(Uses *u, const IrExpr *x) {
+  if (!x) return;
+  switch (x->kind) {
+  case IX_PARAM: u->param[x->id] = true; break;
+  case IX_VAR: u->var_read[x->id] = true; break;
+  case IX_DIV:
+  case IX_MOD: u->cx = true; break;
+  default: break;
+  }
+  uses_expr(u, x->a);
+  uses_expr(u, x->b);
+}
+
+static void uses_nodes(Uses *u, const IrNode *n) {
+  for (; n; n = n->next) {
+    switch (n->kind) {
+    case IR_OP:
+      u->cx = true;
+      for (int i = 0; i < n->noperands; i++) {
+        uses_expr(u, n->operands[i].slot);
+        uses_expr(u, n->operands[i].row);
+        uses_expr(u, n->operands[i].col);
+      }
+      break;
+    case IR_WAIT:
+      u->cx = true;
+      u->known[n->engine] = true;
+      u->needs_t |= n->threshold->kind != IX_CONST;
+      uses_expr(u, n->threshold);
+      break;
+    case IR_SET: uses_expr(u, n->value); break;
+    case IR_STORE:
+      uses_expr(u, n->index);
+      uses_expr(u, n->value);
+      break;
+    case IR_LOOP:
+      uses_expr(u, n->lo);
+      uses_expr(u, n->hi);
+      uses_nodes(u, n->body);
+      break;
+    case IR_BARRIER: u->cx = true; break;
+    }
+  }
+}
+
+static Uses stream_uses(const Program *p, const IrStream *s) {
+  Uses u = {0};
+  u.param = ARENA_ARRAY(p->arena, bool, p->kernel->nparams + 1);
+  u.known = ARENA_ARRAY(p->arena, bool, BFRT_MAX_ENGINES);
+  u.var_read = ARENA_ARRAY(p->arena, bool, s->nvars + 1);
+  for (int i = 0; i < s->narrays; i++) {
+    u.cx = true;
+    uses_expr(&u, s->arrays[i].length);
+  }
+  uses_nodes(&u, s->body);
+  return u;
+}
+
+/* ---- Integer expressions. Precedence: 1 additive, 2 multiplicative, 3 primary. */
+
+static void put_const(FILE *out, int64_t v, int prec) {
+  if (v == INT64_MIN)
+    fprintf(out, "(-%" PRId64 " - 1)", INT64_MAX);
+  else if (v < 0 && prec > 0)
+    fprintf(out, "(%" PRId64 ")", v);
+  else
+    fprintf(out, "%" PRId64, v);
+}
+
+static void put_ir_expr(const Emitter *em, const IrExpr *x, int prec);
+
+static void put_binary(const Emitter *em, const IrExpr *x, const char *op, int own, int prec) {
+  if (prec > own) fputc('(', em->out);
+  put_ir_expr(em, x->a, own);
+  fprintf(em->out, " %s ", op);
+  put_ir_expr(em, x->b, own + 1);
+  if (prec > own) fputc(')', em->out);
+}
+
+static void put_call(const Emitter *em, const IrExpr *x, const char *fn, bool line) {
+  fprintf(em->out, "%s(%s", fn, line ? "bf_cx, " : "");
+  put_ir_expr(em, x->a, 0);
+  fputs(", ", em->out);
+  put_ir_expr(em, x->b, 0);
+  if (line) fprintf(em->out, ", %d", x->line);
+  fputc(')', em->out);
+}
+
+static void put_ir_expr(const Emitter *em, const IrExpr *x, int prec) {
+  switch (x->kind) {
+  case IX_CONST: put_const(em->out, x->value, prec); return;
+  case IX_PARAM: fputs(em->param_names[x->id], em->out); return;
+  case IX_LOOPVAR: fputs(em->loop_names[x->id], em->out); return;
+  case IX_VAR: fprintf(em->out, "bf_v%d", x->id); return;
+  case IX_LOAD:
+    fprintf(em->out, "bf_a%d[", x->id);
+    put_ir_expr(em, x->a, 0);
+    fputc(']', em->out);
+    return;
+  case IX_ADD: put_binary(em, x, "+", 1, prec); return;
+  case IX_SUB: put_binary(em, x, "-", 1, prec); return;
+  case IX_MUL: put_binary(em, x, "*", 2, prec); return;
+  case IX_DIV: put_call(em, x, "bfrt_div", true); return;
+  case IX_MOD: put_call(em, x, "bfrt_mod", true); return;
+  case IX_MAX: put_call(em, x, "bf_max", false); return;
+  }
+  bug("emit_c: unknown IR expression kind %d", x->kind);
+}
+
+static bool ir_expr_has_max(const IrExpr *x) {
+  return x && (x->kind == IX_MAX || ir_expr_has_max(x->a) || ir_expr_has_max(x->b));
+}
+
+static bool nodes_have_max(const IrNode *n) {
+  for (; n; n = n->next) {
+    bool found = false;
+    for (int i = 0; i < n->noperands; i++)
+      found |= ir_expr_has_max(n->operands[i].slot) || ir_expr_has_max(n->operands[i].row) ||
+               ir_expr_has_max(n->operands[i].col);
+    found |= ir_expr_has_max(n->threshold) || ir_expr_has_max(n->index) ||
+             ir_expr_has_max(n->value) || ir_expr_has_max(n->lo) || ir_expr_has_max(n->hi) ||
+             nodes_have_max(n->body);
+    if (found) return true;
+  }
+  return false;
+}
+
+static bool program_has_max(const IrProgram *ir) {
+  for (int e = 0; e < ir->nengines; e++) {
+    const IrStream *s = &ir->streams[e];
+    for (int i = 0; i < s->narrays; i++)
+      if (ir_expr_has_max(s->arrays[i].length)) return true;
+    if (nodes_have_max(s->body)) return true;
+  }
+  return false;
+}
+
+/* ---- Statements. */
+
+static void indent(const Emitter *em) {
+  for (int i = 0; i < em->depth; i++) fputs("  ", em->out);
+}
+
+static bool is_bookkeeping(const IrNode *n) {
+  return n->kind == IR_SET || n->kind == IR_STORE || n->kind == IR_WAIT;
+}
+
+static int64_t bookkeeping_charge(const IrNode *n) {
+  if (n->kind == IR_WAIT) return n->threshold->kind != IX_CONST;
+  return 1;
+}
+
+/* At the first node of a run of adjacent bookkeeping nodes, charge the run. */
+static void put_charge(const Emitter *em, const IrNode *first) {
+  int64_t n = 0;
+  for (const IrNode *x = first; x && is_bookkeeping(x); x = x->next) n += bookkeeping_charge(x);
+  if (!n) return;
+  indent(em);
+  fprintf(em->out, "bfrt_bookkeep(bf_cx, %" PRId64 ");\n", n);
+}
+
+static void put_wait_comment(const Emitter *em, const IrNode *n) {
+  const WaitWhy *why = n->why;
+  indent(em);
+  fprintf(em->out, "/* wait for %s", em->p->target->engines[n->engine].name);
+  if (why) {
+    fprintf(em->out, ": line %d needs line", why->consumer_line);
+    for (int i = 0; i < why->nproducers && i < 4; i++)
+      fprintf(em->out, "%s %d", i ? "," : "", why->producer_lines[i]);
+    fprintf(em->out, " (%s, %s)", why->kind ? why->kind : "?", why->distance ? why->distance : "?");
+    if (why->fallback) {
+      fputs("; conservative: ", em->out);
+      put_comment_text(em->out, why->fallback, strlen(why->fallback));
+    }
+  }
+  fputs(" */\n", em->out);
+}
+
+static void put_wait(const Emitter *em, const IrNode *n) {
+  const char *known = known_name(em, n->engine);
+  const char *engine = engine_id(em, n->engine);
+  put_wait_comment(em, n);
+  if (n->threshold->kind == IX_CONST) {
+    int64_t t = n->threshold->value;
+    indent(em);
+    fputs("if (", em->out);
+    put_const(em->out, t, 1);
+    fprintf(em->out, " > %s) {\n", known);
+    indent(em);
+    fprintf(em->out, "  bfrt_wait(bf_cx, %s, ", engine);
+    put_const(em->out, t, 0);
+    fprintf(em->out, ", %d);\n", n->line);
+    indent(em);
+    fprintf(em->out, "  %s = ", known);
+    put_const(em->out, t, 0);
+    fputs(";\n", em->out);
+  } else {
+    indent(em);
+    fputs("bf_t = ", em->out);
+    put_ir_expr(em, n->threshold, 0);
+    fputs(";\n", em->out);
+    indent(em);
+    fprintf(em->out, "if (bf_t > %s) {\n", known);
+    indent(em);
+    fprintf(em->out, "  bfrt_wait(bf_cx, %s, bf_t, %d);\n", engine, n->line);
+    indent(em);
+    fprintf(em->out, "  %s = bf_t;\n", known);
+  }
+  indent(em);
+  fputs("}\n", em->out);
+}
+
+static void put_float(FILE *out, float f) {
+  if (isnan(f)) {
+    fputs("(0.0f / 0.0f)", out);
+    return;
+  }
+  if (isinf(f)) {
+    fprintf(out, "(%s1.0f / 0.0f)", f < 0 ? "-" : "");
+    return;
+  }
+  char buf[64];
+  snprintf(buf, sizeof buf, "%.9g", (double)f);
+  fputs(buf, out);
+  if (!strpbrk(buf, ".e")) fputs(".0", out);
+  fputc('f', out);
+}
+
+static void put_operand(const Emitter *em, const IrOperand *o) {
+  const Kernel *k = em->p->kernel;
+  switch (o->kind) {
+  case OPND_TILE:
+    fprintf(em->out, "BFRT_TILE(BF_TILE_%s, ", sanitize_id(em->p->arena, k->tiles[o->decl].name));
+    put_ir_expr(em, o->slot, 0);
+    fputc(')', em->out);
+    return;
+  case OPND_HBM:
+    fprintf(em->out, "BFRT_HBM(BF_HBM_%s, ", sanitize_id(em->p->arena, k->tensors[o->decl].name));
+    put_ir_expr(em, o->row, 0);
+    fputs(", ", em->out);
+    put_ir_expr(em, o->col, 0);
+    fputc(')', em->out);
+    return;
+  case OPND_IMM:
+    fputs("BFRT_IMM(", em->out);
+    put_float(em->out, o->imm);
+    fputc(')', em->out);
+    return;
+  case OPND_NAME: break;
+  }
+  bug("emit_c: unresolved operand in the IR");
+}
+
+static void put_op(const Emitter *em, const IrNode *n) {
+  indent(em);
+  fprintf(em->out, "/* line %d: ", n->line);
+  if (n->instr) {
+    Span s = n->instr->span;
+    if (s.end > s.begin && s.end <= em->p->src.len)
+      put_comment_text(em->out, em->p->src.text + s.begin, s.end - s.begin);
+  }
+  fputs(" */\n", em->out);
+  indent(em);
+  fprintf(em->out, "{\n");
+  indent(em);
+  fprintf(em->out, "  const bfrt_arg bf_args[%d] = {", n->noperands);
+  for (int i = 0; i < n->noperands; i++) {
+    if (i) fputs(", ", em->out);
+    put_operand(em, &n->operands[i]);
+  }
+  fputs("};\n", em->out);
+  indent(em);
+  fprintf(em->out, "  bfrt_op(bf_cx, BFRT_%s, %d, %d, bf_args);\n", op_ids[n->op], n->line,
+          n->noperands);
+  indent(em);
+  fputs("}\n", em->out);
+}
+
+static void put_nodes(Emitter *em, const IrNode *n, const Uses *u);
+
+static void put_loop(Emitter *em, const IrNode *n, const Uses *u) {
+  const char *v = em->loop_names[n->loop_id];
+  indent(em);
+  fprintf(em->out, "for (int64_t %s = ", v);
+  put_ir_expr(em, n->lo, 0);
+  fprintf(em->out, ", bf_end%d = ", n->loop_id);
+  put_ir_expr(em, n->hi, 0);
+  fprintf(em->out, "; %s < bf_end%d; %s++) {\n", v, n->loop_id, v);
+  em->depth++;
+  put_nodes(em, n->body, u);
+  em->depth--;
+  indent(em);
+  fputs("}\n", em->out);
+}
+
+static void put_barrier(const Emitter *em, const IrNode *n, const Uses *u) {
+  indent(em);
+  fprintf(em->out, "bfrt_barrier(bf_cx, %d); /* counters restart from 0 */\n", n->line);
+  for (int e = 0; e < em->p->target->nengines; e++)
+    if (u->known[e]) {
+      indent(em);
+      fprintf(em->out, "%s = 0;\n", known_name(em, e));
+    }
+}
+
+static void put_nodes(Emitter *em, const IrNode *n, const Uses *u) {
+  const IrNode *prev = NULL;
+  for (; n; prev = n, n = n->next) {
+    if (is_bookkeeping(n) && !(prev && is_bookkeeping(prev))) put_charge(em, n);
+    switch (n->kind) {
+    case IR_OP: put_op(em, n); break;
+    case IR_WAIT: put_wait(em, n); break;
+    case IR_SET:
+      indent(em);
+      fprintf(em->out, "bf_v%d = ", n->var);
+      put_ir_expr(em, n->value, 0);
+      fputs(";\n", em->out);
+      break;
+    case IR_STORE:
+      indent(em);
+      fprintf(em->out, "bf_a%d[", n->array);
+      put_ir_expr(em, n->index, 0);
+      fputs("] = ", em->out);
+      put_ir_expr(em, n->value, 0);
+      fputs(";\n", em->out);
+      break;
+    case IR_LOOP: put_loop(em, n, u); break;
+    case IR_BARRIER: put_barrier(em, n, u); break;
+    }
+  }
+}
+
+/* ---- One function per engine. */
+
+static void put_locals(Emitter *em, const Uses *u) {
+  const Program *p = em->p;
+  const IrStream *s = em->stream;
+  for (int i = 0; i < p->kernel->nparams; i++)
+    if (u->param[i])
+      fprintf(em->out, "  const int64_t %s = bf_params[%d];\n", em->param_names[i], i);
+  for (int e = 0; e < p->target->nengines; e++)
+    if (u->known[e])
+      fprintf(em->out, "  int64_t %s = 0; /* highest threshold waited for on %s */\n",
+              known_name(em, e), p->target->engines[e].name);
+  if (u->needs_t) fputs("  int64_t bf_t;\n", em->out);
+  for (int i = 0; i < s->nvars; i++) {
+    fprintf(em->out, "  int64_t bf_v%d = 0; /* ", i);
+    const char *name = s->var_names ? s->var_names[i] : NULL;
+    if (name) put_comment_text(em->out, name, strlen(name));
+    fputs(" */\n", em->out);
+    if (!u->var_read[i]) fprintf(em->out, "  (void)bf_v%d;\n", i);
+  }
+  for (int i = 0; i < s->narrays; i++) {
+    fprintf(em->out, "  int64_t *bf_a%d = bfrt_scratch(bf_cx, ", i);
+    put_ir_expr(em, s->arrays[i].length, 0);
+    fputs("); /* ", em->out);
+    if (s->arrays[i].name) put_comment_text(em->out, s->arrays[i].name, strlen(s->arrays[i].name));
+    fputs(" */\n", em->out);
+  }
+  bool any_param = false;
+  for (int i = 0; i < p->kernel->nparams; i++) any_param |= u->param[i];
+  if (!any_param) fputs("  (void)bf_params;\n", em->out);
+  if (!u->cx) fputs("  (void)bf_cx;\n", em->out);
+}
+
+static void put_engine(Emitter *em, int e) {
+  const Engine *eng = &em->p->target->engines[e];
+  em->stream = &em->p->ir->streams[e];
+  Uses u = stream_uses(em->p, em->stream);
+  fprintf(em->out, "\n/* Engine %s. */\n", eng->name);
+  fprintf(em->out, "static void bf_engine_%s(bfrt_ctx *bf_cx, const int64_t *bf_params) {\n",
+          sanitize_id(em->p->arena, eng->name));
+  put_locals(em, &u);
+  em->depth = 1;
+  put_nodes(em, em->stream->body, &u);
+  fputs("}\n", em->out);
+}
+
+/* ---- Tensor shapes, from the AST's shape expressions over parameters. */
+
+static void put_ast_expr(const Emitter *em, const Expr *x, int prec) {
+  switch (x->kind) {
+  case EX_INT: put_const(em->out, x->value, prec); return;
+  case EX_NAME:
+    if (x->sym != SYM_PARAM) bug("emit_c: tensor shape uses a non-parameter '%s'", x->name);
+    fputs(em->param_names[x->index], em->out);
+    return;
+  case EX_NEG:
+    fputs("-", em->out);
+    put_ast_expr(em, x->lhs, 3);
+    return;
+  case EX_ADD:
+  case EX_SUB:
+  case EX_MUL: {
+    int own = x->kind == EX_MUL ? 2 : 1;
+    if (prec > own) fputc('(', em->out);
+    put_ast_expr(em, x->lhs, own);
+    fputs(x->kind == EX_ADD ? " + " : x->kind == EX_SUB ? " - " : " * ", em->out);
+    put_ast_expr(em, x->rhs, own + 1);
+    if (prec > own) fputc(')', em->out);
+    return;
+  }
+  case EX_DIV:
+  case EX_MOD:
+    fprintf(em->out, "%s(", x->kind == EX_DIV ? "bf_shape_div" : "bf_shape_mod");
+    put_ast_expr(em, x->lhs, 0);
+    fputs(", ", em->out);
+    put_ast_expr(em, x->rhs, 0);
+    fprintf(em->out, ", %d, &bf_bad)", line_of(em->p, x->span));
+    return;
+  }
+  bug("emit_c: unknown expression kind %d", x->kind);
+}
+
+static bool ast_expr_has(const Expr *x, ExprKind kind) {
+  return x && (x->kind == kind || ast_expr_has(x->lhs, kind) || ast_expr_has(x->rhs, kind));
+}
+
+static void ast_expr_params(const Expr *x, bool *param) {
+  if (!x) return;
+  if (x->kind == EX_NAME && x->sym == SYM_PARAM) param[x->index] = true;
+  ast_expr_params(x->lhs, param);
+  ast_expr_params(x->rhs, param);
+}
+
+/* Floor division and modulo for tensor shapes, emitted only when used; a
+ * zero divisor records its source line in *bad. */
+static const char shape_div[] =
+    "\nstatic int64_t bf_shape_div(int64_t a, int64_t b, int line, int *bad) {\n"
+    "  if (b == 0) {\n"
+    "    if (!*bad) *bad = line;\n"
+    "    return 0;\n"
+    "  }\n"
+    "  return a / b - ((a % b != 0) && ((a < 0) != (b < 0)));\n"
+    "}\n";
+
+static const char shape_mod[] =
+    "\nstatic int64_t bf_shape_mod(int64_t a, int64_t b, int line, int *bad) {\n"
+    "  if (b == 0) {\n"
+    "    if (!*bad) *bad = line;\n"
+    "    return 0;\n"
+    "  }\n"
+    "  return a % b + ((a % b != 0) && ((a < 0) != (b < 0))) * b;\n"
+    "}\n";
+
+static void put_tensor_shape(const Emitter *em) {
+  const Kernel *k = em->p->kernel;
+  bool div = false, mod = false;
+  bool *param = ARENA_ARRAY(em->p->arena, bool, k->nparams + 1);
+  for (int t = 0; t < k->ntensors; t++) {
+    div |= ast_expr_has(k->tensors[t].rows, EX_DIV) || ast_expr_has(k->tensors[t].cols, EX_DIV);
+    mod |= ast_expr_has(k->tensors[t].rows, EX_MOD) || ast_expr_has(k->tensors[t].cols, EX_MOD);
+    ast_expr_params(k->tensors[t].rows, param);
+    ast_expr_params(k->tensors[t].cols, param);
+  }
+  if (div) fputs(shape_div, em->out);
+  if (mod) fputs(shape_mod, em->out);
+  fputs("\n/* Shape of tensor bf_tensor for these parameters; 0, or the source line\n"
+        " * of a division by zero. */\n"
+        "static int bf_tensor_shape(const int64_t *bf_params, int bf_tensor, int64_t bf_shape[2]) {\n",
+        em->out);
+  bool any_param = false;
+  for (int i = 0; i < k->nparams; i++)
+    if (param[i]) {
+      any_param = true;
+      fprintf(em->out, "  const int64_t %s = bf_params[%d];\n", em->param_names[i], i);
+    }
+  if (!any_param) fputs("  (void)bf_params;\n", em->out);
+  fprintf(em->out, "  int bf_bad = 0;\n  switch (bf_tensor) {\n");
+  for (int t = 0; t < k->ntensors; t++) {
+    const Tensor *x = &k->tensors[t];
+    fprintf(em->out, "  case BF_HBM_%s:\n    bf_shape[0] = ", sanitize_id(em->p->arena, x->name));
+    put_ast_expr(em, x->rows, 0);
+    fputs(";\n    bf_shape[1] = ", em->out);
+    put_ast_expr(em, x->cols, 0);
+    fputs(";\n    break;\n", em->out);
+  }
+  fputs("  default:\n    bf_shape[0] = bf_shape[1] = 0;\n    break;\n  }\n  return bf_bad;\n}\n",
+        em->out);
+}
+
+/* ---- The file. */
+
+static void put_header(const Emitter *em) {
+  const Program *p = em->p;
+  const Kernel *k = p->kernel;
+  fputs("/* Generated by bfsync " BFSYNC_BACKEND_VERSION " -- do not edit.\n *\n", em->out);
+  fprintf(em->out, " * kernel: %s(", k->name);
+  for (int i = 0; i < k->nparams; i++) fprintf(em->out, "%s%s", i ? ", " : "", k->params[i].name);
+  fprintf(em->out, ")\n * sync:   %s\n * source: ", p->ir->sync == SYNC_BARRIER ? "barrier" : "barrier-free");
+  put_comment_text(em->out, p->src.path, strlen(p->src.path));
+  fprintf(em->out, "\n * target: %s\n *\n", p->target->name);
+  fputs(" * One function per engine runs that engine's instruction stream in order.\n"
+        " * Every op, wait and barrier goes through the bfrt runtime (bfrt.h, see\n"
+        " * docs/runtime.md); bfk_kernel() returns the kernel's descriptor. */\n"
+        "#include <stdint.h>\n\n#include \"bfrt.h\"\n",
+        em->out);
+}
+
+static void put_enum(const Emitter *em, const char *what, const char *prefix, int n,
+                     const char *(*name)(const Program *, int)) {
+  if (!n) return;
+  fprintf(em->out, "\n/* %s */\nenum {", what);
+  for (int i = 0; i < n; i++)
+    fprintf(em->out, "%s\n  %s%s = %d", i ? "," : "", prefix,
+            sanitize_id(em->p->arena, name(em->p, i)), i);
+  fputs("\n};\n", em->out);
+}
+
+static const char *engine_name(const Program *p, int i) { return p->target->engines[i].name; }
+static const char *tile_name(const Program *p, int i) { return p->kernel->tiles[i].name; }
+static const char *tensor_name(const Program *p, int i) { return p->kernel->tensors[i].name; }
+
+static void put_string_table(const Emitter *em, const char *table, int n,
+                             const char *(*name)(const Program *, int)) {
+  fprintf(em->out, "static const char *const %s[%d] = {", table, n ? n : 1);
+  for (int i = 0; i < n; i++) fprintf(em->out, "%s\"%s\"", i ? ", " : "", name(em->p, i));
+  fputs(n ? "};\n" : "0};\n", em->out);
+}
+
+static const char *param_name(const Program *p, int i) { return p->kernel->params[i].name; }
+
+static void put_descriptor(const Emitter *em) {
+  const Program *p = em->p;
+  const Kernel *k = p->kernel;
+  int ne = p->target->nengines;
+  fputs("\n/* ---- The kernel descriptor. */\n", em->out);
+  put_string_table(em, "bf_param_names", k->nparams, param_name);
+  put_string_table(em, "bf_engine_names", ne, engine_name);
+  fprintf(em->out, "static const int bf_engine_kinds[%d] = {", ne);
+  for (int e = 0; e < ne; e++)
+    fprintf(em->out, "%sBFRT_KIND_%s", e ? ", " : "", kind_ids[p->target->engines[e].kind]);
+  fprintf(em->out, "};\nstatic void (*const bf_entry[%d])(bfrt_ctx *, const int64_t *) = {", ne);
+  for (int e = 0; e < ne; e++)
+    fprintf(em->out, "%sbf_engine_%s", e ? ", " : "", sanitize_id(p->arena, p->target->engines[e].name));
+  fprintf(em->out, "};\nstatic const bfrt_tile_desc bf_tiles[%d] = {", k->ntiles ? k->ntiles : 1);
+  for (int i = 0; i < k->ntiles; i++) {
+    const Tile *t = &k->tiles[i];
+    fprintf(em->out, "%s\n  {\"%s\", %" PRId64 ", %" PRId64 ", %" PRId64 "}", i ? "," : "", t->name,
+            t->slots, t->rows, t->cols);
+  }
+  fputs(k->ntiles ? "\n};\n" : "{0, 0, 0, 0}};\n", em->out);
+  fprintf(em->out, "static const bfrt_tensor_desc bf_tensors[%d] = {", k->ntensors ? k->ntensors : 1);
+  static const char *const io_names[] = {"BFRT_IN", "BFRT_OUT", "BFRT_INOUT"};
+  for (int i = 0; i < k->ntensors; i++)
+    fprintf(em->out, "%s\n  {\"%s\", %s}", i ? "," : "", k->tensors[i].name,
+            io_names[k->tensors[i].io]);
+  fputs(k->ntensors ? "\n};\n" : "{0, 0}};\n", em->out);
+  fprintf(em->out,
+          "\nconst bfrt_kernel bfk_%s = {\n"
+          "  \"%s\", %d, bf_param_names, %d, bf_engine_names, bf_engine_kinds, bf_entry,\n"
+          "  %d, bf_tiles, %d, bf_tensors, bf_tensor_shape};\n",
+          k->name, k->name, k->nparams, ne, k->ntiles, k->ntensors);
+  fprintf(em->out, "\nconst bfrt_kernel *bfk_kernel(void) { return &bfk_%s; }\n", k->name);
+}
+
+static const char **loop_c_names(const Program *p) {
+  const Kernel *k = p->kernel;
+  const char **names = ARENA_ARRAY(p->arena, const char *, k->nloops + 1);
+  for (int i = 0; i < k->nloops; i++) names[i] = c_name(p->arena, k->loops[i]->var, "loop", i);
+  return names;
+}
+
+static const char **param_c_names(const Program *p) {
+  const Kernel *k = p->kernel;
+  const char **names = ARENA_ARRAY(p->arena, const char *, k->nparams + 1);
+  for (int i = 0; i < k->nparams; i++) names[i] = c_name(p->arena, k->params[i].name, "param", i);
+  return names;
+}
+
+void emit_c(const Program *p, FILE *out) {
+  if (!p->ir || !p->kernel) bug("emit_c: no IR to print");
+  if (p->ir->nengines != p->target->nengines)
+    bug("emit_c: IR has %d streams for %d engines", p->ir->nengines, p->target->nengines);
+  Emitter em = {p, out, loop_c_names(p), param_c_names(p), NULL, 0};
+  put_header(&em);
+  put_enum(&em, "Engines: the index of each engine's counter.", "BF_ENGINE_", p->target->nengines,
+           engine_name);
+  put_enum(&em, "Tiles (on-chip).", "BF_TILE_", p->kernel->ntiles, tile_name);
+  put_enum(&em, "Tensors (hbm).", "BF_HBM_", p->kernel->ntensors, tensor_name);
+  if (program_has_max(p->ir))
+    fputs("\nstatic int64_t bf_max(int64_t a, int64_t b) { return a > b ? a : b; }\n", out);
+  for (int e = 0; e < p->ir->nengines; e++) put_engine(&em, e);
+  put_tensor_shape(&em);
+  put_descriptor(&em);
+}
+
+char *emit_c_string(Program *p) {
+  char *buf = NULL;
+  size_t len = 0;
+  FILE *out = open_memstream(&buf, &len);
+  if (!out) bug("emit_c: out of memory");
+  emit_c(p, out);
+  fclose(out);
+  char *text = arena_strndup(p->arena, buf, len);
+  free(buf);
+  return text;
+}

@@ -1,0 +1,28 @@
+/* inputs.h: the default input values of `bfsync run`, as a header so that a
+ * host program built outside bfsync (tests/host_main.c) can recreate
+ * exactly the same tensors and compare its results bit for bit.
+ *
+ * Element i of tensor t under seed s is splitmix64 of (s, t, i) mapped to a
+ * multiple of 2^-23 in [-1, 1): exact in f32, identical everywhere. */
+#ifndef BACKEND_INPUTS_H
+#define BACKEND_INPUTS_H
+
+#include <stdint.h>
+
+static inline uint64_t bf_splitmix64(uint64_t x) {
+  x += 0x9e3779b97f4a7c15u;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9u;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebu;
+  return x ^ (x >> 31);
+}
+
+/* Fill data[0 .. n) with tensor's default inputs for seed. */
+static inline void bf_default_inputs(float *data, int64_t n, uint64_t seed, int tensor) {
+  uint64_t base = bf_splitmix64(seed ^ bf_splitmix64((uint64_t)tensor + 1));
+  for (int64_t i = 0; i < n; i++) {
+    int64_t bits = (int64_t)(bf_splitmix64(base + (uint64_t)i) >> 40); /* 24 random bits */
+    data[i] = (float)(bits - (1 << 23)) / (float)(1 << 23);
+  }
+}
+
+#endif

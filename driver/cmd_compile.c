@@ -1,0 +1,125 @@
+/* cmd_compile.c: `bfsync compile`, the kernel as C (or as the IR).
+ *
+ *   parse -> check -> transform -> ir_validate -> emit_c | ir_print | ir_explain
+ *
+ * The C is what a hardware team compiles against their own bfrt runtime;
+ * --emit=ir and --explain are for the compiler engineer reading the
+ * synchronization the transform chose. */
+#include <stdio.h>
+#include <string.h>
+
+#include "backend/backend.h"
+#include "driver/commands.h"
+#include "driver/options.h"
+
+typedef enum Emit { EMIT_C, EMIT_IR, EMIT_EXPLAIN } Emit;
+
+typedef struct CompileArgs {
+  const char *file;
+  const char *out_path;
+  SyncMode sync;
+  Emit emit;
+} CompileArgs;
+
+static const char usage_text[] =
+    "usage: bfsync compile FILE [--sync=barrier-free|barrier] [-o OUT.c] [--emit=c|ir] [--explain]\n"
+    "\n"
+    "Emit the kernel as one C99 file against the bfrt runtime (bfrt.h), with\n"
+    "the synchronization inserted: barrier-free (default) or the barrier baseline.\n"
+    "  --emit=ir   print the per-engine instruction streams instead\n"
+    "  --explain   list every wait with its provenance instead\n"
+    "  -o FILE     write to FILE instead of stdout\n";
+
+/* The value of --name=VALUE or --name VALUE at argv[*i], or NULL. */
+static const char *option_value(int argc, char **argv, int *i, const char *name) {
+  size_t n = strlen(name);
+  if (strncmp(argv[*i], name, n)) return NULL;
+  if (argv[*i][n] == '=') return argv[*i] + n + 1;
+  if (argv[*i][n] || *i + 1 >= argc) return NULL;
+  return argv[++*i];
+}
+
+/* 0, or 2 with a message on a usage error. */
+static int parse_args(int argc, char **argv, CompileArgs *a) {
+  for (int i = 1; i < argc; i++) {
+    const char *v;
+    SyncMode modes[2];
+    if ((v = option_value(argc, argv, &i, "--sync"))) {
+      if (parse_sync(v, 0, modes, stderr) < 0) return 2;
+      a->sync = modes[0];
+    } else if ((v = option_value(argc, argv, &i, "--emit"))) {
+      if (strcmp(v, "c") && strcmp(v, "ir")) {
+        fprintf(stderr, "bfsync: error: --emit must be c or ir (not '%s')\n", v);
+        return 2;
+      }
+      if (a->emit != EMIT_EXPLAIN) a->emit = strcmp(v, "c") ? EMIT_IR : EMIT_C;
+    } else if (!strcmp(argv[i], "--explain")) {
+      a->emit = EMIT_EXPLAIN;
+    } else if (!strcmp(argv[i], "-o") && i + 1 < argc) {
+      a->out_path = argv[++i];
+    } else if (argv[i][0] == '-' && argv[i][1]) {
+      fprintf(stderr, "bfsync: error: unknown or incomplete option '%s'\n%s", argv[i], usage_text);
+      return 2;
+    } else if (a->file) {
+      fprintf(stderr, "bfsync: error: compile takes one FILE\n%s", usage_text);
+      return 2;
+    } else {
+      a->file = argv[i];
+    }
+  }
+  if (!a->file) {
+    fprintf(stderr, "bfsync: error: no input file\n%s", usage_text);
+    return 2;
+  }
+  return 0;
+}
+
+static void emit(Program *p, Emit what, FILE *out) {
+  switch (what) {
+  case EMIT_C: emit_c(p, out); break;
+  case EMIT_IR: ir_print(p, out); break;
+  case EMIT_EXPLAIN: ir_explain(p, out); break;
+  }
+}
+
+static int compile_program(Program *p, const CompileArgs *a) {
+  parse(p);
+  if (p->diag.errors) return 1;
+  check(p);
+  if (p->diag.errors) return 1;
+  if (a->sync == SYNC_BARRIER)
+    transform_barrier(p);
+  else
+    transform_barrier_free(p);
+  if (p->diag.errors) return 1;
+  ir_validate(p);
+  FILE *out = a->out_path ? fopen(a->out_path, "w") : stdout;
+  if (!out) {
+    fprintf(stderr, "bfsync: error: cannot write '%s'\n", a->out_path);
+    return 1;
+  }
+  emit(p, a->emit, out);
+  int failed = ferror(out);
+  if (out != stdout) failed |= fclose(out);
+  if (failed) {
+    fprintf(stderr, "bfsync: error: writing '%s' failed\n", a->out_path ? a->out_path : "stdout");
+    return 1;
+  }
+  return 0;
+}
+
+int cmd_compile(int argc, char **argv) {
+  for (int i = 1; i < argc; i++)
+    if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+      fputs(usage_text, stdout);
+      return 0;
+    }
+  CompileArgs a = {NULL, NULL, SYNC_BARRIER_FREE, EMIT_C};
+  int status = parse_args(argc, argv, &a);
+  if (status) return status;
+  Program *p = program_load(a.file, target_default(), stderr);
+  if (!p) return 1;
+  status = compile_program(p, &a);
+  program_free(p);
+  return status;
+}
