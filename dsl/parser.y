@@ -1,0 +1,256 @@
+/* parser.y: the grammar of the kernel language (docs/language.md).
+ *
+ * A pure, reentrant LALR(1) parser with no conflicts. Every action is one
+ * call to a builder in frontend/ast.c; no semantic check happens here, so
+ * the grammar stays the language's definition. Locations are Spans (byte
+ * offsets), joined from the first to the last symbol of each rule.
+ *
+ * Recovery: a broken declaration or statement is skipped up to its ';' (or
+ * the '}' ending it), so one run reports several syntax errors. A parse with
+ * any error leaves p->kernel NULL and the pipeline stops.
+ *
+ * Nesting is bounded by the scanner (see lexer.l), which keeps the parser's
+ * stack well under YYMAXDEPTH; unary minus chains are left-recursive so
+ * they need no stack at all. Conditionals parse (the AST keeps them) and
+ * sema rejects them until the transform supports them. */
+%code requires {
+#include <stdbool.h>
+
+#include "frontend/program.h"
+
+#ifndef YY_TYPEDEF_YY_SCANNER_T
+#define YY_TYPEDEF_YY_SCANNER_T
+typedef void *yyscan_t;
+#endif
+
+/* A number as written, and its value when it is an integer. */
+typedef struct Lit {
+  int64_t value;
+  const char *text;
+} Lit;
+
+/* Everything one parse needs; the scanner's extra data too. */
+typedef struct ParseState {
+  Program *p;
+  Kernel *kernel;
+  int param_cap, tensor_cap, tile_cap;
+  uint32_t offset;        /* scanner: bytes consumed */
+  uint32_t comment_begin; /* scanner: where the open comment started */
+  int brace_depth, bracket_depth;
+  bool stopped; /* scanner ended the input at a nesting error: report nothing more */
+} ParseState;
+
+#define YYLLOC_DEFAULT(Cur, Rhs, N)                                                            \
+  do {                                                                                         \
+    if (N) {                                                                                   \
+      (Cur).begin = YYRHSLOC(Rhs, 1).begin;                                                    \
+      (Cur).end = YYRHSLOC(Rhs, N).end;                                                        \
+    } else {                                                                                   \
+      (Cur).begin = (Cur).end = YYRHSLOC(Rhs, 0).end;                                          \
+    }                                                                                          \
+  } while (0)
+}
+
+%code {
+#include "dsl/lexer.h"
+
+#define YYMAXDEPTH 100000
+#define ARENA (ps->p->arena)
+
+static void yyerror(Span *at, yyscan_t scanner, ParseState *ps, const char *message);
+}
+
+%define api.pure full
+%define api.location.type {Span}
+%define parse.error custom
+%define parse.lac full
+%locations
+%param {yyscan_t scanner}
+%parse-param {ParseState *ps}
+%expect 0
+
+%union {
+  const char *name;
+  Lit lit;
+  int count;
+  Expr *expr;
+  Cond *cond;
+  CondOp cmp;
+  IoKind io;
+  MemKind mem;
+  Operand operand;
+  OperandList operands;
+  Stmt *stmt;
+  StmtList stmts;
+}
+
+%token <name> IDENT "identifier"
+%token <lit> INT "integer"
+%token <lit> FLOAT "number"
+%token KERNEL "'kernel'" INT_KW "'int'" HBM "'hbm'" IN "'in'" OUT "'out'" INOUT "'inout'"
+%token SBUF "'sbuf'" PSUM "'psum'" F32 "'f32'" FOR "'for'" IF "'if'" ELSE "'else'"
+%token DOTDOT "'..'" LE "'<='" GE "'>='" EQ "'=='" NE "'!='"
+
+%left '+' '-'
+%left '*' '/' '%'
+
+%type <expr> expr unary primary slots
+%type <count> minuses
+%type <cond> cond
+%type <cmp> compare
+%type <io> io
+%type <mem> mem
+%type <operand> operand
+%type <operands> operands
+%type <stmt> stmt instr
+%type <stmts> stmts else
+
+%%
+
+/* file = kernel */
+file: kernel ;
+
+/* kernel = "kernel" IDENT "(" [param {"," param}] ")" "{" {decl} {stmt} "}" */
+kernel:
+  KERNEL IDENT '(' params ')' '{' decls stmts '}' { kernel_finish(ps->kernel, $2, @2, $8); }
+;
+
+params: %empty | param_list ;
+param_list: param | param_list ',' param ;
+
+/* param = IDENT ":" "int" */
+param: IDENT ':' INT_KW { kernel_add_param(ARENA, ps->kernel, &ps->param_cap, $1, @1); } ;
+
+decls: %empty | decls decl ;
+
+/* decl = "hbm" io IDENT ":" "f32" "[" expr "," expr "]" ";"
+ *      | mem IDENT ["[" expr "]"] ":" "f32" "[" expr "," expr "]" ";" */
+decl:
+  HBM io IDENT ':' F32 '[' expr ',' expr ']' ';'
+    { kernel_add_tensor(ARENA, ps->kernel, &ps->tensor_cap, $2, $3, @3, $7, $9); }
+| mem IDENT slots ':' F32 '[' expr ',' expr ']' ';'
+    { kernel_add_tile(ARENA, ps->kernel, &ps->tile_cap, $1, $2, @2, $3, $7, $9); }
+| HBM error ';'
+| mem error ';'
+;
+
+io: IN { $$ = IO_IN; } | OUT { $$ = IO_OUT; } | INOUT { $$ = IO_INOUT; } ;
+mem: SBUF { $$ = MEM_SBUF; } | PSUM { $$ = MEM_PSUM; } ;
+slots: %empty { $$ = NULL; } | '[' expr ']' { $$ = $2; } ;
+
+stmts: %empty { $$ = (StmtList){0}; } | stmts stmt { $$ = stmt_list_add($1, $2); } ;
+
+/* stmt = "for" IDENT "in" expr ".." expr "{" {stmt} "}"
+ *      | IDENT "{" {stmt} "}"                 (an engine block)
+ *      | [IDENT ":"] instr                    (an instruction, placed on an engine)
+ *      | "if" "(" cond ")" "{" {stmt} "}" ["else" "{" {stmt} "}"] */
+stmt:
+  FOR IDENT IN expr DOTDOT expr '{' stmts '}' { $$ = stmt_for(ARENA, @$, $2, @2, $4, $6, $8); }
+| IDENT '{' stmts '}'                         { $$ = stmt_block(ARENA, @$, $1, @1, $3); }
+| IDENT ':' instr                             { $$ = stmt_place($3, @$, $1, @1); }
+| instr                                       { $$ = $1; }
+| IF '(' cond ')' '{' stmts '}' else          { $$ = stmt_if(ARENA, @$, $3, $6, $8); }
+| error ';'                                   { $$ = NULL; }
+| error '}'                                   { $$ = NULL; }
+;
+
+else: %empty { $$ = (StmtList){0}; } | ELSE '{' stmts '}' { $$ = $3; } ;
+
+/* instr = IDENT [operand {"," operand}] ";" */
+instr:
+  IDENT ';'          { $$ = stmt_instr(ARENA, @$, $1, @1, (OperandList){0}); }
+| IDENT operands ';' { $$ = stmt_instr(ARENA, @$, $1, @1, $2); }
+;
+
+operands:
+  operand              { $$ = operand_list_add(ARENA, (OperandList){0}, $1); }
+| operands ',' operand { $$ = operand_list_add(ARENA, $1, $3); }
+;
+
+/* operand = IDENT ["[" expr ["," expr] "]"] | ["-"] (INT | FLOAT) */
+operand:
+  IDENT                           { $$ = operand_name(@$, $1, 0, NULL, NULL); }
+| IDENT '[' expr ']'              { $$ = operand_name(@$, $1, 1, $3, NULL); }
+| IDENT '[' expr ',' expr ']'     { $$ = operand_name(@$, $1, 2, $3, $5); }
+| INT                             { $$ = operand_imm(@$, $1.text); }
+| FLOAT                           { $$ = operand_imm(@$, $1.text); }
+| '-' INT                         { $$ = operand_imm(@$, arena_printf(ARENA, "-%s", $2.text)); }
+| '-' FLOAT                       { $$ = operand_imm(@$, arena_printf(ARENA, "-%s", $2.text)); }
+;
+
+/* cond = expr ("<" | "<=" | ">" | ">=" | "==" | "!=") expr */
+cond: expr compare expr { $$ = cond_new(ARENA, @$, $2, $1, $3); } ;
+compare:
+  '<' { $$ = COND_LT; } | LE { $$ = COND_LE; } | '>' { $$ = COND_GT; }
+| GE { $$ = COND_GE; } | EQ { $$ = COND_EQ; } | NE { $$ = COND_NE; }
+;
+
+/* expr = expr ("+" | "-" | "*" | "/" | "%") expr | {"-"} primary */
+expr:
+  expr '+' expr { $$ = expr_binary(ARENA, EX_ADD, $1, $3); }
+| expr '-' expr { $$ = expr_binary(ARENA, EX_SUB, $1, $3); }
+| expr '*' expr { $$ = expr_binary(ARENA, EX_MUL, $1, $3); }
+| expr '/' expr { $$ = expr_binary(ARENA, EX_DIV, $1, $3); }
+| expr '%' expr { $$ = expr_binary(ARENA, EX_MOD, $1, $3); }
+| unary
+;
+
+unary: primary | minuses primary { $$ = expr_negs(ARENA, @1, $1, $2); } ;
+minuses: '-' { $$ = 1; } | minuses '-' { $$ = $1 + 1; } ;
+
+/* primary = INT | IDENT | "(" expr ")" */
+primary:
+  INT          { $$ = expr_int(ARENA, @$, $1.value); }
+| IDENT        { $$ = expr_name(ARENA, @$, $1); }
+| '(' expr ')' { $$ = $2; }
+;
+
+%%
+
+/* A token's name for messages: bison quotes aliases, which we drop. */
+static const char *token_name(yysymbol_kind_t sym, char *buf, size_t size) {
+  const char *name = yysymbol_name(sym);
+  size_t n = strlen(name);
+  if (n >= 2 && name[0] == '"') snprintf(buf, size, "%.*s", (int)(n - 2), name + 1);
+  else snprintf(buf, size, "%s", name);
+  return buf;
+}
+
+static int yyreport_syntax_error(const yypcontext_t *ctx, yyscan_t scanner, ParseState *ps) {
+  (void)scanner;
+  if (ps->stopped) return 0;
+  enum { MAX_EXPECTED = 5 };
+  yysymbol_kind_t expected[MAX_EXPECTED];
+  int nexpected = yypcontext_expected_tokens(ctx, expected, MAX_EXPECTED);
+  yysymbol_kind_t got = yypcontext_token(ctx);
+  Span at = *yypcontext_location(ctx);
+  char message[400], name[64];
+  int n = snprintf(message, sizeof message, "syntax error: unexpected %s",
+                   token_name(got, name, sizeof name));
+  if (got == YYSYMBOL_IDENT || got == YYSYMBOL_INT || got == YYSYMBOL_FLOAT)
+    n += snprintf(message + n, sizeof message - (size_t)n, " '%.*s'",
+                  (int)(at.end - at.begin > 40 ? 40 : at.end - at.begin), ps->p->src.text + at.begin);
+  for (int i = 0; i < nexpected; i++)
+    n += snprintf(message + n, sizeof message - (size_t)n, "%s%s",
+                  i == 0 ? ", expected " : i == nexpected - 1 ? " or " : ", ",
+                  token_name(expected[i], name, sizeof name));
+  diag_error(&ps->p->diag, at, "%s", message);
+  return 0;
+}
+
+static void yyerror(Span *at, yyscan_t scanner, ParseState *ps, const char *message) {
+  (void)scanner;
+  diag_error(&ps->p->diag, *at, "%s", message);
+}
+
+void parse(Program *p) {
+  ParseState ps = {.p = p, .kernel = ARENA_NEW(p->arena, Kernel)};
+  yyscan_t scanner;
+  if (yylex_init_extra(&ps, &scanner)) bug("cannot create the scanner");
+  YY_BUFFER_STATE buffer = yy_scan_bytes(p->src.text, (int)p->src.len, scanner);
+  int errors_before = p->diag.errors;
+  int status = yyparse(scanner, &ps);
+  yy_delete_buffer(buffer, scanner);
+  yylex_destroy(scanner);
+  p->kernel = status == 0 && p->diag.errors == errors_before ? ps.kernel : NULL;
+}
