@@ -1,0 +1,221 @@
+/* host.c: the host side of the runtime: instances, tensors, runs, errors.
+ *
+ * bfrt_new evaluates the tensor shapes through the descriptor and allocates
+ * every tensor and tile zeroed; the host fills the in tensors, calls
+ * bfrt_run, and reads the out tensors. A run picks an executor, resets the
+ * tiles, counters and statistics (so runs are repeatable), lets the
+ * executor run the engines, then gathers the statistics, writes the trace
+ * and frees what the engines allocated. Errors from inside a run are
+ * recorded once (the first failure wins) and returned as -1. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "rt.h"
+
+const OpInfo rt_ops[BFRT_NOPS] = {
+#define OP(id, name, sig, engines, shape, cls) [BFRT_##id] = {name, sig, shape, BFRT_CLASS_##cls},
+#include "ops.def"
+#undef OP
+};
+
+static const bfrt_options default_options;
+
+int64_t rt_now_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+int rt_failed(const bfrt *rt) { return atomic_load(&rt->failed); }
+
+static void record(bfrt *rt, int line, const char *fmt, va_list ap) {
+  if (atomic_exchange(&rt->failed, 1)) return;
+  int n = line > 0 ? snprintf(rt->error, sizeof rt->error, "kernel %s, line %d: ", rt->k->name, line)
+                   : snprintf(rt->error, sizeof rt->error, "kernel %s: ", rt->k->name);
+  vsnprintf(rt->error + n, sizeof rt->error - (size_t)n, fmt, ap);
+  if (rt->exec_state && rt->exec->stop) rt->exec->stop(rt); /* engines are running */
+}
+
+void rt_record_failure(bfrt *rt, int line, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  record(rt, line, fmt, ap);
+  va_end(ap);
+}
+
+_Noreturn void rt_fail(Ctx *cx, int line, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  record(cx->rt, line, fmt, ap);
+  va_end(ap);
+  rt_unwind(cx);
+}
+
+_Noreturn void rt_unwind(Ctx *cx) { longjmp(cx->unwind, 1); }
+
+/* ---- Instances. */
+
+static int64_t *copy_params(const bfrt_kernel *k, const int64_t *params) {
+  int64_t *p = calloc((size_t)k->nparams + 1, sizeof *p);
+  if (p && k->nparams > 0) memcpy(p, params, (size_t)k->nparams * sizeof *p);
+  return p;
+}
+
+/* rows * cols floats, zeroed, or NULL when it cannot be allocated. */
+static float *zeroed_floats(int64_t rows, int64_t cols) {
+  if (rows < 0 || cols < 0 || (cols > 0 && rows > INT64_MAX / 4 / cols)) return NULL;
+  int64_t n = rows * cols;
+  return calloc(n > 0 ? (size_t)n : 1, sizeof(float));
+}
+
+static const char *descriptor_error(const bfrt_kernel *k) {
+  if (!k) return "no kernel";
+  if (k->nengines < 1 || k->nengines > BFRT_MAX_ENGINES) return "engine count out of range";
+  for (int e = 0; e < k->nengines; e++)
+    if (!k->entry[e]) return "an engine has no entry point";
+  for (int t = 0; t < k->ntiles; t++) {
+    const bfrt_tile_desc *d = &k->tiles[t];
+    if (d->slots < 1 || d->rows < 1 || d->cols < 1) return "a tile has an empty shape";
+  }
+  return NULL;
+}
+
+static const char *allocate_tensors(bfrt *rt) {
+  const bfrt_kernel *k = rt->k;
+  rt->tensors = calloc((size_t)k->ntensors + 1, sizeof *rt->tensors);
+  if (!rt->tensors) return "out of memory";
+  for (int t = 0; t < k->ntensors; t++) {
+    int64_t shape[2] = {0, 0};
+    if (k->tensor_shape(rt->params, t, shape)) return "division by zero in a tensor shape";
+    if (shape[0] < 0 || shape[1] < 0) return "a tensor shape is negative";
+    rt->tensors[t] = (Tensor){shape[0], shape[1], zeroed_floats(shape[0], shape[1])};
+    if (!rt->tensors[t].data) return "out of memory for a tensor";
+  }
+  return NULL;
+}
+
+static const char *allocate_tiles(bfrt *rt) {
+  const bfrt_kernel *k = rt->k;
+  rt->tiles = calloc((size_t)k->ntiles + 1, sizeof *rt->tiles);
+  if (!rt->tiles) return "out of memory";
+  for (int t = 0; t < k->ntiles; t++) {
+    const bfrt_tile_desc *d = &k->tiles[t];
+    if (d->rows > INT64_MAX / d->slots) return "out of memory for a tile";
+    rt->tiles[t] = zeroed_floats(d->slots * d->rows, d->cols);
+    if (!rt->tiles[t]) return "out of memory for a tile";
+  }
+  return NULL;
+}
+
+bfrt *bfrt_new(const bfrt_kernel *kernel, const int64_t *params, const char **err) {
+  const char *why = descriptor_error(kernel);
+  bfrt *rt = why ? NULL : calloc(1, sizeof *rt);
+  if (!why && !rt) why = "out of memory";
+  if (!why) {
+    rt->k = kernel;
+    rt->exec = &rt_threads_executor;
+    rt->params = copy_params(kernel, params);
+    why = !rt->params ? "out of memory" : allocate_tensors(rt);
+    if (!why) why = allocate_tiles(rt);
+  }
+  if (why) {
+    bfrt_delete(rt);
+    if (err) *err = why;
+    return NULL;
+  }
+  return rt;
+}
+
+void bfrt_delete(bfrt *rt) {
+  if (!rt) return;
+  for (int t = 0; rt->tensors && t < rt->k->ntensors; t++) free(rt->tensors[t].data);
+  for (int t = 0; rt->tiles && t < rt->k->ntiles; t++) free(rt->tiles[t]);
+  free(rt->tensors);
+  free(rt->tiles);
+  free(rt->params);
+  free(rt);
+}
+
+void bfrt_tensor_shape(const bfrt *rt, int t, int64_t shape[2]) {
+  int ok = t >= 0 && t < rt->k->ntensors;
+  shape[0] = ok ? rt->tensors[t].rows : 0;
+  shape[1] = ok ? rt->tensors[t].cols : 0;
+}
+
+float *bfrt_tensor_data(bfrt *rt, int t) {
+  return t >= 0 && t < rt->k->ntensors ? rt->tensors[t].data : NULL;
+}
+
+/* ---- Runs. */
+
+static void reset(bfrt *rt, const bfrt_options *opt) {
+  const bfrt_kernel *k = rt->k;
+  for (int t = 0; t < k->ntiles; t++) {
+    const bfrt_tile_desc *d = &k->tiles[t];
+    memset(rt->tiles[t], 0, (size_t)(d->slots * d->rows * d->cols) * sizeof(float));
+  }
+  memset(&rt->stats, 0, sizeof rt->stats);
+  rt->error[0] = 0;
+  atomic_store(&rt->failed, 0);
+  rt->opt = opt;
+  rt->exec = opt->exec == BFRT_EXEC_SIM ? &rt_sim_executor : &rt_threads_executor;
+  rt->start_ns = rt_now_ns();
+  for (int e = 0; e < k->nengines; e++) {
+    Ctx *cx = &rt->cx[e];
+    memset(cx, 0, sizeof *cx);
+    cx->rt = rt;
+    cx->engine = e;
+    cx->op = cx->line = -1;
+    cx->tracing = opt->trace_path != NULL;
+    /* splitmix-style seeding: distinct, never-zero streams per engine */
+    cx->jitter = opt->jitter_seed ? (opt->jitter_seed ^ ((uint64_t)(e + 1) * 0x9E3779B97F4A7C15u)) | 1 : 0;
+    atomic_init(&cx->state, ENGINE_RUNNING);
+  }
+}
+
+static void gather(bfrt *rt) {
+  bfrt_stats *s = &rt->stats;
+  for (int e = 0; e < rt->k->nengines; e++) {
+    Ctx *cx = &rt->cx[e];
+    s->instructions += cx->completed;
+    s->waits += cx->waits;
+    s->bookkeeping += cx->bookkeeping;
+    if (cx->barriers > s->barriers) s->barriers = cx->barriers;
+  }
+}
+
+static void release(bfrt *rt) {
+  for (int e = 0; e < rt->k->nengines; e++) {
+    Ctx *cx = &rt->cx[e];
+    while (cx->scratch) {
+      Scratch *next = cx->scratch->next;
+      free(cx->scratch);
+      cx->scratch = next;
+    }
+    free(cx->trace.ev);
+    cx->trace = (TraceBuf){0};
+  }
+}
+
+int bfrt_run(bfrt *rt, const bfrt_options *opt) {
+  if (!opt) opt = &default_options;
+  reset(rt, opt);
+  if (opt->exec != BFRT_EXEC_THREADS && opt->exec != BFRT_EXEC_SIM)
+    rt_record_failure(rt, 0, "unknown executor %d", opt->exec);
+  else if (opt->check)
+    rt_record_failure(rt, 0, "the race checker is not built yet");
+  else
+    rt->exec->run(rt);
+  gather(rt);
+  if (opt->trace_path && trace_write(rt, opt->trace_path))
+    rt_record_failure(rt, 0, "cannot write the trace to %s", opt->trace_path);
+  release(rt);
+  return rt_failed(rt) ? -1 : 0;
+}
+
+const bfrt_stats *bfrt_get_stats(const bfrt *rt) { return &rt->stats; }
+
+const char *bfrt_error(const bfrt *rt) { return rt->error; }

@@ -1,0 +1,178 @@
+/* kernel.c: the calls generated engine functions make, shared by every
+ * executor.
+ *
+ * An op is checked before it runs: the op exists, its operands have the
+ * kinds and shapes ops.def gives it, every tile slot is in range and every
+ * hbm tile lies inside its tensor. A generated kernel passes these checks
+ * by construction except for hbm coordinates and slots computed at run
+ * time, which is why the checks stay on: a bad coordinate is reported with
+ * the kernel, line, tensor and coordinates instead of corrupting memory.
+ * Then sem_apply runs and the executor counts the completion, after the
+ * effects (the memory contract of docs/runtime.md).
+ *
+ * Waits, barriers and bookkeeping only record what the engine is doing and
+ * hand over to the executor's hooks. */
+#include <stdint.h>
+#include <stdlib.h>
+
+#include "rt.h"
+
+/* ---- Operands. */
+
+static const struct {
+  int n;
+  int kinds[3];
+} signatures[] = {
+    [SIG_T_H] = {2, {BFRT_ARG_TILE, BFRT_ARG_HBM}},
+    [SIG_H_T] = {2, {BFRT_ARG_HBM, BFRT_ARG_TILE}},
+    [SIG_T_TT] = {3, {BFRT_ARG_TILE, BFRT_ARG_TILE, BFRT_ARG_TILE}},
+    [SIG_T_T] = {2, {BFRT_ARG_TILE, BFRT_ARG_TILE}},
+    [SIG_T_F] = {2, {BFRT_ARG_TILE, BFRT_ARG_IMM}},
+    [SIG_T_TF] = {3, {BFRT_ARG_TILE, BFRT_ARG_TILE, BFRT_ARG_IMM}},
+};
+
+static SemView tile_view(Ctx *cx, int line, int op, const bfrt_arg *a) {
+  const bfrt_kernel *k = cx->rt->k;
+  if (a->id < 0 || a->id >= k->ntiles) rt_fail(cx, line, "%s: tile %d does not exist", rt_ops[op].name, a->id);
+  const bfrt_tile_desc *d = &k->tiles[a->id];
+  if (a->a < 0 || a->a >= d->slots)
+    rt_fail(cx, line, "%s: slot %s[%lld] is out of range (%lld slots)", rt_ops[op].name, d->name,
+            (long long)a->a, (long long)d->slots);
+  float *base = cx->rt->tiles[a->id] + a->a * d->rows * d->cols;
+  return (SemView){base, d->rows, d->cols, d->cols};
+}
+
+/* Whether tile index idx of extent-long dimension in units of size fits. */
+static int span_fits(int64_t idx, int64_t size, int64_t extent) {
+  return idx >= 0 && size <= extent && idx <= (extent - size) / size;
+}
+
+_Noreturn static void out_of_bounds(Ctx *cx, int line, int op, const bfrt_arg *a, const char *dim,
+                                    int64_t idx, int64_t size, int64_t extent) {
+  const char *verb = op == BFRT_STORE ? "store to" : op == BFRT_LOAD ? "load from" : rt_ops[op].name;
+  const char *tensor = cx->rt->k->tensors[a->id].name;
+  if (idx > INT64_MAX / size - 1 || idx < INT64_MIN / size)
+    rt_fail(cx, line, "%s %s[%lld, %lld] is out of bounds (%s tile %lld of %lld %s)", verb, tensor,
+            (long long)a->a, (long long)a->b, dim, (long long)idx, (long long)extent, dim);
+  rt_fail(cx, line, "%s %s[%lld, %lld] is out of bounds (%s %lld..%lld of %lld)", verb, tensor,
+          (long long)a->a, (long long)a->b, dim, (long long)(idx * size),
+          (long long)(idx * size + size - 1), (long long)extent);
+}
+
+/* hbm tile X[r, c] in units of the other operand's shape. */
+static SemView hbm_view(Ctx *cx, int line, int op, const bfrt_arg *a, SemView unit) {
+  const bfrt_kernel *k = cx->rt->k;
+  if (a->id < 0 || a->id >= k->ntensors)
+    rt_fail(cx, line, "%s: tensor %d does not exist", rt_ops[op].name, a->id);
+  const Tensor *t = &cx->rt->tensors[a->id];
+  if (!span_fits(a->a, unit.rows, t->rows)) out_of_bounds(cx, line, op, a, "rows", a->a, unit.rows, t->rows);
+  if (!span_fits(a->b, unit.cols, t->cols)) out_of_bounds(cx, line, op, a, "cols", a->b, unit.cols, t->cols);
+  float *base = t->data + a->a * unit.rows * t->cols + a->b * unit.cols;
+  return (SemView){base, unit.rows, unit.cols, t->cols};
+}
+
+static int same_shape(SemView a, SemView b) { return a.rows == b.rows && a.cols == b.cols; }
+
+static int shapes_fit(int rule, int sig, const SemView v[3]) {
+  switch (rule) {
+  case SHAPE_SAME: return same_shape(v[0], v[1]) && (sig != SIG_T_TT || same_shape(v[0], v[2]));
+  case SHAPE_MATMUL: return v[0].rows == v[1].rows && v[1].cols == v[2].rows && v[0].cols == v[2].cols;
+  case SHAPE_TRANSPOSE: return v[0].rows == v[1].cols && v[0].cols == v[1].rows;
+  case SHAPE_ROWREDUCE: return v[0].rows == v[1].rows && v[0].cols == 1;
+  case SHAPE_ROWBCAST: return same_shape(v[0], v[1]) && v[2].rows == v[0].rows && v[2].cols == 1;
+  default: return 1;
+  }
+}
+
+/* Fill cx->views from args and return the immediate (0 if none). */
+static float resolve(Ctx *cx, int op, int line, int nargs, const bfrt_arg *args) {
+  if (op < 0 || op >= BFRT_NOPS) rt_fail(cx, line, "unknown op %d", op);
+  int sig = rt_ops[op].sig, n = signatures[sig].n, hbm = -1;
+  if (nargs != n) rt_fail(cx, line, "%s takes %d operands, not %d", rt_ops[op].name, n, nargs);
+  float imm = 0.0f;
+  for (int i = 0; i < n; i++) {
+    if (args[i].kind != signatures[sig].kinds[i])
+      rt_fail(cx, line, "%s: operand %d has the wrong kind", rt_ops[op].name, i);
+    cx->views[i] = (SemView){0};
+    if (args[i].kind == BFRT_ARG_TILE) cx->views[i] = tile_view(cx, line, op, &args[i]);
+    if (args[i].kind == BFRT_ARG_HBM) hbm = i;
+    if (args[i].kind == BFRT_ARG_IMM) imm = args[i].imm;
+  }
+  if (hbm >= 0) cx->views[hbm] = hbm_view(cx, line, op, &args[hbm], cx->views[1 - hbm]);
+  if (!shapes_fit(rt_ops[op].shape, sig, cx->views))
+    rt_fail(cx, line, "%s: operand shapes do not fit the op", rt_ops[op].name);
+  return imm;
+}
+
+/* ---- The calls. */
+
+void bfrt_op(Ctx *cx, int op, int line, int nargs, const bfrt_arg *args) {
+  bfrt *rt = cx->rt;
+  if (rt_failed(rt)) rt_unwind(cx);
+  float imm = resolve(cx, op, line, nargs, args);
+  cx->op = op;
+  cx->line = line;
+  rt->exec->before_op(cx);
+  int64_t start = cx->tracing ? rt_now_ns() : 0;
+  sem_apply(op, cx->views[0], cx->views[1], cx->views[2], imm);
+  trace_record(cx, op, line, -1, 0, start);
+  cx->completed++;
+  rt->exec->complete(cx);
+}
+
+void bfrt_wait(Ctx *cx, int engine, int64_t threshold, int line) {
+  bfrt *rt = cx->rt;
+  if (rt_failed(rt)) rt_unwind(cx);
+  if (engine < 0 || engine >= rt->k->nengines)
+    rt_fail(cx, line, "wait on engine %d, which does not exist", engine);
+  cx->op = TRACE_WAIT;
+  cx->line = line;
+  cx->waits++;
+  int64_t start = cx->tracing ? rt_now_ns() : 0;
+  rt->exec->wait(cx, engine, threshold);
+  trace_record(cx, TRACE_WAIT, line, engine, threshold, start);
+}
+
+void bfrt_barrier(Ctx *cx, int line) {
+  bfrt *rt = cx->rt;
+  if (rt_failed(rt)) rt_unwind(cx);
+  cx->op = TRACE_BARRIER;
+  cx->line = line;
+  int64_t start = cx->tracing ? rt_now_ns() : 0;
+  rt->exec->barrier(cx);
+  cx->barriers++;
+  trace_record(cx, TRACE_BARRIER, line, -1, 0, start);
+}
+
+void bfrt_bookkeep(Ctx *cx, int64_t n) {
+  cx->bookkeeping += n;
+  if (cx->rt->exec->bookkeep) cx->rt->exec->bookkeep(cx, n);
+}
+
+static void check_divisor(Ctx *cx, int64_t a, int64_t b, int line) {
+  if (b == 0) rt_fail(cx, line, "division by zero (%lld / 0)", (long long)a);
+}
+
+int64_t bfrt_div(Ctx *cx, int64_t a, int64_t b, int line) {
+  check_divisor(cx, a, b, line);
+  if (a == INT64_MIN && b == -1) rt_fail(cx, line, "integer overflow in %lld / -1", (long long)a);
+  int64_t q = a / b;
+  return a % b != 0 && (a < 0) != (b < 0) ? q - 1 : q;
+}
+
+int64_t bfrt_mod(Ctx *cx, int64_t a, int64_t b, int line) {
+  check_divisor(cx, a, b, line);
+  if (b == -1) return 0; /* INT64_MIN % -1 would trap */
+  int64_t r = a % b;
+  return r != 0 && (r < 0) != (b < 0) ? r + b : r;
+}
+
+int64_t *bfrt_scratch(Ctx *cx, int64_t n) {
+  if (n < 0 || (uint64_t)n > (SIZE_MAX - sizeof(Scratch)) / sizeof(int64_t) / 2)
+    rt_fail(cx, 0, "a bookkeeping array of %lld counters cannot be allocated", (long long)n);
+  Scratch *s = calloc(1, sizeof *s + (size_t)n * sizeof(int64_t));
+  if (!s) rt_fail(cx, 0, "out of memory for a bookkeeping array of %lld counters", (long long)n);
+  s->next = cx->scratch;
+  cx->scratch = s;
+  return s->data;
+}

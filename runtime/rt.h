@@ -1,0 +1,149 @@
+/* rt.h: the runtime's private structures, shared by its files.
+ *
+ * The runtime is split into what every executor shares and what each one
+ * does differently. Shared (kernel.c, host.c): resolving and bounds-checking
+ * operands, running sem_apply, counting statistics, recording the trace,
+ * reporting errors and unwinding. Per executor (threads.c, sim.c): how an
+ * engine runs, how a completion is counted, how a wait blocks, how a barrier
+ * meets. An Executor is that table of hooks; adding one (the cycle
+ * simulator) is adding a file that fills it in.
+ *
+ * Errors stop the whole kernel: the first failure records its message, the
+ * executor wakes every blocked engine, and each engine longjmps out of its
+ * entry function back to the executor (rt_fail / rt_unwind).
+ *
+ * This header includes nothing from the compiler: the runtime is the
+ * portable part a hardware team ports. */
+#ifndef BFRT_RT_H
+#define BFRT_RT_H
+
+#include <setjmp.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "bfrt.h"
+#include "semantics.h"
+
+/* The signature and shape columns of ops.def, as the runtime checks them. */
+enum { SIG_T_H, SIG_H_T, SIG_T_TT, SIG_T_T, SIG_T_F, SIG_T_TF };
+enum { SHAPE_SAME, SHAPE_MATMUL, SHAPE_TRANSPOSE, SHAPE_NONE, SHAPE_ROWREDUCE, SHAPE_ROWBCAST };
+
+typedef struct OpInfo {
+  const char *name;
+  int sig, shape, cls;
+} OpInfo;
+
+extern const OpInfo rt_ops[BFRT_NOPS];
+
+/* Trace events beyond the ops: their `op` field. */
+enum { TRACE_WAIT = BFRT_NOPS, TRACE_BARRIER };
+
+typedef struct TraceEvent {
+  int op, line;
+  int engine;        /* wait: whose counter */
+  int64_t threshold; /* wait */
+  int64_t start_ns, dur_ns;
+} TraceEvent;
+
+typedef struct TraceBuf {
+  TraceEvent *ev;
+  size_t n, cap;
+} TraceBuf;
+
+typedef struct Scratch {
+  struct Scratch *next;
+  int64_t data[];
+} Scratch;
+
+/* What an engine is doing, for the watchdog's report. */
+enum { ENGINE_RUNNING, ENGINE_WAITING, ENGINE_AT_BARRIER, ENGINE_DONE };
+
+struct bfrt_ctx {
+  struct bfrt *rt;
+  int engine;
+  jmp_buf unwind; /* set by the executor around entry[engine] */
+
+  /* The instruction being executed: errors, the trace and a race checker
+   * read these. op is BFRT_* or TRACE_WAIT / TRACE_BARRIER. */
+  int op, line;
+  SemView views[3]; /* the current op's resolved operands */
+  int64_t completed; /* own instructions completed this run */
+
+  int64_t waits, bookkeeping, barriers;
+  uint64_t jitter; /* PRNG state; 0 = no jitter */
+  TraceBuf trace;
+  int tracing;
+  Scratch *scratch;
+
+  /* Published for the watchdog (written by this engine, read by another). */
+  atomic_int state;
+  atomic_int blocked_engine, blocked_line;
+  _Atomic int64_t blocked_threshold;
+};
+
+typedef struct bfrt_ctx Ctx;
+
+typedef struct Tensor {
+  int64_t rows, cols;
+  float *data;
+} Tensor;
+
+typedef struct Executor {
+  /* Run every engine's entry to completion or failure (rt->failed); set
+   * rt->exec_state while engines may be running, NULL after. */
+  void (*run)(struct bfrt *rt);
+  /* Before each op starts (jitter, clocks). */
+  void (*before_op)(Ctx *cx);
+  /* Count one completion on cx's engine; the op's effects are visible first. */
+  void (*complete)(Ctx *cx);
+  /* Return once engine's counter has reached threshold (or unwind). */
+  void (*wait)(Ctx *cx, int engine, int64_t threshold);
+  /* Meet every engine, then every counter reads 0 (or unwind). */
+  void (*barrier)(Ctx *cx);
+  /* Charge n bookkeeping operations; NULL: free. */
+  void (*bookkeep)(Ctx *cx, int64_t n);
+  /* A failure was recorded: wake every blocked engine so it unwinds. */
+  void (*stop)(struct bfrt *rt);
+} Executor;
+
+extern const Executor rt_threads_executor;
+extern const Executor rt_sim_executor;
+
+struct bfrt {
+  const bfrt_kernel *k;
+  int64_t *params;
+  Tensor *tensors;
+  float **tiles; /* slots * rows * cols each */
+  Ctx cx[BFRT_MAX_ENGINES];
+
+  /* The current run. */
+  const bfrt_options *opt;
+  const Executor *exec;
+  void *exec_state;
+  int64_t start_ns; /* trace time origin */
+  atomic_int failed;
+  char error[2048];
+  bfrt_stats stats;
+};
+
+/* Record the first failure as "kernel K[, line L]: message" (line 0: no
+ * line) and wake every engine; no unwinding (for host threads). */
+void rt_record_failure(struct bfrt *rt, int line, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* Record a failure of cx's engine at line, then unwind cx. */
+_Noreturn void rt_fail(Ctx *cx, int line, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* Leave cx's entry function because the kernel has failed. */
+_Noreturn void rt_unwind(Ctx *cx);
+/* Whether the kernel has failed; engines unwind when they see it. */
+int rt_failed(const struct bfrt *rt);
+
+/* Monotonic nanoseconds. */
+int64_t rt_now_ns(void);
+/* Append an event to cx's trace (when tracing). */
+void trace_record(Ctx *cx, int op, int line, int engine, int64_t threshold, int64_t start_ns);
+/* Write every engine's events as Chrome Trace Event JSON; 0 or -1. */
+int trace_write(const struct bfrt *rt, const char *path);
+
+#endif

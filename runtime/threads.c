@@ -1,0 +1,292 @@
+/* threads.c: the threads executor: one POSIX thread per engine, real
+ * concurrency, and a watchdog on the host thread.
+ *
+ * Counters. Each engine's completion counter is a C11 atomic, incremented
+ * with a sequentially consistent read-modify-write after the op's effects
+ * (so a waiter that reads the new value with acquire sees them). A wait
+ * first rereads the counter a bounded number of times (cheap when the
+ * producer is about to finish), then sleeps on the counter's condition
+ * variable. The machine this targets has 2 cores for 5 engines, so nothing
+ * spins for long. A lost wake-up is impossible: the waiter announces
+ * itself (waiters++) before its last check of the value, and the producer
+ * checks for waiters after its increment; with both in the single total
+ * order of seq_cst operations, one of them sees the other, and the
+ * broadcast is taken under the mutex the waiter sleeps with.
+ *
+ * Barriers. The last engine to arrive resets every counter to 0 while all
+ * the others are still inside the barrier (so no counter changes under a
+ * waiter), then releases them by bumping the generation.
+ *
+ * Watchdog. The host thread sleeps until every engine has finished, waking
+ * a few times per watchdog period. If some engine is blocked and no
+ * counter has changed for the whole period, the kernel is deadlocked: it
+ * reports who waits on whom and every counter, and fails the run; the
+ * failure wakes every engine, and each unwinds out of its entry function.
+ *
+ * Jitter. With a seed, each engine draws from its own PRNG before each op
+ * and sometimes yields, spins briefly or sleeps a few microseconds, which
+ * shakes out interleavings a race needs. */
+#include <pthread.h>
+#include <sched.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "rt.h"
+
+enum { SPIN_READS = 256, DEFAULT_WATCHDOG_MS = 3000, MAX_TICK_MS = 50 };
+
+typedef struct Counter {
+  pthread_mutex_t mu;
+  pthread_cond_t cv;
+  _Atomic int64_t value;
+  atomic_int waiters;
+} Counter;
+
+typedef struct Threads {
+  Counter counters[BFRT_MAX_ENGINES];
+  pthread_mutex_t barrier_mu;
+  pthread_cond_t barrier_cv;
+  int arrived;
+  uint64_t generation;
+  _Atomic uint64_t progress; /* counter changes, for the watchdog */
+  pthread_mutex_t done_mu;
+  pthread_cond_t done_cv; /* an engine finished, or the kernel failed */
+  int done;
+} Threads;
+
+static Threads *state(Ctx *cx) { return cx->rt->exec_state; }
+
+static void publish(Ctx *cx, int what, int engine, int64_t threshold) {
+  atomic_store(&cx->blocked_engine, engine);
+  atomic_store(&cx->blocked_threshold, threshold);
+  atomic_store(&cx->blocked_line, cx->line);
+  atomic_store(&cx->state, what);
+}
+
+/* ---- Jitter. */
+
+static uint64_t next_random(uint64_t *s) {
+  *s ^= *s >> 12;
+  *s ^= *s << 25;
+  *s ^= *s >> 27;
+  return *s * 0x2545F4914F6CDD1Du;
+}
+
+static void threads_before_op(Ctx *cx) {
+  if (!cx->jitter) return;
+  uint64_t r = next_random(&cx->jitter);
+  switch (r & 7) {
+  case 0: case 1: sched_yield(); break;
+  case 2: nanosleep(&(struct timespec){0, (long)((r >> 8) % 20000)}, NULL); break;
+  case 3:
+    for (volatile uint64_t i = 0; i < (r >> 8) % 4096; i++) {
+    }
+    break;
+  default: break;
+  }
+}
+
+/* ---- Counters and waits. */
+
+static void threads_complete(Ctx *cx) {
+  Threads *th = state(cx);
+  Counter *c = &th->counters[cx->engine];
+  atomic_fetch_add(&c->value, 1);
+  atomic_fetch_add_explicit(&th->progress, 1, memory_order_relaxed);
+  if (atomic_load(&c->waiters) > 0) {
+    pthread_mutex_lock(&c->mu);
+    pthread_cond_broadcast(&c->cv);
+    pthread_mutex_unlock(&c->mu);
+  }
+}
+
+static void threads_wait(Ctx *cx, int engine, int64_t threshold) {
+  Counter *c = &state(cx)->counters[engine];
+  for (int i = 0; i < SPIN_READS; i++)
+    if (atomic_load_explicit(&c->value, memory_order_acquire) >= threshold) return;
+  publish(cx, ENGINE_WAITING, engine, threshold);
+  pthread_mutex_lock(&c->mu);
+  atomic_fetch_add(&c->waiters, 1);
+  while (atomic_load(&c->value) < threshold && !rt_failed(cx->rt)) pthread_cond_wait(&c->cv, &c->mu);
+  atomic_fetch_sub(&c->waiters, 1);
+  int reached = atomic_load(&c->value) >= threshold;
+  pthread_mutex_unlock(&c->mu);
+  atomic_store(&cx->state, ENGINE_RUNNING);
+  if (!reached) rt_unwind(cx);
+}
+
+static void threads_barrier(Ctx *cx) {
+  Threads *th = state(cx);
+  pthread_mutex_lock(&th->barrier_mu);
+  uint64_t generation = th->generation;
+  if (++th->arrived == cx->rt->k->nengines) {
+    th->arrived = 0;
+    for (int e = 0; e < cx->rt->k->nengines; e++) atomic_store(&th->counters[e].value, 0);
+    th->generation++;
+    atomic_fetch_add(&th->progress, 1);
+    pthread_cond_broadcast(&th->barrier_cv);
+  } else {
+    publish(cx, ENGINE_AT_BARRIER, -1, 0);
+    while (generation == th->generation && !rt_failed(cx->rt))
+      pthread_cond_wait(&th->barrier_cv, &th->barrier_mu);
+    atomic_store(&cx->state, ENGINE_RUNNING);
+  }
+  int released = generation != th->generation;
+  pthread_mutex_unlock(&th->barrier_mu);
+  if (!released) rt_unwind(cx);
+}
+
+static void broadcast(pthread_mutex_t *mu, pthread_cond_t *cv) {
+  pthread_mutex_lock(mu);
+  pthread_cond_broadcast(cv);
+  pthread_mutex_unlock(mu);
+}
+
+static void threads_stop(bfrt *rt) {
+  Threads *th = rt->exec_state;
+  for (int e = 0; e < rt->k->nengines; e++) broadcast(&th->counters[e].mu, &th->counters[e].cv);
+  broadcast(&th->barrier_mu, &th->barrier_cv);
+  broadcast(&th->done_mu, &th->done_cv);
+}
+
+/* ---- The watchdog. */
+
+static int any_blocked(bfrt *rt) {
+  for (int e = 0; e < rt->k->nengines; e++) {
+    int s = atomic_load(&rt->cx[e].state);
+    if (s == ENGINE_WAITING || s == ENGINE_AT_BARRIER) return 1;
+  }
+  return 0;
+}
+
+static size_t describe_engine(bfrt *rt, Threads *th, int e, char *buf, size_t size) {
+  const char *const *names = rt->k->engine_names;
+  Ctx *cx = &rt->cx[e];
+  int line = atomic_load(&cx->blocked_line), on = atomic_load(&cx->blocked_engine);
+  switch (atomic_load(&cx->state)) {
+  case ENGINE_WAITING:
+    return (size_t)snprintf(buf, size, "\n  engine %s, line %d: waits for %s's counter >= %lld (it is %lld)",
+                            names[e], line, names[on], (long long)atomic_load(&cx->blocked_threshold),
+                            (long long)atomic_load(&th->counters[on].value));
+  case ENGINE_AT_BARRIER:
+    return (size_t)snprintf(buf, size, "\n  engine %s, line %d: waits at a barrier", names[e], line);
+  case ENGINE_DONE: return (size_t)snprintf(buf, size, "\n  engine %s: finished", names[e]);
+  default: return (size_t)snprintf(buf, size, "\n  engine %s: running", names[e]);
+  }
+}
+
+static void report_deadlock(bfrt *rt, Threads *th, int64_t limit_ns) {
+  char buf[sizeof rt->error];
+  size_t n = (size_t)snprintf(buf, sizeof buf, "deadlock: no engine made progress for %.3g s",
+                              (double)limit_ns / 1e9);
+  for (int e = 0; e < rt->k->nengines && n < sizeof buf; e++)
+    n += describe_engine(rt, th, e, buf + n, sizeof buf - n);
+  if (n < sizeof buf) n += (size_t)snprintf(buf + n, sizeof buf - n, "\n  counters:");
+  for (int e = 0; e < rt->k->nengines && n < sizeof buf; e++)
+    n += (size_t)snprintf(buf + n, sizeof buf - n, " %s=%lld", rt->k->engine_names[e],
+                          (long long)atomic_load(&th->counters[e].value));
+  rt_record_failure(rt, 0, "%s", buf);
+}
+
+static struct timespec deadline_after(int64_t ns) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  ns += ts.tv_nsec;
+  ts.tv_sec += ns / 1000000000;
+  ts.tv_nsec = ns % 1000000000;
+  return ts;
+}
+
+static void watch(bfrt *rt, Threads *th, int nthreads) {
+  double seconds = rt->opt->watchdog_seconds;
+  int64_t limit = seconds > 0 ? (int64_t)(seconds * 1e9) : (int64_t)DEFAULT_WATCHDOG_MS * 1000000;
+  int64_t tick = limit / 4 < (int64_t)MAX_TICK_MS * 1000000 ? limit / 4 + 1 : (int64_t)MAX_TICK_MS * 1000000;
+  uint64_t seen = atomic_load(&th->progress);
+  int64_t since = rt_now_ns();
+  pthread_mutex_lock(&th->done_mu);
+  while (th->done < nthreads) {
+    struct timespec until = deadline_after(tick);
+    pthread_cond_timedwait(&th->done_cv, &th->done_mu, &until);
+    uint64_t progress = atomic_load(&th->progress);
+    int64_t now = rt_now_ns();
+    if (progress != seen || rt_failed(rt) || !any_blocked(rt)) {
+      seen = progress;
+      since = now;
+    } else if (now - since >= limit) {
+      pthread_mutex_unlock(&th->done_mu);
+      report_deadlock(rt, th, limit);
+      pthread_mutex_lock(&th->done_mu);
+    }
+  }
+  pthread_mutex_unlock(&th->done_mu);
+}
+
+/* ---- Engines. */
+
+static void *engine_thread(void *arg) {
+  Ctx *cx = arg;
+  bfrt *rt = cx->rt;
+  if (!setjmp(cx->unwind)) rt->k->entry[cx->engine](cx, rt->params);
+  Threads *th = rt->exec_state;
+  atomic_store(&cx->state, ENGINE_DONE);
+  pthread_mutex_lock(&th->done_mu);
+  th->done++;
+  pthread_cond_signal(&th->done_cv);
+  pthread_mutex_unlock(&th->done_mu);
+  return NULL;
+}
+
+static void init(Threads *th, int nengines) {
+  memset(th, 0, sizeof *th);
+  for (int e = 0; e < nengines; e++) {
+    pthread_mutex_init(&th->counters[e].mu, NULL);
+    pthread_cond_init(&th->counters[e].cv, NULL);
+  }
+  pthread_mutex_init(&th->barrier_mu, NULL);
+  pthread_cond_init(&th->barrier_cv, NULL);
+  pthread_mutex_init(&th->done_mu, NULL);
+  pthread_condattr_t attr;
+  pthread_condattr_init(&attr);
+  pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+  pthread_cond_init(&th->done_cv, &attr);
+  pthread_condattr_destroy(&attr);
+}
+
+static void destroy(Threads *th, int nengines) {
+  for (int e = 0; e < nengines; e++) {
+    pthread_mutex_destroy(&th->counters[e].mu);
+    pthread_cond_destroy(&th->counters[e].cv);
+  }
+  pthread_mutex_destroy(&th->barrier_mu);
+  pthread_cond_destroy(&th->barrier_cv);
+  pthread_mutex_destroy(&th->done_mu);
+  pthread_cond_destroy(&th->done_cv);
+}
+
+static void threads_run(bfrt *rt) {
+  int n = rt->k->nengines, started = 0;
+  Threads th;
+  pthread_t tids[BFRT_MAX_ENGINES];
+  init(&th, n);
+  rt->exec_state = &th;
+  for (; started < n; started++)
+    if (pthread_create(&tids[started], NULL, engine_thread, &rt->cx[started])) {
+      rt_record_failure(rt, 0, "cannot start a thread for engine %s", rt->k->engine_names[started]);
+      break;
+    }
+  watch(rt, &th, started);
+  for (int e = 0; e < started; e++) pthread_join(tids[e], NULL);
+  rt->exec_state = NULL;
+  destroy(&th, n);
+}
+
+const Executor rt_threads_executor = {
+    .run = threads_run,
+    .before_op = threads_before_op,
+    .complete = threads_complete,
+    .wait = threads_wait,
+    .barrier = threads_barrier,
+    .bookkeep = NULL,
+    .stop = threads_stop,
+};

@@ -1,0 +1,77 @@
+/* trace.c: the execution trace, in Chrome's Trace Event Format, which
+ * Perfetto and chrome://tracing open and which tools outside bfsync read
+ * to check the synchronization independently (so the names are fixed; see
+ * docs/runtime.md).
+ *
+ * Each engine appends to its own buffer while it runs (no sharing, no
+ * locks), and the host writes the buffers out after the run, engine by
+ * engine, so the events of one track are in the order the engine executed
+ * them. One track per engine: pid 1, tid = engine index, named by a
+ * thread_name metadata event. Ops are complete ("X") events named after
+ * the op, waits are "wait" events naming the engine whose counter they
+ * wait on and the threshold, barriers are "barrier" events. Times are
+ * microseconds from the start of the run. */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "rt.h"
+
+void trace_record(Ctx *cx, int op, int line, int engine, int64_t threshold, int64_t start_ns) {
+  if (!cx->tracing) return;
+  TraceBuf *t = &cx->trace;
+  if (t->n == t->cap) {
+    size_t cap = t->cap ? 2 * t->cap : 256;
+    TraceEvent *ev = realloc(t->ev, cap * sizeof *ev);
+    if (!ev) rt_fail(cx, line, "out of memory recording the trace");
+    t->ev = ev;
+    t->cap = cap;
+  }
+  int64_t now = rt_now_ns();
+  t->ev[t->n++] = (TraceEvent){op, line, engine, threshold, start_ns - cx->rt->start_ns, now - start_ns};
+}
+
+/* Names here are identifiers, but a hand-written descriptor may hold anything. */
+static void json_string(FILE *f, const char *s) {
+  fputc('"', f);
+  for (; *s; s++) {
+    unsigned char c = (unsigned char)*s;
+    if (c == '"' || c == '\\') fprintf(f, "\\%c", c);
+    else if (c < 0x20) fprintf(f, "\\u%04x", c);
+    else fputc(c, f);
+  }
+  fputc('"', f);
+}
+
+/* sep: "" for the first event of the file, ",\n" for the others. */
+static void metadata(FILE *f, const char *sep, const char *what, int tid, const char *name) {
+  fprintf(f, "%s{\"name\":\"%s\",\"ph\":\"M\",\"pid\":1,\"tid\":%d,\"args\":{\"name\":", sep, what, tid);
+  json_string(f, name);
+  fputs("}}", f);
+}
+
+static void event(FILE *f, const bfrt *rt, int tid, const TraceEvent *e) {
+  const char *name = e->op == TRACE_WAIT ? "wait" : e->op == TRACE_BARRIER ? "barrier" : rt_ops[e->op].name;
+  const char *cat = e->op >= BFRT_NOPS ? "sync" : "op";
+  fprintf(f, ",\n{\"name\":\"%s\",\"cat\":\"%s\",\"ph\":\"X\",\"pid\":1,\"tid\":%d,\"ts\":%.3f,\"dur\":%.3f,"
+          "\"args\":{\"line\":%d",
+          name, cat, tid, (double)e->start_ns / 1e3, (double)e->dur_ns / 1e3, e->line);
+  if (e->op == TRACE_WAIT) {
+    fputs(",\"engine\":", f);
+    json_string(f, rt->k->engine_names[e->engine]);
+    fprintf(f, ",\"threshold\":%lld", (long long)e->threshold);
+  }
+  fputs("}}", f);
+}
+
+int trace_write(const bfrt *rt, const char *path) {
+  FILE *f = fopen(path, "w");
+  if (!f) return -1;
+  fputs("{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n", f);
+  metadata(f, "", "process_name", 0, rt->k->name);
+  for (int e = 0; e < rt->k->nengines; e++) metadata(f, ",\n", "thread_name", e, rt->k->engine_names[e]);
+  for (int e = 0; e < rt->k->nengines; e++)
+    for (size_t i = 0; i < rt->cx[e].trace.n; i++) event(f, rt, e, &rt->cx[e].trace.ev[i]);
+  fputs("\n]}\n", f);
+  int bad = ferror(f);
+  return fclose(f) || bad ? -1 : 0;
+}

@@ -1,0 +1,597 @@
+/* test_runtime.c: the runtime on its own, without the compiler.
+ *
+ * Op semantics against hand-computed values; hand-written kernels (a
+ * descriptor and engine functions calling bfrt_op / bfrt_wait, as the
+ * backend would emit them) run on threads, with and without jitter; every
+ * error path (bounds, slots, division by zero, deadlock, bad shapes), each
+ * checked by its message; barriers resetting counters; the trace file read
+ * back; the cost model on hand-computed cases. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+#include <math.h>
+
+#include "runtime/bfrt.h"
+#include "runtime/semantics.h"
+
+/* ---- Semantics. */
+
+static SemView view(float *data, int64_t rows, int64_t cols) { return (SemView){data, rows, cols, cols}; }
+
+static const SemView none;
+
+static void assert_floats(const float *want, const float *got, int n) {
+  for (int i = 0; i < n; i++) {
+    if (memcmp(&want[i], &got[i], sizeof(float)) != 0) fail_msg("element %d: want %g, got %g", i, want[i], got[i]);
+  }
+}
+
+static void test_elementwise(void **state) {
+  (void)state;
+  float a[4] = {1, -2, 3, -4}, b[4] = {4, 3, -2, 1}, d[4];
+  sem_apply(BFRT_ADD, view(d, 2, 2), view(a, 2, 2), view(b, 2, 2), 0);
+  assert_floats((float[]){5, 1, 1, -3}, d, 4);
+  sem_apply(BFRT_SUB, view(d, 2, 2), view(a, 2, 2), view(b, 2, 2), 0);
+  assert_floats((float[]){-3, -5, 5, -5}, d, 4);
+  sem_apply(BFRT_MUL, view(d, 2, 2), view(a, 2, 2), view(b, 2, 2), 0);
+  assert_floats((float[]){4, -6, -6, -4}, d, 4);
+  sem_apply(BFRT_MAX, view(d, 2, 2), view(a, 2, 2), view(b, 2, 2), 0);
+  assert_floats((float[]){4, 3, 3, 1}, d, 4);
+  sem_apply(BFRT_RELU, view(d, 2, 2), view(a, 2, 2), none, 0);
+  assert_floats((float[]){1, 0, 3, 0}, d, 4);
+  sem_apply(BFRT_SCALE, view(d, 2, 2), view(a, 2, 2), none, 0.5f);
+  assert_floats((float[]){0.5f, -1, 1.5f, -2}, d, 4);
+  sem_apply(BFRT_FILL, view(d, 2, 2), none, none, 7.25f);
+  assert_floats((float[]){7.25f, 7.25f, 7.25f, 7.25f}, d, 4);
+  sem_apply(BFRT_COPY, view(d, 2, 2), view(b, 2, 2), none, 0);
+  assert_floats(b, d, 4);
+}
+
+static void test_transcendental(void **state) {
+  (void)state;
+  float x[4] = {4, 0.25f, 1, 2}, d[4];
+  sem_apply(BFRT_RECIP, view(d, 2, 2), view(x, 2, 2), none, 0);
+  assert_floats((float[]){0.25f, 4, 1, 0.5f}, d, 4);
+  sem_apply(BFRT_RSQRT, view(d, 2, 2), view(x, 2, 2), none, 0);
+  assert_floats((float[]){0.5f, 2, 1, 1.0f / sqrtf(2.0f)}, d, 4);
+  float z[2] = {0, 0}, e[2];
+  sem_apply(BFRT_EXP, view(e, 1, 2), view(z, 1, 2), none, 0);
+  assert_floats((float[]){1, 1}, e, 2);
+  sem_apply(BFRT_TANH, view(e, 1, 2), view(z, 1, 2), none, 0);
+  assert_floats((float[]){0, 0}, e, 2);
+  float one = 1, r;
+  sem_apply(BFRT_EXP, view(&r, 1, 1), view(&one, 1, 1), none, 0);
+  assert_true(r > 2.7182f && r < 2.7183f);
+}
+
+static void test_rows(void **state) {
+  (void)state;
+  float s[6] = {1, 5, 2, -1, -3, -2}, d[2], r[2] = {10, 100}, y[6];
+  sem_apply(BFRT_ROWSUM, view(d, 2, 1), view(s, 2, 3), none, 0);
+  assert_floats((float[]){8, -6}, d, 2);
+  sem_apply(BFRT_ROWMAX, view(d, 2, 1), view(s, 2, 3), none, 0);
+  assert_floats((float[]){5, -1}, d, 2);
+  sem_apply(BFRT_ADD_ROW, view(y, 2, 3), view(s, 2, 3), view(r, 2, 1), 0);
+  assert_floats((float[]){11, 15, 12, 99, 97, 98}, y, 6);
+  sem_apply(BFRT_SUB_ROW, view(y, 2, 3), view(s, 2, 3), view(r, 2, 1), 0);
+  assert_floats((float[]){-9, -5, -8, -101, -103, -102}, y, 6);
+  sem_apply(BFRT_MUL_ROW, view(y, 2, 3), view(s, 2, 3), view(r, 2, 1), 0);
+  assert_floats((float[]){10, 50, 20, -100, -300, -200}, y, 6);
+}
+
+static void test_matmul(void **state) {
+  (void)state;
+  float a[6] = {1, 2, 3, 4, 5, 6}, b[6] = {7, 8, 9, 10, 11, 12}, d[4];
+  sem_apply(BFRT_MATMUL, view(d, 2, 2), view(a, 2, 3), view(b, 3, 2), 0);
+  assert_floats((float[]){58, 64, 139, 154}, d, 4);
+  sem_apply(BFRT_MATMUL_ACC, view(d, 2, 2), view(a, 2, 3), view(b, 3, 2), 0);
+  assert_floats((float[]){116, 128, 278, 308}, d, 4);
+  /* in place: acc = acc · acc must use the old acc throughout */
+  float m[4] = {1, 2, 3, 4};
+  sem_apply(BFRT_MATMUL, view(m, 2, 2), view(m, 2, 2), view(m, 2, 2), 0);
+  assert_floats((float[]){7, 10, 15, 22}, m, 4);
+  /* the accumulation order is k = 0 .. K-1 from 0: (1e8 + 1) - 1e8 = 0 in f32 */
+  float x[3] = {1e8f, 1, -1e8f}, ones[3] = {1, 1, 1}, s;
+  sem_apply(BFRT_MATMUL, view(&s, 1, 1), view(x, 1, 3), view(ones, 3, 1), 0);
+  assert_floats((float[]){0}, &s, 1);
+}
+
+static void test_transpose_and_strides(void **state) {
+  (void)state;
+  float s[6] = {1, 2, 3, 4, 5, 6}, d[6];
+  sem_apply(BFRT_TRANSPOSE, view(d, 3, 2), view(s, 2, 3), none, 0);
+  assert_floats((float[]){1, 4, 2, 5, 3, 6}, d, 6);
+  float sq[4] = {1, 2, 3, 4};
+  sem_apply(BFRT_TRANSPOSE, view(sq, 2, 2), view(sq, 2, 2), none, 0);
+  assert_floats((float[]){1, 3, 2, 4}, sq, 4);
+  /* a 2x2 window at (1, 2) of a 3x4 tensor, as an hbm tile is */
+  float big[12] = {0}, t[4] = {1, 2, 3, 4};
+  SemView w = {big + 1 * 4 + 2, 2, 2, 4};
+  sem_apply(BFRT_STORE, w, view(t, 2, 2), none, 0);
+  assert_floats((float[]){0, 0, 0, 0, 0, 0, 1, 2, 0, 0, 3, 4}, big, 12);
+  float back[4];
+  sem_apply(BFRT_LOAD, view(back, 2, 2), w, none, 0);
+  assert_floats(t, back, 4);
+}
+
+/* ---- Hand-written kernels. */
+
+enum { DMA, ACT };
+static const char *const two_engines[] = {"dma", "act"};
+static const int two_kinds[] = {BFRT_KIND_DMA, BFRT_KIND_ACT};
+static const char *const n_param[] = {"N"};
+
+/* scale2(N): Y = 2 X, tile by tile, through a 2-slot x and one y:
+ *   for i in 0 .. N { dma: load x[i % 2], X[i, 0]; act: scale y, x[i % 2], 2; dma: store Y[i, 0], y; }
+ * dma runs load, store per iteration; act runs scale. */
+static const bfrt_tile_desc scale2_tiles[] = {{"x", 2, 2, 3}, {"y", 1, 2, 3}};
+static const bfrt_tensor_desc scale2_tensors[] = {{"X", BFRT_IN}, {"Y", BFRT_OUT}};
+
+static int scale2_shape(const int64_t *p, int t, int64_t shape[2]) {
+  (void)t;
+  shape[0] = 2 * p[0];
+  shape[1] = 3;
+  return 0;
+}
+
+static void scale2_dma(bfrt_ctx *cx, const int64_t *p) {
+  for (int64_t i = 0; i < p[0]; i++) {
+    if (i >= 2) bfrt_wait(cx, ACT, i - 1, 2); /* WAR on x[i % 2] */
+    bfrt_arg load[] = {BFRT_TILE(0, i % 2), BFRT_HBM(0, i, 0)};
+    bfrt_op(cx, BFRT_LOAD, 2, 2, load);
+    bfrt_wait(cx, ACT, i + 1, 4); /* RAW on y */
+    bfrt_arg store[] = {BFRT_HBM(1, i, 0), BFRT_TILE(1, 0)};
+    bfrt_op(cx, BFRT_STORE, 4, 2, store);
+  }
+}
+
+static void scale2_act(bfrt_ctx *cx, const int64_t *p) {
+  int64_t *seen = bfrt_scratch(cx, 4);
+  for (int64_t i = 0; i < p[0]; i++) {
+    bfrt_wait(cx, DMA, 2 * i + 1, 3); /* RAW on x, WAR on y */
+    bfrt_bookkeep(cx, 2);
+    seen[i % 4] += 1 + seen[(i + 3) % 4];
+    bfrt_arg scale[] = {BFRT_TILE(1, 0), BFRT_TILE(0, i % 2), BFRT_IMM(2.0f)};
+    bfrt_op(cx, BFRT_SCALE, 3, 3, scale);
+  }
+}
+
+static void (*const scale2_entry[])(bfrt_ctx *, const int64_t *) = {scale2_dma, scale2_act};
+
+static const bfrt_kernel scale2 = {"scale2", 1, n_param, 2, two_engines, two_kinds, scale2_entry,
+                                   2, scale2_tiles, 2, scale2_tensors, scale2_shape};
+
+static bfrt *new_scale2(int64_t n) {
+  const char *err = NULL;
+  bfrt *rt = bfrt_new(&scale2, &n, &err);
+  assert_non_null(rt);
+  int64_t shape[2];
+  bfrt_tensor_shape(rt, 0, shape);
+  assert_int_equal(shape[0], 2 * n);
+  assert_int_equal(shape[1], 3);
+  float *x = bfrt_tensor_data(rt, 0);
+  for (int64_t i = 0; i < shape[0] * shape[1]; i++) x[i] = (float)i - 7.5f;
+  return rt;
+}
+
+static void assert_scaled(bfrt *rt, int64_t n) {
+  const float *x = bfrt_tensor_data(rt, 0), *y = bfrt_tensor_data(rt, 1);
+  for (int64_t i = 0; i < 2 * n * 3; i++)
+    if (y[i] != 2 * x[i]) fail_msg("Y[%lld] = %g, want %g", (long long)i, y[i], 2 * x[i]);
+}
+
+static void test_threads_run(void **state) {
+  (void)state;
+  for (int64_t n = 0; n <= 5; n++) {
+    bfrt *rt = new_scale2(n);
+    bfrt_options opt = {0};
+    assert_int_equal(bfrt_run(rt, &opt), 0);
+    assert_string_equal(bfrt_error(rt), "");
+    assert_scaled(rt, n);
+    const bfrt_stats *s = bfrt_get_stats(rt);
+    assert_int_equal(s->instructions, 3 * n);
+    assert_int_equal(s->waits, n + (n > 2 ? n - 2 : 0) + n);
+    assert_int_equal(s->bookkeeping, 2 * n);
+    assert_int_equal(s->barriers, 0);
+    bfrt_delete(rt);
+  }
+}
+
+static void test_jitter_runs(void **state) {
+  (void)state;
+  bfrt *rt = new_scale2(12);
+  for (uint64_t seed = 1; seed <= 60; seed++) {
+    float *y = bfrt_tensor_data(rt, 1);
+    memset(y, 0, 2 * 12 * 3 * sizeof *y);
+    bfrt_options opt = {.jitter_seed = seed};
+    assert_int_equal(bfrt_run(rt, &opt), 0);
+    assert_scaled(rt, 12);
+    assert_int_equal(bfrt_get_stats(rt)->instructions, 36);
+  }
+  bfrt_delete(rt);
+}
+
+static void test_null_options_and_rerun(void **state) {
+  (void)state;
+  bfrt *rt = new_scale2(3);
+  assert_int_equal(bfrt_run(rt, NULL), 0);
+  assert_int_equal(bfrt_run(rt, NULL), 0);
+  assert_scaled(rt, 3);
+  assert_int_equal(bfrt_get_stats(rt)->instructions, 9); /* per run, not cumulative */
+  bfrt_delete(rt);
+}
+
+/* ---- Errors. */
+
+/* softmax-like: Y is f32[R * 32, 96]; dma stores tile (p[1], 0) at line 7 while
+ * act waits for a completion that will never come. */
+static const bfrt_tile_desc wide_tiles[] = {{"y", 2, 32, 96}};
+static const bfrt_tensor_desc wide_tensors[] = {{"Y", BFRT_OUT}};
+static const char *const rc_params[] = {"R", "C", "D"};
+
+static int wide_shape(const int64_t *p, int t, int64_t shape[2]) {
+  (void)t;
+  shape[0] = p[0] * 32;
+  shape[1] = 96;
+  return 0;
+}
+
+static void bad_store_dma(bfrt_ctx *cx, const int64_t *p) {
+  bfrt_arg store[] = {BFRT_HBM(0, p[1], p[2]), BFRT_TILE(0, 0)};
+  bfrt_op(cx, BFRT_STORE, 7, 2, store);
+}
+
+static void bad_store_act(bfrt_ctx *cx, const int64_t *p) {
+  (void)p;
+  bfrt_wait(cx, DMA, 100, 9);
+}
+
+static void (*const bad_store_entry[])(bfrt_ctx *, const int64_t *) = {bad_store_dma, bad_store_act};
+static const bfrt_kernel bad_store = {"softmax", 3, rc_params, 2, two_engines, two_kinds, bad_store_entry,
+                                      1, wide_tiles, 1, wide_tensors, wide_shape};
+
+static void expect_failure(const bfrt_kernel *k, const int64_t *params, const bfrt_options *opt,
+                           const char *want) {
+  const char *err = NULL;
+  bfrt *rt = bfrt_new(k, params, &err);
+  assert_non_null(rt);
+  assert_int_equal(bfrt_run(rt, opt), -1);
+  if (!strstr(bfrt_error(rt), want)) fail_msg("error\n%s\ndoes not contain\n%s", bfrt_error(rt), want);
+  bfrt_delete(rt);
+}
+
+static void test_bounds_error(void **state) {
+  (void)state;
+  bfrt_options opt = {.watchdog_seconds = 30}; /* the error, not the watchdog, must end it */
+  expect_failure(&bad_store, (int64_t[]){5, 5, 0}, &opt,
+                 "kernel softmax, line 7: store to Y[5, 0] is out of bounds (rows 160..191 of 160)");
+  expect_failure(&bad_store, (int64_t[]){5, 0, 1}, &opt,
+                 "kernel softmax, line 7: store to Y[0, 1] is out of bounds (cols 96..191 of 96)");
+  expect_failure(&bad_store, (int64_t[]){5, -1, 0}, &opt,
+                 "kernel softmax, line 7: store to Y[-1, 0] is out of bounds (rows -32..-1 of 160)");
+  expect_failure(&bad_store, (int64_t[]){0, 0, 0}, &opt,
+                 "kernel softmax, line 7: store to Y[0, 0] is out of bounds (rows 0..31 of 0)");
+  expect_failure(&bad_store, (int64_t[]){5, INT64_MAX, 0}, &opt, "is out of bounds (rows tile");
+  /* in bounds: the store succeeds, then act's wait can never be satisfied */
+  bfrt_options quick = {.watchdog_seconds = 0.2};
+  expect_failure(&bad_store, (int64_t[]){5, 4, 0}, &quick, "waits for dma's counter >= 100 (it is 1)");
+}
+
+static void bad_slot_dma(bfrt_ctx *cx, const int64_t *p) {
+  bfrt_arg fill[] = {BFRT_TILE(0, p[1]), BFRT_IMM(1.0f)};
+  bfrt_op(cx, BFRT_FILL, 12, 2, fill);
+}
+
+static void idle(bfrt_ctx *cx, const int64_t *p) {
+  (void)cx;
+  (void)p;
+}
+
+static void (*const bad_slot_entry[])(bfrt_ctx *, const int64_t *) = {bad_slot_dma, idle};
+static const bfrt_kernel bad_slot = {"slots", 3, rc_params, 2, two_engines, two_kinds, bad_slot_entry,
+                                     1, wide_tiles, 1, wide_tensors, wide_shape};
+
+static void test_slot_error(void **state) {
+  (void)state;
+  expect_failure(&bad_slot, (int64_t[]){1, 2, 0}, NULL, "kernel slots, line 12: fill: slot y[2] is out of range (2 slots)");
+  expect_failure(&bad_slot, (int64_t[]){1, -1, 0}, NULL, "kernel slots, line 12: fill: slot y[-1] is out of range");
+}
+
+static void bad_operands_dma(bfrt_ctx *cx, const int64_t *p) {
+  bfrt_arg args[] = {BFRT_TILE(0, 0), BFRT_TILE(0, 1), BFRT_TILE(0, 1)};
+  bfrt_op(cx, (int)p[0], 5, (int)p[1], args);
+}
+
+static void (*const bad_operands_entry[])(bfrt_ctx *, const int64_t *) = {bad_operands_dma, idle};
+static const bfrt_kernel bad_operands = {"ops", 3, rc_params, 2, two_engines, two_kinds, bad_operands_entry,
+                                         1, wide_tiles, 1, wide_tensors, wide_shape};
+
+static void test_bad_operands(void **state) {
+  (void)state;
+  expect_failure(&bad_operands, (int64_t[]){BFRT_NOPS, 3, 0}, NULL, "kernel ops, line 5: unknown op");
+  expect_failure(&bad_operands, (int64_t[]){BFRT_ADD, 2, 0}, NULL, "add takes 3 operands, not 2");
+  expect_failure(&bad_operands, (int64_t[]){BFRT_LOAD, 2, 0}, NULL, "load: operand 1 has the wrong kind");
+  /* [32,96] · [32,96] has mismatched inner dimensions */
+  expect_failure(&bad_operands, (int64_t[]){BFRT_MATMUL, 3, 0}, NULL, "matmul: operand shapes do not fit");
+  expect_failure(&bad_operands, (int64_t[]){BFRT_ROWSUM, 2, 0}, NULL, "rowsum: operand shapes do not fit");
+}
+
+static void divide_dma(bfrt_ctx *cx, const int64_t *p) {
+  int64_t *out = bfrt_scratch(cx, 1);
+  out[0] = bfrt_div(cx, 5, p[0], 9) + bfrt_mod(cx, 5, p[1], 10);
+}
+
+static void (*const divide_entry[])(bfrt_ctx *, const int64_t *) = {divide_dma, bad_store_act};
+static const bfrt_kernel divide = {"div", 3, rc_params, 2, two_engines, two_kinds, divide_entry,
+                                   1, wide_tiles, 1, wide_tensors, wide_shape};
+
+static void test_division_by_zero(void **state) {
+  (void)state;
+  bfrt_options opt = {.watchdog_seconds = 30};
+  expect_failure(&divide, (int64_t[]){0, 1, 0}, &opt, "kernel div, line 9: division by zero (5 / 0)");
+  expect_failure(&divide, (int64_t[]){1, 0, 0}, &opt, "kernel div, line 10: division by zero (5 / 0)");
+}
+
+static void floor_dma(bfrt_ctx *cx, const int64_t *p) {
+  (void)p;
+  static const int64_t cases[][4] = {{7, 2, 3, 1},   {-7, 2, -4, 1}, {7, -2, -4, -1},
+                                     {-7, -2, 3, -1}, {-1, 2, -1, 1}, {6, 3, 2, 0},
+                                     {INT64_MIN, -1, 0, 0}};
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    const int64_t *c = cases[i];
+    if (c[0] != INT64_MIN && bfrt_div(cx, c[0], c[1], 1) != c[2]) bfrt_div(cx, 1, 0, 100 + (int)i);
+    if (bfrt_mod(cx, c[0], c[1], 1) != c[3]) bfrt_div(cx, 1, 0, 200 + (int)i);
+  }
+  bfrt_div(cx, INT64_MIN, -1, 300);
+}
+
+static void (*const floor_entry[])(bfrt_ctx *, const int64_t *) = {floor_dma, idle};
+static const bfrt_kernel floors = {"floor", 3, rc_params, 2, two_engines, two_kinds, floor_entry,
+                                   1, wide_tiles, 1, wide_tensors, wide_shape};
+
+/* floor_dma fails at line 100+i / 200+i on a wrong quotient / remainder, and
+ * at line 300 (overflow) when they are all right. */
+static void test_floor_division(void **state) {
+  (void)state;
+  expect_failure(&floors, (int64_t[]){1, 1, 0}, NULL, "kernel floor, line 300: integer overflow");
+}
+
+/* ---- Deadlocks and barriers. */
+
+static void stuck_dma(bfrt_ctx *cx, const int64_t *p) {
+  (void)p;
+  bfrt_arg fill[] = {BFRT_TILE(0, 0), BFRT_IMM(1.0f)};
+  bfrt_op(cx, BFRT_FILL, 2, 2, fill);
+}
+
+static void stuck_act(bfrt_ctx *cx, const int64_t *p) {
+  (void)p;
+  bfrt_wait(cx, DMA, 5, 3);
+}
+
+static void (*const stuck_entry[])(bfrt_ctx *, const int64_t *) = {stuck_dma, stuck_act};
+static const bfrt_kernel stuck = {"stuck", 3, rc_params, 2, two_engines, two_kinds, stuck_entry,
+                                  1, wide_tiles, 1, wide_tensors, wide_shape};
+
+static void test_watchdog(void **state) {
+  (void)state;
+  const char *err = NULL;
+  bfrt *rt = bfrt_new(&stuck, (int64_t[]){1, 0, 0}, &err);
+  bfrt_options opt = {.watchdog_seconds = 0.3};
+  assert_int_equal(bfrt_run(rt, &opt), -1);
+  const char *msg = bfrt_error(rt);
+  assert_non_null(strstr(msg, "kernel stuck: deadlock: no engine made progress for 0.3 s"));
+  assert_non_null(strstr(msg, "engine act, line 3: waits for dma's counter >= 5 (it is 1)"));
+  assert_non_null(strstr(msg, "engine dma: finished"));
+  assert_non_null(strstr(msg, "counters: dma=1 act=0"));
+  assert_int_equal(bfrt_get_stats(rt)->waits, 1);
+  bfrt_delete(rt);
+}
+
+/* Both engines: two fills, a barrier, then p[0] more fills on dma while act
+ * waits for dma >= p[1]. After the barrier dma's counter restarts at 0, so
+ * the wait is satisfied only when p[1] <= p[0]. */
+static void barrier_dma(bfrt_ctx *cx, const int64_t *p) {
+  bfrt_arg fill[] = {BFRT_TILE(0, 0), BFRT_IMM(1.0f)};
+  bfrt_op(cx, BFRT_FILL, 2, 2, fill);
+  bfrt_op(cx, BFRT_FILL, 2, 2, fill);
+  bfrt_barrier(cx, 4);
+  for (int64_t i = 0; i < p[0]; i++) bfrt_op(cx, BFRT_FILL, 5, 2, fill);
+}
+
+static void barrier_act(bfrt_ctx *cx, const int64_t *p) {
+  bfrt_arg fill[] = {BFRT_TILE(0, 1), BFRT_IMM(2.0f)};
+  bfrt_op(cx, BFRT_FILL, 3, 2, fill);
+  bfrt_barrier(cx, 4);
+  bfrt_wait(cx, DMA, p[1], 6);
+}
+
+static void (*const barrier_entry[])(bfrt_ctx *, const int64_t *) = {barrier_dma, barrier_act};
+static const bfrt_kernel barrier = {"barrier", 3, rc_params, 2, two_engines, two_kinds, barrier_entry,
+                                    1, wide_tiles, 1, wide_tensors, wide_shape};
+
+static void test_barrier_resets_counters(void **state) {
+  (void)state;
+  const char *err = NULL;
+  bfrt *rt = bfrt_new(&barrier, (int64_t[]){2, 2, 0}, &err);
+  assert_int_equal(bfrt_run(rt, NULL), 0);
+  assert_int_equal(bfrt_get_stats(rt)->barriers, 1);
+  assert_int_equal(bfrt_get_stats(rt)->instructions, 5);
+  bfrt_delete(rt);
+  /* without the reset dma's counter would read 4 >= 3 */
+  bfrt_options opt = {.watchdog_seconds = 0.3};
+  expect_failure(&barrier, (int64_t[]){2, 3, 0}, &opt, "waits for dma's counter >= 3 (it is 2)");
+}
+
+static void lonely_act(bfrt_ctx *cx, const int64_t *p) {
+  (void)p;
+  bfrt_barrier(cx, 8);
+}
+
+static void (*const lonely_entry[])(bfrt_ctx *, const int64_t *) = {idle, lonely_act};
+static const bfrt_kernel lonely = {"lonely", 3, rc_params, 2, two_engines, two_kinds, lonely_entry,
+                                   1, wide_tiles, 1, wide_tensors, wide_shape};
+
+static void test_barrier_deadlock(void **state) {
+  (void)state;
+  bfrt_options opt = {.watchdog_seconds = 0.3};
+  expect_failure(&lonely, (int64_t[]){0, 0, 0}, &opt, "engine act, line 8: waits at a barrier");
+}
+
+/* ---- Instances. */
+
+static int bad_shape(const int64_t *p, int t, int64_t shape[2]) {
+  (void)t;
+  shape[0] = p[0];
+  shape[1] = 4;
+  return p[1]; /* a nonzero line: division by zero */
+}
+
+static const bfrt_kernel shapes = {"shapes", 3, rc_params, 2, two_engines, two_kinds, stuck_entry,
+                                   1, wide_tiles, 1, wide_tensors, bad_shape};
+
+static void test_new_errors(void **state) {
+  (void)state;
+  const char *err = NULL;
+  assert_null(bfrt_new(&shapes, (int64_t[]){4, 3, 0}, &err));
+  assert_string_equal(err, "division by zero in a tensor shape");
+  assert_null(bfrt_new(&shapes, (int64_t[]){-4, 0, 0}, &err));
+  assert_string_equal(err, "a tensor shape is negative");
+  assert_null(bfrt_new(&shapes, (int64_t[]){INT64_MAX / 2, 0, 0}, &err));
+  assert_string_equal(err, "out of memory for a tensor");
+  bfrt *rt = bfrt_new(&shapes, (int64_t[]){0, 0, 0}, &err);
+  assert_non_null(rt);
+  assert_non_null(bfrt_tensor_data(rt, 0));
+  assert_null(bfrt_tensor_data(rt, 1));
+  bfrt_delete(rt);
+}
+
+/* ---- The trace. */
+
+static char *read_all(const char *path) {
+  FILE *f = fopen(path, "rb");
+  assert_non_null(f);
+  fseek(f, 0, SEEK_END);
+  long n = ftell(f);
+  fseek(f, 0, SEEK_SET);
+  char *buf = malloc((size_t)n + 1);
+  assert_int_equal(fread(buf, 1, (size_t)n, f), (size_t)n);
+  buf[n] = 0;
+  fclose(f);
+  return buf;
+}
+
+/* The names of the X events of track tid, in file order, with their ts nondecreasing. */
+static void track_names(char *json, int tid, char *out, size_t size) {
+  char key[32];
+  snprintf(key, sizeof key, "\"tid\":%d,\"ts\":", tid);
+  out[0] = 0;
+  double last = -1;
+  for (char *line = strtok(json, "\n"); line; line = strtok(NULL, "\n")) {
+    char *at = strstr(line, key);
+    if (!at || !strstr(line, "\"ph\":\"X\"")) continue;
+    double ts = strtod(at + strlen(key), NULL);
+    assert_true(ts >= last);
+    last = ts;
+    char name[32];
+    assert_int_equal(sscanf(line, "{\"name\":\"%31[^\"]\"", name), 1);
+    assert_non_null(strstr(line, "\"args\":{\"line\":"));
+    strncat(out, name, size - strlen(out) - 2);
+    strcat(out, " ");
+  }
+}
+
+static void test_trace(void **state) {
+  (void)state;
+  char path[] = "/tmp/bfrt-trace-XXXXXX";
+  int fd = mkstemp(path);
+  assert_true(fd >= 0);
+  close(fd);
+  bfrt *rt = new_scale2(3);
+  bfrt_options opt = {.trace_path = path, .jitter_seed = 5};
+  assert_int_equal(bfrt_run(rt, &opt), 0);
+  bfrt_delete(rt);
+  char *json = read_all(path);
+  assert_true(strncmp(json, "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[", 38) == 0);
+  assert_non_null(strstr(json, "{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":1,\"tid\":0,\"args\":{\"name\":\"dma\"}}"));
+  assert_non_null(strstr(json, "{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":1,\"tid\":1,\"args\":{\"name\":\"act\"}}"));
+  assert_non_null(strstr(json, "\"name\":\"wait\",\"cat\":\"sync\",\"ph\":\"X\",\"pid\":1,\"tid\":1,"));
+  assert_non_null(strstr(json, "\"args\":{\"line\":3,\"engine\":\"dma\",\"threshold\":5}}"));
+  assert_non_null(strstr(json, "\"args\":{\"line\":4,\"engine\":\"act\",\"threshold\":3}}"));
+  char *copy = strdup(json), names[512];
+  track_names(copy, 0, names, sizeof names);
+  assert_string_equal(names, "load wait store load wait store wait load wait store ");
+  strcpy(copy, json);
+  track_names(copy, 1, names, sizeof names);
+  assert_string_equal(names, "wait scale wait scale wait scale ");
+  free(copy);
+  /* and a JSON parser agrees, when one is installed */
+  char cmd[128];
+  snprintf(cmd, sizeof cmd, "command -v python3 >/dev/null || exit 0; python3 -c 'import json,sys; json.load(open(sys.argv[1]))' %s", path);
+  assert_int_equal(system(cmd), 0);
+  free(json);
+  unlink(path);
+}
+
+static void test_trace_unwritable(void **state) {
+  (void)state;
+  bfrt *rt = new_scale2(1);
+  bfrt_options opt = {.trace_path = "/nonexistent/dir/trace.json"};
+  assert_int_equal(bfrt_run(rt, &opt), -1);
+  assert_string_equal(bfrt_error(rt), "kernel scale2: cannot write the trace to /nonexistent/dir/trace.json");
+  bfrt_delete(rt);
+}
+
+/* ---- The cost model. */
+
+static void test_op_cycles(void **state) {
+  (void)state;
+  bfrt_costs c = {0};
+  c.kind[BFRT_KIND_DVE] = (bfrt_engine_cost){.overhead = 10, .elems_per_cycle = {[BFRT_CLASS_ELEMWISE] = 64}};
+  c.kind[BFRT_KIND_DMA] = (bfrt_engine_cost){.overhead = 5, .dma_latency = 100, .dma_bytes_per_cycle = 32};
+  c.kind[BFRT_KIND_PE] = (bfrt_engine_cost){.overhead = 20, .pe_rows = 128, .pe_cols = 128,
+                                            .elems_per_cycle = {[BFRT_CLASS_MATMUL] = 1}};
+  assert_int_equal(bfrt_op_cycles(&c, BFRT_KIND_DVE, BFRT_ADD, (int64_t[]){64, 64}, (int64_t[]){64, 64}), 10 + 64);
+  assert_int_equal(bfrt_op_cycles(&c, BFRT_KIND_DVE, BFRT_ADD, (int64_t[]){1, 1}, (int64_t[]){1, 1}), 10 + 1);
+  /* 32 x 32 floats = 4096 bytes at 32 bytes per cycle */
+  assert_int_equal(bfrt_op_cycles(&c, BFRT_KIND_DMA, BFRT_LOAD, (int64_t[]){32, 32}, (int64_t[]){32, 32}),
+                   5 + 100 + 128);
+  /* [128,256] · [256,512]: 2 x 4 passes of 128 rows */
+  assert_int_equal(bfrt_op_cycles(&c, BFRT_KIND_PE, BFRT_MATMUL, (int64_t[]){128, 512}, (int64_t[]){128, 256}),
+                   20 + 8 * 128);
+  /* a throughput of 0 counts as 1 */
+  assert_int_equal(bfrt_op_cycles(&c, BFRT_KIND_ACT, BFRT_EXP, (int64_t[]){2, 3}, (int64_t[]){2, 3}), 6);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_elementwise),
+      cmocka_unit_test(test_transcendental),
+      cmocka_unit_test(test_rows),
+      cmocka_unit_test(test_matmul),
+      cmocka_unit_test(test_transpose_and_strides),
+      cmocka_unit_test(test_threads_run),
+      cmocka_unit_test(test_jitter_runs),
+      cmocka_unit_test(test_null_options_and_rerun),
+      cmocka_unit_test(test_bounds_error),
+      cmocka_unit_test(test_slot_error),
+      cmocka_unit_test(test_bad_operands),
+      cmocka_unit_test(test_division_by_zero),
+      cmocka_unit_test(test_floor_division),
+      cmocka_unit_test(test_watchdog),
+      cmocka_unit_test(test_barrier_resets_counters),
+      cmocka_unit_test(test_barrier_deadlock),
+      cmocka_unit_test(test_new_errors),
+      cmocka_unit_test(test_trace),
+      cmocka_unit_test(test_trace_unwritable),
+      cmocka_unit_test(test_op_cycles),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
