@@ -1,0 +1,175 @@
+/* barrier.c: the baseline the paper measured against.
+ *
+ * Every engine runs every loop. A full barrier of all engines stands at
+ * every loop-iteration boundary: at loop entry (before the first
+ * iteration) and at the end of each iteration (so between iterations and
+ * after the last). A barrier resets every counter to 0, so the code between
+ * two barriers is a straight-line region with its own positions: a
+ * consumer b waits for the 1-based position, within the region, of the
+ * latest e-instruction in the region that may conflict with it. Conflicts
+ * across a barrier are ordered by the barrier itself. */
+#include <limits.h>
+#include <string.h>
+
+#include "frontend/program.h"
+#include "transform/deps.h"
+
+typedef struct NodeList {
+  IrNode *head, **tail;
+} NodeList;
+
+/* The region being walked: which instructions it holds so far. */
+typedef struct Region {
+  int *ids;      /* instruction ids in program order */
+  int *position; /* [n]: the instruction's 1-based position on its engine in the region */
+  int n;
+  int count[BFRT_MAX_ENGINES];
+} Region;
+
+/* Per engine, the highest threshold waited for on each counter in the region. */
+typedef int64_t Waited[BFRT_MAX_ENGINES];
+
+typedef struct Builder {
+  Program *p;
+  const Deps *d;
+  Region region;
+} Builder;
+
+static void append(NodeList *l, IrNode *n) {
+  *l->tail = n;
+  l->tail = &n->next;
+}
+
+static IrNode *new_node(Program *p, IrKind kind, int line) {
+  IrNode *n = ARENA_NEW(p->arena, IrNode);
+  n->kind = kind;
+  n->line = line;
+  return n;
+}
+
+static IrNode *op_node(Program *p, const InstrInfo *in) {
+  const Stmt *s = in->stmt;
+  IrNode *n = new_node(p, IR_OP, in->line);
+  n->instr = s;
+  n->op = s->op;
+  n->noperands = s->noperands;
+  n->operands = ARENA_ARRAY(p->arena, IrOperand, s->noperands + 1);
+  for (int i = 0; i < s->noperands; i++) {
+    const Operand *o = &s->operands[i];
+    IrOperand *io = &n->operands[i];
+    io->kind = o->kind;
+    io->decl = o->decl;
+    io->imm = o->imm;
+    if (o->kind == OPND_TILE) io->slot = o->slot ? ir_from_expr(p, o->slot) : ir_const(p->arena, 0);
+    if (o->kind == OPND_HBM) {
+      io->row = ir_from_expr(p, o->row);
+      io->col = ir_from_expr(p, o->col);
+    }
+  }
+  return n;
+}
+
+static void begin_region(Builder *b) {
+  b->region.n = 0;
+  memset(b->region.count, 0, sizeof b->region.count);
+}
+
+/* The wait of b on engine e: the latest may-conflicting e-instruction of the region. */
+static IrNode *region_wait(Builder *b, int consumer, int e) {
+  const Region *r = &b->region;
+  for (int i = r->n - 1; i >= 0; i--) {
+    int a = r->ids[i];
+    if (b->d->instrs[a].engine != e || !deps_may_conflict(b->d, a, consumer, INT_MAX)) continue;
+    IrNode *w = new_node(b->p, IR_WAIT, b->d->instrs[consumer].line);
+    WaitWhy *why = ARENA_NEW(b->p->arena, WaitWhy);
+    why->consumer_line = b->d->instrs[consumer].line;
+    why->producer_lines[0] = b->d->instrs[a].line;
+    why->nproducers = 1;
+    why->kind = deps_kind(b->d, a, consumer);
+    why->distance = "static";
+    w->engine = e;
+    w->threshold = ir_const(b->p->arena, r->position[i]);
+    w->why = why;
+    return w;
+  }
+  return NULL;
+}
+
+/* Engine c's copy of the region's instruction `id`, with its waits. A wait
+ * that an earlier one of c on the same counter implies is left out. */
+static void emit_instr(Builder *b, int c, int id, int64_t *waited, NodeList *out) {
+  for (int e = 0; e < b->d->nengines; e++) {
+    if (e == c) continue;
+    IrNode *w = region_wait(b, id, e);
+    if (!w || w->threshold->value <= waited[e]) continue;
+    waited[e] = w->threshold->value;
+    append(out, w);
+  }
+  append(out, op_node(b->p, &b->d->instrs[id]));
+}
+
+static void walk_list(Builder *b, const Stmt *s, NodeList *outs, Waited *waited);
+
+static void add_to_region(Builder *b, int id, NodeList *outs, Waited *waited) {
+  int e = b->d->instrs[id].engine;
+  emit_instr(b, e, id, waited[e], &outs[e]);
+  Region *r = &b->region;
+  r->ids[r->n] = id;
+  r->position[r->n] = ++r->count[e];
+  r->n++;
+}
+
+static IrNode *barrier(Program *p, int line) { return new_node(p, IR_BARRIER, line); }
+
+/* Every engine: barrier; for ... { body; barrier }. Regions restart at each. */
+static void walk_loop(Builder *b, const Stmt *loop, NodeList *outs, Waited *waited) {
+  Program *p = b->p;
+  int ne = b->d->nengines, line = b->d->loops[loop->loop_id].line;
+  NodeList *bodies = ARENA_ARRAY(p->arena, NodeList, ne);
+  Waited *inner = ARENA_ARRAY(p->arena, Waited, ne);
+  for (int e = 0; e < ne; e++) bodies[e] = (NodeList){NULL, &bodies[e].head};
+  begin_region(b);
+  walk_list(b, loop->body, bodies, inner);
+  for (int e = 0; e < ne; e++) {
+    append(&bodies[e], barrier(p, line));
+    append(&outs[e], barrier(p, line));
+    IrNode *n = new_node(p, IR_LOOP, line);
+    n->loop_id = loop->loop_id;
+    n->lo = ir_from_expr(p, loop->lo);
+    n->hi = ir_from_expr(p, loop->hi);
+    n->body = bodies[e].head;
+    append(&outs[e], n);
+    memset(waited[e], 0, sizeof waited[e]);
+  }
+  begin_region(b);
+}
+
+static void walk_list(Builder *b, const Stmt *s, NodeList *outs, Waited *waited) {
+  for (; s; s = s->next) {
+    switch (s->kind) {
+    case ST_INSTR: add_to_region(b, s->instr_id, outs, waited); break;
+    case ST_FOR: walk_loop(b, s, outs, waited); break;
+    case ST_BLOCK: walk_list(b, s->body, outs, waited); break;
+    case ST_IF: bug("barrier: conditionals are not supported yet");
+    }
+  }
+}
+
+/* Requires: a checked kernel. Ensures: p->ir with a barrier at every loop
+ * iteration boundary and static thresholds between barriers. */
+void transform_barrier(Program *p) {
+  Builder b = {0};
+  b.p = p;
+  b.d = deps_build(p);
+  b.region.ids = ARENA_ARRAY(p->arena, int, b.d->ninstrs + 1);
+  b.region.position = ARENA_ARRAY(p->arena, int, b.d->ninstrs + 1);
+  p->ir = ARENA_NEW(p->arena, IrProgram);
+  p->ir->sync = SYNC_BARRIER;
+  p->ir->nengines = b.d->nengines;
+  NodeList outs[BFRT_MAX_ENGINES];
+  Waited waited[BFRT_MAX_ENGINES] = {{0}};
+  for (int e = 0; e < b.d->nengines; e++) outs[e] = (NodeList){NULL, &outs[e].head};
+  begin_region(&b);
+  walk_list(&b, p->kernel->body, outs, waited);
+  for (int e = 0; e < b.d->nengines; e++) p->ir->streams[e].body = outs[e].head;
+}

@@ -1,0 +1,496 @@
+/* barrier_free.c: one instruction stream per engine, with exact counter
+ * waits and no barrier (docs/algorithm.md has the argument).
+ *
+ * For a consumer b on engine c and a producer engine e, the wait before b
+ * is `wait S_e >= need_e(b)`, with need_e(b) computed at run time from
+ * positions: P_e(p), the number of e-instructions before program point p.
+ * Engine c walks the kernel in program order keeping, for every producer
+ * it cares about, an IrExpr equal to P_e at the current point:
+ *
+ *   - an e-instruction adds 1;
+ *   - a loop L whose per-iteration count K_e is closed-form and does not
+ *     depend on L's variable gives P_e = entry + (i - lo) * K_e inside the
+ *     body and entry + max(0, hi - lo) * K_e after it, so c may skip L;
+ *   - otherwise (a triangular nest) c runs L and keeps a running scalar,
+ *     set to the entry position before L and to the end-of-body position
+ *     after each iteration: the tracked cumulative count.
+ *
+ * The threshold itself is either closed-form (deps.c found the latest
+ * conflicting e-instruction a in b's iteration: T = P_e(after a)), or read
+ * from tracking arrays: c stores P_e(after x) into arr[slot] at every
+ * e-access x of the resource and kind it depends on, and loads the slot b
+ * touches. Arrays, running scalars and loops exist only where some wait
+ * of c needs them. */
+#include <limits.h>
+#include <string.h>
+
+#include "frontend/program.h"
+#include "transform/deps.h"
+
+enum { READS, WRITES };
+
+typedef struct NodeList {
+  IrNode *head, **tail;
+} NodeList;
+
+/* Everything the streams share: the dependence analysis, each consumer's
+ * need classification and each loop's per-iteration counts. */
+typedef struct Analysis {
+  const Deps *d;
+  Need *needs;        /* [instr * nengines + engine] */
+  IrExpr **body_count; /* [loop * nengines + engine]: K_e, NULL when not closed-form */
+} Analysis;
+
+/* The stream of one engine c under construction. */
+typedef struct Builder {
+  Program *p;
+  const Analysis *an;
+  int c;
+  IrStream *s;
+  int *array_of;      /* [(engine * nres + res) * 2 + kind]: array id or -1 */
+  int *needed_upto;   /* [engine]: last instruction id whose position c needs, -1 if none */
+  IrExpr **pos;       /* [engine]: P_e here, NULL when c does not follow e */
+  IrExpr **pos_after; /* [instr]: P_e just after it */
+  IrExpr **waited;    /* [engine]: threshold already waited for in this segment */
+  int var_cap;
+} Builder;
+
+static void append(NodeList *l, IrNode *n) {
+  *l->tail = n;
+  l->tail = &n->next;
+}
+
+static IrNode *new_node(Program *p, IrKind kind, int line) {
+  IrNode *n = ARENA_NEW(p->arena, IrNode);
+  n->kind = kind;
+  n->line = line;
+  return n;
+}
+
+/* ---- Counts. */
+
+static bool uses_loopvar(const IrExpr *e, int loop) {
+  if (!e) return false;
+  if (e->kind == IX_LOOPVAR) return e->id == loop;
+  return uses_loopvar(e->a, loop) || uses_loopvar(e->b, loop);
+}
+
+/* No division that could fail: safe to evaluate where the source would not. */
+static bool total(const IrExpr *e) {
+  if (!e) return true;
+  if ((e->kind == IX_DIV || e->kind == IX_MOD) && (e->b->kind != IX_CONST || e->b->value == 0))
+    return false;
+  return total(e->a) && total(e->b);
+}
+
+static IrExpr *trip_count(Program *p, const Stmt *loop) {
+  IrExpr *span = ir_binary(p->arena, IX_SUB, ir_from_expr(p, loop->hi), ir_from_expr(p, loop->lo), 0);
+  return ir_binary(p->arena, IX_MAX, ir_const(p->arena, 0), span, 0);
+}
+
+/* count_e(list) as a closed form, or NULL; fills body_count for its loops. */
+static IrExpr *count_list(Program *p, Analysis *an, const Stmt *s, int e) {
+  IrExpr *sum = ir_const(p->arena, 0);
+  for (; s; s = s->next) {
+    IrExpr *k = NULL;
+    switch (s->kind) {
+    case ST_INSTR: k = ir_const(p->arena, s->engine == e); break;
+    case ST_BLOCK: k = count_list(p, an, s->body, e); break;
+    case ST_FOR: {
+      IrExpr *body = count_list(p, an, s->body, e);
+      if (body && (uses_loopvar(body, s->loop_id) || !total(body))) body = NULL;
+      an->body_count[s->loop_id * an->d->nengines + e] = body;
+      if (body) k = ir_binary(p->arena, IX_MUL, trip_count(p, s), body, 0);
+      break;
+    }
+    case ST_IF: bug("barrier_free: conditionals are not supported yet");
+    }
+    sum = sum && k ? ir_binary(p->arena, IX_ADD, sum, k, 0) : NULL;
+  }
+  return sum;
+}
+
+static Analysis *analyze(Program *p) {
+  Analysis *an = ARENA_NEW(p->arena, Analysis);
+  const Deps *d = deps_build(p);
+  an->d = d;
+  an->needs = ARENA_ARRAY(p->arena, Need, d->ninstrs * d->nengines + 1);
+  an->body_count = ARENA_ARRAY(p->arena, IrExpr *, d->nloops * d->nengines + 1);
+  for (int e = 0; e < d->nengines; e++) count_list(p, an, p->kernel->body, e);
+  for (int b = 0; b < d->ninstrs; b++)
+    for (int e = 0; e < d->nengines; e++)
+      if (e != d->instrs[b].engine) an->needs[b * d->nengines + e] = deps_need(d, b, e);
+  return an;
+}
+
+/* ---- What stream c must follow. */
+
+/* The last instruction id of the outermost loop around i (i at top level). */
+static int extend_to_outermost(const Deps *d, int i) {
+  int l = d->instrs[i].loop;
+  if (l < 0) return i;
+  while (d->loops[l].parent >= 0) l = d->loops[l].parent;
+  return d->loops[l].end - 1;
+}
+
+static void need_position(Builder *b, int e, int instr) {
+  int upto = extend_to_outermost(b->an->d, instr);
+  if (upto > b->needed_upto[e]) b->needed_upto[e] = upto;
+}
+
+static int *array_slot(Builder *b, int e, int res, int kind) {
+  return &b->array_of[(e * b->an->d->nres + res) * 2 + kind];
+}
+
+static void register_array(Builder *b, int e, int res, int kind) {
+  const Deps *d = b->an->d;
+  const AccessorList *l = deps_accessors(d, res, e);
+  if (!(kind == WRITES ? l->any_write : l->any_read)) return;
+  need_position(b, e, l->ids[l->n - 1]);
+  int *slot = array_slot(b, e, res, kind);
+  if (*slot >= 0) return;
+  const char *what = res < d->k->ntiles ? d->k->tiles[res].name : d->k->tensors[res - d->k->ntiles].name;
+  IrArray *a = &b->s->arrays[b->s->narrays];
+  a->name = arena_printf(b->p->arena, "%s_%s_%s", b->p->target->engines[e].name,
+                         kind == WRITES ? "writes" : "reads", what);
+  a->length = ir_const(b->p->arena, res < d->k->ntiles ? d->k->tiles[res].slots : 1);
+  *slot = b->s->narrays++;
+}
+
+/* Decide which arrays c keeps and up to where it follows each producer. */
+static void plan_stream(Builder *b) {
+  const Deps *d = b->an->d;
+  int max_arrays = d->nengines * d->nres * 2;
+  b->s->arrays = ARENA_ARRAY(b->p->arena, IrArray, max_arrays + 1);
+  for (int i = 0; i < max_arrays; i++) b->array_of[i] = -1;
+  for (int e = 0; e < d->nengines; e++) b->needed_upto[e] = -1;
+  for (int i = 0; i < d->ninstrs; i++) {
+    const InstrInfo *in = &d->instrs[i];
+    if (in->engine != b->c) continue;
+    for (int e = 0; e < d->nengines; e++) {
+      const Need *n = &b->an->needs[i * d->nengines + e];
+      if (e == b->c || n->kind == NEED_NONE) continue;
+      if (n->kind == NEED_CLOSED) {
+        need_position(b, e, n->producer);
+        continue;
+      }
+      for (int j = 0; j < in->naccesses; j++) {
+        register_array(b, e, in->accesses[j].res, WRITES);
+        if (in->accesses[j].write) register_array(b, e, in->accesses[j].res, READS);
+      }
+    }
+  }
+  for (int e = 0; e < d->nengines; e++)
+    if (b->needed_upto[e] >= 0) b->pos[e] = ir_const(b->p->arena, 0);
+}
+
+/* Stop following producers whose positions c no longer needs from here on. */
+static void retire_positions(Builder *b, int first_id) {
+  for (int e = 0; e < b->an->d->nengines; e++)
+    if (b->needed_upto[e] < first_id) b->pos[e] = NULL;
+}
+
+static int new_var(Builder *b, const char *name) {
+  IrStream *s = b->s;
+  if (s->nvars == b->var_cap) {
+    b->var_cap = b->var_cap ? 2 * b->var_cap : 8;
+    const char **names = ARENA_ARRAY(b->p->arena, const char *, b->var_cap);
+    if (s->nvars) memcpy(names, s->var_names, sizeof(char *) * (size_t)s->nvars);
+    s->var_names = names;
+  }
+  s->var_names[s->nvars] = name;
+  return s->nvars++;
+}
+
+/* ---- Building the stream. */
+
+static IrExpr *slot_expr(Program *p, const Operand *o) {
+  return o->slot ? ir_from_expr(p, o->slot) : ir_const(p->arena, 0);
+}
+
+static IrNode *op_node(Program *p, const InstrInfo *in) {
+  const Stmt *s = in->stmt;
+  IrNode *n = new_node(p, IR_OP, in->line);
+  n->instr = s;
+  n->op = s->op;
+  n->noperands = s->noperands;
+  n->operands = ARENA_ARRAY(p->arena, IrOperand, s->noperands + 1);
+  for (int i = 0; i < s->noperands; i++) {
+    const Operand *o = &s->operands[i];
+    IrOperand *io = &n->operands[i];
+    io->kind = o->kind;
+    io->decl = o->decl;
+    io->imm = o->imm;
+    if (o->kind == OPND_TILE) io->slot = slot_expr(p, o);
+    if (o->kind == OPND_HBM) {
+      io->row = ir_from_expr(p, o->row);
+      io->col = ir_from_expr(p, o->col);
+    }
+  }
+  return n;
+}
+
+/* Split e into base + k (base NULL for a constant). */
+static IrExpr *split_offset(IrExpr *e, int64_t *k) {
+  if (e->kind == IX_CONST) {
+    *k = e->value;
+    return NULL;
+  }
+  if (e->kind == IX_ADD && e->b->kind == IX_CONST) {
+    *k = e->b->value;
+    return e->a;
+  }
+  *k = 0;
+  return e;
+}
+
+static bool has_load(const IrExpr *e) {
+  return e && (e->kind == IX_LOAD || has_load(e->a) || has_load(e->b));
+}
+
+/* Whether having waited for `before` already guarantees `after`: the same
+ * position base, no smaller offset (and no array the stores may change). */
+static bool implies(IrExpr *before, IrExpr *after) {
+  if (!before || has_load(before) || has_load(after)) return false;
+  int64_t kb, ka;
+  IrExpr *bb = split_offset(before, &kb), *ba = split_offset(after, &ka);
+  return kb >= ka && (bb == ba || (bb && ba && ir_expr_equal(bb, ba)));
+}
+
+static WaitWhy *closed_why(Builder *b, int consumer, const Need *n) {
+  const Deps *d = b->an->d;
+  WaitWhy *w = ARENA_NEW(b->p->arena, WaitWhy);
+  w->consumer_line = d->instrs[consumer].line;
+  w->producer_lines[0] = d->instrs[n->producer].line;
+  w->nproducers = 1;
+  w->kind = deps_kind(d, n->producer, consumer);
+  w->distance = n->dist;
+  return w;
+}
+
+static void add_producer_line(WaitWhy *w, int line) {
+  for (int i = 0; i < w->nproducers; i++)
+    if (w->producer_lines[i] == line) return;
+  if (w->nproducers < 4) w->producer_lines[w->nproducers++] = line;
+}
+
+static WaitWhy *tracked_why(Builder *b, int consumer, int e, const Need *n) {
+  const Deps *d = b->an->d;
+  const InstrInfo *in = &d->instrs[consumer];
+  WaitWhy *w = ARENA_NEW(b->p->arena, WaitWhy);
+  bool raw = false, war = false, waw = false;
+  w->consumer_line = in->line;
+  w->distance = n->dist;
+  for (int j = 0; j < in->naccesses; j++) {
+    const Access *x = &in->accesses[j];
+    const AccessorList *l = deps_accessors(d, x->res, e);
+    raw |= !x->write && l->any_write;
+    war |= x->write && l->any_read;
+    waw |= x->write && l->any_write;
+    if (x->res >= d->k->ntiles) w->fallback = "hbm regions tracked per tensor";
+    for (int i = 0; i < l->n && w->nproducers < 4; i++)
+      if (deps_may_conflict(d, l->ids[i], consumer, 0)) add_producer_line(w, d->instrs[l->ids[i]].line);
+  }
+  static const char *const names[8] = {"none", "RAW", "WAR", "RAW+WAR", "WAW", "RAW+WAW",
+                                       "WAR+WAW", "RAW+WAR+WAW"};
+  w->kind = names[raw | war << 1 | waw << 2];
+  return w;
+}
+
+static IrExpr *access_index(Builder *b, const Access *x) {
+  if (x->res >= b->an->d->k->ntiles) return ir_const(b->p->arena, 0);
+  return slot_expr(b->p, x->operand);
+}
+
+/* max over the arrays of e that b's accesses depend on, at b's slots. */
+static IrExpr *tracked_threshold(Builder *b, int consumer, int e) {
+  const InstrInfo *in = &b->an->d->instrs[consumer];
+  IrExpr *t = NULL;
+  for (int j = 0; j < in->naccesses; j++) {
+    const Access *x = &in->accesses[j];
+    for (int kind = READS; kind <= WRITES; kind++) {
+      int a = *array_slot(b, e, x->res, kind);
+      if (a < 0 || (kind == READS && !x->write)) continue;
+      IrExpr *load = ir_load(b->p->arena, a, access_index(b, x));
+      t = t ? ir_binary(b->p->arena, IX_MAX, t, load, 0) : load;
+    }
+  }
+  if (!t) bug("barrier_free: tracked wait at line %d without arrays", in->line);
+  return t;
+}
+
+static void emit_waits(Builder *b, int consumer, NodeList *out) {
+  const Deps *d = b->an->d;
+  for (int e = 0; e < d->nengines; e++) {
+    const Need *n = &b->an->needs[consumer * d->nengines + e];
+    if (e == b->c || n->kind == NEED_NONE) continue;
+    IrExpr *t;
+    const WaitWhy *why;
+    if (n->kind == NEED_CLOSED) {
+      t = b->pos_after[n->producer];
+      if (!t) bug("barrier_free: no position for line %d", d->instrs[n->producer].line);
+      if (implies(b->waited[e], t)) continue;
+      why = closed_why(b, consumer, n);
+    } else {
+      t = tracked_threshold(b, consumer, e);
+      why = tracked_why(b, consumer, e, n);
+    }
+    IrNode *w = new_node(b->p, IR_WAIT, d->instrs[consumer].line);
+    w->engine = e;
+    w->threshold = t;
+    w->why = why;
+    append(out, w);
+    b->waited[e] = t;
+  }
+}
+
+static void emit_stores(Builder *b, int id, IrExpr *position, NodeList *out) {
+  const InstrInfo *in = &b->an->d->instrs[id];
+  for (int j = 0; j < in->naccesses; j++) {
+    const Access *x = &in->accesses[j];
+    int a = *array_slot(b, in->engine, x->res, x->write ? WRITES : READS);
+    if (a < 0) continue;
+    IrNode *n = new_node(b->p, IR_STORE, in->line);
+    n->array = a;
+    n->index = access_index(b, x);
+    n->value = position;
+    append(out, n);
+  }
+}
+
+static void walk_list(Builder *b, const Stmt *s, NodeList *out);
+
+static void walk_instr(Builder *b, const Stmt *s, NodeList *out) {
+  int id = s->instr_id;
+  const InstrInfo *in = &b->an->d->instrs[id];
+  retire_positions(b, id);
+  if (in->engine == b->c) {
+    emit_waits(b, id, out);
+    append(out, op_node(b->p, in));
+    return;
+  }
+  if (!b->pos[in->engine]) return;
+  IrExpr *after = ir_binary(b->p->arena, IX_ADD, b->pos[in->engine], ir_const(b->p->arena, 1), 0);
+  emit_stores(b, id, after, out);
+  b->pos[in->engine] = after;
+  b->pos_after[id] = after;
+}
+
+static void clear_waited(Builder *b) {
+  for (int e = 0; e < b->an->d->nengines; e++) b->waited[e] = NULL;
+}
+
+/* Position of each followed producer at the start of an iteration of
+ * `loop`; running scalars (set in pre) where the count is not closed-form. */
+static void enter_body(Builder *b, const Stmt *loop, IrExpr **entry, int *running, NodeList *pre) {
+  Program *p = b->p;
+  IrExpr *lo = ir_from_expr(p, loop->lo);
+  IrExpr *done = ir_binary(p->arena, IX_SUB, ir_leaf(p->arena, IX_LOOPVAR, loop->loop_id), lo, 0);
+  for (int e = 0; e < b->an->d->nengines; e++) {
+    running[e] = -1;
+    if (!entry[e]) continue;
+    IrExpr *k = b->an->body_count[loop->loop_id * b->an->d->nengines + e];
+    if (k) {
+      b->pos[e] = ir_binary(p->arena, IX_ADD, entry[e], ir_binary(p->arena, IX_MUL, done, k, 0), 0);
+      continue;
+    }
+    running[e] = new_var(b, arena_printf(p->arena, "%s_pos_%s%d", p->target->engines[e].name,
+                                         loop->var, loop->loop_id));
+    IrNode *set = new_node(p, IR_SET, source_line(&p->src, loop->span.begin));
+    set->var = running[e];
+    set->value = entry[e];
+    append(pre, set);
+    b->pos[e] = ir_leaf(p->arena, IX_VAR, running[e]);
+  }
+}
+
+/* Carry each running scalar to the next iteration. */
+static void close_body(Builder *b, const Stmt *loop, const int *running, NodeList *body) {
+  for (int e = 0; e < b->an->d->nengines; e++) {
+    if (running[e] < 0) continue;
+    IrExpr *var = ir_leaf(b->p->arena, IX_VAR, running[e]);
+    if (ir_expr_equal(b->pos[e], var)) continue;
+    IrNode *set = new_node(b->p, IR_SET, source_line(&b->p->src, loop->span.begin));
+    set->var = running[e];
+    set->value = b->pos[e];
+    append(body, set);
+  }
+}
+
+static void walk_loop(Builder *b, const Stmt *loop, NodeList *out) {
+  Program *p = b->p;
+  int ne = b->an->d->nengines;
+  IrExpr **entry = ARENA_ARRAY(p->arena, IrExpr *, ne);
+  int *running = ARENA_ARRAY(p->arena, int, ne);
+  NodeList pre = {NULL, &pre.head}, body = {NULL, &body.head};
+  bool any_running = false;
+
+  retire_positions(b, b->an->d->loops[loop->loop_id].first);
+  memcpy(entry, b->pos, sizeof(IrExpr *) * (size_t)ne);
+  enter_body(b, loop, entry, running, &pre);
+  clear_waited(b);
+  walk_list(b, loop->body, &body);
+  close_body(b, loop, running, &body);
+  clear_waited(b);
+
+  for (int e = 0; e < ne; e++) {
+    if (!entry[e] || !b->pos[e]) continue;
+    if (running[e] >= 0) {
+      b->pos[e] = ir_leaf(p->arena, IX_VAR, running[e]);
+      any_running = true;
+      continue;
+    }
+    IrExpr *k = b->an->body_count[loop->loop_id * ne + e];
+    b->pos[e] = ir_binary(p->arena, IX_ADD, entry[e], ir_binary(p->arena, IX_MUL, trip_count(p, loop), k, 0), 0);
+  }
+  if (!body.head && !any_running) return; /* nothing to do in it: skip the loop */
+  if (pre.head) {
+    *out->tail = pre.head;
+    out->tail = pre.tail;
+  }
+  IrNode *n = new_node(p, IR_LOOP, b->an->d->loops[loop->loop_id].line);
+  n->loop_id = loop->loop_id;
+  n->lo = ir_from_expr(p, loop->lo);
+  n->hi = ir_from_expr(p, loop->hi);
+  n->body = body.head;
+  append(out, n);
+}
+
+static void walk_list(Builder *b, const Stmt *s, NodeList *out) {
+  for (; s; s = s->next) {
+    switch (s->kind) {
+    case ST_INSTR: walk_instr(b, s, out); break;
+    case ST_FOR: walk_loop(b, s, out); break;
+    case ST_BLOCK: walk_list(b, s->body, out); break;
+    case ST_IF: bug("barrier_free: conditionals are not supported yet");
+    }
+  }
+}
+
+static void build_stream(Program *p, const Analysis *an, int c) {
+  const Deps *d = an->d;
+  Builder b = {0};
+  b.p = p;
+  b.an = an;
+  b.c = c;
+  b.s = &p->ir->streams[c];
+  b.array_of = ARENA_ARRAY(p->arena, int, d->nengines * d->nres * 2 + 1);
+  b.needed_upto = ARENA_ARRAY(p->arena, int, d->nengines);
+  b.pos = ARENA_ARRAY(p->arena, IrExpr *, d->nengines);
+  b.pos_after = ARENA_ARRAY(p->arena, IrExpr *, d->ninstrs + 1);
+  b.waited = ARENA_ARRAY(p->arena, IrExpr *, d->nengines);
+  plan_stream(&b);
+  NodeList out = {NULL, &out.head};
+  walk_list(&b, p->kernel->body, &out);
+  b.s->body = out.head;
+}
+
+/* Requires: a checked kernel. Ensures: p->ir, one stream per engine, every
+ * threshold equal to need_e(b) at run time, no barrier. */
+void transform_barrier_free(Program *p) {
+  const Analysis *an = analyze(p);
+  p->ir = ARENA_NEW(p->arena, IrProgram);
+  p->ir->sync = SYNC_BARRIER_FREE;
+  p->ir->nengines = p->target->nengines;
+  for (int c = 0; c < p->ir->nengines; c++) build_stream(p, an, c);
+}

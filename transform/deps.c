@@ -1,0 +1,364 @@
+/* deps.c: which instructions conflict, and how a consumer can know when.
+ *
+ * Two dynamic instances conflict when they touch the same tile slot, or
+ * overlapping hbm regions of one tensor, and at least one writes. Statically
+ * we compare two instructions a and b under an assumption about which loop
+ * variables hold the same value for both: the variables of loops that
+ * enclose both and run the same iteration ("common" loops). A slot written
+ * as an affine form in loop variables and parameters, optionally reduced
+ * `% S` (S a multiple of the tile's slot count; a slot in range equals its
+ * value mod S either way), is compared through the difference of the two
+ * forms: when every variable coefficient is a multiple of S, the slots are
+ * equal or differ for every value of the variables. Variables of loops that
+ * are not common are distinct unknowns. Anything else is "may conflict".
+ * hbm tiles compare coordinate by coordinate when the tile shapes agree.
+ *
+ * deps_need classifies, for a consumer b and a producer engine e, how b
+ * learns need_e(b). It scans backwards in program order within the current
+ * iteration: the instructions before b in its loop body (an id range),
+ * then, before crossing the start of that loop's body (which reaches earlier
+ * iterations), it checks that no e-instruction of the loop can conflict with
+ * b in another iteration, and continues outside. The first may-conflicting
+ * e-instruction found decides: if it runs exactly once in this iteration
+ * (its loop encloses b) and certainly conflicts, its position is the
+ * threshold in closed form; otherwise the consumer tracks e's accesses at
+ * run time. Nothing found at all means no wait. */
+#include "transform/deps.h"
+
+#include <limits.h>
+#include <string.h>
+
+#include "frontend/ops.h"
+
+enum { MAX_TERMS = 8 };
+
+/* ---- Flattening the kernel. */
+
+typedef struct Builder {
+  Deps *d;
+  int next_instr;
+} Builder;
+
+static void add_accessor(Deps *d, int res, int engine, int id, bool write) {
+  AccessorList *l = &d->accessors[res * d->nengines + engine];
+  if (l->n && l->ids[l->n - 1] == id) {
+    /* the same instruction again (e.g. matmul_acc reads and writes acc) */
+  } else {
+    if (l->n == l->cap) {
+      int cap = l->cap ? 2 * l->cap : 4;
+      int *ids = ARENA_ARRAY(d->p->arena, int, cap);
+      if (l->n) memcpy(ids, l->ids, sizeof(int) * (size_t)l->n);
+      l->ids = ids;
+      l->cap = cap;
+    }
+    l->ids[l->n++] = id;
+  }
+  if (write) l->any_write = true;
+  else l->any_read = true;
+}
+
+static void add_access(InstrInfo *in, int res, bool write, const Operand *o) {
+  if (in->naccesses == 4) bug("deps: too many accesses at line %d", in->line);
+  Access *a = &in->accesses[in->naccesses++];
+  a->res = res;
+  a->write = write;
+  a->operand = o;
+}
+
+/* Operand 0 is written; matmul_acc also reads it; every other tile or hbm
+ * operand is read. An hbm tile takes the shape of the tile operand. */
+static void collect_accesses(Deps *d, InstrInfo *in) {
+  const Stmt *s = in->stmt;
+  const Tile *shape = NULL;
+  for (int i = 0; i < s->noperands; i++) {
+    const Operand *o = &s->operands[i];
+    if (o->kind == OPND_TILE) {
+      if (!shape) shape = &d->k->tiles[o->decl];
+      if (i == 0 && s->op == BFRT_MATMUL_ACC) add_access(in, o->decl, false, o);
+      add_access(in, o->decl, i == 0, o);
+    } else if (o->kind == OPND_HBM) {
+      add_access(in, d->k->ntiles + o->decl, i == 0, o);
+    }
+  }
+  for (int i = 0; i < in->naccesses; i++) {
+    Access *a = &in->accesses[i];
+    if (a->res >= d->k->ntiles) {
+      if (!shape) bug("deps: hbm operand without a tile at line %d", in->line);
+      a->rows = shape->rows;
+      a->cols = shape->cols;
+    }
+    add_accessor(d, a->res, in->engine, (int)(in - d->instrs), a->write);
+  }
+}
+
+static void flatten(Builder *b, const Stmt *s, int loop, int depth) {
+  Deps *d = b->d;
+  for (; s; s = s->next) {
+    switch (s->kind) {
+    case ST_INSTR: {
+      if (s->instr_id != b->next_instr) bug("deps: instruction ids not in program order");
+      InstrInfo *in = &d->instrs[b->next_instr++];
+      in->stmt = s;
+      in->engine = s->engine;
+      in->loop = loop;
+      in->line = source_line(&d->p->src, s->span.begin);
+      collect_accesses(d, in);
+      break;
+    }
+    case ST_FOR: {
+      LoopInfo *l = &d->loops[s->loop_id];
+      l->stmt = s;
+      l->parent = loop;
+      l->depth = depth;
+      l->line = source_line(&d->p->src, s->span.begin);
+      l->first = b->next_instr;
+      flatten(b, s->body, s->loop_id, depth + 1);
+      l->end = b->next_instr;
+      break;
+    }
+    case ST_BLOCK: flatten(b, s->body, loop, depth); break;
+    case ST_IF: bug("deps: conditionals are not supported yet (line %d)",
+                    source_line(&d->p->src, s->span.begin));
+    }
+  }
+}
+
+Deps *deps_build(Program *p) {
+  Deps *d = ARENA_NEW(p->arena, Deps);
+  const Kernel *k = p->kernel;
+  d->p = p;
+  d->k = k;
+  d->ninstrs = k->ninstrs;
+  d->nloops = k->nloops;
+  d->nres = k->ntiles + k->ntensors;
+  d->nengines = p->target->nengines;
+  d->instrs = ARENA_ARRAY(p->arena, InstrInfo, d->ninstrs + 1);
+  d->loops = ARENA_ARRAY(p->arena, LoopInfo, d->nloops + 1);
+  d->accessors = ARENA_ARRAY(p->arena, AccessorList, d->nres * d->nengines + 1);
+  Builder b = {d, 0};
+  flatten(&b, k->body, -1, 0);
+  if (b.next_instr != d->ninstrs) bug("deps: %d instructions, kernel says %d", b.next_instr, d->ninstrs);
+  return d;
+}
+
+const AccessorList *deps_accessors(const Deps *d, int res, int e) {
+  return &d->accessors[res * d->nengines + e];
+}
+
+bool deps_encloses(const Deps *d, int l, int i) { return d->loops[l].first <= i && i < d->loops[l].end; }
+
+/* ---- Affine forms. */
+
+typedef struct Term {
+  int var;  /* loop id >= 0, or -1 - parameter index */
+  int side; /* 0 common to both instructions, 1 only a's, 2 only b's */
+  int64_t coef;
+} Term;
+
+typedef struct Affine {
+  int64_t c;
+  int n;
+  Term t[MAX_TERMS];
+} Affine;
+
+/* The two instructions being compared and which loops they share. */
+typedef struct Pair {
+  const Deps *d;
+  int a, b, common_limit;
+} Pair;
+
+static bool common_loop(const Pair *pr, int l) {
+  return pr->d->loops[l].depth < pr->common_limit && deps_encloses(pr->d, l, pr->a) &&
+         deps_encloses(pr->d, l, pr->b);
+}
+
+static bool add_term(Affine *f, int var, int side, int64_t coef) {
+  for (int i = 0; i < f->n; i++)
+    if (f->t[i].var == var && f->t[i].side == side)
+      return !__builtin_add_overflow(f->t[i].coef, coef, &f->t[i].coef);
+  if (f->n == MAX_TERMS) return false;
+  f->t[f->n++] = (Term){var, side, coef};
+  return true;
+}
+
+/* f += scale * e; false when e is not affine (or overflows). */
+static bool accumulate(const Pair *pr, Affine *f, const Expr *e, int64_t scale, int side) {
+  int64_t v;
+  Affine k = {0};
+  switch (e->kind) {
+  case EX_INT:
+    return !__builtin_mul_overflow(e->value, scale, &v) && !__builtin_add_overflow(f->c, v, &f->c);
+  case EX_NAME:
+    if (e->sym == SYM_PARAM) return add_term(f, -1 - e->index, 0, scale);
+    return add_term(f, e->index, common_loop(pr, e->index) ? 0 : side, scale);
+  case EX_NEG: return scale != INT64_MIN && accumulate(pr, f, e->lhs, -scale, side);
+  case EX_ADD: return accumulate(pr, f, e->lhs, scale, side) && accumulate(pr, f, e->rhs, scale, side);
+  case EX_SUB:
+    return scale != INT64_MIN && accumulate(pr, f, e->lhs, scale, side) &&
+           accumulate(pr, f, e->rhs, -scale, side);
+  case EX_MUL:
+    /* one factor must be a constant */
+    if (accumulate(pr, &k, e->lhs, 1, side) && k.n == 0)
+      return !__builtin_mul_overflow(k.c, scale, &v) && accumulate(pr, f, e->rhs, v, side);
+    k = (Affine){0};
+    if (accumulate(pr, &k, e->rhs, 1, side) && k.n == 0)
+      return !__builtin_mul_overflow(k.c, scale, &v) && accumulate(pr, f, e->lhs, v, side);
+    return false;
+  default: return false;
+  }
+}
+
+static bool same_expr(const Expr *a, const Expr *b) {
+  if (!a || !b) return a == b;
+  if (a->kind != b->kind) return false;
+  switch (a->kind) {
+  case EX_INT: return a->value == b->value;
+  case EX_NAME: return a->sym == b->sym && a->index == b->index;
+  case EX_NEG: return same_expr(a->lhs, b->lhs);
+  default: return same_expr(a->lhs, b->lhs) && same_expr(a->rhs, b->rhs);
+  }
+}
+
+/* Whether every loop variable in e is common to the pair. */
+static bool all_common(const Pair *pr, const Expr *e) {
+  if (!e) return true;
+  if (e->kind == EX_NAME) return e->sym != SYM_LOOPVAR || common_loop(pr, e->index);
+  return all_common(pr, e->lhs) && all_common(pr, e->rhs);
+}
+
+typedef enum Relation { REL_SAME, REL_DIFFERENT, REL_UNKNOWN } Relation;
+
+static int64_t mod_nonneg(int64_t x, int64_t m) {
+  int64_t r = x % m;
+  return r < 0 ? r + m : r;
+}
+
+/* How ea (of a) and eb (of b) relate modulo m (m = 0: as integers). */
+static Relation compare_exprs(const Pair *pr, const Expr *ea, const Expr *eb, int64_t m) {
+  Affine f = {0};
+  if (accumulate(pr, &f, ea, 1, 1) && accumulate(pr, &f, eb, -1, 2)) {
+    for (int i = 0; i < f.n; i++)
+      if (m ? mod_nonneg(f.t[i].coef, m) != 0 : f.t[i].coef != 0) return REL_UNKNOWN;
+    return (m ? mod_nonneg(f.c, m) == 0 : f.c == 0) ? REL_SAME : REL_DIFFERENT;
+  }
+  return same_expr(ea, eb) && all_common(pr, ea) ? REL_SAME : REL_UNKNOWN;
+}
+
+/* A slot `f % m` with m a multiple of S selects slot f mod S. */
+static const Expr *strip_mod(const Expr *slot, int64_t slots) {
+  if (slot->kind == EX_MOD && slot->rhs->kind == EX_INT && slot->rhs->value > 0 &&
+      slot->rhs->value % slots == 0)
+    return slot->lhs;
+  return slot;
+}
+
+static Relation compare_slots(const Pair *pr, const Access *x, const Access *y) {
+  const Tile *t = &pr->d->k->tiles[x->res];
+  if (t->slots == 1) return REL_SAME;
+  const Expr *sx = x->operand->slot, *sy = y->operand->slot;
+  if (!sx || !sy) bug("deps: slotted tile %s without a slot", t->name);
+  Relation r = compare_exprs(pr, strip_mod(sx, t->slots), strip_mod(sy, t->slots), t->slots);
+  if (r == REL_UNKNOWN) r = compare_exprs(pr, sx, sy, t->slots);
+  return r;
+}
+
+/* hbm tiles X[r, c] cover rows r*h .. r*h+h-1 (and columns likewise): with
+ * equal shapes they coincide or are disjoint exactly when the coordinates
+ * are equal or differ. */
+static Relation compare_regions(const Pair *pr, const Access *x, const Access *y) {
+  if (x->rows != y->rows || x->cols != y->cols) return REL_UNKNOWN;
+  Relation rows = compare_exprs(pr, x->operand->row, y->operand->row, 0);
+  Relation cols = compare_exprs(pr, x->operand->col, y->operand->col, 0);
+  if (rows == REL_DIFFERENT || cols == REL_DIFFERENT) return REL_DIFFERENT;
+  return rows == REL_SAME && cols == REL_SAME ? REL_SAME : REL_UNKNOWN;
+}
+
+static Relation compare_accesses(const Pair *pr, const Access *x, const Access *y) {
+  if (x->res != y->res || (!x->write && !y->write)) return REL_DIFFERENT;
+  return x->res < pr->d->k->ntiles ? compare_slots(pr, x, y) : compare_regions(pr, x, y);
+}
+
+/* The closest relation over every pair of accesses: SAME if some pair
+ * certainly conflicts, else UNKNOWN if some pair may. */
+static Relation relate(const Deps *d, int a, int b, int common_limit) {
+  Pair pr = {d, a, b, common_limit};
+  Relation best = REL_DIFFERENT;
+  const InstrInfo *ia = &d->instrs[a], *ib = &d->instrs[b];
+  for (int i = 0; i < ia->naccesses; i++)
+    for (int j = 0; j < ib->naccesses; j++) {
+      Relation r = compare_accesses(&pr, &ia->accesses[i], &ib->accesses[j]);
+      if (r == REL_SAME) return r;
+      if (r == REL_UNKNOWN) best = r;
+    }
+  return best;
+}
+
+bool deps_may_conflict(const Deps *d, int a, int b, int common_limit) {
+  return relate(d, a, b, common_limit) != REL_DIFFERENT;
+}
+
+bool deps_must_conflict(const Deps *d, int a, int b) { return relate(d, a, b, INT_MAX) == REL_SAME; }
+
+const char *deps_kind(const Deps *d, int a, int b) {
+  bool raw = false, war = false, waw = false;
+  const InstrInfo *ia = &d->instrs[a], *ib = &d->instrs[b];
+  for (int i = 0; i < ia->naccesses; i++)
+    for (int j = 0; j < ib->naccesses; j++) {
+      const Access *x = &ia->accesses[i], *y = &ib->accesses[j];
+      if (x->res != y->res) continue;
+      raw |= x->write && !y->write;
+      war |= !x->write && y->write;
+      waw |= x->write && y->write;
+    }
+  static const char *const names[8] = {"none", "RAW", "WAR", "RAW+WAR", "WAW", "RAW+WAW",
+                                       "WAR+WAW", "RAW+WAR+WAW"};
+  return names[raw | war << 1 | waw << 2];
+}
+
+/* ---- The backward scan. */
+
+/* Index of the first id >= lo in l. */
+static int lower_bound(const AccessorList *l, int lo) {
+  int first = 0, last = l->n;
+  while (first < last) {
+    int mid = first + (last - first) / 2;
+    if (l->ids[mid] < lo) first = mid + 1;
+    else last = mid;
+  }
+  return first;
+}
+
+/* The latest e-instruction with id in [lo, hi) that may conflict with b, or -1. */
+static int latest_conflict(const Deps *d, int b, int e, int lo, int hi, int common_limit) {
+  int best = -1;
+  const InstrInfo *ib = &d->instrs[b];
+  for (int j = 0; j < ib->naccesses; j++) {
+    const AccessorList *l = deps_accessors(d, ib->accesses[j].res, e);
+    for (int i = lower_bound(l, hi) - 1; i >= 0 && l->ids[i] >= lo && l->ids[i] > best; i--)
+      if (deps_may_conflict(d, l->ids[i], b, common_limit)) {
+        best = l->ids[i];
+        break;
+      }
+  }
+  return best;
+}
+
+Need deps_need(const Deps *d, int b, int e) {
+  int hi = b;
+  bool crossed = false;
+  for (int l = d->instrs[b].loop;; l = d->loops[l].parent) {
+    int lo = l >= 0 ? d->loops[l].first : 0;
+    int a = latest_conflict(d, b, e, lo, hi, INT_MAX);
+    if (a >= 0) {
+      if (d->instrs[a].loop == l && deps_must_conflict(d, a, b))
+        return (Need){NEED_CLOSED, a, "same iteration"};
+      return (Need){NEED_TRACK, -1, crossed ? "loop-carried (tracked)" : "same iteration (tracked)"};
+    }
+    if (l < 0) return (Need){NEED_NONE, -1, NULL};
+    /* crossing into earlier iterations of l: any of its instructions, anywhere */
+    if (latest_conflict(d, b, e, d->loops[l].first, d->loops[l].end, d->loops[l].depth) >= 0)
+      return (Need){NEED_TRACK, -1, "loop-carried (tracked)"};
+    hi = d->loops[l].first;
+    crossed = true;
+  }
+}

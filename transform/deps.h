@@ -1,0 +1,88 @@
+/* deps.h: dependence analysis shared by the two transforms (internal).
+ *
+ * deps_build flattens the checked kernel into what the transforms ask
+ * about: each instruction's engine, enclosing loop and memory accesses
+ * (resource, read or write, slot or hbm coordinates), each loop's parent and
+ * instruction range, and per (resource, engine) the accessing instructions
+ * in program order. Instruction ids are in program order, so "statically
+ * between a and b" is an id range and a loop is the range [first, end). */
+#ifndef DEPS_H
+#define DEPS_H
+
+#include <stdbool.h>
+
+#include "frontend/program.h"
+
+/* One memory access of an instruction. Resources: tiles 0 .. ntiles-1,
+ * then tensors ntiles .. ntiles+ntensors-1 (hbm, tracked per tensor). */
+typedef struct Access {
+  int res;
+  bool write;
+  const Operand *operand;
+  int64_t rows, cols; /* hbm: the shape of the tile moved (the other operand's) */
+} Access;
+
+typedef struct InstrInfo {
+  const Stmt *stmt;
+  int engine;
+  int loop; /* innermost enclosing loop id, -1 at top level */
+  int line;
+  int naccesses;
+  Access accesses[4];
+} InstrInfo;
+
+typedef struct LoopInfo {
+  const Stmt *stmt;
+  int parent; /* enclosing loop id, -1 at top level */
+  int depth;  /* 0 for an outermost loop */
+  int first, end; /* instruction ids inside: [first, end) */
+  int line;
+} LoopInfo;
+
+/* The accessors of one resource on one engine, ids ascending. */
+typedef struct AccessorList {
+  int n, cap;
+  int *ids;
+  bool any_read, any_write;
+} AccessorList;
+
+typedef struct Deps {
+  Program *p;
+  const Kernel *k;
+  int ninstrs, nloops, nres, nengines;
+  InstrInfo *instrs;
+  LoopInfo *loops;
+  AccessorList *accessors; /* [res * nengines + engine] */
+} Deps;
+
+/* How the consumer b finds need_e(b) for one producer engine e. */
+typedef enum NeedKind {
+  NEED_NONE,   /* no e-instruction can conflict before b: no wait */
+  NEED_CLOSED, /* the latest conflicting e-instance is `producer`, in this iteration */
+  NEED_TRACK,  /* run-time tracking arrays of e's accesses to b's resources */
+} NeedKind;
+
+typedef struct Need {
+  NeedKind kind;
+  int producer;      /* NEED_CLOSED: its instruction id */
+  const char *dist;  /* for WaitWhy */
+} Need;
+
+/* Requires: a checked kernel in p. */
+Deps *deps_build(Program *p);
+/* The barrier-free classification of need_e(b). */
+Need deps_need(const Deps *d, int b, int e);
+/* Whether instructions a and b may conflict, treating loops at depth >=
+ * common_limit as running different iterations for a and b. */
+bool deps_may_conflict(const Deps *d, int a, int b, int common_limit);
+/* Whether a and b certainly conflict in the same iteration of every loop
+ * enclosing both. */
+bool deps_must_conflict(const Deps *d, int a, int b);
+/* "RAW", "WAR", "WAW" or a combination, for a earlier than b. */
+const char *deps_kind(const Deps *d, int a, int b);
+/* The accessor list of resource res on engine e. */
+const AccessorList *deps_accessors(const Deps *d, int res, int e);
+/* Whether loop l encloses instruction i. */
+bool deps_encloses(const Deps *d, int l, int i);
+
+#endif

@@ -1,0 +1,437 @@
+/* ir.c: building, printing, explaining and validating the per-engine IR.
+ *
+ * The builders fold constants as they go. That matters for more than
+ * looks: a threshold that folds to IX_CONST costs no bookkeeping at run
+ * time, and position expressions keep the shape `base + k` (one IX_ADD of a
+ * constant on top of a shared base), which lets the transform compare two
+ * thresholds on the same counter by pointer and offset.
+ *
+ * ir_print is what a compiler engineer reads (`bfsync compile --emit=ir`):
+ * one block per engine, loops indented, every wait with its threshold
+ * formula and every op with its operands and source line. ir_explain lists
+ * each wait's provenance (WaitWhy). ir_validate is the cheap structural
+ * check the driver runs after every transform. */
+#include <inttypes.h>
+#include <string.h>
+
+#include "frontend/program.h"
+
+/* ---- Builders. */
+
+IrExpr *ir_const(Arena *arena, int64_t value) {
+  IrExpr *e = ARENA_NEW(arena, IrExpr);
+  e->kind = IX_CONST;
+  e->value = value;
+  return e;
+}
+
+IrExpr *ir_leaf(Arena *arena, IrExprKind kind, int id) {
+  IrExpr *e = ARENA_NEW(arena, IrExpr);
+  e->kind = kind;
+  e->id = id;
+  return e;
+}
+
+IrExpr *ir_load(Arena *arena, int array, IrExpr *index) {
+  IrExpr *e = ir_leaf(arena, IX_LOAD, array);
+  e->a = index;
+  return e;
+}
+
+static int is_const(const IrExpr *e, int64_t v) { return e->kind == IX_CONST && e->value == v; }
+
+static int64_t floor_div(int64_t a, int64_t b) {
+  int64_t q = a / b;
+  return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
+}
+
+static int64_t floor_mod(int64_t a, int64_t b) { return a - floor_div(a, b) * b; }
+
+/* The value of kind over two constants, or 0 when folding is unsafe
+ * (overflow, a zero divisor: those are left for run time to report). */
+static int fold(IrExprKind kind, int64_t a, int64_t b, int64_t *out) {
+  switch (kind) {
+  case IX_ADD: return !__builtin_add_overflow(a, b, out);
+  case IX_SUB: return !__builtin_sub_overflow(a, b, out);
+  case IX_MUL: return !__builtin_mul_overflow(a, b, out);
+  case IX_MAX: *out = a > b ? a : b; return 1;
+  case IX_DIV:
+    if (b == 0 || (a == INT64_MIN && b == -1)) return 0;
+    *out = floor_div(a, b);
+    return 1;
+  case IX_MOD:
+    if (b == 0 || b == -1) return 0;
+    *out = floor_mod(a, b);
+    return 1;
+  default: bug("fold: not a binary kind %d", kind);
+  }
+}
+
+static IrExpr *make_binary(Arena *arena, IrExprKind kind, IrExpr *a, IrExpr *b, int line) {
+  IrExpr *e = ARENA_NEW(arena, IrExpr);
+  e->kind = kind;
+  e->a = a;
+  e->b = b;
+  e->line = line;
+  return e;
+}
+
+/* (x + k) + c = x + (k + c), so positions stay `base + constant`. */
+static IrExpr *add_const(Arena *arena, IrExpr *x, int64_t c) {
+  int64_t sum;
+  if (c == 0) return x;
+  if (x->kind == IX_ADD && x->b->kind == IX_CONST && !__builtin_add_overflow(x->b->value, c, &sum))
+    return sum ? make_binary(arena, IX_ADD, x->a, ir_const(arena, sum), 0) : x->a;
+  return make_binary(arena, IX_ADD, x, ir_const(arena, c), 0);
+}
+
+IrExpr *ir_binary(Arena *arena, IrExprKind kind, IrExpr *a, IrExpr *b, int line) {
+  int64_t v;
+  if (a->kind == IX_CONST && b->kind == IX_CONST && fold(kind, a->value, b->value, &v))
+    return ir_const(arena, v);
+  switch (kind) {
+  case IX_ADD:
+    if (a->kind == IX_CONST) return add_const(arena, b, a->value);
+    if (b->kind == IX_CONST) return add_const(arena, a, b->value);
+    break;
+  case IX_SUB:
+    if (b->kind == IX_CONST && b->value != INT64_MIN) return add_const(arena, a, -b->value);
+    if (ir_expr_equal(a, b) && a->kind != IX_LOAD) return ir_const(arena, 0);
+    break;
+  case IX_MUL:
+    if (is_const(a, 0) || is_const(b, 0)) return ir_const(arena, 0);
+    if (is_const(a, 1)) return b;
+    if (is_const(b, 1)) return a;
+    break;
+  case IX_MAX:
+    if (ir_expr_equal(a, b)) return a;
+    break;
+  default: break;
+  }
+  return make_binary(arena, kind, a, b, line);
+}
+
+IrExpr *ir_from_expr(const Program *p, const Expr *e) {
+  static const IrExprKind binary[] = {[EX_ADD] = IX_ADD, [EX_SUB] = IX_SUB, [EX_MUL] = IX_MUL,
+                                      [EX_DIV] = IX_DIV, [EX_MOD] = IX_MOD};
+  switch (e->kind) {
+  case EX_INT: return ir_const(p->arena, e->value);
+  case EX_NAME:
+    if (e->sym == SYM_PARAM) return ir_leaf(p->arena, IX_PARAM, e->index);
+    if (e->sym == SYM_LOOPVAR) return ir_leaf(p->arena, IX_LOOPVAR, e->index);
+    bug("ir_from_expr: unresolved name %s", e->name);
+  case EX_NEG:
+    return ir_binary(p->arena, IX_SUB, ir_const(p->arena, 0), ir_from_expr(p, e->lhs), 0);
+  default:
+    return ir_binary(p->arena, binary[e->kind], ir_from_expr(p, e->lhs), ir_from_expr(p, e->rhs),
+                     source_line(&p->src, e->span.begin));
+  }
+}
+
+int ir_expr_equal(const IrExpr *a, const IrExpr *b) {
+  if (a == b) return 1;
+  if (!a || !b || a->kind != b->kind) return 0;
+  switch (a->kind) {
+  case IX_CONST: return a->value == b->value;
+  case IX_PARAM:
+  case IX_LOOPVAR:
+  case IX_VAR: return a->id == b->id;
+  case IX_LOAD: return a->id == b->id && ir_expr_equal(a->a, b->a);
+  default: return ir_expr_equal(a->a, b->a) && ir_expr_equal(a->b, b->b);
+  }
+}
+
+/* ---- Printing. */
+
+static int precedence(const IrExpr *e) {
+  switch (e->kind) {
+  case IX_ADD:
+  case IX_SUB: return 1;
+  case IX_MUL:
+  case IX_DIV:
+  case IX_MOD: return 2;
+  default: return 3;
+  }
+}
+
+static void print_operand_expr(const Program *p, const IrStream *s, const IrExpr *e, int min_prec,
+                               FILE *out) {
+  int paren = precedence(e) < min_prec;
+  if (paren) fputc('(', out);
+  ir_print_expr(p, s, e, out);
+  if (paren) fputc(')', out);
+}
+
+void ir_print_expr(const Program *p, const IrStream *s, const IrExpr *e, FILE *out) {
+  static const char *const symbol[] = {[IX_ADD] = " + ", [IX_SUB] = " - ", [IX_MUL] = " * ",
+                                       [IX_DIV] = " / ", [IX_MOD] = " % "};
+  switch (e->kind) {
+  case IX_CONST: fprintf(out, "%" PRId64, e->value); return;
+  case IX_PARAM: fputs(p->kernel->params[e->id].name, out); return;
+  case IX_LOOPVAR: fputs(p->kernel->loops[e->id]->var, out); return;
+  case IX_VAR: fputs(s->var_names[e->id], out); return;
+  case IX_LOAD:
+    fprintf(out, "%s[", s->arrays[e->id].name);
+    ir_print_expr(p, s, e->a, out);
+    fputc(']', out);
+    return;
+  case IX_MAX:
+    fputs("max(", out);
+    ir_print_expr(p, s, e->a, out);
+    fputs(", ", out);
+    ir_print_expr(p, s, e->b, out);
+    fputc(')', out);
+    return;
+  default:
+    /* left-associative: the right operand needs parentheses at equal precedence */
+    print_operand_expr(p, s, e->a, precedence(e), out);
+    fputs(symbol[e->kind], out);
+    print_operand_expr(p, s, e->b, precedence(e) + 1, out);
+  }
+}
+
+static void indent(FILE *out, int depth) { fprintf(out, "%*s", 2 * depth, ""); }
+
+static void print_operand(const Program *p, const IrStream *s, const IrOperand *o, FILE *out) {
+  const Kernel *k = p->kernel;
+  switch (o->kind) {
+  case OPND_TILE:
+    fputs(k->tiles[o->decl].name, out);
+    if (k->tiles[o->decl].slotted) {
+      fputc('[', out);
+      ir_print_expr(p, s, o->slot, out);
+      fputc(']', out);
+    }
+    return;
+  case OPND_HBM:
+    fprintf(out, "%s[", k->tensors[o->decl].name);
+    ir_print_expr(p, s, o->row, out);
+    fputs(", ", out);
+    ir_print_expr(p, s, o->col, out);
+    fputc(']', out);
+    return;
+  case OPND_IMM: fprintf(out, "%g", (double)o->imm); return;
+  default: bug("print_operand: kind %d", o->kind);
+  }
+}
+
+static const char *engine_name(const Program *p, int e) { return p->target->engines[e].name; }
+
+static void print_wait(const Program *p, const IrStream *s, const IrNode *n, FILE *out) {
+  fprintf(out, "wait %s >= ", engine_name(p, n->engine));
+  ir_print_expr(p, s, n->threshold, out);
+  if (n->why) {
+    fprintf(out, "  // %s, line %d <- line", n->why->kind, n->why->consumer_line);
+    for (int i = 0; i < n->why->nproducers; i++)
+      fprintf(out, "%s %d", i ? "," : "", n->why->producer_lines[i]);
+    fprintf(out, ", %s", n->why->distance);
+  }
+}
+
+static void print_nodes(const Program *p, const IrStream *s, const IrNode *n, int depth, FILE *out);
+
+static void print_node(const Program *p, const IrStream *s, const IrNode *n, int depth, FILE *out) {
+  indent(out, depth);
+  switch (n->kind) {
+  case IR_OP:
+    fputs(n->instr->op_name, out);
+    for (int i = 0; i < n->noperands; i++) {
+      fputs(i ? ", " : " ", out);
+      print_operand(p, s, &n->operands[i], out);
+    }
+    fprintf(out, "  // line %d\n", n->line);
+    return;
+  case IR_WAIT:
+    print_wait(p, s, n, out);
+    fputc('\n', out);
+    return;
+  case IR_SET:
+    fprintf(out, "set %s = ", s->var_names[n->var]);
+    ir_print_expr(p, s, n->value, out);
+    fputc('\n', out);
+    return;
+  case IR_STORE:
+    fprintf(out, "store %s[", s->arrays[n->array].name);
+    ir_print_expr(p, s, n->index, out);
+    fputs("] = ", out);
+    ir_print_expr(p, s, n->value, out);
+    fputc('\n', out);
+    return;
+  case IR_LOOP:
+    fprintf(out, "for %s in ", p->kernel->loops[n->loop_id]->var);
+    ir_print_expr(p, s, n->lo, out);
+    fputs(" .. ", out);
+    ir_print_expr(p, s, n->hi, out);
+    fprintf(out, " {  // line %d\n", n->line);
+    print_nodes(p, s, n->body, depth + 1, out);
+    indent(out, depth);
+    fputs("}\n", out);
+    return;
+  case IR_BARRIER: fprintf(out, "barrier  // line %d\n", n->line); return;
+  }
+  bug("print_node: kind %d", n->kind);
+}
+
+static void print_nodes(const Program *p, const IrStream *s, const IrNode *n, int depth, FILE *out) {
+  for (; n; n = n->next) print_node(p, s, n, depth, out);
+}
+
+static void print_declarations(const Program *p, const IrStream *s, FILE *out) {
+  for (int a = 0; a < s->narrays; a++) {
+    fprintf(out, "  array %s[", s->arrays[a].name);
+    ir_print_expr(p, s, s->arrays[a].length, out);
+    fputs("]\n", out);
+  }
+  for (int v = 0; v < s->nvars; v++) fprintf(out, "  var %s\n", s->var_names[v]);
+}
+
+void ir_print(const Program *p, FILE *out) {
+  const IrProgram *ir = p->ir;
+  fprintf(out, "// kernel %s, sync %s, target %s\n", p->kernel->name,
+          ir->sync == SYNC_BARRIER ? "barrier" : "barrier-free", p->target->name);
+  for (int e = 0; e < ir->nengines; e++) {
+    const IrStream *s = &ir->streams[e];
+    fprintf(out, "engine %s {\n", engine_name(p, e));
+    print_declarations(p, s, out);
+    print_nodes(p, s, s->body, 1, out);
+    fputs("}\n", out);
+  }
+}
+
+/* ---- Explaining. */
+
+static void explain_wait(const Program *p, const IrStream *s, int engine, const IrNode *n, FILE *out) {
+  const WaitWhy *w = n->why;
+  fprintf(out, "%s line %d: wait %s >= ", engine_name(p, engine), n->line,
+          engine_name(p, n->engine));
+  ir_print_expr(p, s, n->threshold, out);
+  fputc('\n', out);
+  if (!w) return;
+  fprintf(out, "  %s: consumer line %d, producer line%s", w->kind, w->consumer_line,
+          w->nproducers > 1 ? "s" : "");
+  for (int i = 0; i < w->nproducers; i++) fprintf(out, "%s %d", i ? "," : "", w->producer_lines[i]);
+  fprintf(out, " on %s; distance: %s\n", engine_name(p, n->engine), w->distance);
+  if (w->fallback) fprintf(out, "  fallback: %s\n", w->fallback);
+}
+
+static void explain_nodes(const Program *p, const IrStream *s, int engine, const IrNode *n,
+                          FILE *out) {
+  for (; n; n = n->next) {
+    if (n->kind == IR_WAIT) explain_wait(p, s, engine, n, out);
+    if (n->kind == IR_LOOP) explain_nodes(p, s, engine, n->body, out);
+  }
+}
+
+void ir_explain(const Program *p, FILE *out) {
+  const IrProgram *ir = p->ir;
+  fprintf(out, "// waits of kernel %s, sync %s: engine line: wait, then its provenance\n",
+          p->kernel->name, ir->sync == SYNC_BARRIER ? "barrier" : "barrier-free");
+  for (int e = 0; e < ir->nengines; e++) explain_nodes(p, &ir->streams[e], e, ir->streams[e].body, out);
+}
+
+/* ---- Validation. */
+
+typedef struct Checker {
+  const Program *p;
+  const IrStream *s;
+  int engine;
+} Checker;
+
+static void check_expr(const Checker *c, const IrExpr *e) {
+  if (!e) bug("ir_validate: engine %d: missing expression", c->engine);
+  switch (e->kind) {
+  case IX_CONST: return;
+  case IX_PARAM:
+    if (e->id < 0 || e->id >= c->p->kernel->nparams) bug("ir_validate: parameter %d", e->id);
+    return;
+  case IX_LOOPVAR:
+    if (e->id < 0 || e->id >= c->p->kernel->nloops) bug("ir_validate: loop %d", e->id);
+    return;
+  case IX_VAR:
+    if (e->id < 0 || e->id >= c->s->nvars) bug("ir_validate: engine %d: var %d", c->engine, e->id);
+    return;
+  case IX_LOAD:
+    if (e->id < 0 || e->id >= c->s->narrays)
+      bug("ir_validate: engine %d: array %d", c->engine, e->id);
+    check_expr(c, e->a);
+    return;
+  case IX_ADD:
+  case IX_SUB:
+  case IX_MUL:
+  case IX_DIV:
+  case IX_MOD:
+  case IX_MAX:
+    check_expr(c, e->a);
+    check_expr(c, e->b);
+    return;
+  }
+  bug("ir_validate: expression kind %d", e->kind);
+}
+
+static void check_operand(const Checker *c, const IrOperand *o) {
+  const Kernel *k = c->p->kernel;
+  switch (o->kind) {
+  case OPND_TILE:
+    if (o->decl < 0 || o->decl >= k->ntiles) bug("ir_validate: tile %d", o->decl);
+    check_expr(c, o->slot);
+    return;
+  case OPND_HBM:
+    if (o->decl < 0 || o->decl >= k->ntensors) bug("ir_validate: tensor %d", o->decl);
+    check_expr(c, o->row);
+    check_expr(c, o->col);
+    return;
+  case OPND_IMM: return;
+  default: bug("ir_validate: operand kind %d", o->kind);
+  }
+}
+
+static void check_nodes(const Checker *c, const IrNode *n);
+
+static void check_node(const Checker *c, const IrNode *n) {
+  switch (n->kind) {
+  case IR_OP:
+    if (!n->instr || !target_can_run(c->p->target, c->engine, n->op))
+      bug("ir_validate: line %d: op %d on engine %d", n->line, n->op, c->engine);
+    for (int i = 0; i < n->noperands; i++) check_operand(c, &n->operands[i]);
+    return;
+  case IR_WAIT:
+    if (n->engine < 0 || n->engine >= c->p->ir->nengines || n->engine == c->engine)
+      bug("ir_validate: engine %d waits on engine %d", c->engine, n->engine);
+    check_expr(c, n->threshold);
+    return;
+  case IR_SET:
+    if (n->var < 0 || n->var >= c->s->nvars) bug("ir_validate: set of var %d", n->var);
+    check_expr(c, n->value);
+    return;
+  case IR_STORE:
+    if (n->array < 0 || n->array >= c->s->narrays) bug("ir_validate: store to array %d", n->array);
+    check_expr(c, n->index);
+    check_expr(c, n->value);
+    return;
+  case IR_LOOP:
+    if (n->loop_id < 0 || n->loop_id >= c->p->kernel->nloops) bug("ir_validate: loop %d", n->loop_id);
+    check_expr(c, n->lo);
+    check_expr(c, n->hi);
+    check_nodes(c, n->body);
+    return;
+  case IR_BARRIER:
+    if (c->p->ir->sync != SYNC_BARRIER) bug("ir_validate: barrier in a barrier-free program");
+    return;
+  }
+  bug("ir_validate: node kind %d", n->kind);
+}
+
+static void check_nodes(const Checker *c, const IrNode *n) {
+  for (; n; n = n->next) check_node(c, n);
+}
+
+void ir_validate(Program *p) {
+  if (!p->ir) bug("ir_validate: no IR");
+  if (p->ir->nengines != p->target->nengines) bug("ir_validate: %d streams", p->ir->nengines);
+  for (int e = 0; e < p->ir->nengines; e++) {
+    const IrStream *s = &p->ir->streams[e];
+    Checker c = {p, s, e};
+    for (int a = 0; a < s->narrays; a++) check_expr(&c, s->arrays[a].length);
+    check_nodes(&c, s->body);
+  }
+}
