@@ -1,0 +1,568 @@
+/* sema.c: semantic analysis. It resolves every name, places every
+ * instruction on an engine, checks every rule of the language that the
+ * grammar cannot express, and numbers instructions and loops in program
+ * order so later passes can keep side tables indexed by id.
+ *
+ * Each rule has its own positioned message, and checking goes on after an
+ * error so one run reports as much as it sensibly can; a construct that
+ * already failed (an unknown op, an operand that did not resolve) is not
+ * checked further, so one mistake gives one message.
+ *
+ * Names live in two places: declarations (parameters, tensors, tiles) in a
+ * hash table, since a generated kernel may declare thousands; loop
+ * variables on a stack of the enclosing loops, at most MAX_NESTING deep.
+ * Recursion is bounded: statements by MAX_NESTING (checked again here for
+ * ASTs not built by the parser), expressions by MAX_EXPR_DEPTH, which is
+ * checked on each expression's recorded height before walking it. */
+#include <math.h>
+#include <stdbool.h>
+#include <string.h>
+
+#include "frontend/ops.h"
+#include "frontend/program.h"
+
+typedef enum DeclKind { DECL_PARAM, DECL_TENSOR, DECL_TILE } DeclKind;
+
+typedef struct Decl {
+  const char *name; /* NULL: an empty slot of the table */
+  DeclKind kind;
+  int index;
+  Span span;
+} Decl;
+
+/* Which names an expression may use. */
+typedef enum ExprScope {
+  IN_CONSTANT, /* none: tile shapes and slot counts */
+  IN_PARAMS,   /* parameters: tensor shapes */
+  IN_LOOPS,    /* parameters and the enclosing loops' variables */
+} ExprScope;
+
+typedef struct Sema {
+  Program *p;
+  Kernel *k;
+  Diag *diag;
+  Decl *decls; /* hash table, open addressing */
+  size_t ndecl_slots;
+  bool *tile_ok; /* the tile's shape and slots evaluated */
+  Stmt *loops[MAX_NESTING + 1]; /* enclosing loops, outermost first */
+  int nloops_open;
+  int depth; /* enclosing loops, blocks and conditionals */
+  Stmt *block; /* the enclosing engine block, or NULL */
+  int instr_cap, loop_cap;
+} Sema;
+
+static const char *const decl_kind_name[] = {"parameter", "tensor", "tile"};
+
+/* ---- The declaration table. */
+static size_t name_hash(const char *name) {
+  size_t h = 14695981039346656037u;
+  for (const unsigned char *c = (const unsigned char *)name; *c; c++) h = (h ^ *c) * 1099511628211u;
+  return h;
+}
+
+static Decl *decl_slot(Sema *s, const char *name) {
+  size_t i = name_hash(name) & (s->ndecl_slots - 1);
+  while (s->decls[i].name && strcmp(s->decls[i].name, name)) i = (i + 1) & (s->ndecl_slots - 1);
+  return &s->decls[i];
+}
+
+static const Decl *find_decl(Sema *s, const char *name) {
+  const Decl *d = decl_slot(s, name);
+  return d->name ? d : NULL;
+}
+
+static void declare(Sema *s, const char *name, Span span, DeclKind kind, int index) {
+  Decl *d = decl_slot(s, name);
+  if (d->name) {
+    diag_error(s->diag, span, "duplicate name '%s'", name);
+    diag_note(s->diag, d->span, "'%s' is first declared here, as a %s", name,
+              decl_kind_name[d->kind]);
+    return;
+  }
+  *d = (Decl){name, kind, index, span};
+}
+
+static Stmt *find_loop(Sema *s, const char *name) {
+  for (int i = s->nloops_open - 1; i >= 0; i--)
+    if (!strcmp(s->loops[i]->var, name)) return s->loops[i];
+  return NULL;
+}
+
+/* ---- Expressions. */
+
+/* The node at which e first grows taller than MAX_EXPR_DEPTH. */
+static const Expr *too_deep_at(const Expr *e) {
+  while (e->height > MAX_EXPR_DEPTH + 1)
+    e = e->rhs && e->rhs->height > e->lhs->height ? e->rhs : e->lhs;
+  return e;
+}
+
+static bool resolve_name(Sema *s, Expr *e, ExprScope scope, const char *what) {
+  Stmt *loop = scope == IN_LOOPS ? find_loop(s, e->name) : NULL;
+  if (loop) {
+    e->sym = SYM_LOOPVAR;
+    e->index = loop->loop_id;
+    return true;
+  }
+  const Decl *d = find_decl(s, e->name);
+  if (!d) {
+    diag_error(s->diag, e->span, "undeclared name '%s'", e->name);
+  } else if (d->kind != DECL_PARAM) {
+    diag_error(s->diag, e->span, "'%s' is a %s, not an integer", e->name, decl_kind_name[d->kind]);
+  } else if (scope == IN_CONSTANT) {
+    diag_error(s->diag, e->span, "%s must be a constant, but uses parameter '%s'", what, e->name);
+  } else {
+    e->sym = SYM_PARAM;
+    e->index = d->index;
+    return true;
+  }
+  return false;
+}
+
+/* Resolves e's names; reports constant divisions by zero. *constant: e uses
+ * no name. Returns whether e is well formed. */
+static bool walk_expr(Sema *s, Expr *e, ExprScope scope, const char *what, bool *constant) {
+  switch (e->kind) {
+  case EX_INT:
+    *constant = true;
+    return true;
+  case EX_NAME:
+    *constant = false;
+    return resolve_name(s, e, scope, what);
+  case EX_NEG:
+    return walk_expr(s, e->lhs, scope, what, constant);
+  default:
+    break;
+  }
+  bool lconst, rconst;
+  bool ok = walk_expr(s, e->lhs, scope, what, &lconst);
+  ok &= walk_expr(s, e->rhs, scope, what, &rconst);
+  *constant = lconst && rconst;
+  int64_t divisor;
+  if (ok && rconst && (e->kind == EX_DIV || e->kind == EX_MOD) &&
+      expr_eval(e->rhs, NULL, NULL, &divisor, NULL) == 0 && divisor == 0) {
+    diag_error(s->diag, e->span, "%s by zero", e->kind == EX_DIV ? "division" : "modulo");
+    ok = false;
+  }
+  return ok;
+}
+
+/* Checks e (what names it in messages); *constant as in walk_expr. */
+static bool check_expr(Sema *s, Expr *e, ExprScope scope, const char *what, bool *constant) {
+  *constant = false;
+  if (e->height > MAX_EXPR_DEPTH) {
+    diag_error(s->diag, too_deep_at(e)->span, "expression nested too deeply: more than %d levels",
+               MAX_EXPR_DEPTH);
+    return false;
+  }
+  return walk_expr(s, e, scope, what, constant);
+}
+
+/* A constant, positive expression (tile shapes and slot counts): its value, or 0. */
+static int64_t positive_constant(Sema *s, Expr *e, const char *what) {
+  bool constant;
+  int64_t value;
+  if (!check_expr(s, e, IN_CONSTANT, what, &constant)) return 0;
+  if (expr_eval(e, NULL, NULL, &value, NULL)) bug("constant with a zero divisor passed sema");
+  if (value <= 0) {
+    diag_error(s->diag, e->span, "%s must be positive, not %lld", what, (long long)value);
+    return 0;
+  }
+  return value;
+}
+
+/* ---- Declarations. */
+
+/* decl = "hbm" io IDENT ":" "f32" "[" expr "," expr "]" ";" */
+static void check_tensor(Sema *s, Tensor *t) {
+  Expr *dims[2] = {t->rows, t->cols};
+  for (int i = 0; i < 2; i++) {
+    bool constant;
+    int64_t value;
+    if (check_expr(s, dims[i], IN_PARAMS, "a tensor dimension", &constant) && constant &&
+        expr_eval(dims[i], NULL, NULL, &value, NULL) == 0 && value <= 0)
+      diag_error(s->diag, dims[i]->span, "a tensor dimension must be positive, not %lld",
+                 (long long)value);
+  }
+}
+
+/* decl = ("sbuf" | "psum") IDENT ["[" expr "]"] ":" "f32" "[" expr "," expr "]" ";" */
+static bool check_tile(Sema *s, Tile *t) {
+  t->slots = t->slotted ? positive_constant(s, t->slots_expr, "a slot count") : 1;
+  t->rows = positive_constant(s, t->rows_expr, "a tile dimension");
+  t->cols = positive_constant(s, t->cols_expr, "a tile dimension");
+  if (!t->slots || !t->rows || !t->cols) return false;
+  if (t->rows > MAX_TILE_ELEMS || t->cols > MAX_TILE_ELEMS || t->slots > MAX_TILE_ELEMS ||
+      t->rows * t->cols > MAX_TILE_ELEMS / t->slots) {
+    diag_error(s->diag, t->span, "tile '%s' is too large: more than %lld elements", t->name,
+               (long long)MAX_TILE_ELEMS);
+    return false;
+  }
+  return true;
+}
+
+static void check_decls(Sema *s) {
+  Kernel *k = s->k;
+  for (int i = 0; i < k->nparams; i++) declare(s, k->params[i].name, k->params[i].span, DECL_PARAM, i);
+  for (int i = 0; i < k->ntensors; i++)
+    declare(s, k->tensors[i].name, k->tensors[i].span, DECL_TENSOR, i);
+  for (int i = 0; i < k->ntiles; i++) declare(s, k->tiles[i].name, k->tiles[i].span, DECL_TILE, i);
+  for (int i = 0; i < k->ntensors; i++) check_tensor(s, &k->tensors[i]);
+  for (int i = 0; i < k->ntiles; i++) s->tile_ok[i] = check_tile(s, &k->tiles[i]);
+}
+
+/* ---- Operands. */
+
+/* operand = IDENT ["[" expr ["," expr] "]"] | ["-"] (INT | FLOAT) */
+static bool resolve_operand(Sema *s, Operand *o) {
+  if (o->kind == OPND_IMM) {
+    if (isfinite(o->imm)) return true;
+    diag_error(s->diag, o->span, "immediate %s is out of range for f32", o->imm_text);
+    return false;
+  }
+  bool ok = true, constant;
+  for (int i = 0; i < o->nindex; i++) ok &= check_expr(s, o->index[i], IN_LOOPS, "an index", &constant);
+  const Decl *d = find_decl(s, o->name);
+  if (!d || d->kind == DECL_PARAM) {
+    if (d || find_loop(s, o->name))
+      diag_error(s->diag, o->span, "'%s' is an integer, not a tile or tensor", o->name);
+    else
+      diag_error(s->diag, o->span, "undeclared tile or tensor '%s'", o->name);
+    return false;
+  }
+  o->decl = d->index;
+  if (d->kind == DECL_TENSOR) {
+    o->kind = OPND_HBM;
+    o->row = o->index[0];
+    o->col = o->index[1];
+    return ok;
+  }
+  o->kind = OPND_TILE;
+  o->slot = o->nindex == 1 ? o->index[0] : NULL;
+  return ok;
+}
+
+static bool is_constant(const Expr *e) {
+  switch (e->kind) {
+  case EX_INT: return true;
+  case EX_NAME: return false;
+  case EX_NEG: return is_constant(e->lhs);
+  default: return is_constant(e->lhs) && is_constant(e->rhs);
+  }
+}
+
+/* A tile operand's slot: present exactly when the tile has slots, and in
+ * range when it is a constant. */
+static bool check_slot(Sema *s, const Operand *o) {
+  const Tile *t = &s->k->tiles[o->decl];
+  int64_t slot;
+  if (o->nindex > 1) {
+    diag_error(s->diag, o->span, "tile '%s' takes one index (a slot), not %d", o->name, o->nindex);
+  } else if (t->slotted && o->nindex == 0) {
+    diag_error(s->diag, o->span, "tile '%s' has slots: write %s[SLOT]", o->name, o->name);
+  } else if (!t->slotted && o->nindex == 1) {
+    diag_error(s->diag, o->span, "tile '%s' has no slots: write %s without an index", o->name,
+               o->name);
+  } else if (o->slot && s->tile_ok[o->decl] && is_constant(o->slot) &&
+             expr_eval(o->slot, NULL, NULL, &slot, NULL) == 0 && (slot < 0 || slot >= t->slots)) {
+    diag_error(s->diag, o->slot->span, "slot %lld is out of range: tile '%s' has slots 0 .. %lld",
+               (long long)slot, o->name, (long long)(t->slots - 1));
+  } else {
+    return true;
+  }
+  return false;
+}
+
+/* An hbm operand: two indices, and never written when `in` nor read when `out`. */
+static bool check_hbm(Sema *s, const Operand *o, bool written) {
+  const Tensor *t = &s->k->tensors[o->decl];
+  if (o->nindex != 2) {
+    diag_error(s->diag, o->span, "hbm tensor '%s' needs two indices: %s[ROW, COL]", o->name, o->name);
+    return false;
+  }
+  if ((written && t->io == IO_IN) || (!written && t->io == IO_OUT)) {
+    diag_error(s->diag, o->span, "%s tensor '%s'", written ? "store to input" : "load from output",
+               o->name);
+    diag_note(s->diag, t->span, "'%s' is declared hbm %s here", o->name, written ? "in" : "out");
+    return false;
+  }
+  return true;
+}
+
+static const char *const kind_wanted[] = {['T'] = "a tile", ['H'] = "an hbm tile X[ROW, COL]",
+                                          ['F'] = "a float immediate"};
+
+static const char *operand_is(const Operand *o) {
+  return o->kind == OPND_TILE ? "a tile" : o->kind == OPND_HBM ? "an hbm tensor" : "an immediate";
+}
+
+/* Operand i of the instruction against its letter in the op's signature. */
+static bool check_operand_kind(Sema *s, const Stmt *in, int i, char letter) {
+  const Operand *o = &in->operands[i];
+  char got = o->kind == OPND_TILE ? 'T' : o->kind == OPND_HBM ? 'H' : 'F';
+  if (got != letter) {
+    diag_error(s->diag, o->span, "operand %d of '%s' must be %s, but this is %s", i + 1,
+               in->op_name, kind_wanted[(unsigned char)letter], operand_is(o));
+    return false;
+  }
+  if (o->kind == OPND_TILE) return check_slot(s, o);
+  if (o->kind == OPND_HBM) return check_hbm(s, o, i == 0);
+  return true;
+}
+
+/* ---- Shapes. */
+typedef struct Shape {
+  int64_t rows, cols;
+} Shape;
+
+static Shape shape_of(const Sema *s, const Operand *o) {
+  const Tile *t = &s->k->tiles[o->decl];
+  return (Shape){t->rows, t->cols};
+}
+
+static bool same_shape(Shape a, Shape b) { return a.rows == b.rows && a.cols == b.cols; }
+
+/* Reports that operand o is [have] where the rule wants [want]. */
+static void shape_error(Sema *s, const Stmt *in, const Operand *o, Shape have, Shape want,
+                        const char *why) {
+  diag_error(s->diag, o->span, "shape mismatch in '%s': '%s' is [%lld, %lld] but %s [%lld, %lld]",
+             in->op_name, o->name, (long long)have.rows, (long long)have.cols, why,
+             (long long)want.rows, (long long)want.cols);
+}
+
+/* Every tile operand has the shape of the first tile operand. */
+static void check_same_shapes(Sema *s, const Stmt *in) {
+  const Operand *first = NULL;
+  for (int i = 0; i < in->noperands; i++) {
+    const Operand *o = &in->operands[i];
+    if (o->kind != OPND_TILE) continue;
+    if (!first) first = o;
+    else if (!same_shape(shape_of(s, o), shape_of(s, first)))
+      shape_error(s, in, o, shape_of(s, o), shape_of(s, first),
+                  arena_printf(s->p->arena, "'%s' is", first->name));
+  }
+}
+
+static void check_shapes(Sema *s, const Stmt *in, ShapeRule rule) {
+  const Operand *o = in->operands;
+  if (rule == SHAPE_SAME) {
+    check_same_shapes(s, in);
+    return;
+  }
+  if (rule == SHAPE_NONE) return;
+  Shape d = shape_of(s, &o[0]), a = shape_of(s, &o[1]);
+  if (rule == SHAPE_MATMUL) {
+    Shape b = shape_of(s, &o[2]);
+    if (a.cols != b.rows)
+      diag_error(s->diag, o[2].span,
+                 "inner dimensions differ in '%s': '%s' is [%lld, %lld] and '%s' is [%lld, %lld]",
+                 in->op_name, o[1].name, (long long)a.rows, (long long)a.cols, o[2].name,
+                 (long long)b.rows, (long long)b.cols);
+    else if (!same_shape(d, (Shape){a.rows, b.cols}))
+      shape_error(s, in, &o[0], d, (Shape){a.rows, b.cols}, "the product is");
+  } else if (rule == SHAPE_TRANSPOSE) {
+    if (!same_shape(d, (Shape){a.cols, a.rows}))
+      shape_error(s, in, &o[0], d, (Shape){a.cols, a.rows}, "the transpose is");
+  } else if (rule == SHAPE_ROWREDUCE) {
+    if (!same_shape(d, (Shape){a.rows, 1}))
+      shape_error(s, in, &o[0], d, (Shape){a.rows, 1}, "the row reduction is");
+  } else if (rule == SHAPE_ROWBCAST) {
+    Shape r = shape_of(s, &o[2]);
+    if (!same_shape(d, a))
+      shape_error(s, in, &o[1], a, d, "the destination is");
+    else if (!same_shape(r, (Shape){d.rows, 1}))
+      shape_error(s, in, &o[2], r, (Shape){d.rows, 1}, "the row operand must be");
+  }
+}
+
+/* ---- Statements. */
+
+static void engine_list(const Target *t, char *buf, size_t size) {
+  size_t n = 0;
+  buf[0] = 0;
+  for (int e = 0; e < t->nengines && n < size; e++)
+    n += (size_t)snprintf(buf + n, size - n, "%s%s", e ? ", " : "", t->engines[e].name);
+}
+
+static int lookup_engine(Sema *s, const char *name, Span span) {
+  int e = target_engine(s->p->target, name);
+  if (e < 0) {
+    char engines[128];
+    engine_list(s->p->target, engines, sizeof engines);
+    diag_error(s->diag, span, "unknown engine '%s' (target %s has %s)", name, s->p->target->name,
+               engines);
+  }
+  return e;
+}
+
+/* The engine an instruction runs on: its own prefix or its block's; -1 if
+ * none could be decided (reported, unless an unknown engine already was). */
+static int place_instr(Sema *s, Stmt *in) {
+  if (!in->engine_name) {
+    if (s->block) return s->block->engine;
+    diag_error(s->diag, in->span,
+               "instruction '%s' is not placed on an engine: write ENGINE: %s ... or put it in "
+               "an ENGINE { ... } block",
+               in->op_name, in->op_name);
+    return -1;
+  }
+  int e = lookup_engine(s, in->engine_name, in->engine_span);
+  if (e >= 0 && s->block && s->block->engine >= 0 && e != s->block->engine) {
+    diag_error(s->diag, in->engine_span, "instruction placed on '%s' inside a block of engine '%s'",
+               in->engine_name, s->block->engine_name);
+    diag_note(s->diag, s->block->engine_span, "the '%s' block starts here", s->block->engine_name);
+    return -1;
+  }
+  return e;
+}
+
+/* The op, and whether engine can run it; -1 (reported) otherwise. */
+static int lookup_op(Sema *s, Stmt *in, int engine) {
+  int op = op_lookup(in->op_name);
+  if (op < 0) {
+    diag_error(s->diag, in->op_span, "unknown op '%s'", in->op_name);
+    return -1;
+  }
+  if (engine >= 0 && !target_can_run(s->p->target, engine, op)) {
+    char engines[128] = "";
+    size_t n = 0;
+    for (int e = 0; e < s->p->target->nengines; e++)
+      if (target_can_run(s->p->target, e, op))
+        n += (size_t)snprintf(engines + n, sizeof engines - n, "%s%s", n ? ", " : "",
+                              s->p->target->engines[e].name);
+    diag_error(s->diag, in->op_span, "engine '%s' cannot run '%s' (it runs on %s)",
+               s->p->target->engines[engine].name, in->op_name, engines);
+    return -1;
+  }
+  return op;
+}
+
+static void number_instr(Sema *s, Stmt *in) {
+  Kernel *k = s->k;
+  k->instrs = arena_grow(s->p->arena, k->instrs, sizeof(Stmt *), k->ninstrs, &s->instr_cap);
+  in->instr_id = k->ninstrs;
+  k->instrs[k->ninstrs++] = in;
+  in->parent_loop = s->nloops_open ? s->loops[s->nloops_open - 1] : NULL;
+}
+
+/* instr = [ENGINE ":"] op operand {"," operand} ";" */
+static void check_instr(Sema *s, Stmt *in) {
+  number_instr(s, in);
+  bool resolved = true;
+  for (int i = 0; i < in->noperands; i++) resolved &= resolve_operand(s, &in->operands[i]);
+  in->engine = place_instr(s, in);
+  in->op = lookup_op(s, in, in->engine);
+  if (in->op < 0) return;
+  const OpInfo *info = op_info(in->op);
+  int want = (int)strlen(info->operands);
+  if (in->noperands != want) {
+    diag_error(s->diag, in->op_span, "'%s' takes %d operands, not %d", in->op_name, want,
+               in->noperands);
+    return;
+  }
+  if (!resolved) return;
+  bool kinds_ok = true;
+  for (int i = 0; i < want; i++) kinds_ok &= check_operand_kind(s, in, i, info->operands[i]);
+  for (int i = 0; i < want; i++)
+    if (in->operands[i].kind == OPND_TILE && !s->tile_ok[in->operands[i].decl]) kinds_ok = false;
+  if (kinds_ok) check_shapes(s, in, info->shape);
+}
+
+static void check_stmts(Sema *s, Stmt *list);
+
+/* Enters one more level of nesting; false (reported) past MAX_NESTING. */
+static bool enter(Sema *s, const Stmt *st) {
+  if (s->depth == MAX_NESTING) {
+    diag_error(s->diag, st->span, "nested too deeply: more than %d levels of loops and blocks",
+               MAX_NESTING);
+    return false;
+  }
+  s->depth++;
+  return true;
+}
+
+static void check_loop_var(Sema *s, const Stmt *loop) {
+  const Decl *d = find_decl(s, loop->var);
+  const Stmt *outer = find_loop(s, loop->var);
+  if (!d && !outer) return;
+  if (d)
+    diag_error(s->diag, loop->var_span, "loop variable '%s' shadows %s '%s'", loop->var,
+               decl_kind_name[d->kind], loop->var);
+  else
+    diag_error(s->diag, loop->var_span, "loop variable '%s' shadows an enclosing loop's variable",
+               loop->var);
+  diag_note(s->diag, d ? d->span : outer->var_span, "'%s' is declared here", loop->var);
+}
+
+/* for = "for" IDENT "in" expr ".." expr "{" {stmt} "}" */
+static void check_for(Sema *s, Stmt *loop) {
+  Kernel *k = s->k;
+  k->loops = arena_grow(s->p->arena, k->loops, sizeof(Stmt *), k->nloops, &s->loop_cap);
+  loop->loop_id = k->nloops;
+  k->loops[k->nloops++] = loop;
+  loop->depth = s->nloops_open;
+  bool constant;
+  check_expr(s, loop->lo, IN_LOOPS, "a loop bound", &constant);
+  check_expr(s, loop->hi, IN_LOOPS, "a loop bound", &constant);
+  check_loop_var(s, loop);
+  if (!enter(s, loop)) return;
+  s->loops[s->nloops_open++] = loop;
+  check_stmts(s, loop->body);
+  s->nloops_open--;
+  s->depth--;
+}
+
+/* block = ENGINE "{" {stmt} "}" */
+static void check_block(Sema *s, Stmt *block) {
+  block->engine = lookup_engine(s, block->engine_name, block->engine_span);
+  if (s->block) {
+    diag_error(s->diag, block->engine_span, "engine block inside the block of engine '%s'",
+               s->block->engine_name);
+    diag_note(s->diag, s->block->engine_span, "the '%s' block starts here", s->block->engine_name);
+  }
+  if (!enter(s, block)) return;
+  Stmt *outer = s->block;
+  s->block = block;
+  check_stmts(s, block->body);
+  s->block = outer;
+  s->depth--;
+}
+
+/* if = "if" "(" expr compare expr ")" "{" {stmt} "}" ["else" "{" {stmt} "}"]
+ * Parsed so the grammar has room for it; the transform does not support it yet. */
+static void check_if(Sema *s, Stmt *st) {
+  Span keyword = {st->span.begin, st->span.begin + 2};
+  diag_error(s->diag, keyword, "conditionals are not supported yet");
+  bool constant;
+  check_expr(s, st->cond->lhs, IN_LOOPS, "a condition", &constant);
+  check_expr(s, st->cond->rhs, IN_LOOPS, "a condition", &constant);
+  if (!enter(s, st)) return;
+  check_stmts(s, st->body);
+  check_stmts(s, st->orelse);
+  s->depth--;
+}
+
+static void check_stmts(Sema *s, Stmt *list) {
+  for (Stmt *st = list; st; st = st->next) {
+    switch (st->kind) {
+    case ST_FOR: check_for(s, st); break;
+    case ST_BLOCK: check_block(s, st); break;
+    case ST_INSTR: check_instr(s, st); break;
+    case ST_IF: check_if(s, st); break;
+    }
+  }
+}
+
+void check(Program *p) {
+  if (!p->kernel) return;
+  Kernel *k = p->kernel;
+  Sema s = {.p = p, .k = k, .diag = &p->diag};
+  size_t ndecls = (size_t)k->nparams + (size_t)k->ntensors + (size_t)k->ntiles;
+  s.ndecl_slots = 16;
+  while (s.ndecl_slots < 2 * ndecls) s.ndecl_slots *= 2;
+  s.decls = ARENA_ARRAY(p->arena, Decl, s.ndecl_slots);
+  s.tile_ok = ARENA_ARRAY(p->arena, bool, k->ntiles);
+  k->ninstrs = k->nloops = 0;
+  check_decls(&s);
+  check_stmts(&s, k->body);
+}
