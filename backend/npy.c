@@ -155,7 +155,7 @@ static int read_header(Arena *a, FILE *f, const char *path, Header *h, const cha
     return -1;
   }
   if (h->rank != 2) {
-    *err = arena_printf(a, "%s: array has %d dimensions; tensors are 2-D", path, h->rank);
+    *err = arena_printf(a, "%s: array is %d-D; tensors are 2-D", path, h->rank);
     return -1;
   }
   return 0;

@@ -1,0 +1,196 @@
+/* reference.c: the sequential reference executor, the ground truth.
+ *
+ * It runs the checked kernel exactly as the language defines it: one
+ * instruction at a time, in program order, with concrete parameters. It
+ * reads the AST, not the IR and not the generated C, so a bug in the
+ * transform or the backend cannot hide in both the run and its reference;
+ * and it computes every op with sem_apply, the one implementation the
+ * runtime uses too, so correct synchronization gives bit-identical tensors.
+ *
+ * It has its own tiles (zeroed, like the runtime's) and works on the
+ * caller's tensors. Run-time errors are reported the way the runtime words
+ * them (kernel, source line, what and where): an hbm tile out of bounds, a
+ * slot out of range, a division by zero. */
+#include <inttypes.h>
+#include <string.h>
+
+#include "backend/backend.h"
+#include "runtime/semantics.h"
+
+static const char *const op_names[] = {
+#define OP(id, name, sig, engines, shape, cls) name,
+#include "runtime/ops.def"
+#undef OP
+};
+
+typedef struct Ref {
+  Program *p;
+  const int64_t *params;
+  int64_t *loopvars; /* by loop id */
+  RefTensor *tensors;
+  float **tiles;     /* by tile: slots * rows * cols */
+  const char *err;
+} Ref;
+
+static int line_of(const Program *p, Span span) {
+  int line, col;
+  source_position(&p->src, span.begin, &line, &col);
+  return line;
+}
+
+/* Record the first error as "kernel K, line L: message"; returns -1. */
+static int fail(Ref *r, Span span, const char *message) {
+  r->err = arena_printf(r->p->arena, "kernel %s, line %d: %s", r->p->kernel->name,
+                        line_of(r->p, span), message);
+  return -1;
+}
+
+static int eval(Ref *r, const Expr *e, int64_t *out) {
+  const Expr *bad = NULL;
+  if (expr_eval(e, r->params, r->loopvars, out, &bad) == 0) return 0;
+  return fail(r, bad ? bad->span : e->span, "division by zero");
+}
+
+/* ---- Operands. */
+
+static int tile_view(Ref *r, const Stmt *s, const Operand *o, SemView *v) {
+  const Tile *t = &r->p->kernel->tiles[o->decl];
+  int64_t slot = 0;
+  if (o->slot && eval(r, o->slot, &slot)) return -1;
+  if (slot < 0 || slot >= t->slots)
+    return fail(r, o->span,
+                arena_printf(r->p->arena, "%s: slot %s[%" PRId64 "] is out of range (%" PRId64 " slots)",
+                             op_names[s->op], t->name, slot, t->slots));
+  *v = (SemView){r->tiles[o->decl] + slot * t->rows * t->cols, t->rows, t->cols, t->cols};
+  return 0;
+}
+
+/* Whether tile index idx of a dimension extent long, in units of size, fits. */
+static int span_fits(int64_t idx, int64_t size, int64_t extent) {
+  return idx >= 0 && size <= extent && idx <= (extent - size) / size;
+}
+
+static int out_of_bounds(Ref *r, const Stmt *s, const Operand *o, int64_t row, int64_t col,
+                         const char *dim, int64_t idx, int64_t size, int64_t extent) {
+  const char *verb = s->op == BFRT_STORE ? "store to" : s->op == BFRT_LOAD ? "load from" : op_names[s->op];
+  const char *where;
+  if (idx > INT64_MAX / size - 1 || idx < INT64_MIN / size)
+    where = arena_printf(r->p->arena, "%s tile %" PRId64 " of %" PRId64 " %s", dim, idx, extent, dim);
+  else
+    where = arena_printf(r->p->arena, "%s %" PRId64 "..%" PRId64 " of %" PRId64, dim, idx * size,
+                         idx * size + size - 1, extent);
+  return fail(r, o->span,
+              arena_printf(r->p->arena, "%s %s[%" PRId64 ", %" PRId64 "] is out of bounds (%s)", verb,
+                           r->p->kernel->tensors[o->decl].name, row, col, where));
+}
+
+/* hbm tile X[row, col], in units of the other operand's shape. */
+static int hbm_view(Ref *r, const Stmt *s, const Operand *o, SemView unit, SemView *v) {
+  RefTensor *t = &r->tensors[o->decl];
+  int64_t row, col;
+  if (eval(r, o->row, &row) || eval(r, o->col, &col)) return -1;
+  if (!span_fits(row, unit.rows, t->rows))
+    return out_of_bounds(r, s, o, row, col, "rows", row, unit.rows, t->rows);
+  if (!span_fits(col, unit.cols, t->cols))
+    return out_of_bounds(r, s, o, row, col, "cols", col, unit.cols, t->cols);
+  *v = (SemView){t->data + row * unit.rows * t->cols + col * unit.cols, unit.rows, unit.cols, t->cols};
+  return 0;
+}
+
+/* ---- Statements. */
+
+static int run_instr(Ref *r, const Stmt *s) {
+  SemView views[3] = {{0}};
+  float imm = 0.0f;
+  int hbm = -1;
+  for (int i = 0; i < s->noperands && i < 3; i++) {
+    const Operand *o = &s->operands[i];
+    if (o->kind == OPND_TILE && tile_view(r, s, o, &views[i])) return -1;
+    if (o->kind == OPND_HBM) hbm = i;
+    if (o->kind == OPND_IMM) imm = o->imm;
+  }
+  if (hbm >= 0 && hbm_view(r, s, &s->operands[hbm], views[1 - hbm], &views[hbm])) return -1;
+  sem_apply(s->op, views[0], views[1], views[2], imm);
+  return 0;
+}
+
+static int run_stmts(Ref *r, const Stmt *s);
+
+/* for var in lo .. hi { body }: bounds evaluated once, at entry. */
+static int run_for(Ref *r, const Stmt *s) {
+  int64_t lo, hi;
+  if (eval(r, s->lo, &lo) || eval(r, s->hi, &hi)) return -1;
+  for (int64_t i = lo; i < hi; i++) {
+    r->loopvars[s->loop_id] = i;
+    if (run_stmts(r, s->body)) return -1;
+  }
+  return 0;
+}
+
+static int holds(CondOp op, int64_t a, int64_t b) {
+  switch (op) {
+  case COND_LT: return a < b;
+  case COND_LE: return a <= b;
+  case COND_GT: return a > b;
+  case COND_GE: return a >= b;
+  case COND_EQ: return a == b;
+  case COND_NE: return a != b;
+  }
+  bug("reference: unknown condition %d", op);
+}
+
+/* if (lhs op rhs) { body } else { orelse } */
+static int run_if(Ref *r, const Stmt *s) {
+  int64_t a, b;
+  if (eval(r, s->cond->lhs, &a) || eval(r, s->cond->rhs, &b)) return -1;
+  return run_stmts(r, holds(s->cond->op, a, b) ? s->body : s->orelse);
+}
+
+static int run_stmts(Ref *r, const Stmt *s) {
+  for (; s; s = s->next) {
+    int status = 0;
+    switch (s->kind) {
+    case ST_FOR: status = run_for(r, s); break;
+    case ST_BLOCK: status = run_stmts(r, s->body); break;
+    case ST_INSTR: status = run_instr(r, s); break;
+    case ST_IF: status = run_if(r, s); break;
+    }
+    if (status) return status;
+  }
+  return 0;
+}
+
+/* ---- Entry points. */
+
+int reference_shapes(Program *p, const int64_t *params, RefTensor *tensors, const char **err) {
+  Ref r = {p, params, NULL, tensors, NULL, NULL};
+  const Kernel *k = p->kernel;
+  for (int t = 0; t < k->ntensors; t++) {
+    const Tensor *x = &k->tensors[t];
+    if (eval(&r, x->rows, &tensors[t].rows) || eval(&r, x->cols, &tensors[t].cols)) {
+      *err = r.err;
+      return -1;
+    }
+    if (tensors[t].rows < 0 || tensors[t].cols < 0) {
+      fail(&r, x->span,
+           arena_printf(p->arena, "tensor %s has a negative shape [%" PRId64 ", %" PRId64 "]", x->name,
+                        tensors[t].rows, tensors[t].cols));
+      *err = r.err;
+      return -1;
+    }
+  }
+  return 0;
+}
+
+int reference_run(Program *p, const int64_t *params, RefTensor *tensors, const char **err) {
+  const Kernel *k = p->kernel;
+  Ref r = {p, params, ARENA_ARRAY(p->arena, int64_t, k->nloops + 1), tensors,
+           ARENA_ARRAY(p->arena, float *, k->ntiles + 1), NULL};
+  for (int t = 0; t < k->ntiles; t++)
+    r.tiles[t] = ARENA_ARRAY(p->arena, float, k->tiles[t].slots * k->tiles[t].rows * k->tiles[t].cols);
+  if (run_stmts(&r, k->body)) {
+    *err = r.err;
+    return -1;
+  }
+  return 0;
+}

@@ -1,0 +1,362 @@
+/* test_backend.c: the backend's pieces on their own.
+ *
+ * .npy files: a round trip, a version 2.0 header, and every kind of bad
+ * file with the message that names it. The reference executor: a tiny
+ * kernel against values computed by hand, and its run-time errors (hbm
+ * tile out of bounds, slot out of range, division by zero) with the line.
+ * The C emitter and the JIT: hand-written IR streams for the same kernel
+ * (so this does not depend on the transform) printed, compiled with libtcc
+ * and run on threads must match the reference bit for bit and charge the
+ * bookkeeping ir.h defines. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "backend/backend.h"
+
+/* ---- .npy */
+
+static char *temp_path(void) {
+  static char path[64];
+  strcpy(path, "/tmp/bfsync-npy-XXXXXX");
+  int fd = mkstemp(path);
+  assert_true(fd >= 0);
+  close(fd);
+  return path;
+}
+
+static void write_bytes(const char *path, const void *bytes, size_t n) {
+  FILE *f = fopen(path, "wb");
+  assert_non_null(f);
+  assert_int_equal(fwrite(bytes, 1, n, f), n);
+  fclose(f);
+}
+
+/* A .npy file with this version, header dict and data. */
+static void write_npy(const char *path, int major, const char *dict, const float *data, size_t n) {
+  unsigned char buf[512];
+  size_t hlen = strlen(dict), pre = major == 1 ? 10 : 12;
+  memcpy(buf, "\x93NUMPY", 6);
+  buf[6] = (unsigned char)major;
+  buf[7] = 0;
+  for (size_t i = 0; i < pre - 8; i++) buf[8 + i] = (unsigned char)(hlen >> (8 * i));
+  memcpy(buf + pre, dict, hlen);
+  memcpy(buf + pre + hlen, data, n * sizeof(float));
+  write_bytes(path, buf, pre + hlen + n * sizeof(float));
+}
+
+static void npy_round_trip(void **state) {
+  (void)state;
+  Arena *a = arena_new();
+  float data[12];
+  for (int i = 0; i < 12; i++) data[i] = (float)i * 0.25f - 1.0f;
+  data[5] = -0.0f;
+  NpyArray in = {3, 4, data}, out;
+  const char *path = temp_path(), *err = NULL;
+  assert_int_equal(npy_write(a, path, &in, &err), 0);
+  assert_int_equal(npy_read(a, path, &out, &err), 0);
+  assert_int_equal(out.rows, 3);
+  assert_int_equal(out.cols, 4);
+  assert_memory_equal(out.data, data, sizeof data);
+  FILE *f = fopen(path, "rb");
+  long size = (fseek(f, 0, SEEK_END), ftell(f));
+  fclose(f);
+  assert_int_equal((size - 12 * 4) % 64, 0); /* header padded to 64 bytes */
+  unlink(path);
+  arena_free(a);
+}
+
+static void npy_reads_version_2(void **state) {
+  (void)state;
+  Arena *a = arena_new();
+  float data[2] = {1.5f, -2.0f};
+  const char *path = temp_path(), *err = NULL;
+  write_npy(path, 2, "{\"descr\": \"<f4\", \"shape\": (1, 2), \"fortran_order\": False}\n", data, 2);
+  NpyArray out;
+  assert_int_equal(npy_read(a, path, &out, &err), 0);
+  assert_int_equal(out.rows, 1);
+  assert_int_equal(out.cols, 2);
+  assert_memory_equal(out.data, data, sizeof data);
+  unlink(path);
+  arena_free(a);
+}
+
+/* npy_read of a file with this version, dict and n floats fails naming want. */
+static void expect_bad(int major, const char *dict, size_t n, const char *want) {
+  Arena *a = arena_new();
+  float data[8] = {0};
+  const char *path = temp_path(), *err = NULL;
+  write_npy(path, major, dict, data, n);
+  NpyArray out;
+  assert_int_equal(npy_read(a, path, &out, &err), -1);
+  assert_non_null(err);
+  if (!strstr(err, want)) fail_msg("message '%s' does not mention '%s'", err, want);
+  unlink(path);
+  arena_free(a);
+}
+
+static void npy_bad_files(void **state) {
+  (void)state;
+  const char *ok = "{'descr': '<f4', 'fortran_order': False, 'shape': (2, 2), }";
+  expect_bad(1, ok, 3, "truncated");
+  expect_bad(1, ok, 5, "trailing");
+  expect_bad(3, ok, 4, "version");
+  expect_bad(1, "{'descr': '<f8', 'fortran_order': False, 'shape': (2, 2), }", 8, "'<f8'");
+  expect_bad(1, "{'descr': '<f4', 'fortran_order': True, 'shape': (2, 2), }", 4, "Fortran");
+  expect_bad(1, "{'descr': '<f4', 'fortran_order': False, 'shape': (4,), }", 4, "1-D");
+  expect_bad(1, "{'descr': '<f4', 'fortran_order': False, 'shape': (1, 2, 2), }", 4, "3-D");
+  expect_bad(1, "{'descr': '<f4', 'shape': (2, 2), }", 4, "bad .npy header");
+  expect_bad(1, "not a dict at all", 4, "bad .npy header");
+  expect_bad(1, "{'descr': '<f4', 'fortran_order': False, 'shape': (2, 2), 'x': 1}", 4, "bad .npy header");
+
+  Arena *a = arena_new();
+  const char *path = temp_path(), *err = NULL;
+  NpyArray out;
+  write_bytes(path, "PK\3\4 not numpy", 15);
+  assert_int_equal(npy_read(a, path, &out, &err), -1);
+  assert_non_null(strstr(err, "bad magic"));
+  write_bytes(path, "\x93NUMPY\1\0\xff", 9);
+  assert_int_equal(npy_read(a, path, &out, &err), -1);
+  assert_non_null(strstr(err, "truncated"));
+  unlink(path);
+  assert_int_equal(npy_read(a, path, &out, &err), -1);
+  assert_non_null(strstr(err, path));
+  arena_free(a);
+}
+
+/* ---- The reference executor. */
+
+/* Row-normalise-ish: Y[i] = x * rowsum(x), tile by tile (line numbers matter). */
+static const char tiny_kernel[] =
+    "kernel tiny(N: int) {\n"                        /* 1 */
+    "  hbm in  X: f32[N * 2, 2];\n"                  /* 2 */
+    "  hbm out Y: f32[N * 2, 2];\n"                  /* 3 */
+    "  sbuf x[2]: f32[2, 2];\n"                      /* 4 */
+    "  sbuf s: f32[2, 1];\n"                         /* 5 */
+    "  for i in 0 .. N {\n"                          /* 6 */
+    "    dma: load x[i % 2], X[i, 0];\n"             /* 7 */
+    "    dve: rowsum s, x[i % 2];\n"                 /* 8 */
+    "    act: mul_row x[i % 2], x[i % 2], s;\n"      /* 9 */
+    "    dma: store Y[i, 0], x[i % 2];\n"            /* 10 */
+    "  }\n"
+    "}\n";
+
+static Program *checked(const char *text) {
+  Program *p = program_new("tiny.bfk", text, strlen(text), target_default(), stderr);
+  parse(p);
+  assert_int_equal(p->diag.errors, 0);
+  check(p);
+  assert_int_equal(p->diag.errors, 0);
+  return p;
+}
+
+/* Tensors for params, X filled with 1, 2, 3, ... */
+static RefTensor *tensors_for(Program *p, const int64_t *params) {
+  RefTensor *t = ARENA_ARRAY(p->arena, RefTensor, p->kernel->ntensors);
+  const char *err = NULL;
+  assert_int_equal(reference_shapes(p, params, t, &err), 0);
+  for (int i = 0; i < p->kernel->ntensors; i++) {
+    t[i].data = ARENA_ARRAY(p->arena, float, t[i].rows * t[i].cols + 1);
+    if (p->kernel->tensors[i].io != IO_OUT)
+      for (int64_t j = 0; j < t[i].rows * t[i].cols; j++) t[i].data[j] = (float)(j + 1);
+  }
+  return t;
+}
+
+static void reference_computes_by_hand(void **state) {
+  (void)state;
+  Program *p = checked(tiny_kernel);
+  int64_t params[1] = {2};
+  RefTensor *t = tensors_for(p, params);
+  assert_int_equal(t[0].rows, 4);
+  assert_int_equal(t[0].cols, 2);
+  const char *err = NULL;
+  assert_int_equal(reference_run(p, params, t, &err), 0);
+  /* X rows (1 2) (3 4) (5 6) (7 8); row sums 3 7 11 15. */
+  const float want[8] = {3, 6, 21, 28, 55, 66, 105, 120};
+  assert_memory_equal(t[1].data, want, sizeof want);
+  program_free(p);
+}
+
+/* Replace the first occurrence of from in tiny_kernel with to, run with N. */
+static const char *reference_error(const char *from, const char *to, int64_t n) {
+  static char text[1024];
+  const char *at = strstr(tiny_kernel, from);
+  assert_non_null(at);
+  snprintf(text, sizeof text, "%.*s%s%s", (int)(at - tiny_kernel), tiny_kernel, to, at + strlen(from));
+  Program *p = checked(text);
+  int64_t params[1] = {n};
+  RefTensor *t = tensors_for(p, params);
+  const char *err = NULL;
+  assert_int_equal(reference_run(p, params, t, &err), -1);
+  static char copy[512];
+  snprintf(copy, sizeof copy, "%s", err);
+  program_free(p);
+  return copy;
+}
+
+static void reference_reports_errors(void **state) {
+  (void)state;
+  assert_string_equal(reference_error("Y[i, 0]", "Y[i + 1, 0]", 2),
+                      "kernel tiny, line 10: store to Y[2, 0] is out of bounds (rows 4..5 of 4)");
+  assert_string_equal(reference_error("X[i, 0]", "X[0, i]", 2),
+                      "kernel tiny, line 7: load from X[0, 1] is out of bounds (cols 2..3 of 2)");
+  assert_string_equal(reference_error("dve: rowsum s, x[i % 2]", "dve: rowsum s, x[i]", 3),
+                      "kernel tiny, line 8: rowsum: slot x[2] is out of range (2 slots)");
+}
+
+static void reference_division_by_zero(void **state) {
+  (void)state;
+  const char *text =
+      "kernel d(N: int, D: int) {\n"
+      "  hbm in X: f32[2, 2];\n"
+      "  sbuf x: f32[2, 2];\n"
+      "  for i in 0 .. N {\n"
+      "    dma: load x, X[i / D, 0];\n"
+      "  }\n"
+      "}\n";
+  Program *p = checked(text);
+  int64_t params[2] = {1, 0};
+  RefTensor *t = tensors_for(p, params);
+  const char *err = NULL;
+  assert_int_equal(reference_run(p, params, t, &err), -1);
+  assert_string_equal(err, "kernel d, line 5: division by zero");
+  params[0] = 0; /* no iteration, no division */
+  assert_int_equal(reference_run(p, params, t, &err), 0);
+  program_free(p);
+}
+
+/* ---- Hand-written streams through emit_c, libtcc and the threads runtime. */
+
+typedef struct Builder {
+  Program *p;
+  IrExpr *i; /* the loop variable */
+} Builder;
+
+static IrNode *node(Builder *b, IrKind kind, int line) {
+  IrNode *n = ARENA_NEW(b->p->arena, IrNode);
+  n->kind = kind;
+  n->line = line;
+  return n;
+}
+
+static IrNode *op(Builder *b, int instr_id) {
+  const Stmt *s = b->p->kernel->instrs[instr_id];
+  IrNode *n = node(b, IR_OP, 7 + instr_id);
+  n->instr = s;
+  n->op = s->op;
+  n->noperands = s->noperands;
+  n->operands = ARENA_ARRAY(b->p->arena, IrOperand, s->noperands);
+  for (int k = 0; k < s->noperands; k++) {
+    const Operand *o = &s->operands[k];
+    IrOperand *x = &n->operands[k];
+    x->kind = o->kind;
+    x->decl = o->decl;
+    x->imm = o->imm;
+    if (o->kind == OPND_TILE) x->slot = o->slot ? ir_from_expr(b->p, o->slot) : ir_const(b->p->arena, 0);
+    if (o->kind == OPND_HBM) {
+      x->row = ir_from_expr(b->p, o->row);
+      x->col = ir_from_expr(b->p, o->col);
+    }
+  }
+  return n;
+}
+
+/* wait S_engine >= scale * i + offset */
+static IrNode *wait(Builder *b, const char *engine, int64_t scale, int64_t offset, int line) {
+  Arena *a = b->p->arena;
+  IrNode *n = node(b, IR_WAIT, line);
+  n->engine = target_engine(b->p->target, engine);
+  n->threshold = ir_binary(a, IX_ADD, ir_binary(a, IX_MUL, ir_const(a, scale), b->i, 0), ir_const(a, offset), 0);
+  return n;
+}
+
+static IrNode *chain(IrNode **nodes, int n) {
+  for (int k = 0; k + 1 < n; k++) nodes[k]->next = nodes[k + 1];
+  return n ? nodes[0] : NULL;
+}
+
+static IrNode *loop(Builder *b, IrNode *body) {
+  IrNode *n = node(b, IR_LOOP, 6);
+  n->loop_id = 0;
+  n->lo = ir_const(b->p->arena, 0);
+  n->hi = ir_leaf(b->p->arena, IX_PARAM, 0);
+  n->body = body;
+  return n;
+}
+
+/* The exact barrier-free streams of tiny_kernel, plus one counter on dma
+ * (an IR_SET per iteration) so that bookkeeping is exercised. */
+static void build_streams(Program *p) {
+  Builder b = {p, ir_leaf(p->arena, IX_LOOPVAR, 0)};
+  IrProgram *ir = ARENA_NEW(p->arena, IrProgram);
+  ir->sync = SYNC_BARRIER_FREE;
+  ir->nengines = p->target->nengines;
+  IrNode *set = node(&b, IR_SET, 7);
+  set->var = 0;
+  set->value = ir_binary(p->arena, IX_ADD, ir_leaf(p->arena, IX_VAR, 0), ir_const(p->arena, 1), 0);
+  IrNode *dma[] = {op(&b, 0), wait(&b, "act", 1, 1, 10), op(&b, 3), set};
+  IrNode *dve[] = {wait(&b, "dma", 2, 1, 8), wait(&b, "act", 1, 0, 8), op(&b, 1)};
+  IrNode *act[] = {wait(&b, "dma", 2, 1, 9), wait(&b, "dve", 1, 1, 9), op(&b, 2)};
+  IrStream *s = ir->streams;
+  int e_dma = target_engine(p->target, "dma");
+  s[e_dma].body = loop(&b, chain(dma, 4));
+  s[e_dma].nvars = 1;
+  static const char *names[] = {"iterations"};
+  s[e_dma].var_names = names;
+  s[target_engine(p->target, "dve")].body = loop(&b, chain(dve, 3));
+  s[target_engine(p->target, "act")].body = loop(&b, chain(act, 3));
+  p->ir = ir;
+}
+
+static void emitted_c_runs_and_matches(void **state) {
+  (void)state;
+  Program *p = checked(tiny_kernel);
+  build_streams(p);
+  char *c = emit_c_string(p);
+  assert_non_null(strstr(c, "for (int64_t i = 0, bf_end0 = N; i < bf_end0; i++)"));
+  assert_non_null(strstr(c, "/* line 9: act: mul_row x[i % 2], x[i % 2], s; */"));
+  assert_non_null(strstr(c, "const bfrt_kernel bfk_tiny"));
+  Jit *jit = jit_compile(p, c);
+  const bfrt_kernel *k = jit_kernel(jit);
+  assert_string_equal(k->name, "tiny");
+  assert_int_equal(k->ntensors, 2);
+  for (int64_t n = 0; n <= 5; n++) {
+    int64_t params[1] = {n};
+    RefTensor *t = tensors_for(p, params);
+    const char *err = NULL;
+    bfrt *rt = bfrt_new(k, params, &err);
+    assert_non_null(rt);
+    memcpy(bfrt_tensor_data(rt, 0), t[0].data, (size_t)(t[0].rows * t[0].cols) * sizeof(float));
+    bfrt_options opt = {0};
+    opt.jitter_seed = (uint64_t)n;
+    assert_int_equal(bfrt_run(rt, &opt), 0);
+    assert_int_equal(reference_run(p, params, t, &err), 0);
+    assert_memory_equal(bfrt_tensor_data(rt, 1), t[1].data, (size_t)(t[1].rows * t[1].cols) * sizeof(float));
+    const bfrt_stats *st = bfrt_get_stats(rt);
+    assert_int_equal(st->instructions, 4 * n);
+    assert_int_equal(st->bookkeeping, 6 * n); /* 1 set + 5 run-time thresholds per iteration */
+    bfrt_delete(rt);
+  }
+  jit_free(jit);
+  program_free(p);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(npy_round_trip),
+      cmocka_unit_test(npy_reads_version_2),
+      cmocka_unit_test(npy_bad_files),
+      cmocka_unit_test(reference_computes_by_hand),
+      cmocka_unit_test(reference_reports_errors),
+      cmocka_unit_test(reference_division_by_zero),
+      cmocka_unit_test(emitted_c_runs_and_matches),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
