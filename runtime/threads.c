@@ -16,7 +16,8 @@
  *
  * Barriers. The last engine to arrive resets every counter to 0 while all
  * the others are still inside the barrier (so no counter changes under a
- * waiter), then releases them by bumping the generation.
+ * waiter), then releases them by bumping the generation. The others yield
+ * a bounded number of times, then sleep, as in a wait.
  *
  * Watchdog. The host thread sleeps until every engine has finished, waking
  * a few times per watchdog period. If some engine is blocked and no
@@ -49,7 +50,7 @@ typedef struct Threads {
   pthread_mutex_t barrier_mu;
   pthread_cond_t barrier_cv;
   int arrived;
-  uint64_t generation;
+  _Atomic uint64_t generation; /* barriers released */
   _Atomic uint64_t progress; /* counter changes, for the watchdog */
   pthread_mutex_t done_mu;
   pthread_cond_t done_cv; /* an engine finished, or the kernel failed */
@@ -119,24 +120,34 @@ static void threads_wait(Ctx *cx, int engine, int64_t threshold) {
   if (!reached) rt_unwind(cx);
 }
 
-static void threads_barrier(Ctx *cx) {
-  Threads *th = state(cx);
+/* Release the others when cx is the last to arrive; 1 if it was. */
+static int arrive(Threads *th, int nengines, uint64_t *generation) {
   pthread_mutex_lock(&th->barrier_mu);
-  uint64_t generation = th->generation;
-  if (++th->arrived == cx->rt->k->nengines) {
+  *generation = atomic_load(&th->generation);
+  int last = ++th->arrived == nengines;
+  if (last) {
     th->arrived = 0;
-    for (int e = 0; e < cx->rt->k->nengines; e++) atomic_store(&th->counters[e].value, 0);
-    th->generation++;
+    for (int e = 0; e < nengines; e++) atomic_store(&th->counters[e].value, 0);
+    atomic_store(&th->generation, *generation + 1);
     atomic_fetch_add(&th->progress, 1);
     pthread_cond_broadcast(&th->barrier_cv);
-  } else {
-    publish(cx, ENGINE_AT_BARRIER, -1, 0);
-    while (generation == th->generation && !rt_failed(cx->rt))
-      pthread_cond_wait(&th->barrier_cv, &th->barrier_mu);
-    atomic_store(&cx->state, ENGINE_RUNNING);
   }
-  int released = generation != th->generation;
   pthread_mutex_unlock(&th->barrier_mu);
+  return last;
+}
+
+static void threads_barrier(Ctx *cx) {
+  Threads *th = state(cx);
+  uint64_t generation;
+  if (arrive(th, cx->rt->k->nengines, &generation)) return;
+  publish(cx, ENGINE_AT_BARRIER, -1, 0);
+  for (int i = 0; i < YIELDS && atomic_load(&th->generation) == generation; i++) sched_yield();
+  pthread_mutex_lock(&th->barrier_mu);
+  while (atomic_load(&th->generation) == generation && !rt_failed(cx->rt))
+    pthread_cond_wait(&th->barrier_cv, &th->barrier_mu);
+  int released = atomic_load(&th->generation) != generation;
+  pthread_mutex_unlock(&th->barrier_mu);
+  atomic_store(&cx->state, ENGINE_RUNNING);
   if (!released) rt_unwind(cx);
 }
 
