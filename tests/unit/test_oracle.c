@@ -1,0 +1,510 @@
+/* test_oracle.c: the exactness oracle on small kernels whose answers are
+ * computed by hand: the needs of the sequential walk (slots reused at
+ * distance 2, triangular loops, zero-trip loops, overlapping hbm regions),
+ * and the happens-before judgement of hand-written IR streams (transitive
+ * coverage, redundant, early, late and explained waits, barriers that reset
+ * counters, deadlocks, stream mismatches). The IR is written here by hand,
+ * not by the transform, so these tests pin the oracle alone. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "frontend/program.h"
+#include "transform/oracle.h"
+
+static Program *compile_on(const Target *target, const char *text) {
+  Program *p = program_new("test.bfk", text, strlen(text), target, stderr);
+  parse(p);
+  assert_int_equal(p->diag.errors, 0);
+  check(p);
+  assert_int_equal(p->diag.errors, 0);
+  return p;
+}
+
+static Program *compile(const char *text) { return compile_on(target_default(), text); }
+
+static int engine(const Program *p, const char *name) {
+  int e = target_engine(p->target, name);
+  assert_true(e >= 0);
+  return e;
+}
+
+static Oracle *walk(Program *p, int64_t n) {
+  int64_t *params = ARENA_NEW(p->arena, int64_t);
+  *params = n;
+  Oracle *o = oracle_new(p, params);
+  assert_non_null(o);
+  return o;
+}
+
+/* ---- The sequential walk. */
+
+static const char war_kernel[] =
+    "kernel war(N: int) {\n"
+    "  hbm in X: f32[N * 4, 4];\n"
+    "  sbuf x[2]: f32[4, 4];\n"
+    "  sbuf y: f32[4, 4];\n"
+    "  for i in 0 .. N {\n"
+    "    dma: load x[i % 2], X[i, 0];\n"
+    "    act: exp y, x[i % 2];\n"
+    "  }\n"
+    "}\n";
+
+/* load i overwrites the slot exp i - 2 read: WAR at distance 2. */
+static void test_need_war_distance_two(void **state) {
+  (void)state;
+  Program *p = compile(war_kernel);
+  Oracle *o = walk(p, 4);
+  int dma = engine(p, "dma"), act = engine(p, "act");
+  assert_int_equal(oracle_instances(o, dma), 4);
+  assert_int_equal(oracle_instances(o, act), 4);
+  const int64_t war[] = {0, 0, 1, 2};
+  for (int k = 1; k <= 4; k++) {
+    assert_int_equal(oracle_need(o, dma, k, act), war[k - 1]);
+    assert_int_equal(oracle_need(o, act, k, dma), k); /* RAW on the load of the same i */
+    assert_int_equal(oracle_need(o, act, k, engine(p, "pe")), 0);
+  }
+  program_free(p);
+}
+
+static const char tri_kernel[] =
+    "kernel tri(N: int) {\n"
+    "  hbm in X: f32[N * 4, 4];\n"
+    "  sbuf a: f32[4, 4];\n"
+    "  sbuf b: f32[4, 4];\n"
+    "  for i in 0 .. N {\n"
+    "    for j in 0 .. i + 1 {\n"
+    "      dma: load a, X[j, 0];\n"
+    "    }\n"
+    "    act: exp b, a;\n"
+    "  }\n"
+    "}\n";
+
+/* exp i needs the last load of row i: (i+1)(i+2)/2, not affine in i. */
+static void test_need_triangular(void **state) {
+  (void)state;
+  Program *p = compile(tri_kernel);
+  Oracle *o = walk(p, 4);
+  int dma = engine(p, "dma"), act = engine(p, "act");
+  assert_int_equal(oracle_instances(o, dma), 10);
+  const int64_t raw[] = {1, 3, 6, 10};
+  for (int k = 1; k <= 4; k++) assert_int_equal(oracle_need(o, act, k, dma), raw[k - 1]);
+  for (int i = 0; i < 4; i++)
+    for (int j = 0; j <= i; j++) /* load (i, j) overwrites what exp i - 1 read */
+      assert_int_equal(oracle_need(o, dma, i * (i + 1) / 2 + j + 1, act), i);
+  program_free(p);
+}
+
+static const char zero_trip_kernel[] =
+    "kernel zt(N: int) {\n"
+    "  hbm in X: f32[4, 4];\n"
+    "  sbuf a: f32[4, 4];\n"
+    "  sbuf b: f32[4, 4];\n"
+    "  dma: load a, X[0, 0];\n"
+    "  for i in 0 .. N {\n"
+    "    act: exp a, a;\n"
+    "  }\n"
+    "  dve: copy b, a;\n"
+    "}\n";
+
+static void test_need_zero_trip(void **state) {
+  (void)state;
+  Program *p = compile(zero_trip_kernel);
+  int dma = engine(p, "dma"), act = engine(p, "act"), dve = engine(p, "dve");
+  Oracle *none = walk(p, 0);
+  assert_int_equal(oracle_instances(none, act), 0);
+  assert_int_equal(oracle_need(none, dve, 1, dma), 1);
+  assert_int_equal(oracle_need(none, dve, 1, act), 0);
+  Oracle *three = walk(p, 3);
+  assert_int_equal(oracle_need(three, act, 1, dma), 1);
+  assert_int_equal(oracle_need(three, act, 2, dma), 1);
+  assert_int_equal(oracle_need(three, dve, 1, act), 3);
+  assert_int_equal(oracle_need(three, dve, 1, dma), 1);
+  program_free(p);
+}
+
+/* Two DMA queues touch one tensor with 8x8 and 4x4 tiles: exact overlap. */
+static void test_need_hbm_overlap(void **state) {
+  (void)state;
+  Target two = *target_default();
+  int dma = target_engine(&two, "dma");
+  assert_true(two.nengines < BFRT_MAX_ENGINES);
+  two.engines[two.nengines++] = (Engine){"dma1", two.engines[dma].kind};
+  Program *p = compile_on(&two,
+                          "kernel hb(N: int) {\n"
+                          "  hbm inout X: f32[8, 8];\n"
+                          "  sbuf big: f32[8, 8];\n"
+                          "  sbuf small: f32[4, 4];\n"
+                          "  dma: load big, X[0, 0];\n"
+                          "  dma1: store X[1, 1], small;\n" /* rows 4..7, cols 4..7 */
+                          "  dma1: store X[0, 1], small;\n" /* rows 0..3, cols 4..7 */
+                          "  dma: load small, X[1, 0];\n"   /* rows 4..7, cols 0..3 */
+                          "  dma: store X[0, 0], big;\n"
+                          "}\n");
+  Oracle *o = walk(p, 0);
+  int dma1 = engine(p, "dma1");
+  assert_int_equal(oracle_need(o, dma1, 1, dma), 1); /* WAR on X */
+  assert_int_equal(oracle_need(o, dma1, 2, dma), 1);
+  assert_int_equal(oracle_need(o, dma, 2, dma1), 2); /* WAR on small, not X: cols differ */
+  assert_int_equal(oracle_need(o, dma, 3, dma1), 2); /* WAW on X */
+  program_free(p);
+}
+
+static void test_walk_reports_bad_slot(void **state) {
+  (void)state;
+  Program *p = compile("kernel bad(N: int) {\n"
+                       "  sbuf a[2]: f32[4, 4];\n"
+                       "  for i in 0 .. N { act: fill a[i], 0.0; }\n"
+                       "}\n");
+  int64_t n = 3;
+  FILE *quiet = fopen("/dev/null", "w");
+  p->diag.out = quiet;
+  assert_null(oracle_new(p, &n));
+  assert_int_equal(p->diag.errors, 1);
+  fclose(quiet);
+  program_free(p);
+}
+
+/* ---- Hand-written IR. */
+
+static IrExpr *constant(Program *p, int64_t v) {
+  IrExpr *x = ARENA_NEW(p->arena, IrExpr);
+  x->kind = IX_CONST;
+  x->value = v;
+  return x;
+}
+
+static IrExpr *leaf(Program *p, IrExprKind kind, int id) {
+  IrExpr *x = ARENA_NEW(p->arena, IrExpr);
+  x->kind = kind;
+  x->id = id;
+  return x;
+}
+
+static IrExpr *binary(Program *p, IrExprKind kind, IrExpr *a, IrExpr *b) {
+  IrExpr *x = ARENA_NEW(p->arena, IrExpr);
+  x->kind = kind;
+  x->a = a;
+  x->b = b;
+  return x;
+}
+
+static IrNode *op(Program *p, int instr_id) {
+  IrNode *n = ARENA_NEW(p->arena, IrNode);
+  n->kind = IR_OP;
+  n->instr = p->kernel->instrs[instr_id];
+  n->op = n->instr->op;
+  return n;
+}
+
+static IrNode *wait_on(Program *p, const char *producer, IrExpr *threshold) {
+  IrNode *n = ARENA_NEW(p->arena, IrNode);
+  n->kind = IR_WAIT;
+  n->engine = engine(p, producer);
+  n->threshold = threshold;
+  return n;
+}
+
+static IrNode *wait_for(Program *p, const char *producer, int64_t t) {
+  return wait_on(p, producer, constant(p, t));
+}
+
+static IrNode *barrier(Program *p) {
+  IrNode *n = ARENA_NEW(p->arena, IrNode);
+  n->kind = IR_BARRIER;
+  return n;
+}
+
+static IrNode *set(Program *p, int var, IrExpr *value) {
+  IrNode *n = ARENA_NEW(p->arena, IrNode);
+  n->kind = IR_SET;
+  n->var = var;
+  n->value = value;
+  return n;
+}
+
+static IrNode *loop(Program *p, int loop_id, IrExpr *lo, IrExpr *hi, IrNode *body) {
+  IrNode *n = ARENA_NEW(p->arena, IrNode);
+  n->kind = IR_LOOP;
+  n->loop_id = loop_id;
+  n->lo = lo;
+  n->hi = hi;
+  n->body = body;
+  return n;
+}
+
+/* The nodes, NULL-terminated, linked in order; returns the first. */
+static IrNode *seq(IrNode *first, ...) {
+  va_list ap;
+  va_start(ap, first);
+  IrNode *last = first;
+  for (IrNode *n; (n = va_arg(ap, IrNode *));) last = last->next = n;
+  va_end(ap);
+  return first;
+}
+
+static void empty_ir(Program *p, SyncMode sync) {
+  p->ir = ARENA_NEW(p->arena, IrProgram);
+  p->ir->sync = sync;
+  p->ir->nengines = p->target->nengines;
+}
+
+static void give(Program *p, const char *name, IrNode *body) {
+  p->ir->streams[engine(p, name)].body = body;
+}
+
+static void set_vars(Program *p, const char *name, int nvars) {
+  p->ir->streams[engine(p, name)].nvars = nvars;
+}
+
+static OracleStats judge(Oracle *o, int schedules) {
+  OracleStats st;
+  FILE *quiet = fopen("/dev/null", "w");
+  oracle_check(o, schedules, 7, quiet, &st);
+  fclose(quiet);
+  return st;
+}
+
+/* act: fill a, fill a, fill c; dve: copy b, a (needs act 2); pool: add c2, a, b */
+static const char chain_kernel[] =
+    "kernel chain(N: int) {\n"
+    "  sbuf a: f32[4, 4];\n"
+    "  sbuf b: f32[4, 4];\n"
+    "  sbuf c: f32[4, 4];\n"
+    "  sbuf d: f32[4, 4];\n"
+    "  act { fill a, 1.0; fill a, 2.0; fill c, 3.0; }\n"
+    "  dve: copy b, a;\n"
+    "  pool: add d, a, b;\n"
+    "}\n";
+
+static Program *chain(IrNode *dve, IrNode *pool) {
+  Program *p = compile(chain_kernel);
+  empty_ir(p, SYNC_BARRIER_FREE);
+  give(p, "act", seq(op(p, 0), op(p, 1), op(p, 2), NULL));
+  give(p, "dve", dve ? dve : seq(wait_for(p, "act", 2), op(p, 3), NULL));
+  give(p, "pool", pool);
+  return p;
+}
+
+/* pool needs act 2 and dve 1; waiting on dve covers act transitively. */
+static void test_vc_transitive(void **state) {
+  (void)state;
+  Program *p = chain(NULL, NULL);
+  give(p, "pool", seq(wait_for(p, "dve", 1), op(p, 4), NULL));
+  OracleStats st = judge(walk(p, 0), 4);
+  assert_int_equal(st.instructions, 5);
+  assert_int_equal(st.waits, 2);
+  assert_int_equal(st.races, 0);
+  assert_int_equal(st.late, 0);
+  assert_int_equal(st.redundant, 0);
+  assert_int_equal(st.deadlocks, 0);
+  assert_false(oracle_failed(&st));
+  program_free(p);
+}
+
+/* After waiting on dve, a wait on act for 2 is already implied. */
+static void test_vc_redundant(void **state) {
+  (void)state;
+  Program *p = chain(NULL, NULL);
+  give(p, "pool", seq(wait_for(p, "dve", 1), wait_for(p, "act", 2), op(p, 4), NULL));
+  OracleStats st = judge(walk(p, 0), 2);
+  assert_int_equal(st.waits, 3);
+  assert_int_equal(st.redundant, 1);
+  assert_int_equal(st.nwait_nodes, 3);
+  assert_int_equal(st.wait_redundant[2], 1); /* dve's wait is node 0, pool's are 1 and 2 */
+  assert_int_equal(st.wait_redundant[1], 0);
+  assert_false(oracle_failed(&st));
+  program_free(p);
+}
+
+static void test_vc_missing_wait_is_a_race(void **state) {
+  (void)state;
+  Program *p = chain(NULL, NULL);
+  give(p, "pool", seq(wait_for(p, "act", 2), op(p, 4), NULL));
+  OracleStats st = judge(walk(p, 0), 3);
+  assert_int_equal(st.races, 1); /* dve 1 is not covered */
+  assert_int_equal(st.early, 0);
+  assert_true(oracle_failed(&st));
+  program_free(p);
+}
+
+static void test_vc_low_wait_is_early(void **state) {
+  (void)state;
+  Program *p = chain(NULL, NULL);
+  give(p, "dve", seq(wait_for(p, "act", 1), op(p, 3), NULL));
+  give(p, "pool", seq(wait_for(p, "act", 2), wait_for(p, "dve", 1), op(p, 4), NULL));
+  OracleStats st = judge(walk(p, 0), 1);
+  assert_int_equal(st.races, 1);
+  assert_int_equal(st.early, 1);
+  assert_true(oracle_failed(&st));
+  program_free(p);
+}
+
+static void test_vc_high_wait_is_late(void **state) {
+  (void)state;
+  Program *p = chain(NULL, NULL);
+  give(p, "dve", seq(wait_for(p, "act", 3), op(p, 3), NULL));
+  give(p, "pool", seq(wait_for(p, "dve", 1), op(p, 4), NULL));
+  OracleStats st = judge(walk(p, 0), 1);
+  assert_int_equal(st.races, 0);
+  assert_int_equal(st.late, 1);
+  assert_int_equal(st.late_explained, 0);
+  assert_true(oracle_failed(&st));
+  program_free(p);
+}
+
+static void test_vc_late_explained_by_fallback(void **state) {
+  (void)state;
+  Program *p = chain(NULL, NULL);
+  IrNode *w = wait_for(p, "act", 3);
+  WaitWhy *why = ARENA_NEW(p->arena, WaitWhy);
+  why->fallback = "slot index not affine";
+  w->why = why;
+  give(p, "dve", seq(w, op(p, 3), NULL));
+  give(p, "pool", seq(wait_for(p, "dve", 1), op(p, 4), NULL));
+  OracleStats st = judge(walk(p, 0), 1);
+  assert_int_equal(st.late, 0);
+  assert_int_equal(st.late_explained, 1);
+  assert_false(oracle_failed(&st));
+  program_free(p);
+}
+
+/* A second wait on the same counter at or below the known value is skipped. */
+static void test_guard_skips_known(void **state) {
+  (void)state;
+  Program *p = chain(NULL, NULL);
+  give(p, "pool", seq(wait_for(p, "dve", 1), wait_for(p, "dve", 1), op(p, 4), NULL));
+  OracleStats st = judge(walk(p, 0), 1);
+  assert_int_equal(st.waits, 2);
+  assert_int_equal(st.wait_executed[2], 0);
+  program_free(p);
+}
+
+static void test_deadlock_unreachable_threshold(void **state) {
+  (void)state;
+  Program *p = chain(NULL, NULL);
+  give(p, "pool", seq(wait_for(p, "dve", 2), op(p, 4), NULL));
+  OracleStats st = judge(walk(p, 0), 3);
+  assert_int_equal(st.deadlocks, 3); /* every schedule */
+  assert_true(oracle_failed(&st));
+  program_free(p);
+}
+
+static void test_deadlock_cycle(void **state) {
+  (void)state;
+  Program *p = chain(NULL, NULL);
+  give(p, "dve", seq(wait_for(p, "pool", 1), wait_for(p, "act", 2), op(p, 3), NULL));
+  give(p, "pool", seq(wait_for(p, "dve", 1), op(p, 4), NULL));
+  OracleStats st = judge(walk(p, 0), 2);
+  assert_int_equal(st.deadlocks, 2);
+  program_free(p);
+}
+
+static void test_mismatch_missing_op(void **state) {
+  (void)state;
+  Program *p = chain(NULL, NULL);
+  give(p, "pool", seq(wait_for(p, "dve", 1), NULL));
+  OracleStats st = judge(walk(p, 0), 1);
+  assert_int_equal(st.mismatches, 1);
+  assert_true(oracle_failed(&st));
+  program_free(p);
+}
+
+/* Barriers restart counters: after one, S_act >= 1 means act's 2nd op. */
+static void test_barrier_maps_counters(void **state) {
+  (void)state;
+  Program *p = compile(chain_kernel);
+  empty_ir(p, SYNC_BARRIER);
+  const char *names[] = {"pe", "act", "dve", "pool", "dma"};
+  for (int e = 0; e < 5; e++) give(p, names[e], seq(barrier(p), barrier(p), NULL));
+  give(p, "act", seq(op(p, 0), barrier(p), op(p, 1), op(p, 2), barrier(p), NULL));
+  give(p, "dve", seq(barrier(p), wait_for(p, "act", 1), op(p, 3), barrier(p), NULL));
+  give(p, "pool", seq(barrier(p), barrier(p), op(p, 4), NULL));
+  OracleStats st = judge(walk(p, 0), 4);
+  assert_int_equal(st.races, 0);
+  assert_int_equal(st.late, 0);
+  assert_int_equal(st.deadlocks, 0);
+  assert_int_equal(st.waits, 1);
+  /* one barrier less on pe: the others wait for it forever */
+  give(p, "pe", seq(barrier(p), NULL));
+  st = judge(walk(p, 0), 2);
+  assert_int_equal(st.deadlocks, 2);
+  program_free(p);
+}
+
+/* Tracked counts in a triangle: act keeps the loads so far in a variable. */
+static void test_triangular_bookkeeping(void **state) {
+  (void)state;
+  Program *p = compile(tri_kernel);
+  empty_ir(p, SYNC_BARRIER_FREE);
+  IrExpr *i = leaf(p, IX_LOOPVAR, 0);
+  IrExpr *loads = leaf(p, IX_VAR, 0);
+  IrExpr *i_plus_1 = binary(p, IX_ADD, i, constant(p, 1));
+  give(p, "dma", loop(p, 0, constant(p, 0), leaf(p, IX_PARAM, 0),
+                      loop(p, 1, constant(p, 0), i_plus_1, seq(wait_on(p, "act", i), op(p, 0), NULL))));
+  give(p, "act", loop(p, 0, constant(p, 0), leaf(p, IX_PARAM, 0),
+                      seq(set(p, 0, binary(p, IX_ADD, loads, i_plus_1)), wait_on(p, "dma", loads),
+                          op(p, 1), NULL)));
+  set_vars(p, "act", 1);
+  OracleStats st = judge(walk(p, 4), 4);
+  assert_int_equal(st.instructions, 14);
+  assert_int_equal(st.waits, 3 + 4);
+  assert_int_equal(st.bookkeeping, 10 + 4 + 4);
+  assert_int_equal(st.races, 0);
+  assert_int_equal(st.late, 0);
+  assert_int_equal(st.redundant, 0);
+  assert_false(oracle_failed(&st));
+  /* zero trips: nothing runs, nothing fails */
+  st = judge(walk(p, 0), 1);
+  assert_int_equal(st.instructions, 0);
+  assert_false(oracle_failed(&st));
+  program_free(p);
+}
+
+/* ---- The ideal makespan. */
+
+static void test_ideal_chain_and_overlap(void **state) {
+  (void)state;
+  Program *p = compile(chain_kernel);
+  Oracle *o = walk(p, 0);
+  const bfrt_costs *costs = &p->target->costs;
+  const int64_t tile[2] = {4, 4};
+  int act = engine(p, "act"), dve = engine(p, "dve"), pool = engine(p, "pool");
+  int64_t fill = bfrt_op_cycles(costs, p->target->engines[act].kind, BFRT_FILL, tile, tile);
+  int64_t copy = bfrt_op_cycles(costs, p->target->engines[dve].kind, BFRT_COPY, tile, tile);
+  int64_t add = bfrt_op_cycles(costs, p->target->engines[pool].kind, BFRT_ADD, tile, tile);
+  /* copy waits for the 2nd fill, add for the copy; the 3rd fill overlaps */
+  int64_t chained = 2 * fill + copy + add;
+  int64_t expect = chained > 3 * fill ? chained : 3 * fill;
+  assert_true(fill > 0 && copy > 0 && add > 0);
+  assert_int_equal(oracle_ideal_cycles(o, costs), expect);
+  program_free(p);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_need_war_distance_two),
+      cmocka_unit_test(test_need_triangular),
+      cmocka_unit_test(test_need_zero_trip),
+      cmocka_unit_test(test_need_hbm_overlap),
+      cmocka_unit_test(test_walk_reports_bad_slot),
+      cmocka_unit_test(test_vc_transitive),
+      cmocka_unit_test(test_vc_redundant),
+      cmocka_unit_test(test_vc_missing_wait_is_a_race),
+      cmocka_unit_test(test_vc_low_wait_is_early),
+      cmocka_unit_test(test_vc_high_wait_is_late),
+      cmocka_unit_test(test_vc_late_explained_by_fallback),
+      cmocka_unit_test(test_guard_skips_known),
+      cmocka_unit_test(test_deadlock_unreachable_threshold),
+      cmocka_unit_test(test_deadlock_cycle),
+      cmocka_unit_test(test_mismatch_missing_op),
+      cmocka_unit_test(test_barrier_maps_counters),
+      cmocka_unit_test(test_triangular_bookkeeping),
+      cmocka_unit_test(test_ideal_chain_and_overlap),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}

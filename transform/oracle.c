@@ -1,0 +1,844 @@
+/* oracle.c: the exactness oracle (see oracle.h for the contract).
+ *
+ * Two independent computations meet here. The sequential walk runs the
+ * kernel as written, one instruction at a time in program order, and keeps
+ * per memory cell and engine the last write and the last read positions; a
+ * new instance's need on engine e is the latest e-position among the cells
+ * it touches that conflict with it. Tiles are tracked per slot; an hbm
+ * tensor is cut into a grid whose cell is the gcd of every access shape used
+ * on it, so overlapping regions share cells exactly and nothing is
+ * conservative.
+ *
+ * The abstract execution then interprets the transform's IR, one engine per
+ * interpreter, under a seeded random scheduler. Safety is judged by
+ * happens-before, not by the interleaving: each engine carries a vector
+ * clock over stream positions; completing the k-th op stores a snapshot;
+ * an executed wait S_e >= T joins e's snapshot at its T-th position (in
+ * barrier mode counters restart at each barrier, so T is shifted by e's
+ * position at the last barrier); a barrier joins all clocks. An instruction
+ * is safe when its engine's clock covers its needs. The interleaving still
+ * matters for what the schedule can show: deadlocks, and that the k-th op
+ * of each stream is the k-th instance of the walk.
+ *
+ * The ideal makespan reuses the walk: list scheduling of the same streams
+ * with the exact needs as the only edges. */
+#include "transform/oracle.h"
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- The sequential walk. */
+
+/* One engine's dynamic instructions, in program order. */
+typedef struct Trace {
+  int64_t n, cap;
+  const Stmt **instr; /* instr[k - 1] is the k-th instance */
+  int64_t *need;      /* need[(k - 1) * nengines + e] */
+} Trace;
+
+/* An hbm tensor's conflict cells with these parameters. */
+typedef struct Grid {
+  int64_t rows, cols;           /* the tensor's shape */
+  int64_t cell_rows, cell_cols; /* gcd of the access shapes; 0 when never accessed */
+  int64_t ncols;                /* cells per grid row */
+  int64_t base;                 /* its first cell */
+} Grid;
+
+/* A rectangle of cells an operand touches (a tile slot is a 1 x 1 one). */
+typedef struct Region {
+  int64_t base, r0, r1, c0, c1, ncols;
+  bool reads, writes;
+} Region;
+
+struct Oracle {
+  Program *p;
+  const int64_t *params;
+  int nengines;
+  Trace trace[BFRT_MAX_ENGINES];
+  uint8_t *order; /* engine of each instance, in program order */
+  int64_t norder, order_cap;
+  int64_t *tile_base; /* first cell of each tile */
+  Grid *grid;         /* per tensor */
+  int64_t ncells;
+  int64_t *last_write, *last_read; /* [cell * nengines + engine] */
+  int64_t *loopvars;
+  bool failed;
+};
+
+/* Cells beyond this make the grid too large to track exactly. */
+#define MAX_CELLS ((int64_t)1 << 26)
+
+static void *grow(Arena *arena, void *old, int64_t len, int64_t newcap, size_t elem) {
+  void *fresh = arena_alloc(arena, (size_t)newcap * elem);
+  if (old) memcpy(fresh, old, (size_t)len * elem);
+  return fresh;
+}
+
+static int64_t gcd(int64_t a, int64_t b) {
+  while (b) {
+    int64_t t = a % b;
+    a = b;
+    b = t;
+  }
+  return a;
+}
+
+static int line_of(const Program *p, Span span) {
+  int line, col;
+  source_position(&p->src, span.begin, &line, &col);
+  return line;
+}
+
+static bool eval(Oracle *o, const Expr *e, int64_t *out) {
+  const Expr *bad = NULL;
+  if (expr_eval(e, o->params, o->loopvars, out, &bad) == 0) return true;
+  diag_error(&o->p->diag, bad ? bad->span : e->span, "division by zero with these parameters");
+  o->failed = true;
+  return false;
+}
+
+/* The tile an hbm operand is moved to or from: its shape is the region's. */
+static const Tile *partner_tile(const Kernel *k, const Stmt *s, int hbm) {
+  for (int i = 0; i < s->noperands; i++)
+    if (i != hbm && s->operands[i].kind == OPND_TILE) return &k->tiles[s->operands[i].decl];
+  bug("oracle: hbm operand of line %u has no tile partner", s->span.begin);
+}
+
+static void size_grids(Oracle *o) {
+  const Kernel *k = o->p->kernel;
+  for (int i = 0; i < k->ninstrs; i++) {
+    const Stmt *s = k->instrs[i];
+    for (int j = 0; j < s->noperands; j++) {
+      if (s->operands[j].kind != OPND_HBM) continue;
+      const Tile *t = partner_tile(k, s, j);
+      Grid *g = &o->grid[s->operands[j].decl];
+      g->cell_rows = gcd(g->cell_rows, t->rows);
+      g->cell_cols = gcd(g->cell_cols, t->cols);
+    }
+  }
+}
+
+/* Requires: grids sized. Ensures: every tile slot and tensor cell numbered. */
+static void number_cells(Oracle *o) {
+  const Kernel *k = o->p->kernel;
+  for (int t = 0; t < k->ntiles; t++) {
+    o->tile_base[t] = o->ncells;
+    o->ncells += k->tiles[t].slots;
+  }
+  for (int t = 0; t < k->ntensors && !o->failed; t++) {
+    Grid *g = &o->grid[t];
+    const Tensor *x = &k->tensors[t];
+    if (!eval(o, x->rows, &g->rows) || !eval(o, x->cols, &g->cols)) return;
+    if (g->rows < 0 || g->cols < 0) {
+      diag_error(&o->p->diag, x->span, "tensor '%s' has shape [%lld, %lld] with these parameters",
+                 x->name, (long long)g->rows, (long long)g->cols);
+      o->failed = true;
+      return;
+    }
+    if (!g->cell_rows) continue;
+    int64_t grid_rows = (g->rows + g->cell_rows - 1) / g->cell_rows;
+    g->ncols = (g->cols + g->cell_cols - 1) / g->cell_cols;
+    g->base = o->ncells;
+    if (g->ncols && grid_rows > (MAX_CELLS - o->ncells) / g->ncols) {
+      diag_error(&o->p->diag, x->span, "tensor '%s' is too large for the oracle to track", x->name);
+      o->failed = true;
+      return;
+    }
+    o->ncells += grid_rows * g->ncols;
+  }
+}
+
+/* hbm X[r, c] covers rows r*h .. r*h+h-1, cols c*w .. c*w+w-1. */
+static bool hbm_region(Oracle *o, const Stmt *s, int i, Region *rg) {
+  const Operand *op = &s->operands[i];
+  const Tile *t = partner_tile(o->p->kernel, s, i);
+  const Grid *g = &o->grid[op->decl];
+  int64_t r, c, r0, c0, r1, c1;
+  if (!eval(o, op->row, &r) || !eval(o, op->col, &c)) return false;
+  bool outside = __builtin_mul_overflow(r, t->rows, &r0) || __builtin_mul_overflow(c, t->cols, &c0) ||
+                 __builtin_add_overflow(r0, t->rows, &r1) ||
+                 __builtin_add_overflow(c0, t->cols, &c1) || r0 < 0 || c0 < 0 || r1 > g->rows ||
+                 c1 > g->cols;
+  if (outside) {
+    diag_error(&o->p->diag, op->span,
+               "hbm tile %s[%lld, %lld] of %lld x %lld is outside the tensor's [%lld, %lld] "
+               "with these parameters",
+               op->name, (long long)r, (long long)c, (long long)t->rows, (long long)t->cols,
+               (long long)g->rows, (long long)g->cols);
+    o->failed = true;
+    return false;
+  }
+  *rg = (Region){g->base, r0 / g->cell_rows, r1 / g->cell_rows, c0 / g->cell_cols,
+                 c1 / g->cell_cols, g->ncols, false, false};
+  return true;
+}
+
+static bool tile_region(Oracle *o, const Operand *op, Region *rg) {
+  const Tile *t = &o->p->kernel->tiles[op->decl];
+  int64_t slot = 0;
+  if (op->slot && !eval(o, op->slot, &slot)) return false;
+  if (slot < 0 || slot >= t->slots) {
+    diag_error(&o->p->diag, op->span, "slot %lld of tile '%s' is out of range 0 .. %lld",
+               (long long)slot, t->name, (long long)t->slots - 1);
+    o->failed = true;
+    return false;
+  }
+  *rg = (Region){o->tile_base[op->decl] + slot, 0, 1, 0, 1, 1, false, false};
+  return true;
+}
+
+/* Operand 0 is written (matmul_acc also reads it); the others are read. */
+static bool operand_region(Oracle *o, const Stmt *s, int i, Region *rg) {
+  const Operand *op = &s->operands[i];
+  bool ok = op->kind == OPND_HBM ? hbm_region(o, s, i, rg) : tile_region(o, op, rg);
+  rg->writes = i == 0;
+  rg->reads = i > 0 || s->op == BFRT_MATMUL_ACC;
+  return ok;
+}
+
+static void gather_need(const Oracle *o, const Region *rg, int engine, int64_t *need) {
+  int n = o->nengines;
+  for (int64_t r = rg->r0; r < rg->r1; r++)
+    for (int64_t c = rg->c0; c < rg->c1; c++) {
+      int64_t cell = (rg->base + r * rg->ncols + c) * n;
+      for (int e = 0; e < n; e++) {
+        if (e == engine) continue;
+        int64_t w = o->last_write[cell + e], rd = rg->writes ? o->last_read[cell + e] : 0;
+        if (w > need[e]) need[e] = w;
+        if (rd > need[e]) need[e] = rd;
+      }
+    }
+}
+
+static void record_access(Oracle *o, const Region *rg, int engine, int64_t pos) {
+  int n = o->nengines;
+  for (int64_t r = rg->r0; r < rg->r1; r++)
+    for (int64_t c = rg->c0; c < rg->c1; c++) {
+      int64_t cell = (rg->base + r * rg->ncols + c) * n + engine;
+      if (rg->writes) o->last_write[cell] = pos;
+      if (rg->reads) o->last_read[cell] = pos;
+    }
+}
+
+static int64_t *append_instance(Oracle *o, const Stmt *s) {
+  Arena *arena = o->p->arena;
+  Trace *t = &o->trace[s->engine];
+  int n = o->nengines;
+  if (t->n == t->cap) {
+    int64_t cap = t->cap ? t->cap * 2 : 64;
+    t->instr = grow(arena, t->instr, t->n, cap, sizeof *t->instr);
+    t->need = grow(arena, t->need, t->n * n, cap * n, sizeof *t->need);
+    t->cap = cap;
+  }
+  if (o->norder == o->order_cap) {
+    o->order_cap = o->order_cap ? o->order_cap * 2 : 256;
+    o->order = grow(arena, o->order, o->norder, o->order_cap, 1);
+  }
+  o->order[o->norder++] = (uint8_t)s->engine;
+  t->instr[t->n++] = s;
+  return &t->need[(t->n - 1) * n];
+}
+
+/* instr := engine ':' op operand {',' operand} ';' -- one dynamic instance */
+static void walk_instr(Oracle *o, const Stmt *s) {
+  Region rg[4];
+  int nrg = 0;
+  for (int i = 0; i < s->noperands; i++) {
+    if (s->operands[i].kind == OPND_IMM) continue;
+    if (nrg == 4) bug("oracle: more than 4 memory operands on one instruction");
+    if (!operand_region(o, s, i, &rg[nrg++])) return;
+  }
+  int64_t *need = append_instance(o, s);
+  int64_t pos = o->trace[s->engine].n;
+  for (int i = 0; i < nrg; i++) gather_need(o, &rg[i], s->engine, need);
+  for (int i = 0; i < nrg; i++) record_access(o, &rg[i], s->engine, pos);
+}
+
+static bool cond_holds(CondOp op, int64_t a, int64_t b) {
+  switch (op) {
+  case COND_LT: return a < b;
+  case COND_LE: return a <= b;
+  case COND_GT: return a > b;
+  case COND_GE: return a >= b;
+  case COND_EQ: return a == b;
+  case COND_NE: return a != b;
+  }
+  bug("oracle: bad condition");
+}
+
+static void walk_stmts(Oracle *o, const Stmt *s);
+
+/* for := 'for' var 'in' expr '..' expr '{' stmts '}' -- bounds at entry */
+static void walk_for(Oracle *o, const Stmt *s) {
+  int64_t lo, hi;
+  if (!eval(o, s->lo, &lo) || !eval(o, s->hi, &hi)) return;
+  for (int64_t v = lo; v < hi && !o->failed; v++) {
+    o->loopvars[s->loop_id] = v;
+    walk_stmts(o, s->body);
+  }
+}
+
+/* if := 'if' '(' expr cmp expr ')' '{' stmts '}' ['else' '{' stmts '}'] */
+static void walk_if(Oracle *o, const Stmt *s) {
+  int64_t a, b;
+  if (!eval(o, s->cond->lhs, &a) || !eval(o, s->cond->rhs, &b)) return;
+  walk_stmts(o, cond_holds(s->cond->op, a, b) ? s->body : s->orelse);
+}
+
+static void walk_stmts(Oracle *o, const Stmt *s) {
+  for (; s && !o->failed; s = s->next) {
+    switch (s->kind) {
+    case ST_FOR: walk_for(o, s); break;
+    case ST_BLOCK: walk_stmts(o, s->body); break;
+    case ST_INSTR: walk_instr(o, s); break;
+    case ST_IF: walk_if(o, s); break;
+    }
+  }
+}
+
+Oracle *oracle_new(Program *p, const int64_t *params) {
+  const Kernel *k = p->kernel;
+  Oracle *o = ARENA_NEW(p->arena, Oracle);
+  o->p = p;
+  o->params = params;
+  o->nengines = p->target->nengines;
+  o->tile_base = ARENA_ARRAY(p->arena, int64_t, k->ntiles + 1);
+  o->grid = ARENA_ARRAY(p->arena, Grid, k->ntensors + 1);
+  o->loopvars = ARENA_ARRAY(p->arena, int64_t, k->nloops + 1);
+  size_grids(o);
+  number_cells(o);
+  if (o->failed) return NULL;
+  o->last_write = ARENA_ARRAY(p->arena, int64_t, o->ncells * o->nengines + 1);
+  o->last_read = ARENA_ARRAY(p->arena, int64_t, o->ncells * o->nengines + 1);
+  walk_stmts(o, k->body);
+  return o->failed ? NULL : o;
+}
+
+int64_t oracle_instances(const Oracle *o, int engine) { return o->trace[engine].n; }
+
+int64_t oracle_need(const Oracle *o, int engine, int64_t position, int producer) {
+  const Trace *t = &o->trace[engine];
+  if (position < 1 || position > t->n) bug("oracle_need: position %lld out of range", (long long)position);
+  return t->need[(position - 1) * o->nengines + producer];
+}
+
+/* ---- The abstract execution of the IR streams. */
+
+typedef enum Status { RUNNING, WAITING, AT_BARRIER } Status;
+
+typedef struct Frame {
+  const IrNode *next; /* next node of this body; NULL at its end */
+  const IrNode *loop; /* the IR_LOOP whose body this is; NULL for the stream */
+  int64_t hi;
+} Frame;
+
+/* An executed wait, judged when its engine's next op comes. */
+typedef struct Pending {
+  int engine;
+  int64_t global; /* threshold as a position in engine's whole stream */
+  const IrNode *node;
+  int order;      /* in ir_mutate's order */
+  bool redundant; /* implied before it executed */
+} Pending;
+
+typedef struct Interp {
+  Frame *frames;
+  int depth;
+  Status status;
+  const IrNode *waiting; /* WAITING: the wait; AT_BARRIER: the barrier */
+  int64_t wait_threshold;
+  int64_t *loopvars, *vars, **arrays, *array_len;
+  int64_t known[BFRT_MAX_ENGINES];
+  int64_t clock[BFRT_MAX_ENGINES]; /* vector clock over stream positions */
+  Pending *pending; /* the group of waits since the previous op */
+  int npending, pending_cap;
+  int64_t group_clock[BFRT_MAX_ENGINES]; /* the clock before the group's first wait */
+} Interp;
+
+/* A wait node and its index in ir_mutate's order (engine, then pre-order). */
+typedef struct WaitEntry {
+  const IrNode *node;
+  int order;
+} WaitEntry;
+
+/* Every wait node, sorted by address to find a node's index. */
+typedef struct WaitIndex {
+  int n, cap;
+  WaitEntry *entries;
+  int max_depth[BFRT_MAX_ENGINES]; /* deepest loop nesting of each stream, plus 1 */
+} WaitIndex;
+
+typedef struct Schedule {
+  Oracle *o;
+  const IrProgram *ir;
+  const WaitIndex *waits;
+  int n;
+  Interp in[BFRT_MAX_ENGINES];
+  int64_t counter[BFRT_MAX_ENGINES]; /* S_e as the engines see it */
+  int64_t pos[BFRT_MAX_ENGINES];     /* ops completed since the start */
+  int64_t base[BFRT_MAX_ENGINES];    /* pos at the last barrier */
+  int64_t *snap[BFRT_MAX_ENGINES];   /* snap[e][k * n + f]: clock after e's k-th op */
+  OracleStats *st;
+  FILE *log;
+  int logged;
+  uint64_t rng;
+  bool stop;
+} Schedule;
+
+#define MAX_LOG_LINES 20
+
+static void report(Schedule *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void report(Schedule *s, const char *fmt, ...) {
+  if (!s->log || s->logged > MAX_LOG_LINES) return;
+  if (s->logged++ == MAX_LOG_LINES) {
+    fprintf(s->log, "%s: (further reports omitted)\n", s->o->p->src.path);
+    return;
+  }
+  va_list ap;
+  va_start(ap, fmt);
+  fprintf(s->log, "%s:", s->o->p->src.path);
+  vfprintf(s->log, fmt, ap);
+  fputc('\n', s->log);
+  va_end(ap);
+}
+
+static const char *engine_name(const Schedule *s, int e) { return s->o->p->target->engines[e].name; }
+
+static uint64_t next_random(uint64_t *state) {
+  uint64_t z = (*state += 0x9e3779b97f4a7c15u);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9u;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebu;
+  return z ^ (z >> 31);
+}
+
+static int64_t wrap(uint64_t v) { return (int64_t)v; }
+
+static int64_t floor_div(int64_t a, int64_t b) {
+  if (b == -1) return wrap(0 - (uint64_t)a);
+  int64_t q = a / b;
+  return (a % b != 0 && (a < 0) != (b < 0)) ? q - 1 : q;
+}
+
+/* The IR has lines, not spans: report in the diagnostic format without a caret. */
+static int64_t division_by_zero(Schedule *s, int line) {
+  fprintf(s->o->p->diag.out, "%s:%d: error: division by zero with these parameters\n",
+          s->o->p->src.path, line);
+  s->o->p->diag.errors++;
+  s->stop = true;
+  return 0;
+}
+
+static int64_t ir_eval(Schedule *s, Interp *in, const IrExpr *x) {
+  if (s->stop) return 0;
+  switch (x->kind) {
+  case IX_CONST: return x->value;
+  case IX_PARAM: return s->o->params[x->id];
+  case IX_LOOPVAR: return in->loopvars[x->id];
+  case IX_VAR: return in->vars[x->id];
+  case IX_LOAD: {
+    int64_t i = ir_eval(s, in, x->a);
+    if (i < 0 || i >= in->array_len[x->id])
+      bug("oracle: line %d: bookkeeping array %d index %lld out of range", x->line, x->id,
+          (long long)i);
+    return in->arrays[x->id][i];
+  }
+  default: break;
+  }
+  int64_t a = ir_eval(s, in, x->a), b = ir_eval(s, in, x->b);
+  switch (x->kind) {
+  case IX_ADD: return wrap((uint64_t)a + (uint64_t)b);
+  case IX_SUB: return wrap((uint64_t)a - (uint64_t)b);
+  case IX_MUL: return wrap((uint64_t)a * (uint64_t)b);
+  case IX_MAX: return a > b ? a : b;
+  case IX_DIV:
+  case IX_MOD:
+    if (b == 0) return division_by_zero(s, x->line);
+    return x->kind == IX_DIV ? floor_div(a, b) : wrap((uint64_t)a - (uint64_t)floor_div(a, b) * (uint64_t)b);
+  default: bug("oracle: bad IR expression kind %d", x->kind);
+  }
+}
+
+/* Pop finished bodies and start the next iteration of finished loop bodies. */
+static void settle(Interp *in) {
+  while (in->depth > 0 && !in->frames[in->depth - 1].next) {
+    Frame *f = &in->frames[in->depth - 1];
+    if (f->loop && ++in->loopvars[f->loop->loop_id] < f->hi)
+      f->next = f->loop->body;
+    else
+      in->depth--;
+  }
+}
+
+static bool done(const Interp *in) { return in->status == RUNNING && in->depth == 0; }
+
+static int wait_order(const WaitIndex *w, const IrNode *node) {
+  int lo = 0, hi = w->n;
+  while (lo < hi) {
+    int mid = (lo + hi) / 2;
+    if (w->entries[mid].node == node) return w->entries[mid].order;
+    if ((uintptr_t)w->entries[mid].node < (uintptr_t)node)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  bug("oracle: wait node not in the stream");
+}
+
+static void join(int64_t *clock, const int64_t *other, int n) {
+  for (int e = 0; e < n; e++)
+    if (other[e] > clock[e]) clock[e] = other[e];
+}
+
+/* The guarded wait completes: knowledge flows from e's op at the threshold. */
+static void push_pending(Schedule *s, Interp *in, Pending pw) {
+  if (in->npending == 0) memcpy(in->group_clock, in->clock, sizeof in->clock);
+  if (in->npending == in->pending_cap) {
+    in->pending_cap = in->pending_cap ? in->pending_cap * 2 : 8;
+    in->pending = grow(s->o->p->arena, in->pending, in->npending, in->pending_cap, sizeof *in->pending);
+  }
+  in->pending[in->npending++] = pw;
+}
+
+static void finish_wait(Schedule *s, int c) {
+  Interp *in = &s->in[c];
+  const IrNode *w = in->waiting;
+  int e = w->engine;
+  int64_t global = s->base[e] + in->wait_threshold;
+  int k = wait_order(s->waits, w);
+  bool redundant = in->clock[e] >= global;
+  s->st->waits++;
+  s->st->redundant += redundant;
+  s->st->wait_executed[k]++;
+  s->st->wait_redundant[k] += redundant;
+  push_pending(s, in, (Pending){e, global, w, k, redundant});
+  join(in->clock, s->snap[e] + global * s->n, s->n);
+  in->known[e] = in->wait_threshold;
+  in->status = RUNNING;
+}
+
+/* IR_WAIT: t = threshold; if t > known[e]: wait S_e >= t; known[e] = t */
+static void exec_wait(Schedule *s, int c, const IrNode *w) {
+  Interp *in = &s->in[c];
+  int64_t t = ir_eval(s, in, w->threshold);
+  s->st->bookkeeping += w->threshold->kind != IX_CONST;
+  if (s->stop || t <= in->known[w->engine]) return;
+  in->waiting = w;
+  in->wait_threshold = t;
+  in->status = WAITING;
+  if (s->counter[w->engine] >= t) finish_wait(s, c);
+}
+
+/* The waits before one op act as a group: one the others imply is needless
+ * even if it ran first. Whether the group without wait i covers it. */
+static bool subsumed(const Schedule *s, const Interp *in, int i) {
+  int64_t clock[BFRT_MAX_ENGINES];
+  memcpy(clock, in->group_clock, sizeof clock);
+  for (int j = 0; j < in->npending; j++)
+    if (j != i) join(clock, s->snap[in->pending[j].engine] + in->pending[j].global * s->n, s->n);
+  return clock[in->pending[i].engine] >= in->pending[i].global;
+}
+
+/* Judge the waits executed since c's previous op against need (NULL: none follows). */
+static void judge_pending(Schedule *s, int c, const int64_t *need) {
+  Interp *in = &s->in[c];
+  for (int i = 0; i < in->npending; i++) {
+    const Pending *pw = &in->pending[i];
+    if (!pw->redundant && subsumed(s, in, i)) {
+      s->st->subsumed++;
+      s->st->wait_subsumed[pw->order]++;
+    }
+    int64_t want = need && pw->engine != c ? need[pw->engine] : 0;
+    if (pw->global > want) {
+      bool explained = pw->node->why && pw->node->why->fallback;
+      s->st->late += !explained;
+      s->st->late_explained += explained;
+      if (!explained)
+        report(s, "%d: late wait: %s waits for S_%s >= %lld, its next instruction needs only %lld",
+               pw->node->line, engine_name(s, c), engine_name(s, pw->engine),
+               (long long)(pw->global - s->base[pw->engine]), (long long)(want - s->base[pw->engine]));
+    } else if (pw->global < want && in->clock[pw->engine] < want) {
+      s->st->early++;
+    }
+  }
+  in->npending = 0;
+}
+
+static void report_race(Schedule *s, int c, const Stmt *b, int e, int64_t need) {
+  const Program *p = s->o->p;
+  const Stmt *a = s->o->trace[e].instr[need - 1];
+  report(s, "%d: race: %s `%s` may start before %s `%s` (line %d, its instance %lld) completes; "
+            "happens-before guarantees only %lld",
+         line_of(p, b->span), engine_name(s, c), b->op_name, engine_name(s, e), a->op_name,
+         line_of(p, a->span), (long long)need, (long long)s->in[c].clock[e]);
+}
+
+static void exec_op(Schedule *s, int c, const IrNode *node) {
+  Interp *in = &s->in[c];
+  const Trace *tr = &s->o->trace[c];
+  int64_t k = s->pos[c] + 1;
+  if (k > tr->n || tr->instr[k - 1] != node->instr) {
+    s->st->mismatches++;
+    s->stop = true;
+    const Stmt *want = k <= tr->n ? tr->instr[k - 1] : NULL;
+    report(s, "%d: internal error: transform stream mismatch: op %lld of %s is `%s`, the sequential "
+              "walk has %s%s (line %d)",
+           node->line, (long long)k, engine_name(s, c), node->instr->op_name, want ? "`" : "",
+           want ? want->op_name : "nothing", want ? line_of(s->o->p, want->span) : 0);
+    return;
+  }
+  const int64_t *need = &tr->need[(k - 1) * s->n];
+  judge_pending(s, c, need);
+  for (int e = 0; e < s->n; e++) {
+    if (e == c || in->clock[e] >= need[e]) continue;
+    s->st->races++;
+    report_race(s, c, node->instr, e, need[e]);
+  }
+  s->pos[c] = k;
+  s->counter[c]++;
+  in->clock[c] = k;
+  memcpy(s->snap[c] + k * s->n, in->clock, sizeof(int64_t) * (size_t)s->n);
+  s->st->instructions++;
+}
+
+static void enter_loop(Schedule *s, int c, const IrNode *loop) {
+  Interp *in = &s->in[c];
+  int64_t lo = ir_eval(s, in, loop->lo), hi = ir_eval(s, in, loop->hi);
+  if (s->stop || lo >= hi) return;
+  in->loopvars[loop->loop_id] = lo;
+  in->frames[in->depth++] = (Frame){loop->body, loop, hi};
+}
+
+/* Advance engine c by one node. */
+static void step(Schedule *s, int c) {
+  Interp *in = &s->in[c];
+  if (in->status == WAITING) {
+    finish_wait(s, c);
+    settle(in);
+    return;
+  }
+  Frame *top = &in->frames[in->depth - 1];
+  const IrNode *node = top->next;
+  top->next = node->next;
+  switch (node->kind) {
+  case IR_OP: exec_op(s, c, node); break;
+  case IR_WAIT: exec_wait(s, c, node); break;
+  case IR_SET:
+    in->vars[node->var] = ir_eval(s, in, node->value);
+    s->st->bookkeeping++;
+    break;
+  case IR_STORE: {
+    int64_t i = ir_eval(s, in, node->index), v = ir_eval(s, in, node->value);
+    if (i < 0 || i >= in->array_len[node->array])
+      bug("oracle: line %d: store to bookkeeping array %d at %lld out of range", node->line,
+          node->array, (long long)i);
+    in->arrays[node->array][i] = v;
+    s->st->bookkeeping++;
+    break;
+  }
+  case IR_LOOP: enter_loop(s, c, node); break;
+  case IR_BARRIER:
+    in->status = AT_BARRIER;
+    in->waiting = node;
+    break;
+  }
+  settle(in);
+}
+
+static bool runnable(const Schedule *s, int c) {
+  const Interp *in = &s->in[c];
+  switch (in->status) {
+  case RUNNING: return in->depth > 0;
+  case WAITING: return s->counter[in->waiting->engine] >= in->wait_threshold;
+  case AT_BARRIER: return false;
+  }
+  return false;
+}
+
+/* When every engine is at a barrier: all clocks join, counters restart. */
+static bool release_barrier(Schedule *s) {
+  for (int c = 0; c < s->n; c++)
+    if (s->in[c].status != AT_BARRIER) return false;
+  int64_t all[BFRT_MAX_ENGINES] = {0};
+  for (int c = 0; c < s->n; c++) join(all, s->in[c].clock, s->n);
+  for (int c = 0; c < s->n; c++) {
+    Interp *in = &s->in[c];
+    memcpy(in->clock, all, sizeof all);
+    memset(in->known, 0, sizeof in->known);
+    in->status = RUNNING;
+    s->base[c] = s->pos[c];
+    s->counter[c] = 0;
+  }
+  return true;
+}
+
+static void report_deadlock(Schedule *s) {
+  s->st->deadlocks++;
+  for (int c = 0; c < s->n; c++) {
+    const Interp *in = &s->in[c];
+    if (in->status == WAITING) {
+      int e = in->waiting->engine;
+      report(s, "%d: deadlock: %s waits for S_%s >= %lld; S_%s is %lld and %s is %s",
+             in->waiting->line, engine_name(s, c), engine_name(s, e), (long long)in->wait_threshold,
+             engine_name(s, e), (long long)s->counter[e], engine_name(s, e),
+             done(&s->in[e]) ? "finished" : "blocked");
+    } else if (in->status == AT_BARRIER) {
+      report(s, "%d: deadlock: %s waits at a barrier that not every engine reaches",
+             in->waiting->line, engine_name(s, c));
+    }
+  }
+}
+
+static void init_interp(Schedule *s, int c) {
+  Arena *arena = s->o->p->arena;
+  const IrStream *st = &s->ir->streams[c];
+  Interp *in = &s->in[c];
+  in->frames = ARENA_ARRAY(arena, Frame, s->waits->max_depth[c] + 1);
+  in->loopvars = ARENA_ARRAY(arena, int64_t, s->o->p->kernel->nloops + 1);
+  in->vars = ARENA_ARRAY(arena, int64_t, st->nvars + 1);
+  in->arrays = ARENA_ARRAY(arena, int64_t *, st->narrays + 1);
+  in->array_len = ARENA_ARRAY(arena, int64_t, st->narrays + 1);
+  for (int a = 0; a < st->narrays; a++) {
+    int64_t len = ir_eval(s, in, st->arrays[a].length);
+    if (len < 0 || len > MAX_CELLS) bug("oracle: bookkeeping array '%s' of length %lld", st->arrays[a].name, (long long)len);
+    in->array_len[a] = len;
+    in->arrays[a] = ARENA_ARRAY(arena, int64_t, len + 1);
+  }
+  in->frames[0] = (Frame){st->body, NULL, 0};
+  in->depth = 1;
+  settle(in);
+  s->snap[c] = ARENA_ARRAY(arena, int64_t, (s->o->trace[c].n + 1) * s->n);
+}
+
+/* Every engine must have run exactly the walk's instances. */
+static void check_complete(Schedule *s) {
+  for (int c = 0; c < s->n; c++) {
+    judge_pending(s, c, NULL);
+    if (s->pos[c] == s->o->trace[c].n) continue;
+    s->st->mismatches++;
+    report(s, " internal error: transform stream mismatch: %s ran %lld ops, the sequential walk has %lld",
+           engine_name(s, c), (long long)s->pos[c], (long long)s->o->trace[c].n);
+  }
+}
+
+static void run_schedule(Schedule *s) {
+  for (int c = 0; c < s->n && !s->stop; c++) init_interp(s, c);
+  while (!s->stop) {
+    release_barrier(s);
+    int ready[BFRT_MAX_ENGINES], nready = 0, ndone = 0;
+    for (int c = 0; c < s->n; c++) {
+      if (runnable(s, c)) ready[nready++] = c;
+      ndone += done(&s->in[c]);
+    }
+    if (nready == 0) {
+      if (ndone == s->n)
+        check_complete(s);
+      else
+        report_deadlock(s);
+      return;
+    }
+    step(s, ready[next_random(&s->rng) % (uint64_t)nready]);
+  }
+}
+
+static void index_waits(Arena *arena, WaitIndex *w, const IrNode *node, int engine, int depth) {
+  if (depth > w->max_depth[engine]) w->max_depth[engine] = depth;
+  for (; node; node = node->next) {
+    if (node->kind == IR_LOOP) index_waits(arena, w, node->body, engine, depth + 1);
+    if (node->kind != IR_WAIT) continue;
+    if (w->n == w->cap) {
+      w->cap = w->cap ? w->cap * 2 : 64;
+      w->entries = grow(arena, w->entries, w->n, w->cap, sizeof *w->entries);
+    }
+    w->entries[w->n] = (WaitEntry){node, w->n};
+    w->n++;
+  }
+}
+
+static int by_address(const void *a, const void *b) {
+  uintptr_t x = (uintptr_t)((const WaitEntry *)a)->node, y = (uintptr_t)((const WaitEntry *)b)->node;
+  return (x > y) - (x < y);
+}
+
+static WaitIndex *build_wait_index(const Oracle *o) {
+  Arena *arena = o->p->arena;
+  WaitIndex *w = ARENA_NEW(arena, WaitIndex);
+  for (int c = 0; c < o->nengines; c++) index_waits(arena, w, o->p->ir->streams[c].body, c, 1);
+  if (w->n) qsort(w->entries, (size_t)w->n, sizeof *w->entries, by_address);
+  return w;
+}
+
+static void merge(OracleStats *total, const OracleStats *one) {
+  if (one->races > total->races) total->races = one->races;
+  if (one->mismatches > total->mismatches) total->mismatches = one->mismatches;
+  total->deadlocks += one->deadlocks;
+}
+
+void oracle_check(Oracle *o, int schedules, uint64_t seed, FILE *log, OracleStats *st) {
+  const IrProgram *ir = o->p->ir;
+  if (!ir || ir->nengines != o->nengines) bug("oracle_check: no IR, or not for this target");
+  Arena *arena = o->p->arena;
+  const WaitIndex *w = build_wait_index(o);
+  memset(st, 0, sizeof *st);
+  st->schedules = schedules;
+  st->nwait_nodes = w->n;
+  for (int k = 0; k < schedules; k++) {
+    OracleStats one = {.nwait_nodes = w->n};
+    one.wait_executed = ARENA_ARRAY(arena, int64_t, w->n + 1);
+    one.wait_redundant = ARENA_ARRAY(arena, int64_t, w->n + 1);
+    one.wait_subsumed = ARENA_ARRAY(arena, int64_t, w->n + 1);
+    Schedule *s = ARENA_NEW(arena, Schedule);
+    *s = (Schedule){.o = o, .ir = ir, .waits = w, .n = o->nengines, .st = &one,
+                    .log = oracle_failed(st) ? NULL : log, .rng = seed ^ ((uint64_t)k << 32)};
+    run_schedule(s);
+    if (k == 0) {
+      *st = one;
+      st->schedules = schedules;
+    } else {
+      merge(st, &one);
+    }
+  }
+}
+
+int oracle_failed(const OracleStats *st) {
+  return st->races > 0 || st->late > 0 || st->deadlocks > 0 || st->mismatches > 0;
+}
+
+/* ---- The ideal makespan. */
+
+static void operand_shape(const Kernel *k, const Stmt *s, int i, int64_t shape[2]) {
+  const Operand *op = &s->operands[i];
+  const Tile *t = op->kind == OPND_TILE  ? &k->tiles[op->decl]
+                  : op->kind == OPND_HBM ? partner_tile(k, s, i)
+                                         : NULL;
+  if (!t) {
+    operand_shape(k, s, 0, shape);
+    return;
+  }
+  shape[0] = t->rows;
+  shape[1] = t->cols;
+}
+
+int64_t oracle_ideal_cycles(const Oracle *o, const bfrt_costs *costs) {
+  const Kernel *k = o->p->kernel;
+  int n = o->nengines;
+  int64_t *finish[BFRT_MAX_ENGINES];
+  int64_t next[BFRT_MAX_ENGINES] = {0}, free_at[BFRT_MAX_ENGINES] = {0}, makespan = 0;
+  for (int e = 0; e < n; e++) finish[e] = ARENA_ARRAY(o->p->arena, int64_t, o->trace[e].n + 1);
+  for (int64_t i = 0; i < o->norder; i++) {
+    int c = o->order[i];
+    int64_t pos = ++next[c];
+    const Stmt *s = o->trace[c].instr[pos - 1];
+    const int64_t *need = &o->trace[c].need[(pos - 1) * n];
+    int64_t start = free_at[c];
+    for (int e = 0; e < n; e++)
+      if (e != c && finish[e][need[e]] > start) start = finish[e][need[e]];
+    int64_t dst[2], src[2];
+    operand_shape(k, s, 0, dst);
+    operand_shape(k, s, s->noperands > 1 ? 1 : 0, src);
+    finish[c][pos] = free_at[c] = start + bfrt_op_cycles(costs, o->p->target->engines[c].kind, s->op, dst, src);
+    if (free_at[c] > makespan) makespan = free_at[c];
+  }
+  return makespan;
+}

@@ -1,0 +1,74 @@
+/* oracle.h: the exactness oracle, a test tool that judges the transform.
+ *
+ * oracle_new walks the checked kernel sequentially with concrete parameters
+ * and records, for every dynamic instruction b on engine c and every other
+ * engine e, need_e(b): the position in e's stream of the latest e-instance
+ * that precedes b in program order and conflicts with it (0 if none).
+ * oracle_check then interprets the transform's streams (Program->ir) under
+ * random interleavings and checks, with vector clocks over counter
+ * increments and waits, that every need is covered by happens-before (no
+ * race), that no executed wait asks for more than the next instruction
+ * needs (never late), and counts the waits already implied (redundant).
+ * oracle_ideal_cycles is the makespan no synchronization scheme can beat:
+ * the same streams, exact dependences, zero sync cost. */
+#ifndef ORACLE_H
+#define ORACLE_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "frontend/program.h"
+
+typedef struct Oracle Oracle;
+
+/* What oracle_check found. Counts are from the first schedule, except races
+ * (the most any schedule found; races are judged by happens-before, so every
+ * schedule that runs to the end finds the same) and deadlocks (the number
+ * of schedules that deadlocked). */
+typedef struct OracleStats {
+  int64_t instructions; /* dynamic ops executed */
+  int64_t waits;        /* waits executed (threshold above the guard's known value) */
+  int64_t races;        /* (instruction, engine) pairs whose need happens-before does not cover */
+  int64_t early;        /* waits executed on e right before an instruction x whose need_e(x)
+                           is above the wait's threshold and not covered otherwise: present
+                           but too low (a missing wait is a race that is not early) */
+  int64_t late;         /* waits whose threshold exceeds the next instruction's need */
+  int64_t late_explained; /* ... of which the wait's WaitWhy names a fallback */
+  int64_t redundant;    /* waits whose condition happens-before already guaranteed */
+  int64_t subsumed;     /* other waits made needless by the rest of the waits before the
+                           same instruction (a later one in the group implies it) */
+  int64_t bookkeeping;  /* bookkeeping operations executed (ir.h's definition) */
+  int64_t deadlocks;
+  int64_t mismatches;   /* transform bugs: a stream's ops differ from the sequential walk */
+  int schedules;
+  /* Per wait node, in ir_mutate's order (engine, then pre-order), first schedule. */
+  int nwait_nodes;
+  int64_t *wait_executed;
+  int64_t *wait_redundant;
+  int64_t *wait_subsumed;
+} OracleStats;
+
+/* Requires: a checked kernel, params in its parameter order. Ensures: the
+ * sequential walk, or NULL after reporting a run-time error (division by
+ * zero, slot or hbm tile out of range) through p->diag. */
+Oracle *oracle_new(Program *p, const int64_t *params);
+/* Dynamic instructions of engine in the sequential walk. */
+int64_t oracle_instances(const Oracle *o, int engine);
+/* need_producer(b) for the instance b at 1-based position of engine. */
+int64_t oracle_need(const Oracle *o, int engine, int64_t position, int producer);
+
+/* Requires: p->ir for the oracle's program. Ensures: *st filled from
+ * schedules interleavings seeded by seed; races, late waits, deadlocks and
+ * mismatches are described on log (NULL: silent). */
+void oracle_check(Oracle *o, int schedules, uint64_t seed, FILE *log, OracleStats *st);
+/* Whether st fails verification: a race, an unexplained late wait, a
+ * deadlock or a mismatch. */
+int oracle_failed(const OracleStats *st);
+
+/* The ideal makespan in cycles: each instruction starts when its engine is
+ * free and the instances it needs on other engines have finished, and takes
+ * bfrt_op_cycles(costs, kind, op, dst shape, first source shape) (an
+ * immediate source, as in fill, passes the destination's shape). */
+int64_t oracle_ideal_cycles(const Oracle *o, const bfrt_costs *costs);
+
+#endif
