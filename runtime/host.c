@@ -200,16 +200,28 @@ static void release(bfrt *rt) {
   }
 }
 
+/* Races fail the run (after it finished, so all of them are counted). */
+static void report_races(bfrt *rt) {
+  const char *report;
+  rt->stats.races = check_races(rt->checker, &report);
+  if (rt->stats.races)
+    rt_record_failure(rt, 0, "the race checker found %lld unordered conflicting accesses:%s",
+                      (long long)rt->stats.races, report);
+  check_free(rt->checker);
+  rt->checker = NULL;
+}
+
 int bfrt_run(bfrt *rt, const bfrt_options *opt) {
   if (!opt) opt = &default_options;
   reset(rt, opt);
   if (opt->exec != BFRT_EXEC_THREADS && opt->exec != BFRT_EXEC_SIM)
     rt_record_failure(rt, 0, "unknown executor %d", opt->exec);
-  else if (opt->check)
-    rt_record_failure(rt, 0, "the race checker is not built yet");
+  else if (opt->check && !(rt->checker = check_new(rt)))
+    rt_record_failure(rt, 0, "out of memory for the race checker");
   else
     rt->exec->run(rt);
   gather(rt);
+  if (rt->checker) report_races(rt);
   if (opt->trace_path && trace_write(rt, opt->trace_path))
     rt_record_failure(rt, 0, "cannot write the trace to %s", opt->trace_path);
   release(rt);

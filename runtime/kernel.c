@@ -11,7 +11,9 @@
  * effects (the memory contract of docs/runtime.md).
  *
  * Waits, barriers and bookkeeping only record what the engine is doing and
- * hand over to the executor's hooks. */
+ * hand over to the executor's hooks. When the run has a race checker, it
+ * sees every op's accesses before the op runs, every completion before it
+ * is counted, and every wait and barrier after it returns. */
 #include <stdint.h>
 #include <stdlib.h>
 
@@ -112,11 +114,13 @@ void bfrt_op(Ctx *cx, int op, int line, int nargs, const bfrt_arg *args) {
   float imm = resolve(cx, op, line, nargs, args);
   cx->op = op;
   cx->line = line;
+  if (rt->checker) check_op(cx, op, args, nargs);
   rt->exec->before_op(cx);
   int64_t start = cx->tracing ? rt_now_ns() : 0;
   sem_apply(op, cx->views[0], cx->views[1], cx->views[2], imm);
   trace_record(cx, op, line, -1, 0, start);
   cx->completed++;
+  if (rt->checker) check_complete(cx);
   rt->exec->complete(cx);
 }
 
@@ -130,6 +134,7 @@ void bfrt_wait(Ctx *cx, int engine, int64_t threshold, int line) {
   cx->waits++;
   int64_t start = cx->tracing ? rt_now_ns() : 0;
   rt->exec->wait(cx, engine, threshold);
+  if (rt->checker) check_wait(cx, engine, threshold);
   trace_record(cx, TRACE_WAIT, line, engine, threshold, start);
 }
 
@@ -140,6 +145,7 @@ void bfrt_barrier(Ctx *cx, int line) {
   cx->line = line;
   int64_t start = cx->tracing ? rt_now_ns() : 0;
   rt->exec->barrier(cx);
+  if (rt->checker) check_barrier(cx);
   cx->barriers++;
   trace_record(cx, TRACE_BARRIER, line, -1, 0, start);
 }

@@ -99,13 +99,19 @@ typedef struct Executor {
   void (*complete)(Ctx *cx);
   /* Return once engine's counter has reached threshold (or unwind). */
   void (*wait)(Ctx *cx, int engine, int64_t threshold);
-  /* Meet every engine, then every counter reads 0 (or unwind). */
+  /* Meet every engine, then every counter reads 0 (or unwind); before
+   * releasing, record every engine's completed count in
+   * rt->barrier_positions (the race checker's barrier edges). */
   void (*barrier)(Ctx *cx);
   /* Charge n bookkeeping operations; NULL: free. */
   void (*bookkeep)(Ctx *cx, int64_t n);
   /* A failure was recorded: wake every blocked engine so it unwinds. */
   void (*stop)(struct bfrt *rt);
 } Executor;
+
+/* The race checker (check.c); kernel.c calls it around every op, wait and
+ * barrier when the run has one. */
+typedef struct Checker Checker;
 
 extern const Executor rt_threads_executor;
 extern const Executor rt_sim_executor;
@@ -121,6 +127,8 @@ struct bfrt {
   const bfrt_options *opt;
   const Executor *exec;
   void *exec_state;
+  Checker *checker; /* NULL unless opt->check */
+  int64_t barrier_positions[BFRT_MAX_ENGINES];
   int64_t start_ns; /* trace time origin */
   atomic_int failed;
   char error[2048];
@@ -138,6 +146,20 @@ _Noreturn void rt_fail(Ctx *cx, int line, const char *fmt, ...)
 _Noreturn void rt_unwind(Ctx *cx);
 /* Whether the kernel has failed; engines unwind when they see it. */
 int rt_failed(const struct bfrt *rt);
+
+/* A checker for rt's tiles and tensors, or NULL when out of memory. */
+Checker *check_new(const struct bfrt *rt);
+void check_free(Checker *ch);
+/* Races found, and a description of the first few. */
+int64_t check_races(const Checker *ch, const char **report);
+/* Before cx runs op on args (resolved in cx->views): check its accesses. */
+void check_op(Ctx *cx, int op, const bfrt_arg *args, int nargs);
+/* After cx's op took effect, before its counter increment. */
+void check_complete(Ctx *cx);
+/* After cx's wait on engine's counter >= threshold returned. */
+void check_wait(Ctx *cx, int engine, int64_t threshold);
+/* After cx left a barrier. */
+void check_barrier(Ctx *cx);
 
 /* Monotonic nanoseconds. */
 int64_t rt_now_ns(void);

@@ -121,13 +121,17 @@ static void threads_wait(Ctx *cx, int engine, int64_t threshold) {
 }
 
 /* Release the others when cx is the last to arrive; 1 if it was. */
-static int arrive(Threads *th, int nengines, uint64_t *generation) {
+static int arrive(bfrt *rt, Threads *th, uint64_t *generation) {
+  int nengines = rt->k->nengines;
   pthread_mutex_lock(&th->barrier_mu);
   *generation = atomic_load(&th->generation);
   int last = ++th->arrived == nengines;
   if (last) {
     th->arrived = 0;
-    for (int e = 0; e < nengines; e++) atomic_store(&th->counters[e].value, 0);
+    for (int e = 0; e < nengines; e++) {
+      rt->barrier_positions[e] = rt->cx[e].completed;
+      atomic_store(&th->counters[e].value, 0);
+    }
     atomic_store(&th->generation, *generation + 1);
     atomic_fetch_add(&th->progress, 1);
     pthread_cond_broadcast(&th->barrier_cv);
@@ -139,7 +143,7 @@ static int arrive(Threads *th, int nengines, uint64_t *generation) {
 static void threads_barrier(Ctx *cx) {
   Threads *th = state(cx);
   uint64_t generation;
-  if (arrive(th, cx->rt->k->nengines, &generation)) return;
+  if (arrive(cx->rt, th, &generation)) return;
   publish(cx, ENGINE_AT_BARRIER, -1, 0);
   for (int i = 0; i < YIELDS && atomic_load(&th->generation) == generation; i++) sched_yield();
   pthread_mutex_lock(&th->barrier_mu);

@@ -549,6 +549,94 @@ static void test_trace_unwritable(void **state) {
   bfrt_delete(rt);
 }
 
+/* ---- The race checker. */
+
+/* scale2 with p[1] = 1 dropping act's RAW wait for the load: act's read of
+ * x[0] is not ordered after dma's load, whatever the timing. (Dropping
+ * dma's WAR wait instead would not race: the previous iteration's wait for
+ * y already implies it.) */
+static void racy_act(bfrt_ctx *cx, const int64_t *p) {
+  for (int64_t i = 0; i < p[0]; i++) {
+    if (!p[1]) bfrt_wait(cx, DMA, 2 * i + 1, 3);
+    bfrt_arg scale[] = {BFRT_TILE(1, 0), BFRT_TILE(0, i % 2), BFRT_IMM(2.0f)};
+    bfrt_op(cx, BFRT_SCALE, 3, 3, scale);
+  }
+}
+
+static void (*const racy_entry[])(bfrt_ctx *, const int64_t *) = {scale2_dma, racy_act};
+static const char *const nd_params[] = {"N", "DROP"};
+static const bfrt_kernel racy = {"racy", 2, nd_params, 2, two_engines, two_kinds, racy_entry,
+                                 2, scale2_tiles, 2, scale2_tensors, scale2_shape};
+
+static void test_checker_clean(void **state) {
+  (void)state;
+  bfrt *rt = new_scale2(6);
+  bfrt_options opt = {.check = 1, .jitter_seed = 3};
+  assert_int_equal(bfrt_run(rt, &opt), 0);
+  assert_int_equal(bfrt_get_stats(rt)->races, 0);
+  assert_scaled(rt, 6);
+  bfrt_delete(rt);
+  const char *err = NULL;
+  rt = bfrt_new(&racy, (int64_t[]){6, 0}, &err);
+  assert_int_equal(bfrt_run(rt, &opt), 0);
+  bfrt_delete(rt);
+}
+
+static void test_checker_finds_war(void **state) {
+  (void)state;
+  const char *err = NULL;
+  bfrt *rt = bfrt_new(&racy, (int64_t[]){1, 1}, &err);
+  for (uint64_t seed = 0; seed < 20; seed++) {
+    bfrt_options opt = {.check = 1, .jitter_seed = seed};
+    assert_int_equal(bfrt_run(rt, &opt), -1);
+    assert_int_equal(bfrt_get_stats(rt)->races, 1);
+    /* which access comes second, and so reports, depends on the timing */
+    const char *msg = bfrt_error(rt);
+    if (!strstr(msg, "kernel racy: the race checker found 1 unordered conflicting accesses:") ||
+        (!strstr(msg, "write of x[0] on dma (line 2) and a read on act (line 3) are not ordered") &&
+         !strstr(msg, "read of x[0] on act (line 3) and a write on dma (line 2) are not ordered")))
+      fail_msg("unexpected report:\n%s", msg);
+  }
+  bfrt_delete(rt);
+}
+
+/* dma and act both store to Y[0, 0]; p[1] = 1 orders them by a wait,
+ * p[1] = 2 by a barrier, p[1] = 0 not at all. */
+static void twice_dma(bfrt_ctx *cx, const int64_t *p) {
+  bfrt_arg fill[] = {BFRT_TILE(0, 0), BFRT_IMM(1.0f)};
+  bfrt_op(cx, BFRT_FILL, 1, 2, fill);
+  bfrt_arg store[] = {BFRT_HBM(0, 0, 0), BFRT_TILE(0, 0)};
+  bfrt_op(cx, BFRT_STORE, 2, 2, store);
+  if (p[1] == 2) bfrt_barrier(cx, 3);
+}
+
+static void twice_act(bfrt_ctx *cx, const int64_t *p) {
+  bfrt_arg fill[] = {BFRT_TILE(0, 1), BFRT_IMM(2.0f)};
+  bfrt_op(cx, BFRT_FILL, 4, 2, fill);
+  if (p[1] == 1) bfrt_wait(cx, DMA, 2, 5);
+  if (p[1] == 2) bfrt_barrier(cx, 3);
+  bfrt_arg store[] = {BFRT_HBM(0, 0, 0), BFRT_TILE(0, 1)};
+  bfrt_op(cx, BFRT_STORE, 6, 2, store);
+}
+
+static void (*const twice_entry[])(bfrt_ctx *, const int64_t *) = {twice_dma, twice_act};
+static const bfrt_kernel twice = {"twice", 3, rc_params, 2, two_engines, two_kinds, twice_entry,
+                                  1, wide_tiles, 1, wide_tensors, wide_shape};
+
+static void test_checker_hbm_and_barrier(void **state) {
+  (void)state;
+  bfrt_options opt = {.check = 1};
+  expect_failure(&twice, (int64_t[]){1, 0, 0}, &opt, "found 1 unordered conflicting accesses");
+  expect_failure(&twice, (int64_t[]){1, 0, 0}, &opt, "write of Y[0, 0] on ");
+  const char *err = NULL;
+  for (int64_t mode = 1; mode <= 2; mode++) {
+    bfrt *rt = bfrt_new(&twice, (int64_t[]){1, mode, 0}, &err);
+    assert_int_equal(bfrt_run(rt, &opt), 0);
+    assert_float_equal(bfrt_tensor_data(rt, 0)[0], 2.0f, 0);
+    bfrt_delete(rt);
+  }
+}
+
 /* ---- The cost model. */
 
 static void test_op_cycles(void **state) {
@@ -591,6 +679,9 @@ int main(void) {
       cmocka_unit_test(test_new_errors),
       cmocka_unit_test(test_trace),
       cmocka_unit_test(test_trace_unwritable),
+      cmocka_unit_test(test_checker_clean),
+      cmocka_unit_test(test_checker_finds_war),
+      cmocka_unit_test(test_checker_hbm_and_barrier),
       cmocka_unit_test(test_op_cycles),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
