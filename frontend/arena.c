@@ -98,7 +98,7 @@ char *arena_printf(Arena *arena, const char *fmt, ...) {
 
 void *arena_grow(Arena *arena, void *items, size_t elem, int n, int *cap) {
   if (n < *cap) return items;
-  int new_cap = *cap ? *cap * 2 : 8;
+  int new_cap = *cap ? *cap * 2 : 4;
   if (new_cap < *cap) bug("arena_grow: too many items");
   void *bigger = arena_alloc(arena, elem * (size_t)new_cap);
   if (n) memcpy(bigger, items, elem * (size_t)n);

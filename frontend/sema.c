@@ -204,9 +204,16 @@ static bool check_tile(Sema *s, Tile *t) {
 static void check_decls(Sema *s) {
   Kernel *k = s->k;
   for (int i = 0; i < k->nparams; i++) declare(s, k->params[i].name, k->params[i].span, DECL_PARAM, i);
-  for (int i = 0; i < k->ntensors; i++)
-    declare(s, k->tensors[i].name, k->tensors[i].span, DECL_TENSOR, i);
-  for (int i = 0; i < k->ntiles; i++) declare(s, k->tiles[i].name, k->tiles[i].span, DECL_TILE, i);
+  /* Tensors and tiles in source order, so a duplicate is reported where it repeats. */
+  for (int i = 0, j = 0; i < k->ntensors || j < k->ntiles;) {
+    if (j == k->ntiles || (i < k->ntensors && k->tensors[i].span.begin < k->tiles[j].span.begin)) {
+      declare(s, k->tensors[i].name, k->tensors[i].span, DECL_TENSOR, i);
+      i++;
+    } else {
+      declare(s, k->tiles[j].name, k->tiles[j].span, DECL_TILE, j);
+      j++;
+    }
+  }
   for (int i = 0; i < k->ntensors; i++) check_tensor(s, &k->tensors[i]);
   for (int i = 0; i < k->ntiles; i++) s->tile_ok[i] = check_tile(s, &k->tiles[i]);
 }
@@ -448,10 +455,10 @@ static void number_instr(Sema *s, Stmt *in) {
 /* instr = [ENGINE ":"] op operand {"," operand} ";" */
 static void check_instr(Sema *s, Stmt *in) {
   number_instr(s, in);
-  bool resolved = true;
-  for (int i = 0; i < in->noperands; i++) resolved &= resolve_operand(s, &in->operands[i]);
   in->engine = place_instr(s, in);
   in->op = lookup_op(s, in, in->engine);
+  bool resolved = true;
+  for (int i = 0; i < in->noperands; i++) resolved &= resolve_operand(s, &in->operands[i]);
   if (in->op < 0) return;
   const OpInfo *info = op_info(in->op);
   int want = (int)strlen(info->operands);
