@@ -1,0 +1,280 @@
+/* test_gen.c: the kernel generator's promises, checked on what it prints.
+ *
+ * Generated kernels feed every verification campaign, so a quiet drift in
+ * the generator (an invalid kernel, a lost feature, an out-of-bounds
+ * coordinate, a different kernel for the same seed) would silently weaken
+ * them all. Each test parses and checks generated kernels with the real
+ * frontend and then inspects the checked AST: validity, determinism, the
+ * parameter line, the features the campaigns rely on, and (by walking every
+ * dynamic instruction with the printed parameters) that every slot and hbm
+ * coordinate is in range and the dynamic size stays small. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <inttypes.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "driver/gen.h"
+#include "frontend/program.h"
+
+/* ---- Helpers. */
+
+static char *generate(uint64_t seed, long size, size_t *len) {
+  char *text = NULL;
+  FILE *f = open_memstream(&text, len);
+  gen_kernel(seed, size, f);
+  fclose(f);
+  return text;
+}
+
+/* Parse and check seed's kernel; fails the test with the diagnostics if the
+ * frontend rejects it. */
+static Program *checked(uint64_t seed, long size) {
+  size_t len, errlen;
+  char *text = generate(seed, size, &len), *errs = NULL;
+  FILE *err = open_memstream(&errs, &errlen);
+  Program *p = program_new("gen.bfk", text, len, target_default(), err);
+  parse(p);
+  if (!p->diag.errors) check(p);
+  fflush(err);
+  if (p->diag.errors) fprintf(stderr, "seed %llu:\n%s\n%s", (unsigned long long)seed, errs, text);
+  assert_int_equal(p->diag.errors, 0);
+  fclose(err);
+  free(errs);
+  free(text);
+  return p;
+}
+
+static int parse_params(uint64_t seed, const Kernel *k, int64_t *values) {
+  char *line = NULL;
+  size_t len;
+  FILE *f = open_memstream(&line, &len);
+  gen_params(seed, f);
+  fclose(f);
+  int n = 0;
+  for (char *tok = strtok(line, " \n"); tok; tok = strtok(NULL, " \n"), n++) {
+    char *eq = strchr(tok, '=');
+    assert_non_null(eq);
+    assert_true(n < k->nparams);
+    assert_int_equal(eq - tok, (long)strlen(k->params[n].name));
+    assert_memory_equal(tok, k->params[n].name, (size_t)(eq - tok));
+    values[n] = strtoll(eq + 1, NULL, 10);
+  }
+  free(line);
+  return n;
+}
+
+/* ---- Dynamic walk: every instruction instance with concrete parameters. */
+
+typedef struct Walk {
+  const Kernel *k;
+  const int64_t *params;
+  int64_t *loopvars;
+  int64_t instances;
+  int64_t tensor_shape[8][2];
+} Walk;
+
+static int64_t eval(const Walk *w, const Expr *e) {
+  int64_t v;
+  const Expr *bad;
+  assert_int_equal(expr_eval(e, w->params, w->loopvars, &v, &bad), 0);
+  return v;
+}
+
+static void check_operand(const Walk *w, const Operand *o, const int64_t tile_shape[2]) {
+  if (o->kind == OPND_TILE && o->slot) {
+    int64_t slot = eval(w, o->slot);
+    if (slot < 0 || slot >= w->k->tiles[o->decl].slots)
+      fail_msg("kernel %s: slot %" PRId64 " of %s is out of range", w->k->name, slot, o->name);
+  } else if (o->kind == OPND_HBM) {
+    int64_t r = eval(w, o->row), c = eval(w, o->col);
+    const int64_t *shape = w->tensor_shape[o->decl];
+    if (r < 0 || c < 0 || (r + 1) * tile_shape[0] > shape[0] || (c + 1) * tile_shape[1] > shape[1])
+      fail_msg("kernel %s: %s[%" PRId64 ", %" PRId64 "] is out of bounds", w->k->name, o->name, r, c);
+  }
+}
+
+static void walk(Walk *w, const Stmt *s) {
+  for (; s; s = s->next) {
+    if (s->kind == ST_FOR) {
+      int64_t lo = eval(w, s->lo), hi = eval(w, s->hi);
+      for (int64_t v = lo; v < hi; v++) {
+        w->loopvars[s->loop_id] = v;
+        walk(w, s->body);
+      }
+    } else if (s->kind == ST_BLOCK) {
+      walk(w, s->body);
+    } else if (s->kind == ST_INSTR) {
+      int64_t tile_shape[2] = {0, 0};
+      for (int i = 0; i < s->noperands; i++)
+        if (s->operands[i].kind == OPND_TILE) {
+          tile_shape[0] = w->k->tiles[s->operands[i].decl].rows;
+          tile_shape[1] = w->k->tiles[s->operands[i].decl].cols;
+        }
+      for (int i = 0; i < s->noperands; i++) check_operand(w, &s->operands[i], tile_shape);
+      w->instances++;
+    }
+  }
+}
+
+/* ---- Tests. */
+
+static void test_same_seed_same_kernel(void **state) {
+  (void)state;
+  for (uint64_t seed = 1; seed <= 20; seed++) {
+    size_t la, lb;
+    char *a = generate(seed, 200, &la), *b = generate(seed, 200, &lb);
+    assert_int_equal(la, lb);
+    assert_memory_equal(a, b, la);
+    free(a);
+    free(b);
+  }
+  size_t la, lb;
+  char *a = generate(1, 40, &la), *b = generate(2, 40, &lb);
+  assert_false(la == lb && !memcmp(a, b, la));
+  free(a);
+  free(b);
+}
+
+static void test_kernels_check(void **state) {
+  (void)state;
+  for (uint64_t seed = 1; seed <= 300; seed++) program_free(checked(seed, GEN_DEFAULT_SIZE));
+  program_free(checked(UINT64_MAX, 500));
+}
+
+/* The printed parameters bind to the kernel's parameters, in order, with
+ * values 0..4 and the first at least 2; all coordinates and slots are then in
+ * range, and the kernel stays at a few thousand dynamic instructions. */
+static void test_params_bind_and_stay_in_bounds(void **state) {
+  (void)state;
+  for (uint64_t seed = 1; seed <= 200; seed++) {
+    Program *p = checked(seed, GEN_DEFAULT_SIZE);
+    const Kernel *k = p->kernel;
+    int64_t params[8], loopvars[4096];
+    assert_int_equal(parse_params(seed, k, params), k->nparams);
+    assert_true(params[0] >= 2 && params[0] <= 4);
+    for (int i = 1; i < k->nparams; i++) assert_true(params[i] >= 0 && params[i] <= 4);
+    assert_true(k->nloops <= 4096 && k->ntensors <= 8);
+    Walk w = {.k = k, .params = params, .loopvars = loopvars};
+    for (int t = 0; t < k->ntensors; t++) {
+      w.tensor_shape[t][0] = eval(&w, k->tensors[t].rows);
+      w.tensor_shape[t][1] = eval(&w, k->tensors[t].cols);
+    }
+    walk(&w, k->body);
+    assert_true(w.instances <= 5000);
+    program_free(p);
+  }
+}
+
+typedef struct Features {
+  bool op[BFRT_NOPS], engine[BFRT_MAX_ENGINES];
+  bool triangular, lower_from_outer, single_trip, zero_trip, depth3, slots[4];
+  bool inout_load, inout_store;
+  bool cross_engine[3], same_engine[3]; /* RAW, WAR, WAW */
+} Features;
+
+static bool mentions_loopvar(const Expr *e) {
+  if (!e) return false;
+  if (e->kind == EX_NAME) return e->sym == SYM_LOOPVAR;
+  return mentions_loopvar(e->lhs) || mentions_loopvar(e->rhs);
+}
+
+static bool is_int(const Expr *e, int64_t v) { return e->kind == EX_INT && e->value == v; }
+
+static void note_loop(Features *f, const Stmt *loop) {
+  f->triangular |= mentions_loopvar(loop->hi);
+  f->lower_from_outer |= mentions_loopvar(loop->lo);
+  f->single_trip |= is_int(loop->lo, 0) && is_int(loop->hi, 1);
+  f->zero_trip |= loop->hi->kind == EX_SUB && is_int(loop->hi->rhs, 4);
+  f->depth3 |= loop->depth == 2;
+}
+
+/* Tiles instruction s writes (its destination) and reads (its sources; the
+ * destination too for matmul_acc), as bit sets over tile indices. */
+static void tile_effects(const Stmt *s, uint64_t *writes, uint64_t *reads) {
+  *writes = *reads = 0;
+  for (int i = 0; i < s->noperands; i++) {
+    const Operand *o = &s->operands[i];
+    if (o->kind != OPND_TILE) continue;
+    if (i == 0) *writes |= (uint64_t)1 << o->decl;
+    if (i > 0 || s->op == BFRT_MATMUL_ACC) *reads |= (uint64_t)1 << o->decl;
+  }
+}
+
+static void note_conflicts(Features *f, const Kernel *k) {
+  for (int a = 0; a < k->ninstrs; a++)
+    for (int b = a + 1; b < k->ninstrs; b++) {
+      uint64_t wa, ra, wb, rb;
+      tile_effects(k->instrs[a], &wa, &ra);
+      tile_effects(k->instrs[b], &wb, &rb);
+      bool same = k->instrs[a]->engine == k->instrs[b]->engine;
+      bool raw = wa & rb, war = ra & wb, waw = wa & wb;
+      bool *seen = same ? f->same_engine : f->cross_engine;
+      seen[0] |= raw;
+      seen[1] |= war;
+      seen[2] |= waw;
+    }
+}
+
+static void note_kernel(Features *f, const Kernel *k) {
+  for (int i = 0; i < k->nloops; i++) note_loop(f, k->loops[i]);
+  for (int t = 0; t < k->ntiles; t++) f->slots[k->tiles[t].slots] = true;
+  for (int i = 0; i < k->ninstrs; i++) {
+    const Stmt *s = k->instrs[i];
+    f->op[s->op] = f->engine[s->engine] = true;
+    for (int j = 0; j < s->noperands; j++)
+      if (s->operands[j].kind == OPND_HBM && k->tensors[s->operands[j].decl].io == IO_INOUT) {
+        f->inout_load |= s->op == BFRT_LOAD;
+        f->inout_store |= s->op == BFRT_STORE;
+      }
+  }
+  note_conflicts(f, k);
+}
+
+/* Across a few seeds, every feature the campaigns rely on shows up; a
+ * kernel of 300 instructions alone uses every op and every engine. */
+static void test_features(void **state) {
+  (void)state;
+  Features f = {0};
+  for (uint64_t seed = 1; seed <= 20; seed++) {
+    Program *p = checked(seed, 60);
+    note_kernel(&f, p->kernel);
+    program_free(p);
+  }
+  assert_true(f.triangular && f.lower_from_outer && f.single_trip && f.zero_trip && f.depth3);
+  assert_true(f.slots[1] && f.slots[2] && f.slots[3]);
+  assert_true(f.inout_load && f.inout_store);
+  for (int kind = 0; kind < 3; kind++) assert_true(f.cross_engine[kind] && f.same_engine[kind]);
+
+  Features big = {0};
+  Program *p = checked(5, 300);
+  note_kernel(&big, p->kernel);
+  for (int op = 0; op < BFRT_NOPS; op++) assert_true(big.op[op]);
+  for (int e = 0; e < p->target->nengines; e++) assert_true(big.engine[e]);
+  for (int i = 0; i < p->kernel->nloops; i++) assert_true(p->kernel->loops[i]->depth < 3);
+  program_free(p);
+}
+
+static void test_size_scales(void **state) {
+  (void)state;
+  Program *small = checked(3, 100), *big = checked(3, 10000);
+  assert_in_range(small->kernel->ninstrs, 100, 110);
+  assert_in_range(big->kernel->ninstrs, 10000, 10010);
+  program_free(small);
+  program_free(big);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_same_seed_same_kernel),
+      cmocka_unit_test(test_kernels_check),
+      cmocka_unit_test(test_params_bind_and_stay_in_bounds),
+      cmocka_unit_test(test_features),
+      cmocka_unit_test(test_size_scales),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
