@@ -71,11 +71,15 @@ static float *zeroed_floats(int64_t rows, int64_t cols) {
   return calloc(n > 0 ? (size_t)n : 1, sizeof(float));
 }
 
-static const char *descriptor_error(const bfrt_kernel *k) {
+static const char *descriptor_error(const bfrt_kernel *k, const int64_t *params) {
   if (!k) return "no kernel";
+  if (k->nparams < 0 || (k->nparams > 0 && !params)) return "missing parameters";
   if (k->nengines < 1 || k->nengines > BFRT_MAX_ENGINES) return "engine count out of range";
+  if (!k->name || !k->engine_names || !k->engine_kinds || !k->entry) return "incomplete kernel descriptor";
+  if (k->ntiles < 0 || k->ntensors < 0 || (k->ntiles && !k->tiles) || (k->ntensors && (!k->tensors || !k->tensor_shape)))
+    return "incomplete kernel descriptor";
   for (int e = 0; e < k->nengines; e++)
-    if (!k->entry[e]) return "an engine has no entry point";
+    if (!k->entry[e] || !k->engine_names[e]) return "an engine has no entry point or name";
   for (int t = 0; t < k->ntiles; t++) {
     const bfrt_tile_desc *d = &k->tiles[t];
     if (d->slots < 1 || d->rows < 1 || d->cols < 1) return "a tile has an empty shape";
@@ -111,7 +115,7 @@ static const char *allocate_tiles(bfrt *rt) {
 }
 
 bfrt *bfrt_new(const bfrt_kernel *kernel, const int64_t *params, const char **err) {
-  const char *why = descriptor_error(kernel);
+  const char *why = descriptor_error(kernel, params);
   bfrt *rt = why ? NULL : calloc(1, sizeof *rt);
   if (!why && !rt) why = "out of memory";
   if (!why) {

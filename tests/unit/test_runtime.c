@@ -460,6 +460,10 @@ static const bfrt_kernel shapes = {"shapes", 3, rc_params, 2, two_engines, two_k
 static void test_new_errors(void **state) {
   (void)state;
   const char *err = NULL;
+  assert_null(bfrt_new(NULL, NULL, &err));
+  assert_string_equal(err, "no kernel");
+  assert_null(bfrt_new(&shapes, NULL, &err));
+  assert_string_equal(err, "missing parameters");
   assert_null(bfrt_new(&shapes, (int64_t[]){4, 3, 0}, &err));
   assert_string_equal(err, "division by zero in a tensor shape");
   assert_null(bfrt_new(&shapes, (int64_t[]){-4, 0, 0}, &err));
