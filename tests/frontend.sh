@@ -1,0 +1,93 @@
+# frontend.sh: the frontend from the command line.
+#
+# 1. Golden diagnostics: `bfsync check tests/bad/NAME.bfk` must print nothing
+#    on stdout, and its stderr plus exit status must equal
+#    tests/golden/errors/NAME.err (rewritten when UPDATE=1; review the diff).
+# 2. fmt round trips: for every examples/*.bfk and tests/kernels/*.bfk, the
+#    output of fmt checks cleanly and fmt of it is identical.
+# 3. The command line: exit statuses 0, 1 and 2, --help, unreadable files.
+set -u
+: "${BFSYNC:?BFSYNC must name the bfsync binary}"
+BFSYNC=$(cd "$(dirname "$BFSYNC")" && pwd)/$(basename "$BFSYNC")
+cd "$(dirname "$0")/.."
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+failures=0
+
+fail() {
+  echo "frontend.sh: FAIL: $*" >&2
+  failures=$((failures + 1))
+}
+
+# ---- 1. Golden diagnostics.
+mkdir -p tests/golden/errors
+for bad in tests/bad/*.bfk; do
+  name=$(basename "$bad" .bfk)
+  golden=tests/golden/errors/$name.err
+  "$BFSYNC" check "$bad" >"$tmp/out" 2>"$tmp/err"
+  echo "exit status: $?" >>"$tmp/err"
+  [ -s "$tmp/out" ] && fail "$bad: check printed on stdout"
+  if [ "${UPDATE:-}" = 1 ]; then
+    cp "$tmp/err" "$golden"
+  elif [ ! -f "$golden" ]; then
+    fail "$golden is missing (run make test-update)"
+  elif ! cmp -s "$tmp/err" "$golden"; then
+    fail "$bad: diagnostics differ from $golden:"
+    diff "$golden" "$tmp/err" | head -20 >&2
+  fi
+done
+for golden in tests/golden/errors/*.err; do
+  [ -f "$golden" ] || continue
+  [ -f "tests/bad/$(basename "$golden" .err).bfk" ] || fail "$golden has no tests/bad input"
+done
+
+# ---- 2. fmt round trips.
+for kernel in examples/*.bfk tests/kernels/*.bfk; do
+  [ -f "$kernel" ] || continue
+  if ! "$BFSYNC" fmt "$kernel" >"$tmp/once.bfk" 2>"$tmp/err"; then
+    fail "fmt $kernel failed:"
+    head -5 "$tmp/err" >&2
+    continue
+  fi
+  "$BFSYNC" check "$tmp/once.bfk" || fail "fmt $kernel does not check"
+  "$BFSYNC" fmt "$tmp/once.bfk" >"$tmp/twice.bfk" || fail "fmt of fmt $kernel failed"
+  cmp -s "$tmp/once.bfk" "$tmp/twice.bfk" || fail "fmt of fmt $kernel differs from fmt"
+done
+
+# ---- 3. The command line.
+expect_status() {
+  local want=$1
+  shift
+  "$@" >"$tmp/out" 2>"$tmp/err"
+  local got=$?
+  [ "$got" = "$want" ] || fail "'$*' exited $got, not $want"
+}
+good=$tmp/good.bfk
+printf 'kernel k(N: int) {\n  sbuf t: f32[4, 4];\n  for i in 0 .. N { dve: fill t, 1; }\n}\n' >"$good"
+
+expect_status 0 "$BFSYNC" check "$good"
+[ -s "$tmp/out" ] || [ -s "$tmp/err" ] && fail "check of a clean kernel printed something"
+expect_status 0 "$BFSYNC" check "$good" "$good"
+expect_status 1 "$BFSYNC" check "$good" tests/bad/names.bfk
+expect_status 1 "$BFSYNC" check "$tmp/no-such-file.bfk"
+grep -q "cannot read '$tmp/no-such-file.bfk'" "$tmp/err" || fail "unreadable file: no message"
+expect_status 1 "$BFSYNC" check "$tmp"
+expect_status 2 "$BFSYNC" check
+expect_status 2 "$BFSYNC" check --frobnicate "$good"
+expect_status 0 "$BFSYNC" check --help
+grep -q "usage: bfsync check" "$tmp/out" || fail "check --help does not print its usage on stdout"
+expect_status 0 "$BFSYNC" check -- "$good"
+expect_status 0 "$BFSYNC" fmt "$good"
+grep -q "^  for i in 0 .. N {$" "$tmp/out" || fail "fmt output lacks the loop"
+expect_status 1 "$BFSYNC" fmt tests/bad/names.bfk
+[ -s "$tmp/out" ] && fail "fmt printed a kernel with errors"
+expect_status 2 "$BFSYNC" fmt
+expect_status 2 "$BFSYNC" fmt "$good" "$good"
+expect_status 0 "$BFSYNC" fmt --help
+grep -q "usage: bfsync fmt" "$tmp/out" || fail "fmt --help does not print its usage on stdout"
+
+if [ "$failures" -ne 0 ]; then
+  echo "frontend.sh: $failures failure(s)" >&2
+  exit 1
+fi
+echo "frontend.sh: ok"
