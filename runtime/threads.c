@@ -20,8 +20,9 @@
  * a bounded number of times, then sleep, as in a wait.
  *
  * Watchdog. The host thread sleeps until every engine has finished, waking
- * a few times per watchdog period. If some engine is blocked and no
- * counter has changed for the whole period, the kernel is deadlocked: it
+ * a few times per watchdog period. If every engine that has not finished
+ * is blocked (in a wait or a barrier) and no counter has changed for the
+ * whole period, the kernel is deadlocked: it
  * reports who waits on whom and every counter, and fails the run; the
  * failure wakes every engine, and each unwinds out of its entry function.
  *
@@ -170,12 +171,16 @@ static void threads_stop(bfrt *rt) {
 
 /* ---- The watchdog. */
 
-static int any_blocked(bfrt *rt) {
+/* Whether every engine that has not finished is blocked, and one is. An
+ * engine inside a long op is not stuck, however long it takes. */
+static int all_blocked(bfrt *rt) {
+  int blocked = 0;
   for (int e = 0; e < rt->k->nengines; e++) {
     int s = atomic_load(&rt->cx[e].state);
-    if (s == ENGINE_WAITING || s == ENGINE_AT_BARRIER) return 1;
+    if (s == ENGINE_RUNNING) return 0;
+    blocked |= s != ENGINE_DONE;
   }
-  return 0;
+  return blocked;
 }
 
 static size_t describe_engine(bfrt *rt, Threads *th, int e, char *buf, size_t size) {
@@ -228,7 +233,7 @@ static void watch(bfrt *rt, Threads *th, int nthreads) {
     pthread_cond_timedwait(&th->done_cv, &th->done_mu, &until);
     uint64_t progress = atomic_load(&th->progress);
     int64_t now = rt_now_ns();
-    if (progress != seen || rt_failed(rt) || !any_blocked(rt)) {
+    if (progress != seen || rt_failed(rt) || !all_blocked(rt)) {
       seen = progress;
       since = now;
     } else if (now - since >= limit) {

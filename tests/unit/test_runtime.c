@@ -395,6 +395,28 @@ static void test_watchdog(void **state) {
   bfrt_delete(rt);
 }
 
+/* One long matmul on dma while act waits for it: no counter changes for
+ * longer than the watchdog period, but dma is running, so no deadlock. */
+static const bfrt_tile_desc big_tiles[] = {{"a", 3, 256, 256}};
+
+static void long_op_dma(bfrt_ctx *cx, const int64_t *p) {
+  (void)p;
+  bfrt_arg mm[] = {BFRT_TILE(0, 0), BFRT_TILE(0, 1), BFRT_TILE(0, 2)};
+  bfrt_op(cx, BFRT_MATMUL, 2, 3, mm);
+}
+
+static void (*const long_op_entry[])(bfrt_ctx *, const int64_t *) = {long_op_dma, stuck_act};
+static const bfrt_kernel long_op = {"long_op", 3, rc_params, 2, two_engines, two_kinds, long_op_entry,
+                                    1, big_tiles, 1, wide_tensors, wide_shape};
+
+static void test_watchdog_spares_long_ops(void **state) {
+  (void)state;
+  bfrt_options opt = {.watchdog_seconds = 0.001};
+  /* act waits for dma >= 5 but dma runs one op: a real deadlock, reported
+   * only once the matmul is over */
+  expect_failure(&long_op, (int64_t[]){1, 0, 0}, &opt, "waits for dma's counter >= 5 (it is 1)");
+}
+
 /* Both engines: two fills, a barrier, then p[0] more fills on dma while act
  * waits for dma >= p[1]. After the barrier dma's counter restarts at 0, so
  * the wait is satisfied only when p[1] <= p[0]. */
@@ -678,6 +700,7 @@ int main(void) {
       cmocka_unit_test(test_division_by_zero),
       cmocka_unit_test(test_floor_division),
       cmocka_unit_test(test_watchdog),
+      cmocka_unit_test(test_watchdog_spares_long_ops),
       cmocka_unit_test(test_barrier_resets_counters),
       cmocka_unit_test(test_barrier_deadlock),
       cmocka_unit_test(test_new_errors),
