@@ -116,7 +116,7 @@ void bfrt_op(Ctx *cx, int op, int line, int nargs, const bfrt_arg *args) {
   cx->line = line;
   if (rt->checker) check_op(cx, op, args, nargs);
   rt->exec->before_op(cx);
-  int64_t start = cx->tracing ? rt_now_ns() : 0;
+  int64_t start = trace_now(cx);
   sem_apply(op, cx->views[0], cx->views[1], cx->views[2], imm);
   trace_record(cx, op, line, -1, 0, start);
   cx->completed++;
@@ -132,7 +132,7 @@ void bfrt_wait(Ctx *cx, int engine, int64_t threshold, int line) {
   cx->op = TRACE_WAIT;
   cx->line = line;
   cx->waits++;
-  int64_t start = cx->tracing ? rt_now_ns() : 0;
+  int64_t start = trace_now(cx);
   rt->exec->wait(cx, engine, threshold);
   if (rt->checker) check_wait(cx, engine, threshold);
   trace_record(cx, TRACE_WAIT, line, engine, threshold, start);
@@ -143,7 +143,7 @@ void bfrt_barrier(Ctx *cx, int line) {
   if (rt_failed(rt)) rt_unwind(cx);
   cx->op = TRACE_BARRIER;
   cx->line = line;
-  int64_t start = cx->tracing ? rt_now_ns() : 0;
+  int64_t start = trace_now(cx);
   rt->exec->barrier(cx);
   if (rt->checker) check_barrier(cx);
   cx->barriers++;

@@ -107,6 +107,9 @@ typedef struct Executor {
   void (*bookkeep)(Ctx *cx, int64_t n);
   /* A failure was recorded: wake every blocked engine so it unwinds. */
   void (*stop)(struct bfrt *rt);
+  /* cx's time since the run started, in ns, for the trace; NULL: the wall
+   * clock (a simulator gives its cycles converted at the target's clock). */
+  int64_t (*now_ns)(Ctx *cx);
 } Executor;
 
 /* The race checker (check.c); kernel.c calls it around every op, wait and
@@ -129,7 +132,7 @@ struct bfrt {
   void *exec_state;
   Checker *checker; /* NULL unless opt->check */
   int64_t barrier_positions[BFRT_MAX_ENGINES];
-  int64_t start_ns; /* trace time origin */
+  int64_t start_ns; /* wall-clock trace origin */
   atomic_int failed;
   char error[2048];
   bfrt_stats stats;
@@ -163,7 +166,9 @@ void check_barrier(Ctx *cx);
 
 /* Monotonic nanoseconds. */
 int64_t rt_now_ns(void);
-/* Append an event to cx's trace (when tracing). */
+/* cx's trace time now (ns since the run started), 0 when not tracing. */
+int64_t trace_now(Ctx *cx);
+/* Append an event that started at start_ns to cx's trace (when tracing). */
 void trace_record(Ctx *cx, int op, int line, int engine, int64_t threshold, int64_t start_ns);
 /* Write every engine's events as Chrome Trace Event JSON; 0 or -1. */
 int trace_write(const struct bfrt *rt, const char *path);

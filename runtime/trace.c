@@ -10,11 +10,17 @@
  * thread_name metadata event. Ops are complete ("X") events named after
  * the op, waits are "wait" events naming the engine whose counter they
  * wait on and the threshold, barriers are "barrier" events. Times are
- * microseconds from the start of the run. */
+ * microseconds from the start of the run: wall-clock time, or the
+ * executor's own clock when it has one (the simulator's cycles). */
 #include <stdio.h>
 #include <stdlib.h>
 
 #include "rt.h"
+
+int64_t trace_now(Ctx *cx) {
+  if (!cx->tracing) return 0;
+  return cx->rt->exec->now_ns ? cx->rt->exec->now_ns(cx) : rt_now_ns() - cx->rt->start_ns;
+}
 
 void trace_record(Ctx *cx, int op, int line, int engine, int64_t threshold, int64_t start_ns) {
   if (!cx->tracing) return;
@@ -26,8 +32,7 @@ void trace_record(Ctx *cx, int op, int line, int engine, int64_t threshold, int6
     t->ev = ev;
     t->cap = cap;
   }
-  int64_t now = rt_now_ns();
-  t->ev[t->n++] = (TraceEvent){op, line, engine, threshold, start_ns - cx->rt->start_ns, now - start_ns};
+  t->ev[t->n++] = (TraceEvent){op, line, engine, threshold, start_ns, trace_now(cx) - start_ns};
 }
 
 /* Names here are identifiers, but a hand-written descriptor may hold anything. */
