@@ -384,18 +384,20 @@ static void check_shapes(Sema *s, const Stmt *in, ShapeRule rule) {
 
 /* ---- Statements. */
 
-static void engine_list(const Target *t, char *buf, size_t size) {
+/* The names of the engines that can run op (all engines when op < 0). */
+static void engine_names(const Target *t, int op, char *buf, size_t size) {
   size_t n = 0;
   buf[0] = 0;
   for (int e = 0; e < t->nengines && n < size; e++)
-    n += (size_t)snprintf(buf + n, size - n, "%s%s", e ? ", " : "", t->engines[e].name);
+    if (op < 0 || target_can_run(t, e, op))
+      n += (size_t)snprintf(buf + n, size - n, "%s%s", n ? ", " : "", t->engines[e].name);
 }
 
 static int lookup_engine(Sema *s, const char *name, Span span) {
   int e = target_engine(s->p->target, name);
   if (e < 0) {
-    char engines[128];
-    engine_list(s->p->target, engines, sizeof engines);
+    char engines[256];
+    engine_names(s->p->target, -1, engines, sizeof engines);
     diag_error(s->diag, span, "unknown engine '%s' (target %s has %s)", name, s->p->target->name,
                engines);
   }
@@ -431,14 +433,11 @@ static int lookup_op(Sema *s, Stmt *in, int engine) {
     return -1;
   }
   if (engine >= 0 && !target_can_run(s->p->target, engine, op)) {
-    char engines[128] = "";
-    size_t n = 0;
-    for (int e = 0; e < s->p->target->nengines; e++)
-      if (target_can_run(s->p->target, e, op))
-        n += (size_t)snprintf(engines + n, sizeof engines - n, "%s%s", n ? ", " : "",
-                              s->p->target->engines[e].name);
-    diag_error(s->diag, in->op_span, "engine '%s' cannot run '%s' (it runs on %s)",
-               s->p->target->engines[engine].name, in->op_name, engines);
+    char engines[256];
+    engine_names(s->p->target, op, engines, sizeof engines);
+    diag_error(s->diag, in->op_span, "engine '%s' cannot run '%s' (%s%s)",
+               s->p->target->engines[engine].name, in->op_name,
+               engines[0] ? "it runs on " : "no engine of this target runs it", engines);
     return -1;
   }
   return op;
