@@ -228,6 +228,47 @@ static void test_null_options_and_rerun(void **state) {
   bfrt_delete(rt);
 }
 
+/* ring(N): five engines pass a token around N times; engine e's i-th op
+ * waits for engine e-1's i-th (engine 0 for engine 4's (i-1)-th). Every
+ * hand-off wakes a sleeping or yielding engine: a lost wake-up would end
+ * in the watchdog. */
+static const char *const ring_engines[] = {"pe", "act", "dve", "pool", "dma"};
+static const int ring_kinds[] = {BFRT_KIND_PE, BFRT_KIND_ACT, BFRT_KIND_DVE, BFRT_KIND_POOL, BFRT_KIND_DMA};
+static const bfrt_tile_desc ring_tiles[] = {{"t", 5, 1, 1}};
+
+static void ring_engine(bfrt_ctx *cx, const int64_t *p, int e) {
+  bfrt_arg fill[] = {BFRT_TILE(0, e), BFRT_IMM((float)e)};
+  for (int64_t i = 0; i < p[0]; i++) {
+    if (e > 0) bfrt_wait(cx, e - 1, i + 1, 10 + e);
+    if (e == 0 && i > 0) bfrt_wait(cx, 4, i, 10);
+    bfrt_op(cx, BFRT_FILL, 20 + e, 2, fill);
+  }
+}
+
+static void ring0(bfrt_ctx *cx, const int64_t *p) { ring_engine(cx, p, 0); }
+static void ring1(bfrt_ctx *cx, const int64_t *p) { ring_engine(cx, p, 1); }
+static void ring2(bfrt_ctx *cx, const int64_t *p) { ring_engine(cx, p, 2); }
+static void ring3(bfrt_ctx *cx, const int64_t *p) { ring_engine(cx, p, 3); }
+static void ring4(bfrt_ctx *cx, const int64_t *p) { ring_engine(cx, p, 4); }
+
+static void (*const ring_entry[])(bfrt_ctx *, const int64_t *) = {ring0, ring1, ring2, ring3, ring4};
+static const bfrt_kernel ring = {"ring", 1, n_param, 5, ring_engines, ring_kinds, ring_entry,
+                                 1, ring_tiles, 0, NULL, NULL};
+
+static void test_ring_handoffs(void **state) {
+  (void)state;
+  const char *err = NULL;
+  bfrt *rt = bfrt_new(&ring, (int64_t[]){400}, &err);
+  assert_non_null(rt);
+  for (uint64_t seed = 0; seed < 4; seed++) {
+    bfrt_options opt = {.jitter_seed = seed};
+    if (bfrt_run(rt, &opt)) fail_msg("%s", bfrt_error(rt));
+    assert_int_equal(bfrt_get_stats(rt)->instructions, 5 * 400);
+    assert_int_equal(bfrt_get_stats(rt)->waits, 5 * 400 - 1);
+  }
+  bfrt_delete(rt);
+}
+
 /* ---- Errors. */
 
 /* softmax-like: Y is f32[R * 32, 96]; dma stores tile (p[1], 0) at line 7 while
@@ -694,6 +735,7 @@ int main(void) {
       cmocka_unit_test(test_threads_run),
       cmocka_unit_test(test_jitter_runs),
       cmocka_unit_test(test_null_options_and_rerun),
+      cmocka_unit_test(test_ring_handoffs),
       cmocka_unit_test(test_bounds_error),
       cmocka_unit_test(test_slot_error),
       cmocka_unit_test(test_bad_operands),
