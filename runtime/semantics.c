@@ -5,7 +5,8 @@
  * the same function, the same order of float operations. The order is part
  * of the contract: matmul accumulates k = 0 .. K-1 in a float starting from
  * 0 (matmul) or from the destination (matmul_acc), and rowsum adds columns
- * left to right from 0.
+ * left to right from 0. (C11 forbids contracting a*b+c into an FMA unless
+ * asked, so every step rounds as written.)
  *
  * Views are strided (an hbm tile is a window of a larger tensor). The
  * destination may be the same view as a source: elementwise and row ops
@@ -20,56 +21,53 @@
 
 static float *at(SemView v, int64_t i, int64_t j) { return v.data + i * v.stride + j; }
 
-static float unary(int op, float x, float imm) {
-  switch (op) {
-  case BFRT_SCALE: return x * imm;
-  case BFRT_EXP: return expf(x);
-  case BFRT_RELU: return x > 0 ? x : 0.0f;
-  case BFRT_TANH: return tanhf(x);
-  case BFRT_RSQRT: return 1.0f / sqrtf(x);
-  case BFRT_RECIP: return 1.0f / x;
-  default: return x; /* load, store, copy */
-  }
-}
+/* The element functions. The map helpers below take one as a constant
+ * argument and are inlined into each case of sem_apply, so every op gets
+ * its own loop, free of any per-element dispatch. */
+static float identity(float x, float imm) { (void)imm; return x; }
+static float scaled(float x, float imm) { return x * imm; }
+static float exponential(float x, float imm) { (void)imm; return expf(x); }
+static float rectified(float x, float imm) { (void)imm; return x > 0 ? x : 0.0f; }
+static float hyperbolic_tangent(float x, float imm) { (void)imm; return tanhf(x); }
+static float reciprocal_sqrt(float x, float imm) { (void)imm; return 1.0f / sqrtf(x); }
+static float reciprocal(float x, float imm) { (void)imm; return 1.0f / x; }
+static float sum(float x, float y) { return x + y; }
+static float difference(float x, float y) { return x - y; }
+static float product(float x, float y) { return x * y; }
+static float maximum(float x, float y) { return x > y ? x : y; }
 
-static float binary(int op, float x, float y) {
-  switch (op) {
-  case BFRT_ADD: case BFRT_ADD_ROW: return x + y;
-  case BFRT_SUB: case BFRT_SUB_ROW: return x - y;
-  case BFRT_MUL: case BFRT_MUL_ROW: return x * y;
-  default: return x > y ? x : y; /* max */
-  }
-}
+typedef float Elementwise(float, float);
 
-static void fill(SemView d, float imm) {
+static inline void fill(SemView d, float imm) {
   for (int64_t i = 0; i < d.rows; i++)
     for (int64_t j = 0; j < d.cols; j++) *at(d, i, j) = imm;
 }
 
-static void map_unary(int op, SemView d, SemView s, float imm) {
+static inline void map_unary(Elementwise *f, SemView d, SemView s, float imm) {
   for (int64_t i = 0; i < d.rows; i++)
-    for (int64_t j = 0; j < d.cols; j++) *at(d, i, j) = unary(op, *at(s, i, j), imm);
+    for (int64_t j = 0; j < d.cols; j++) *at(d, i, j) = f(*at(s, i, j), imm);
 }
 
-static void map_binary(int op, SemView d, SemView a, SemView b) {
+static inline void map_binary(Elementwise *f, SemView d, SemView a, SemView b) {
   for (int64_t i = 0; i < d.rows; i++)
-    for (int64_t j = 0; j < d.cols; j++) *at(d, i, j) = binary(op, *at(a, i, j), *at(b, i, j));
+    for (int64_t j = 0; j < d.cols; j++) *at(d, i, j) = f(*at(a, i, j), *at(b, i, j));
 }
 
 /* d[i,j] = s[i,j] op r[i,0]: r is read once per row, before the row is
  * written, so d may be r when the row is one column wide. */
-static void map_row(int op, SemView d, SemView s, SemView r) {
+static inline void map_row(Elementwise *f, SemView d, SemView s, SemView r) {
   for (int64_t i = 0; i < d.rows; i++) {
     float ri = *at(r, i, 0);
-    for (int64_t j = 0; j < d.cols; j++) *at(d, i, j) = binary(op, *at(s, i, j), ri);
+    for (int64_t j = 0; j < d.cols; j++) *at(d, i, j) = f(*at(s, i, j), ri);
   }
 }
 
-static void reduce_rows(int op, SemView d, SemView s) {
+/* rowsum starts from 0 (so it adds every column), rowmax from column 0;
+ * then acc = f(x, acc) column by column (so rowmax is x > m ? x : m). */
+static inline void reduce_rows(Elementwise *f, int from_zero, SemView d, SemView s) {
   for (int64_t i = 0; i < s.rows; i++) {
-    float acc = op == BFRT_ROWSUM ? 0.0f : *at(s, i, 0);
-    for (int64_t j = 0; j < s.cols; j++)
-      acc = op == BFRT_ROWSUM ? acc + *at(s, i, j) : binary(BFRT_MAX, *at(s, i, j), acc);
+    float acc = from_zero ? 0.0f : *at(s, i, 0);
+    for (int64_t j = 0; j < s.cols; j++) acc = f(*at(s, i, j), acc);
     *at(d, i, 0) = acc;
   }
 }
@@ -87,15 +85,22 @@ static void copy_back(SemView d, SemView t) {
   free(t.data);
 }
 
+/* Row i of the result accumulates k = 0 .. K-1 in order into each of its
+ * elements: the order of float operations of the definition
+ * acc = ((0 + a[i,0]b[0,j]) + a[i,1]b[1,j]) + ..., with the loop over j
+ * innermost so it runs along rows. */
 static void matmul(SemView d, SemView a, SemView b, int accumulate) {
   int aliased = d.data == a.data || d.data == b.data;
   SemView out = aliased ? temporary(d) : d;
-  for (int64_t i = 0; i < d.rows; i++)
-    for (int64_t j = 0; j < d.cols; j++) {
-      float acc = accumulate ? *at(d, i, j) : 0.0f;
-      for (int64_t k = 0; k < a.cols; k++) acc += *at(a, i, k) * *at(b, k, j);
-      *at(out, i, j) = acc;
+  for (int64_t i = 0; i < d.rows; i++) {
+    float *row = at(out, i, 0);
+    for (int64_t j = 0; j < d.cols; j++) row[j] = accumulate ? *at(d, i, j) : 0.0f;
+    for (int64_t k = 0; k < a.cols; k++) {
+      float aik = *at(a, i, k);
+      const float *bk = at(b, k, 0);
+      for (int64_t j = 0; j < d.cols; j++) row[j] += aik * bk[j];
     }
+  }
   if (aliased) copy_back(d, out);
 }
 
@@ -109,17 +114,26 @@ static void transpose(SemView d, SemView s) {
 
 void sem_apply(int op, SemView dst, SemView a, SemView b, float imm) {
   switch (op) {
+  case BFRT_LOAD: case BFRT_STORE: case BFRT_COPY: map_unary(identity, dst, a, imm); break;
   case BFRT_FILL: fill(dst, imm); break;
-  case BFRT_ADD: case BFRT_SUB: case BFRT_MUL: case BFRT_MAX: map_binary(op, dst, a, b); break;
-  case BFRT_ADD_ROW: case BFRT_SUB_ROW: case BFRT_MUL_ROW: map_row(op, dst, a, b); break;
-  case BFRT_ROWSUM: case BFRT_ROWMAX: reduce_rows(op, dst, a); break;
+  case BFRT_SCALE: map_unary(scaled, dst, a, imm); break;
+  case BFRT_EXP: map_unary(exponential, dst, a, imm); break;
+  case BFRT_RELU: map_unary(rectified, dst, a, imm); break;
+  case BFRT_TANH: map_unary(hyperbolic_tangent, dst, a, imm); break;
+  case BFRT_RSQRT: map_unary(reciprocal_sqrt, dst, a, imm); break;
+  case BFRT_RECIP: map_unary(reciprocal, dst, a, imm); break;
+  case BFRT_ADD: map_binary(sum, dst, a, b); break;
+  case BFRT_SUB: map_binary(difference, dst, a, b); break;
+  case BFRT_MUL: map_binary(product, dst, a, b); break;
+  case BFRT_MAX: map_binary(maximum, dst, a, b); break;
+  case BFRT_ADD_ROW: map_row(sum, dst, a, b); break;
+  case BFRT_SUB_ROW: map_row(difference, dst, a, b); break;
+  case BFRT_MUL_ROW: map_row(product, dst, a, b); break;
+  case BFRT_ROWSUM: reduce_rows(sum, 1, dst, a); break;
+  case BFRT_ROWMAX: reduce_rows(maximum, 0, dst, a); break;
   case BFRT_MATMUL: matmul(dst, a, b, 0); break;
   case BFRT_MATMUL_ACC: matmul(dst, a, b, 1); break;
   case BFRT_TRANSPOSE: transpose(dst, a); break;
-  case BFRT_LOAD: case BFRT_STORE: case BFRT_COPY: case BFRT_SCALE: case BFRT_EXP:
-  case BFRT_RELU: case BFRT_TANH: case BFRT_RSQRT: case BFRT_RECIP:
-    map_unary(op, dst, a, imm);
-    break;
   default: abort(); /* the caller checked op against ops.def */
   }
 }
