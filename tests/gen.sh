@@ -7,6 +7,7 @@
 # are usage errors. No golden files: nothing here to regenerate under UPDATE=1.
 set -u
 : "${BFSYNC:?BFSYNC must name the bfsync binary}"
+[[ -x $BFSYNC ]] || { echo "gen.sh: FAIL: $BFSYNC is not an executable" >&2; exit 1; }
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 failures=0
