@@ -110,6 +110,14 @@ static IrExpr *count_list(Program *p, Analysis *an, const Stmt *s, int e) {
   return sum;
 }
 
+/* A last-iteration threshold needs the loop's per-iteration count in
+ * closed form (so the position in the last iteration is a substitution). */
+static bool last_iteration_closed(const Analysis *an, const Need *n, int e) {
+  for (; n && n->kind == NEED_LAST; n = n->before)
+    if (!an->body_count[n->loop * an->d->nengines + e]) return false;
+  return true;
+}
+
 static Analysis *analyze(Program *p) {
   Analysis *an = ARENA_NEW(p->arena, Analysis);
   const Deps *d = deps_build(p);
@@ -118,8 +126,12 @@ static Analysis *analyze(Program *p) {
   an->body_count = ARENA_ARRAY(p->arena, IrExpr *, d->nloops * d->nengines + 1);
   for (int e = 0; e < d->nengines; e++) count_list(p, an, p->kernel->body, e);
   for (int b = 0; b < d->ninstrs; b++)
-    for (int e = 0; e < d->nengines; e++)
-      if (e != d->instrs[b].engine) an->needs[b * d->nengines + e] = deps_need(d, b, e);
+    for (int e = 0; e < d->nengines; e++) {
+      if (e == d->instrs[b].engine) continue;
+      Need *n = &an->needs[b * d->nengines + e];
+      *n = deps_need(d, b, e);
+      if (!last_iteration_closed(an, n, e)) *n = (Need){NEED_TRACK, -1, -1, NULL, "loop-carried (tracked)"};
+    }
   return an;
 }
 
@@ -170,8 +182,8 @@ static void plan_stream(Builder *b) {
     for (int e = 0; e < d->nengines; e++) {
       const Need *n = &b->an->needs[i * d->nengines + e];
       if (e == b->c || n->kind == NEED_NONE) continue;
-      if (n->kind == NEED_CLOSED) {
-        need_position(b, e, n->producer);
+      if (n->kind != NEED_TRACK) {
+        for (const Need *m = n; m && m->kind != NEED_NONE; m = m->before) need_position(b, e, m->producer);
         continue;
       }
       for (int j = 0; j < in->naccesses; j++) {
@@ -319,6 +331,45 @@ static IrExpr *tracked_threshold(Builder *b, int consumer, int e) {
   return t;
 }
 
+/* e with every use of loop variable `loop` replaced by value. */
+static IrExpr *substitute(Program *p, IrExpr *e, int loop, IrExpr *value) {
+  switch (e->kind) {
+  case IX_LOOPVAR: return e->id == loop ? value : e;
+  case IX_CONST:
+  case IX_PARAM:
+  case IX_VAR: return e;
+  case IX_LOAD: bug("barrier_free: array load in a position");
+  default:
+    return ir_binary(p->arena, e->kind, substitute(p, e->a, loop, value),
+                     substitute(p, e->b, loop, value), e->line);
+  }
+}
+
+/* value if loop ran at least once, else 0: value * (t - max(0, t - 1))
+ * for its trip count t >= 0. */
+static IrExpr *if_ran(Program *p, const Stmt *loop, IrExpr *value) {
+  IrExpr *trips = trip_count(p, loop);
+  IrExpr *rest = ir_binary(p->arena, IX_SUB, trips, ir_const(p->arena, 1), 0);
+  IrExpr *once = ir_binary(p->arena, IX_SUB, trips,
+                           ir_binary(p->arena, IX_MAX, ir_const(p->arena, 0), rest, 0), 0);
+  return ir_binary(p->arena, IX_MUL, value, once, 0);
+}
+
+/* need_e(b) for a closed or last-iteration need: for the latter, the
+ * position in the loop's last iteration if it ran (positions only grow, so
+ * that is the latest), else what came before: max(before, ran * last). */
+static IrExpr *closed_threshold(Builder *b, const Need *n) {
+  Program *p = b->p;
+  if (n->kind == NEED_NONE) return ir_const(p->arena, 0);
+  IrExpr *at = b->pos_after[n->producer];
+  if (!at) bug("barrier_free: no position for line %d", b->an->d->instrs[n->producer].line);
+  if (n->kind == NEED_CLOSED) return at;
+  const Stmt *loop = b->an->d->loops[n->loop].stmt;
+  IrExpr *final = ir_binary(p->arena, IX_SUB, ir_from_expr(p, loop->hi), ir_const(p->arena, 1), 0);
+  IrExpr *last = substitute(p, at, n->loop, final);
+  return ir_binary(p->arena, IX_MAX, closed_threshold(b, n->before), if_ran(p, loop, last), 0);
+}
+
 static void emit_waits(Builder *b, int consumer, NodeList *out) {
   const Deps *d = b->an->d;
   for (int e = 0; e < d->nengines; e++) {
@@ -326,9 +377,8 @@ static void emit_waits(Builder *b, int consumer, NodeList *out) {
     if (e == b->c || n->kind == NEED_NONE) continue;
     IrExpr *t;
     const WaitWhy *why;
-    if (n->kind == NEED_CLOSED) {
-      t = b->pos_after[n->producer];
-      if (!t) bug("barrier_free: no position for line %d", d->instrs[n->producer].line);
+    if (n->kind != NEED_TRACK) {
+      t = closed_threshold(b, n);
       if (implies(b->waited[e], t)) continue;
       why = closed_why(b, consumer, n);
     } else {
@@ -417,6 +467,25 @@ static void close_body(Builder *b, const Stmt *loop, const int *running, NodeLis
   }
 }
 
+/* A loop whose body, for c, is only stores at slots that do not change
+ * from one iteration to the next: c need not run it. After the loop, slot
+ * s holds the position of the last iteration's access if the loop ran
+ * (the latest one), else what it held: arr[s] = max(arr[s], ran * last). */
+static bool summarize_stores(Builder *b, const Stmt *loop, IrNode *body, NodeList *out) {
+  Program *p = b->p;
+  for (IrNode *n = body; n; n = n->next)
+    if (n->kind != IR_STORE || uses_loopvar(n->index, loop->loop_id) || has_load(n->value)) return false;
+  IrExpr *final = ir_binary(p->arena, IX_SUB, ir_from_expr(p, loop->hi), ir_const(p->arena, 1), 0);
+  for (IrNode *n = body, *next; n; n = next) {
+    next = n->next;
+    n->next = NULL;
+    IrExpr *last = if_ran(p, loop, substitute(p, n->value, loop->loop_id, final));
+    n->value = ir_binary(p->arena, IX_MAX, ir_load(p->arena, n->array, n->index), last, 0);
+    append(out, n);
+  }
+  return true;
+}
+
 static void walk_loop(Builder *b, const Stmt *loop, NodeList *out) {
   Program *p = b->p;
   int ne = b->an->d->nengines;
@@ -444,6 +513,7 @@ static void walk_loop(Builder *b, const Stmt *loop, NodeList *out) {
     b->pos[e] = ir_binary(p->arena, IX_ADD, entry[e], ir_binary(p->arena, IX_MUL, trip_count(p, loop), k, 0), 0);
   }
   if (!body.head && !any_running) return; /* nothing to do in it: skip the loop */
+  if (!any_running && summarize_stores(b, loop, body.head, out)) return;
   if (pre.head) {
     *out->tail = pre.head;
     out->tail = pre.tail;

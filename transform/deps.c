@@ -343,22 +343,41 @@ static int latest_conflict(const Deps *d, int b, int e, int lo, int hi, int comm
   return best;
 }
 
-Need deps_need(const Deps *d, int b, int e) {
-  int hi = b;
-  bool crossed = false;
-  for (int l = d->instrs[b].loop;; l = d->loops[l].parent) {
+static Need need_from(const Deps *d, int b, int e, int l, int hi, bool crossed);
+
+/* The latest conflicting instance is a's in the last iteration of its loop
+ * (directly in the scanned body), or, when that loop runs no iteration,
+ * whatever precedes the loop. */
+static Need last_iteration(const Deps *d, int b, int e, int a, bool crossed) {
+  int m = d->instrs[a].loop;
+  Need before = need_from(d, b, e, d->loops[m].parent, d->loops[m].first, crossed);
+  if (before.kind == NEED_TRACK) return before;
+  Need *saved = ARENA_NEW(d->p->arena, Need);
+  *saved = before;
+  return (Need){NEED_LAST, a, m, saved, "last iteration of a loop before"};
+}
+
+/* need_e(b) scanning back from id hi in the body of loop l (-1: the kernel). */
+static Need need_from(const Deps *d, int b, int e, int l, int hi, bool crossed) {
+  for (;; l = d->loops[l].parent) {
     int lo = l >= 0 ? d->loops[l].first : 0;
     int a = latest_conflict(d, b, e, lo, hi, INT_MAX);
     if (a >= 0) {
-      if (d->instrs[a].loop == l && deps_must_conflict(d, a, b))
-        return (Need){NEED_CLOSED, a, "same iteration"};
-      return (Need){NEED_TRACK, -1, crossed ? "loop-carried (tracked)" : "same iteration (tracked)"};
+      int m = d->instrs[a].loop;
+      if (deps_must_conflict(d, a, b)) {
+        if (m == l) return (Need){NEED_CLOSED, a, -1, NULL, "same iteration"};
+        if (d->loops[m].parent == l) return last_iteration(d, b, e, a, crossed);
+      }
+      return (Need){NEED_TRACK, -1, -1, NULL,
+                    crossed ? "loop-carried (tracked)" : "same iteration (tracked)"};
     }
-    if (l < 0) return (Need){NEED_NONE, -1, NULL};
+    if (l < 0) return (Need){NEED_NONE, -1, -1, NULL, NULL};
     /* crossing into earlier iterations of l: any of its instructions, anywhere */
     if (latest_conflict(d, b, e, d->loops[l].first, d->loops[l].end, d->loops[l].depth) >= 0)
-      return (Need){NEED_TRACK, -1, "loop-carried (tracked)"};
+      return (Need){NEED_TRACK, -1, -1, NULL, "loop-carried (tracked)"};
     hi = d->loops[l].first;
     crossed = true;
   }
 }
+
+Need deps_need(const Deps *d, int b, int e) { return need_from(d, b, e, d->instrs[b].loop, b, false); }

@@ -59,12 +59,16 @@ typedef struct Deps {
 typedef enum NeedKind {
   NEED_NONE,   /* no e-instruction can conflict before b: no wait */
   NEED_CLOSED, /* the latest conflicting e-instance is `producer`, in this iteration */
+  NEED_LAST,   /* `producer` in the last iteration of `loop`, which precedes b in
+                  this iteration; `before` when that loop runs no iteration */
   NEED_TRACK,  /* run-time tracking arrays of e's accesses to b's resources */
 } NeedKind;
 
 typedef struct Need {
   NeedKind kind;
-  int producer;      /* NEED_CLOSED: its instruction id */
+  int producer;      /* NEED_CLOSED, NEED_LAST: its instruction id */
+  int loop;          /* NEED_LAST */
+  const struct Need *before; /* NEED_LAST */
   const char *dist;  /* for WaitWhy */
 } Need;
 

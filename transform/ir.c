@@ -85,6 +85,9 @@ static IrExpr *add_const(Arena *arena, IrExpr *x, int64_t c) {
   return make_binary(arena, IX_ADD, x, ir_const(arena, c), 0);
 }
 
+/* x + c with c a non-zero constant (the shape add_const builds). */
+static int has_offset(const IrExpr *e) { return e->kind == IX_ADD && e->b->kind == IX_CONST; }
+
 IrExpr *ir_binary(Arena *arena, IrExprKind kind, IrExpr *a, IrExpr *b, int line) {
   int64_t v;
   if (a->kind == IX_CONST && b->kind == IX_CONST && fold(kind, a->value, b->value, &v))
@@ -93,10 +96,16 @@ IrExpr *ir_binary(Arena *arena, IrExprKind kind, IrExpr *a, IrExpr *b, int line)
   case IX_ADD:
     if (a->kind == IX_CONST) return add_const(arena, b, a->value);
     if (b->kind == IX_CONST) return add_const(arena, a, b->value);
+    /* constants move outward: (x + c) + y = (x + y) + c */
+    if (has_offset(a)) return add_const(arena, ir_binary(arena, IX_ADD, a->a, b, line), a->b->value);
+    if (has_offset(b)) return add_const(arena, ir_binary(arena, IX_ADD, a, b->a, line), b->b->value);
     break;
   case IX_SUB:
     if (b->kind == IX_CONST && b->value != INT64_MIN) return add_const(arena, a, -b->value);
     if (ir_expr_equal(a, b) && a->kind != IX_LOAD) return ir_const(arena, 0);
+    if (has_offset(a)) return add_const(arena, ir_binary(arena, IX_SUB, a->a, b, line), a->b->value);
+    if (has_offset(b) && b->b->value != INT64_MIN)
+      return add_const(arena, ir_binary(arena, IX_SUB, a, b->a, line), -b->b->value);
     break;
   case IX_MUL:
     if (is_const(a, 0) || is_const(b, 0)) return ir_const(arena, 0);
@@ -183,6 +192,11 @@ void ir_print_expr(const Program *p, const IrStream *s, const IrExpr *e, FILE *o
     fputc(')', out);
     return;
   default:
+    if (e->kind == IX_ADD && e->b->kind == IX_CONST && e->b->value < 0 && e->b->value != INT64_MIN) {
+      print_operand_expr(p, s, e->a, precedence(e), out);
+      fprintf(out, " - %" PRId64, -e->b->value);
+      return;
+    }
     /* left-associative: the right operand needs parentheses at equal precedence */
     print_operand_expr(p, s, e->a, precedence(e), out);
     fputs(symbol[e->kind], out);
