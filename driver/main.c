@@ -26,6 +26,7 @@ static const struct {
     {"verify", cmd_verify, "check the synchronization against the exactness oracle"},
     {"run", cmd_run, "JIT-compile and run a kernel, compared with the reference"},
     {"gen", cmd_gen, "print a random valid kernel"},
+    {"campaign", cmd_campaign, "differential campaign over random kernels; exhaustive small scope"},
 };
 
 static void usage(FILE *out) {
