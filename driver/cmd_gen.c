@@ -122,24 +122,20 @@ typedef struct Gen {
   int scope[MAX_LOOP_DEPTH];   /* their numbers */
 } Gen;
 
-static int choose_nparams(uint64_t seed) {
+/* The parameter set of seed's kernel; returns how many parameters it has.
+ * The first is at least 2, so the loops bounded by it iterate and triangular
+ * loops see more than one shape; the others may be 0 or 1. */
+static int choose_params(uint64_t seed, int64_t values[MAX_PARAMS]) {
   Rng rng = rng_stream(seed, STREAM_PARAMS);
-  return 1 + rng_below(&rng, MAX_PARAMS);
-}
-
-/* The first parameter is at least 2, so the loops bounded by it iterate and
- * triangular loops see more than one shape; the others may be 0 or 1. */
-static void choose_param_values(uint64_t seed, int n, int64_t *values) {
-  Rng rng = rng_stream(seed, STREAM_PARAMS);
-  rng_below(&rng, MAX_PARAMS); /* the draw choose_nparams made */
+  int n = 1 + rng_below(&rng, MAX_PARAMS);
   values[0] = 2 + rng_below(&rng, MAX_PARAM_VALUE - 1);
   for (int i = 1; i < n; i++) values[i] = rng_below(&rng, MAX_PARAM_VALUE + 1);
+  return n;
 }
 
 void gen_params(uint64_t seed, FILE *out) {
   int64_t values[MAX_PARAMS];
-  int n = choose_nparams(seed);
-  choose_param_values(seed, n, values);
+  int n = choose_params(seed, values);
   for (int i = 0; i < n; i++) fprintf(out, "%s%s=%" PRId64, i ? " " : "", param_names[i], values[i]);
   fputc('\n', out);
 }
@@ -415,7 +411,8 @@ static void gen_body(Gen *g, int level, int block_engine, long budget) {
 
 void gen_kernel(uint64_t seed, long size, FILE *out) {
   Gen g = {.rng = rng_stream(seed, STREAM_KERNEL), .out = out, .target = target_default()};
-  g.nparams = choose_nparams(seed);
+  int64_t values[MAX_PARAMS];
+  g.nparams = choose_params(seed, values);
   for (int i = 0; i < BFRT_NOPS; i++) g.deck[i] = i;
   g.dealt = BFRT_NOPS;
 

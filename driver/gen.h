@@ -10,7 +10,9 @@
 #define GEN_DEFAULT_SIZE 40
 #define GEN_MAX_SIZE 10000000
 
-/* Print the kernel for seed, with about size instructions, to out. */
+/* Print the kernel for seed, with exactly size instructions, to out. Its
+ * second line is `// params: ` followed by what gen_params prints, the
+ * examples' convention, so a kernel file carries its own parameter set. */
 void gen_kernel(uint64_t seed, long size, FILE *out);
 /* Print the parameter set for seed's kernel, as `NAME=V NAME=V`, to out. */
 void gen_params(uint64_t seed, FILE *out);
