@@ -296,8 +296,10 @@ static bool check_hbm(Sema *s, const Operand *o, bool written) {
   return true;
 }
 
-static const char *const kind_wanted[] = {['T'] = "a tile", ['H'] = "an hbm tile X[ROW, COL]",
-                                          ['F'] = "a float immediate"};
+/* What a signature letter asks for, in words. */
+static const char *wanted(char letter) {
+  return letter == 'T' ? "a tile" : letter == 'H' ? "an hbm tile X[ROW, COL]" : "a float immediate";
+}
 
 static const char *operand_is(const Operand *o) {
   return o->kind == OPND_TILE ? "a tile" : o->kind == OPND_HBM ? "an hbm tensor" : "an immediate";
@@ -309,7 +311,7 @@ static bool check_operand_kind(Sema *s, const Stmt *in, int i, char letter) {
   char got = o->kind == OPND_TILE ? 'T' : o->kind == OPND_HBM ? 'H' : 'F';
   if (got != letter) {
     diag_error(s->diag, o->span, "operand %d of '%s' must be %s, but this is %s", i + 1,
-               in->op_name, kind_wanted[(unsigned char)letter], operand_is(o));
+               in->op_name, wanted(letter), operand_is(o));
     return false;
   }
   if (o->kind == OPND_TILE) return check_slot(s, o);
