@@ -35,8 +35,17 @@ typedef struct NodeList {
 
 /* Everything the streams share: the dependence analysis, each consumer's
  * need classification and each loop's per-iteration counts. */
+/* A loop's bounds as IR, built once and shared by every stream. */
+typedef struct LoopBounds {
+  IrExpr *lo, *hi;
+  IrExpr *trips; /* max(0, hi - lo) */
+  IrExpr *last;  /* hi - 1: the variable in the last iteration */
+  IrExpr *ran;   /* 1 if the loop runs at least once, else 0: t - max(0, t - 1) */
+} LoopBounds;
+
 typedef struct Analysis {
   const Deps *d;
+  LoopBounds *bounds; /* [loop] */
   Need *needs;        /* [instr * nengines + engine] */
   IrExpr **body_count; /* [loop * nengines + engine]: K_e, NULL when not closed-form */
 } Analysis;
@@ -83,9 +92,16 @@ static bool total(const IrExpr *e) {
   return total(e->a) && total(e->b);
 }
 
-static IrExpr *trip_count(Program *p, const Stmt *loop) {
-  IrExpr *span = ir_binary(p->arena, IX_SUB, ir_from_expr(p, loop->hi), ir_from_expr(p, loop->lo), 0);
-  return ir_binary(p->arena, IX_MAX, ir_const(p->arena, 0), span, 0);
+static LoopBounds bounds_of(Program *p, const Stmt *loop) {
+  Arena *a = p->arena;
+  LoopBounds lb;
+  lb.lo = ir_from_expr(p, loop->lo);
+  lb.hi = ir_from_expr(p, loop->hi);
+  lb.trips = ir_binary(a, IX_MAX, ir_const(a, 0), ir_binary(a, IX_SUB, lb.hi, lb.lo, 0), 0);
+  lb.last = ir_binary(a, IX_SUB, lb.hi, ir_const(a, 1), 0);
+  IrExpr *rest = ir_binary(a, IX_MAX, ir_const(a, 0), ir_binary(a, IX_SUB, lb.trips, ir_const(a, 1), 0), 0);
+  lb.ran = ir_binary(a, IX_SUB, lb.trips, rest, 0);
+  return lb;
 }
 
 /* count_e(list) as a closed form, or NULL; fills body_count for its loops. */
@@ -100,7 +116,7 @@ static IrExpr *count_list(Program *p, Analysis *an, const Stmt *s, int e) {
       IrExpr *body = count_list(p, an, s->body, e);
       if (body && (uses_loopvar(body, s->loop_id) || !total(body))) body = NULL;
       an->body_count[s->loop_id * an->d->nengines + e] = body;
-      if (body) k = ir_binary(p->arena, IX_MUL, trip_count(p, s), body, 0);
+      if (body) k = ir_binary(p->arena, IX_MUL, an->bounds[s->loop_id].trips, body, 0);
       break;
     }
     case ST_IF: bug("barrier_free: conditionals are not supported yet");
@@ -122,6 +138,8 @@ static Analysis *analyze(Program *p) {
   Analysis *an = ARENA_NEW(p->arena, Analysis);
   const Deps *d = deps_build(p);
   an->d = d;
+  an->bounds = ARENA_ARRAY(p->arena, LoopBounds, d->nloops + 1);
+  for (int l = 0; l < d->nloops; l++) an->bounds[l] = bounds_of(p, d->loops[l].stmt);
   an->needs = ARENA_ARRAY(p->arena, Need, d->ninstrs * d->nengines + 1);
   an->body_count = ARENA_ARRAY(p->arena, IrExpr *, d->nloops * d->nengines + 1);
   for (int e = 0; e < d->nengines; e++) count_list(p, an, p->kernel->body, e);
@@ -345,16 +363,6 @@ static IrExpr *substitute(Program *p, IrExpr *e, int loop, IrExpr *value) {
   }
 }
 
-/* value if loop ran at least once, else 0: value * (t - max(0, t - 1))
- * for its trip count t >= 0. */
-static IrExpr *if_ran(Program *p, const Stmt *loop, IrExpr *value) {
-  IrExpr *trips = trip_count(p, loop);
-  IrExpr *rest = ir_binary(p->arena, IX_SUB, trips, ir_const(p->arena, 1), 0);
-  IrExpr *once = ir_binary(p->arena, IX_SUB, trips,
-                           ir_binary(p->arena, IX_MAX, ir_const(p->arena, 0), rest, 0), 0);
-  return ir_binary(p->arena, IX_MUL, value, once, 0);
-}
-
 /* need_e(b) for a closed or last-iteration need: for the latter, the
  * position in the loop's last iteration if it ran (positions only grow, so
  * that is the latest), else what came before: max(before, ran * last). */
@@ -364,10 +372,9 @@ static IrExpr *closed_threshold(Builder *b, const Need *n) {
   IrExpr *at = b->pos_after[n->producer];
   if (!at) bug("barrier_free: no position for line %d", b->an->d->instrs[n->producer].line);
   if (n->kind == NEED_CLOSED) return at;
-  const Stmt *loop = b->an->d->loops[n->loop].stmt;
-  IrExpr *final = ir_binary(p->arena, IX_SUB, ir_from_expr(p, loop->hi), ir_const(p->arena, 1), 0);
-  IrExpr *last = substitute(p, at, n->loop, final);
-  return ir_binary(p->arena, IX_MAX, closed_threshold(b, n->before), if_ran(p, loop, last), 0);
+  const LoopBounds *lb = &b->an->bounds[n->loop];
+  IrExpr *last = ir_binary(p->arena, IX_MUL, substitute(p, at, n->loop, lb->last), lb->ran, 0);
+  return ir_binary(p->arena, IX_MAX, closed_threshold(b, n->before), last, 0);
 }
 
 static void emit_waits(Builder *b, int consumer, NodeList *out) {
@@ -434,8 +441,8 @@ static void clear_waited(Builder *b) {
  * `loop`; running scalars (set in pre) where the count is not closed-form. */
 static void enter_body(Builder *b, const Stmt *loop, IrExpr **entry, int *running, NodeList *pre) {
   Program *p = b->p;
-  IrExpr *lo = ir_from_expr(p, loop->lo);
-  IrExpr *done = ir_binary(p->arena, IX_SUB, ir_leaf(p->arena, IX_LOOPVAR, loop->loop_id), lo, 0);
+  IrExpr *done = ir_binary(p->arena, IX_SUB, ir_leaf(p->arena, IX_LOOPVAR, loop->loop_id),
+                           b->an->bounds[loop->loop_id].lo, 0);
   for (int e = 0; e < b->an->d->nengines; e++) {
     running[e] = -1;
     if (!entry[e]) continue;
@@ -475,11 +482,11 @@ static bool summarize_stores(Builder *b, const Stmt *loop, IrNode *body, NodeLis
   Program *p = b->p;
   for (IrNode *n = body; n; n = n->next)
     if (n->kind != IR_STORE || uses_loopvar(n->index, loop->loop_id) || has_load(n->value)) return false;
-  IrExpr *final = ir_binary(p->arena, IX_SUB, ir_from_expr(p, loop->hi), ir_const(p->arena, 1), 0);
+  const LoopBounds *lb = &b->an->bounds[loop->loop_id];
   for (IrNode *n = body, *next; n; n = next) {
     next = n->next;
     n->next = NULL;
-    IrExpr *last = if_ran(p, loop, substitute(p, n->value, loop->loop_id, final));
+    IrExpr *last = ir_binary(p->arena, IX_MUL, substitute(p, n->value, loop->loop_id, lb->last), lb->ran, 0);
     n->value = ir_binary(p->arena, IX_MAX, ir_load(p->arena, n->array, n->index), last, 0);
     append(out, n);
   }
@@ -510,7 +517,8 @@ static void walk_loop(Builder *b, const Stmt *loop, NodeList *out) {
       continue;
     }
     IrExpr *k = b->an->body_count[loop->loop_id * ne + e];
-    b->pos[e] = ir_binary(p->arena, IX_ADD, entry[e], ir_binary(p->arena, IX_MUL, trip_count(p, loop), k, 0), 0);
+    IrExpr *trips = b->an->bounds[loop->loop_id].trips;
+    b->pos[e] = ir_binary(p->arena, IX_ADD, entry[e], ir_binary(p->arena, IX_MUL, trips, k, 0), 0);
   }
   if (!body.head && !any_running) return; /* nothing to do in it: skip the loop */
   if (!any_running && summarize_stores(b, loop, body.head, out)) return;
@@ -520,8 +528,8 @@ static void walk_loop(Builder *b, const Stmt *loop, NodeList *out) {
   }
   IrNode *n = new_node(p, IR_LOOP, b->an->d->loops[loop->loop_id].line);
   n->loop_id = loop->loop_id;
-  n->lo = ir_from_expr(p, loop->lo);
-  n->hi = ir_from_expr(p, loop->hi);
+  n->lo = b->an->bounds[loop->loop_id].lo;
+  n->hi = b->an->bounds[loop->loop_id].hi;
   n->body = body.head;
   append(out, n);
 }
