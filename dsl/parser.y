@@ -33,7 +33,7 @@ typedef struct Lit {
 typedef struct ParseState {
   Program *p;
   Kernel *kernel;
-  int param_cap, tensor_cap, tile_cap;
+  int param_cap, tensor_cap, tile_cap, comment_cap;
   uint32_t offset;        /* scanner: bytes consumed */
   uint32_t comment_begin; /* scanner: where the open comment started */
   int brace_depth, bracket_depth;
@@ -112,7 +112,7 @@ file: kernel ;
 
 /* kernel = "kernel" IDENT "(" [param {"," param}] ")" "{" {decl} {stmt} "}" */
 kernel:
-  KERNEL IDENT '(' params ')' '{' decls stmts '}' { kernel_finish(ps->kernel, $2, @2, $8); }
+  KERNEL IDENT '(' params ')' '{' decls stmts '}' { kernel_finish(ps->kernel, $2, @2, @$, $8); }
 ;
 
 params: %empty | param_list ;

@@ -159,9 +159,15 @@ void kernel_add_tile(Arena *a, Kernel *k, int *cap, MemKind mem, const char *nam
                                  .rows_expr = rows, .cols_expr = cols, .slotted = slots != NULL};
 }
 
-void kernel_finish(Kernel *k, const char *name, Span span, StmtList body) {
+void kernel_add_comment(Arena *a, Kernel *k, int *cap, Span span) {
+  k->comments = arena_grow(a, k->comments, sizeof(Span), k->ncomments, cap);
+  k->comments[k->ncomments++] = span;
+}
+
+void kernel_finish(Kernel *k, const char *name, Span span, Span whole, StmtList body) {
   k->name = name;
   k->span = span;
+  k->end = whole.end - 1;
   k->body = body.head;
 }
 

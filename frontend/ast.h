@@ -141,6 +141,9 @@ typedef struct Kernel {
   Tensor *tensors;
   Tile *tiles;
   Stmt *body;
+  uint32_t end; /* parser: offset of the closing brace */
+  int ncomments;
+  Span *comments; /* parser: every comment, in source order (fmt keeps them) */
   /* sema */
   int ninstrs, nloops;
   Stmt **instrs; /* by instr_id */
@@ -195,8 +198,10 @@ void kernel_add_tensor(Arena *a, Kernel *k, int *cap, IoKind io, const char *nam
                        Expr *rows, Expr *cols);
 void kernel_add_tile(Arena *a, Kernel *k, int *cap, MemKind mem, const char *name, Span span,
                      Expr *slots, Expr *rows, Expr *cols);
-/* Names the kernel and gives it its statements. */
-void kernel_finish(Kernel *k, const char *name, Span span, StmtList body);
+/* Records a comment (scanner). */
+void kernel_add_comment(Arena *a, Kernel *k, int *cap, Span span);
+/* Names the kernel and gives it its statements; whole spans it all. */
+void kernel_finish(Kernel *k, const char *name, Span span, Span whole, StmtList body);
 
 /* Evaluate e with parameter values and loop variable values (by loop id).
  * Returns 0, or -1 on a division by zero (*bad = the offending node). */

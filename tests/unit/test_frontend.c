@@ -501,6 +501,44 @@ static void test_fmt(void **state) {
                  "}\n");
 }
 
+/* Comments stay where they were, by position; runs of blank lines become one. */
+static void test_fmt_comments(void **state) {
+  (void)state;
+  assert_formats("// head\n\n\n// kernel\nkernel k(N: int) { // params\n"
+                 "  sbuf a: f32[1, 1]; /* a */ sbuf b: f32[1, 1];\n"
+                 "  // before the loop\n"
+                 "  for i in 0 .. N { // header\n"
+                 "    act { exp a, a; exp b, b; } // after the block\n\n\n"
+                 "    dve: copy a, /* inside */ b; // trailing\n"
+                 "    // last in the loop\n"
+                 "  }\n"
+                 "  // last in the kernel\n"
+                 "} // after\n/* end */\n",
+                 "// head\n"
+                 "\n"
+                 "// kernel\n"
+                 "kernel k(N: int) {\n"
+                 "  // params\n"
+                 "  sbuf a: f32[1, 1];  /* a */\n"
+                 "  sbuf b: f32[1, 1];\n"
+                 "\n"
+                 "  // before the loop\n"
+                 "  for i in 0 .. N {\n"
+                 "    // header\n"
+                 "    act {\n"
+                 "      exp a, a;\n"
+                 "      exp b, b;\n"
+                 "    }  // after the block\n"
+                 "\n"
+                 "    /* inside */\n"
+                 "    dve: copy a, b;  // trailing\n"
+                 "    // last in the loop\n"
+                 "  }\n"
+                 "  // last in the kernel\n"
+                 "}  // after\n"
+                 "/* end */\n");
+}
+
 /* Conditionals parse and print, though sema rejects them for now. */
 static void test_fmt_if(void **state) {
   (void)state;
@@ -539,8 +577,12 @@ static void test_fmt_parentheses(void **state) {
 static void test_fmt_softmax(void **state) {
   (void)state;
   char *once = format(softmax);
-  assert_non_null(strstr(once, "  hbm in X: f32[R * 32, 96];\n"));
-  assert_non_null(strstr(once, "    act {\n      sub_row y, x[r % 2], m;\n      exp y, y;\n    }\n"));
+  assert_non_null(strstr(once, "// comments: // to end of line, and /* ... */\nkernel softmax(R: int) {\n"
+                               "  // parameters: int scalars, known only at run time\n"
+                               "  hbm in X: f32[R * 32, 96];  // off-chip tensors:"));
+  assert_non_null(strstr(once, "  sbuf s: f32[32, 1];\n\n  for r in 0 .. R {\n    // half-open;"));
+  assert_non_null(strstr(once, "    act {\n      sub_row y, x[r % 2], m;\n      exp y, y;\n"
+                               "    }  // per-engine block: every instruction in it runs on act\n"));
   char *twice = format(once);
   assert_string_equal(once, twice);
   free(once);
@@ -676,6 +718,7 @@ int main(void) {
       cmocka_unit_test(test_error_limit),         cmocka_unit_test(test_source_position),
       cmocka_unit_test(test_expr_eval),           cmocka_unit_test(test_ops_and_target),
       cmocka_unit_test(test_fmt),                 cmocka_unit_test(test_fmt_if),
+      cmocka_unit_test(test_fmt_comments),
       cmocka_unit_test(test_fmt_parentheses),
       cmocka_unit_test(test_fmt_softmax),         cmocka_unit_test(test_nesting_limit),
       cmocka_unit_test(test_deep_expressions),    cmocka_unit_test(test_junk),
