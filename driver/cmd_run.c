@@ -21,6 +21,7 @@
 #include "backend/inputs.h"
 #include "driver/commands.h"
 #include "driver/options.h"
+#include "transform/oracle.h"
 
 #define MAX_TENSOR_ARGS 64
 
@@ -39,6 +40,7 @@ typedef struct RunArgs {
   int ninputs, noutputs;
   bool json, jitter, check;
   const char *trace_path;
+  const char *target_path; /* NULL: the built-in trn1 */
   int mutate_kind, mutate_index; /* mutate_index < 0: none */
 } RunArgs;
 
@@ -57,6 +59,7 @@ typedef struct Run {
   RefTensor *inputs;   /* every tensor before the run (out tensors zero) */
   RefTensor *expected; /* the reference's results; NULL until computed */
   RefTensor *results;  /* the last mode's results, for --output */
+  int64_t ideal;       /* sim: the oracle's ideal makespan; -1 until computed, -2 if it cannot be */
 } Run;
 
 static const char usage_text[] =
@@ -67,6 +70,8 @@ static const char usage_text[] =
     "  -p NAME=VALUE          a kernel parameter (every parameter is required)\n"
     "  --sync=MODE            barrier-free (default), barrier, or both\n"
     "  --exec=threads|sim     real threads (default) or the cycle simulator\n"
+    "  --target FILE          the machine and its cost model (default: the built-in\n"
+    "                         trn1, targets/trn1.target; see docs/targets.md)\n"
     "  --seed S               seed of the default inputs and of --jitter (default 1)\n"
     "  --input NAME=X.npy     initial contents of an in or inout tensor (repeatable)\n"
     "  --output NAME=Y.npy    write a tensor after the run (repeatable)\n"
@@ -163,6 +168,10 @@ static int parse_option(int argc, char **argv, int *i, RunArgs *a) {
     return 0;
   }
   if ((v = option_value(argc, argv, i, "--mutate"))) return parse_mutate(v, a);
+  if ((v = option_value(argc, argv, i, "--target"))) {
+    a->target_path = v;
+    return 0;
+  }
   if (!strcmp(arg, "--json")) a->json = true;
   else if (!strcmp(arg, "--jitter")) a->jitter = true;
   else if (!strcmp(arg, "--check")) a->check = true;
@@ -418,7 +427,17 @@ static int run_mode(Run *r, SyncMode sync, bool trace, ModeResult *res) {
 
 static const char *exec_name(int exec) { return exec == BFRT_EXEC_SIM ? "sim" : "threads"; }
 
-static void print_json(const Run *r, const ModeResult *res) {
+/* The ideal makespan under the simulator's costs, the same for every sync
+ * mode; -2 when the oracle cannot walk the kernel. */
+static int64_t ideal_cycles(Run *r) {
+  if (r->ideal == -1) {
+    Oracle *o = oracle_new(r->p, r->params);
+    r->ideal = o ? oracle_ideal_cycles(o, &r->p->target->costs) : -2;
+  }
+  return r->ideal;
+}
+
+static void print_json(Run *r, const ModeResult *res) {
   const Kernel *k = r->p->kernel;
   const bfrt_stats *s = &res->stats;
   printf("{\"kernel\": \"%s\", \"sync\": \"%s\", \"exec\": \"%s\", \"params\": {", k->name,
@@ -435,8 +454,10 @@ static void print_json(const Run *r, const ModeResult *res) {
          s->instructions, s->bookkeeping, s->barriers);
   if (r->args->check) printf(", \"races\": %" PRId64, s->races);
   if (r->args->exec == BFRT_EXEC_SIM) {
-    /* TODO(lead): ideal_cycles from oracle_ideal_cycles once transform/oracle.h lands. */
-    printf(", \"cycles\": %" PRId64 ", \"ideal_cycles\": null, \"engines\": {", s->cycles);
+    printf(", \"cycles\": %" PRId64 ", \"ideal_cycles\": ", s->cycles);
+    if (ideal_cycles(r) >= 0) printf("%" PRId64, ideal_cycles(r));
+    else printf("null");
+    printf(", \"engines\": {");
     for (int e = 0; e < r->p->target->nengines; e++)
       printf("%s\"%s\": {\"busy\": %" PRId64 ", \"stall\": %" PRId64 "}", e ? ", " : "",
              r->p->target->engines[e].name, s->busy[e], s->stall[e]);
@@ -452,15 +473,19 @@ static void print_table_head(const Run *r) {
   printf(")  exec %s  seed %" PRIu64 "%s\n", exec_name(r->args->exec), r->args->seed,
          r->args->jitter ? "  jitter" : "");
   printf("%-13s %-6s %10s %12s %12s %12s", "sync", "match", "waits", "instructions", "bookkeeping", "time");
-  if (r->args->exec == BFRT_EXEC_SIM) printf(" %12s", "cycles");
+  if (r->args->exec == BFRT_EXEC_SIM) printf(" %12s %12s", "cycles", "ideal");
   printf("\n");
 }
 
-static void print_table_row(const Run *r, const ModeResult *res) {
+static void print_table_row(Run *r, const ModeResult *res) {
   const bfrt_stats *s = &res->stats;
   printf("%-13s %-6s %10" PRId64 " %12" PRId64 " %12" PRId64 " %9.3f ms", sync_name(res->sync),
          res->match ? "yes" : "NO", s->waits, s->instructions, s->bookkeeping, (double)res->wall_ns / 1e6);
-  if (r->args->exec == BFRT_EXEC_SIM) printf(" %12" PRId64, s->cycles);
+  if (r->args->exec == BFRT_EXEC_SIM) {
+    printf(" %12" PRId64, s->cycles);
+    if (ideal_cycles(r) >= 0) printf(" %12" PRId64, ideal_cycles(r));
+    else printf(" %12s", "-");
+  }
   if (r->args->check) printf("  races %" PRId64, s->races);
   printf("\n");
 }
@@ -496,7 +521,7 @@ static int run_program(Program *p, const RunArgs *a) {
   if (p->diag.errors) return 1;
   check(p);
   if (p->diag.errors) return 1;
-  Run r = {p, a, ARENA_ARRAY(p->arena, int64_t, p->kernel->nparams + 1), NULL, NULL, NULL};
+  Run r = {p, a, ARENA_ARRAY(p->arena, int64_t, p->kernel->nparams + 1), NULL, NULL, NULL, -1};
   if (param_args_bind(&a->params, p->kernel, r.params, stderr)) return 2;
   int status = check_tensor_names(p->kernel, a);
   if (status || (status = make_inputs(&r))) return status;
@@ -521,11 +546,15 @@ int cmd_run(int argc, char **argv) {
   a->seed = 1;
   a->mutate_index = -1;
   int status = parse_args(argc, argv, a);
+  Arena *target_arena = arena_new();
+  Target *target = ARENA_NEW(target_arena, Target);
+  if (!status && a->target_path && target_load(a->target_path, target_arena, target, stderr)) status = 1;
   if (!status) {
-    Program *p = program_load(a->file, target_default(), stderr);
+    Program *p = program_load(a->file, a->target_path ? target : target_default(), stderr);
     status = p ? run_program(p, a) : 1;
     if (p) program_free(p);
   }
+  arena_free(target_arena);
   free_names(a);
   free(a);
   return status;

@@ -5,6 +5,9 @@
 #ifndef TARGET_H
 #define TARGET_H
 
+#include <stdio.h>
+
+#include "frontend/arena.h"
 #include "runtime/bfrt.h"
 
 /* Engine-kind bits used by the engines column of ops.def. */
@@ -28,11 +31,19 @@ typedef struct Target {
   bfrt_costs costs;
 } Target;
 
-/* The built-in default target (trn1: pe act dve pool dma). */
+/* The built-in default target: targets/trn1.target, embedded in the binary
+ * (pe act dve pool dma, NeuronCore-v2 costs). */
 const Target *target_default(void);
 /* Index of the engine called name, or -1. */
 int target_engine(const Target *t, const char *name);
 /* Whether engine e can run op. */
 int target_can_run(const Target *t, int engine, int op);
+
+/* Read the target file at path (format: docs/targets.md) into *out, its
+ * strings in arena; 0, or -1 after positioned errors
+ * (file:line:col: error: ...) on err. frontend/target_file.c */
+int target_load(const char *path, Arena *arena, Target *out, FILE *err);
+/* The same for a file's text (len bytes, may hold NUL bytes), named path. */
+int target_parse(const char *path, const char *text, size_t len, Arena *arena, Target *out, FILE *err);
 
 #endif

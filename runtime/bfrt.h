@@ -96,8 +96,11 @@ int64_t *bfrt_scratch(bfrt_ctx *cx, int64_t n);
 /* ---- Cost model for the simulator (filled from a target file). */
 typedef struct bfrt_engine_cost {
   int64_t overhead;                      /* cycles to issue any instruction */
-  double elems_per_cycle[BFRT_NCLASSES]; /* throughput per op class */
+  double elems_per_cycle[BFRT_NCLASSES]; /* throughput per op class (per lane when lanes > 0) */
+  int64_t lanes;           /* partitions (tile rows) processed in parallel; 0: none */
+  double two_input_factor; /* body cost of an op reading two full tiles (add, ...); 0: 1 */
   int64_t pe_rows, pe_cols;              /* systolic array shape (matmul) */
+  int64_t matmul_min_cols; /* a matmul pass streams at least this many columns; 0: none */
   int64_t dma_latency;                   /* cycles before the first byte */
   double dma_bytes_per_cycle;
   int64_t sem_latency;   /* counter increment to visibility on other engines */
@@ -107,7 +110,7 @@ typedef struct bfrt_engine_cost {
 } bfrt_engine_cost;
 
 typedef struct bfrt_costs {
-  double clock_ghz;
+  double clock_ghz; /* the clock every cycle count above is in (trace times) */
   bfrt_engine_cost kind[BFRT_NKINDS]; /* per engine kind */
 } bfrt_costs;
 

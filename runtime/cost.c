@@ -2,19 +2,28 @@
  * model. The simulator charges it, and the oracle's ideal makespan uses
  * the same function, so the two are comparable.
  *
- * The model is deliberately simple (the simulator's engineer refines it):
- *   every op          overhead (issue) + its body;
- *   dma               latency + bytes / bandwidth;
- *   matmul            the systolic array holds a pe_rows x pe_cols block of
- *                     the stationary operand, so [M,K]·[K,N] takes
- *                     ceil(K/pe_rows) * ceil(N/pe_cols) passes, each
- *                     streaming the M rows of the moving operand at
- *                     elems_per_cycle rows per cycle;
+ * The rules follow the public NeuronCore-v2 guidance (docs/targets.md
+ * cites it), with every constant taken from the target:
+ *   every op          overhead (the static cost of issuing an instruction
+ *                     and starting its SBUF/PSUM accesses) + its body;
+ *   on a dma engine   dma_latency + bytes / dma_bytes_per_cycle;
+ *   matmul            acc[M,N] = a[M,K]·b[K,N]: the systolic array holds a
+ *                     pe_rows x pe_cols block of the stationary operand
+ *                     (K x M), so there are ceil(K/pe_rows) * ceil(M/pe_cols)
+ *                     passes, each streaming the N columns of the moving
+ *                     operand, and no pass is shorter than matmul_min_cols
+ *                     (the array's fill latency): per pass
+ *                     max(N, matmul_min_cols) / elems_per_cycle[matmul];
  *   transpose         a matmul by the identity: [C,R] = [C,R]·[R,R];
- *   everything else   the elements touched (the larger of destination and
- *                     source) over the class's elements per cycle.
- * A throughput of zero or less counts as one per cycle, so a partial
- * target file cannot divide by zero. */
+ *   everything else   the partition axis (rows) runs on `lanes` lanes in
+ *                     parallel, so a [P,N] tile takes ceil(P/lanes) passes
+ *                     of N elements per lane (lanes = 0: one pass over all
+ *                     P*N elements), at the class's elements per cycle;
+ *                     ops that stream two full tiles (add, sub, mul, max)
+ *                     cost two_input_factor times as much ("~2N").
+ * The larger of the destination and the first source sets the shape (a
+ * row reduction reads [P,N] and writes [P,1]). A throughput of zero or
+ * less counts as one per cycle, so a partial target cannot divide by zero. */
 #include <math.h>
 
 #include "rt.h"
@@ -23,22 +32,32 @@ static double rate(double r) { return r > 0 ? r : 1.0; }
 
 static int64_t ceil_div(int64_t a, int64_t b) { return b > 0 ? (a + b - 1) / b : a; }
 
+static int64_t cycles_for(double work, double per_cycle) { return (int64_t)ceil(work / rate(per_cycle)); }
+
 static int64_t matmul_cycles(const bfrt_engine_cost *c, int64_t m, int64_t k, int64_t n) {
-  int64_t passes = ceil_div(k, c->pe_rows) * ceil_div(n, c->pe_cols);
-  return passes * (int64_t)ceil((double)m / rate(c->elems_per_cycle[BFRT_CLASS_MATMUL]));
+  int64_t passes = ceil_div(k, c->pe_rows) * ceil_div(m, c->pe_cols);
+  int64_t cols = n > c->matmul_min_cols ? n : c->matmul_min_cols;
+  return passes * cycles_for((double)cols, c->elems_per_cycle[BFRT_CLASS_MATMUL]);
+}
+
+static int reads_two_tiles(int op) { return rt_ops[op].sig == SIG_T_TT && rt_ops[op].shape == SHAPE_SAME; }
+
+static int64_t lane_cycles(const bfrt_engine_cost *c, int op, const int64_t shape[2]) {
+  int64_t passes = c->lanes > 0 ? ceil_div(shape[0], c->lanes) : 1;
+  double per_lane = c->lanes > 0 ? (double)shape[1] : (double)shape[0] * (double)shape[1];
+  if (reads_two_tiles(op) && c->two_input_factor > 0) per_lane *= c->two_input_factor;
+  return passes * cycles_for(per_lane, c->elems_per_cycle[rt_ops[op].cls]);
 }
 
 int64_t bfrt_op_cycles(const bfrt_costs *costs, int kind, int op, const int64_t dst[2],
                        const int64_t src[2]) {
   if (!costs || kind < 0 || kind >= BFRT_NKINDS || op < 0 || op >= BFRT_NOPS) return 0;
   const bfrt_engine_cost *c = &costs->kind[kind];
-  int64_t dst_elems = dst[0] * dst[1], src_elems = src[0] * src[1];
-  int64_t elems = dst_elems > src_elems ? dst_elems : src_elems;
-  int cls = rt_ops[op].cls;
+  const int64_t *shape = dst[0] * dst[1] >= src[0] * src[1] ? dst : src;
+  if (kind == BFRT_KIND_DMA || rt_ops[op].cls == BFRT_CLASS_DMA)
+    return c->overhead + c->dma_latency +
+           cycles_for((double)shape[0] * (double)shape[1] * (double)sizeof(float), c->dma_bytes_per_cycle);
   if (op == BFRT_MATMUL || op == BFRT_MATMUL_ACC) return c->overhead + matmul_cycles(c, dst[0], src[1], dst[1]);
   if (op == BFRT_TRANSPOSE) return c->overhead + matmul_cycles(c, dst[0], src[0], dst[1]);
-  if (cls == BFRT_CLASS_DMA)
-    return c->overhead + c->dma_latency +
-           (int64_t)ceil((double)elems * (double)sizeof(float) / rate(c->dma_bytes_per_cycle));
-  return c->overhead + (int64_t)ceil((double)elems / rate(c->elems_per_cycle[cls]));
+  return c->overhead + lane_cycles(c, op, shape);
 }

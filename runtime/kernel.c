@@ -118,10 +118,10 @@ void bfrt_op(Ctx *cx, int op, int line, int nargs, const bfrt_arg *args) {
   rt->exec->before_op(cx);
   int64_t start = trace_now(cx);
   sem_apply(op, cx->views[0], cx->views[1], cx->views[2], imm);
-  trace_record(cx, op, line, -1, 0, start);
   cx->completed++;
   if (rt->checker) check_complete(cx);
   rt->exec->complete(cx);
+  trace_record(cx, op, line, -1, 0, start); /* after complete: a simulator's clock moves there */
 }
 
 void bfrt_wait(Ctx *cx, int engine, int64_t threshold, int line) {

@@ -1,13 +1,318 @@
-/* sim.c: the deterministic cycle simulator (BFRT_EXEC_SIM), a placeholder.
+/* sim.c: the deterministic cycle simulator (BFRT_EXEC_SIM).
  *
- * The simulator is written separately (issue 5); it fills in this
- * Executor: per-engine clocks, ops charged bfrt_op_cycles, waits that end
- * at max(own clock, when the counter reached the threshold + semaphore
- * latency) + the wait's cost, bookkeeping and barriers at the target's
- * costs. Until then a simulated run fails with a clear message, and leaves
- * rt->exec_state NULL since no engine runs. */
+ * It runs the same generated C as the threads executor, and the ops
+ * execute for real (so results are compared with the reference like any
+ * run), but time is simulated: each engine has its own clock in cycles.
+ *   op         starts at the engine's clock and takes bfrt_op_cycles (the
+ *              destination's and first source's shapes); the counter
+ *              position it completes is stamped with its end time.
+ *   wait       S_e >= T ends at max(own clock, when S_e reached T +
+ *              e's sem_latency) + the waiter's wait_cost; all of it stall.
+ *   bookkeep   n operations cost n * bookkeep_cost.
+ *   barrier    every engine leaves at max(arrival clocks) + the largest
+ *              barrier_cost among the engines; the counters restart at 0.
+ *
+ * Determinism. Time depends only on the completion stamps of counter
+ * positions, which depend only on each engine's own history, never on
+ * when the host ran which engine. To make the host order (and so the
+ * data a racy kernel would see) reproducible too, only one engine runs at
+ * a time: each engine is a host thread, but it holds a baton, runs until
+ * it blocks (a wait whose position has not been produced yet, or a
+ * barrier others have not reached) or finishes, then hands the baton to
+ * the runnable engine with the smallest clock (ties: the lowest index).
+ * Handing over only when blocked keeps host context switches to about one
+ * per blocking wait. Threads rather than coroutines keep the engine code
+ * an ordinary C stack, which the sanitizers and longjmp-based unwinding
+ * (rt_fail) handle without special cases; see docs/runtime.md.
+ *
+ * Deadlock. When the engine holding the baton blocks or finishes and no
+ * unfinished engine can run, the kernel is deadlocked: the report names
+ * what every engine waits for and every counter, like the watchdog's. */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
 #include "rt.h"
 
-static void sim_run(bfrt *rt) { rt_record_failure(rt, 0, "the cycle simulator is not built yet"); }
+enum { SIM_RUNNING, SIM_WAITING, SIM_AT_BARRIER, SIM_FINISHED };
 
-const Executor rt_sim_executor = {.run = sim_run};
+typedef struct SimEngine {
+  const bfrt_engine_cost *cost;
+  int64_t clock;
+  int64_t pending;  /* cycles of the op between before_op and complete */
+  int64_t count;    /* counter value: ops completed since the last barrier */
+  int64_t *done_at; /* done_at[k - 1]: when the counter reached k */
+  int64_t cap;
+  int state;
+  int on;            /* SIM_WAITING: whose counter */
+  int64_t threshold; /* SIM_WAITING */
+  pthread_cond_t turn;
+} SimEngine;
+
+typedef struct Sim {
+  pthread_mutex_t mu;
+  pthread_cond_t all_done;
+  int nengines, finished;
+  int running; /* the engine holding the baton; -1: none */
+  int arrived; /* at the current barrier */
+  SimEngine eng[BFRT_MAX_ENGINES];
+} Sim;
+
+static Sim *sim_of(Ctx *cx) { return cx->rt->exec_state; }
+static SimEngine *me(Ctx *cx) { return &sim_of(cx)->eng[cx->engine]; }
+
+/* ---- The baton (every call with sim->mu held). */
+
+static int runnable(const Sim *s, int e) {
+  const SimEngine *x = &s->eng[e];
+  if (x->state == SIM_RUNNING) return 1;
+  return x->state == SIM_WAITING && s->eng[x->on].count >= x->threshold;
+}
+
+static int pick_next(const Sim *s) {
+  int best = -1;
+  for (int e = 0; e < s->nengines; e++)
+    if (runnable(s, e) && (best < 0 || s->eng[e].clock < s->eng[best].clock)) best = e;
+  return best;
+}
+
+/* Give the baton to the next engine; 0, or -1 when none can run while some
+ * have not finished (a deadlock). */
+static int hand_over(Sim *s) {
+  s->running = pick_next(s);
+  if (s->running >= 0) {
+    pthread_cond_signal(&s->eng[s->running].turn);
+    return 0;
+  }
+  if (s->finished == s->nengines) pthread_cond_signal(&s->all_done);
+  return s->finished == s->nengines ? 0 : -1;
+}
+
+static void await_turn(bfrt *rt, Sim *s, int e) {
+  while (s->running != e && !rt_failed(rt)) pthread_cond_wait(&s->eng[e].turn, &s->mu);
+}
+
+/* ---- The deadlock report. */
+
+static size_t describe(const bfrt *rt, const Sim *s, int e, char *buf, size_t size) {
+  const char *const *names = rt->k->engine_names;
+  const SimEngine *x = &s->eng[e];
+  switch (x->state) {
+  case SIM_WAITING:
+    return (size_t)snprintf(buf, size, "\n  engine %s, line %d: waits for %s's counter >= %lld (it is %lld)",
+                            names[e], rt->cx[e].line, names[x->on], (long long)x->threshold,
+                            (long long)s->eng[x->on].count);
+  case SIM_AT_BARRIER:
+    return (size_t)snprintf(buf, size, "\n  engine %s, line %d: waits at a barrier", names[e], rt->cx[e].line);
+  case SIM_FINISHED: return (size_t)snprintf(buf, size, "\n  engine %s: finished", names[e]);
+  default: return (size_t)snprintf(buf, size, "\n  engine %s: running", names[e]);
+  }
+}
+
+/* The report, composed with sim->mu held (recorded after it is released:
+ * recording a failure calls sim_stop, which takes the mutex). */
+static void compose_deadlock(const bfrt *rt, const Sim *s, char *buf, size_t size) {
+  int64_t latest = 0;
+  for (int e = 0; e < s->nengines; e++)
+    if (s->eng[e].clock > latest) latest = s->eng[e].clock;
+  size_t n = (size_t)snprintf(buf, size, "deadlock: every unfinished engine is blocked (simulated cycle %lld)",
+                              (long long)latest);
+  for (int e = 0; e < s->nengines && n < size; e++) n += describe(rt, s, e, buf + n, size - n);
+  if (n < size) n += (size_t)snprintf(buf + n, size - n, "\n  counters:");
+  for (int e = 0; e < s->nengines && n < size; e++)
+    n += (size_t)snprintf(buf + n, size - n, " %s=%lld", rt->k->engine_names[e], (long long)s->eng[e].count);
+}
+
+/* cx blocks (its state is set): pass the baton on and return when it comes
+ * back; unwind on a deadlock or another engine's failure. */
+static void block(Ctx *cx) {
+  bfrt *rt = cx->rt;
+  Sim *s = sim_of(cx);
+  char report[sizeof rt->error];
+  pthread_mutex_lock(&s->mu);
+  int deadlocked = hand_over(s);
+  if (deadlocked) compose_deadlock(rt, s, report, sizeof report);
+  else await_turn(rt, s, cx->engine);
+  pthread_mutex_unlock(&s->mu);
+  if (deadlocked) rt_record_failure(rt, 0, "%s", report);
+  if (rt_failed(rt)) rt_unwind(cx);
+}
+
+/* ---- The hooks. */
+
+static void sim_before_op(Ctx *cx) {
+  SimEngine *x = me(cx);
+  int64_t dst[2] = {cx->views[0].rows, cx->views[0].cols};
+  int64_t src[2] = {cx->views[1].rows, cx->views[1].cols};
+  if (!cx->views[1].data) memcpy(src, dst, sizeof src); /* an immediate: fill */
+  x->pending = bfrt_op_cycles(cx->rt->opt->costs, cx->rt->k->engine_kinds[cx->engine], cx->op, dst, src);
+}
+
+static void sim_complete(Ctx *cx) {
+  SimEngine *x = me(cx);
+  x->clock += x->pending;
+  cx->rt->stats.busy[cx->engine] += x->pending;
+  if (x->count == x->cap) {
+    int64_t cap = x->cap ? 2 * x->cap : 1024;
+    int64_t *grown = realloc(x->done_at, (size_t)cap * sizeof *grown);
+    if (!grown) rt_fail(cx, cx->line, "out of memory for the simulator's counter history");
+    x->done_at = grown;
+    x->cap = cap;
+  }
+  x->done_at[x->count++] = x->clock;
+}
+
+static void sim_wait(Ctx *cx, int engine, int64_t threshold) {
+  Sim *s = sim_of(cx);
+  SimEngine *x = me(cx), *producer = &s->eng[engine];
+  int64_t start = x->clock;
+  if (producer->count < threshold) {
+    x->state = SIM_WAITING;
+    x->on = engine;
+    x->threshold = threshold;
+    block(cx);
+    x->state = SIM_RUNNING;
+  }
+  if (threshold > 0) {
+    int64_t visible = producer->done_at[threshold - 1] + producer->cost->sem_latency;
+    if (visible > x->clock) x->clock = visible;
+  }
+  x->clock += x->cost->wait_cost;
+  cx->rt->stats.stall[cx->engine] += x->clock - start;
+}
+
+/* The last engine to arrive releases everyone, counters reset. */
+static void release_barrier(bfrt *rt, Sim *s) {
+  int64_t release = 0, cost = 0;
+  for (int e = 0; e < s->nengines; e++) {
+    if (s->eng[e].clock > release) release = s->eng[e].clock;
+    if (s->eng[e].cost->barrier_cost > cost) cost = s->eng[e].cost->barrier_cost;
+  }
+  release += cost;
+  for (int e = 0; e < s->nengines; e++) {
+    SimEngine *x = &s->eng[e];
+    rt->stats.stall[e] += release - x->clock;
+    rt->barrier_positions[e] = rt->cx[e].completed;
+    x->clock = release;
+    x->count = 0;
+    x->state = SIM_RUNNING;
+  }
+  s->arrived = 0;
+}
+
+static void sim_barrier(Ctx *cx) {
+  Sim *s = sim_of(cx);
+  me(cx)->state = SIM_AT_BARRIER;
+  if (++s->arrived == s->nengines)
+    release_barrier(cx->rt, s);
+  else
+    block(cx);
+}
+
+static void sim_bookkeep(Ctx *cx, int64_t n) { me(cx)->clock += n * me(cx)->cost->bookkeep_cost; }
+
+static void sim_stop(bfrt *rt) {
+  Sim *s = rt->exec_state;
+  pthread_mutex_lock(&s->mu);
+  for (int e = 0; e < s->nengines; e++) pthread_cond_broadcast(&s->eng[e].turn);
+  pthread_cond_broadcast(&s->all_done);
+  pthread_mutex_unlock(&s->mu);
+}
+
+static int64_t sim_now_ns(Ctx *cx) {
+  double ghz = cx->rt->opt->costs->clock_ghz;
+  return (int64_t)((double)me(cx)->clock / (ghz > 0 ? ghz : 1.0));
+}
+
+/* ---- Engines and the run. */
+
+static void *engine_thread(void *arg) {
+  Ctx *cx = arg;
+  bfrt *rt = cx->rt;
+  Sim *s = rt->exec_state;
+  pthread_mutex_lock(&s->mu);
+  await_turn(rt, s, cx->engine);
+  pthread_mutex_unlock(&s->mu);
+  if (!rt_failed(rt) && !setjmp(cx->unwind)) rt->k->entry[cx->engine](cx, rt->params);
+  char report[sizeof rt->error];
+  pthread_mutex_lock(&s->mu);
+  s->eng[cx->engine].state = SIM_FINISHED;
+  s->finished++;
+  int deadlocked = 0;
+  if (s->running == cx->engine && !rt_failed(rt)) deadlocked = hand_over(s);
+  if (deadlocked) compose_deadlock(rt, s, report, sizeof report);
+  if (s->finished == s->nengines) pthread_cond_signal(&s->all_done);
+  pthread_mutex_unlock(&s->mu);
+  if (deadlocked) rt_record_failure(rt, 0, "%s", report);
+  return NULL;
+}
+
+static void init(Sim *s, const bfrt *rt) {
+  memset(s, 0, sizeof *s);
+  s->nengines = rt->k->nengines;
+  s->running = -1;
+  pthread_mutex_init(&s->mu, NULL);
+  pthread_cond_init(&s->all_done, NULL);
+  for (int e = 0; e < s->nengines; e++) {
+    s->eng[e].cost = &rt->opt->costs->kind[rt->k->engine_kinds[e]];
+    pthread_cond_init(&s->eng[e].turn, NULL);
+  }
+}
+
+static void destroy(Sim *s) {
+  for (int e = 0; e < s->nengines; e++) {
+    free(s->eng[e].done_at);
+    pthread_cond_destroy(&s->eng[e].turn);
+  }
+  pthread_cond_destroy(&s->all_done);
+  pthread_mutex_destroy(&s->mu);
+}
+
+static int kinds_valid(const bfrt *rt) {
+  for (int e = 0; e < rt->k->nengines; e++)
+    if (rt->k->engine_kinds[e] < 0 || rt->k->engine_kinds[e] >= BFRT_NKINDS) return 0;
+  return 1;
+}
+
+static void sim_run(bfrt *rt) {
+  if (!rt->opt->costs) {
+    rt_record_failure(rt, 0, "the cycle simulator needs a cost model (bfrt_options.costs)");
+    return;
+  }
+  if (!kinds_valid(rt)) {
+    rt_record_failure(rt, 0, "an engine has an unknown kind");
+    return;
+  }
+  Sim s;
+  pthread_t tids[BFRT_MAX_ENGINES];
+  int started = 0;
+  init(&s, rt);
+  rt->exec_state = &s;
+  for (; started < s.nengines; started++)
+    if (pthread_create(&tids[started], NULL, engine_thread, &rt->cx[started])) {
+      rt_record_failure(rt, 0, "cannot start a thread for engine %s", rt->k->engine_names[started]);
+      break;
+    }
+  pthread_mutex_lock(&s.mu);
+  s.finished += s.nengines - started; /* engines never started count as finished */
+  if (!rt_failed(rt)) hand_over(&s);
+  while (s.finished < s.nengines) pthread_cond_wait(&s.all_done, &s.mu);
+  pthread_mutex_unlock(&s.mu);
+  for (int e = 0; e < started; e++) pthread_join(tids[e], NULL);
+  for (int e = 0; e < s.nengines; e++)
+    if (s.eng[e].clock > rt->stats.cycles) rt->stats.cycles = s.eng[e].clock;
+  rt->exec_state = NULL;
+  destroy(&s);
+}
+
+const Executor rt_sim_executor = {
+    .run = sim_run,
+    .before_op = sim_before_op,
+    .complete = sim_complete,
+    .wait = sim_wait,
+    .barrier = sim_barrier,
+    .bookkeep = sim_bookkeep,
+    .stop = sim_stop,
+    .now_ns = sim_now_ns,
+};
