@@ -1,0 +1,455 @@
+#!/usr/bin/env python3
+"""bench.py: the benchmark suite behind `make bench`.
+
+bfsync's claim is that exact, barrier-free synchronization beats a barrier
+at every loop-iteration boundary, and comes close to the limit no scheme
+can beat (the ideal: the same streams, exact dependences, zero sync cost).
+This script measures that claim reproducibly and writes it down:
+
+  1. Per kernel (the examples at their `// bench:` sizes, plus the
+     sync-bound kernels of bench/kernels/), on the deterministic cycle
+     simulator with the given target: cycles for barrier, barrier-free and
+     the ideal; reduction (1 - bf/barrier), speedup (barrier/bf), bf/ideal;
+     waits executed, redundant waits and bookkeeping operations executed
+     (the last two from the oracle, `bfsync verify --json`).
+  2. Sensitivity: the same with every synchronization cost of the target
+     (semaphore latency, wait, bookkeeping and barrier cost) halved and
+     doubled, in modified copies of the target file.
+  3. One SVG timeline per kernel from the simulator's traces
+     (bench/timeline.py).
+  4. Compile side: bfsync compile (parse + transform + emit) and tcc on the
+     emitted C, for generated kernels of about 1k, 10k and 100k
+     instructions, median of a few runs, with the growth per 10x.
+  5. Threads executor: wall-clock barrier / barrier-free, measured in the
+     same `bfsync run --sync=both` process, median over repeats; and the
+     uncontended-wait and wake-up costs from bench/wait_cost.c.
+
+Everything is a subprocess call of the bfsync binary under test, so the
+figures are what a user gets from the command line. Outputs: results.json
+(every figure), results.md (the tables, with the exact commands, the
+target and the date) and svg/<kernel>.svg.
+
+usage: bench.py --bfsync PATH --target FILE --out DIR [--wait-cost BIN]
+                [--repeat N] [--quick]
+"""
+import argparse
+import datetime
+import json
+import os
+import platform
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from concurrent.futures import ThreadPoolExecutor
+
+ML_KERNELS = ("matmul", "softmax", "layernorm", "attention", "mlp", "conv", "residual")
+SYNC_KERNELS = ("pingpong", "chain", "deepnest")
+SYNC_COST_KEYS = ("sem_latency", "wait_cost", "bookkeep_cost", "barrier_cost")
+SENSITIVITY_FACTORS = (0.5, 2.0)
+SIM_JOBS = 2  # simulator runs in parallel: their cycles do not depend on the host
+GEN_SIZES = (1000, 10000, 100000)
+GEN_SEED = 1
+TARGETS = {"bf_over_ideal_max": 1.05, "bf_over_ideal_median": 1.02, "ml_reduction_min": 0.10,
+           "sync_speedup_min": 3.3, "compile_growth_max": 12.0}
+
+
+def run(cmd, **kw):
+    """Run cmd; return stdout, raising with its stderr on failure."""
+    p = subprocess.run(cmd, capture_output=True, text=True, **kw)
+    if p.returncode != 0:
+        raise RuntimeError("%s: exit %d\n%s" % (" ".join(cmd), p.returncode, p.stderr.strip()))
+    return p.stdout
+
+
+def json_lines(text):
+    return [json.loads(l) for l in text.splitlines() if l.startswith("{")]
+
+
+def bench_params(path):
+    """The NAME=VALUE pairs of the kernel's `// bench:` line."""
+    with open(path) as f:
+        for line in f:
+            m = re.match(r"\s*//\s*bench:\s*(.*)", line)
+            if m:
+                return m.group(1).split()
+    raise RuntimeError("%s has no // bench: line" % path)
+
+
+def param_args(params):
+    args = []
+    for kv in params:
+        args += ["-p", kv]
+    return args
+
+
+def kernel_list(root):
+    """(name, path, class) for every benchmark kernel."""
+    kernels = [(n, os.path.join(root, "examples", n + ".bfk"), "ml") for n in ML_KERNELS]
+    kernels += [(n, os.path.join(root, "examples", n + ".bfk"), "sync") for n in SYNC_KERNELS]
+    extra = os.path.join(root, "bench", "kernels")
+    for f in sorted(os.listdir(extra)) if os.path.isdir(extra) else []:
+        if f.endswith(".bfk"):
+            kernels.append((f[:-4], os.path.join(extra, f), "sync"))
+    return kernels
+
+
+# ---- the simulator side
+
+def sim_runs(bfsync, path, params, target, sync, trace=None):
+    """The JSON objects of one `bfsync run --exec=sim` (one per sync mode)."""
+    cmd = [bfsync, "run", path] + param_args(params) + ["--exec=sim", "--target", target,
+                                                        "--sync=" + sync, "--json"]
+    if trace:
+        cmd += ["--trace", trace]
+    return {o["sync"]: o for o in json_lines(run(cmd))}
+
+
+def oracle_counts(bfsync, path, params, sync):
+    out = run([bfsync, "verify", path] + param_args(params) + ["--sync=" + sync, "--schedules", "1", "--json"])
+    return json_lines(out)[-1]
+
+
+def ratios(barrier, bf, ideal):
+    return {"reduction": 1.0 - bf / barrier if barrier else None,
+            "speedup": barrier / bf if bf else None,
+            "bf_over_ideal": bf / ideal if ideal else None}
+
+
+def scaled_target(src, factor, dst):
+    """Copy the target file with every synchronization cost times factor.
+
+    Costs are integers of cycles; a scaled value is rounded to the nearest
+    integer but never below 1 when the original was positive, so halving a
+    1-cycle cost leaves it at 1 (the file says how it was scaled)."""
+    key = re.compile(r"^(\s*)(%s)(\s*=\s*)([0-9.]+)(.*)$" % "|".join(SYNC_COST_KEYS))
+    with open(src) as f, open(dst, "w") as g:
+        g.write("# %s with the synchronization costs scaled by %g (bench/bench.py)\n" % (os.path.basename(src), factor))
+        for line in f:
+            m = key.match(line)
+            if m:
+                old = float(m.group(4))
+                new = max(int(round(old * factor)), 1 if old > 0 else 0)
+                line = "%s%s%s%d%s\n" % (m.group(1), m.group(2), m.group(3), new, m.group(5))
+            g.write(line)
+
+
+def measure_kernel(bfsync, root, tmp, target, name, path, cls, svg_dir):
+    params = bench_params(path)
+    entry = {"kernel": name, "class": cls, "params": params,
+             "source": os.path.relpath(path, root)}
+    traces = {}
+    objs = {}
+    for sync in ("barrier", "barrier-free"):
+        traces[sync] = os.path.join(tmp, "%s-%s.json" % (name, sync))
+        objs.update(sim_runs(bfsync, path, params, target, sync, traces[sync]))
+    b, f = objs["barrier"], objs["barrier-free"]
+    entry["cycles"] = {"barrier": b["cycles"], "barrier_free": f["cycles"], "ideal": f["ideal_cycles"]}
+    entry.update(ratios(b["cycles"], f["cycles"], f["ideal_cycles"]))
+    entry["outputs_match"] = bool(b["outputs_match"] and f["outputs_match"])
+    entry["engines"] = {"barrier": b.get("engines"), "barrier_free": f.get("engines")}
+    verify = {s: oracle_counts(bfsync, path, params, s) for s in ("barrier", "barrier-free")}
+    for key, src in (("waits", "waits"), ("redundant", "redundant"), ("bookkeeping", "bookkeeping"),
+                     ("subsumed", "subsumed"), ("instructions", "instructions")):
+        entry[key] = {"barrier": verify["barrier"].get(src), "barrier_free": verify["barrier-free"].get(src)}
+    entry["waits_executed_sim"] = {"barrier": b.get("waits_executed"), "barrier_free": f.get("waits_executed")}
+    svg = os.path.join(svg_dir, name + ".svg")
+    title = "%s (%s), %s: barrier %s vs barrier-free %s cycles, ideal %s" % (
+        name, " ".join(params), os.path.basename(target), format(b["cycles"], ","),
+        format(f["cycles"], ","), cyc(f["ideal_cycles"]))
+    run([sys.executable, os.path.join(root, "bench", "timeline.py"), "--ops", os.path.join(root, "runtime", "ops.def"),
+         "--title", title, "--unit", "cycles", "-o", svg,
+         "--run", "barrier", traces["barrier"], str(b["cycles"]),
+         "--run", "barrier-free", traces["barrier-free"], str(f["cycles"])])
+    entry["svg"] = os.path.relpath(svg, os.path.dirname(svg_dir))
+    return entry
+
+
+def scaled_point(bfsync, target, path):
+    o = sim_runs(bfsync, path, bench_params(path), target, "both")
+    b, f, ideal = o["barrier"]["cycles"], o["barrier-free"]["cycles"], o["barrier-free"]["ideal_cycles"]
+    return dict(cycles={"barrier": b, "barrier_free": f, "ideal": ideal}, **ratios(b, f, ideal))
+
+
+def sensitivity(bfsync, tmp, target, kernels, pool):
+    """Per factor and kernel: cycles, reduction and speedup with scaled sync costs."""
+    result = {}
+    for factor in SENSITIVITY_FACTORS:
+        t = os.path.join(tmp, "sync-x%g.target" % factor)
+        scaled_target(target, factor, t)
+        points = pool.map(lambda k: scaled_point(bfsync, t, k[1]), kernels)
+        result["%g" % factor] = dict(zip((k[0] for k in kernels), points))
+    return result
+
+
+# ---- compile side
+
+def count_instructions(path):
+    """Static instructions: the statements of the kernel body that are not declarations."""
+    n = 0
+    with open(path) as f:
+        for line in f:
+            code = line.split("//")[0].strip()
+            if code and not re.match(r"(hbm|sbuf|psum)\b", code):
+                n += code.count(";")
+    return n
+
+
+def timed(cmd):
+    t0 = time.perf_counter()
+    run(cmd)
+    return time.perf_counter() - t0
+
+
+def compile_side(bfsync, root, tmp, repeat, quick):
+    rows = []
+    tcc = shutil.which("tcc")
+    for size in GEN_SIZES:
+        src = os.path.join(tmp, "gen%d.bfk" % size)
+        with open(src, "w") as f:
+            f.write(run([bfsync, "gen", "--seed", str(GEN_SEED), "--size", str(size)]))
+        out_c = os.path.join(tmp, "gen%d.c" % size)
+        runs = 1 if size >= 100000 else repeat
+        if quick and size >= 100000:
+            continue
+        front = [timed([bfsync, "compile", src, "-o", out_c]) for _ in range(runs)]
+        back = [timed([tcc, "-c", "-I", os.path.join(root, "runtime"), out_c, "-o", out_c + ".o"])
+                for _ in range(runs)] if tcc else []
+        rows.append({"size": size, "instructions": count_instructions(src), "runs": runs,
+                     "c_bytes": os.path.getsize(out_c),
+                     "compile_s": statistics.median(front),
+                     "tcc_s": statistics.median(back) if back else None})
+        rows[-1]["total_s"] = rows[-1]["compile_s"] + (rows[-1]["tcc_s"] or 0.0)
+        os.remove(out_c)
+    for prev, cur in zip(rows, rows[1:]):
+        cur["time_ratio"] = cur["total_s"] / prev["total_s"]
+        cur["instr_ratio"] = cur["instructions"] / prev["instructions"]
+        cur["growth_per_10x"] = cur["time_ratio"] * 10.0 / cur["instr_ratio"]
+    return rows
+
+
+# ---- threads executor
+
+def threads_side(bfsync, kernels, repeat):
+    rows = []
+    for name, path, cls in kernels:
+        params = bench_params(path)
+        walls = {"barrier": [], "barrier-free": []}
+        ratio = []
+        for _ in range(repeat):
+            o = {x["sync"]: x for x in json_lines(run([bfsync, "run", path] + param_args(params) + ["--sync=both", "--json"]))}
+            walls["barrier"].append(o["barrier"]["wall_ns"])
+            walls["barrier-free"].append(o["barrier-free"]["wall_ns"])
+            ratio.append(o["barrier"]["wall_ns"] / o["barrier-free"]["wall_ns"])
+        rows.append({"kernel": name, "class": cls, "repeats": repeat,
+                     "barrier_ms": statistics.median(walls["barrier"]) / 1e6,
+                     "barrier_free_ms": statistics.median(walls["barrier-free"]) / 1e6,
+                     "speedup": statistics.median(ratio)})
+    return rows
+
+
+def wait_cost(binary):
+    if not binary:
+        return None
+    return json_lines(run([binary]))[-1]
+
+
+# ---- the summary against the targets of issue 5
+
+def summary(entries, compile_rows):
+    bfi = [e["bf_over_ideal"] for e in entries if e["bf_over_ideal"] is not None]
+    ml = [e["reduction"] for e in entries if e["class"] == "ml"]
+    sync = [e["speedup"] for e in entries if e["class"] == "sync"]
+    growth = [r["growth_per_10x"] for r in compile_rows if "growth_per_10x" in r]
+    return {
+        "bf_over_ideal_max": max(bfi) if bfi else None,
+        "bf_over_ideal_median": statistics.median(bfi) if bfi else None,
+        "ml_reduction_min": min(ml) if ml else None,
+        "ml_reduction_median": statistics.median(ml) if ml else None,
+        "sync_speedup_min": min(sync) if sync else None,
+        "sync_speedup_median": statistics.median(sync) if sync else None,
+        "compile_growth_max": max(growth) if growth else None,
+        "met": {
+            "bf_over_ideal_max": bool(bfi) and max(bfi) <= TARGETS["bf_over_ideal_max"],
+            "bf_over_ideal_median": bool(bfi) and statistics.median(bfi) <= TARGETS["bf_over_ideal_median"],
+            "ml_reduction_min": bool(ml) and min(ml) >= TARGETS["ml_reduction_min"],
+            "sync_speedup_min": bool(sync) and min(sync) >= TARGETS["sync_speedup_min"],
+            "compile_growth_max": bool(growth) and max(growth) <= TARGETS["compile_growth_max"],
+        },
+    }
+
+
+# ---- results.md
+
+def pct(x):
+    return "n/a" if x is None else "%.1f%%" % (100 * x)
+
+
+def cyc(x):
+    return "n/a" if x is None else format(x, ",")
+
+
+def num(x, fmt="%.2f"):
+    return "n/a" if x is None else fmt % x
+
+
+def md_kernel_table(entries):
+    out = ["| kernel | class | params | barrier | barrier-free | ideal | reduction | speedup | bf/ideal |"
+           " waits b / bf | redundant b / bf | bookkeeping bf | match |",
+           "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|"]
+    for e in entries:
+        c = e["cycles"]
+        out.append("| %s | %s | %s | %s | %s | %s | %s | %sx | %s | %s / %s | %s / %s | %s | %s |" % (
+            e["kernel"], e["class"], " ".join(e["params"]), format(c["barrier"], ","), format(c["barrier_free"], ","),
+            cyc(c["ideal"]), pct(e["reduction"]), num(e["speedup"]), num(e["bf_over_ideal"], "%.3f"),
+            e["waits"]["barrier"], e["waits"]["barrier_free"], e["redundant"]["barrier"], e["redundant"]["barrier_free"],
+            e["bookkeeping"]["barrier_free"], "yes" if e["outputs_match"] else "NO"))
+    return out
+
+
+def md_sensitivity(entries, sens):
+    keys = sorted(sens, key=float)
+    head = "| kernel | " + " | ".join("reduction / speedup, sync costs x%s" % k for k in keys[:1]) + \
+        " | reduction / speedup, x1 | " + " | ".join("reduction / speedup, x%s" % k for k in keys[1:]) + " |"
+    out = [head, "|---|---:|---:|---:|"]
+    for e in entries:
+        cell = lambda r: "%s / %sx" % (pct(r["reduction"]), num(r["speedup"]))
+        row = [cell(sens[keys[0]][e["kernel"]]), cell(e)] + [cell(sens[k][e["kernel"]]) for k in keys[1:]]
+        out.append("| %s | %s |" % (e["kernel"], " | ".join(row)))
+    return out
+
+
+def md_compile(rows):
+    out = ["| size asked | instructions | bfsync compile (s) | tcc (s) | total (s) | C bytes | runs | time ratio | instr ratio | time per 10x instr |",
+           "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    for r in rows:
+        out.append("| %d | %d | %.3f | %s | %.3f | %s | %d | %s | %s | %s |" % (
+            r["size"], r["instructions"], r["compile_s"], num(r["tcc_s"], "%.3f"), r["total_s"],
+            format(r["c_bytes"], ","), r["runs"], num(r.get("time_ratio")), num(r.get("instr_ratio")),
+            num(r.get("growth_per_10x"))))
+    return out
+
+
+def md_threads(rows):
+    out = ["| kernel | barrier (ms) | barrier-free (ms) | barrier / bf |", "|---|---:|---:|---:|"]
+    for r in rows:
+        out.append("| %s | %.1f | %.1f | %.2fx |" % (r["kernel"], r["barrier_ms"], r["barrier_free_ms"], r["speedup"]))
+    return out
+
+
+def md_targets(s):
+    def line(what, value, goal, met):
+        return "| %s | %s | %s | %s |" % (what, value, goal, "met" if met else "**short**")
+    m = s["met"]
+    return ["| target (issue 5) | measured | goal | |", "|---|---:|---:|---|",
+            line("bf/ideal, worst kernel", num(s["bf_over_ideal_max"], "%.3f"), "<= 1.05", m["bf_over_ideal_max"]),
+            line("bf/ideal, median", num(s["bf_over_ideal_median"], "%.3f"), "<= 1.02", m["bf_over_ideal_median"]),
+            line("ML reduction, worst kernel", pct(s["ml_reduction_min"]), ">= 10%", m["ml_reduction_min"]),
+            line("sync-bound speedup, worst kernel", num(s["sync_speedup_min"]) + "x", ">= 3.3x", m["sync_speedup_min"]),
+            line("compile time per 10x instructions, worst", num(s["compile_growth_max"]) + "x", "<= 12x",
+                 m["compile_growth_max"])]
+
+
+def write_markdown(path, res):
+    L = ["# bfsync benchmark results", "",
+         "Generated by `make bench` (bench/run.sh, bench/bench.py) on %s; do not edit by hand." % res["date"], "",
+         "- bfsync: `%s` (git %s)" % (res["bfsync"], res["git"]),
+         "- target: `%s` (the cost model, docs/targets.md)" % res["target"],
+         "- host: %s" % res["host"]["description"], "",
+         "## Targets", ""] + md_targets(res["summary"]) + [
+        "", "## Cycles on the simulator", "",
+        "Per kernel and sync mode: `%s`. Redundant waits and bookkeeping operations: `%s`. "
+        "Reduction = 1 - bf/barrier, speedup = barrier/bf; ideal = the same streams with exact dependences and"
+        " zero synchronization cost (no scheme can beat it). Waits and redundant waits are dynamic counts." %
+        (res["commands"]["sim"], res["commands"]["verify"]), ""] + md_kernel_table(res["kernels"]) + [
+        "", "Timelines: " + ", ".join("[%s](%s)" % (e["kernel"], e["svg"]) for e in res["kernels"]) + ".",
+        "", "## Sensitivity to the synchronization costs", "",
+        "The target's `%s` scaled on every engine (rounded to whole cycles, never below 1): `%s`." %
+        (", ".join(SYNC_COST_KEYS), res["commands"]["sensitivity"]), ""] + md_sensitivity(res["kernels"], res["sensitivity"])
+    L += ["", "## Compile time", "",
+          "`bfsync gen --seed %d --size N`, then `%s` (parse + transform + emit) and `%s` (what the JIT does with"
+          " libtcc). Median of the runs shown." % (GEN_SEED, res["commands"]["compile"], res["commands"]["tcc"]), ""]
+    L += md_compile(res["compile"])
+    L += ["", "## Threads executor (wall clock, %s)" % res["host"]["description"], "",
+          "`%s`, repeated; medians; the ratio is taken within each run, then the median of the ratios." %
+          res["commands"]["threads"], ""] + md_threads(res["threads"])
+    if res["wait_cost"]:
+        L += ["", "Uncontended wait and wake-up (bench/wait_cost.c): `%s`" % json.dumps(res["wait_cost"])]
+    with open(path, "w") as f:
+        f.write("\n".join(L) + "\n")
+
+
+def host_description():
+    cpu = platform.processor() or platform.machine()
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    cpu = line.split(":", 1)[1].strip()
+                    break
+    except OSError:
+        pass
+    return "%d cores, %s" % (os.cpu_count() or 0, cpu)
+
+
+def git_rev(root):
+    try:
+        return run(["git", "-C", root, "describe", "--always", "--dirty"]).strip()
+    except (RuntimeError, OSError):
+        return "unknown"
+
+
+def step(what):
+    print("bench: " + what, file=sys.stderr, flush=True)
+
+
+def main():
+    ap = argparse.ArgumentParser(description="bfsync benchmark suite")
+    ap.add_argument("--bfsync", required=True)
+    ap.add_argument("--target", required=True)
+    ap.add_argument("--out", required=True, help="directory for results.md, results.json and svg/")
+    ap.add_argument("--wait-cost", help="the built bench/wait_cost binary")
+    ap.add_argument("--repeat", type=int, default=3, help="runs per median (compile, threads)")
+    ap.add_argument("--quick", action="store_true", help="skip the 100k-instruction compile")
+    args = ap.parse_args()
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    svg_dir = os.path.join(args.out, "svg")
+    os.makedirs(svg_dir, exist_ok=True)
+    kernels = kernel_list(root)
+    res = {"date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+           "bfsync": args.bfsync, "git": git_rev(root), "target": os.path.relpath(args.target, root),
+           "host": {"description": host_description(), "cores": os.cpu_count()},
+           "commands": {
+               "sim": "bfsync run KERNEL -p ... --exec=sim --target %s --sync=barrier|barrier-free --json --trace T.json"
+                      % os.path.relpath(args.target, root),
+               "verify": "bfsync verify KERNEL -p ... --sync=barrier|barrier-free --schedules 1 --json",
+               "sensitivity": "bfsync run KERNEL -p ... --exec=sim --target SCALED.target --sync=both --json",
+               "compile": "bfsync compile GEN.bfk -o GEN.c",
+               "tcc": "tcc -c -I runtime GEN.c",
+               "threads": "bfsync run KERNEL -p ... --sync=both --json"},
+           "targets": TARGETS}
+    with tempfile.TemporaryDirectory(prefix="bfsync-bench-") as tmp:
+        with ThreadPoolExecutor(SIM_JOBS) as pool:
+            step("simulating %s" % " ".join(k[0] for k in kernels))
+            res["kernels"] = list(pool.map(
+                lambda k: measure_kernel(args.bfsync, root, tmp, args.target, k[0], k[1], k[2], svg_dir), kernels))
+            step("sensitivity (sync costs x0.5, x2)")
+            res["sensitivity"] = sensitivity(args.bfsync, tmp, args.target, kernels, pool)
+        step("compile time (1k, 10k%s instructions)" % ("" if args.quick else ", 100k"))
+        res["compile"] = compile_side(args.bfsync, root, tmp, args.repeat, args.quick)
+        step("threads executor")
+        res["threads"] = threads_side(args.bfsync, kernels, args.repeat)
+        res["wait_cost"] = wait_cost(args.wait_cost)
+    res["summary"] = summary(res["kernels"], res["compile"])
+    with open(os.path.join(args.out, "results.json"), "w") as f:
+        json.dump(res, f, indent=1)
+        f.write("\n")
+    write_markdown(os.path.join(args.out, "results.md"), res)
+    step("wrote %s" % os.path.join(args.out, "results.md"))
+
+
+if __name__ == "__main__":
+    main()
