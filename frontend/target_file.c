@@ -62,7 +62,8 @@ static const KindKey kind_keys[] = {
 #define NKIND_KEYS (sizeof kind_keys / sizeof kind_keys[0])
 #undef COST
 
-enum { SECTION_TOP, SECTION_ENGINES, SECTION_KIND };
+/* SECTION_SKIP: after a malformed header, whose entries would only cascade. */
+enum { SECTION_TOP, SECTION_ENGINES, SECTION_KIND, SECTION_SKIP };
 enum { TOP_NAME, TOP_CLOCK, NTOP_KEYS };
 
 /* Where each setting came from (0 = not set; else 1 + the key's offset),
@@ -158,7 +159,7 @@ static int read_real(Reader *r, Span s, double *out) {
 
 static int first_setting(Reader *r, uint32_t *seen, Span key) {
   if (*seen) {
-    diag_error(&r->diag, key, "duplicate entry '%.*s' in this section", (int)(key.end - key.begin),
+    diag_error(&r->diag, key, "duplicate entry '%.*s'", (int)(key.end - key.begin),
                r->text + key.begin);
     diag_note(&r->diag, (Span){*seen - 1, *seen - 1}, "first set here");
     return 0;
@@ -240,6 +241,7 @@ static void set_cost(Reader *r, Span key, Span value) {
 static void read_section(Reader *r, uint32_t at, uint32_t end) {
   uint32_t open = at;
   const char *close = memchr(r->text + at, ']', end - at);
+  r->section = SECTION_SKIP;
   if (!close) {
     diag_error(&r->diag, (Span){open, end}, "a section header ends with ']'");
     return;
@@ -297,6 +299,7 @@ static void read_entry(Reader *r, uint32_t at, uint32_t end) {
     diag_error(&r->diag, (Span){extra, end}, "unexpected text after the value");
     return;
   }
+  if (r->section == SECTION_SKIP) return;
   if (r->section == SECTION_TOP) set_top(r, key, value);
   else if (r->section == SECTION_ENGINES) add_engine(r, key, value);
   else set_cost(r, key, value);
