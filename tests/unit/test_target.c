@@ -1,0 +1,192 @@
+/* test_target.c: target files (frontend/target_file.c) and the built-in
+ * default.
+ *
+ * The built-in trn1 is exactly targets/trn1.target; a small file with
+ * comments, tabs, CRLF line ends and two DMA queues reads as written and
+ * a kernel can use both queues; each kind of malformed file is rejected
+ * with its message at its line and column (tests/bad_targets has the
+ * command-line versions). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "frontend/ops.h"
+#include "frontend/program.h"
+#include "frontend/target.h"
+
+/* Parse text; the diagnostics in *messages (static buffer). */
+static int parse_text(const char *text, Arena *arena, Target *t, const char **messages) {
+  static char buf[8192];
+  FILE *err = fmemopen(buf, sizeof buf, "w");
+  assert_non_null(err);
+  int status = target_parse("t.target", text, strlen(text), arena, t, err);
+  fclose(err);
+  *messages = buf;
+  return status;
+}
+
+static void test_builtin_is_the_file(void **state) {
+  (void)state;
+  Arena *arena = arena_new();
+  Target file;
+  assert_int_equal(target_load("targets/trn1.target", arena, &file, stderr), 0);
+  const Target *builtin = target_default();
+  assert_string_equal(builtin->name, "trn1");
+  assert_string_equal(file.name, builtin->name);
+  assert_int_equal(file.nengines, 5);
+  assert_int_equal(builtin->nengines, 5);
+  static const char *const names[] = {"pe", "act", "dve", "pool", "dma"};
+  for (int e = 0; e < 5; e++) {
+    assert_string_equal(builtin->engines[e].name, names[e]);
+    assert_string_equal(file.engines[e].name, names[e]);
+    assert_int_equal(builtin->engines[e].kind, e); /* BFRT_KIND_PE .. BFRT_KIND_DMA */
+    assert_int_equal(file.engines[e].kind, e);
+  }
+  assert_memory_equal(&file.costs, &builtin->costs, sizeof file.costs);
+  /* a few of the published figures, as the file converts them */
+  assert_true(builtin->costs.clock_ghz == 1.4);
+  assert_int_equal(builtin->costs.kind[BFRT_KIND_PE].pe_rows, 128);
+  assert_int_equal(builtin->costs.kind[BFRT_KIND_PE].matmul_min_cols, 64);
+  assert_int_equal(builtin->costs.kind[BFRT_KIND_DVE].lanes, 128);
+  assert_true(builtin->costs.kind[BFRT_KIND_DVE].two_input_factor == 2);
+  assert_true(builtin->costs.kind[BFRT_KIND_DMA].dma_bytes_per_cycle == 20.7);
+  arena_free(arena);
+}
+
+static const char two_queues[] =
+    "# two DMA queues\r\n"
+    "name = q2   # comment\r\n"
+    "\tclock_ghz\t=\t2.5\r\n"
+    "\r\n"
+    "[engines]\r\n"
+    "act = act\r\n"
+    "dma0 = dma\r\n"
+    "dma1 = dma\r\n"
+    "[ kind  dma ]\r\n"
+    "dma_latency = 7\r\n"
+    "dma_bytes_per_cycle = .5\r\n"
+    "[kind act]\r\n"
+    "elems_per_cycle.transcendental = 1e1\r\n"
+    "overhead = 3";
+
+static void test_two_queues(void **state) {
+  (void)state;
+  Arena *arena = arena_new();
+  Target t;
+  const char *messages;
+  assert_int_equal(parse_text(two_queues, arena, &t, &messages), 0);
+  assert_string_equal(messages, "");
+  assert_string_equal(t.name, "q2");
+  assert_true(t.costs.clock_ghz == 2.5);
+  assert_int_equal(t.nengines, 3);
+  assert_int_equal(target_engine(&t, "dma1"), 2);
+  assert_int_equal(t.engines[2].kind, BFRT_KIND_DMA);
+  assert_true(target_can_run(&t, 2, BFRT_LOAD));
+  assert_false(target_can_run(&t, 2, BFRT_EXP));
+  assert_true(target_can_run(&t, 0, BFRT_EXP));
+  assert_int_equal(t.costs.kind[BFRT_KIND_DMA].dma_latency, 7);
+  assert_true(t.costs.kind[BFRT_KIND_DMA].dma_bytes_per_cycle == 0.5);
+  assert_true(t.costs.kind[BFRT_KIND_ACT].elems_per_cycle[BFRT_CLASS_TRANSCENDENTAL] == 10);
+  assert_int_equal(t.costs.kind[BFRT_KIND_ACT].overhead, 3);
+  /* a kernel written for it uses both queues; pe is not an engine here */
+  static const char kernel[] = "kernel k() {\n"
+                               "  hbm in X: f32[2, 2];\n  hbm out Y: f32[2, 2];\n  sbuf x: f32[2, 2];\n"
+                               "  dma0: load x, X[0, 0];\n  act: exp x, x;\n  dma1: store Y[0, 0], x;\n}\n";
+  FILE *null = fopen("/dev/null", "w");
+  Program *p = program_new("k.bfk", kernel, strlen(kernel), &t, null);
+  parse(p);
+  check(p);
+  assert_int_equal(p->diag.errors, 0);
+  program_free(p);
+  static const char on_pe[] = "kernel k() {\n  sbuf x: f32[2, 2];\n  pe: transpose x, x;\n}\n";
+  p = program_new("k.bfk", on_pe, strlen(on_pe), &t, null);
+  parse(p);
+  check(p);
+  assert_int_equal(p->diag.errors, 1);
+  program_free(p);
+  fclose(null);
+  arena_free(arena);
+}
+
+/* Each malformed line is reported at its position, every one in one run. */
+static void expect_errors(const char *text, const char *const *needles) {
+  Arena *arena = arena_new();
+  Target t;
+  const char *messages;
+  assert_int_equal(parse_text(text, arena, &t, &messages), -1);
+  for (; *needles; needles++)
+    if (!strstr(messages, *needles)) fail_msg("'%s' not in:\n%s", *needles, messages);
+  arena_free(arena);
+}
+
+static const char header[] = "name = t\nclock_ghz = 1\n[engines]\nact = act\n[kind act]\n";
+
+static void test_errors(void **state) {
+  (void)state;
+  char text[512];
+  snprintf(text, sizeof text, "%soverheat = 1\nlanes = 1.5\nwait_cost = -1\nsem_latency = 3 4\n", header);
+  expect_errors(text, (const char *[]){"t.target:6:1: error: unknown key 'overheat' in a [kind] section",
+                                       "t.target:7:9: error: expected a non-negative integer",
+                                       "t.target:8:13: error: expected a non-negative integer",
+                                       "t.target:9:17: error: unexpected text after the value", NULL});
+  snprintf(text, sizeof text, "%slanes = 1\nlanes = 2\n[kind act]\n", header);
+  expect_errors(text, (const char *[]){"t.target:7:1: error: duplicate entry 'lanes'",
+                                       "t.target:6:1: note: first set here",
+                                       "t.target:8:1: error: duplicate section [kind act]", NULL});
+  expect_errors("name = t\nclock_ghz = 1\n[engines]\nact = act\nact = act\ndma = dma\n",
+                (const char *[]){"t.target:5:1: error: duplicate engine 'act'",
+                                 "t.target:6:1: error: engine 'dma' is a dma engine, but the file has no [kind dma] section",
+                                 NULL});
+  expect_errors("name = t\nclock_ghz = 1\n[kind act]\n",
+                (const char *[]){"t.target:4:1: error: missing engines", NULL});
+  expect_errors("", (const char *[]){"t.target:1:1: error: missing 'name = ...'", "missing 'clock_ghz = ...'",
+                                     "missing engines", NULL});
+  expect_errors("name = 1t\nclock_ghz = -1\nwhat = 1\n[engines\n[kind tpu]\nx = y\n[engines]\nx = tpu\n",
+                (const char *[]){"t.target:1:8: error: a target name is an identifier",
+                                 "t.target:2:13: error: expected a non-negative decimal number",
+                                 "t.target:3:1: error: unknown key 'what' at the top level",
+                                 "t.target:4:1: error: a section header ends with ']'",
+                                 "t.target:5:1: error: unknown section",
+                                 "t.target:8:5: error: unknown engine kind 'tpu'", NULL});
+  /* entries after a malformed header are skipped, not reported again */
+  Arena *arena = arena_new();
+  Target t;
+  const char *messages;
+  assert_int_equal(parse_text("name = t\nclock_ghz = 1\n[kind tpu]\nx = y\n", arena, &t, &messages), -1);
+  assert_null(strstr(messages, "x = y"));
+  arena_free(arena);
+  /* too many engines */
+  char many[1024] = "name = t\nclock_ghz = 1\n[kind dma]\n[engines]\n";
+  for (int e = 0; e <= BFRT_MAX_ENGINES; e++) snprintf(many + strlen(many), sizeof many - strlen(many), "d%d = dma\n", e);
+  expect_errors(many, (const char *[]){"t.target:13:1: error: too many engines (at most 8)", NULL});
+}
+
+/* NUL bytes and binary junk are errors, never crashes. */
+static void test_binary(void **state) {
+  (void)state;
+  static const char junk[] = "name = t\0\nclock_ghz\0= 1\n\xff\xfe[\n\0";
+  Arena *arena = arena_new();
+  Target t;
+  FILE *null = fopen("/dev/null", "w");
+  assert_int_equal(target_parse("junk", junk, sizeof junk, arena, &t, null), -1);
+  fclose(null);
+  assert_int_equal(target_load("tests/no/such.target", arena, &t, null = fopen("/dev/null", "w")), -1);
+  fclose(null);
+  arena_free(arena);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_builtin_is_the_file),
+      cmocka_unit_test(test_two_queues),
+      cmocka_unit_test(test_errors),
+      cmocka_unit_test(test_binary),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
