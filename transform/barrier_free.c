@@ -57,6 +57,7 @@ typedef struct Builder {
   int c;
   IrStream *s;
   int *array_of;      /* [(engine * nres + res) * 2 + kind]: array id or -1 */
+  int *last_use;      /* [array]: the last instruction id whose wait may load it */
   int *needed_upto;   /* [engine]: last instruction id whose position c needs, -1 if none */
   IrExpr **pos;       /* [engine]: P_e here, NULL when c does not follow e */
   IrExpr **pos_after; /* [instr]: P_e just after it */
@@ -172,13 +173,40 @@ static int *array_slot(Builder *b, int e, int res, int kind) {
   return &b->array_of[(e * b->an->d->nres + res) * 2 + kind];
 }
 
-static void register_array(Builder *b, int e, int res, int kind) {
-  const Deps *d = b->an->d;
+static bool accesses_as(const Deps *d, int x, int res, int kind) {
+  const InstrInfo *in = &d->instrs[x];
+  for (int j = 0; j < in->naccesses; j++)
+    if (in->accesses[j].res == res && in->accesses[j].write == (kind == WRITES)) return true;
+  return false;
+}
+
+/* Whether an e-access of res of this kind may conflict with consumer and
+ * run before it: earlier in program order, or anywhere in its outermost
+ * loop (an earlier iteration). Gives up (yes) after a bounded search. */
+static bool can_precede(const Deps *d, int consumer, int e, int res, int kind) {
   const AccessorList *l = deps_accessors(d, res, e);
-  if (!(kind == WRITES ? l->any_write : l->any_read)) return;
-  need_position(b, e, l->ids[l->n - 1]);
+  int end = extend_to_outermost(d, consumer) + 1, tries = 0;
+  for (int i = l->n - 1; i >= 0; i--) {
+    int x = l->ids[i];
+    if (x >= end) continue;
+    if (++tries > 64) return true;
+    if (accesses_as(d, x, res, kind) && deps_may_conflict(d, x, consumer, 0)) return true;
+  }
+  return false;
+}
+
+static void register_array(Builder *b, int consumer, int e, int res, int kind) {
+  const Deps *d = b->an->d;
+  if (!can_precede(d, consumer, e, res, kind)) return;
+  const AccessorList *l = deps_accessors(d, res, e);
+  int last_use = extend_to_outermost(d, consumer);
+  need_position(b, e, l->ids[l->n - 1] < last_use ? l->ids[l->n - 1] : last_use);
   int *slot = array_slot(b, e, res, kind);
-  if (*slot >= 0) return;
+  if (*slot >= 0) {
+    if (last_use > b->last_use[*slot]) b->last_use[*slot] = last_use;
+    return;
+  }
+  b->last_use[b->s->narrays] = last_use;
   const char *what = res < d->k->ntiles ? d->k->tiles[res].name : d->k->tensors[res - d->k->ntiles].name;
   IrArray *a = &b->s->arrays[b->s->narrays];
   a->name = arena_printf(b->p->arena, "%s_%s_%s", b->p->target->engines[e].name,
@@ -192,6 +220,7 @@ static void plan_stream(Builder *b) {
   const Deps *d = b->an->d;
   int max_arrays = d->nengines * d->nres * 2;
   b->s->arrays = ARENA_ARRAY(b->p->arena, IrArray, max_arrays + 1);
+  b->last_use = ARENA_ARRAY(b->p->arena, int, max_arrays + 1);
   for (int i = 0; i < max_arrays; i++) b->array_of[i] = -1;
   for (int e = 0; e < d->nengines; e++) b->needed_upto[e] = -1;
   for (int i = 0; i < d->ninstrs; i++) {
@@ -205,8 +234,8 @@ static void plan_stream(Builder *b) {
         continue;
       }
       for (int j = 0; j < in->naccesses; j++) {
-        register_array(b, e, in->accesses[j].res, WRITES);
-        if (in->accesses[j].write) register_array(b, e, in->accesses[j].res, READS);
+        register_array(b, i, e, in->accesses[j].res, WRITES);
+        if (in->accesses[j].write) register_array(b, i, e, in->accesses[j].res, READS);
       }
     }
   }
@@ -304,6 +333,14 @@ static void add_producer_line(WaitWhy *w, int line) {
   if (w->nproducers < 4) w->producer_lines[w->nproducers++] = line;
 }
 
+/* The arrays of e that consumer's access x loads: writes for a read;
+ * writes and reads for a write; only those whose accesses can precede it. */
+static int loaded_array(Builder *b, int consumer, int e, const Access *x, int kind) {
+  if (kind == READS && !x->write) return -1;
+  int a = *array_slot(b, e, x->res, kind);
+  return a >= 0 && can_precede(b->an->d, consumer, e, x->res, kind) ? a : -1;
+}
+
 static WaitWhy *tracked_why(Builder *b, int consumer, int e, const Need *n) {
   const Deps *d = b->an->d;
   const InstrInfo *in = &d->instrs[consumer];
@@ -311,15 +348,20 @@ static WaitWhy *tracked_why(Builder *b, int consumer, int e, const Need *n) {
   bool raw = false, war = false, waw = false;
   w->consumer_line = in->line;
   w->distance = n->dist;
+  int end = extend_to_outermost(d, consumer) + 1;
   for (int j = 0; j < in->naccesses; j++) {
     const Access *x = &in->accesses[j];
-    const AccessorList *l = deps_accessors(d, x->res, e);
-    raw |= !x->write && l->any_write;
-    war |= x->write && l->any_read;
-    waw |= x->write && l->any_write;
-    if (x->res >= d->k->ntiles) w->fallback = "hbm regions tracked per tensor";
-    for (int i = 0; i < l->n && w->nproducers < 4; i++)
-      if (deps_may_conflict(d, l->ids[i], consumer, 0)) add_producer_line(w, d->instrs[l->ids[i]].line);
+    for (int kind = READS; kind <= WRITES; kind++) {
+      if (loaded_array(b, consumer, e, x, kind) < 0) continue;
+      raw |= !x->write;
+      war |= x->write && kind == READS;
+      waw |= x->write && kind == WRITES;
+      if (x->res >= d->k->ntiles) w->fallback = "hbm regions tracked per tensor";
+      const AccessorList *l = deps_accessors(d, x->res, e);
+      for (int i = 0; i < l->n && l->ids[i] < end && w->nproducers < 4; i++)
+        if (accesses_as(d, l->ids[i], x->res, kind) && deps_may_conflict(d, l->ids[i], consumer, 0))
+          add_producer_line(w, d->instrs[l->ids[i]].line);
+    }
   }
   static const char *const names[8] = {"none", "RAW", "WAR", "RAW+WAR", "WAW", "RAW+WAW",
                                        "WAR+WAW", "RAW+WAR+WAW"};
@@ -339,8 +381,8 @@ static IrExpr *tracked_threshold(Builder *b, int consumer, int e) {
   for (int j = 0; j < in->naccesses; j++) {
     const Access *x = &in->accesses[j];
     for (int kind = READS; kind <= WRITES; kind++) {
-      int a = *array_slot(b, e, x->res, kind);
-      if (a < 0 || (kind == READS && !x->write)) continue;
+      int a = loaded_array(b, consumer, e, x, kind);
+      if (a < 0) continue;
       IrExpr *load = ir_load(b->p->arena, a, access_index(b, x));
       t = t ? ir_binary(b->p->arena, IX_MAX, t, load, 0) : load;
     }
@@ -406,7 +448,7 @@ static void emit_stores(Builder *b, int id, IrExpr *position, NodeList *out) {
   for (int j = 0; j < in->naccesses; j++) {
     const Access *x = &in->accesses[j];
     int a = *array_slot(b, in->engine, x->res, x->write ? WRITES : READS);
-    if (a < 0) continue;
+    if (a < 0 || id > b->last_use[a]) continue;
     IrNode *n = new_node(b->p, IR_STORE, in->line);
     n->array = a;
     n->index = access_index(b, x);
