@@ -7,6 +7,7 @@
  * itself (a division by zero, a slot out of range) is reported as the
  * user's, with its source line. The JSON keys are those of issue 3; tools
  * read them, so they do not change. */
+#include <errno.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +19,7 @@
 
 typedef struct VerifyArgs {
   const char *path;
+  const char *target_path; /* NULL: the built-in trn1 */
   ParamArgs params;
   SyncMode sync;
   int schedules;
@@ -30,6 +32,7 @@ typedef struct VerifyArgs {
 static const char usage_text[] =
     "usage: bfsync verify FILE -p NAME=VALUE ... [--sync=barrier-free|barrier]\n"
     "                     [--schedules K] [--seed S] [--json] [--mutate=KIND:K]\n"
+    "                     [--target FILE]\n"
     "\n"
     "Walks the kernel sequentially with the given parameters to find what every\n"
     "dynamic instruction needs from the other engines, then runs the transformed\n"
@@ -43,6 +46,8 @@ static const char usage_text[] =
     "  --sync=MODE     barrier-free (default) or barrier\n"
     "  --schedules K   number of random interleavings (at least 1)\n"
     "  --seed S        seed of the interleavings (default 1)\n"
+    "  --target FILE   the machine whose engines the kernel names (default: the\n"
+    "                  built-in trn1; see docs/targets.md)\n"
     "  --json          print one JSON object with the counts on the last line\n"
     "  --mutate=KIND:K test only: break the K-th wait (engine by engine, in stream\n"
     "                  order) before checking; KIND is drop, lower (threshold - 1)\n"
@@ -63,10 +68,11 @@ static const char *option_value(int argc, char **argv, int *i, const char *name,
 
 static bool parse_count(const char *s, uint64_t max, uint64_t *out) {
   char *end;
-  if (!*s || *s == '-') return false;
+  if (*s < '0' || *s > '9') return false;
+  errno = 0;
   unsigned long long v = strtoull(s, &end, 10);
   *out = v;
-  return !*end && v <= max;
+  return !errno && !*end && v <= max;
 }
 
 static int bad_value(const char *option, const char *value) {
@@ -116,6 +122,8 @@ static int parse_args(int argc, char **argv, VerifyArgs *a) {
     } else if ((v = option_value(argc, argv, &i, "--seed", &missing))) {
       if (!parse_count(v, UINT64_MAX, &n)) return bad_value("--seed", v);
       a->seed = n;
+    } else if ((v = option_value(argc, argv, &i, "--target", &missing))) {
+      a->target_path = v;
     } else if ((v = option_value(argc, argv, &i, "--mutate", &missing))) {
       if (!parse_mutation(v, a)) return bad_value("--mutate", v);
     } else if (missing) {
@@ -249,9 +257,13 @@ int cmd_verify(int argc, char **argv) {
   VerifyArgs a;
   int status = parse_args(argc, argv, &a);
   if (status >= 0) return status;
-  Program *p = program_load(a.path, target_default(), stderr);
-  if (!p) return 1;
-  status = verify(p, &a);
+  Arena *target_arena = arena_new();
+  Target *target = ARENA_NEW(target_arena, Target);
+  Program *p = NULL;
+  if (!a.target_path || !target_load(a.target_path, target_arena, target, stderr))
+    p = program_load(a.path, a.target_path ? target : target_default(), stderr);
+  status = p ? verify(p, &a) : 1;
   program_free(p);
+  arena_free(target_arena);
   return status;
 }

@@ -6,7 +6,8 @@
 #    rewrites the golden files; review the diff).
 # 2. Hand-computed makespans: each tests/sim/*.bfk states, in `// expect:`
 #    lines, the cycles of barrier, barrier-free and the ideal on
-#    tests/sim/round.target, worked out in its header comment.
+#    tests/sim/round.target, worked out in its header comment; the oracle
+#    (bfsync verify --target) passes them too.
 # 3. The built-in target is targets/trn1.target: the same run with and
 #    without --target targets/trn1.target gives the same figures.
 # 4. Every example at its first `// params:` line, both sync modes, on the
@@ -70,6 +71,13 @@ for path in sorted(glob.glob("tests/sim/*.bfk")):
         fields = line.split(":", 1)[1].split()
         params = [f for f in fields if f.split("=")[0] not in ("barrier", "barrier-free", "ideal")]
         want = dict(f.split("=") for f in fields if f not in params)
+        for sync in ("barrier-free", "barrier"):
+            args = [bfsync, "verify", path, "--sync=" + sync, "--target", "tests/sim/round.target"]
+            for p in params:
+                args += ["-p", p]
+            r = subprocess.run(args, capture_output=True, text=True, timeout=600)
+            if r.returncode != 0:
+                fail(f"verify: exit {r.returncode}", " ".join(args), r.stdout + r.stderr)
         rc, objs, cmd, err = run(path, params, ["--sync=both", "--target", "tests/sim/round.target"])
         if rc != 0 or len(objs) != 2:
             fail(f"exit {rc}, {len(objs)} objects", cmd, err)
