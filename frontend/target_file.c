@@ -43,7 +43,6 @@ typedef struct KindKey {
 static const KindKey kind_keys[] = {
     {"overhead", 1, COST(overhead)},
     {"lanes", 1, COST(lanes)},
-    {"elems_per_cycle.dma", 0, COST(elems_per_cycle[BFRT_CLASS_DMA])},
     {"elems_per_cycle.matmul", 0, COST(elems_per_cycle[BFRT_CLASS_MATMUL])},
     {"elems_per_cycle.elemwise", 0, COST(elems_per_cycle[BFRT_CLASS_ELEMWISE])},
     {"elems_per_cycle.transcendental", 0, COST(elems_per_cycle[BFRT_CLASS_TRANSCENDENTAL])},
