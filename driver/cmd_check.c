@@ -12,8 +12,9 @@
 static void usage(FILE *out) {
   fprintf(out,
           "usage: bfsync check FILE...\n\n"
-          "Parse and analyze each kernel file. Prints nothing on success; each\n"
-          "error as FILE:LINE:COL: error: MESSAGE, the source line and a caret.\n"
+          "Parse and analyze each kernel file (- reads standard input). Prints\n"
+          "nothing on success; each error as FILE:LINE:COL: error: MESSAGE, then\n"
+          "the source line and a caret under the place.\n"
           "Exit status: 0 all files clean, 1 errors found, 2 usage error.\n");
 }
 

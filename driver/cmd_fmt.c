@@ -1,6 +1,6 @@
 /* cmd_fmt.c: `bfsync fmt FILE`: print the kernel in canonical form on
  * stdout. Only a kernel that checks cleanly is printed, so fmt never turns
- * a broken file into a different broken file. Comments are not kept.
+ * a broken file into a different broken file. Comments are kept.
  *
  *   fmt      parse -> check -> fmt */
 #include <stdio.h>
@@ -12,8 +12,9 @@
 static void usage(FILE *out) {
   fprintf(out,
           "usage: bfsync fmt FILE\n\n"
-          "Print the kernel in canonical form on stdout: one statement per line,\n"
-          "two-space indentation, minimal parentheses. Comments are not kept.\n"
+          "Print the kernel (- reads standard input) in canonical form on stdout:\n"
+          "one statement per line, two-space indentation, minimal parentheses.\n"
+          "Comments and blank lines are kept where they were.\n"
           "Exit status: 0 printed, 1 errors in the kernel, 2 usage error.\n");
 }
 

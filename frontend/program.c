@@ -6,6 +6,7 @@
 #include "frontend/program.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -61,16 +62,17 @@ static char *read_all(FILE *f, size_t *len) {
 }
 
 Program *program_load(const char *path, const Target *target, FILE *out) {
-  FILE *f = fopen(path, "rb");
+  bool from_stdin = !strcmp(path, "-");
+  FILE *f = from_stdin ? stdin : fopen(path, "rb");
   size_t len = 0;
   char *text = f ? read_all(f, &len) : NULL;
   int saved = errno;
-  if (f) fclose(f);
+  if (f && !from_stdin) fclose(f);
   if (!text) {
     fprintf(out, "bfsync: error: cannot read '%s': %s\n", path, strerror(saved));
     return NULL;
   }
-  Program *p = program_new(path, text, len, target, out);
+  Program *p = program_new(from_stdin ? "<stdin>" : path, text, len, target, out);
   free(text);
   return p;
 }

@@ -29,7 +29,8 @@ typedef struct Program {
 /* A new program for the file's text (copied into the arena); diagnostics go to out. */
 Program *program_new(const char *path, const char *text, size_t len, const Target *target,
                      FILE *out);
-/* Read path into a new program; NULL (with a message on out) if unreadable. */
+/* Read path ("-": standard input) into a new program; NULL (with a message
+ * on out) if unreadable. */
 Program *program_load(const char *path, const Target *target, FILE *out);
 /* Free the program and its arena. */
 void program_free(Program *p);

@@ -77,6 +77,9 @@ expect_status 2 "$BFSYNC" check --frobnicate "$good"
 expect_status 0 "$BFSYNC" check --help
 grep -q "usage: bfsync check" "$tmp/out" || fail "check --help does not print its usage on stdout"
 expect_status 0 "$BFSYNC" check -- "$good"
+"$BFSYNC" check - <"$good" || fail "check - (standard input) failed"
+"$BFSYNC" check - <tests/bad/names.bfk 2>"$tmp/err" && fail "check - accepted a bad kernel"
+grep -q "^<stdin>:2:26: error: duplicate name 'N'" "$tmp/err" || fail "check - does not name <stdin>"
 expect_status 0 "$BFSYNC" fmt "$good"
 grep -q "^  for i in 0 .. N {$" "$tmp/out" || fail "fmt output lacks the loop"
 expect_status 1 "$BFSYNC" fmt tests/bad/names.bfk
