@@ -386,6 +386,58 @@ static void check_shapes(Sema *s, const Stmt *in, ShapeRule rule) {
 
 /* ---- Statements. */
 
+/* ---- Suggestions for misspelled ops and engines. */
+
+/* Edit distance between word and a short candidate, capped at cap + 1. */
+static size_t edit_distance(const char *word, const char *candidate, size_t cap) {
+  enum { LONGEST = 32 };
+  size_t n = strlen(candidate), row[LONGEST + 1];
+  if (n > LONGEST) return cap + 1;
+  for (size_t j = 0; j <= n; j++) row[j] = j;
+  for (size_t i = 1; word[i - 1]; i++) {
+    size_t diagonal = row[0], best = row[0] = i;
+    for (size_t j = 1; j <= n; j++) {
+      size_t above = row[j];
+      size_t cost = diagonal + (word[i - 1] != candidate[j - 1]);
+      if (above + 1 < cost) cost = above + 1;
+      if (row[j - 1] + 1 < cost) cost = row[j - 1] + 1;
+      row[j] = cost;
+      diagonal = above;
+      if (cost < best) best = cost;
+    }
+    if (best > cap) return cap + 1;
+  }
+  return row[n];
+}
+
+/* "; did you mean 'x'?" for the closest of n names within two edits (and
+ * fewer than either word's length), or "". */
+static const char *suggestion(Sema *s, const char *word, const char *const *names, int n) {
+  const char *best = NULL;
+  size_t best_distance = 3;
+  for (int i = 0; i < n; i++) {
+    size_t d = edit_distance(word, names[i], 2);
+    if (d < best_distance && d < strlen(names[i]) && d < strlen(word)) {
+      best = names[i];
+      best_distance = d;
+    }
+  }
+  return best ? arena_printf(s->p->arena, "; did you mean '%s'?", best) : "";
+}
+
+static const char *op_suggestion(Sema *s, const char *word) {
+  const char *names[BFRT_NOPS];
+  for (int op = 0; op < BFRT_NOPS; op++) names[op] = op_info(op)->name;
+  return suggestion(s, word, names, BFRT_NOPS);
+}
+
+static const char *engine_suggestion(Sema *s, const char *word) {
+  const Target *t = s->p->target;
+  const char *names[BFRT_MAX_ENGINES];
+  for (int e = 0; e < t->nengines; e++) names[e] = t->engines[e].name;
+  return suggestion(s, word, names, t->nengines);
+}
+
 /* The names of the engines that can run op (all engines when op < 0). */
 static void engine_names(const Target *t, int op, char *buf, size_t size) {
   size_t n = 0;
@@ -400,8 +452,8 @@ static int lookup_engine(Sema *s, const char *name, Span span) {
   if (e < 0) {
     char engines[256];
     engine_names(s->p->target, -1, engines, sizeof engines);
-    diag_error(s->diag, span, "unknown engine '%s' (target %s has %s)", name, s->p->target->name,
-               engines);
+    diag_error(s->diag, span, "unknown engine '%s' (target %s has %s)%s", name,
+               s->p->target->name, engines, engine_suggestion(s, name));
   }
   return e;
 }
@@ -431,7 +483,7 @@ static int place_instr(Sema *s, Stmt *in) {
 static int lookup_op(Sema *s, Stmt *in, int engine) {
   int op = op_lookup(in->op_name);
   if (op < 0) {
-    diag_error(s->diag, in->op_span, "unknown op '%s'", in->op_name);
+    diag_error(s->diag, in->op_span, "unknown op '%s'%s", in->op_name, op_suggestion(s, in->op_name));
     return -1;
   }
   if (engine >= 0 && !target_can_run(s->p->target, engine, op)) {

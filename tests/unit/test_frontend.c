@@ -258,6 +258,10 @@ static void test_engine_and_op_errors(void **state) {
                     "10:3: error: unknown engine 'gpu' (target trn1 has pe, act, dve, pool, dma)");
   assert_stmt_error("  gpu { }", "10:3: error: unknown engine 'gpu' (target trn1 has pe, act, dve, pool, dma)");
   assert_stmt_error("  dve: frob b, b;", "10:8: error: unknown op 'frob'");
+  assert_stmt_error("  dve: rowmx r, b;", "10:8: error: unknown op 'rowmx'; did you mean 'rowmax'?");
+  assert_stmt_error("  dve: m b, b, b;", "10:8: error: unknown op 'm'");
+  assert_stmt_error("  dev: copy b, b;", "10:3: error: unknown engine 'dev' (target trn1 has pe, act, "
+                                         "dve, pool, dma); did you mean 'dve'?");
   assert_stmt_error("  dve: exp b, b;", "10:8: error: engine 'dve' cannot run 'exp' (it runs on act)");
   assert_stmt_error("  pe: copy b, b;",
                     "10:7: error: engine 'pe' cannot run 'copy' (it runs on act, dve, pool, dma)");
