@@ -29,6 +29,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <malloc.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -616,7 +617,7 @@ typedef struct Campaign {
   uint64_t from, count;
   int jobs;
   uint64_t gcc_every;
-  bool json, minimize, exhaustive;
+  bool json, minimize, exhaustive, dry_run;
   const char *regress_dir;
   Config cfg;
   Counts totals;
@@ -849,34 +850,39 @@ static void print_json(const Campaign *c, double seconds) {
 /* ---- The exhaustive small scope.
  *
  * Every kernel within the bound: at most 3 instructions over 3 engines, at
- * most 2 loops (nested or side by side, never empty), tiles with 1 or 2
- * slots, loop bounds from the parameter N or the outer loop variable:
+ * most 2 loops (nested or side by side, never empty), at most 2 shared
+ * tiles with 1 or 2 slots, loop bounds from the parameter N or the outer
+ * loop variable:
  *
- *   kernel  = decl{1,2} item*
- *   item    = ENGINE ":" "copy" slotref "," slotref ";"
+ *   kernel  = decl* item+
+ *   item    = ENGINE ":" access ";"                  (ENGINE: act | dve | pool)
  *           | "for" v "in" 0 ".." hi "{" item+ "}"
- *   hi      = "N" | u | u "+" 1          (u: the enclosing loop's variable)
- *   slotref = tile | tile "[" 0 | 1 | v "%" 2 | "(" v "+" 1 ")" "%" 2 "]"
+ *   hi      = "N" | u | u "+" 1                      (u: the enclosing loop's variable)
+ *   access  = "fill" ref "," 1                       (write)
+ *           | "copy" own "," ref                     (read; own: the engine's private tile)
+ *           | "scale" ref "," ref "," 2              (read and write)
+ *   ref     = tile | tile "[" 0 | 1 | v "%" 2 | "(" v "+" 1 ")" "%" 2 "]"
+ *                                                    (v: the innermost loop's variable)
  *
- * `copy d, s` on act, dve and pool reads s and writes d, so pairs of
- * instructions make RAW, WAR and WAW on one tile slot, on one engine and
- * across engines. Each kernel is judged by the oracle at N = 0, 1, 2, 3
- * (trip counts 0 to 3; inner loops bounded by u run 0 to 3 times too),
- * under both sync modes.
+ * Every pair of instructions then meets as RAW, WAR, WAW or not at all, on
+ * one engine or across two, in straight-line code, in one loop (same or
+ * loop-carried iteration, slot distance 0 or 1) or across loops. Each
+ * kernel is judged by the oracle at N = 0, 1, 2, 3 (trip counts 0 to 3;
+ * inner loops bounded by u run 0 to 3 times too), under both sync modes.
  *
- * Canonical forms, so no kernel is a renaming of another: engines, and
- * tiles, are numbered in order of first use (the three engines run copy
- * identically, the tiles differ only by their slot counts, which are
- * enumerated); a tile that is never used is not declared; and the first
- * slot expression of each two-slot tile is 0 or v % 2, since relabelling
- * its slots (0 <-> 1, v % 2 <-> (v + 1) % 2) gives an equivalent kernel. */
+ * Canonical forms, so no kernel is a mere renaming of another: engines,
+ * and tiles, are numbered in order of first use (act, dve and pool run
+ * these ops identically; the tiles differ only by their slot counts, which
+ * are enumerated); a tile never used is not declared; and the first slot
+ * expression of each two-slot tile is 0 or v % 2, since relabelling its
+ * slots (0 <-> 1, v % 2 <-> (v + 1) % 2) gives an equivalent kernel. */
 
 #define EX_MAX_INSTRS 3
 #define EX_MAX_LOOPS 2
-#define EX_MAX_TOKENS 16
-#define EX_MAX_FORMS 6
+#define EX_MAX_TOKENS (3 * EX_MAX_INSTRS)
 
 enum { TOK_INSTR, TOK_LOOP, TOK_END };
+enum { ACC_WRITE, ACC_READ, ACC_UPDATE, ACC_KINDS };
 
 typedef struct ExToken {
   int kind;
@@ -884,7 +890,7 @@ typedef struct ExToken {
 } ExToken;
 
 typedef struct ExInstr {
-  int engine, dst, src, dst_form, src_form;
+  int engine, access, tile, form;
 } ExInstr;
 
 typedef struct Exhaustive {
@@ -894,50 +900,57 @@ typedef struct Exhaustive {
   int slots[2];
   ExInstr ins[EX_MAX_INSTRS];
   int nins;
-  int scope[EX_MAX_INSTRS][2]; /* loop numbers in scope of each instruction, outer first */
-  int depth[EX_MAX_INSTRS];
-  int64_t kernels, checks, instructions, waits;
-  int failures;
-  uint64_t index;    /* canonical kernels seen so far, for dividing work */
+  int inner[EX_MAX_INSTRS]; /* the innermost loop around each instruction, or -1 */
+  int64_t kernels, checks, instructions, waits, failures;
+  uint64_t index; /* canonical kernels seen so far, for dividing the work */
   int job, jobs;
 } Exhaustive;
 
-/* Slot forms of a two-slot tile: 0, 1, and v % 2, (v + 1) % 2 for each
- * loop variable in scope; even forms are the unshifted ones. */
-static int form_count(const Exhaustive *x, int i) { return 2 + 2 * x->depth[i]; }
-
-static void print_form(FILE *f, const Exhaustive *x, int i, int form) {
-  if (form < 2) {
-    fprintf(f, "%d", form);
-    return;
-  }
-  int loop = x->scope[i][(form - 2) / 2];
-  fprintf(f, form % 2 ? "(v%d + 1) %% 2" : "v%d %% 2", loop);
-}
+/* Slot forms of a two-slot tile: 0, 1, and inside a loop v % 2, (v + 1) % 2;
+ * even forms are the unshifted ones. */
+static int form_count(const Exhaustive *x, int i) { return x->inner[i] < 0 ? 2 : 4; }
 
 static void print_ref(FILE *f, const Exhaustive *x, int i, int tile, int form) {
   fputc("ab"[tile], f);
-  if (x->slots[tile] == 2) {
-    fputc('[', f);
-    print_form(f, x, i, form);
-    fputc(']', f);
-  }
+  if (x->slots[tile] == 1) return;
+  if (form < 2)
+    fprintf(f, "[%d]", form);
+  else
+    fprintf(f, form == 2 ? "[v%d %% 2]" : "[(v%d + 1) %% 2]", x->inner[i]);
 }
 
-static bool tile_used(const Exhaustive *x, int tile) {
-  for (int i = 0; i < x->nins; i++)
-    if (x->ins[i].dst == tile || x->ins[i].src == tile) return true;
-  return false;
+static const char *const ex_engines[] = {"act", "dve", "pool"};
+
+static void print_decls(FILE *f, const Exhaustive *x) {
+  bool tile[2] = {false, false}, own[3] = {false, false, false};
+  for (int i = 0; i < x->nins; i++) {
+    tile[x->ins[i].tile] = true;
+    own[x->ins[i].engine] |= x->ins[i].access == ACC_READ;
+  }
+  for (int t = 0; t < 2; t++)
+    if (tile[t]) fprintf(f, "  sbuf %c%s: f32[1, 1];\n", "ab"[t], x->slots[t] == 2 ? "[2]" : "");
+  for (int e = 0; e < 3; e++)
+    if (own[e]) fprintf(f, "  sbuf own_%s: f32[1, 1];\n", ex_engines[e]);
+}
+
+static void print_access(FILE *f, const Exhaustive *x, int i) {
+  const ExInstr *in = &x->ins[i];
+  fputs(in->access == ACC_WRITE ? "fill " : in->access == ACC_READ ? "copy " : "scale ", f);
+  if (in->access == ACC_READ) fprintf(f, "own_%s, ", ex_engines[in->engine]);
+  print_ref(f, x, i, in->tile, in->form);
+  if (in->access == ACC_UPDATE) {
+    fputs(", ", f);
+    print_ref(f, x, i, in->tile, in->form);
+  }
+  fputs(in->access == ACC_WRITE ? ", 1" : in->access == ACC_UPDATE ? ", 2" : "", f);
 }
 
 static char *ex_text(const Exhaustive *x) {
-  static const char *const engines[] = {"act", "dve", "pool"};
   char *text = NULL;
   size_t len = 0;
   FILE *f = open_memstream(&text, &len);
   fprintf(f, "kernel small(N: int) {\n");
-  for (int t = 0; t < 2; t++)
-    if (tile_used(x, t)) fprintf(f, "  sbuf %c%s: f32[1, 1];\n", "ab"[t], x->slots[t] == 2 ? "[2]" : "");
+  print_decls(f, x);
   int depth = 1, instr = 0, loop = 0, open[EX_MAX_LOOPS];
   for (int k = 0; k < x->ntok; k++) {
     const ExToken *t = &x->tok[k];
@@ -954,13 +967,9 @@ static char *ex_text(const Exhaustive *x) {
       open[depth - 1] = loop++;
       depth++;
     } else {
-      const ExInstr *in = &x->ins[instr];
-      fprintf(f, "%*s%s: copy ", 2 * depth, "", engines[in->engine]);
-      print_ref(f, x, instr, in->dst, in->dst_form);
-      fputs(", ", f);
-      print_ref(f, x, instr, in->src, in->src_form);
+      fprintf(f, "%*s%s: ", 2 * depth, "", ex_engines[x->ins[instr].engine]);
+      print_access(f, x, instr++);
       fputs(";\n", f);
-      instr++;
     }
   }
   fputs("}\n", f);
@@ -975,17 +984,12 @@ static bool canonical(const Exhaustive *x) {
   bool seen_form[2] = {false, false};
   for (int i = 0; i < x->nins; i++) {
     const ExInstr *in = &x->ins[i];
-    if (in->engine > next_engine) return false;
-    if (in->engine == next_engine) next_engine++;
-    int tiles[2] = {in->dst, in->src}, forms[2] = {in->dst_form, in->src_form};
-    for (int o = 0; o < 2; o++) {
-      if (tiles[o] > next_tile) return false;
-      if (tiles[o] == next_tile) next_tile++;
-      if (x->slots[tiles[o]] == 1 && forms[o]) return false;
-      if (x->slots[tiles[o]] == 2 && !seen_form[tiles[o]]) {
-        if (forms[o] % 2) return false;
-        seen_form[tiles[o]] = true;
-      }
+    if (in->engine > next_engine || in->tile > next_tile) return false;
+    next_engine += in->engine == next_engine;
+    next_tile += in->tile == next_tile;
+    if (x->slots[in->tile] == 2 && !seen_form[in->tile]) {
+      if (in->form % 2) return false;
+      seen_form[in->tile] = true;
     }
   }
   return next_tile == 2 || x->slots[1] == 1;
@@ -1019,50 +1023,52 @@ static void ex_check(Exhaustive *x, const char *text) {
         failed = true;
         x->failures++;
         fprintf(stderr,
-                "bfsync: exhaustive: FAILED (%s, N=%d): races %" PRId64 ", late %" PRId64 ", deadlocks %" PRId64
-                ", mismatches %" PRId64 "\n%s",
+                "bfsync: exhaustive: FAILED (%s, N=%d): races %" PRId64 ", unexplained late %" PRId64
+                ", deadlocks %" PRId64 ", mismatches %" PRId64 "\n%s",
                 sync_name((SyncMode)sync), n, st.races, st.late - st.late_explained, st.deadlocks, st.mismatches,
                 text);
       }
     }
   }
-  x->kernels++;
   program_free(p);
 }
 
-/* Every assignment of engines, tiles and slot forms to instruction k.. */
-static void ex_assign(Exhaustive *x, int k) {
-  if (k == x->nins) {
-    if (!canonical(x)) return;
-    if (x->index++ % (uint64_t)x->jobs != (uint64_t)x->job) return;
-    char *text = ex_text(x);
-    ex_check(x, text);
-    free(text);
-    return;
-  }
-  int forms = form_count(x, k);
-  for (int e = 0; e < 3; e++)
-    for (int d = 0; d < 2; d++)
-      for (int df = 0; df < (x->slots[d] == 2 ? forms : 1); df++)
-        for (int s = 0; s < 2; s++)
-          for (int sf = 0; sf < (x->slots[s] == 2 ? forms : 1); sf++) {
-            x->ins[k] = (ExInstr){e, d, s, df, sf};
-            ex_assign(x, k + 1);
-          }
+static void ex_kernel(Exhaustive *x) {
+  if (!canonical(x)) return;
+  if (x->index++ % (uint64_t)x->jobs != (uint64_t)x->job) return;
+  x->kernels++;
+  if (x->c->dry_run) return;
+  char *text = ex_text(x);
+  ex_check(x, text);
+  free(text);
 }
 
-/* The scope of each instruction, from the skeleton. */
+/* Every engine, access, tile and slot form for instruction k onwards. */
+static void ex_assign(Exhaustive *x, int k) {
+  if (k == x->nins) {
+    ex_kernel(x);
+    return;
+  }
+  for (int e = 0; e < 3; e++)
+    for (int a = 0; a < ACC_KINDS; a++)
+      for (int t = 0; t < 2; t++)
+        for (int f = 0; f < (x->slots[t] == 2 ? form_count(x, k) : 1); f++) {
+          x->ins[k] = (ExInstr){e, a, t, f};
+          ex_assign(x, k + 1);
+        }
+}
+
+/* The innermost loop of each instruction, from the skeleton. */
 static void ex_scopes(Exhaustive *x) {
   int open[EX_MAX_LOOPS], depth = 0, loop = 0;
   x->nins = 0;
   for (int k = 0; k < x->ntok; k++) {
-    if (x->tok[k].kind == TOK_LOOP) open[depth++] = loop++;
-    else if (x->tok[k].kind == TOK_END) depth--;
-    else {
-      x->depth[x->nins] = depth;
-      for (int d = 0; d < depth; d++) x->scope[x->nins][d] = open[d];
-      x->nins++;
-    }
+    if (x->tok[k].kind == TOK_LOOP)
+      open[depth++] = loop++;
+    else if (x->tok[k].kind == TOK_END)
+      depth--;
+    else
+      x->inner[x->nins++] = depth ? open[depth - 1] : -1;
   }
 }
 
@@ -1181,6 +1187,7 @@ static const char usage_text[] =
     "  --regress DIR    where minimized failing seeds go (default tests/regress)\n"
     "  --no-minimize    report failing seeds without minimizing them\n"
     "  --json           the summary as one JSON object\n"
+    "  --dry-run        with --exhaustive: count the kernels, judge none\n"
     "  --mutate=drop:K|lower:K\n"
     "                   TEST ONLY: break the K-th barrier-free wait of every kernel,\n"
     "                   to see the campaign catch and minimize failures\n"
@@ -1262,6 +1269,8 @@ static int parse_args(int argc, char **argv, Campaign *c) {
       c->json = true;
     } else if (!strcmp(argv[i], "--exhaustive")) {
       c->exhaustive = true;
+    } else if (!strcmp(argv[i], "--dry-run")) {
+      c->dry_run = true;
     } else if (!strcmp(argv[i], "--no-jitter")) {
       c->cfg.jitter = false;
     } else if (!strcmp(argv[i], "--no-minimize")) {
@@ -1320,6 +1329,11 @@ int cmd_campaign(int argc, char **argv) {
   c->cfg = (Config){.size = 12, .schedules = 2, .jitter = true, .sim = true, .lib = lib, .root = root,
             .mutate_index = -1};
   int status = parse_args(argc, argv, c);
+  /* Each kernel's arena is freed and the next one's allocated: without
+   * these glibc returns the memory to the kernel and takes it back every
+   * time, which cost 70% of the exhaustive run in TLB flushes. */
+  mallopt(M_TRIM_THRESHOLD, 512 << 20);
+  mallopt(M_MMAP_THRESHOLD, 256 << 20);
   if (status < 0) status = c->exhaustive ? run_exhaustive(c) : run_campaign(c);
   free(exe_dir);
   free(c);
