@@ -160,19 +160,23 @@ static void print_json_string(FILE *out, const char *s) {
   fputc('"', out);
 }
 
-typedef enum WaitClass { ALL_REDUNDANT, ALL_IMPLIED, UNEXECUTED } WaitClass;
+typedef enum WaitClass { ALL_REDUNDANT, ALL_IMPLIED, UNEXECUTED, FALLBACK } WaitClass;
 
 /* Wait nodes (in ir_mutate's order) of a class: every execution redundant;
- * every execution redundant or subsumed; never executed. Dropping any of
- * them cannot create a race: the mutation tests call those equivalent. */
+ * every execution redundant or subsumed; never executed (dropping any of
+ * those cannot create a race: the mutation tests call them equivalent);
+ * conservative by the transform's own account (its WaitWhy names a
+ * fallback), which may guard nothing the exact dependences need. */
 static void print_wait_list(FILE *out, const char *key, const OracleStats *st, WaitClass class) {
   fprintf(out, ", \"%s\": [", key);
   const char *sep = "";
   for (int i = 0; i < st->nwait_nodes; i++) {
     int64_t runs = st->wait_executed[i], redundant = st->wait_redundant[i];
+    const WaitWhy *why = st->wait_node[i]->why;
     bool member = class == UNEXECUTED      ? runs == 0
                   : class == ALL_REDUNDANT ? runs > 0 && redundant == runs
-                                           : runs > 0 && redundant + st->wait_subsumed[i] == runs;
+                  : class == ALL_IMPLIED   ? runs > 0 && redundant + st->wait_subsumed[i] == runs
+                                           : why && why->fallback;
     if (member) {
       fprintf(out, "%s%d", sep, i);
       sep = ", ";
@@ -204,6 +208,7 @@ static void print_json(FILE *out, const Program *p, const VerifyArgs *a, const i
   print_wait_list(out, "redundant_waits", st, ALL_REDUNDANT);
   print_wait_list(out, "implied_waits", st, ALL_IMPLIED);
   print_wait_list(out, "unexecuted_waits", st, UNEXECUTED);
+  print_wait_list(out, "fallback_waits", st, FALLBACK);
   fputs("}\n", out);
 }
 

@@ -780,12 +780,14 @@ void oracle_check(Oracle *o, int schedules, uint64_t seed, FILE *log, OracleStat
   if (!ir || ir->nengines != o->nengines) bug("oracle_check: no IR, or not for this target");
   Arena *arena = o->p->arena;
   const WaitIndex *w = build_wait_index(o);
+  const IrNode **nodes = ARENA_ARRAY(arena, const IrNode *, w->n + 1);
+  for (int i = 0; i < w->n; i++) nodes[w->entries[i].order] = w->entries[i].node;
   memset(st, 0, sizeof *st);
   st->schedules = schedules;
   st->sync = ir->sync;
   st->nwait_nodes = w->n;
   for (int k = 0; k < schedules; k++) {
-    OracleStats one = {.nwait_nodes = w->n};
+    OracleStats one = {.nwait_nodes = w->n, .wait_node = nodes};
     one.wait_executed = ARENA_ARRAY(arena, int64_t, w->n + 1);
     one.wait_redundant = ARENA_ARRAY(arena, int64_t, w->n + 1);
     one.wait_subsumed = ARENA_ARRAY(arena, int64_t, w->n + 1);

@@ -44,6 +44,7 @@ typedef struct OracleStats {
   SyncMode sync; /* of the streams judged */
   /* Per wait node, in ir_mutate's order (engine, then pre-order), first schedule. */
   int nwait_nodes;
+  const IrNode **wait_node; /* the nodes themselves */
   int64_t *wait_executed;
   int64_t *wait_redundant;
   int64_t *wait_subsumed;
