@@ -29,6 +29,9 @@
 
 enum { READS, WRITES };
 
+/* How far coverage follows closed-form producers of producers. */
+enum { MAX_COVER_DEPTH = 8 };
+
 typedef struct NodeList {
   IrNode *head, **tail;
 } NodeList;
@@ -62,6 +65,7 @@ typedef struct Builder {
   IrExpr **pos;       /* [engine]: P_e here, NULL when c does not follow e */
   IrExpr **pos_after; /* [instr]: P_e just after it */
   IrExpr **waited;    /* [engine]: threshold already waited for in this segment */
+  int *covered;       /* [engine]: latest instruction of this iteration known complete */
   int var_cap;
 } Builder;
 
@@ -186,9 +190,8 @@ static bool accesses_as(const Deps *d, int x, int res, int kind) {
 static bool can_precede(const Deps *d, int consumer, int e, int res, int kind) {
   const AccessorList *l = deps_accessors(d, res, e);
   int end = extend_to_outermost(d, consumer) + 1, tries = 0;
-  for (int i = l->n - 1; i >= 0; i--) {
+  for (int i = deps_lower_bound(l, end) - 1; i >= 0; i--) {
     int x = l->ids[i];
-    if (x >= end) continue;
     if (++tries > 64) return true;
     if (accesses_as(d, x, res, kind) && deps_may_conflict(d, x, consumer, 0)) return true;
   }
@@ -419,6 +422,35 @@ static IrExpr *closed_threshold(Builder *b, const Need *n) {
   return ir_binary(p->arena, IX_MAX, closed_threshold(b, n->before), last, 0);
 }
 
+/* Instruction a of this iteration has completed, so (by induction over
+ * program order: every earlier instance started only once its needs had
+ * completed) have its closed-form producers, transitively. cover[e] is the
+ * latest e-instruction of the current iteration known complete. */
+static void add_coverage(const Analysis *an, int *cover, int a, int depth) {
+  const Deps *d = an->d;
+  int e = d->instrs[a].engine;
+  if (a <= cover[e]) return;
+  cover[e] = a;
+  if (depth == MAX_COVER_DEPTH) return;
+  for (int f = 0; f < d->nengines; f++) {
+    const Need *n = &an->needs[a * d->nengines + f];
+    if (f != e && n->kind == NEED_CLOSED) add_coverage(an, cover, n->producer, depth + 1);
+  }
+}
+
+/* Whether consumer's closed-form wait on e is implied by what is already
+ * known complete and by its waits on the other engines. */
+static bool covered_by_others(Builder *b, int consumer, int e, int producer) {
+  const Deps *d = b->an->d;
+  int cover[BFRT_MAX_ENGINES];
+  memcpy(cover, b->covered, sizeof(int) * (size_t)d->nengines);
+  for (int f = 0; f < d->nengines; f++) {
+    const Need *n = &b->an->needs[consumer * d->nengines + f];
+    if (f != e && f != b->c && n->kind == NEED_CLOSED) add_coverage(b->an, cover, n->producer, 0);
+  }
+  return producer <= cover[e];
+}
+
 static void emit_waits(Builder *b, int consumer, NodeList *out) {
   const Deps *d = b->an->d;
   for (int e = 0; e < d->nengines; e++) {
@@ -426,6 +458,7 @@ static void emit_waits(Builder *b, int consumer, NodeList *out) {
     if (e == b->c || n->kind == NEED_NONE) continue;
     IrExpr *t;
     const WaitWhy *why;
+    if (n->kind == NEED_CLOSED && covered_by_others(b, consumer, e, n->producer)) continue;
     if (n->kind != NEED_TRACK) {
       t = closed_threshold(b, n);
       if (implies(b->waited[e], t)) continue;
@@ -440,6 +473,10 @@ static void emit_waits(Builder *b, int consumer, NodeList *out) {
     w->why = why;
     append(out, w);
     b->waited[e] = t;
+  }
+  for (int e = 0; e < d->nengines; e++) {
+    const Need *n = &b->an->needs[consumer * d->nengines + e];
+    if (e != b->c && n->kind == NEED_CLOSED) add_coverage(b->an, b->covered, n->producer, 0);
   }
 }
 
@@ -543,6 +580,11 @@ static void walk_loop(Builder *b, const Stmt *loop, NodeList *out) {
   NodeList pre = {NULL, &pre.head}, body = {NULL, &body.head};
   bool any_running = false;
 
+  /* what is known complete before the loop holds in every iteration;
+   * what an iteration learns holds only in that iteration */
+  int covered[BFRT_MAX_ENGINES];
+  memcpy(covered, b->covered, sizeof(int) * (size_t)ne);
+
   retire_positions(b, b->an->d->loops[loop->loop_id].first);
   memcpy(entry, b->pos, sizeof(IrExpr *) * (size_t)ne);
   enter_body(b, loop, entry, running, &pre);
@@ -550,6 +592,7 @@ static void walk_loop(Builder *b, const Stmt *loop, NodeList *out) {
   walk_list(b, loop->body, &body);
   close_body(b, loop, running, &body);
   clear_waited(b);
+  memcpy(b->covered, covered, sizeof(int) * (size_t)ne);
 
   for (int e = 0; e < ne; e++) {
     if (!entry[e] || !b->pos[e]) continue;
@@ -599,6 +642,8 @@ static void build_stream(Program *p, const Analysis *an, int c) {
   b.pos = ARENA_ARRAY(p->arena, IrExpr *, d->nengines);
   b.pos_after = ARENA_ARRAY(p->arena, IrExpr *, d->ninstrs + 1);
   b.waited = ARENA_ARRAY(p->arena, IrExpr *, d->nengines);
+  b.covered = ARENA_ARRAY(p->arena, int, d->nengines);
+  for (int e = 0; e < d->nengines; e++) b.covered[e] = -1;
   plan_stream(&b);
   NodeList out = {NULL, &out.head};
   walk_list(&b, p->kernel->body, &out);

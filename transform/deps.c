@@ -317,8 +317,7 @@ const char *deps_kind(const Deps *d, int a, int b) {
 
 /* ---- The backward scan. */
 
-/* Index of the first id >= lo in l. */
-static int lower_bound(const AccessorList *l, int lo) {
+int deps_lower_bound(const AccessorList *l, int lo) {
   int first = 0, last = l->n;
   while (first < last) {
     int mid = first + (last - first) / 2;
@@ -334,7 +333,7 @@ static int latest_conflict(const Deps *d, int b, int e, int lo, int hi, int comm
   const InstrInfo *ib = &d->instrs[b];
   for (int j = 0; j < ib->naccesses; j++) {
     const AccessorList *l = deps_accessors(d, ib->accesses[j].res, e);
-    for (int i = lower_bound(l, hi) - 1; i >= 0 && l->ids[i] >= lo && l->ids[i] > best; i--)
+    for (int i = deps_lower_bound(l, hi) - 1; i >= 0 && l->ids[i] >= lo && l->ids[i] > best; i--)
       if (deps_may_conflict(d, l->ids[i], b, common_limit)) {
         best = l->ids[i];
         break;

@@ -86,6 +86,8 @@ bool deps_must_conflict(const Deps *d, int a, int b);
 const char *deps_kind(const Deps *d, int a, int b);
 /* The accessor list of resource res on engine e. */
 const AccessorList *deps_accessors(const Deps *d, int res, int e);
+/* Index in l of the first accessor with id >= id (l->n if none). */
+int deps_lower_bound(const AccessorList *l, int id);
 /* Whether loop l encloses instruction i. */
 bool deps_encloses(const Deps *d, int l, int i);
 
