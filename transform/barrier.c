@@ -40,35 +40,6 @@ static void append(NodeList *l, IrNode *n) {
   l->tail = &n->next;
 }
 
-static IrNode *new_node(Program *p, IrKind kind, int line) {
-  IrNode *n = ARENA_NEW(p->arena, IrNode);
-  n->kind = kind;
-  n->line = line;
-  return n;
-}
-
-static IrNode *op_node(Program *p, const InstrInfo *in) {
-  const Stmt *s = in->stmt;
-  IrNode *n = new_node(p, IR_OP, in->line);
-  n->instr = s;
-  n->op = s->op;
-  n->noperands = s->noperands;
-  n->operands = ARENA_ARRAY(p->arena, IrOperand, s->noperands + 1);
-  for (int i = 0; i < s->noperands; i++) {
-    const Operand *o = &s->operands[i];
-    IrOperand *io = &n->operands[i];
-    io->kind = o->kind;
-    io->decl = o->decl;
-    io->imm = o->imm;
-    if (o->kind == OPND_TILE) io->slot = o->slot ? ir_from_expr(p, o->slot) : ir_const(p->arena, 0);
-    if (o->kind == OPND_HBM) {
-      io->row = ir_from_expr(p, o->row);
-      io->col = ir_from_expr(p, o->col);
-    }
-  }
-  return n;
-}
-
 static void begin_region(Builder *b) {
   b->region.n = 0;
   memset(b->region.count, 0, sizeof b->region.count);
@@ -80,7 +51,7 @@ static IrNode *region_wait(Builder *b, int consumer, int e) {
   for (int i = r->n - 1; i >= 0; i--) {
     int a = r->ids[i];
     if (b->d->instrs[a].engine != e || !deps_may_conflict(b->d, a, consumer, INT_MAX)) continue;
-    IrNode *w = new_node(b->p, IR_WAIT, b->d->instrs[consumer].line);
+    IrNode *w = ir_node(b->p->arena, IR_WAIT, b->d->instrs[consumer].line);
     WaitWhy *why = ARENA_NEW(b->p->arena, WaitWhy);
     why->consumer_line = b->d->instrs[consumer].line;
     why->producer_lines[0] = b->d->instrs[a].line;
@@ -105,7 +76,7 @@ static void emit_instr(Builder *b, int c, int id, int64_t *waited, NodeList *out
     waited[e] = w->threshold->value;
     append(out, w);
   }
-  append(out, op_node(b->p, &b->d->instrs[id]));
+  append(out, ir_op(b->p, b->d->instrs[id].stmt, b->d->instrs[id].line));
 }
 
 static void walk_list(Builder *b, const Stmt *s, NodeList *outs, Waited *waited);
@@ -119,7 +90,7 @@ static void add_to_region(Builder *b, int id, NodeList *outs, Waited *waited) {
   r->n++;
 }
 
-static IrNode *barrier(Program *p, int line) { return new_node(p, IR_BARRIER, line); }
+static IrNode *barrier(Program *p, int line) { return ir_node(p->arena, IR_BARRIER, line); }
 
 /* Every engine: barrier; for ... { body; barrier }. Regions restart at each. */
 static void walk_loop(Builder *b, const Stmt *loop, NodeList *outs, Waited *waited) {
@@ -133,7 +104,7 @@ static void walk_loop(Builder *b, const Stmt *loop, NodeList *outs, Waited *wait
   for (int e = 0; e < ne; e++) {
     append(&bodies[e], barrier(p, line));
     append(&outs[e], barrier(p, line));
-    IrNode *n = new_node(p, IR_LOOP, line);
+    IrNode *n = ir_node(p->arena, IR_LOOP, line);
     n->loop_id = loop->loop_id;
     n->lo = ir_from_expr(p, loop->lo);
     n->hi = ir_from_expr(p, loop->hi);

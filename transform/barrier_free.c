@@ -74,13 +74,6 @@ static void append(NodeList *l, IrNode *n) {
   l->tail = &n->next;
 }
 
-static IrNode *new_node(Program *p, IrKind kind, int line) {
-  IrNode *n = ARENA_NEW(p->arena, IrNode);
-  n->kind = kind;
-  n->line = line;
-  return n;
-}
-
 /* ---- Counts. */
 
 static bool uses_loopvar(const IrExpr *e, int loop) {
@@ -270,28 +263,6 @@ static IrExpr *slot_expr(Program *p, const Operand *o) {
   return o->slot ? ir_from_expr(p, o->slot) : ir_const(p->arena, 0);
 }
 
-static IrNode *op_node(Program *p, const InstrInfo *in) {
-  const Stmt *s = in->stmt;
-  IrNode *n = new_node(p, IR_OP, in->line);
-  n->instr = s;
-  n->op = s->op;
-  n->noperands = s->noperands;
-  n->operands = ARENA_ARRAY(p->arena, IrOperand, s->noperands + 1);
-  for (int i = 0; i < s->noperands; i++) {
-    const Operand *o = &s->operands[i];
-    IrOperand *io = &n->operands[i];
-    io->kind = o->kind;
-    io->decl = o->decl;
-    io->imm = o->imm;
-    if (o->kind == OPND_TILE) io->slot = slot_expr(p, o);
-    if (o->kind == OPND_HBM) {
-      io->row = ir_from_expr(p, o->row);
-      io->col = ir_from_expr(p, o->col);
-    }
-  }
-  return n;
-}
-
 /* Split e into base + k (base NULL for a constant). */
 static IrExpr *split_offset(IrExpr *e, int64_t *k) {
   if (e->kind == IX_CONST) {
@@ -366,9 +337,7 @@ static WaitWhy *tracked_why(Builder *b, int consumer, int e, const Need *n) {
           add_producer_line(w, d->instrs[l->ids[i]].line);
     }
   }
-  static const char *const names[8] = {"none", "RAW", "WAR", "RAW+WAR", "WAW", "RAW+WAW",
-                                       "WAR+WAW", "RAW+WAR+WAW"};
-  w->kind = names[raw | war << 1 | waw << 2];
+  w->kind = deps_kind_name(raw, war, waw);
   return w;
 }
 
@@ -467,7 +436,7 @@ static void emit_waits(Builder *b, int consumer, NodeList *out) {
       t = tracked_threshold(b, consumer, e);
       why = tracked_why(b, consumer, e, n);
     }
-    IrNode *w = new_node(b->p, IR_WAIT, d->instrs[consumer].line);
+    IrNode *w = ir_node(b->p->arena, IR_WAIT, d->instrs[consumer].line);
     w->engine = e;
     w->threshold = t;
     w->why = why;
@@ -486,7 +455,7 @@ static void emit_stores(Builder *b, int id, IrExpr *position, NodeList *out) {
     const Access *x = &in->accesses[j];
     int a = *array_slot(b, in->engine, x->res, x->write ? WRITES : READS);
     if (a < 0 || id > b->last_use[a]) continue;
-    IrNode *n = new_node(b->p, IR_STORE, in->line);
+    IrNode *n = ir_node(b->p->arena, IR_STORE, in->line);
     n->array = a;
     n->index = access_index(b, x);
     n->value = position;
@@ -502,7 +471,7 @@ static void walk_instr(Builder *b, const Stmt *s, NodeList *out) {
   retire_positions(b, id);
   if (in->engine == b->c) {
     emit_waits(b, id, out);
-    append(out, op_node(b->p, in));
+    append(out, ir_op(b->p, in->stmt, in->line));
     return;
   }
   if (!b->pos[in->engine]) return;
@@ -532,7 +501,7 @@ static void enter_body(Builder *b, const Stmt *loop, IrExpr **entry, int *runnin
     }
     running[e] = new_var(b, arena_printf(p->arena, "%s_pos_%s%d", p->target->engines[e].name,
                                          loop->var, loop->loop_id));
-    IrNode *set = new_node(p, IR_SET, source_line(&p->src, loop->span.begin));
+    IrNode *set = ir_node(p->arena, IR_SET, source_line(&p->src, loop->span.begin));
     set->var = running[e];
     set->value = entry[e];
     append(pre, set);
@@ -546,7 +515,7 @@ static void close_body(Builder *b, const Stmt *loop, const int *running, NodeLis
     if (running[e] < 0) continue;
     IrExpr *var = ir_leaf(b->p->arena, IX_VAR, running[e]);
     if (ir_expr_equal(b->pos[e], var)) continue;
-    IrNode *set = new_node(b->p, IR_SET, source_line(&b->p->src, loop->span.begin));
+    IrNode *set = ir_node(b->p->arena, IR_SET, source_line(&b->p->src, loop->span.begin));
     set->var = running[e];
     set->value = b->pos[e];
     append(body, set);
@@ -611,7 +580,7 @@ static void walk_loop(Builder *b, const Stmt *loop, NodeList *out) {
     *out->tail = pre.head;
     out->tail = pre.tail;
   }
-  IrNode *n = new_node(p, IR_LOOP, b->an->d->loops[loop->loop_id].line);
+  IrNode *n = ir_node(p->arena, IR_LOOP, b->an->d->loops[loop->loop_id].line);
   n->loop_id = loop->loop_id;
   n->lo = b->an->bounds[loop->loop_id].lo;
   n->hi = b->an->bounds[loop->loop_id].hi;

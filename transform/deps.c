@@ -310,6 +310,10 @@ const char *deps_kind(const Deps *d, int a, int b) {
       war |= !x->write && y->write;
       waw |= x->write && y->write;
     }
+  return deps_kind_name(raw, war, waw);
+}
+
+const char *deps_kind_name(bool raw, bool war, bool waw) {
   static const char *const names[8] = {"none", "RAW", "WAR", "RAW+WAR", "WAW", "RAW+WAW",
                                        "WAR+WAW", "RAW+WAR+WAW"};
   return names[raw | war << 1 | waw << 2];

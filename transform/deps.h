@@ -84,6 +84,8 @@ bool deps_may_conflict(const Deps *d, int a, int b, int common_limit);
 bool deps_must_conflict(const Deps *d, int a, int b);
 /* "RAW", "WAR", "WAW" or a combination, for a earlier than b. */
 const char *deps_kind(const Deps *d, int a, int b);
+/* The name of a combination of dependence kinds. */
+const char *deps_kind_name(bool raw, bool war, bool waw);
 /* The accessor list of resource res on engine e. */
 const AccessorList *deps_accessors(const Deps *d, int res, int e);
 /* Index in l of the first accessor with id >= id (l->n if none). */

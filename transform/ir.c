@@ -137,6 +137,34 @@ IrExpr *ir_from_expr(const Program *p, const Expr *e) {
   }
 }
 
+IrNode *ir_node(Arena *arena, IrKind kind, int line) {
+  IrNode *n = ARENA_NEW(arena, IrNode);
+  n->kind = kind;
+  n->line = line;
+  return n;
+}
+
+IrNode *ir_op(const Program *p, const Stmt *instr, int line) {
+  IrNode *n = ir_node(p->arena, IR_OP, line);
+  n->instr = instr;
+  n->op = instr->op;
+  n->noperands = instr->noperands;
+  n->operands = ARENA_ARRAY(p->arena, IrOperand, instr->noperands + 1);
+  for (int i = 0; i < instr->noperands; i++) {
+    const Operand *o = &instr->operands[i];
+    IrOperand *io = &n->operands[i];
+    io->kind = o->kind;
+    io->decl = o->decl;
+    io->imm = o->imm;
+    if (o->kind == OPND_TILE) io->slot = o->slot ? ir_from_expr(p, o->slot) : ir_const(p->arena, 0);
+    if (o->kind == OPND_HBM) {
+      io->row = ir_from_expr(p, o->row);
+      io->col = ir_from_expr(p, o->col);
+    }
+  }
+  return n;
+}
+
 int ir_expr_equal(const IrExpr *a, const IrExpr *b) {
   if (a == b) return 1;
   if (!a || !b || a->kind != b->kind) return 0;

@@ -135,6 +135,10 @@ IrExpr *ir_load(struct Arena *arena, int array, IrExpr *index);
 IrExpr *ir_binary(struct Arena *arena, IrExprKind kind, IrExpr *a, IrExpr *b, int line);
 /* The AST expression e as an IrExpr (lines of / and % from p's source). */
 IrExpr *ir_from_expr(const struct Program *p, const Expr *e);
+/* A node of kind from source line `line`; all other fields zero. */
+IrNode *ir_node(struct Arena *arena, IrKind kind, int line);
+/* The IR_OP node running instruction instr (its operands lowered to IR). */
+IrNode *ir_op(const struct Program *p, const Stmt *instr, int line);
 /* Whether a and b are the same expression, node for node. */
 int ir_expr_equal(const IrExpr *a, const IrExpr *b);
 /* Print e in infix form, names taken from p's kernel and stream s. */
