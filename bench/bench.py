@@ -49,7 +49,8 @@ from concurrent.futures import ThreadPoolExecutor
 ML_KERNELS = ("matmul", "softmax", "layernorm", "attention", "mlp", "conv", "residual")
 SYNC_KERNELS = ("pingpong", "chain", "deepnest")
 SYNC_COST_KEYS = ("sem_latency", "wait_cost", "bookkeep_cost", "barrier_cost")
-SENSITIVITY_FACTORS = (0.5, 2.0)
+SENSITIVITY_FACTORS = (0.0, 0.5, 2.0)  # 0: no sync cost at all, to tell cost from lost overlap
+GAP_KEYS = ("sem_latency", "wait_cost", "bookkeep_cost")  # what barrier-free pays; barriers it has none
 SIM_JOBS = 2  # simulator runs in parallel: their cycles do not depend on the host
 GEN_SIZES = (1000, 10000, 100000)
 GEN_SEED = 1
@@ -114,25 +115,27 @@ def oracle_counts(bfsync, path, params, sync):
 
 
 def ratios(barrier, bf, ideal):
+    """The figures of issue 5, and the headroom: the reduction the ideal would give."""
     return {"reduction": 1.0 - bf / barrier if barrier else None,
             "speedup": barrier / bf if bf else None,
-            "bf_over_ideal": bf / ideal if ideal else None}
+            "bf_over_ideal": bf / ideal if ideal else None,
+            "ideal_reduction": 1.0 - ideal / barrier if barrier and ideal else None}
 
 
-def scaled_target(src, factor, dst):
-    """Copy the target file with every synchronization cost times factor.
+def scaled_target(src, factor, dst, keys=SYNC_COST_KEYS):
+    """Copy the target file with the synchronization costs named in keys times factor.
 
     Costs are integers of cycles; a scaled value is rounded to the nearest
-    integer but never below 1 when the original was positive, so halving a
-    1-cycle cost leaves it at 1 (the file says how it was scaled)."""
-    key = re.compile(r"^(\s*)(%s)(\s*=\s*)([0-9.]+)(.*)$" % "|".join(SYNC_COST_KEYS))
+    integer but, for a factor above zero, never below 1 when the original
+    was positive, so halving a 1-cycle cost leaves it at 1."""
+    key = re.compile(r"^(\s*)(%s)(\s*=\s*)([0-9.]+)(.*)$" % "|".join(keys))
     with open(src) as f, open(dst, "w") as g:
         g.write("# %s with the synchronization costs scaled by %g (bench/bench.py)\n" % (os.path.basename(src), factor))
         for line in f:
             m = key.match(line)
             if m:
                 old = float(m.group(4))
-                new = max(int(round(old * factor)), 1 if old > 0 else 0)
+                new = max(int(round(old * factor)), 1 if old > 0 and factor > 0 else 0)
                 line = "%s%s%s%d%s\n" % (m.group(1), m.group(2), m.group(3), new, m.group(5))
             g.write(line)
 
@@ -168,8 +171,8 @@ def measure_kernel(bfsync, root, tmp, target, name, path, cls, svg_dir):
     return entry
 
 
-def scaled_point(bfsync, target, path):
-    o = sim_runs(bfsync, path, bench_params(path), target, "both")
+def scaled_point(bfsync, target, path, params=None):
+    o = sim_runs(bfsync, path, params or bench_params(path), target, "both")
     b, f, ideal = o["barrier"]["cycles"], o["barrier-free"]["cycles"], o["barrier-free"]["ideal_cycles"]
     return dict(cycles={"barrier": b, "barrier_free": f, "ideal": ideal}, **ratios(b, f, ideal))
 
@@ -183,6 +186,55 @@ def sensitivity(bfsync, tmp, target, kernels, pool):
         points = pool.map(lambda k: scaled_point(bfsync, t, k[1]), kernels)
         result["%g" % factor] = dict(zip((k[0] for k in kernels), points))
     return result
+
+
+def gap_point(bfsync, targets, path):
+    """Barrier-free cycles with each synchronization cost zeroed in turn."""
+    params = bench_params(path)
+    return {key: sim_runs(bfsync, path, params, t, "barrier-free")["barrier-free"]["cycles"] for key, t in targets.items()}
+
+
+def gap_attribution(bfsync, tmp, target, kernels, pool):
+    """Per kernel: how much of barrier-free's gap to the ideal each sync cost accounts for."""
+    targets = {}
+    for key in GAP_KEYS:
+        targets[key] = os.path.join(tmp, "no-%s.target" % key)
+        scaled_target(target, 0.0, targets[key], (key,))
+    points = pool.map(lambda k: gap_point(bfsync, targets, k[1]), kernels)
+    return dict(zip((k[0] for k in kernels), points))
+
+
+def two_queue_target(src, dst):
+    """The target with a second DMA queue, dma1, of the same kind and costs."""
+    with open(src) as f:
+        text = f.read()
+    text, n = re.subn(r"^(dma\s*=\s*dma\b.*)$", r"\1\ndma1 = dma  # a second DMA queue (bench/bench.py)", text, flags=re.M)
+    if n != 1:
+        raise RuntimeError("%s: no single `dma = dma` engine to add a second queue after" % src)
+    with open(dst, "w") as f:
+        f.write(text)
+
+
+def two_queue_kernel(src, dst):
+    """The kernel with its `dma: store` instructions moved to dma1; False if it has none."""
+    with open(src) as f:
+        text, n = re.subn(r"^(\s*)dma:(\s*store\b)", r"\1dma1:\2", f.read(), flags=re.M)
+    with open(dst, "w") as f:
+        f.write(text)
+    return n > 0
+
+
+def two_queues(bfsync, tmp, target, kernels, pool):
+    """The ML kernels with loads on dma and stores on dma1, on the target plus dma1."""
+    t = os.path.join(tmp, "two-queues.target")
+    two_queue_target(target, t)
+    moved = []
+    for name, path, cls in kernels:
+        dst = os.path.join(tmp, "%s-2q.bfk" % name)
+        if cls == "ml" and two_queue_kernel(path, dst):
+            moved.append((name, dst, bench_params(path)))
+    points = pool.map(lambda k: scaled_point(bfsync, t, k[1], k[2]), moved)
+    return dict(zip((k[0] for k in moved), points))
 
 
 # ---- compile side
@@ -298,27 +350,58 @@ def num(x, fmt="%.2f"):
 
 def md_kernel_table(entries):
     out = ["| kernel | class | params | barrier | barrier-free | ideal | reduction | speedup | bf/ideal |"
-           " waits b / bf | redundant b / bf | bookkeeping bf | match |",
-           "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|"]
+           " ideal reduction | waits b / bf | redundant b / bf | bookkeeping bf | match |",
+           "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|"]
     for e in entries:
         c = e["cycles"]
-        out.append("| %s | %s | %s | %s | %s | %s | %s | %sx | %s | %s / %s | %s / %s | %s | %s |" % (
+        out.append("| %s | %s | %s | %s | %s | %s | %s | %sx | %s | %s | %s / %s | %s / %s | %s | %s |" % (
             e["kernel"], e["class"], " ".join(e["params"]), format(c["barrier"], ","), format(c["barrier_free"], ","),
             cyc(c["ideal"]), pct(e["reduction"]), num(e["speedup"]), num(e["bf_over_ideal"], "%.3f"),
+            pct(e["ideal_reduction"]),
             e["waits"]["barrier"], e["waits"]["barrier_free"], e["redundant"]["barrier"], e["redundant"]["barrier_free"],
             e["bookkeeping"]["barrier_free"], "yes" if e["outputs_match"] else "NO"))
     return out
 
 
 def md_sensitivity(entries, sens):
-    keys = sorted(sens, key=float)
-    head = "| kernel | " + " | ".join("reduction / speedup, sync costs x%s" % k for k in keys[:1]) + \
-        " | reduction / speedup, x1 | " + " | ".join("reduction / speedup, x%s" % k for k in keys[1:]) + " |"
-    out = [head, "|---|---:|---:|---:|"]
+    """One column per factor (x1 is the main table): reduction / speedup, and bf/ideal at x0."""
+    keys = sorted(list(sens) + ["1"], key=float)
+    out = ["| kernel | " + " | ".join("sync costs x%s" % k for k in keys) + " | bf/ideal at x0 |",
+           "|---|" + "---:|" * (len(keys) + 1)]
     for e in entries:
-        cell = lambda r: "%s / %sx" % (pct(r["reduction"]), num(r["speedup"]))
-        row = [cell(sens[keys[0]][e["kernel"]]), cell(e)] + [cell(sens[k][e["kernel"]]) for k in keys[1:]]
-        out.append("| %s | %s |" % (e["kernel"], " | ".join(row)))
+        point = lambda k: e if k == "1" else sens[k][e["kernel"]]
+        cells = ["%s / %sx" % (pct(point(k)["reduction"]), num(point(k)["speedup"])) for k in keys]
+        zero = sens.get("0", {}).get(e["kernel"])
+        cells.append(num(zero["bf_over_ideal"], "%.3f") if zero else "n/a")
+        out.append("| %s | %s |" % (e["kernel"], " | ".join(cells)))
+    return out
+
+
+def md_gap(entries, gap, sens):
+    out = ["| kernel | bf - ideal | saved without sem_latency | without wait_cost | without bookkeep_cost |"
+           " left at x0 (all zero) |", "|---|---:|---:|---:|---:|---:|"]
+    for e in entries:
+        c, g = e["cycles"], gap[e["kernel"]]
+        if c["ideal"] is None:
+            continue
+        share = lambda v: "%s (%s)" % (format(v, ","), pct(v / (c["barrier_free"] - c["ideal"])) if c["barrier_free"] > c["ideal"] else "-")
+        zero = sens.get("0", {}).get(e["kernel"], {}).get("cycles", {})
+        left = zero.get("barrier_free", c["barrier_free"]) - zero.get("ideal", c["ideal"])
+        out.append("| %s | %s | %s | %s | %s | %s |" % (
+            e["kernel"], format(c["barrier_free"] - c["ideal"], ","),
+            share(c["barrier_free"] - g["sem_latency"]), share(c["barrier_free"] - g["wait_cost"]),
+            share(c["barrier_free"] - g["bookkeep_cost"]), format(left, ",")))
+    return out
+
+
+def md_two_queues(points):
+    out = ["| kernel | barrier | barrier-free | ideal | reduction | speedup | bf/ideal | ideal reduction |",
+           "|---|---:|---:|---:|---:|---:|---:|---:|"]
+    for name, r in points.items():
+        c = r["cycles"]
+        out.append("| %s | %s | %s | %s | %s | %sx | %s | %s |" % (
+            name, cyc(c["barrier"]), cyc(c["barrier_free"]), cyc(c["ideal"]), pct(r["reduction"]), num(r["speedup"]),
+            num(r["bf_over_ideal"], "%.3f"), pct(r["ideal_reduction"])))
     return out
 
 
@@ -367,8 +450,20 @@ def write_markdown(path, res):
         (res["commands"]["sim"], res["commands"]["verify"]), ""] + md_kernel_table(res["kernels"]) + [
         "", "Timelines: " + ", ".join("[%s](%s)" % (e["kernel"], e["svg"]) for e in res["kernels"]) + ".",
         "", "## Sensitivity to the synchronization costs", "",
-        "The target's `%s` scaled on every engine (rounded to whole cycles, never below 1): `%s`." %
-        (", ".join(SYNC_COST_KEYS), res["commands"]["sensitivity"]), ""] + md_sensitivity(res["kernels"], res["sensitivity"])
+        "The target's `%s` scaled on every engine (rounded to whole cycles, never below 1 but at x0): `%s`. "
+        "Each cell: reduction / speedup. At x0 synchronization is free, so what is left between barrier-free and "
+        "the ideal is overlap the waits give away (a wait later than needed, or a conservative dependence), not"
+        " their cost." % (", ".join(SYNC_COST_KEYS), res["commands"]["sensitivity"]), ""] + md_sensitivity(res["kernels"], res["sensitivity"])
+    L += ["", "## Where barrier-free loses to the ideal", "",
+          "Barrier-free cycles minus the ideal, and how many of those cycles go away when one synchronization cost"
+          " of the target is set to 0 (the others unchanged): `%s`. The shares need not add up to 100%%: the costs"
+          " overlap on the critical path. The last column is what is left with every cost at 0: a positive value"
+          " would be overlap lost to waits that are later than needed." % res["commands"]["gap"], ""]
+    L += md_gap(res["kernels"], res["gap"], res["sensitivity"])
+    L += ["", "## ML kernels with a second DMA queue", "",
+          "On the target above plus `dma1 = dma` (a NeuronCore-v2 has 16 DMA queues), each ML kernel with its"
+          " `dma: store` lines moved to `dma1`, so loads and stores no longer queue behind each other: `%s`." %
+          res["commands"]["two_queues"], ""] + md_two_queues(res["two_queues"])
     L += ["", "## Compile time", "",
           "`bfsync gen --seed %d --size N`, then `%s` (parse + transform + emit) and `%s` (what the JIT does with"
           " libtcc). Median of the runs shown." % (GEN_SEED, res["commands"]["compile"], res["commands"]["tcc"]), ""]
@@ -427,6 +522,8 @@ def main():
                       % os.path.relpath(args.target, root),
                "verify": "bfsync verify KERNEL -p ... --sync=barrier|barrier-free --schedules 1 --json",
                "sensitivity": "bfsync run KERNEL -p ... --exec=sim --target SCALED.target --sync=both --json",
+               "gap": "bfsync run KERNEL -p ... --exec=sim --target NO-COST.target --sync=barrier-free --json",
+               "two_queues": "bfsync run KERNEL-2Q.bfk -p ... --exec=sim --target TRN1+DMA1.target --sync=both --json",
                "compile": "bfsync compile GEN.bfk -o GEN.c",
                "tcc": "tcc -c -I runtime GEN.c",
                "threads": "bfsync run KERNEL -p ... --sync=both --json"},
@@ -436,8 +533,12 @@ def main():
             step("simulating %s" % " ".join(k[0] for k in kernels))
             res["kernels"] = list(pool.map(
                 lambda k: measure_kernel(args.bfsync, root, tmp, args.target, k[0], k[1], k[2], svg_dir), kernels))
-            step("sensitivity (sync costs x0.5, x2)")
+            step("sensitivity (sync costs x%s)" % ", x".join("%g" % f for f in SENSITIVITY_FACTORS))
             res["sensitivity"] = sensitivity(args.bfsync, tmp, args.target, kernels, pool)
+            step("barrier-free with each sync cost zeroed")
+            res["gap"] = gap_attribution(args.bfsync, tmp, args.target, kernels, pool)
+            step("ML kernels with stores on a second DMA queue")
+            res["two_queues"] = two_queues(args.bfsync, tmp, args.target, kernels, pool)
         step("compile time (1k, 10k%s instructions)" % ("" if args.quick else ", 100k"))
         res["compile"] = compile_side(args.bfsync, root, tmp, args.repeat, args.quick)
         step("threads executor")
