@@ -29,7 +29,7 @@ UNIT_SRC     = $(sort $(wildcard tests/unit/test_*.c))
 UNIT_BIN     = $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 TEST_SCRIPTS = $(sort $(wildcard tests/*.sh))
 
-.PHONY: all deps test test-unit test-scripts test-asan test-update run bench install clean fuzz-kernels fuzz
+.PHONY: all deps test test-unit test-scripts test-asan test-update run bench install clean fuzz-kernels fuzz exhaustive
 all: deps-quiet $(BUILD)/bfsync $(BUILD)/libbfrt.a
 
 deps:
@@ -90,6 +90,19 @@ run: all
 
 bench: all
 	@bash bench/run.sh $(BUILD)/bfsync
+
+# Verification at scale (docs/correctness.md). fuzz-kernels: the
+# differential campaign over N random kernels from seed FROM (the documented
+# long campaign is the default: 100,000 kernels, gcc on every 100th seed);
+# exhaustive: every kernel of the small scope through the oracle.
+N    ?= 100000
+FROM ?= 1
+JOBS ?= 2
+fuzz-kernels: all
+	$(BUILD)/bfsync campaign --from $(FROM) --count $(N) --jobs $(JOBS) --gcc-every 100
+
+exhaustive: all
+	BFSYNC=$(BUILD)/bfsync BUILD=$(BUILD) bash tests/exhaustive.sh
 
 PREFIX ?= /usr/local
 install: all

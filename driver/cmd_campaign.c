@@ -347,7 +347,7 @@ static int oracle_mode(Kernel1 *k, Oracle *o, SyncMode sync) {
 }
 
 /* Transform, judge, run; the simulator's cycles (or -1) in *cycles. */
-static int check_mode(Kernel1 *k, Oracle *o, SyncMode sync, bool with_gcc, bool *sim, int64_t *cycles) {
+static int check_mode(Kernel1 *k, Oracle *o, SyncMode sync, int gcc_mode, bool *sim, int64_t *cycles) {
   Program *p = k->p;
   *cycles = -1;
   if (sync == SYNC_BARRIER)
@@ -368,7 +368,7 @@ static int check_mode(Kernel1 *k, Oracle *o, SyncMode sync, bool with_gcc, bool 
   if (!status && *sim) *cycles = run_sim(k, jit_kernel(jit), sync, sim);
   jit_free(jit);
   if (k->out->stage[0]) return -1;
-  if (with_gcc && k->cfg->gcc_dir) return run_gcc(k, c_source, sync);
+  if ((int)sync == gcc_mode && k->cfg->gcc_dir) return run_gcc(k, c_source, sync);
   return 0;
 }
 
@@ -391,7 +391,7 @@ static void compare_cycles(Kernel1 *k, Oracle *o, const int64_t cycles[2]) {
 /* Check one kernel text (with its `// params:` line); the outcome says
  * what passed and what failed first. */
 static void check_kernel(const Config *cfg, bool *sim, const char *name, const char *text, uint64_t seed,
-                         bool with_gcc, Outcome *out) {
+                         int gcc_mode, Outcome *out) {
   char *diag_text = NULL;
   size_t diag_len = 0;
   FILE *diag = open_memstream(&diag_text, &diag_len);
@@ -409,8 +409,8 @@ static void check_kernel(const Config *cfg, bool *sim, const char *name, const c
     int64_t cycles[2];
     if (!o)
       fail(out, "oracle", "the sequential walk stopped: %s", first_line(diag, &diag_text));
-    else if (!run_reference(&k) && !check_mode(&k, o, SYNC_BARRIER_FREE, with_gcc, sim, &cycles[0]) &&
-             !check_mode(&k, o, SYNC_BARRIER, with_gcc, sim, &cycles[1]))
+    else if (!run_reference(&k) && !check_mode(&k, o, SYNC_BARRIER_FREE, gcc_mode, sim, &cycles[0]) &&
+             !check_mode(&k, o, SYNC_BARRIER, gcc_mode, sim, &cycles[1]))
       compare_cycles(&k, o, cycles);
   }
   out->counts.kernels = 1;
@@ -432,22 +432,31 @@ static char *generate(uint64_t seed, long size) {
 
 /* ---- Minimization of a failing kernel. */
 
-/* Judge text in a forked child: 1 if it still fails at stage (a crash
- * counts as stage "crash"), 0 otherwise. */
-static bool still_fails(const Config *cfg, const char *text, uint64_t seed, const char *stage) {
+/* What a candidate must still do: fail at stage for seed's inputs (with
+ * the gcc step on gcc_mode's C when that is what failed). */
+typedef struct Goal {
+  const Config *cfg;
+  uint64_t seed;
+  const char *stage;
+  int gcc_mode;
+} Goal;
+
+/* Judge text in a forked child: whether it still fails at the goal's stage
+ * (a crash counts as stage "crash"). */
+static bool still_fails(const Goal *g, const char *text) {
   fflush(NULL);
   pid_t pid = fork();
   if (pid == 0) {
     alarm(CHILD_SECONDS);
-    bool sim = cfg->sim;
+    bool sim = g->cfg->sim;
     Outcome out;
     if (!freopen("/dev/null", "w", stderr)) _exit(2);
-    check_kernel(cfg, &sim, "candidate.bfk", text, seed, !strcmp(stage, "gcc"), &out);
-    _exit(!strcmp(out.stage, stage) ? 3 : 0);
+    check_kernel(g->cfg, &sim, "candidate.bfk", text, g->seed, g->gcc_mode, &out);
+    _exit(!strcmp(out.stage, g->stage) ? 3 : 0);
   }
   int status;
   if (pid < 0 || waitpid(pid, &status, 0) < 0) return false;
-  if (WIFSIGNALED(status)) return !strcmp(stage, "crash");
+  if (WIFSIGNALED(status)) return !strcmp(g->stage, "crash");
   return WIFEXITED(status) && WEXITSTATUS(status) == 3;
 }
 
@@ -504,14 +513,13 @@ static char *join_lines(const Lines *l, const bool *gone) {
 
 /* Try deleting lines [a, b] (or only a and b when unwrap); keep the
  * deletion if the kernel still fails at stage. */
-static bool try_delete(const Config *cfg, const Lines *l, bool *gone, int a, int b, bool unwrap, uint64_t seed,
-                       const char *stage) {
+static bool try_delete(const Goal *g, const Lines *l, bool *gone, int a, int b, bool unwrap) {
   bool *trial = malloc((size_t)l->n);
   memcpy(trial, gone, (size_t)l->n);
   for (int j = a; j <= b; j++)
     if (!unwrap || j == a || j == b) trial[j] = true;
   char *text = join_lines(l, trial);
-  bool keep = still_fails(cfg, text, seed, stage);
+  bool keep = still_fails(g, text);
   if (keep) memcpy(gone, trial, (size_t)l->n);
   free(text);
   free(trial);
@@ -519,7 +527,7 @@ static bool try_delete(const Config *cfg, const Lines *l, bool *gone, int a, int
 }
 
 /* One pass over every block (whole, then unwrapped) and every statement. */
-static bool minimize_pass(const Config *cfg, const Lines *l, bool *gone, uint64_t seed, const char *stage) {
+static bool minimize_pass(const Goal *g, const Lines *l, bool *gone) {
   bool progress = false;
   int kernel_line = -1;
   for (int i = 0; i < l->n && kernel_line < 0; i++)
@@ -529,10 +537,9 @@ static bool minimize_pass(const Config *cfg, const Lines *l, bool *gone, uint64_
     if (opens_block(l->line[i])) {
       int end = block_end(l, gone, i);
       if (end < 0) continue;
-      if (try_delete(cfg, l, gone, i, end, false, seed, stage) ||
-          try_delete(cfg, l, gone, i, end, true, seed, stage))
+      if (try_delete(g, l, gone, i, end, false) || try_delete(g, l, gone, i, end, true))
         progress = true;
-    } else if (try_delete(cfg, l, gone, i, i, false, seed, stage)) {
+    } else if (try_delete(g, l, gone, i, i, false)) {
       progress = true;
     }
   }
@@ -540,11 +547,11 @@ static bool minimize_pass(const Config *cfg, const Lines *l, bool *gone, uint64_
 }
 
 /* The smallest text found that still checks and fails like the original. */
-static char *minimize(const Config *cfg, const char *text, uint64_t seed, const char *stage) {
+static char *minimize(const Goal *g, const char *text) {
   char *copy = strdup(text);
   Lines l = split_lines(copy);
   bool *gone = calloc((size_t)l.n + 1, 1);
-  while (minimize_pass(cfg, &l, gone, seed, stage)) {
+  while (minimize_pass(g, &l, gone)) {
   }
   char *result = join_lines(&l, gone);
   free(gone);
@@ -574,7 +581,9 @@ static void print_canonical(const char *text, FILE *out) {
 static void save_regression(const Config *cfg, const char *dir, uint64_t seed, const char *stage,
                             const char *message) {
   char *text = generate(seed, cfg->size);
-  char *small = strcmp(stage, "check") ? minimize(cfg, text, seed, stage) : strdup(text);
+  Goal goal = {cfg, seed, stage, -1};
+  if (!strcmp(stage, "gcc")) goal.gcc_mode = strncmp(message, "barrier-free", 12) ? SYNC_BARRIER : SYNC_BARRIER_FREE;
+  char *small = strcmp(stage, "check") ? minimize(&goal, text) : strdup(text);
   char path[PATH_MAX];
   snprintf(path, sizeof path, "%s/seed-%" PRIu64 ".bfk", dir, seed);
   FILE *f = fopen(path, "w");
@@ -618,6 +627,7 @@ typedef struct Campaign {
   int jobs;
   uint64_t gcc_every;
   bool json, minimize, exhaustive, dry_run;
+  int ex_instructions; /* --exhaustive: the instruction bound, 1..3 */
   const char *regress_dir;
   Config cfg;
   Counts totals;
@@ -640,6 +650,13 @@ static void send_record(int fd, const Record *r) {
   }
 }
 
+/* The sync mode whose C goes through gcc for seed, or -1: every K-th seed,
+ * the two modes in turn (one gcc build costs ten times the rest of a seed). */
+static int gcc_mode_of(const Campaign *c, uint64_t seed) {
+  if (!c->gcc_every || (seed - c->from) % c->gcc_every) return -1;
+  return (int)((seed - c->from) / c->gcc_every % 2);
+}
+
 /* Seeds first, first + jobs, ... below from + count. */
 static _Noreturn void worker_main(const Campaign *c, uint64_t first, int fd) {
   bool sim = c->cfg.sim;
@@ -649,8 +666,7 @@ static _Noreturn void worker_main(const Campaign *c, uint64_t first, int fd) {
     char *text = generate(seed, c->cfg.size);
     char name[64];
     snprintf(name, sizeof name, "gen-seed-%" PRIu64 ".bfk", seed);
-    bool with_gcc = c->gcc_every && (seed - c->from) % c->gcc_every == 0;
-    check_kernel(&c->cfg, &sim, name, text, seed, with_gcc, &r.out);
+    check_kernel(&c->cfg, &sim, name, text, seed, gcc_mode_of(c, seed), &r.out);
     free(text);
     r.kind = REC_DONE;
     if (!sim) snprintf(r.out.sim_note, sizeof r.out.sim_note, "no simulator");
@@ -1113,7 +1129,7 @@ static _Noreturn void ex_worker(const Campaign *c, int job, int fd) {
   x->c = c;
   x->job = job;
   x->jobs = c->jobs;
-  ex_items(x, 0, EX_MAX_INSTRS, EX_MAX_LOOPS, 0);
+  ex_items(x, 0, c->ex_instructions, EX_MAX_LOOPS, 0);
   ExTotals t = {x->kernels, x->checks, x->instructions, x->waits, x->failures};
   ssize_t n = write(fd, &t, sizeof t);
   _exit(n == (ssize_t)sizeof t ? 0 : 2);
@@ -1158,7 +1174,7 @@ static int run_exhaustive(Campaign *c) {
     printf("exhaustive: %" PRId64 " kernels (<= %d instructions over 3 engines, <= %d loops, 1-2 slots), %" PRId64
            " oracle checks (N = 0..3, both sync modes), %" PRId64 " dynamic instructions, %" PRId64
            " waits; %" PRId64 " failures%s; %.1f s\n",
-           sum.kernels, EX_MAX_INSTRS, EX_MAX_LOOPS, sum.checks, sum.instructions, sum.waits, sum.failures,
+           sum.kernels, c->ex_instructions, EX_MAX_LOOPS, sum.checks, sum.instructions, sum.waits, sum.failures,
            crashed ? ", a worker CRASHED" : "", seconds);
   return sum.failures || crashed ? 1 : 0;
 }
@@ -1167,7 +1183,7 @@ static int run_exhaustive(Campaign *c) {
 
 static const char usage_text[] =
     "usage: bfsync campaign --from S --count N [options]\n"
-    "       bfsync campaign --exhaustive [--jobs J] [--schedules K] [--json]\n"
+    "       bfsync campaign --exhaustive [--instructions N] [--jobs J] [--schedules K] [--json]\n"
     "\n"
     "The differential campaign: for each seed S .. S+N-1, the kernel of `bfsync gen\n"
     "--seed S` is checked, judged by the oracle, run on threads with jitter and the\n"
@@ -1179,7 +1195,8 @@ static const char usage_text[] =
     "  --from S         first seed (default 1)\n"
     "  --count N        number of seeds (default 100)\n"
     "  --jobs J         worker processes (default 2)\n"
-    "  --gcc-every K    gcc step every K-th seed (default 1; 0 = never)\n"
+    "  --gcc-every K    gcc step every K-th seed, the sync modes in turn (default 1;\n"
+    "                   0 = never)\n"
     "  --size Z         kernel size for gen (default 12)\n"
     "  --schedules K    oracle interleavings per sync mode (default 2)\n"
     "  --no-jitter      no random delays on threads\n"
@@ -1188,6 +1205,7 @@ static const char usage_text[] =
     "  --no-minimize    report failing seeds without minimizing them\n"
     "  --json           the summary as one JSON object\n"
     "  --dry-run        with --exhaustive: count the kernels, judge none\n"
+    "  --instructions N with --exhaustive: at most N instructions (1..3, default 3)\n"
     "  --mutate=drop:K|lower:K\n"
     "                   TEST ONLY: break the K-th barrier-free wait of every kernel,\n"
     "                   to see the campaign catch and minimize failures\n"
@@ -1221,7 +1239,8 @@ static int parse_numeric(int argc, char **argv, int *i, Campaign *c, bool *match
     const char *name;
     uint64_t min, max;
   } opts[] = {{"--from", 0, UINT64_MAX / 2}, {"--count", 1, UINT64_MAX / 2}, {"--jobs", 1, MAX_JOBS},
-              {"--gcc-every", 0, UINT64_MAX}, {"--size", 1, GEN_MAX_SIZE}, {"--schedules", 1, 1000}};
+              {"--gcc-every", 0, UINT64_MAX}, {"--size", 1, GEN_MAX_SIZE}, {"--schedules", 1, 1000},
+              {"--instructions", 1, EX_MAX_INSTRS}};
   for (size_t o = 0; o < sizeof opts / sizeof opts[0]; o++) {
     const char *v = value_of(argc, argv, i, opts[o].name);
     if (!v) continue;
@@ -1234,7 +1253,8 @@ static int parse_numeric(int argc, char **argv, int *i, Campaign *c, bool *match
     case 2: c->jobs = (int)n; break;
     case 3: c->gcc_every = n; break;
     case 4: c->cfg.size = (long)n; break;
-    default: c->cfg.schedules = (int)n; break;
+    case 5: c->cfg.schedules = (int)n; break;
+    default: c->ex_instructions = (int)n; break;
     }
     return 0;
   }
@@ -1324,6 +1344,7 @@ int cmd_campaign(int argc, char **argv) {
   c->count = 100;
   c->jobs = 2;
   c->gcc_every = 1;
+  c->ex_instructions = EX_MAX_INSTRS;
   c->minimize = true;
   c->regress_dir = "tests/regress";
   c->cfg = (Config){.size = 12, .schedules = 2, .jitter = true, .sim = true, .lib = lib, .root = root,

@@ -1,0 +1,84 @@
+#!/usr/bin/env bash
+# campaign.sh: the CI differential campaign and the regression kernels.
+#
+# 1. `bfsync campaign` over 300 random kernels (seeds 1..300, size 12): the
+#    oracle, threads with jitter and the race checker, the simulator, and
+#    gcc on every seed (the two sync modes in turn), every result compared
+#    bit for bit with the reference. All must pass.
+# 2. The campaign must catch a broken synchronization: with the test-only
+#    --mutate=drop:0 some seeds fail, exit 1, and are minimized into a
+#    scratch directory as kernels that still check and still fail.
+# 3. Every tests/regress/*.bfk at each `// params:` line: verify (both sync
+#    modes) and run --sync=both --jitter --check. A kernel marked
+#    `// status: open` reproduces a known, unfixed bug: it must still fail
+#    (reported, not fatal); when it passes, the marker must go.
+# QUICK=1 (the sanitizer pass): 40 seeds, gcc on every 10th. No golden
+# files: UPDATE=1 changes nothing.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+BFSYNC=${BFSYNC:-build/bfsync}
+scratch=$(mktemp -d)
+trap 'rm -rf "$scratch"' EXIT
+failures=0
+
+count=300 gcc_every=1
+[[ -n ${QUICK:-} ]] && count=40 gcc_every=10
+echo "campaign: $count seeds, gcc every $gcc_every"
+if ! "$BFSYNC" campaign --from 1 --count $count --gcc-every $gcc_every --regress "$scratch" >"$scratch/summary" 2>"$scratch/log"; then
+  echo "FAIL: the CI campaign failed (minimized kernels are in tests/regress when run from the tree):"
+  cat "$scratch/summary" "$scratch/log"
+  failures=$((failures + 1))
+fi
+grep -E "kernels|waits checked|failures|sim exceptions|time" "$scratch/summary" || true
+grep -q "kernels               $count\$" "$scratch/summary" || { echo "FAIL: not $count kernels"; failures=$((failures + 1)); }
+
+mkdir "$scratch/mutants"
+if "$BFSYNC" campaign --from 1 --count 6 --gcc-every 0 --mutate=drop:0 --regress "$scratch/mutants" \
+    >"$scratch/mutant-summary" 2>&1; then
+  echo "FAIL: the campaign did not catch dropped waits"
+  failures=$((failures + 1))
+fi
+minimized=("$scratch"/mutants/seed-*.bfk)
+if [[ ! -e ${minimized[0]} ]]; then
+  echo "FAIL: no minimized kernel for the failing mutant seeds"
+  failures=$((failures + 1))
+else
+  for f in "${minimized[@]}"; do
+    params=$(grep -m1 '^// params:' "$f" | cut -d: -f2-)
+    args=(); for p in $params; do args+=(-p "$p"); done
+    "$BFSYNC" check "$f" || { echo "FAIL: $f does not check"; failures=$((failures + 1)); }
+    if "$BFSYNC" verify "$f" "${args[@]}" --mutate=drop:0 >/dev/null 2>&1; then
+      echo "FAIL: $f no longer fails under --mutate=drop:0"; failures=$((failures + 1))
+    fi
+  done
+  echo "mutant campaign: caught, ${#minimized[@]} kernels minimized (largest $(wc -l "${minimized[@]}" | sort -n | tail -2 | head -1 | awk '{print $1}') lines)"
+fi
+
+# Regression kernels.
+regress_one() { # file, params...: 0 when everything passes
+  local f=$1; shift
+  local args=(); for p in "$@"; do args+=(-p "$p"); done
+  "$BFSYNC" verify "$f" "${args[@]}" --sync=barrier-free >/dev/null 2>&1 &&
+    "$BFSYNC" verify "$f" "${args[@]}" --sync=barrier >/dev/null 2>&1 &&
+    "$BFSYNC" run "$f" "${args[@]}" --sync=both --jitter --check >/dev/null 2>&1
+}
+nregress=0
+for f in tests/regress/*.bfk; do
+  [[ -e $f ]] || continue
+  open=0; grep -q '^// status: open' "$f" && open=1
+  while IFS= read -r line; do
+    nregress=$((nregress + 1))
+    # shellcheck disable=SC2086
+    if regress_one "$f" ${line#// params:}; then
+      [[ $open == 1 ]] && { echo "FAIL: $f ($line) passes now: remove its '// status: open' line"; failures=$((failures + 1)); }
+    elif [[ $open == 1 ]]; then
+      echo "known bug (open): $f ($line)"
+    else
+      echo "FAIL: regression $f ($line)"; failures=$((failures + 1))
+    fi
+  done < <(grep '^// params:' "$f" || echo "// params:")
+done
+echo "regression kernels: $nregress runs"
+
+[[ $failures == 0 ]] || { echo "campaign.sh: $failures failures"; exit 1; }
+echo "campaign.sh: ok"
