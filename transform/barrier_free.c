@@ -407,9 +407,11 @@ static void add_coverage(const Analysis *an, int *cover, int a, int depth) {
   }
 }
 
-/* Whether consumer's closed-form wait on e is implied by what is already
- * known complete and by its waits on the other engines. */
-static bool covered_by_others(Builder *b, int consumer, int e, int producer) {
+/* Whether consumer's wait on e is implied by what is already known
+ * complete and by its closed-form waits on the other engines: some
+ * e-instruction x of this iteration is known complete, and nothing that
+ * may conflict with consumer runs on e between x and it. */
+static bool covered_by_others(Builder *b, int consumer, int e) {
   const Deps *d = b->an->d;
   int cover[BFRT_MAX_ENGINES];
   memcpy(cover, b->covered, sizeof(int) * (size_t)d->nengines);
@@ -417,7 +419,7 @@ static bool covered_by_others(Builder *b, int consumer, int e, int producer) {
     const Need *n = &b->an->needs[consumer * d->nengines + f];
     if (f != e && f != b->c && n->kind == NEED_CLOSED) add_coverage(b->an, cover, n->producer, 0);
   }
-  return producer <= cover[e];
+  return cover[e] >= 0 && deps_nothing_between(d, cover[e], consumer, e);
 }
 
 static void emit_waits(Builder *b, int consumer, NodeList *out) {
@@ -427,7 +429,7 @@ static void emit_waits(Builder *b, int consumer, NodeList *out) {
     if (e == b->c || n->kind == NEED_NONE) continue;
     IrExpr *t;
     const WaitWhy *why;
-    if (n->kind == NEED_CLOSED && covered_by_others(b, consumer, e, n->producer)) continue;
+    if (covered_by_others(b, consumer, e)) continue;
     if (n->kind != NEED_TRACK) {
       t = closed_threshold(b, n);
       if (implies(b->waited[e], t)) continue;

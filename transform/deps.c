@@ -384,3 +384,15 @@ static Need need_from(const Deps *d, int b, int e, int l, int hi, bool crossed) 
 }
 
 Need deps_need(const Deps *d, int b, int e) { return need_from(d, b, e, d->instrs[b].loop, b, false); }
+
+bool deps_nothing_between(const Deps *d, int x, int b, int e) {
+  int hi = b;
+  for (int l = d->instrs[b].loop;; l = d->loops[l].parent) {
+    int lo = l >= 0 ? d->loops[l].first : 0;
+    if (x >= lo) return latest_conflict(d, b, e, x + 1, hi, INT_MAX) < 0;
+    if (latest_conflict(d, b, e, lo, hi, INT_MAX) >= 0) return false;
+    if (latest_conflict(d, b, e, d->loops[l].first, d->loops[l].end, d->loops[l].depth) >= 0)
+      return false;
+    hi = d->loops[l].first;
+  }
+}

@@ -76,6 +76,10 @@ typedef struct Need {
 Deps *deps_build(Program *p);
 /* The barrier-free classification of need_e(b). */
 Need deps_need(const Deps *d, int b, int e);
+/* Whether no e-instance that may conflict with b runs after x's instance
+ * and before b, for x in the current iteration of every loop around it
+ * (x's loop encloses b): then need_e(b) <= P_e(after x). */
+bool deps_nothing_between(const Deps *d, int x, int b, int e);
 /* Whether instructions a and b may conflict, treating loops at depth >=
  * common_limit as running different iterations for a and b. */
 bool deps_may_conflict(const Deps *d, int a, int b, int common_limit);
