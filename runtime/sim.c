@@ -227,6 +227,10 @@ static int64_t sim_now_ns(Ctx *cx) {
 
 /* ---- Engines and the run. */
 
+static void run_entry(Ctx *cx) {
+  if (!setjmp(cx->unwind)) cx->rt->k->entry[cx->engine](cx, cx->rt->params);
+}
+
 static void *engine_thread(void *arg) {
   Ctx *cx = arg;
   bfrt *rt = cx->rt;
@@ -234,7 +238,7 @@ static void *engine_thread(void *arg) {
   pthread_mutex_lock(&s->mu);
   await_turn(rt, s, cx->engine);
   pthread_mutex_unlock(&s->mu);
-  if (!rt_failed(rt) && !setjmp(cx->unwind)) rt->k->entry[cx->engine](cx, rt->params);
+  if (!rt_failed(rt)) run_entry(cx);
   char report[sizeof rt->error];
   pthread_mutex_lock(&s->mu);
   s->eng[cx->engine].state = SIM_FINISHED;
