@@ -15,12 +15,15 @@
  *     set to the entry position before L and to the end-of-body position
  *     after each iteration: the tracked cumulative count.
  *
- * The threshold itself is either closed-form (deps.c found the latest
- * conflicting e-instruction a in b's iteration: T = P_e(after a)), or read
- * from tracking arrays: c stores P_e(after x) into arr[slot] at every
- * e-access x of the resource and kind it depends on, and loads the slot b
- * touches. Arrays, running scalars and loops exist only where some wait
- * of c needs them. */
+ * The threshold itself is closed-form when deps.c found the latest
+ * conflicting e-instruction a in b's iteration (T = P_e(after a)) or in the
+ * last iteration of a loop just before (T = max(before, ran * P_e(after a)
+ * at var = hi - 1))). Otherwise it is read from tracking arrays: c stores
+ * P_e(after x) into arr[slot] at every e-access x of the resource and kind
+ * it depends on (once after a loop, when the slot does not change in it),
+ * and loads the slot b touches. Arrays, running scalars and loops exist
+ * only where some wait of c needs them, and a wait that what c already
+ * knows to be complete implies is not emitted. */
 #include <limits.h>
 #include <string.h>
 
