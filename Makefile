@@ -14,7 +14,7 @@ BASEFLAGS = -std=c11 -Wall -Wextra -Werror -I. -I$(BUILD)/gen -Iruntime \
 LDLIBS    = -ltcc -ldl -lpthread -lm
 GENFLAGS  = -Wno-unused-function -Wno-sign-compare -Wno-unused-parameter
 
-DEBS = flex bison tcc libtcc-dev libcmocka-dev python3
+DEBS = flex bison tcc libtcc-dev libcmocka-dev python3 clang libclang-rt-14-dev valgrind
 
 COMPILER_SRC = $(sort $(wildcard frontend/*.c transform/*.c backend/*.c driver/*.c))
 RUNTIME_SRC  = $(sort $(wildcard runtime/*.c))
@@ -96,13 +96,29 @@ bench: all
 # long campaign is the default: 100,000 kernels, gcc on every 100th seed);
 # exhaustive: every kernel of the small scope through the oracle.
 N    ?= 100000
-FROM ?= 1
+FROM ?= 1000000
+SIZE ?= 40
 JOBS ?= 2
 fuzz-kernels: all
-	$(BUILD)/bfsync campaign --from $(FROM) --count $(N) --jobs $(JOBS) --gcc-every 100
+	$(BUILD)/bfsync campaign --from $(FROM) --count $(N) --size $(SIZE) --jobs $(JOBS) --gcc-every 100
 
 exhaustive: all
 	BFSYNC=$(BUILD)/bfsync BUILD=$(BUILD) bash tests/exhaustive.sh
+
+# libFuzzer over parse + check + the fmt round trip, the frontend and the
+# generated parser compiled by clang with ASan and UBSan: `make fuzz
+# SECONDS=3600` fuzzes that long; the corpus grows in $(BUILD)/fuzz/corpus.
+SECONDS ?= 600
+FUZZ_BIN   = $(BUILD)/fuzz/fuzz_frontend
+FUZZ_SRC   = tests/fuzz/fuzz_frontend.c $(wildcard frontend/*.c) $(GEN_SRC)
+FUZZ_FLAGS = -std=c11 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
+             -I. -I$(BUILD)/gen -Iruntime -D_DEFAULT_SOURCE -D_POSIX_C_SOURCE=200809L -Wno-unused-function
+$(FUZZ_BIN): $(FUZZ_SRC) $(GEN_HDR) $(wildcard frontend/*.h)
+	@mkdir -p $(dir $@)
+	clang $(FUZZ_FLAGS) -o $@ $(FUZZ_SRC)
+
+fuzz: deps-quiet $(FUZZ_BIN)
+	bash tests/fuzz/run.sh $(FUZZ_BIN) $(SECONDS) $(BUILD)/fuzz/corpus
 
 PREFIX ?= /usr/local
 install: all
