@@ -17,18 +17,21 @@ typedef enum Emit { EMIT_C, EMIT_IR, EMIT_EXPLAIN } Emit;
 typedef struct CompileArgs {
   const char *file;
   const char *out_path;
+  const char *target_path; /* NULL: the built-in trn1 */
   SyncMode sync;
   Emit emit;
 } CompileArgs;
 
 static const char usage_text[] =
     "usage: bfsync compile FILE [--sync=barrier-free|barrier] [-o OUT.c] [--emit=c|ir] [--explain]\n"
+    "                      [--target FILE]\n"
     "\n"
     "Emit the kernel as one C99 file against the bfrt runtime (bfrt.h), with\n"
     "the synchronization inserted: barrier-free (default) or the barrier baseline.\n"
     "  --emit=ir   print the per-engine instruction streams instead\n"
     "  --explain   list every wait with its provenance instead\n"
-    "  -o FILE     write to FILE instead of stdout\n";
+    "  -o FILE     write to FILE instead of stdout\n"
+    "  --target FILE  the machine's engines (default: the built-in trn1)\n";
 
 /* The value of --name=VALUE or --name VALUE at argv[*i], or NULL. */
 static const char *option_value(int argc, char **argv, int *i, const char *name) {
@@ -53,6 +56,8 @@ static int parse_args(int argc, char **argv, CompileArgs *a) {
         return 2;
       }
       if (a->emit != EMIT_EXPLAIN) a->emit = strcmp(v, "c") ? EMIT_IR : EMIT_C;
+    } else if ((v = option_value(argc, argv, &i, "--target"))) {
+      a->target_path = v;
     } else if (!strcmp(argv[i], "--explain")) {
       a->emit = EMIT_EXPLAIN;
     } else if (!strcmp(argv[i], "-o") && i + 1 < argc) {
@@ -114,12 +119,18 @@ int cmd_compile(int argc, char **argv) {
       fputs(usage_text, stdout);
       return 0;
     }
-  CompileArgs a = {NULL, NULL, SYNC_BARRIER_FREE, EMIT_C};
+  CompileArgs a = {NULL, NULL, NULL, SYNC_BARRIER_FREE, EMIT_C};
   int status = parse_args(argc, argv, &a);
   if (status) return status;
-  Program *p = program_load(a.file, target_default(), stderr);
-  if (!p) return 1;
-  status = compile_program(p, &a);
-  program_free(p);
+  Arena *target_arena = arena_new();
+  Target *target = ARENA_NEW(target_arena, Target);
+  if (a.target_path && target_load(a.target_path, target_arena, target, stderr)) {
+    arena_free(target_arena);
+    return 1;
+  }
+  Program *p = program_load(a.file, a.target_path ? target : target_default(), stderr);
+  status = p ? compile_program(p, &a) : 1;
+  if (p) program_free(p);
+  arena_free(target_arena);
   return status;
 }

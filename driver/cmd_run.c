@@ -495,15 +495,16 @@ static void print_table_row(Run *r, const ModeResult *res) {
 static int run_all(Run *r) {
   const RunArgs *a = r->args;
   bool all_match = true;
-  if (!a->json) print_table_head(r);
   for (int m = 0; m < a->nmodes; m++) {
     ModeResult res = {0};
     int status = run_mode(r, a->modes[m], m == a->nmodes - 1, &res);
     if (status) return status;
-    if (a->json)
+    if (a->json) {
       print_json(r, &res);
-    else
+    } else {
+      if (m == 0) print_table_head(r);
       print_table_row(r, &res);
+    }
     if (a->check && res.stats.races > 0) {
       fprintf(stderr, "bfsync: %s: the race checker found %" PRId64 " races\n", sync_name(res.sync),
               res.stats.races);
