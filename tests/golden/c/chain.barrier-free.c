@@ -98,7 +98,6 @@ static void bf_engine_dve(bfrt_ctx *bf_cx, const int64_t *bf_params) {
   int64_t *bf_a0 = bfrt_scratch(bf_cx, 3); /* pool_writes_x */
   int64_t *bf_a1 = bfrt_scratch(bf_cx, 3); /* pool_reads_x */
   int64_t *bf_a2 = bfrt_scratch(bf_cx, 3); /* dma_writes_x */
-  int64_t *bf_a3 = bfrt_scratch(bf_cx, 3); /* dma_reads_x */
   bfrt_bookkeep(bf_cx, 3);
   bf_a2[0] = 1;
   bf_a2[1] = 2;
@@ -111,14 +110,14 @@ static void bf_engine_dve(bfrt_ctx *bf_cx, const int64_t *bf_params) {
       bfrt_wait(bf_cx, BF_ENGINE_act, bf_t, 23);
       bf_known_act = bf_t;
     }
-    /* wait for pool: line 23 needs line 20, 24 (RAW+WAR+WAW, loop-carried (tracked)) */
+    /* wait for pool: line 23 needs line 24, 20 (RAW+WAR+WAW, loop-carried (tracked)) */
     bf_t = bf_max(bf_max(bf_a1[bfrt_mod(bf_cx, i + 2, 3, 23)], bf_a0[bfrt_mod(bf_cx, i + 2, 3, 23)]), bf_a0[bfrt_mod(bf_cx, i, 3, 23)]);
     if (bf_t > bf_known_pool) {
       bfrt_wait(bf_cx, BF_ENGINE_pool, bf_t, 23);
       bf_known_pool = bf_t;
     }
-    /* wait for dma: line 23 needs line 19, 27, 28, 29 (RAW+WAR+WAW, loop-carried (tracked)) */
-    bf_t = bf_max(bf_max(bf_a3[bfrt_mod(bf_cx, i + 2, 3, 23)], bf_a2[bfrt_mod(bf_cx, i + 2, 3, 23)]), bf_a2[bfrt_mod(bf_cx, i, 3, 23)]);
+    /* wait for dma: line 23 needs line 19 (RAW+WAW, loop-carried (tracked)) */
+    bf_t = bf_max(bf_a2[bfrt_mod(bf_cx, i + 2, 3, 23)], bf_a2[bfrt_mod(bf_cx, i, 3, 23)]);
     if (bf_t > bf_known_dma) {
       bfrt_wait(bf_cx, BF_ENGINE_dma, bf_t, 23);
       bf_known_dma = bf_t;
@@ -132,22 +131,16 @@ static void bf_engine_dve(bfrt_ctx *bf_cx, const int64_t *bf_params) {
     bf_a0[bfrt_mod(bf_cx, i + 2, 3, 24)] = i + 2;
     bf_a1[bfrt_mod(bf_cx, i + 2, 3, 24)] = i + 2;
   }
-  bfrt_bookkeep(bf_cx, 3);
-  bf_a3[0] = 3;
-  bf_a3[1] = 4;
-  bf_a3[2] = 5;
 }
 
 /* Engine pool. */
 static void bf_engine_pool(bfrt_ctx *bf_cx, const int64_t *bf_params) {
   const int64_t N = bf_params[0];
-  int64_t bf_known_act = 0; /* highest threshold waited for on act */
   int64_t bf_known_dve = 0; /* highest threshold waited for on dve */
   int64_t bf_known_dma = 0; /* highest threshold waited for on dma */
   int64_t bf_t;
   int64_t *bf_a0 = bfrt_scratch(bf_cx, 3); /* act_reads_x */
   int64_t *bf_a1 = bfrt_scratch(bf_cx, 3); /* dma_writes_x */
-  int64_t *bf_a2 = bfrt_scratch(bf_cx, 3); /* dma_reads_x */
   bfrt_bookkeep(bf_cx, 2);
   bf_a1[0] = 1;
   bf_a1[1] = 2;
@@ -157,22 +150,16 @@ static void bf_engine_pool(bfrt_ctx *bf_cx, const int64_t *bf_params) {
     bfrt_op(bf_cx, BFRT_FILL, 20, 2, bf_args);
   }
   for (int64_t i = 0, bf_end0 = N; i < bf_end0; i++) {
-    bfrt_bookkeep(bf_cx, 4);
+    bfrt_bookkeep(bf_cx, 3);
     bf_a0[bfrt_mod(bf_cx, i + 1, 3, 22)] = i + 1;
-    /* wait for act: line 24 needs line 22 (WAR, loop-carried (tracked)) */
-    bf_t = bf_a0[bfrt_mod(bf_cx, i + 2, 3, 24)];
-    if (bf_t > bf_known_act) {
-      bfrt_wait(bf_cx, BF_ENGINE_act, bf_t, 24);
-      bf_known_act = bf_t;
-    }
     /* wait for dve: line 24 needs line 23 (RAW+WAR+WAW, same iteration) */
     bf_t = i + 1;
     if (bf_t > bf_known_dve) {
       bfrt_wait(bf_cx, BF_ENGINE_dve, bf_t, 24);
       bf_known_dve = bf_t;
     }
-    /* wait for dma: line 24 needs line 19, 27, 28, 29 (RAW+WAR+WAW, loop-carried (tracked)) */
-    bf_t = bf_max(bf_max(bf_a2[bfrt_mod(bf_cx, i + 2, 3, 24)], bf_a1[bfrt_mod(bf_cx, i + 2, 3, 24)]), bf_a1[bfrt_mod(bf_cx, i + 2, 3, 24)]);
+    /* wait for dma: line 24 needs line 19 (RAW+WAW, loop-carried (tracked)) */
+    bf_t = bf_a1[bfrt_mod(bf_cx, i + 2, 3, 24)];
     if (bf_t > bf_known_dma) {
       bfrt_wait(bf_cx, BF_ENGINE_dma, bf_t, 24);
       bf_known_dma = bf_t;
@@ -183,10 +170,6 @@ static void bf_engine_pool(bfrt_ctx *bf_cx, const int64_t *bf_params) {
       bfrt_op(bf_cx, BFRT_SCALE, 24, 3, bf_args);
     }
   }
-  bfrt_bookkeep(bf_cx, 3);
-  bf_a2[0] = 3;
-  bf_a2[1] = 4;
-  bf_a2[2] = 5;
 }
 
 /* Engine dma. */
@@ -215,13 +198,13 @@ static void bf_engine_dma(bfrt_ctx *bf_cx, const int64_t *bf_params) {
     bf_a1[bfrt_mod(bf_cx, i + 2, 3, 24)] = i + 2;
   }
   bfrt_bookkeep(bf_cx, 2);
-  /* wait for dve: line 27 needs line 23 (RAW, same iteration (tracked)); conservative: hbm regions tracked per tensor */
+  /* wait for dve: line 27 needs line 23 (RAW, same iteration (tracked)) */
   bf_t = bf_a0[0];
   if (bf_t > bf_known_dve) {
     bfrt_wait(bf_cx, BF_ENGINE_dve, bf_t, 27);
     bf_known_dve = bf_t;
   }
-  /* wait for pool: line 27 needs line 24 (RAW, same iteration (tracked)); conservative: hbm regions tracked per tensor */
+  /* wait for pool: line 27 needs line 24 (RAW, same iteration (tracked)) */
   bf_t = bf_a1[0];
   if (bf_t > bf_known_pool) {
     bfrt_wait(bf_cx, BF_ENGINE_pool, bf_t, 27);
@@ -233,13 +216,13 @@ static void bf_engine_dma(bfrt_ctx *bf_cx, const int64_t *bf_params) {
     bfrt_op(bf_cx, BFRT_STORE, 27, 2, bf_args);
   }
   bfrt_bookkeep(bf_cx, 2);
-  /* wait for dve: line 28 needs line 23 (RAW, same iteration (tracked)); conservative: hbm regions tracked per tensor */
+  /* wait for dve: line 28 needs line 23 (RAW, same iteration (tracked)) */
   bf_t = bf_a0[1];
   if (bf_t > bf_known_dve) {
     bfrt_wait(bf_cx, BF_ENGINE_dve, bf_t, 28);
     bf_known_dve = bf_t;
   }
-  /* wait for pool: line 28 needs line 24 (RAW, same iteration (tracked)); conservative: hbm regions tracked per tensor */
+  /* wait for pool: line 28 needs line 24 (RAW, same iteration (tracked)) */
   bf_t = bf_a1[1];
   if (bf_t > bf_known_pool) {
     bfrt_wait(bf_cx, BF_ENGINE_pool, bf_t, 28);
@@ -251,13 +234,13 @@ static void bf_engine_dma(bfrt_ctx *bf_cx, const int64_t *bf_params) {
     bfrt_op(bf_cx, BFRT_STORE, 28, 2, bf_args);
   }
   bfrt_bookkeep(bf_cx, 2);
-  /* wait for dve: line 29 needs line 23 (RAW, same iteration (tracked)); conservative: hbm regions tracked per tensor */
+  /* wait for dve: line 29 needs line 23 (RAW, same iteration (tracked)) */
   bf_t = bf_a0[2];
   if (bf_t > bf_known_dve) {
     bfrt_wait(bf_cx, BF_ENGINE_dve, bf_t, 29);
     bf_known_dve = bf_t;
   }
-  /* wait for pool: line 29 needs line 20, 24 (RAW, same iteration (tracked)); conservative: hbm regions tracked per tensor */
+  /* wait for pool: line 29 needs line 20, 24 (RAW, same iteration (tracked)) */
   bf_t = bf_a1[2];
   if (bf_t > bf_known_pool) {
     bfrt_wait(bf_cx, BF_ENGINE_pool, bf_t, 29);

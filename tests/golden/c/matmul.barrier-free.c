@@ -95,12 +95,9 @@ static void bf_engine_act(bfrt_ctx *bf_cx, const int64_t *bf_params) {
   int64_t *bf_a1 = bfrt_scratch(bf_cx, 1); /* dma_reads_c */
   for (int64_t m = 0, bf_end0 = M; m < bf_end0; m++) {
     for (int64_t n = 0, bf_end1 = N; n < bf_end1; n++) {
-      for (int64_t k = 0, bf_end2 = K; k < bf_end2; k++) {
-        bfrt_bookkeep(bf_cx, 1);
-        bf_a0[0] = m * (bf_max(0, N) * bf_max(0, K)) + n * bf_max(0, K) + k + 1;
-      }
-      bfrt_bookkeep(bf_cx, 3);
-      /* wait for pe: line 33 needs line 31 (RAW, same iteration (tracked)) */
+      bfrt_bookkeep(bf_cx, 4);
+      bf_a0[0] = bf_max(bf_a0[0], (m * (bf_max(0, N) * bf_max(0, K)) + n * bf_max(0, K) + K) * (bf_max(0, K) - bf_max(0, bf_max(0, K) + (-1))));
+      /* wait for pe: line 33 needs line 31 (RAW, loop-carried (tracked)) */
       bf_t = bf_a0[0];
       if (bf_t > bf_known_pe) {
         bfrt_wait(bf_cx, BF_ENGINE_pe, bf_t, 33);
@@ -160,12 +157,9 @@ static void bf_engine_dve(bfrt_ctx *bf_cx, const int64_t *bf_params) {
         const bfrt_arg bf_args[2] = {BFRT_TILE(BF_TILE_acc, 0), BFRT_IMM(0.0f)};
         bfrt_op(bf_cx, BFRT_FILL, 25, 2, bf_args);
       }
-      for (int64_t k = 0, bf_end2 = K; k < bf_end2; k++) {
-        bfrt_bookkeep(bf_cx, 2);
-        bf_a1[0] = m * (bf_max(0, N) * bf_max(0, K)) + n * bf_max(0, K) + k + 1;
-        bf_a0[0] = m * (bf_max(0, N) * bf_max(0, K)) + n * bf_max(0, K) + k + 1;
-      }
-      bfrt_bookkeep(bf_cx, 1);
+      bfrt_bookkeep(bf_cx, 3);
+      bf_a1[0] = bf_max(bf_a1[0], (m * (bf_max(0, N) * bf_max(0, K)) + n * bf_max(0, K) + K) * (bf_max(0, K) - bf_max(0, bf_max(0, K) + (-1))));
+      bf_a0[0] = bf_max(bf_a0[0], (m * (bf_max(0, N) * bf_max(0, K)) + n * bf_max(0, K) + K) * (bf_max(0, K) - bf_max(0, bf_max(0, K) + (-1))));
       bf_a2[0] = m * bf_max(0, N) + n + 1;
     }
   }
@@ -191,7 +185,7 @@ static void bf_engine_dma(bfrt_ctx *bf_cx, const int64_t *bf_params) {
     for (int64_t n = 0, bf_end1 = N; n < bf_end1; n++) {
       for (int64_t k = 0, bf_end2 = K; k < bf_end2; k++) {
         bfrt_bookkeep(bf_cx, 1);
-        /* wait for pe: line 28 needs line 31 (WAR, loop-carried (tracked)); conservative: hbm regions tracked per tensor */
+        /* wait for pe: line 28 needs line 31 (WAR, loop-carried (tracked)) */
         bf_t = bf_a0[bfrt_mod(bf_cx, k, 2, 28)];
         if (bf_t > bf_known_pe) {
           bfrt_wait(bf_cx, BF_ENGINE_pe, bf_t, 28);
@@ -203,7 +197,7 @@ static void bf_engine_dma(bfrt_ctx *bf_cx, const int64_t *bf_params) {
           bfrt_op(bf_cx, BFRT_LOAD, 28, 2, bf_args);
         }
         bfrt_bookkeep(bf_cx, 1);
-        /* wait for pe: line 29 needs line 31 (WAR, loop-carried (tracked)); conservative: hbm regions tracked per tensor */
+        /* wait for pe: line 29 needs line 31 (WAR, loop-carried (tracked)) */
         bf_t = bf_a1[bfrt_mod(bf_cx, k, 2, 29)];
         if (bf_t > bf_known_pe) {
           bfrt_wait(bf_cx, BF_ENGINE_pe, bf_t, 29);

@@ -35,8 +35,6 @@ enum {
   BF_HBM_Y = 1
 };
 
-static int64_t bf_max(int64_t a, int64_t b) { return a > b ? a : b; }
-
 /* Engine pe. */
 static void bf_engine_pe(bfrt_ctx *bf_cx, const int64_t *bf_params) {
   (void)bf_params;
@@ -47,42 +45,22 @@ static void bf_engine_pe(bfrt_ctx *bf_cx, const int64_t *bf_params) {
 static void bf_engine_act(bfrt_ctx *bf_cx, const int64_t *bf_params) {
   const int64_t R = bf_params[0];
   int64_t bf_known_dve = 0; /* highest threshold waited for on dve */
-  int64_t bf_known_dma = 0; /* highest threshold waited for on dma */
   int64_t bf_t;
   int64_t *bf_a0 = bfrt_scratch(bf_cx, 1); /* dve_writes_y */
   int64_t *bf_a1 = bfrt_scratch(bf_cx, 1); /* dve_reads_y */
   int64_t *bf_a2 = bfrt_scratch(bf_cx, 1); /* dma_reads_y */
   for (int64_t r = 0, bf_end0 = R; r < bf_end0; r++) {
-    bfrt_bookkeep(bf_cx, 2);
+    bfrt_bookkeep(bf_cx, 1);
     /* wait for dve: line 21 needs line 20 (RAW, same iteration) */
     bf_t = r * 4 + 1;
     if (bf_t > bf_known_dve) {
       bfrt_wait(bf_cx, BF_ENGINE_dve, bf_t, 21);
       bf_known_dve = bf_t;
     }
-    /* wait for dma: line 21 needs line 19 (RAW, same iteration) */
-    bf_t = r * 2 + 1;
-    if (bf_t > bf_known_dma) {
-      bfrt_wait(bf_cx, BF_ENGINE_dma, bf_t, 21);
-      bf_known_dma = bf_t;
-    }
     /* line 21: sub_row y, x[r % 2], m; */
     {
       const bfrt_arg bf_args[3] = {BFRT_TILE(BF_TILE_y, 0), BFRT_TILE(BF_TILE_x, bfrt_mod(bf_cx, r, 2, 21)), BFRT_TILE(BF_TILE_m, 0)};
       bfrt_op(bf_cx, BFRT_SUB_ROW, 21, 3, bf_args);
-    }
-    bfrt_bookkeep(bf_cx, 2);
-    /* wait for dve: line 21 needs line 22 (RAW+WAR+WAW, loop-carried (tracked)) */
-    bf_t = bf_max(bf_max(bf_a1[0], bf_a0[0]), bf_a0[0]);
-    if (bf_t > bf_known_dve) {
-      bfrt_wait(bf_cx, BF_ENGINE_dve, bf_t, 21);
-      bf_known_dve = bf_t;
-    }
-    /* wait for dma: line 21 needs line 23 (WAR, loop-carried (tracked)) */
-    bf_t = bf_a2[0];
-    if (bf_t > bf_known_dma) {
-      bfrt_wait(bf_cx, BF_ENGINE_dma, bf_t, 21);
-      bf_known_dma = bf_t;
     }
     /* line 21: exp y, y; */
     {
@@ -142,13 +120,6 @@ static void bf_engine_dve(bfrt_ctx *bf_cx, const int64_t *bf_params) {
       const bfrt_arg bf_args[2] = {BFRT_TILE(BF_TILE_s, 0), BFRT_TILE(BF_TILE_s, 0)};
       bfrt_op(bf_cx, BFRT_RECIP, 22, 2, bf_args);
     }
-    bfrt_bookkeep(bf_cx, 1);
-    /* wait for dma: line 22 needs line 23 (WAR, loop-carried (tracked)) */
-    bf_t = bf_a1[0];
-    if (bf_t > bf_known_dma) {
-      bfrt_wait(bf_cx, BF_ENGINE_dma, bf_t, 22);
-      bf_known_dma = bf_t;
-    }
     /* line 22: mul_row y, y, s; */
     {
       const bfrt_arg bf_args[3] = {BFRT_TILE(BF_TILE_y, 0), BFRT_TILE(BF_TILE_y, 0), BFRT_TILE(BF_TILE_s, 0)};
@@ -175,13 +146,13 @@ static void bf_engine_dma(bfrt_ctx *bf_cx, const int64_t *bf_params) {
   int64_t *bf_a1 = bfrt_scratch(bf_cx, 2); /* dve_reads_x */
   for (int64_t r = 0, bf_end0 = R; r < bf_end0; r++) {
     bfrt_bookkeep(bf_cx, 2);
-    /* wait for act: line 19 needs line 21 (WAR, loop-carried (tracked)); conservative: hbm regions tracked per tensor */
+    /* wait for act: line 19 needs line 21 (WAR, loop-carried (tracked)) */
     bf_t = bf_a0[bfrt_mod(bf_cx, r, 2, 19)];
     if (bf_t > bf_known_act) {
       bfrt_wait(bf_cx, BF_ENGINE_act, bf_t, 19);
       bf_known_act = bf_t;
     }
-    /* wait for dve: line 19 needs line 20 (WAR, loop-carried (tracked)); conservative: hbm regions tracked per tensor */
+    /* wait for dve: line 19 needs line 20 (WAR, loop-carried (tracked)) */
     bf_t = bf_a1[bfrt_mod(bf_cx, r, 2, 19)];
     if (bf_t > bf_known_dve) {
       bfrt_wait(bf_cx, BF_ENGINE_dve, bf_t, 19);
@@ -192,15 +163,9 @@ static void bf_engine_dma(bfrt_ctx *bf_cx, const int64_t *bf_params) {
       const bfrt_arg bf_args[2] = {BFRT_TILE(BF_TILE_x, bfrt_mod(bf_cx, r, 2, 19)), BFRT_HBM(BF_HBM_X, r, 0)};
       bfrt_op(bf_cx, BFRT_LOAD, 19, 2, bf_args);
     }
-    bfrt_bookkeep(bf_cx, 4);
+    bfrt_bookkeep(bf_cx, 3);
     bf_a1[bfrt_mod(bf_cx, r, 2, 20)] = r * 4 + 1;
     bf_a0[bfrt_mod(bf_cx, r, 2, 21)] = r * 2 + 1;
-    /* wait for act: line 23 needs line 21 (RAW, same iteration) */
-    bf_t = r * 2 + 2;
-    if (bf_t > bf_known_act) {
-      bfrt_wait(bf_cx, BF_ENGINE_act, bf_t, 23);
-      bf_known_act = bf_t;
-    }
     /* wait for dve: line 23 needs line 22 (RAW, same iteration) */
     bf_t = r * 4 + 4;
     if (bf_t > bf_known_dve) {
