@@ -67,8 +67,9 @@ struct Oracle {
   bool failed;
 };
 
-/* Cells beyond this make the grid too large to track exactly. */
-#define MAX_CELLS ((int64_t)1 << 26)
+/* Cells beyond this make the grid too large to track exactly (each costs
+ * two positions per engine). */
+#define MAX_CELLS ((int64_t)1 << 22)
 
 static void *grow(Arena *arena, void *old, int64_t len, int64_t newcap, size_t elem) {
   void *fresh = arena_alloc(arena, (size_t)newcap * elem);

@@ -169,6 +169,24 @@ static void test_walk_reports_bad_slot(void **state) {
   program_free(p);
 }
 
+static void test_walk_reports_hbm_out_of_bounds(void **state) {
+  (void)state;
+  Program *p = compile("kernel oob(N: int) {\n"
+                       "  hbm in X: f32[8, 4];\n"
+                       "  sbuf a: f32[4, 4];\n"
+                       "  for i in 0 .. N { dma: load a, X[i, 0]; }\n"
+                       "}\n");
+  FILE *quiet = fopen("/dev/null", "w");
+  p->diag.out = quiet;
+  int64_t two = 2, three = 3;
+  assert_non_null(oracle_new(p, &two)); /* rows 0..7 */
+  assert_int_equal(p->diag.errors, 0);
+  assert_null(oracle_new(p, &three)); /* rows 8..11 */
+  assert_int_equal(p->diag.errors, 1);
+  fclose(quiet);
+  program_free(p);
+}
+
 /* ---- Hand-written IR. */
 
 static IrExpr *constant(Program *p, int64_t v) {
@@ -515,6 +533,7 @@ int main(void) {
       cmocka_unit_test(test_need_zero_trip),
       cmocka_unit_test(test_need_hbm_overlap),
       cmocka_unit_test(test_walk_reports_bad_slot),
+      cmocka_unit_test(test_walk_reports_hbm_out_of_bounds),
       cmocka_unit_test(test_vc_transitive),
       cmocka_unit_test(test_vc_redundant),
       cmocka_unit_test(test_vc_subsumed_by_a_later_wait),
