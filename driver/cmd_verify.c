@@ -48,7 +48,12 @@ static const char usage_text[] =
     "  --seed S        seed of the interleavings (default 1)\n"
     "  --target FILE   the machine whose engines the kernel names (default: the\n"
     "                  built-in trn1; see docs/targets.md)\n"
-    "  --json          print one JSON object with the counts on the last line\n"
+    "  --json          print one JSON object with the counts on the last line:\n"
+    "                  kernel sync params instructions waits races early late\n"
+    "                  late_explained redundant bookkeeping deadlocks, then subsumed\n"
+    "                  mismatches schedules wait_nodes and the lists redundant_waits\n"
+    "                  implied_waits unexecuted_waits fallback_waits (wait indices\n"
+    "                  as --mutate counts them)\n"
     "  --mutate=KIND:K test only: break the K-th wait (engine by engine, in stream\n"
     "                  order) before checking; KIND is drop, lower (threshold - 1)\n"
     "                  or raise (threshold + 1). The oracle must catch it.\n";
