@@ -30,7 +30,7 @@ figures are what a user gets from the command line. Outputs: results.json
 target and the date) and svg/<kernel>.svg.
 
 usage: bench.py --bfsync PATH --target FILE --out DIR [--wait-cost BIN]
-                [--repeat N] [--quick]
+                [--repeat N] [--threads-repeat N] [--quick]
 """
 import argparse
 import datetime
@@ -38,6 +38,7 @@ import json
 import os
 import platform
 import re
+import resource
 import shutil
 import statistics
 import subprocess
@@ -100,10 +101,10 @@ def kernel_list(root):
 
 # ---- the simulator side
 
-def sim_runs(bfsync, path, params, target, sync, trace=None):
+def sim_runs(bfsync, path, params, target, sync, trace=None, extra=()):
     """The JSON objects of one `bfsync run --exec=sim` (one per sync mode)."""
     cmd = [bfsync, "run", path] + param_args(params) + ["--exec=sim", "--target", target,
-                                                        "--sync=" + sync, "--json"]
+                                                        "--sync=" + sync, "--json"] + list(extra)
     if trace:
         cmd += ["--trace", trace]
     return {o["sync"]: o for o in json_lines(run(cmd))}
@@ -158,6 +159,7 @@ def measure_kernel(bfsync, root, tmp, target, name, path, cls, svg_dir):
     for key, src in (("waits", "waits"), ("redundant", "redundant"), ("bookkeeping", "bookkeeping"),
                      ("subsumed", "subsumed"), ("instructions", "instructions")):
         entry[key] = {"barrier": verify["barrier"].get(src), "barrier_free": verify["barrier-free"].get(src)}
+    entry["redundant_wait_nodes"] = verify["barrier-free"].get("redundant_waits", [])
     entry["waits_executed_sim"] = {"barrier": b.get("waits_executed"), "barrier_free": f.get("waits_executed")}
     svg = os.path.join(svg_dir, name + ".svg")
     title = "%s (%s), %s: barrier %s vs barrier-free %s cycles, ideal %s" % (
@@ -186,6 +188,22 @@ def sensitivity(bfsync, tmp, target, kernels, pool):
         points = pool.map(lambda k: scaled_point(bfsync, t, k[1]), kernels)
         result["%g" % factor] = dict(zip((k[0] for k in kernels), points))
     return result
+
+
+def drop_savings(bfsync, target, entry, path):
+    """Cycles saved by dropping each wait the oracle found redundant in every execution.
+
+    This uses the test-only --mutate=drop:K switch as a measuring tool: the
+    oracle has shown the wait implied by happens-before, so dropping it
+    keeps the kernel correct (the run still compares its outputs)."""
+    params, base = entry["params"], entry["cycles"]["barrier_free"]
+    saved = {}
+    for k in entry["redundant_wait_nodes"]:
+        o = sim_runs(bfsync, path, params, target, "barrier-free", extra=["--mutate=drop:%d" % k])["barrier-free"]
+        if not o["outputs_match"]:
+            raise RuntimeError("%s: dropping redundant wait %d changed the results" % (entry["kernel"], k))
+        saved[str(k)] = base - o["cycles"]
+    return saved
 
 
 def gap_point(bfsync, targets, path):
@@ -251,33 +269,49 @@ def count_instructions(path):
 
 
 def timed(cmd):
+    """(wall seconds, CPU seconds of the child): CPU time is what the growth is judged on,
+    since the wall clock of a shared 2-core host moves with whatever else runs."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
     run(cmd)
-    return time.perf_counter() - t0
+    wall = time.perf_counter() - t0
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+
+
+def median_times(cmd, runs):
+    samples = [timed(cmd) for _ in range(runs)]
+    return statistics.median(w for w, _ in samples), statistics.median(c for _, c in samples)
+
+
+def compile_point(bfsync, root, tcc, src, runs):
+    out_c = src[:-4] + ".c"
+    row = {"instructions": count_instructions(src), "runs": runs}
+    row["check_wall_s"], row["check_cpu_s"] = median_times([bfsync, "check", src], runs)
+    row["compile_wall_s"], row["compile_cpu_s"] = median_times([bfsync, "compile", src, "-o", out_c], runs)
+    row["tcc_wall_s"], row["tcc_cpu_s"] = median_times([tcc, "-c", "-I", os.path.join(root, "runtime"), out_c,
+                                                        "-o", out_c + ".o"], runs)
+    row["c_bytes"] = os.path.getsize(out_c)
+    row["total_cpu_s"] = row["compile_cpu_s"] + row["tcc_cpu_s"]
+    row["total_wall_s"] = row["compile_wall_s"] + row["tcc_wall_s"]
+    os.remove(out_c)
+    os.remove(out_c + ".o")
+    return row
 
 
 def compile_side(bfsync, root, tmp, repeat, quick):
+    """bfsync compile and tcc over generated kernels of growing size (one run at 100k: a minute each)."""
     rows = []
     tcc = shutil.which("tcc")
     for size in GEN_SIZES:
+        if quick and size >= 100000:
+            continue
         src = os.path.join(tmp, "gen%d.bfk" % size)
         with open(src, "w") as f:
             f.write(run([bfsync, "gen", "--seed", str(GEN_SEED), "--size", str(size)]))
-        out_c = os.path.join(tmp, "gen%d.c" % size)
-        runs = 1 if size >= 100000 else repeat
-        if quick and size >= 100000:
-            continue
-        front = [timed([bfsync, "compile", src, "-o", out_c]) for _ in range(runs)]
-        back = [timed([tcc, "-c", "-I", os.path.join(root, "runtime"), out_c, "-o", out_c + ".o"])
-                for _ in range(runs)] if tcc else []
-        rows.append({"size": size, "instructions": count_instructions(src), "runs": runs,
-                     "c_bytes": os.path.getsize(out_c),
-                     "compile_s": statistics.median(front),
-                     "tcc_s": statistics.median(back) if back else None})
-        rows[-1]["total_s"] = rows[-1]["compile_s"] + (rows[-1]["tcc_s"] or 0.0)
-        os.remove(out_c)
+        rows.append(dict(size=size, **compile_point(bfsync, root, tcc, src, 1 if size >= 100000 else repeat)))
     for prev, cur in zip(rows, rows[1:]):
-        cur["time_ratio"] = cur["total_s"] / prev["total_s"]
+        cur["time_ratio"] = cur["total_cpu_s"] / prev["total_cpu_s"]
         cur["instr_ratio"] = cur["instructions"] / prev["instructions"]
         cur["growth_per_10x"] = cur["time_ratio"] * 10.0 / cur["instr_ratio"]
     return rows
@@ -299,7 +333,7 @@ def threads_side(bfsync, kernels, repeat):
         rows.append({"kernel": name, "class": cls, "repeats": repeat,
                      "barrier_ms": statistics.median(walls["barrier"]) / 1e6,
                      "barrier_free_ms": statistics.median(walls["barrier-free"]) / 1e6,
-                     "speedup": statistics.median(ratio)})
+                     "speedup": statistics.median(ratio), "speedup_min": min(ratio), "speedup_max": max(ratio)})
     return rows
 
 
@@ -379,7 +413,8 @@ def md_sensitivity(entries, sens):
 
 def md_gap(entries, gap, sens):
     out = ["| kernel | bf - ideal | saved without sem_latency | without wait_cost | without bookkeep_cost |"
-           " left at x0 (all zero) |", "|---|---:|---:|---:|---:|---:|"]
+           " left at x0 (all zero) | saved by dropping redundant waits (each alone) |",
+           "|---|---:|---:|---:|---:|---:|---|"]
     for e in entries:
         c, g = e["cycles"], gap[e["kernel"]]
         if c["ideal"] is None:
@@ -387,10 +422,11 @@ def md_gap(entries, gap, sens):
         share = lambda v: "%s (%s)" % (format(v, ","), pct(v / (c["barrier_free"] - c["ideal"])) if c["barrier_free"] > c["ideal"] else "-")
         zero = sens.get("0", {}).get(e["kernel"], {}).get("cycles", {})
         left = zero.get("barrier_free", c["barrier_free"]) - zero.get("ideal", c["ideal"])
-        out.append("| %s | %s | %s | %s | %s | %s |" % (
+        drops = ", ".join("#%s: %s" % (k, format(v, ",")) for k, v in e["redundant_drop_saved"].items()) or "none"
+        out.append("| %s | %s | %s | %s | %s | %s | %s |" % (
             e["kernel"], format(c["barrier_free"] - c["ideal"], ","),
             share(c["barrier_free"] - g["sem_latency"]), share(c["barrier_free"] - g["wait_cost"]),
-            share(c["barrier_free"] - g["bookkeep_cost"]), format(left, ",")))
+            share(c["barrier_free"] - g["bookkeep_cost"]), format(left, ","), drops))
     return out
 
 
@@ -406,20 +442,21 @@ def md_two_queues(points):
 
 
 def md_compile(rows):
-    out = ["| size asked | instructions | bfsync compile (s) | tcc (s) | total (s) | C bytes | runs | time ratio | instr ratio | time per 10x instr |",
-           "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    out = ["| size asked | instructions | check (s) | bfsync compile (s) | tcc (s) | compile + tcc (s) | wall (s) |"
+           " C bytes | runs | per 10x instructions |", "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for r in rows:
-        out.append("| %d | %d | %.3f | %s | %.3f | %s | %d | %s | %s | %s |" % (
-            r["size"], r["instructions"], r["compile_s"], num(r["tcc_s"], "%.3f"), r["total_s"],
-            format(r["c_bytes"], ","), r["runs"], num(r.get("time_ratio")), num(r.get("instr_ratio")),
-            num(r.get("growth_per_10x"))))
+        out.append("| %d | %d | %.2f | %.2f | %.2f | %.2f | %.2f | %s | %d | %s |" % (
+            r["size"], r["instructions"], r["check_cpu_s"], r["compile_cpu_s"], r["tcc_cpu_s"], r["total_cpu_s"],
+            r["total_wall_s"], format(r["c_bytes"], ","), r["runs"],
+            "n/a" if "growth_per_10x" not in r else "%.2fx" % r["growth_per_10x"]))
     return out
 
 
 def md_threads(rows):
-    out = ["| kernel | barrier (ms) | barrier-free (ms) | barrier / bf |", "|---|---:|---:|---:|"]
+    out = ["| kernel | barrier (ms) | barrier-free (ms) | barrier / bf, median | min .. max |", "|---|---:|---:|---:|---:|"]
     for r in rows:
-        out.append("| %s | %.1f | %.1f | %.2fx |" % (r["kernel"], r["barrier_ms"], r["barrier_free_ms"], r["speedup"]))
+        out.append("| %s | %.1f | %.1f | %.2fx | %.2f .. %.2f |" % (
+            r["kernel"], r["barrier_ms"], r["barrier_free_ms"], r["speedup"], r["speedup_min"], r["speedup_max"]))
     return out
 
 
@@ -458,7 +495,10 @@ def write_markdown(path, res):
           "Barrier-free cycles minus the ideal, and how many of those cycles go away when one synchronization cost"
           " of the target is set to 0 (the others unchanged): `%s`. The shares need not add up to 100%%: the costs"
           " overlap on the critical path. The last column is what is left with every cost at 0: a positive value"
-          " would be overlap lost to waits that are later than needed." % res["commands"]["gap"], ""]
+          " would be overlap lost to waits that are later than needed. The last column drops, one at a time, each"
+          " wait the oracle found redundant in every execution (`--mutate=drop:K`, K the wait's index in"
+          " `bfsync verify --json`'s `redundant_waits`), and gives the cycles that saves: what removing it in the"
+          " transform would buy." % res["commands"]["gap"], ""]
     L += md_gap(res["kernels"], res["gap"], res["sensitivity"])
     L += ["", "## ML kernels with a second DMA queue", "",
           "On the target above plus `dma1 = dma` (a NeuronCore-v2 has 16 DMA queues), each ML kernel with its"
@@ -466,11 +506,17 @@ def write_markdown(path, res):
           res["commands"]["two_queues"], ""] + md_two_queues(res["two_queues"])
     L += ["", "## Compile time", "",
           "`bfsync gen --seed %d --size N`, then `%s` (parse + transform + emit) and `%s` (what the JIT does with"
-          " libtcc). Median of the runs shown." % (GEN_SEED, res["commands"]["compile"], res["commands"]["tcc"]), ""]
+          " libtcc); `bfsync check` (parse + analysis) alone for the breakdown. CPU seconds (user + system) of each"
+          " command, median of the runs shown; the growth is the CPU time of compile + tcc per 10x instructions."
+          " The wall column is the same sum in wall-clock seconds, for reference." %
+          (GEN_SEED, res["commands"]["compile"], res["commands"]["tcc"]), ""]
     L += md_compile(res["compile"])
     L += ["", "## Threads executor (wall clock, %s)" % res["host"]["description"], "",
-          "`%s`, repeated; medians; the ratio is taken within each run, then the median of the ratios." %
-          res["commands"]["threads"], ""] + md_threads(res["threads"])
+          "`%s`, repeated %d times; medians; the ratio is taken within each run, then the median of the ratios"
+          " (and the spread). Host load average (1 min) when this started: %.1f, when it ended: %.1f; on 2 cores"
+          " anything else running moves these figures, the simulator's cycles above do not." % (
+              res["commands"]["threads"], res["threads"][0]["repeats"] if res["threads"] else 0,
+              res["host"]["load_before_threads"], res["host"]["load_after_threads"]), ""] + md_threads(res["threads"])
     if res["wait_cost"]:
         L += ["", "Uncontended wait and wake-up (bench/wait_cost.c): `%s`" % json.dumps(res["wait_cost"])]
     with open(path, "w") as f:
@@ -507,7 +553,8 @@ def main():
     ap.add_argument("--target", required=True)
     ap.add_argument("--out", required=True, help="directory for results.md, results.json and svg/")
     ap.add_argument("--wait-cost", help="the built bench/wait_cost binary")
-    ap.add_argument("--repeat", type=int, default=3, help="runs per median (compile, threads)")
+    ap.add_argument("--repeat", type=int, default=3, help="runs per median of the compile times")
+    ap.add_argument("--threads-repeat", type=int, default=5, help="runs per median of the threads executor")
     ap.add_argument("--quick", action="store_true", help="skip the 100k-instruction compile")
     args = ap.parse_args()
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -535,6 +582,11 @@ def main():
                 lambda k: measure_kernel(args.bfsync, root, tmp, args.target, k[0], k[1], k[2], svg_dir), kernels))
             step("sensitivity (sync costs x%s)" % ", x".join("%g" % f for f in SENSITIVITY_FACTORS))
             res["sensitivity"] = sensitivity(args.bfsync, tmp, args.target, kernels, pool)
+            step("barrier-free without each redundant wait")
+            savings = pool.map(lambda ek: drop_savings(args.bfsync, args.target, ek[0], ek[1][1]),
+                               zip(res["kernels"], kernels))
+            for e, saved in zip(res["kernels"], savings):
+                e["redundant_drop_saved"] = saved
             step("barrier-free with each sync cost zeroed")
             res["gap"] = gap_attribution(args.bfsync, tmp, args.target, kernels, pool)
             step("ML kernels with stores on a second DMA queue")
@@ -542,7 +594,9 @@ def main():
         step("compile time (1k, 10k%s instructions)" % ("" if args.quick else ", 100k"))
         res["compile"] = compile_side(args.bfsync, root, tmp, args.repeat, args.quick)
         step("threads executor")
-        res["threads"] = threads_side(args.bfsync, kernels, args.repeat)
+        res["host"]["load_before_threads"] = os.getloadavg()[0]
+        res["threads"] = threads_side(args.bfsync, kernels, args.threads_repeat)
+        res["host"]["load_after_threads"] = os.getloadavg()[0]
         res["wait_cost"] = wait_cost(args.wait_cost)
     res["summary"] = summary(res["kernels"], res["compile"])
     with open(os.path.join(args.out, "results.json"), "w") as f:

@@ -9,8 +9,9 @@
 #
 # usage: bash bench/run.sh path/to/bfsync
 # env:   TARGET=file (default targets/trn1.target), REPEAT=n (runs per
-#        median, default 3), QUICK=1 (skip the 100k-instruction compile),
-#        OUT=dir (default bench/)
+#        compile-time median, default 3), THREADS_REPEAT=n (runs per
+#        threads-executor median, default 5), QUICK=1 (skip the
+#        100k-instruction compile), OUT=dir (default bench/)
 set -euo pipefail
 
 bfsync=${1:?usage: bash bench/run.sh path/to/bfsync}
@@ -28,4 +29,5 @@ ${CC:-gcc} -std=c11 -O2 -I"$root/runtime" -o "$build/wait_cost" "$root/bench/wai
 quick=()
 [ -n "${QUICK:-}" ] && quick=(--quick)
 python3 "$root/bench/bench.py" --bfsync "$(cd "$(dirname "$bfsync")" && pwd)/$(basename "$bfsync")" \
-  --target "$target" --out "$out" --wait-cost "$build/wait_cost" --repeat "${REPEAT:-3}" "${quick[@]}"
+  --target "$target" --out "$out" --wait-cost "$build/wait_cost" --repeat "${REPEAT:-3}" \
+  --threads-repeat "${THREADS_REPEAT:-5}" "${quick[@]}"
