@@ -1187,9 +1187,10 @@ static const char usage_text[] =
     "\n"
     "The differential campaign: for each seed S .. S+N-1, the kernel of `bfsync gen\n"
     "--seed S` is checked, judged by the oracle, run on threads with jitter and the\n"
-    "race checker, on the simulator when the runtime has one, and every K-th seed\n"
-    "built with gcc, both sync modes, every result compared bit for bit with the\n"
-    "sequential reference. Failing seeds are minimized into DIR/seed-S.bfk.\n"
+    "race checker and on the simulator, under both sync modes; on every K-th seed\n"
+    "the C of one mode (in turn) is also built with gcc and run. Every result is\n"
+    "compared bit for bit with the sequential reference. Failing seeds are\n"
+    "minimized into DIR/seed-S.bfk.\n"
     "With --exhaustive: every kernel of the small scope, judged by the oracle.\n"
     "\n"
     "  --from S         first seed (default 1)\n"
@@ -1228,8 +1229,12 @@ static const char *value_of(int argc, char **argv, int *i, const char *name) {
   return *i + 1 < argc ? argv[++*i] : "";
 }
 
-static int usage_error(const char *what, const char *arg) {
-  fprintf(stderr, "bfsync: error: %s '%s'\n%s", what, arg, usage_text);
+/* The message, then the usage; the status of a usage error. */
+static int usage_error(const char *option, const char *value) {
+  if (value)
+    fprintf(stderr, "bfsync: error: bad or missing value '%s' for %s\n%s", value, option, usage_text);
+  else
+    fprintf(stderr, "bfsync: error: unknown option '%s'\n%s", option, usage_text);
   return 2;
 }
 
@@ -1246,7 +1251,7 @@ static int parse_numeric(int argc, char **argv, int *i, Campaign *c, bool *match
     if (!v) continue;
     uint64_t n;
     *matched = true;
-    if (!parse_u64(v, opts[o].max, &n) || n < opts[o].min) return usage_error("bad value for", argv[*i]);
+    if (!parse_u64(v, opts[o].max, &n) || n < opts[o].min) return usage_error(opts[o].name, v);
     switch (o) {
     case 0: c->from = n; break;
     case 1: c->count = n; break;
@@ -1296,15 +1301,15 @@ static int parse_args(int argc, char **argv, Campaign *c) {
     } else if (!strcmp(argv[i], "--no-minimize")) {
       c->minimize = false;
     } else if ((v = value_of(argc, argv, &i, "--mutate"))) {
-      if (parse_mutation(v, &c->cfg)) return usage_error("--mutate takes drop:K or lower:K, not", v);
+      if (parse_mutation(v, &c->cfg)) return usage_error("--mutate (drop:K or lower:K)", v);
     } else if ((v = value_of(argc, argv, &i, "--lib"))) {
-      if (!*v) return usage_error("--lib needs a path:", argv[i]);
+      if (!*v) return usage_error("--lib", v);
       c->cfg.lib = v;
     } else if ((v = value_of(argc, argv, &i, "--regress"))) {
-      if (!*v) return usage_error("--regress needs a directory:", argv[i]);
+      if (!*v) return usage_error("--regress", v);
       c->regress_dir = v;
     } else {
-      return usage_error("unknown option", argv[i]);
+      return usage_error(argv[i], NULL);
     }
   }
   return -1;

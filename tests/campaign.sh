@@ -8,7 +8,8 @@
 # 2. The campaign must catch a broken synchronization: with the test-only
 #    --mutate=drop:0 some seeds fail, exit 1, and are minimized into a
 #    scratch directory as kernels that still check and still fail.
-# 3. Every tests/regress/*.bfk at each `// params:` line: verify (both sync
+# 3. The command line: usage errors, --help, the JSON keys.
+# 4. Every tests/regress/*.bfk at each `// params:` line: verify (both sync
 #    modes) and run --sync=both --jitter --check. A kernel marked
 #    `// status: open` reproduces a known, unfixed bug: it must still fail
 #    (reported, not fatal); when it passes, the marker must go.
@@ -53,6 +54,20 @@ else
   done
   echo "mutant campaign: caught, ${#minimized[@]} kernels minimized (largest $(wc -l "${minimized[@]}" | sort -n | tail -2 | head -1 | awk '{print $1}') lines)"
 fi
+
+# The command line: usage errors exit 2, --help 0, --json has its keys.
+for bad in "--count 0" "--bogus" "--jobs 999" "--mutate=flip:0" "--size" "--instructions 4 --exhaustive"; do
+  # shellcheck disable=SC2086
+  if "$BFSYNC" campaign $bad >/dev/null 2>&1; then status=0; else status=$?; fi
+  [[ $status == 2 ]] || { echo "FAIL: bfsync campaign $bad exited $status, not 2"; failures=$((failures + 1)); }
+done
+"$BFSYNC" campaign --help | grep -q -- "--gcc-every" || { echo "FAIL: campaign --help"; failures=$((failures + 1)); }
+"$BFSYNC" campaign --from 7 --count 2 --gcc-every 0 --json | python3 -c '
+import json, sys
+d = json.loads(sys.stdin.read())
+keys = ["kernels", "instructions", "oracle_waits", "thread_waits", "schedules", "failures", "sim_exceptions", "seconds"]
+assert all(k in d for k in keys) and d["kernels"] == 2 and d["failures"] == 0, d
+' || { echo "FAIL: campaign --json"; failures=$((failures + 1)); }
 
 # Regression kernels.
 regress_one() { # file, params...: 0 when everything passes
