@@ -9,7 +9,10 @@ BUILD=${BUILD:-build}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
-make --no-print-directory -s install BUILD="$BUILD" PREFIX="$tmp/prefix" >"$tmp/install.log" 2>&1 ||
+# The sanitizer build (make test-asan) installs an instrumented libbfrt.a.
+san_flags=""
+if nm "$BUILD/libbfrt.a" 2>/dev/null | grep __asan >/dev/null; then san_flags="-fsanitize=address,undefined"; fi
+make --no-print-directory -s install BUILD="$BUILD" ${san_flags:+SAN=1 OPT=-O1} PREFIX="$tmp/prefix" >"$tmp/install.log" 2>&1 ||
   { cat "$tmp/install.log" >&2; echo "FAIL: make install" >&2; exit 1; }
 for f in bin/bfsync include/bfrt.h include/ops.def lib/libbfrt.a lib/pkgconfig/bfrt.pc; do
   [ -e "$tmp/prefix/$f" ] || { echo "FAIL: make install did not install $f" >&2; exit 1; }
@@ -17,7 +20,7 @@ done
 
 mkdir -p "$tmp/out"
 PKG_CONFIG_PATH="$tmp/prefix/lib/pkgconfig" make --no-print-directory -s -C examples/host \
-  BFSYNC="$tmp/prefix/bin/bfsync" OUT="$tmp/out" >"$tmp/build.log" 2>&1 ||
+  BFSYNC="$tmp/prefix/bin/bfsync" OUT="$tmp/out" CFLAGS="-O2 $san_flags" >"$tmp/build.log" 2>&1 ||
   { cat "$tmp/build.log" >&2; echo "FAIL: building examples/host" >&2; exit 1; }
 grep -q "const bfrt_kernel bfk_softmax" "$tmp/out/softmax.c" || { echo "FAIL: no descriptor in softmax.c" >&2; exit 1; }
 

@@ -84,13 +84,16 @@ done
 gcc_sets=${QUICK:+1}
 gcc_sets=${gcc_sets:-2}
 cc_flags="-std=c99 -Wall -Wextra -Werror -pedantic -Iruntime"
+# A libbfrt.a built with SAN=1 needs the sanitizer runtimes at link time.
+san_flags=""
+if nm "$BUILD/libbfrt.a" 2>/dev/null | grep __asan >/dev/null; then san_flags="-fsanitize=address,undefined"; fi
 for k in examples/*.bfk; do
   name=$(basename "$k" .bfk)
   for sync in barrier-free barrier; do
     c="$tmp/$name.$sync.c"
     expect_status 0 compile "$k" --sync=$sync -o "$c" || continue
     gcc $cc_flags -c "$c" -o "$tmp/$name.o" 2>"$tmp/gcc.err" || { fail "gcc rejects $c:"; head -5 "$tmp/gcc.err" >&2; continue; }
-    gcc -std=c11 -I. -Iruntime tests/host_main.c "$tmp/$name.o" "$BUILD/libbfrt.a" -lpthread -lm -o "$tmp/host" ||
+    gcc -std=c11 $san_flags -I. -Iruntime tests/host_main.c "$tmp/$name.o" "$BUILD/libbfrt.a" -lpthread -lm -o "$tmp/host" ||
       { fail "cannot link $name with libbfrt.a"; continue; }
     while read -r ps; do
       values=$(echo "$ps" | sed 's/-p [A-Za-z_0-9]*=//g')
