@@ -348,6 +348,46 @@ static void emitted_c_runs_and_matches(void **state) {
   program_free(p);
 }
 
+/* The descriptor's tensor_shape: floor division and modulo like the
+ * language, and the source line of a zero divisor. */
+static void emitted_tensor_shapes(void **state) {
+  (void)state;
+  const char *text =
+      "kernel d(N: int, D: int) {\n"
+      "  hbm in  X: f32[N / D, 4];\n"
+      "  hbm out Y: f32[N % D + 4, 4];\n"
+      "  sbuf x: f32[4, 4];\n"
+      "  dma: load x, X[0, 0];\n"
+      "  dma: store Y[0, 0], x;\n"
+      "}\n";
+  Program *p = checked(text);
+  transform_barrier_free(p);
+  ir_validate(p);
+  Jit *jit = jit_compile(p, emit_c_string(p));
+  const bfrt_kernel *k = jit_kernel(jit);
+  int64_t shape[2], params[2] = {8, 0};
+  assert_int_equal(k->tensor_shape(params, 0, shape), 2);
+  assert_int_equal(k->tensor_shape(params, 1, shape), 3);
+  params[1] = -3;
+  RefTensor t[2];
+  const char *err = NULL;
+  assert_int_equal(reference_shapes(p, params, t, &err), -1); /* N / D = -3 rows */
+  assert_int_equal(k->tensor_shape(params, 0, shape), 0);
+  assert_int_equal(shape[0], -3);
+  assert_int_equal(shape[1], 4);
+  assert_int_equal(k->tensor_shape(params, 1, shape), 0);
+  assert_int_equal(shape[0], 3); /* 8 mod -3 = -1 */
+  params[1] = 3;
+  assert_int_equal(reference_shapes(p, params, t, &err), 0);
+  for (int i = 0; i < 2; i++) {
+    assert_int_equal(k->tensor_shape(params, i, shape), 0);
+    assert_int_equal(shape[0], t[i].rows);
+    assert_int_equal(shape[1], t[i].cols);
+  }
+  jit_free(jit);
+  program_free(p);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(npy_round_trip),
@@ -357,6 +397,7 @@ int main(void) {
       cmocka_unit_test(reference_reports_errors),
       cmocka_unit_test(reference_division_by_zero),
       cmocka_unit_test(emitted_c_runs_and_matches),
+      cmocka_unit_test(emitted_tensor_shapes),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
