@@ -7,7 +7,8 @@
 #  - the emitted C (first two parameter sets) compiled by gcc -std=c99 -Wall -Wextra -Werror -pedantic,
 #    linked with libbfrt.a and tests/host_main.c, its outputs equal to
 #    bfsync run's (which equal the reference);
-#  - golden C for a few examples (tests/golden/c; UPDATE=1 regenerates);
+#  - golden C for frozen copies of a few examples (tests/golden/c; UPDATE=1
+#    regenerates);
 #  - the bounds-error path, the deadlock watchdog (through --mutate=raise),
 #    every bad-argument path, --input/--output round trips, --json keys,
 #    and the --trace file parsed back.
@@ -126,7 +127,7 @@ done
 for name in matmul softmax chain; do
   for sync in barrier-free barrier; do
     golden="tests/golden/c/$name.$sync.c"
-    "$BFSYNC" compile "examples/$name.bfk" --sync=$sync >"$tmp/golden.c" 2>"$tmp/err" || { fail "compile $name"; continue; }
+    "$BFSYNC" compile "tests/golden/c/$name.bfk" --sync=$sync >"$tmp/golden.c" 2>"$tmp/err" || { fail "compile $name"; continue; }
     if [ -n "${UPDATE:-}" ]; then
       cp "$tmp/golden.c" "$golden"
     elif ! diff -u "$golden" "$tmp/golden.c" >"$tmp/diff" 2>&1; then

@@ -2,7 +2,7 @@
  *
  * kernel: chain(N)
  * sync:   barrier-free
- * source: examples/chain.bfk
+ * source: tests/golden/c/chain.bfk
  * target: trn1
  *
  * One function per engine runs that engine's instruction stream in order.
@@ -58,33 +58,33 @@ static void bf_engine_act(bfrt_ctx *bf_cx, const int64_t *bf_params) {
   bf_a2[2] = 1;
   for (int64_t i = 0, bf_end0 = N; i < bf_end0; i++) {
     bfrt_bookkeep(bf_cx, 3);
-    /* wait for dve: line 22 needs line 23 (RAW+WAR, loop-carried (tracked)) */
-    bf_t = bf_max(bf_a0[bfrt_mod(bf_cx, i, 2, 22)], bf_a1[bfrt_mod(bf_cx, i + 1, 3, 22)]);
+    /* wait for dve: line 24 needs line 25 (RAW+WAR, loop-carried (tracked)) */
+    bf_t = bf_max(bf_a0[bfrt_mod(bf_cx, i, 2, 24)], bf_a1[bfrt_mod(bf_cx, i + 1, 3, 24)]);
     if (bf_t > bf_known_dve) {
-      bfrt_wait(bf_cx, BF_ENGINE_dve, bf_t, 22);
+      bfrt_wait(bf_cx, BF_ENGINE_dve, bf_t, 24);
       bf_known_dve = bf_t;
     }
-    /* wait for pool: line 22 needs line 20, 24 (RAW, loop-carried (tracked)) */
-    bf_t = bf_a2[bfrt_mod(bf_cx, i + 1, 3, 22)];
+    /* wait for pool: line 24 needs line 22, 26 (RAW, loop-carried (tracked)) */
+    bf_t = bf_a2[bfrt_mod(bf_cx, i + 1, 3, 24)];
     if (bf_t > bf_known_pool) {
-      bfrt_wait(bf_cx, BF_ENGINE_pool, bf_t, 22);
+      bfrt_wait(bf_cx, BF_ENGINE_pool, bf_t, 24);
       bf_known_pool = bf_t;
     }
-    /* wait for dma: line 22 needs line 19 (RAW, loop-carried (tracked)) */
-    bf_t = bf_a3[bfrt_mod(bf_cx, i + 1, 3, 22)];
+    /* wait for dma: line 24 needs line 21 (RAW, loop-carried (tracked)) */
+    bf_t = bf_a3[bfrt_mod(bf_cx, i + 1, 3, 24)];
     if (bf_t > bf_known_dma) {
-      bfrt_wait(bf_cx, BF_ENGINE_dma, bf_t, 22);
+      bfrt_wait(bf_cx, BF_ENGINE_dma, bf_t, 24);
       bf_known_dma = bf_t;
     }
-    /* line 22: act: tanh t[i % 2], x[(i + 1) % 3]; */
+    /* line 24: act: tanh t[i % 2], x[(i + 1) % 3]; */
     {
-      const bfrt_arg bf_args[2] = {BFRT_TILE(BF_TILE_t, bfrt_mod(bf_cx, i, 2, 22)), BFRT_TILE(BF_TILE_x, bfrt_mod(bf_cx, i + 1, 3, 22))};
-      bfrt_op(bf_cx, BFRT_TANH, 22, 2, bf_args);
+      const bfrt_arg bf_args[2] = {BFRT_TILE(BF_TILE_t, bfrt_mod(bf_cx, i, 2, 24)), BFRT_TILE(BF_TILE_x, bfrt_mod(bf_cx, i + 1, 3, 24))};
+      bfrt_op(bf_cx, BFRT_TANH, 24, 2, bf_args);
     }
     bfrt_bookkeep(bf_cx, 3);
-    bf_a1[bfrt_mod(bf_cx, i + 2, 3, 23)] = i + 1;
-    bf_a0[bfrt_mod(bf_cx, i, 2, 23)] = i + 1;
-    bf_a2[bfrt_mod(bf_cx, i + 2, 3, 24)] = i + 2;
+    bf_a1[bfrt_mod(bf_cx, i + 2, 3, 25)] = i + 1;
+    bf_a0[bfrt_mod(bf_cx, i, 2, 25)] = i + 1;
+    bf_a2[bfrt_mod(bf_cx, i + 2, 3, 26)] = i + 2;
   }
 }
 
@@ -104,32 +104,32 @@ static void bf_engine_dve(bfrt_ctx *bf_cx, const int64_t *bf_params) {
   bf_a0[2] = 1;
   for (int64_t i = 0, bf_end0 = N; i < bf_end0; i++) {
     bfrt_bookkeep(bf_cx, 3);
-    /* wait for act: line 23 needs line 22 (RAW+WAR, same iteration) */
+    /* wait for act: line 25 needs line 24 (RAW+WAR, same iteration) */
     bf_t = i + 1;
     if (bf_t > bf_known_act) {
-      bfrt_wait(bf_cx, BF_ENGINE_act, bf_t, 23);
+      bfrt_wait(bf_cx, BF_ENGINE_act, bf_t, 25);
       bf_known_act = bf_t;
     }
-    /* wait for pool: line 23 needs line 24, 20 (RAW+WAR+WAW, loop-carried (tracked)) */
-    bf_t = bf_max(bf_max(bf_a1[bfrt_mod(bf_cx, i + 2, 3, 23)], bf_a0[bfrt_mod(bf_cx, i + 2, 3, 23)]), bf_a0[bfrt_mod(bf_cx, i, 3, 23)]);
+    /* wait for pool: line 25 needs line 26, 22 (RAW+WAR+WAW, loop-carried (tracked)) */
+    bf_t = bf_max(bf_max(bf_a1[bfrt_mod(bf_cx, i + 2, 3, 25)], bf_a0[bfrt_mod(bf_cx, i + 2, 3, 25)]), bf_a0[bfrt_mod(bf_cx, i, 3, 25)]);
     if (bf_t > bf_known_pool) {
-      bfrt_wait(bf_cx, BF_ENGINE_pool, bf_t, 23);
+      bfrt_wait(bf_cx, BF_ENGINE_pool, bf_t, 25);
       bf_known_pool = bf_t;
     }
-    /* wait for dma: line 23 needs line 19 (RAW+WAW, loop-carried (tracked)) */
-    bf_t = bf_max(bf_a2[bfrt_mod(bf_cx, i + 2, 3, 23)], bf_a2[bfrt_mod(bf_cx, i, 3, 23)]);
+    /* wait for dma: line 25 needs line 21 (RAW+WAW, loop-carried (tracked)) */
+    bf_t = bf_max(bf_a2[bfrt_mod(bf_cx, i + 2, 3, 25)], bf_a2[bfrt_mod(bf_cx, i, 3, 25)]);
     if (bf_t > bf_known_dma) {
-      bfrt_wait(bf_cx, BF_ENGINE_dma, bf_t, 23);
+      bfrt_wait(bf_cx, BF_ENGINE_dma, bf_t, 25);
       bf_known_dma = bf_t;
     }
-    /* line 23: dve: add x[(i + 2) % 3], t[i % 2], x[i % 3]; */
+    /* line 25: dve: add x[(i + 2) % 3], t[i % 2], x[i % 3]; */
     {
-      const bfrt_arg bf_args[3] = {BFRT_TILE(BF_TILE_x, bfrt_mod(bf_cx, i + 2, 3, 23)), BFRT_TILE(BF_TILE_t, bfrt_mod(bf_cx, i, 2, 23)), BFRT_TILE(BF_TILE_x, bfrt_mod(bf_cx, i, 3, 23))};
-      bfrt_op(bf_cx, BFRT_ADD, 23, 3, bf_args);
+      const bfrt_arg bf_args[3] = {BFRT_TILE(BF_TILE_x, bfrt_mod(bf_cx, i + 2, 3, 25)), BFRT_TILE(BF_TILE_t, bfrt_mod(bf_cx, i, 2, 25)), BFRT_TILE(BF_TILE_x, bfrt_mod(bf_cx, i, 3, 25))};
+      bfrt_op(bf_cx, BFRT_ADD, 25, 3, bf_args);
     }
     bfrt_bookkeep(bf_cx, 2);
-    bf_a0[bfrt_mod(bf_cx, i + 2, 3, 24)] = i + 2;
-    bf_a1[bfrt_mod(bf_cx, i + 2, 3, 24)] = i + 2;
+    bf_a0[bfrt_mod(bf_cx, i + 2, 3, 26)] = i + 2;
+    bf_a1[bfrt_mod(bf_cx, i + 2, 3, 26)] = i + 2;
   }
 }
 
@@ -144,30 +144,30 @@ static void bf_engine_pool(bfrt_ctx *bf_cx, const int64_t *bf_params) {
   bfrt_bookkeep(bf_cx, 2);
   bf_a1[0] = 1;
   bf_a1[1] = 2;
-  /* line 20: pool: fill x[2], 0.0; */
+  /* line 22: pool: fill x[2], 0.0; */
   {
     const bfrt_arg bf_args[2] = {BFRT_TILE(BF_TILE_x, 2), BFRT_IMM(0.0f)};
-    bfrt_op(bf_cx, BFRT_FILL, 20, 2, bf_args);
+    bfrt_op(bf_cx, BFRT_FILL, 22, 2, bf_args);
   }
   for (int64_t i = 0, bf_end0 = N; i < bf_end0; i++) {
     bfrt_bookkeep(bf_cx, 3);
-    bf_a0[bfrt_mod(bf_cx, i + 1, 3, 22)] = i + 1;
-    /* wait for dve: line 24 needs line 23 (RAW+WAR+WAW, same iteration) */
+    bf_a0[bfrt_mod(bf_cx, i + 1, 3, 24)] = i + 1;
+    /* wait for dve: line 26 needs line 25 (RAW+WAR+WAW, same iteration) */
     bf_t = i + 1;
     if (bf_t > bf_known_dve) {
-      bfrt_wait(bf_cx, BF_ENGINE_dve, bf_t, 24);
+      bfrt_wait(bf_cx, BF_ENGINE_dve, bf_t, 26);
       bf_known_dve = bf_t;
     }
-    /* wait for dma: line 24 needs line 19 (RAW+WAW, loop-carried (tracked)) */
-    bf_t = bf_a1[bfrt_mod(bf_cx, i + 2, 3, 24)];
+    /* wait for dma: line 26 needs line 21 (RAW+WAW, loop-carried (tracked)) */
+    bf_t = bf_a1[bfrt_mod(bf_cx, i + 2, 3, 26)];
     if (bf_t > bf_known_dma) {
-      bfrt_wait(bf_cx, BF_ENGINE_dma, bf_t, 24);
+      bfrt_wait(bf_cx, BF_ENGINE_dma, bf_t, 26);
       bf_known_dma = bf_t;
     }
-    /* line 24: pool: scale x[(i + 2) % 3], x[(i + 2) % 3], 0.5; */
+    /* line 26: pool: scale x[(i + 2) % 3], x[(i + 2) % 3], 0.5; */
     {
-      const bfrt_arg bf_args[3] = {BFRT_TILE(BF_TILE_x, bfrt_mod(bf_cx, i + 2, 3, 24)), BFRT_TILE(BF_TILE_x, bfrt_mod(bf_cx, i + 2, 3, 24)), BFRT_IMM(0.5f)};
-      bfrt_op(bf_cx, BFRT_SCALE, 24, 3, bf_args);
+      const bfrt_arg bf_args[3] = {BFRT_TILE(BF_TILE_x, bfrt_mod(bf_cx, i + 2, 3, 26)), BFRT_TILE(BF_TILE_x, bfrt_mod(bf_cx, i + 2, 3, 26)), BFRT_IMM(0.5f)};
+      bfrt_op(bf_cx, BFRT_SCALE, 26, 3, bf_args);
     }
   }
 }
@@ -180,76 +180,76 @@ static void bf_engine_dma(bfrt_ctx *bf_cx, const int64_t *bf_params) {
   int64_t bf_t;
   int64_t *bf_a0 = bfrt_scratch(bf_cx, 3); /* dve_writes_x */
   int64_t *bf_a1 = bfrt_scratch(bf_cx, 3); /* pool_writes_x */
-  /* line 19: load x[0], X[0, 0]; */
+  /* line 21: load x[0], X[0, 0]; */
   {
     const bfrt_arg bf_args[2] = {BFRT_TILE(BF_TILE_x, 0), BFRT_HBM(BF_HBM_X, 0, 0)};
-    bfrt_op(bf_cx, BFRT_LOAD, 19, 2, bf_args);
+    bfrt_op(bf_cx, BFRT_LOAD, 21, 2, bf_args);
   }
-  /* line 19: load x[1], X[1, 0]; */
+  /* line 21: load x[1], X[1, 0]; */
   {
     const bfrt_arg bf_args[2] = {BFRT_TILE(BF_TILE_x, 1), BFRT_HBM(BF_HBM_X, 1, 0)};
-    bfrt_op(bf_cx, BFRT_LOAD, 19, 2, bf_args);
+    bfrt_op(bf_cx, BFRT_LOAD, 21, 2, bf_args);
   }
   bfrt_bookkeep(bf_cx, 1);
   bf_a1[2] = 1;
   for (int64_t i = 0, bf_end0 = N; i < bf_end0; i++) {
     bfrt_bookkeep(bf_cx, 2);
-    bf_a0[bfrt_mod(bf_cx, i + 2, 3, 23)] = i + 1;
-    bf_a1[bfrt_mod(bf_cx, i + 2, 3, 24)] = i + 2;
+    bf_a0[bfrt_mod(bf_cx, i + 2, 3, 25)] = i + 1;
+    bf_a1[bfrt_mod(bf_cx, i + 2, 3, 26)] = i + 2;
   }
   bfrt_bookkeep(bf_cx, 2);
-  /* wait for dve: line 27 needs line 23 (RAW, same iteration (tracked)) */
+  /* wait for dve: line 29 needs line 25 (RAW, same iteration (tracked)) */
   bf_t = bf_a0[0];
-  if (bf_t > bf_known_dve) {
-    bfrt_wait(bf_cx, BF_ENGINE_dve, bf_t, 27);
-    bf_known_dve = bf_t;
-  }
-  /* wait for pool: line 27 needs line 24 (RAW, same iteration (tracked)) */
-  bf_t = bf_a1[0];
-  if (bf_t > bf_known_pool) {
-    bfrt_wait(bf_cx, BF_ENGINE_pool, bf_t, 27);
-    bf_known_pool = bf_t;
-  }
-  /* line 27: store Y[0, 0], x[0]; */
-  {
-    const bfrt_arg bf_args[2] = {BFRT_HBM(BF_HBM_Y, 0, 0), BFRT_TILE(BF_TILE_x, 0)};
-    bfrt_op(bf_cx, BFRT_STORE, 27, 2, bf_args);
-  }
-  bfrt_bookkeep(bf_cx, 2);
-  /* wait for dve: line 28 needs line 23 (RAW, same iteration (tracked)) */
-  bf_t = bf_a0[1];
-  if (bf_t > bf_known_dve) {
-    bfrt_wait(bf_cx, BF_ENGINE_dve, bf_t, 28);
-    bf_known_dve = bf_t;
-  }
-  /* wait for pool: line 28 needs line 24 (RAW, same iteration (tracked)) */
-  bf_t = bf_a1[1];
-  if (bf_t > bf_known_pool) {
-    bfrt_wait(bf_cx, BF_ENGINE_pool, bf_t, 28);
-    bf_known_pool = bf_t;
-  }
-  /* line 28: store Y[1, 0], x[1]; */
-  {
-    const bfrt_arg bf_args[2] = {BFRT_HBM(BF_HBM_Y, 1, 0), BFRT_TILE(BF_TILE_x, 1)};
-    bfrt_op(bf_cx, BFRT_STORE, 28, 2, bf_args);
-  }
-  bfrt_bookkeep(bf_cx, 2);
-  /* wait for dve: line 29 needs line 23 (RAW, same iteration (tracked)) */
-  bf_t = bf_a0[2];
   if (bf_t > bf_known_dve) {
     bfrt_wait(bf_cx, BF_ENGINE_dve, bf_t, 29);
     bf_known_dve = bf_t;
   }
-  /* wait for pool: line 29 needs line 20, 24 (RAW, same iteration (tracked)) */
-  bf_t = bf_a1[2];
+  /* wait for pool: line 29 needs line 26 (RAW, same iteration (tracked)) */
+  bf_t = bf_a1[0];
   if (bf_t > bf_known_pool) {
     bfrt_wait(bf_cx, BF_ENGINE_pool, bf_t, 29);
     bf_known_pool = bf_t;
   }
-  /* line 29: store Y[2, 0], x[2]; */
+  /* line 29: store Y[0, 0], x[0]; */
+  {
+    const bfrt_arg bf_args[2] = {BFRT_HBM(BF_HBM_Y, 0, 0), BFRT_TILE(BF_TILE_x, 0)};
+    bfrt_op(bf_cx, BFRT_STORE, 29, 2, bf_args);
+  }
+  bfrt_bookkeep(bf_cx, 2);
+  /* wait for dve: line 30 needs line 25 (RAW, same iteration (tracked)) */
+  bf_t = bf_a0[1];
+  if (bf_t > bf_known_dve) {
+    bfrt_wait(bf_cx, BF_ENGINE_dve, bf_t, 30);
+    bf_known_dve = bf_t;
+  }
+  /* wait for pool: line 30 needs line 26 (RAW, same iteration (tracked)) */
+  bf_t = bf_a1[1];
+  if (bf_t > bf_known_pool) {
+    bfrt_wait(bf_cx, BF_ENGINE_pool, bf_t, 30);
+    bf_known_pool = bf_t;
+  }
+  /* line 30: store Y[1, 0], x[1]; */
+  {
+    const bfrt_arg bf_args[2] = {BFRT_HBM(BF_HBM_Y, 1, 0), BFRT_TILE(BF_TILE_x, 1)};
+    bfrt_op(bf_cx, BFRT_STORE, 30, 2, bf_args);
+  }
+  bfrt_bookkeep(bf_cx, 2);
+  /* wait for dve: line 31 needs line 25 (RAW, same iteration (tracked)) */
+  bf_t = bf_a0[2];
+  if (bf_t > bf_known_dve) {
+    bfrt_wait(bf_cx, BF_ENGINE_dve, bf_t, 31);
+    bf_known_dve = bf_t;
+  }
+  /* wait for pool: line 31 needs line 22, 26 (RAW, same iteration (tracked)) */
+  bf_t = bf_a1[2];
+  if (bf_t > bf_known_pool) {
+    bfrt_wait(bf_cx, BF_ENGINE_pool, bf_t, 31);
+    bf_known_pool = bf_t;
+  }
+  /* line 31: store Y[2, 0], x[2]; */
   {
     const bfrt_arg bf_args[2] = {BFRT_HBM(BF_HBM_Y, 2, 0), BFRT_TILE(BF_TILE_x, 2)};
-    bfrt_op(bf_cx, BFRT_STORE, 29, 2, bf_args);
+    bfrt_op(bf_cx, BFRT_STORE, 31, 2, bf_args);
   }
 }
 

@@ -2,7 +2,7 @@
  *
  * kernel: matmul(M, N, K)
  * sync:   barrier-free
- * source: examples/matmul.bfk
+ * source: tests/golden/c/matmul.bfk
  * target: trn1
  *
  * One function per engine runs that engine's instruction stream in order.
@@ -47,37 +47,37 @@ static void bf_engine_pe(bfrt_ctx *bf_cx, const int64_t *bf_params) {
   int64_t bf_known_dve = 0; /* highest threshold waited for on dve */
   int64_t bf_known_dma = 0; /* highest threshold waited for on dma */
   int64_t bf_t;
-  int64_t *bf_a0 = bfrt_scratch(bf_cx, 1); /* act_reads_acc */
+  int64_t *bf_a0 = bfrt_scratch(bf_cx, 2); /* act_reads_acc */
   for (int64_t m = 0, bf_end0 = M; m < bf_end0; m++) {
     for (int64_t n = 0, bf_end1 = N; n < bf_end1; n++) {
       for (int64_t k = 0, bf_end2 = K; k < bf_end2; k++) {
         bfrt_bookkeep(bf_cx, 3);
-        /* wait for act: line 31 needs line 33 (WAR, loop-carried (tracked)) */
-        bf_t = bf_a0[0];
+        /* wait for act: line 38 needs line 40 (WAR, loop-carried (tracked)) */
+        bf_t = bf_a0[bfrt_mod(bf_cx, n, 2, 38)];
         if (bf_t > bf_known_act) {
-          bfrt_wait(bf_cx, BF_ENGINE_act, bf_t, 31);
+          bfrt_wait(bf_cx, BF_ENGINE_act, bf_t, 38);
           bf_known_act = bf_t;
         }
-        /* wait for dve: line 31 needs line 25 (RAW+WAW, same iteration) */
+        /* wait for dve: line 38 needs line 32 (RAW+WAW, same iteration) */
         bf_t = m * bf_max(0, N) + n + 1;
         if (bf_t > bf_known_dve) {
-          bfrt_wait(bf_cx, BF_ENGINE_dve, bf_t, 31);
+          bfrt_wait(bf_cx, BF_ENGINE_dve, bf_t, 38);
           bf_known_dve = bf_t;
         }
-        /* wait for dma: line 31 needs line 29 (RAW, same iteration) */
+        /* wait for dma: line 38 needs line 36 (RAW, same iteration) */
         bf_t = m * (bf_max(0, N) * (bf_max(0, K) * 2 + 1)) + n * (bf_max(0, K) * 2 + 1) + k * 2 + 2;
         if (bf_t > bf_known_dma) {
-          bfrt_wait(bf_cx, BF_ENGINE_dma, bf_t, 31);
+          bfrt_wait(bf_cx, BF_ENGINE_dma, bf_t, 38);
           bf_known_dma = bf_t;
         }
-        /* line 31: pe: matmul_acc acc, a[k % 2], b[k % 2]; */
+        /* line 38: pe: matmul_acc acc[n % 2], a[k % 2], b[k % 2]; */
         {
-          const bfrt_arg bf_args[3] = {BFRT_TILE(BF_TILE_acc, 0), BFRT_TILE(BF_TILE_a, bfrt_mod(bf_cx, k, 2, 31)), BFRT_TILE(BF_TILE_b, bfrt_mod(bf_cx, k, 2, 31))};
-          bfrt_op(bf_cx, BFRT_MATMUL_ACC, 31, 3, bf_args);
+          const bfrt_arg bf_args[3] = {BFRT_TILE(BF_TILE_acc, bfrt_mod(bf_cx, n, 2, 38)), BFRT_TILE(BF_TILE_a, bfrt_mod(bf_cx, k, 2, 38)), BFRT_TILE(BF_TILE_b, bfrt_mod(bf_cx, k, 2, 38))};
+          bfrt_op(bf_cx, BFRT_MATMUL_ACC, 38, 3, bf_args);
         }
       }
       bfrt_bookkeep(bf_cx, 1);
-      bf_a0[0] = m * bf_max(0, N) + n + 1;
+      bf_a0[bfrt_mod(bf_cx, n, 2, 40)] = m * bf_max(0, N) + n + 1;
     }
   }
 }
@@ -91,37 +91,37 @@ static void bf_engine_act(bfrt_ctx *bf_cx, const int64_t *bf_params) {
   int64_t bf_known_dve = 0; /* highest threshold waited for on dve */
   int64_t bf_known_dma = 0; /* highest threshold waited for on dma */
   int64_t bf_t;
-  int64_t *bf_a0 = bfrt_scratch(bf_cx, 1); /* pe_writes_acc */
-  int64_t *bf_a1 = bfrt_scratch(bf_cx, 1); /* dma_reads_c */
+  int64_t *bf_a0 = bfrt_scratch(bf_cx, 2); /* pe_writes_acc */
+  int64_t *bf_a1 = bfrt_scratch(bf_cx, 2); /* dma_reads_c */
   for (int64_t m = 0, bf_end0 = M; m < bf_end0; m++) {
     for (int64_t n = 0, bf_end1 = N; n < bf_end1; n++) {
       bfrt_bookkeep(bf_cx, 4);
-      bf_a0[0] = bf_max(bf_a0[0], (m * (bf_max(0, N) * bf_max(0, K)) + n * bf_max(0, K) + K) * (bf_max(0, K) - bf_max(0, bf_max(0, K) + (-1))));
-      /* wait for pe: line 33 needs line 31 (RAW, loop-carried (tracked)) */
-      bf_t = bf_a0[0];
+      bf_a0[bfrt_mod(bf_cx, n, 2, 38)] = bf_max(bf_a0[bfrt_mod(bf_cx, n, 2, 38)], (m * (bf_max(0, N) * bf_max(0, K)) + n * bf_max(0, K) + K) * (bf_max(0, K) - bf_max(0, bf_max(0, K) + (-1))));
+      /* wait for pe: line 40 needs line 38 (RAW, loop-carried (tracked)) */
+      bf_t = bf_a0[bfrt_mod(bf_cx, n, 2, 40)];
       if (bf_t > bf_known_pe) {
-        bfrt_wait(bf_cx, BF_ENGINE_pe, bf_t, 33);
+        bfrt_wait(bf_cx, BF_ENGINE_pe, bf_t, 40);
         bf_known_pe = bf_t;
       }
-      /* wait for dve: line 33 needs line 25 (RAW, same iteration) */
+      /* wait for dve: line 40 needs line 32 (RAW, same iteration) */
       bf_t = m * bf_max(0, N) + n + 1;
       if (bf_t > bf_known_dve) {
-        bfrt_wait(bf_cx, BF_ENGINE_dve, bf_t, 33);
+        bfrt_wait(bf_cx, BF_ENGINE_dve, bf_t, 40);
         bf_known_dve = bf_t;
       }
-      /* wait for dma: line 33 needs line 34 (WAR, loop-carried (tracked)) */
-      bf_t = bf_a1[0];
+      /* wait for dma: line 40 needs line 41 (WAR, loop-carried (tracked)) */
+      bf_t = bf_a1[bfrt_mod(bf_cx, n, 2, 40)];
       if (bf_t > bf_known_dma) {
-        bfrt_wait(bf_cx, BF_ENGINE_dma, bf_t, 33);
+        bfrt_wait(bf_cx, BF_ENGINE_dma, bf_t, 40);
         bf_known_dma = bf_t;
       }
-      /* line 33: act: copy c, acc; */
+      /* line 40: act: copy c[n % 2], acc[n % 2]; */
       {
-        const bfrt_arg bf_args[2] = {BFRT_TILE(BF_TILE_c, 0), BFRT_TILE(BF_TILE_acc, 0)};
-        bfrt_op(bf_cx, BFRT_COPY, 33, 2, bf_args);
+        const bfrt_arg bf_args[2] = {BFRT_TILE(BF_TILE_c, bfrt_mod(bf_cx, n, 2, 40)), BFRT_TILE(BF_TILE_acc, bfrt_mod(bf_cx, n, 2, 40))};
+        bfrt_op(bf_cx, BFRT_COPY, 40, 2, bf_args);
       }
       bfrt_bookkeep(bf_cx, 1);
-      bf_a1[0] = m * (bf_max(0, N) * (bf_max(0, K) * 2 + 1)) + n * (bf_max(0, K) * 2 + 1) + bf_max(0, K) * 2 + 1;
+      bf_a1[bfrt_mod(bf_cx, n, 2, 41)] = m * (bf_max(0, N) * (bf_max(0, K) * 2 + 1)) + n * (bf_max(0, K) * 2 + 1) + bf_max(0, K) * 2 + 1;
     }
   }
 }
@@ -134,33 +134,33 @@ static void bf_engine_dve(bfrt_ctx *bf_cx, const int64_t *bf_params) {
   int64_t bf_known_pe = 0; /* highest threshold waited for on pe */
   int64_t bf_known_act = 0; /* highest threshold waited for on act */
   int64_t bf_t;
-  int64_t *bf_a0 = bfrt_scratch(bf_cx, 1); /* pe_writes_acc */
-  int64_t *bf_a1 = bfrt_scratch(bf_cx, 1); /* pe_reads_acc */
-  int64_t *bf_a2 = bfrt_scratch(bf_cx, 1); /* act_reads_acc */
+  int64_t *bf_a0 = bfrt_scratch(bf_cx, 2); /* pe_writes_acc */
+  int64_t *bf_a1 = bfrt_scratch(bf_cx, 2); /* pe_reads_acc */
+  int64_t *bf_a2 = bfrt_scratch(bf_cx, 2); /* act_reads_acc */
   for (int64_t m = 0, bf_end0 = M; m < bf_end0; m++) {
     for (int64_t n = 0, bf_end1 = N; n < bf_end1; n++) {
       bfrt_bookkeep(bf_cx, 2);
-      /* wait for pe: line 25 needs line 31 (WAR+WAW, loop-carried (tracked)) */
-      bf_t = bf_max(bf_a1[0], bf_a0[0]);
+      /* wait for pe: line 32 needs line 38 (WAR+WAW, loop-carried (tracked)) */
+      bf_t = bf_max(bf_a1[bfrt_mod(bf_cx, n, 2, 32)], bf_a0[bfrt_mod(bf_cx, n, 2, 32)]);
       if (bf_t > bf_known_pe) {
-        bfrt_wait(bf_cx, BF_ENGINE_pe, bf_t, 25);
+        bfrt_wait(bf_cx, BF_ENGINE_pe, bf_t, 32);
         bf_known_pe = bf_t;
       }
-      /* wait for act: line 25 needs line 33 (WAR, loop-carried (tracked)) */
-      bf_t = bf_a2[0];
+      /* wait for act: line 32 needs line 40 (WAR, loop-carried (tracked)) */
+      bf_t = bf_a2[bfrt_mod(bf_cx, n, 2, 32)];
       if (bf_t > bf_known_act) {
-        bfrt_wait(bf_cx, BF_ENGINE_act, bf_t, 25);
+        bfrt_wait(bf_cx, BF_ENGINE_act, bf_t, 32);
         bf_known_act = bf_t;
       }
-      /* line 25: dve: fill acc, 0.0; */
+      /* line 32: dve: fill acc[n % 2], 0.0; */
       {
-        const bfrt_arg bf_args[2] = {BFRT_TILE(BF_TILE_acc, 0), BFRT_IMM(0.0f)};
-        bfrt_op(bf_cx, BFRT_FILL, 25, 2, bf_args);
+        const bfrt_arg bf_args[2] = {BFRT_TILE(BF_TILE_acc, bfrt_mod(bf_cx, n, 2, 32)), BFRT_IMM(0.0f)};
+        bfrt_op(bf_cx, BFRT_FILL, 32, 2, bf_args);
       }
       bfrt_bookkeep(bf_cx, 3);
-      bf_a1[0] = bf_max(bf_a1[0], (m * (bf_max(0, N) * bf_max(0, K)) + n * bf_max(0, K) + K) * (bf_max(0, K) - bf_max(0, bf_max(0, K) + (-1))));
-      bf_a0[0] = bf_max(bf_a0[0], (m * (bf_max(0, N) * bf_max(0, K)) + n * bf_max(0, K) + K) * (bf_max(0, K) - bf_max(0, bf_max(0, K) + (-1))));
-      bf_a2[0] = m * bf_max(0, N) + n + 1;
+      bf_a1[bfrt_mod(bf_cx, n, 2, 38)] = bf_max(bf_a1[bfrt_mod(bf_cx, n, 2, 38)], (m * (bf_max(0, N) * bf_max(0, K)) + n * bf_max(0, K) + K) * (bf_max(0, K) - bf_max(0, bf_max(0, K) + (-1))));
+      bf_a0[bfrt_mod(bf_cx, n, 2, 38)] = bf_max(bf_a0[bfrt_mod(bf_cx, n, 2, 38)], (m * (bf_max(0, N) * bf_max(0, K)) + n * bf_max(0, K) + K) * (bf_max(0, K) - bf_max(0, bf_max(0, K) + (-1))));
+      bf_a2[bfrt_mod(bf_cx, n, 2, 40)] = m * bf_max(0, N) + n + 1;
     }
   }
 }
@@ -185,44 +185,44 @@ static void bf_engine_dma(bfrt_ctx *bf_cx, const int64_t *bf_params) {
     for (int64_t n = 0, bf_end1 = N; n < bf_end1; n++) {
       for (int64_t k = 0, bf_end2 = K; k < bf_end2; k++) {
         bfrt_bookkeep(bf_cx, 1);
-        /* wait for pe: line 28 needs line 31 (WAR, loop-carried (tracked)) */
-        bf_t = bf_a0[bfrt_mod(bf_cx, k, 2, 28)];
+        /* wait for pe: line 35 needs line 38 (WAR, loop-carried (tracked)) */
+        bf_t = bf_a0[bfrt_mod(bf_cx, k, 2, 35)];
         if (bf_t > bf_known_pe) {
-          bfrt_wait(bf_cx, BF_ENGINE_pe, bf_t, 28);
+          bfrt_wait(bf_cx, BF_ENGINE_pe, bf_t, 35);
           bf_known_pe = bf_t;
         }
-        /* line 28: load a[k % 2], A[m, k]; */
+        /* line 35: load a[k % 2], A[m, k]; */
         {
-          const bfrt_arg bf_args[2] = {BFRT_TILE(BF_TILE_a, bfrt_mod(bf_cx, k, 2, 28)), BFRT_HBM(BF_HBM_A, m, k)};
-          bfrt_op(bf_cx, BFRT_LOAD, 28, 2, bf_args);
+          const bfrt_arg bf_args[2] = {BFRT_TILE(BF_TILE_a, bfrt_mod(bf_cx, k, 2, 35)), BFRT_HBM(BF_HBM_A, m, k)};
+          bfrt_op(bf_cx, BFRT_LOAD, 35, 2, bf_args);
         }
         bfrt_bookkeep(bf_cx, 1);
-        /* wait for pe: line 29 needs line 31 (WAR, loop-carried (tracked)) */
-        bf_t = bf_a1[bfrt_mod(bf_cx, k, 2, 29)];
+        /* wait for pe: line 36 needs line 38 (WAR, loop-carried (tracked)) */
+        bf_t = bf_a1[bfrt_mod(bf_cx, k, 2, 36)];
         if (bf_t > bf_known_pe) {
-          bfrt_wait(bf_cx, BF_ENGINE_pe, bf_t, 29);
+          bfrt_wait(bf_cx, BF_ENGINE_pe, bf_t, 36);
           bf_known_pe = bf_t;
         }
-        /* line 29: load b[k % 2], B[k, n]; */
+        /* line 36: load b[k % 2], B[k, n]; */
         {
-          const bfrt_arg bf_args[2] = {BFRT_TILE(BF_TILE_b, bfrt_mod(bf_cx, k, 2, 29)), BFRT_HBM(BF_HBM_B, k, n)};
-          bfrt_op(bf_cx, BFRT_LOAD, 29, 2, bf_args);
+          const bfrt_arg bf_args[2] = {BFRT_TILE(BF_TILE_b, bfrt_mod(bf_cx, k, 2, 36)), BFRT_HBM(BF_HBM_B, k, n)};
+          bfrt_op(bf_cx, BFRT_LOAD, 36, 2, bf_args);
         }
         bfrt_bookkeep(bf_cx, 2);
-        bf_a0[bfrt_mod(bf_cx, k, 2, 31)] = m * (bf_max(0, N) * bf_max(0, K)) + n * bf_max(0, K) + k + 1;
-        bf_a1[bfrt_mod(bf_cx, k, 2, 31)] = m * (bf_max(0, N) * bf_max(0, K)) + n * bf_max(0, K) + k + 1;
+        bf_a0[bfrt_mod(bf_cx, k, 2, 38)] = m * (bf_max(0, N) * bf_max(0, K)) + n * bf_max(0, K) + k + 1;
+        bf_a1[bfrt_mod(bf_cx, k, 2, 38)] = m * (bf_max(0, N) * bf_max(0, K)) + n * bf_max(0, K) + k + 1;
       }
       bfrt_bookkeep(bf_cx, 1);
-      /* wait for act: line 34 needs line 33 (RAW, same iteration) */
+      /* wait for act: line 41 needs line 40 (RAW, same iteration) */
       bf_t = m * bf_max(0, N) + n + 1;
       if (bf_t > bf_known_act) {
-        bfrt_wait(bf_cx, BF_ENGINE_act, bf_t, 34);
+        bfrt_wait(bf_cx, BF_ENGINE_act, bf_t, 41);
         bf_known_act = bf_t;
       }
-      /* line 34: dma: store C[m, n], c; */
+      /* line 41: dma: store C[m, n], c[n % 2]; */
       {
-        const bfrt_arg bf_args[2] = {BFRT_HBM(BF_HBM_C, m, n), BFRT_TILE(BF_TILE_c, 0)};
-        bfrt_op(bf_cx, BFRT_STORE, 34, 2, bf_args);
+        const bfrt_arg bf_args[2] = {BFRT_HBM(BF_HBM_C, m, n), BFRT_TILE(BF_TILE_c, bfrt_mod(bf_cx, n, 2, 41))};
+        bfrt_op(bf_cx, BFRT_STORE, 41, 2, bf_args);
       }
     }
   }
@@ -263,8 +263,8 @@ static void (*const bf_entry[5])(bfrt_ctx *, const int64_t *) = {bf_engine_pe, b
 static const bfrt_tile_desc bf_tiles[4] = {
   {"a", 2, 64, 64},
   {"b", 2, 64, 64},
-  {"acc", 1, 64, 64},
-  {"c", 1, 64, 64}
+  {"acc", 2, 64, 64},
+  {"c", 2, 64, 64}
 };
 static const bfrt_tensor_desc bf_tensors[3] = {
   {"A", BFRT_IN},

@@ -2,7 +2,7 @@
  *
  * kernel: matmul(M, N, K)
  * sync:   barrier
- * source: examples/matmul.bfk
+ * source: tests/golden/c/matmul.bfk
  * target: trn1
  *
  * One function per engine runs that engine's instruction stream in order.
@@ -42,32 +42,32 @@ static void bf_engine_pe(bfrt_ctx *bf_cx, const int64_t *bf_params) {
   const int64_t N = bf_params[1];
   const int64_t K = bf_params[2];
   int64_t bf_known_dma = 0; /* highest threshold waited for on dma */
-  bfrt_barrier(bf_cx, 23); /* counters restart from 0 */
+  bfrt_barrier(bf_cx, 30); /* counters restart from 0 */
   bf_known_dma = 0;
   for (int64_t m = 0, bf_end0 = M; m < bf_end0; m++) {
-    bfrt_barrier(bf_cx, 24); /* counters restart from 0 */
+    bfrt_barrier(bf_cx, 31); /* counters restart from 0 */
     bf_known_dma = 0;
     for (int64_t n = 0, bf_end1 = N; n < bf_end1; n++) {
-      bfrt_barrier(bf_cx, 26); /* counters restart from 0 */
+      bfrt_barrier(bf_cx, 33); /* counters restart from 0 */
       bf_known_dma = 0;
       for (int64_t k = 0, bf_end2 = K; k < bf_end2; k++) {
-        /* wait for dma: line 31 needs line 29 (RAW, static) */
+        /* wait for dma: line 38 needs line 36 (RAW, static) */
         if (2 > bf_known_dma) {
-          bfrt_wait(bf_cx, BF_ENGINE_dma, 2, 31);
+          bfrt_wait(bf_cx, BF_ENGINE_dma, 2, 38);
           bf_known_dma = 2;
         }
-        /* line 31: pe: matmul_acc acc, a[k % 2], b[k % 2]; */
+        /* line 38: pe: matmul_acc acc[n % 2], a[k % 2], b[k % 2]; */
         {
-          const bfrt_arg bf_args[3] = {BFRT_TILE(BF_TILE_acc, 0), BFRT_TILE(BF_TILE_a, bfrt_mod(bf_cx, k, 2, 31)), BFRT_TILE(BF_TILE_b, bfrt_mod(bf_cx, k, 2, 31))};
-          bfrt_op(bf_cx, BFRT_MATMUL_ACC, 31, 3, bf_args);
+          const bfrt_arg bf_args[3] = {BFRT_TILE(BF_TILE_acc, bfrt_mod(bf_cx, n, 2, 38)), BFRT_TILE(BF_TILE_a, bfrt_mod(bf_cx, k, 2, 38)), BFRT_TILE(BF_TILE_b, bfrt_mod(bf_cx, k, 2, 38))};
+          bfrt_op(bf_cx, BFRT_MATMUL_ACC, 38, 3, bf_args);
         }
-        bfrt_barrier(bf_cx, 26); /* counters restart from 0 */
+        bfrt_barrier(bf_cx, 33); /* counters restart from 0 */
         bf_known_dma = 0;
       }
-      bfrt_barrier(bf_cx, 24); /* counters restart from 0 */
+      bfrt_barrier(bf_cx, 31); /* counters restart from 0 */
       bf_known_dma = 0;
     }
-    bfrt_barrier(bf_cx, 23); /* counters restart from 0 */
+    bfrt_barrier(bf_cx, 30); /* counters restart from 0 */
     bf_known_dma = 0;
   }
 }
@@ -77,22 +77,22 @@ static void bf_engine_act(bfrt_ctx *bf_cx, const int64_t *bf_params) {
   const int64_t M = bf_params[0];
   const int64_t N = bf_params[1];
   const int64_t K = bf_params[2];
-  bfrt_barrier(bf_cx, 23); /* counters restart from 0 */
+  bfrt_barrier(bf_cx, 30); /* counters restart from 0 */
   for (int64_t m = 0, bf_end0 = M; m < bf_end0; m++) {
-    bfrt_barrier(bf_cx, 24); /* counters restart from 0 */
+    bfrt_barrier(bf_cx, 31); /* counters restart from 0 */
     for (int64_t n = 0, bf_end1 = N; n < bf_end1; n++) {
-      bfrt_barrier(bf_cx, 26); /* counters restart from 0 */
+      bfrt_barrier(bf_cx, 33); /* counters restart from 0 */
       for (int64_t k = 0, bf_end2 = K; k < bf_end2; k++) {
-        bfrt_barrier(bf_cx, 26); /* counters restart from 0 */
+        bfrt_barrier(bf_cx, 33); /* counters restart from 0 */
       }
-      /* line 33: act: copy c, acc; */
+      /* line 40: act: copy c[n % 2], acc[n % 2]; */
       {
-        const bfrt_arg bf_args[2] = {BFRT_TILE(BF_TILE_c, 0), BFRT_TILE(BF_TILE_acc, 0)};
-        bfrt_op(bf_cx, BFRT_COPY, 33, 2, bf_args);
+        const bfrt_arg bf_args[2] = {BFRT_TILE(BF_TILE_c, bfrt_mod(bf_cx, n, 2, 40)), BFRT_TILE(BF_TILE_acc, bfrt_mod(bf_cx, n, 2, 40))};
+        bfrt_op(bf_cx, BFRT_COPY, 40, 2, bf_args);
       }
-      bfrt_barrier(bf_cx, 24); /* counters restart from 0 */
+      bfrt_barrier(bf_cx, 31); /* counters restart from 0 */
     }
-    bfrt_barrier(bf_cx, 23); /* counters restart from 0 */
+    bfrt_barrier(bf_cx, 30); /* counters restart from 0 */
   }
 }
 
@@ -101,22 +101,22 @@ static void bf_engine_dve(bfrt_ctx *bf_cx, const int64_t *bf_params) {
   const int64_t M = bf_params[0];
   const int64_t N = bf_params[1];
   const int64_t K = bf_params[2];
-  bfrt_barrier(bf_cx, 23); /* counters restart from 0 */
+  bfrt_barrier(bf_cx, 30); /* counters restart from 0 */
   for (int64_t m = 0, bf_end0 = M; m < bf_end0; m++) {
-    bfrt_barrier(bf_cx, 24); /* counters restart from 0 */
+    bfrt_barrier(bf_cx, 31); /* counters restart from 0 */
     for (int64_t n = 0, bf_end1 = N; n < bf_end1; n++) {
-      /* line 25: dve: fill acc, 0.0; */
+      /* line 32: dve: fill acc[n % 2], 0.0; */
       {
-        const bfrt_arg bf_args[2] = {BFRT_TILE(BF_TILE_acc, 0), BFRT_IMM(0.0f)};
-        bfrt_op(bf_cx, BFRT_FILL, 25, 2, bf_args);
+        const bfrt_arg bf_args[2] = {BFRT_TILE(BF_TILE_acc, bfrt_mod(bf_cx, n, 2, 32)), BFRT_IMM(0.0f)};
+        bfrt_op(bf_cx, BFRT_FILL, 32, 2, bf_args);
       }
-      bfrt_barrier(bf_cx, 26); /* counters restart from 0 */
+      bfrt_barrier(bf_cx, 33); /* counters restart from 0 */
       for (int64_t k = 0, bf_end2 = K; k < bf_end2; k++) {
-        bfrt_barrier(bf_cx, 26); /* counters restart from 0 */
+        bfrt_barrier(bf_cx, 33); /* counters restart from 0 */
       }
-      bfrt_barrier(bf_cx, 24); /* counters restart from 0 */
+      bfrt_barrier(bf_cx, 31); /* counters restart from 0 */
     }
-    bfrt_barrier(bf_cx, 23); /* counters restart from 0 */
+    bfrt_barrier(bf_cx, 30); /* counters restart from 0 */
   }
 }
 
@@ -125,17 +125,17 @@ static void bf_engine_pool(bfrt_ctx *bf_cx, const int64_t *bf_params) {
   const int64_t M = bf_params[0];
   const int64_t N = bf_params[1];
   const int64_t K = bf_params[2];
-  bfrt_barrier(bf_cx, 23); /* counters restart from 0 */
+  bfrt_barrier(bf_cx, 30); /* counters restart from 0 */
   for (int64_t m = 0, bf_end0 = M; m < bf_end0; m++) {
-    bfrt_barrier(bf_cx, 24); /* counters restart from 0 */
+    bfrt_barrier(bf_cx, 31); /* counters restart from 0 */
     for (int64_t n = 0, bf_end1 = N; n < bf_end1; n++) {
-      bfrt_barrier(bf_cx, 26); /* counters restart from 0 */
+      bfrt_barrier(bf_cx, 33); /* counters restart from 0 */
       for (int64_t k = 0, bf_end2 = K; k < bf_end2; k++) {
-        bfrt_barrier(bf_cx, 26); /* counters restart from 0 */
+        bfrt_barrier(bf_cx, 33); /* counters restart from 0 */
       }
-      bfrt_barrier(bf_cx, 24); /* counters restart from 0 */
+      bfrt_barrier(bf_cx, 31); /* counters restart from 0 */
     }
-    bfrt_barrier(bf_cx, 23); /* counters restart from 0 */
+    bfrt_barrier(bf_cx, 30); /* counters restart from 0 */
   }
 }
 
@@ -145,42 +145,42 @@ static void bf_engine_dma(bfrt_ctx *bf_cx, const int64_t *bf_params) {
   const int64_t N = bf_params[1];
   const int64_t K = bf_params[2];
   int64_t bf_known_act = 0; /* highest threshold waited for on act */
-  bfrt_barrier(bf_cx, 23); /* counters restart from 0 */
+  bfrt_barrier(bf_cx, 30); /* counters restart from 0 */
   bf_known_act = 0;
   for (int64_t m = 0, bf_end0 = M; m < bf_end0; m++) {
-    bfrt_barrier(bf_cx, 24); /* counters restart from 0 */
+    bfrt_barrier(bf_cx, 31); /* counters restart from 0 */
     bf_known_act = 0;
     for (int64_t n = 0, bf_end1 = N; n < bf_end1; n++) {
-      bfrt_barrier(bf_cx, 26); /* counters restart from 0 */
+      bfrt_barrier(bf_cx, 33); /* counters restart from 0 */
       bf_known_act = 0;
       for (int64_t k = 0, bf_end2 = K; k < bf_end2; k++) {
-        /* line 28: load a[k % 2], A[m, k]; */
+        /* line 35: load a[k % 2], A[m, k]; */
         {
-          const bfrt_arg bf_args[2] = {BFRT_TILE(BF_TILE_a, bfrt_mod(bf_cx, k, 2, 28)), BFRT_HBM(BF_HBM_A, m, k)};
-          bfrt_op(bf_cx, BFRT_LOAD, 28, 2, bf_args);
+          const bfrt_arg bf_args[2] = {BFRT_TILE(BF_TILE_a, bfrt_mod(bf_cx, k, 2, 35)), BFRT_HBM(BF_HBM_A, m, k)};
+          bfrt_op(bf_cx, BFRT_LOAD, 35, 2, bf_args);
         }
-        /* line 29: load b[k % 2], B[k, n]; */
+        /* line 36: load b[k % 2], B[k, n]; */
         {
-          const bfrt_arg bf_args[2] = {BFRT_TILE(BF_TILE_b, bfrt_mod(bf_cx, k, 2, 29)), BFRT_HBM(BF_HBM_B, k, n)};
-          bfrt_op(bf_cx, BFRT_LOAD, 29, 2, bf_args);
+          const bfrt_arg bf_args[2] = {BFRT_TILE(BF_TILE_b, bfrt_mod(bf_cx, k, 2, 36)), BFRT_HBM(BF_HBM_B, k, n)};
+          bfrt_op(bf_cx, BFRT_LOAD, 36, 2, bf_args);
         }
-        bfrt_barrier(bf_cx, 26); /* counters restart from 0 */
+        bfrt_barrier(bf_cx, 33); /* counters restart from 0 */
         bf_known_act = 0;
       }
-      /* wait for act: line 34 needs line 33 (RAW, static) */
+      /* wait for act: line 41 needs line 40 (RAW, static) */
       if (1 > bf_known_act) {
-        bfrt_wait(bf_cx, BF_ENGINE_act, 1, 34);
+        bfrt_wait(bf_cx, BF_ENGINE_act, 1, 41);
         bf_known_act = 1;
       }
-      /* line 34: dma: store C[m, n], c; */
+      /* line 41: dma: store C[m, n], c[n % 2]; */
       {
-        const bfrt_arg bf_args[2] = {BFRT_HBM(BF_HBM_C, m, n), BFRT_TILE(BF_TILE_c, 0)};
-        bfrt_op(bf_cx, BFRT_STORE, 34, 2, bf_args);
+        const bfrt_arg bf_args[2] = {BFRT_HBM(BF_HBM_C, m, n), BFRT_TILE(BF_TILE_c, bfrt_mod(bf_cx, n, 2, 41))};
+        bfrt_op(bf_cx, BFRT_STORE, 41, 2, bf_args);
       }
-      bfrt_barrier(bf_cx, 24); /* counters restart from 0 */
+      bfrt_barrier(bf_cx, 31); /* counters restart from 0 */
       bf_known_act = 0;
     }
-    bfrt_barrier(bf_cx, 23); /* counters restart from 0 */
+    bfrt_barrier(bf_cx, 30); /* counters restart from 0 */
     bf_known_act = 0;
   }
 }
@@ -220,8 +220,8 @@ static void (*const bf_entry[5])(bfrt_ctx *, const int64_t *) = {bf_engine_pe, b
 static const bfrt_tile_desc bf_tiles[4] = {
   {"a", 2, 64, 64},
   {"b", 2, 64, 64},
-  {"acc", 1, 64, 64},
-  {"c", 1, 64, 64}
+  {"acc", 2, 64, 64},
+  {"c", 2, 64, 64}
 };
 static const bfrt_tensor_desc bf_tensors[3] = {
   {"A", BFRT_IN},

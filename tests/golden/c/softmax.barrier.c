@@ -2,7 +2,7 @@
  *
  * kernel: softmax(R)
  * sync:   barrier
- * source: examples/softmax.bfk
+ * source: tests/golden/c/softmax.bfk
  * target: trn1
  *
  * One function per engine runs that engine's instruction stream in order.
@@ -38,9 +38,9 @@ enum {
 /* Engine pe. */
 static void bf_engine_pe(bfrt_ctx *bf_cx, const int64_t *bf_params) {
   const int64_t R = bf_params[0];
-  bfrt_barrier(bf_cx, 18); /* counters restart from 0 */
+  bfrt_barrier(bf_cx, 25); /* counters restart from 0 */
   for (int64_t r = 0, bf_end0 = R; r < bf_end0; r++) {
-    bfrt_barrier(bf_cx, 18); /* counters restart from 0 */
+    bfrt_barrier(bf_cx, 25); /* counters restart from 0 */
   }
 }
 
@@ -49,31 +49,31 @@ static void bf_engine_act(bfrt_ctx *bf_cx, const int64_t *bf_params) {
   const int64_t R = bf_params[0];
   int64_t bf_known_dve = 0; /* highest threshold waited for on dve */
   int64_t bf_known_dma = 0; /* highest threshold waited for on dma */
-  bfrt_barrier(bf_cx, 18); /* counters restart from 0 */
+  bfrt_barrier(bf_cx, 25); /* counters restart from 0 */
   bf_known_dve = 0;
   bf_known_dma = 0;
   for (int64_t r = 0, bf_end0 = R; r < bf_end0; r++) {
-    /* wait for dve: line 21 needs line 20 (RAW, static) */
+    /* wait for dve: line 28 needs line 27 (RAW, static) */
     if (1 > bf_known_dve) {
-      bfrt_wait(bf_cx, BF_ENGINE_dve, 1, 21);
+      bfrt_wait(bf_cx, BF_ENGINE_dve, 1, 28);
       bf_known_dve = 1;
     }
-    /* wait for dma: line 21 needs line 19 (RAW, static) */
+    /* wait for dma: line 28 needs line 26 (RAW, static) */
     if (1 > bf_known_dma) {
-      bfrt_wait(bf_cx, BF_ENGINE_dma, 1, 21);
+      bfrt_wait(bf_cx, BF_ENGINE_dma, 1, 28);
       bf_known_dma = 1;
     }
-    /* line 21: sub_row y, x[r % 2], m; */
+    /* line 28: sub_row y[r % 2], x[r % 2], m[r % 2]; */
     {
-      const bfrt_arg bf_args[3] = {BFRT_TILE(BF_TILE_y, 0), BFRT_TILE(BF_TILE_x, bfrt_mod(bf_cx, r, 2, 21)), BFRT_TILE(BF_TILE_m, 0)};
-      bfrt_op(bf_cx, BFRT_SUB_ROW, 21, 3, bf_args);
+      const bfrt_arg bf_args[3] = {BFRT_TILE(BF_TILE_y, bfrt_mod(bf_cx, r, 2, 28)), BFRT_TILE(BF_TILE_x, bfrt_mod(bf_cx, r, 2, 28)), BFRT_TILE(BF_TILE_m, bfrt_mod(bf_cx, r, 2, 28))};
+      bfrt_op(bf_cx, BFRT_SUB_ROW, 28, 3, bf_args);
     }
-    /* line 21: exp y, y; */
+    /* line 28: exp y[r % 2], y[r % 2]; */
     {
-      const bfrt_arg bf_args[2] = {BFRT_TILE(BF_TILE_y, 0), BFRT_TILE(BF_TILE_y, 0)};
-      bfrt_op(bf_cx, BFRT_EXP, 21, 2, bf_args);
+      const bfrt_arg bf_args[2] = {BFRT_TILE(BF_TILE_y, bfrt_mod(bf_cx, r, 2, 28)), BFRT_TILE(BF_TILE_y, bfrt_mod(bf_cx, r, 2, 28))};
+      bfrt_op(bf_cx, BFRT_EXP, 28, 2, bf_args);
     }
-    bfrt_barrier(bf_cx, 18); /* counters restart from 0 */
+    bfrt_barrier(bf_cx, 25); /* counters restart from 0 */
     bf_known_dve = 0;
     bf_known_dma = 0;
   }
@@ -84,41 +84,41 @@ static void bf_engine_dve(bfrt_ctx *bf_cx, const int64_t *bf_params) {
   const int64_t R = bf_params[0];
   int64_t bf_known_act = 0; /* highest threshold waited for on act */
   int64_t bf_known_dma = 0; /* highest threshold waited for on dma */
-  bfrt_barrier(bf_cx, 18); /* counters restart from 0 */
+  bfrt_barrier(bf_cx, 25); /* counters restart from 0 */
   bf_known_act = 0;
   bf_known_dma = 0;
   for (int64_t r = 0, bf_end0 = R; r < bf_end0; r++) {
-    /* wait for dma: line 20 needs line 19 (RAW, static) */
+    /* wait for dma: line 27 needs line 26 (RAW, static) */
     if (1 > bf_known_dma) {
-      bfrt_wait(bf_cx, BF_ENGINE_dma, 1, 20);
+      bfrt_wait(bf_cx, BF_ENGINE_dma, 1, 27);
       bf_known_dma = 1;
     }
-    /* line 20: dve: rowmax m, x[r % 2]; */
+    /* line 27: dve: rowmax m[r % 2], x[r % 2]; */
     {
-      const bfrt_arg bf_args[2] = {BFRT_TILE(BF_TILE_m, 0), BFRT_TILE(BF_TILE_x, bfrt_mod(bf_cx, r, 2, 20))};
-      bfrt_op(bf_cx, BFRT_ROWMAX, 20, 2, bf_args);
+      const bfrt_arg bf_args[2] = {BFRT_TILE(BF_TILE_m, bfrt_mod(bf_cx, r, 2, 27)), BFRT_TILE(BF_TILE_x, bfrt_mod(bf_cx, r, 2, 27))};
+      bfrt_op(bf_cx, BFRT_ROWMAX, 27, 2, bf_args);
     }
-    /* wait for act: line 22 needs line 21 (RAW, static) */
+    /* wait for act: line 29 needs line 28 (RAW, static) */
     if (2 > bf_known_act) {
-      bfrt_wait(bf_cx, BF_ENGINE_act, 2, 22);
+      bfrt_wait(bf_cx, BF_ENGINE_act, 2, 29);
       bf_known_act = 2;
     }
-    /* line 22: rowsum s, y; */
+    /* line 29: rowsum s[r % 2], y[r % 2]; */
     {
-      const bfrt_arg bf_args[2] = {BFRT_TILE(BF_TILE_s, 0), BFRT_TILE(BF_TILE_y, 0)};
-      bfrt_op(bf_cx, BFRT_ROWSUM, 22, 2, bf_args);
+      const bfrt_arg bf_args[2] = {BFRT_TILE(BF_TILE_s, bfrt_mod(bf_cx, r, 2, 29)), BFRT_TILE(BF_TILE_y, bfrt_mod(bf_cx, r, 2, 29))};
+      bfrt_op(bf_cx, BFRT_ROWSUM, 29, 2, bf_args);
     }
-    /* line 22: recip s, s; */
+    /* line 29: recip s[r % 2], s[r % 2]; */
     {
-      const bfrt_arg bf_args[2] = {BFRT_TILE(BF_TILE_s, 0), BFRT_TILE(BF_TILE_s, 0)};
-      bfrt_op(bf_cx, BFRT_RECIP, 22, 2, bf_args);
+      const bfrt_arg bf_args[2] = {BFRT_TILE(BF_TILE_s, bfrt_mod(bf_cx, r, 2, 29)), BFRT_TILE(BF_TILE_s, bfrt_mod(bf_cx, r, 2, 29))};
+      bfrt_op(bf_cx, BFRT_RECIP, 29, 2, bf_args);
     }
-    /* line 22: mul_row y, y, s; */
+    /* line 29: mul_row y[r % 2], y[r % 2], s[r % 2]; */
     {
-      const bfrt_arg bf_args[3] = {BFRT_TILE(BF_TILE_y, 0), BFRT_TILE(BF_TILE_y, 0), BFRT_TILE(BF_TILE_s, 0)};
-      bfrt_op(bf_cx, BFRT_MUL_ROW, 22, 3, bf_args);
+      const bfrt_arg bf_args[3] = {BFRT_TILE(BF_TILE_y, bfrt_mod(bf_cx, r, 2, 29)), BFRT_TILE(BF_TILE_y, bfrt_mod(bf_cx, r, 2, 29)), BFRT_TILE(BF_TILE_s, bfrt_mod(bf_cx, r, 2, 29))};
+      bfrt_op(bf_cx, BFRT_MUL_ROW, 29, 3, bf_args);
     }
-    bfrt_barrier(bf_cx, 18); /* counters restart from 0 */
+    bfrt_barrier(bf_cx, 25); /* counters restart from 0 */
     bf_known_act = 0;
     bf_known_dma = 0;
   }
@@ -127,9 +127,9 @@ static void bf_engine_dve(bfrt_ctx *bf_cx, const int64_t *bf_params) {
 /* Engine pool. */
 static void bf_engine_pool(bfrt_ctx *bf_cx, const int64_t *bf_params) {
   const int64_t R = bf_params[0];
-  bfrt_barrier(bf_cx, 18); /* counters restart from 0 */
+  bfrt_barrier(bf_cx, 25); /* counters restart from 0 */
   for (int64_t r = 0, bf_end0 = R; r < bf_end0; r++) {
-    bfrt_barrier(bf_cx, 18); /* counters restart from 0 */
+    bfrt_barrier(bf_cx, 25); /* counters restart from 0 */
   }
 }
 
@@ -138,31 +138,31 @@ static void bf_engine_dma(bfrt_ctx *bf_cx, const int64_t *bf_params) {
   const int64_t R = bf_params[0];
   int64_t bf_known_act = 0; /* highest threshold waited for on act */
   int64_t bf_known_dve = 0; /* highest threshold waited for on dve */
-  bfrt_barrier(bf_cx, 18); /* counters restart from 0 */
+  bfrt_barrier(bf_cx, 25); /* counters restart from 0 */
   bf_known_act = 0;
   bf_known_dve = 0;
   for (int64_t r = 0, bf_end0 = R; r < bf_end0; r++) {
-    /* line 19: dma: load x[r % 2], X[r, 0]; */
+    /* line 26: dma: load x[r % 2], X[r, 0]; */
     {
-      const bfrt_arg bf_args[2] = {BFRT_TILE(BF_TILE_x, bfrt_mod(bf_cx, r, 2, 19)), BFRT_HBM(BF_HBM_X, r, 0)};
-      bfrt_op(bf_cx, BFRT_LOAD, 19, 2, bf_args);
+      const bfrt_arg bf_args[2] = {BFRT_TILE(BF_TILE_x, bfrt_mod(bf_cx, r, 2, 26)), BFRT_HBM(BF_HBM_X, r, 0)};
+      bfrt_op(bf_cx, BFRT_LOAD, 26, 2, bf_args);
     }
-    /* wait for act: line 23 needs line 21 (RAW, static) */
+    /* wait for act: line 30 needs line 28 (RAW, static) */
     if (2 > bf_known_act) {
-      bfrt_wait(bf_cx, BF_ENGINE_act, 2, 23);
+      bfrt_wait(bf_cx, BF_ENGINE_act, 2, 30);
       bf_known_act = 2;
     }
-    /* wait for dve: line 23 needs line 22 (RAW, static) */
+    /* wait for dve: line 30 needs line 29 (RAW, static) */
     if (4 > bf_known_dve) {
-      bfrt_wait(bf_cx, BF_ENGINE_dve, 4, 23);
+      bfrt_wait(bf_cx, BF_ENGINE_dve, 4, 30);
       bf_known_dve = 4;
     }
-    /* line 23: dma: store Y[r, 0], y; */
+    /* line 30: dma: store Y[r, 0], y[r % 2]; */
     {
-      const bfrt_arg bf_args[2] = {BFRT_HBM(BF_HBM_Y, r, 0), BFRT_TILE(BF_TILE_y, 0)};
-      bfrt_op(bf_cx, BFRT_STORE, 23, 2, bf_args);
+      const bfrt_arg bf_args[2] = {BFRT_HBM(BF_HBM_Y, r, 0), BFRT_TILE(BF_TILE_y, bfrt_mod(bf_cx, r, 2, 30))};
+      bfrt_op(bf_cx, BFRT_STORE, 30, 2, bf_args);
     }
-    bfrt_barrier(bf_cx, 18); /* counters restart from 0 */
+    bfrt_barrier(bf_cx, 25); /* counters restart from 0 */
     bf_known_act = 0;
     bf_known_dve = 0;
   }
@@ -196,9 +196,9 @@ static const int bf_engine_kinds[5] = {BFRT_KIND_PE, BFRT_KIND_ACT, BFRT_KIND_DV
 static void (*const bf_entry[5])(bfrt_ctx *, const int64_t *) = {bf_engine_pe, bf_engine_act, bf_engine_dve, bf_engine_pool, bf_engine_dma};
 static const bfrt_tile_desc bf_tiles[4] = {
   {"x", 2, 32, 96},
-  {"y", 1, 32, 96},
-  {"m", 1, 32, 1},
-  {"s", 1, 32, 1}
+  {"y", 2, 32, 96},
+  {"m", 2, 32, 1},
+  {"s", 2, 32, 1}
 };
 static const bfrt_tensor_desc bf_tensors[2] = {
   {"X", BFRT_IN},
