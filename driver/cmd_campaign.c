@@ -1328,6 +1328,8 @@ static int run_campaign(Campaign *c) {
   fflush(stdout);
   struct stat st;
   bool can_save = c->minimize && !stat(c->regress_dir, &st) && S_ISDIR(st.st_mode);
+  if (c->nfailed && c->minimize && !can_save)
+    fprintf(stderr, "bfsync: campaign: failing seeds not minimized: no directory %s (--regress)\n", c->regress_dir);
   for (int i = 0; i < c->nfailed && i < MAX_MINIMIZED && can_save; i++)
     save_regression(&c->cfg, c->regress_dir, c->failed[i].seed, c->failed[i].out.stage, c->failed[i].out.message);
   if (c->cfg.gcc_dir) {
