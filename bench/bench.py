@@ -13,21 +13,31 @@ This script measures that claim reproducibly and writes it down:
      waits executed, redundant waits and bookkeeping operations executed
      (the last two from the oracle, `bfsync verify --json`).
   2. Sensitivity: the same with every synchronization cost of the target
-     (semaphore latency, wait, bookkeeping and barrier cost) halved and
-     doubled, in modified copies of the target file.
-  3. One SVG timeline per kernel from the simulator's traces
+     (semaphore latency, wait, bookkeeping and barrier cost) zeroed, halved
+     and doubled, in modified copies of the target file; at zero cost
+     barrier-free must equal the ideal unless a wait is later than needed.
+  3. Why barrier-free is above the ideal: its cycles with each cost zeroed
+     in turn, and the cycles saved by dropping, one at a time, each wait
+     the oracle proves redundant (the test-only --mutate=drop:K, used as a
+     measuring tool; results are still compared).
+  4. What a second DMA queue changes: the ML kernels with their stores
+     moved to `dma1`, on the target plus `dma1 = dma`. One in-order queue
+     carrying both loads and stores serializes iterations whatever the
+     synchronization, which caps what any scheme can gain.
+  5. One SVG timeline per kernel from the simulator's traces
      (bench/timeline.py).
-  4. Compile side: bfsync compile (parse + transform + emit) and tcc on the
-     emitted C, for generated kernels of about 1k, 10k and 100k
-     instructions, median of a few runs, with the growth per 10x.
-  5. Threads executor: wall-clock barrier / barrier-free, measured in the
+  6. Compile side: bfsync compile (parse + transform + emit) and tcc on the
+     emitted C, for generated kernels of 1k, 10k and 100k instructions, in
+     CPU seconds (median of a few runs), with the growth per 10x.
+  7. Threads executor: wall-clock barrier / barrier-free, measured in the
      same `bfsync run --sync=both` process, median over repeats; and the
      uncontended-wait and wake-up costs from bench/wait_cost.c.
 
 Everything is a subprocess call of the bfsync binary under test, so the
-figures are what a user gets from the command line. Outputs: results.json
-(every figure), results.md (the tables, with the exact commands, the
-target and the date) and svg/<kernel>.svg.
+figures are what a user gets from the command line. Simulator runs go two
+at a time (their cycles do not depend on the host); timed runs go alone.
+Outputs: results.json (every figure), results.md (the tables, with the
+exact commands, the target and the date) and svg/<kernel>.svg.
 
 usage: bench.py --bfsync PATH --target FILE --out DIR [--wait-cost BIN]
                 [--repeat N] [--threads-repeat N] [--quick]
@@ -494,7 +504,7 @@ def write_markdown(path, res):
     L += ["", "## Where barrier-free loses to the ideal", "",
           "Barrier-free cycles minus the ideal, and how many of those cycles go away when one synchronization cost"
           " of the target is set to 0 (the others unchanged): `%s`. The shares need not add up to 100%%: the costs"
-          " overlap on the critical path. The last column is what is left with every cost at 0: a positive value"
+          " overlap on the critical path. \"Left at x0\" is what is left with every cost at 0: a positive value"
           " would be overlap lost to waits that are later than needed. The last column drops, one at a time, each"
           " wait the oracle found redundant in every execution (`--mutate=drop:K`, K the wait's index in"
           " `bfsync verify --json`'s `redundant_waits`), and gives the cycles that saves: what removing it in the"
