@@ -36,6 +36,7 @@ typedef struct Trace {
   int64_t n, cap;
   const Stmt **instr; /* instr[k - 1] is the k-th instance */
   int64_t *need;      /* need[(k - 1) * nengines + e] */
+  uint64_t *where;    /* a hash of its operands' evaluated indices */
 } Trace;
 
 /* An hbm tensor's conflict cells with these parameters. */
@@ -50,6 +51,7 @@ typedef struct Grid {
 typedef struct Region {
   int64_t base, r0, r1, c0, c1, ncols;
   bool reads, writes;
+  int64_t at[2]; /* as evaluated: the slot (and 0), or the hbm row and column */
 } Region;
 
 struct Oracle {
@@ -172,7 +174,7 @@ static bool hbm_region(Oracle *o, const Stmt *s, int i, Region *rg) {
     return false;
   }
   *rg = (Region){g->base, r0 / g->cell_rows, r1 / g->cell_rows, c0 / g->cell_cols,
-                 c1 / g->cell_cols, g->ncols, false, false};
+                 c1 / g->cell_cols, g->ncols, false, false, {r, c}};
   return true;
 }
 
@@ -186,7 +188,7 @@ static bool tile_region(Oracle *o, const Operand *op, Region *rg) {
     o->failed = true;
     return false;
   }
-  *rg = (Region){o->tile_base[op->decl] + slot, 0, 1, 0, 1, 1, false, false};
+  *rg = (Region){o->tile_base[op->decl] + slot, 0, 1, 0, 1, 1, false, false, {slot, 0}};
   return true;
 }
 
@@ -231,6 +233,7 @@ static int64_t *append_instance(Oracle *o, const Stmt *s) {
     int64_t cap = t->cap ? t->cap * 2 : 64;
     t->instr = grow(arena, t->instr, t->n, cap, sizeof *t->instr);
     t->need = grow(arena, t->need, t->n * n, cap * n, sizeof *t->need);
+    t->where = grow(arena, t->where, t->n, cap, sizeof *t->where);
     t->cap = cap;
   }
   if (o->norder == o->order_cap) {
@@ -242,17 +245,29 @@ static int64_t *append_instance(Oracle *o, const Stmt *s) {
   return &t->need[(t->n - 1) * n];
 }
 
+/* Where an instance's operands point, so the IR's can be compared cheaply. */
+static uint64_t mix(uint64_t h, int64_t v) {
+  return h ^ ((uint64_t)v + 0x9e3779b97f4a7c15u + (h << 6) + (h >> 2));
+}
+
+static uint64_t operand_hash(uint64_t h, int decl, const int64_t at[2]) {
+  return mix(mix(mix(h, decl), at[0]), at[1]);
+}
+
 /* instr := engine ':' op operand {',' operand} ';' -- one dynamic instance */
 static void walk_instr(Oracle *o, const Stmt *s) {
   Region rg[4];
   int nrg = 0;
+  uint64_t where = 0;
   for (int i = 0; i < s->noperands; i++) {
     if (s->operands[i].kind == OPND_IMM) continue;
     if (nrg == 4) bug("oracle: more than 4 memory operands on one instruction");
-    if (!operand_region(o, s, i, &rg[nrg++])) return;
+    if (!operand_region(o, s, i, &rg[nrg])) return;
+    where = operand_hash(where, s->operands[i].decl, rg[nrg++].at);
   }
   int64_t *need = append_instance(o, s);
   int64_t pos = o->trace[s->engine].n;
+  o->trace[s->engine].where[pos - 1] = where;
   for (int i = 0; i < nrg; i++) gather_need(o, &rg[i], s->engine, need);
   for (int i = 0; i < nrg; i++) record_access(o, &rg[i], s->engine, pos);
 }
@@ -575,10 +590,36 @@ static void report_race(Schedule *s, int c, const Stmt *b, int e, int64_t need) 
          line_of(p, a->span), (long long)need, (long long)s->in[c].clock[e]);
 }
 
+/* The IR op's operands evaluated in its engine, hashed like the walk's. */
+static uint64_t ir_operand_hash(Schedule *s, Interp *in, const IrNode *node) {
+  uint64_t where = 0;
+  for (int i = 0; i < node->noperands; i++) {
+    const IrOperand *op = &node->operands[i];
+    if (op->kind == OPND_IMM) continue;
+    int64_t at[2] = {0, 0};
+    if (op->kind == OPND_TILE) {
+      at[0] = ir_eval(s, in, op->slot);
+    } else {
+      at[0] = ir_eval(s, in, op->row);
+      at[1] = ir_eval(s, in, op->col);
+    }
+    where = operand_hash(where, op->decl, at);
+  }
+  return where;
+}
+
 static void exec_op(Schedule *s, int c, const IrNode *node) {
   Interp *in = &s->in[c];
   const Trace *tr = &s->o->trace[c];
   int64_t k = s->pos[c] + 1;
+  if (k <= tr->n && tr->instr[k - 1] == node->instr && tr->where[k - 1] != ir_operand_hash(s, in, node)) {
+    s->st->mismatches++;
+    s->stop = true;
+    report(s, "%d: internal error: transform stream mismatch: op %lld of %s, `%s`, has operands "
+              "that point elsewhere than the sequential walk's",
+           node->line, (long long)k, engine_name(s, c), node->instr->op_name);
+    return;
+  }
   if (k > tr->n || tr->instr[k - 1] != node->instr) {
     s->st->mismatches++;
     s->stop = true;

@@ -211,11 +211,27 @@ static IrExpr *binary(Program *p, IrExprKind kind, IrExpr *a, IrExpr *b) {
   return x;
 }
 
+/* The instruction as the transform would emit it, operands and all. */
 static IrNode *op(Program *p, int instr_id) {
   IrNode *n = ARENA_NEW(p->arena, IrNode);
+  const Stmt *s = p->kernel->instrs[instr_id];
   n->kind = IR_OP;
-  n->instr = p->kernel->instrs[instr_id];
-  n->op = n->instr->op;
+  n->instr = s;
+  n->op = s->op;
+  n->noperands = s->noperands;
+  n->operands = ARENA_ARRAY(p->arena, IrOperand, s->noperands);
+  for (int i = 0; i < s->noperands; i++) {
+    const Operand *from = &s->operands[i];
+    IrOperand *to = &n->operands[i];
+    to->kind = from->kind;
+    to->decl = from->decl;
+    to->imm = from->imm;
+    if (from->kind == OPND_TILE) to->slot = from->slot ? ir_from_expr(p, from->slot) : constant(p, 0);
+    if (from->kind == OPND_HBM) {
+      to->row = ir_from_expr(p, from->row);
+      to->col = ir_from_expr(p, from->col);
+    }
+  }
   return n;
 }
 
@@ -506,6 +522,25 @@ static void test_triangular_bookkeeping(void **state) {
   program_free(p);
 }
 
+/* The load of X[j, 0] emitted as X[i, 0]: right instruction, wrong place. */
+static void test_mismatch_operands(void **state) {
+  (void)state;
+  Program *p = compile(tri_kernel);
+  empty_ir(p, SYNC_BARRIER_FREE);
+  IrNode *load = op(p, 0);
+  load->operands[1].row = leaf(p, IX_LOOPVAR, 0);
+  IrExpr *i_plus_1 = binary(p, IX_ADD, leaf(p, IX_LOOPVAR, 0), constant(p, 1));
+  give(p, "dma", loop(p, 0, constant(p, 0), leaf(p, IX_PARAM, 0),
+                      loop(p, 1, constant(p, 0), i_plus_1, load)));
+  give(p, "act", loop(p, 0, constant(p, 0), leaf(p, IX_PARAM, 0), op(p, 1))); /* unsynchronized */
+  OracleStats st = judge(walk(p, 1), 1); /* i = j = 0: the same place */
+  assert_int_equal(st.mismatches, 0);
+  st = judge(walk(p, 2), 1);
+  assert_int_equal(st.mismatches, 1);
+  assert_true(oracle_failed(&st));
+  program_free(p);
+}
+
 /* ---- The ideal makespan. */
 
 static void test_ideal_chain_and_overlap(void **state) {
@@ -545,6 +580,7 @@ int main(void) {
       cmocka_unit_test(test_deadlock_unreachable_threshold),
       cmocka_unit_test(test_deadlock_cycle),
       cmocka_unit_test(test_mismatch_missing_op),
+      cmocka_unit_test(test_mismatch_operands),
       cmocka_unit_test(test_barrier_maps_counters),
       cmocka_unit_test(test_triangular_bookkeeping),
       cmocka_unit_test(test_ideal_chain_and_overlap),
