@@ -133,3 +133,7 @@ clean:
 	rm -rf build build-asan
 
 -include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)
+
+# The default target is targets/trn1.target itself, embedded with .incbin,
+# which the compiler's dependency files do not see.
+$(BUILD)/obj/frontend/target.o: targets/trn1.target
