@@ -53,6 +53,7 @@ static const KindKey kind_keys[] = {
     {"matmul_min_cols", 1, COST(matmul_min_cols)},
     {"dma_latency", 1, COST(dma_latency)},
     {"dma_bytes_per_cycle", 0, COST(dma_bytes_per_cycle)},
+    {"dma_outstanding", 1, COST(dma_outstanding)},
     {"sem_latency", 1, COST(sem_latency)},
     {"wait_cost", 1, COST(wait_cost)},
     {"bookkeep_cost", 1, COST(bookkeep_cost)},

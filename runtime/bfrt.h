@@ -103,6 +103,7 @@ typedef struct bfrt_engine_cost {
   int64_t matmul_min_cols; /* a matmul pass streams at least this many columns; 0: none */
   int64_t dma_latency;                   /* cycles before the first byte */
   double dma_bytes_per_cycle;
+  int64_t dma_outstanding; /* dma engines: transfers in flight at once; 0 or 1: one at a time */
   int64_t sem_latency;   /* counter increment to visibility on other engines */
   int64_t wait_cost;     /* cycles of an executed wait */
   int64_t bookkeep_cost; /* cycles per bookkeeping operation */
@@ -118,6 +119,22 @@ typedef struct bfrt_costs {
  * of the destination and of the first source). Shared with the oracle's ideal. */
 int64_t bfrt_op_cycles(const bfrt_costs *costs, int kind, int op, const int64_t dst[2],
                        const int64_t src[2]);
+
+/* The two sides of an op's cost, from its start: occupancy, the cycles its
+ * engine is busy before it can issue its next instruction, and completion,
+ * when its result is ready and its counter increment is stamped
+ * (= bfrt_op_cycles). Equal except on a dma engine with dma_outstanding > 1,
+ * whose queue is busy only for overhead + bytes / dma_bytes_per_cycle while
+ * the transfer's latency overlaps the next ones (docs/targets.md). */
+typedef struct bfrt_op_time {
+  int64_t occupancy, completion;
+} bfrt_op_time;
+bfrt_op_time bfrt_op_timing(const bfrt_costs *costs, int kind, int op, const int64_t dst[2],
+                            const int64_t src[2]);
+/* How many of its ops an engine of kind may have in flight: op k starts no
+ * earlier than the stamp of op k - window (1: each op completes before the
+ * next starts). */
+int64_t bfrt_op_window(const bfrt_costs *costs, int kind);
 
 /* ---- Host side. */
 typedef struct bfrt bfrt; /* one kernel instance: parameters, tensors, tiles */

@@ -23,7 +23,16 @@
  *                     cost two_input_factor times as much ("~2N").
  * The larger of the destination and the first source sets the shape (a
  * row reduction reads [P,N] and writes [P,1]). A throughput of zero or
- * less counts as one per cycle, so a partial target cannot divide by zero. */
+ * less counts as one per cycle, so a partial target cannot divide by zero.
+ *
+ * An op's cost has two sides (bfrt_op_timing): how long its engine is
+ * occupied and when its result is ready. They differ only on a dma engine
+ * whose target sets dma_outstanding > 1: a real DMA queue hands its
+ * descriptors to DMA engines that work asynchronously, so the queue is
+ * held for overhead + bytes / bandwidth (the bytes of one queue still
+ * stream one transfer after another) while each transfer's latency
+ * overlaps the next ones, up to dma_outstanding transfers in flight. A
+ * lone transfer costs the same either way. */
 #include <math.h>
 
 #include "rt.h"
@@ -49,15 +58,37 @@ static int64_t lane_cycles(const bfrt_engine_cost *c, int op, const int64_t shap
   return passes * cycles_for(per_lane, c->elems_per_cycle[rt_ops[op].cls]);
 }
 
-int64_t bfrt_op_cycles(const bfrt_costs *costs, int kind, int op, const int64_t dst[2],
-                       const int64_t src[2]) {
-  if (!costs || kind < 0 || kind >= BFRT_NKINDS || op < 0 || op >= BFRT_NOPS) return 0;
+static int valid(const bfrt_costs *costs, int kind, int op) {
+  return costs && kind >= 0 && kind < BFRT_NKINDS && op >= 0 && op < BFRT_NOPS;
+}
+
+static int pipelined(const bfrt_costs *costs, int kind) {
+  return kind == BFRT_KIND_DMA && costs->kind[kind].dma_outstanding > 1;
+}
+
+bfrt_op_time bfrt_op_timing(const bfrt_costs *costs, int kind, int op, const int64_t dst[2],
+                            const int64_t src[2]) {
+  if (!valid(costs, kind, op)) return (bfrt_op_time){0, 0};
   const bfrt_engine_cost *c = &costs->kind[kind];
   const int64_t *shape = dst[0] * dst[1] >= src[0] * src[1] ? dst : src;
-  if (kind == BFRT_KIND_DMA || rt_ops[op].cls == BFRT_CLASS_DMA)
-    return c->overhead + c->dma_latency +
-           cycles_for((double)shape[0] * (double)shape[1] * (double)sizeof(float), c->dma_bytes_per_cycle);
-  if (op == BFRT_MATMUL || op == BFRT_MATMUL_ACC) return c->overhead + matmul_cycles(c, dst[0], src[1], dst[1]);
-  if (op == BFRT_TRANSPOSE) return c->overhead + matmul_cycles(c, dst[0], src[0], dst[1]);
-  return c->overhead + lane_cycles(c, op, shape);
+  int64_t body;
+  if (kind == BFRT_KIND_DMA || rt_ops[op].cls == BFRT_CLASS_DMA) {
+    int64_t stream = cycles_for((double)shape[0] * (double)shape[1] * (double)sizeof(float), c->dma_bytes_per_cycle);
+    int64_t completion = c->overhead + c->dma_latency + stream;
+    return (bfrt_op_time){pipelined(costs, kind) ? c->overhead + stream : completion, completion};
+  }
+  if (op == BFRT_MATMUL || op == BFRT_MATMUL_ACC) body = matmul_cycles(c, dst[0], src[1], dst[1]);
+  else if (op == BFRT_TRANSPOSE) body = matmul_cycles(c, dst[0], src[0], dst[1]);
+  else body = lane_cycles(c, op, shape);
+  return (bfrt_op_time){c->overhead + body, c->overhead + body};
+}
+
+int64_t bfrt_op_cycles(const bfrt_costs *costs, int kind, int op, const int64_t dst[2],
+                       const int64_t src[2]) {
+  return bfrt_op_timing(costs, kind, op, dst, src).completion;
+}
+
+int64_t bfrt_op_window(const bfrt_costs *costs, int kind) {
+  if (!costs || kind < 0 || kind >= BFRT_NKINDS || !pipelined(costs, kind)) return 1;
+  return costs->kind[kind].dma_outstanding;
 }

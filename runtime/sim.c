@@ -3,14 +3,27 @@
  * It runs the same generated C as the threads executor, and the ops
  * execute for real (so results are compared with the reference like any
  * run), but time is simulated: each engine has its own clock in cycles.
- *   op         starts at the engine's clock and takes bfrt_op_cycles (the
- *              destination's and first source's shapes); the counter
- *              position it completes is stamped with its end time.
+ *   op         starts at the engine's clock, occupies the engine for its
+ *              occupancy and completes completion cycles after its start
+ *              (bfrt_op_timing, from the destination's and first source's
+ *              shapes); counter position k is stamped
+ *              max(stamp of k - 1, its completion), so increments stay in
+ *              order. The two differ only on a pipelined dma engine
+ *              (dma_outstanding > 1), whose transfers overlap: op k starts
+ *              no earlier than the stamp of op k - dma_outstanding, nor
+ *              before the stamp of any in-flight op of its own engine
+ *              whose memory conflicts with its own (the same tile slot or
+ *              overlapping hbm, one of them written): same-engine
+ *              dependences need no wait in the machine model, so the
+ *              engine keeps them itself, as a queue would.
  *   wait       S_e >= T ends at max(own clock, when S_e reached T +
  *              e's sem_latency) + the waiter's wait_cost; all of it stall.
  *   bookkeep   n operations cost n * bookkeep_cost.
- *   barrier    every engine leaves at max(arrival clocks) + the largest
- *              barrier_cost among the engines; the counters restart at 0.
+ *   barrier    an engine arrives when its clock and every stamp of its
+ *              own ops have passed (in-flight transfers drain); every
+ *              engine leaves at max(arrivals) + the largest barrier_cost
+ *              among the engines; the counters restart at 0.
+ *   end        an engine finishes when its last stamp has passed too.
  *
  * Determinism. Time depends only on the completion stamps of counter
  * positions, which depend only on each engine's own history, never on
@@ -37,10 +50,32 @@
 
 enum { SIM_RUNNING, SIM_WAITING, SIM_AT_BARRIER, SIM_FINISHED };
 
+/* A rectangle of one tile's or tensor's storage (tile slots stack as rows). */
+typedef struct Rect {
+  uintptr_t owner; /* its storage's base; 0: nothing */
+  int64_t r0, r1, c0, c1;
+} Rect;
+
+/* An op's memory: rect[0] is written, the others read. */
+typedef struct Access {
+  Rect rect[3];
+  int n;
+} Access;
+
+/* An op of a pipelined engine whose stamp is after the engine's clock. */
+typedef struct InFlight {
+  int64_t stamp;
+  Access access;
+} InFlight;
+
 typedef struct SimEngine {
   const bfrt_engine_cost *cost;
-  int64_t clock;
-  int64_t pending;  /* cycles of the op between before_op and complete */
+  int64_t clock;    /* when it can issue its next instruction */
+  int64_t window;   /* its ops in flight at most (bfrt_op_window) */
+  bfrt_op_time pending; /* the op between before_op and complete */
+  Access access;    /* its memory, on a pipelined engine */
+  InFlight *flight;
+  int64_t nflight, flight_cap;
   int64_t count;    /* counter value: ops completed since the last barrier */
   int64_t *done_at; /* done_at[k - 1]: when the counter reached k */
   int64_t cap;
@@ -141,18 +176,109 @@ static void block(Ctx *cx) {
 
 /* ---- The hooks. */
 
+/* ---- Same-engine ordering on a pipelined engine. */
+
+static int64_t max64(int64_t a, int64_t b) { return a > b ? a : b; }
+
+/* Operands in memory, by signature (an immediate has none). */
+static int memory_operands(int sig) {
+  return sig == SIG_T_TT ? 3 : sig == SIG_T_F ? 1 : 2;
+}
+
+static Rect rect_in(uintptr_t base, int64_t elems, SemView v, uintptr_t at) {
+  if (at < base || at >= base + (uintptr_t)elems * sizeof(float)) return (Rect){0, 0, 0, 0, 0};
+  int64_t offset = (int64_t)((at - base) / sizeof(float));
+  int64_t r0 = offset / v.stride, c0 = offset % v.stride;
+  return (Rect){base, r0, r0 + v.rows, c0, c0 + v.cols};
+}
+
+/* The tile or tensor storage v points into, as a rectangle (resolve() makes
+ * views into nothing else). */
+static Rect rect_of(const bfrt *rt, SemView v) {
+  uintptr_t at = (uintptr_t)v.data;
+  Rect r = {0, 0, 0, 0, 0};
+  for (int t = 0; t < rt->k->ntiles && !r.owner; t++) {
+    const bfrt_tile_desc *d = &rt->k->tiles[t];
+    r = rect_in((uintptr_t)rt->tiles[t], d->slots * d->rows * d->cols, v, at);
+  }
+  for (int t = 0; t < rt->k->ntensors && !r.owner; t++)
+    r = rect_in((uintptr_t)rt->tensors[t].data, rt->tensors[t].rows * rt->tensors[t].cols, v, at);
+  return r;
+}
+
+static Access access_of(const Ctx *cx) {
+  Access a = {.n = memory_operands(rt_ops[cx->op].sig)};
+  for (int i = 0; i < a.n; i++) a.rect[i] = rect_of(cx->rt, cx->views[i]);
+  return a;
+}
+
+static int overlap(Rect a, Rect b) {
+  return a.owner && a.owner == b.owner && a.r0 < b.r1 && b.r0 < a.r1 && a.c0 < b.c1 && b.c0 < a.c1;
+}
+
+/* Whether one writes what the other touches. */
+static int conflict(const Access *a, const Access *b) {
+  for (int i = 0; i < a->n; i++)
+    for (int j = 0; j < b->n; j++)
+      if ((i == 0 || j == 0) && overlap(a->rect[i], b->rect[j])) return 1;
+  return 0;
+}
+
+/* The latest stamp among x's in-flight ops that conflict with access
+ * (0 if none); ops complete by x's clock are forgotten first. */
+static int64_t conflicting_stamp(SimEngine *x, const Access *access) {
+  int64_t kept = 0, latest = 0;
+  for (int64_t i = 0; i < x->nflight; i++) {
+    if (x->flight[i].stamp <= x->clock) continue;
+    x->flight[kept++] = x->flight[i];
+    if (conflict(&x->flight[i].access, access)) latest = max64(latest, x->flight[i].stamp);
+  }
+  x->nflight = kept;
+  return latest;
+}
+
+static void remember_flight(Ctx *cx, SimEngine *x, int64_t stamp) {
+  if (stamp <= x->clock) return;
+  if (x->nflight == x->flight_cap) {
+    int64_t cap = x->flight_cap ? 2 * x->flight_cap : 16;
+    InFlight *grown = realloc(x->flight, (size_t)cap * sizeof *grown);
+    if (!grown) rt_fail(cx, cx->line, "out of memory for the simulator's in-flight transfers");
+    x->flight = grown;
+    x->flight_cap = cap;
+  }
+  x->flight[x->nflight++] = (InFlight){stamp, x->access};
+}
+
+/* x waits, as stall, until t (when t is later than its clock). */
+static void stall_until(bfrt *rt, int e, SimEngine *x, int64_t t) {
+  if (t <= x->clock) return;
+  rt->stats.stall[e] += t - x->clock;
+  x->clock = t;
+}
+
+/* Until every op of x has completed (barrier arrival, the end). */
+static void drain(bfrt *rt, int e, SimEngine *x) {
+  if (x->count > 0) stall_until(rt, e, x, x->done_at[x->count - 1]);
+}
+
 static void sim_before_op(Ctx *cx) {
   SimEngine *x = me(cx);
   int64_t dst[2] = {cx->views[0].rows, cx->views[0].cols};
   int64_t src[2] = {cx->views[1].rows, cx->views[1].cols};
   if (!cx->views[1].data) memcpy(src, dst, sizeof src); /* an immediate: fill */
-  x->pending = bfrt_op_cycles(cx->rt->opt->costs, cx->rt->k->engine_kinds[cx->engine], cx->op, dst, src);
+  x->pending = bfrt_op_timing(cx->rt->opt->costs, cx->rt->k->engine_kinds[cx->engine], cx->op, dst, src);
+  if (x->window <= 1) return; /* every earlier op has completed by the clock */
+  int64_t start = x->count >= x->window ? x->done_at[x->count - x->window] : 0;
+  x->access = access_of(cx);
+  start = max64(start, conflicting_stamp(x, &x->access));
+  stall_until(cx->rt, cx->engine, x, start);
 }
 
 static void sim_complete(Ctx *cx) {
   SimEngine *x = me(cx);
-  x->clock += x->pending;
-  cx->rt->stats.busy[cx->engine] += x->pending;
+  int64_t done = x->clock + x->pending.completion;
+  x->clock += x->pending.occupancy;
+  cx->rt->stats.busy[cx->engine] += x->pending.occupancy;
   if (x->count == x->cap) {
     int64_t cap = x->cap ? 2 * x->cap : 1024;
     int64_t *grown = realloc(x->done_at, (size_t)cap * sizeof *grown);
@@ -160,7 +286,9 @@ static void sim_complete(Ctx *cx) {
     x->done_at = grown;
     x->cap = cap;
   }
-  x->done_at[x->count++] = x->clock;
+  int64_t stamp = x->count ? max64(done, x->done_at[x->count - 1]) : done;
+  x->done_at[x->count++] = stamp;
+  if (x->window > 1) remember_flight(cx, x, stamp);
 }
 
 static void sim_wait(Ctx *cx, int engine, int64_t threshold) {
@@ -203,6 +331,7 @@ static void release_barrier(bfrt *rt, Sim *s) {
 
 static void sim_barrier(Ctx *cx) {
   Sim *s = sim_of(cx);
+  drain(cx->rt, cx->engine, me(cx));
   me(cx)->state = SIM_AT_BARRIER;
   if (++s->arrived == s->nengines)
     release_barrier(cx->rt, s);
@@ -260,6 +389,7 @@ static void init(Sim *s, const bfrt *rt) {
   pthread_cond_init(&s->all_done, NULL);
   for (int e = 0; e < s->nengines; e++) {
     s->eng[e].cost = &rt->opt->costs->kind[rt->k->engine_kinds[e]];
+    s->eng[e].window = bfrt_op_window(rt->opt->costs, rt->k->engine_kinds[e]);
     pthread_cond_init(&s->eng[e].turn, NULL);
   }
 }
@@ -267,6 +397,7 @@ static void init(Sim *s, const bfrt *rt) {
 static void destroy(Sim *s) {
   for (int e = 0; e < s->nengines; e++) {
     free(s->eng[e].done_at);
+    free(s->eng[e].flight);
     pthread_cond_destroy(&s->eng[e].turn);
   }
   pthread_cond_destroy(&s->all_done);
@@ -304,8 +435,10 @@ static void sim_run(bfrt *rt) {
   while (s.finished < s.nengines) pthread_cond_wait(&s.all_done, &s.mu);
   pthread_mutex_unlock(&s.mu);
   for (int e = 0; e < started; e++) pthread_join(tids[e], NULL);
-  for (int e = 0; e < s.nengines; e++)
-    if (s.eng[e].clock > rt->stats.cycles) rt->stats.cycles = s.eng[e].clock;
+  for (int e = 0; e < s.nengines; e++) {
+    if (!rt_failed(rt)) drain(rt, e, &s.eng[e]);
+    rt->stats.cycles = max64(rt->stats.cycles, s.eng[e].clock);
+  }
   rt->exec_state = NULL;
   destroy(&s);
 }

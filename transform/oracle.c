@@ -21,7 +21,13 @@
  * of each stream is the k-th instance of the walk.
  *
  * The ideal makespan reuses the walk: list scheduling of the same streams
- * with the exact needs as the only edges. */
+ * with the exact needs as the only edges, under the simulator's timing
+ * (runtime/sim.c): an instance starts when its engine can issue
+ * (occupancy), its needs on other engines are stamped, its latest
+ * conflicting instance on its own engine is stamped and, on a pipelined
+ * dma engine, the instance dma_outstanding back is stamped; a stamp is
+ * max(the previous stamp, start + completion). The walk records the own-
+ * engine conflict apart (self_need), which the checks never read. */
 #include "transform/oracle.h"
 
 #include <stdarg.h>
@@ -36,6 +42,7 @@ typedef struct Trace {
   int64_t n, cap;
   const Stmt **instr; /* instr[k - 1] is the k-th instance */
   int64_t *need;      /* need[(k - 1) * nengines + e] */
+  int64_t *self_need; /* the latest earlier instance of this engine it conflicts with (ideal only) */
   uint64_t *where;    /* a hash of its operands' evaluated indices */
 } Trace;
 
@@ -215,6 +222,19 @@ static void gather_need(const Oracle *o, const Region *rg, int engine, int64_t *
     }
 }
 
+/* The same for the engine's own instances: a pipelined engine keeps its
+ * own conflicting instances ordered by completion (oracle_ideal_cycles). */
+static void gather_self_need(const Oracle *o, const Region *rg, int engine, int64_t *self_need) {
+  int n = o->nengines;
+  for (int64_t r = rg->r0; r < rg->r1; r++)
+    for (int64_t c = rg->c0; c < rg->c1; c++) {
+      int64_t cell = (rg->base + r * rg->ncols + c) * n + engine;
+      int64_t w = o->last_write[cell], rd = rg->writes ? o->last_read[cell] : 0;
+      if (w > *self_need) *self_need = w;
+      if (rd > *self_need) *self_need = rd;
+    }
+}
+
 static void record_access(Oracle *o, const Region *rg, int engine, int64_t pos) {
   int n = o->nengines;
   for (int64_t r = rg->r0; r < rg->r1; r++)
@@ -233,6 +253,7 @@ static int64_t *append_instance(Oracle *o, const Stmt *s) {
     int64_t cap = t->cap ? t->cap * 2 : 64;
     t->instr = grow(arena, t->instr, t->n, cap, sizeof *t->instr);
     t->need = grow(arena, t->need, t->n * n, cap * n, sizeof *t->need);
+    t->self_need = grow(arena, t->self_need, t->n, cap, sizeof *t->self_need);
     t->where = grow(arena, t->where, t->n, cap, sizeof *t->where);
     t->cap = cap;
   }
@@ -268,7 +289,9 @@ static void walk_instr(Oracle *o, const Stmt *s) {
   int64_t *need = append_instance(o, s);
   int64_t pos = o->trace[s->engine].n;
   o->trace[s->engine].where[pos - 1] = where;
+  o->trace[s->engine].self_need[pos - 1] = 0;
   for (int i = 0; i < nrg; i++) gather_need(o, &rg[i], s->engine, need);
+  for (int i = 0; i < nrg; i++) gather_self_need(o, &rg[i], s->engine, &o->trace[s->engine].self_need[pos - 1]);
   for (int i = 0; i < nrg; i++) record_access(o, &rg[i], s->engine, pos);
 }
 
@@ -867,25 +890,33 @@ static void operand_shape(const Kernel *k, const Stmt *s, int i, int64_t shape[2
   shape[1] = t->cols;
 }
 
+static int64_t max64(int64_t a, int64_t b) { return a > b ? a : b; }
+
 int64_t oracle_ideal_cycles(const Oracle *o, const bfrt_costs *costs) {
   const Kernel *k = o->p->kernel;
   int n = o->nengines;
-  int64_t *finish[BFRT_MAX_ENGINES];
+  int64_t *finish[BFRT_MAX_ENGINES], window[BFRT_MAX_ENGINES];
   int64_t next[BFRT_MAX_ENGINES] = {0}, free_at[BFRT_MAX_ENGINES] = {0}, makespan = 0;
-  for (int e = 0; e < n; e++) finish[e] = ARENA_ARRAY(o->p->arena, int64_t, o->trace[e].n + 1);
+  for (int e = 0; e < n; e++) {
+    finish[e] = ARENA_ARRAY(o->p->arena, int64_t, o->trace[e].n + 1);
+    window[e] = bfrt_op_window(costs, o->p->target->engines[e].kind);
+  }
   for (int64_t i = 0; i < o->norder; i++) {
     int c = o->order[i];
     int64_t pos = ++next[c];
     const Stmt *s = o->trace[c].instr[pos - 1];
     const int64_t *need = &o->trace[c].need[(pos - 1) * n];
-    int64_t start = free_at[c];
+    int64_t start = max64(free_at[c], finish[c][o->trace[c].self_need[pos - 1]]);
+    if (pos > window[c]) start = max64(start, finish[c][pos - window[c]]);
     for (int e = 0; e < n; e++)
-      if (e != c && finish[e][need[e]] > start) start = finish[e][need[e]];
+      if (e != c) start = max64(start, finish[e][need[e]]);
     int64_t dst[2], src[2];
     operand_shape(k, s, 0, dst);
     operand_shape(k, s, s->noperands > 1 ? 1 : 0, src);
-    finish[c][pos] = free_at[c] = start + bfrt_op_cycles(costs, o->p->target->engines[c].kind, s->op, dst, src);
-    if (free_at[c] > makespan) makespan = free_at[c];
+    bfrt_op_time t = bfrt_op_timing(costs, o->p->target->engines[c].kind, s->op, dst, src);
+    free_at[c] = start + t.occupancy;
+    finish[c][pos] = max64(finish[c][pos - 1], start + t.completion);
+    makespan = max64(makespan, finish[c][pos]);
   }
   return makespan;
 }

@@ -69,10 +69,14 @@ void oracle_check(Oracle *o, int schedules, uint64_t seed, FILE *log, OracleStat
  * not exact by design: its late waits are counted, not failed. */
 int oracle_failed(const OracleStats *st);
 
-/* The ideal makespan in cycles: each instruction starts when its engine is
- * free and the instances it needs on other engines have finished, and takes
- * bfrt_op_cycles(costs, kind, op, dst shape, first source shape) (an
- * immediate source, as in fill, passes the destination's shape). */
+/* The ideal makespan in cycles, under the simulator's timing with zero sync
+ * cost: each instruction starts when its engine can issue, the instances it
+ * needs on other engines have completed and, on its own engine, its latest
+ * conflicting instance and the one bfrt_op_window back have completed; its
+ * engine is then busy for bfrt_op_timing's occupancy and it completes
+ * completion cycles after its start (dst shape, first source shape; an
+ * immediate source, as in fill, passes the destination's shape), in order
+ * with its engine's earlier instances. */
 int64_t oracle_ideal_cycles(const Oracle *o, const bfrt_costs *costs);
 
 #endif
