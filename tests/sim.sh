@@ -6,8 +6,10 @@
 #    rewrites the golden files; review the diff).
 # 2. Hand-computed makespans: each tests/sim/*.bfk states, in `// expect:`
 #    lines, the cycles of barrier, barrier-free and the ideal on
-#    tests/sim/round.target, worked out in its header comment; the oracle
-#    (bfsync verify --target) passes them too.
+#    tests/sim/round.target (or the line's target=FILE, such as
+#    tests/sim/round_pipe.target, whose DMA queues overlap transfers),
+#    worked out in its header comment; the oracle (bfsync verify --target)
+#    passes them too.
 # 3. The built-in target is targets/trn1.target: the same run with and
 #    without --target targets/trn1.target gives the same figures.
 # 4. Every example at its first `// params:` line, both sync modes, on the
@@ -69,16 +71,17 @@ for path in sorted(glob.glob("tests/sim/*.bfk")):
         if not line.startswith("// expect:"):
             continue
         fields = line.split(":", 1)[1].split()
-        params = [f for f in fields if f.split("=")[0] not in ("barrier", "barrier-free", "ideal")]
+        params = [f for f in fields if f.split("=")[0] not in ("barrier", "barrier-free", "ideal", "target")]
         want = dict(f.split("=") for f in fields if f not in params)
+        target = want.get("target", "tests/sim/round.target")
         for sync in ("barrier-free", "barrier"):
-            args = [bfsync, "verify", path, "--sync=" + sync, "--target", "tests/sim/round.target"]
+            args = [bfsync, "verify", path, "--sync=" + sync, "--target", target]
             for p in params:
                 args += ["-p", p]
             r = subprocess.run(args, capture_output=True, text=True, timeout=600)
             if r.returncode != 0:
                 fail(f"verify: exit {r.returncode}", " ".join(args), r.stdout + r.stderr)
-        rc, objs, cmd, err = run(path, params, ["--sync=both", "--target", "tests/sim/round.target"])
+        rc, objs, cmd, err = run(path, params, ["--sync=both", "--target", target])
         if rc != 0 or len(objs) != 2:
             fail(f"exit {rc}, {len(objs)} objects", cmd, err)
             continue
