@@ -8,7 +8,8 @@
  * the comment above its test. Also: runs repeat to the cycle whatever the
  * host does (jitter seeds, a busy core); deadlocks and kernel errors end
  * the run with a report instead of hanging; the trace is in simulated
- * time; the race checker works under the simulator. */
+ * time; the race checker works under the simulator; pipelined DMA queues
+ * (dma_outstanding) overlap transfers but keep same-engine dependences. */
 #include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -142,6 +143,126 @@ static void test_hand_computed_waits(void **state) {
   assert_int_equal(s->busy[DMA], 464);
   assert_int_equal(s->busy[ACT], 32);
   assert_doubled(rt, 4);
+  bfrt_delete(rt);
+}
+
+/* ---- Pipelined DMA (dma_outstanding > 1): a [2,3] transfer occupies the
+ * queue 10 + 6 = 16 cycles and completes 116 after its start. */
+static bfrt_costs pipelined_costs(int64_t outstanding) {
+  bfrt_costs c = round_costs();
+  c.kind[BFRT_KIND_DMA].dma_outstanding = outstanding;
+  return c;
+}
+
+/* scale2 with two transfers in flight.
+ * N = 1. dma: load 0..16, done 116. act: wait dma >= 1 ends at 123,
+ * bookkeeping to 129, scale to 145. dma: wait act >= 1 ends at
+ * max(16, 150) + 2 = 152, store 152..168, done 268; the end waits for it.
+ * dma busy 2 x 16, stall (152 - 16) + (268 - 168) = 236.
+ * N = 2 continues: load 1 at 168 (load 0, two back, done at 116), done
+ * 284; act waits until 284 + 7 = 291, bookkeeping to 297, scale to 313;
+ * dma waits until 313 + 7 = 320, store 1 done 436 (one transfer at a
+ * time: 536, test_hand_computed_waits). */
+static void test_pipelined_waits(void **state) {
+  (void)state;
+  bfrt_costs costs = pipelined_costs(2);
+  bfrt *rt = new_instance(&scale2, 1);
+  const bfrt_stats *s = run_sim(rt, &costs);
+  assert_int_equal(s->cycles, 268);
+  assert_int_equal(s->busy[DMA], 32);
+  assert_int_equal(s->stall[DMA], 236);
+  assert_int_equal(s->busy[ACT], 16);
+  assert_int_equal(s->stall[ACT], 123);
+  assert_doubled(rt, 2);
+  bfrt_delete(rt);
+  rt = new_instance(&scale2, 2);
+  s = run_sim(rt, &costs);
+  assert_int_equal(s->cycles, 436);
+  assert_int_equal(s->busy[DMA], 64);
+  assert_int_equal(s->busy[ACT], 32);
+  assert_doubled(rt, 4);
+  bfrt_delete(rt);
+}
+
+/* bounce(N), on dma alone: load x[i%2], X[i]; store Y[i], x[i%2]. Each
+ * store reads what the load before it on the same engine wrote, which
+ * needs no wait: the engine itself starts the store when the load is done.
+ * Two in flight, N = 3: load 0 at 0 (free 16, done 116); store 0 at 116
+ * (free 132, done 232); load 1 (x[1], no conflict; load 0 done) at 132
+ * (free 148, done 248); store 1 at 248 (done 364); load 2 (x[0], read by
+ * store 0, done 232) at 264 (done 380); store 2 at 380, done 496.
+ * busy 6 x 16 = 96, stall 4 x 100 = 400 (three stores and the end).
+ * One at a time: 6 x 116 = 696. */
+static void store_x(bfrt_ctx *cx, int64_t slot, int64_t row) {
+  bfrt_arg a[] = {BFRT_HBM(1, row, 0), BFRT_TILE(0, slot)};
+  bfrt_op(cx, BFRT_STORE, 6, 2, a);
+}
+
+static void bounce_dma(bfrt_ctx *cx, const int64_t *p) {
+  for (int64_t i = 0; i < p[0]; i++) {
+    load(cx, i % 2, i);
+    store_x(cx, i % 2, i);
+  }
+}
+
+static void idle(bfrt_ctx *cx, const int64_t *p) {
+  (void)cx;
+  (void)p;
+}
+
+static void (*const bounce_entry[])(bfrt_ctx *, const int64_t *) = {bounce_dma, idle};
+static const bfrt_kernel bounce = {"bounce", 1, n_param, 2, two_engines, two_kinds, bounce_entry,
+                                   2, tiles, 2, tensors, shape_of};
+
+static void assert_copied(bfrt *rt, int64_t rows) {
+  const float *x = bfrt_tensor_data(rt, 0), *y = bfrt_tensor_data(rt, 1);
+  assert_memory_equal(x, y, (size_t)rows * 3 * sizeof(float));
+}
+
+static void test_pipelined_same_engine(void **state) {
+  (void)state;
+  bfrt_costs costs = pipelined_costs(2);
+  bfrt *rt = new_instance(&bounce, 3);
+  const bfrt_stats *s = run_sim(rt, &costs);
+  assert_int_equal(s->cycles, 496);
+  assert_int_equal(s->busy[DMA], 96);
+  assert_int_equal(s->stall[DMA], 400);
+  assert_int_equal(s->waits, 0);
+  assert_copied(rt, 6);
+  costs = pipelined_costs(1);
+  s = run_sim(rt, &costs);
+  assert_int_equal(s->cycles, 696);
+  assert_int_equal(s->busy[DMA], 696);
+  assert_int_equal(s->stall[DMA], 0);
+  bfrt_delete(rt);
+}
+
+/* Three loads to x[0], x[1], y: no conflicts, so only dma_outstanding
+ * limits them. 1: 3 x 116 = 348. 2: at 0 and 16 (done 116, 132); the
+ * third waits for the first: 116, done 232. 3: at 0, 16, 32, done 148. */
+static void three_loads(bfrt_ctx *cx, const int64_t *p) {
+  (void)p;
+  load(cx, 0, 0);
+  load(cx, 1, 1);
+  bfrt_arg a[] = {BFRT_TILE(1, 0), BFRT_HBM(0, 2, 0)};
+  bfrt_op(cx, BFRT_LOAD, 8, 2, a);
+}
+
+static void (*const loads_entry[])(bfrt_ctx *, const int64_t *) = {three_loads, idle};
+static const bfrt_kernel loads = {"loads", 1, n_param, 2, two_engines, two_kinds, loads_entry,
+                                  2, tiles, 2, tensors, shape_of};
+
+static void test_pipelined_window(void **state) {
+  (void)state;
+  const int64_t want[] = {[0] = 348, [1] = 348, [2] = 232, [3] = 148, [4] = 148};
+  bfrt *rt = new_instance(&loads, 3);
+  for (int64_t n = 0; n <= 4; n++) {
+    bfrt_costs costs = pipelined_costs(n);
+    const bfrt_stats *s = run_sim(rt, &costs);
+    if (s->cycles != want[n])
+      fail_msg("dma_outstanding %lld: %lld cycles, want %lld", (long long)n, (long long)s->cycles,
+               (long long)want[n]);
+  }
   bfrt_delete(rt);
 }
 
@@ -373,6 +494,22 @@ static void test_cost_rules(void **state) {
   assert_int_equal(bfrt_op_cycles(&c, BFRT_KIND_DMA, BFRT_LOAD, t32x96, t32x96), 1400 + 594);
   /* a copy on a dma engine is a transfer too */
   assert_int_equal(bfrt_op_cycles(&c, BFRT_KIND_DMA, BFRT_COPY, t32x96, t32x96), 1400 + 594);
+  /* one transfer at a time: the queue is busy until the transfer is done */
+  bfrt_op_time one = bfrt_op_timing(&c, BFRT_KIND_DMA, BFRT_LOAD, t32x96, t32x96);
+  assert_int_equal(one.occupancy, 1400 + 594);
+  assert_int_equal(one.completion, 1400 + 594);
+  assert_int_equal(bfrt_op_window(&c, BFRT_KIND_DMA), 1);
+  /* pipelined: busy for the bytes only, done after the latency too */
+  c.kind[BFRT_KIND_DMA].dma_outstanding = 16;
+  bfrt_op_time piped = bfrt_op_timing(&c, BFRT_KIND_DMA, BFRT_LOAD, t32x96, t32x96);
+  assert_int_equal(piped.occupancy, 594);
+  assert_int_equal(piped.completion, 1400 + 594);
+  assert_int_equal(bfrt_op_window(&c, BFRT_KIND_DMA), 16);
+  assert_int_equal(bfrt_op_cycles(&c, BFRT_KIND_DMA, BFRT_LOAD, t32x96, t32x96), 1400 + 594);
+  /* compute engines are never pipelined */
+  bfrt_op_time add = bfrt_op_timing(&c, BFRT_KIND_DVE, BFRT_ADD, t32x96, t32x96);
+  assert_int_equal(add.occupancy, add.completion);
+  assert_int_equal(bfrt_op_window(&c, BFRT_KIND_DVE), 1);
   /* out-of-range arguments cost nothing rather than crash */
   assert_int_equal(bfrt_op_cycles(NULL, BFRT_KIND_DMA, BFRT_COPY, t32x96, t32x96), 0);
   assert_int_equal(bfrt_op_cycles(&c, BFRT_NKINDS, BFRT_COPY, t32x96, t32x96), 0);
@@ -382,6 +519,9 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_hand_computed_waits),
       cmocka_unit_test(test_hand_computed_barriers),
+      cmocka_unit_test(test_pipelined_waits),
+      cmocka_unit_test(test_pipelined_same_engine),
+      cmocka_unit_test(test_pipelined_window),
       cmocka_unit_test(test_deterministic),
       cmocka_unit_test(test_deadlocks_and_errors),
       cmocka_unit_test(test_trace_in_simulated_time),

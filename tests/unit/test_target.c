@@ -56,6 +56,7 @@ static void test_builtin_is_the_file(void **state) {
   assert_int_equal(builtin->costs.kind[BFRT_KIND_DVE].lanes, 128);
   assert_true(builtin->costs.kind[BFRT_KIND_DVE].two_input_factor == 2);
   assert_true(builtin->costs.kind[BFRT_KIND_DMA].dma_bytes_per_cycle == 20.7);
+  assert_int_equal(builtin->costs.kind[BFRT_KIND_DMA].dma_outstanding, 16); /* pipelined queues by default */
   arena_free(arena);
 }
 
@@ -71,6 +72,7 @@ static const char two_queues[] =
     "[ kind  dma ]\r\n"
     "dma_latency = 7\r\n"
     "dma_bytes_per_cycle = .5\r\n"
+    "dma_outstanding = 4\r\n"
     "[kind act]\r\n"
     "elems_per_cycle.transcendental = 1e1\r\n"
     "overhead = 3";
@@ -92,6 +94,8 @@ static void test_two_queues(void **state) {
   assert_true(target_can_run(&t, 0, BFRT_EXP));
   assert_int_equal(t.costs.kind[BFRT_KIND_DMA].dma_latency, 7);
   assert_true(t.costs.kind[BFRT_KIND_DMA].dma_bytes_per_cycle == 0.5);
+  assert_int_equal(t.costs.kind[BFRT_KIND_DMA].dma_outstanding, 4);
+  assert_int_equal(bfrt_op_window(&t.costs, BFRT_KIND_DMA), 4);
   assert_true(t.costs.kind[BFRT_KIND_ACT].elems_per_cycle[BFRT_CLASS_TRANSCENDENTAL] == 10);
   assert_int_equal(t.costs.kind[BFRT_KIND_ACT].overhead, 3);
   /* a kernel written for it uses both queues; pe is not an engine here */
