@@ -174,8 +174,6 @@ static void block(Ctx *cx) {
   if (rt_failed(rt)) rt_unwind(cx);
 }
 
-/* ---- The hooks. */
-
 /* ---- Same-engine ordering on a pipelined engine. */
 
 static int64_t max64(int64_t a, int64_t b) { return a > b ? a : b; }
@@ -260,6 +258,8 @@ static void stall_until(bfrt *rt, int e, SimEngine *x, int64_t t) {
 static void drain(bfrt *rt, int e, SimEngine *x) {
   if (x->count > 0) stall_until(rt, e, x, x->done_at[x->count - 1]);
 }
+
+/* ---- The hooks. */
 
 static void sim_before_op(Ctx *cx) {
   SimEngine *x = me(cx);
