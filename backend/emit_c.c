@@ -16,8 +16,11 @@
  * could collide with those, with a C keyword or with <stdint.h> is replaced
  * by an invented one.
  *
- * Guarded waits follow transform/ir.h: `t = T; if (t > known_e) { wait;
- * known_e = t; }`, one known_e per producer engine, reset by barriers.
+ * Guarded waits follow transform/ir.h: `bf_wait(cx, e, &known_e, T, line)`
+ * waits only when T > known_e and then sets known_e = T; one known_e per
+ * producer engine, reset by barriers. Each op is one bfrt_op call with its
+ * operands in a compound literal. Both keep the file (and tcc's work) in
+ * proportion to the kernel.
  * Bookkeeping is charged with one bfrt_bookkeep call per run of adjacent
  * bookkeeping nodes, so the total equals the IR's definition: each executed
  * IR_SET and IR_STORE, and each evaluated IR_WAIT with a non-constant
@@ -58,6 +61,9 @@ typedef struct Emitter {
   const char **loop_names;  /* C name of each loop variable, by loop id */
   const char **param_names; /* C name of each parameter */
   const IrStream *stream;   /* the engine being printed */
+  const char **engine_ids;  /* sanitized engine, tile and tensor names, made once: */
+  const char **tile_ids;    /* per-use copies would cost the arena a few words */
+  const char **tensor_ids;  /* for every wait and operand */
   int depth;                /* indentation level */
 } Emitter;
 
@@ -67,7 +73,6 @@ typedef struct Uses {
   bool *param;      /* by parameter index */
   bool *known;      /* by engine: waited on */
   bool *var_read;   /* by bookkeeping scalar */
-  bool needs_t;     /* some wait has a run-time threshold */
   bool cx;          /* bf_cx is used */
 } Uses;
 
@@ -101,11 +106,6 @@ static const char *sanitize_id(Arena *a, const char *name) {
   for (char *c = s; *c; c++)
     if (!(isalnum((unsigned char)*c) || *c == '_')) *c = '_';
   return s;
-}
-
-static const char *engine_id(const Emitter *em, int e) {
-  return arena_printf(em->p->arena, "BF_ENGINE_%s",
-                      sanitize_id(em->p->arena, em->p->target->engines[e].name));
 }
 
 static const char *known_name(const Emitter *em, int e) {
@@ -167,7 +167,6 @@ static void uses_nodes(Uses *u, const IrNode *n) {
     case IR_WAIT:
       u->cx = true;
       u->known[n->engine] = true;
-      u->needs_t |= n->threshold->kind != IX_CONST;
       uses_expr(u, n->threshold);
       break;
     case IR_SET: uses_expr(u, n->value); break;
@@ -228,6 +227,13 @@ static void put_call(const Emitter *em, const IrExpr *x, const char *fn, bool li
   fputc(')', em->out);
 }
 
+/* A modulo by a positive constant cannot fail: bf_mod, with no check. */
+static bool is_const_mod(const IrExpr *x) {
+  return x->kind == IX_MOD && x->b->kind == IX_CONST && x->b->value > 0;
+}
+
+static bool is_max(const IrExpr *x) { return x->kind == IX_MAX; }
+
 static void put_ir_expr(const Emitter *em, const IrExpr *x, int prec) {
   switch (x->kind) {
   case IX_CONST: put_const(em->out, x->value, prec); return;
@@ -243,36 +249,48 @@ static void put_ir_expr(const Emitter *em, const IrExpr *x, int prec) {
   case IX_SUB: put_binary(em, x, "-", 1, prec); return;
   case IX_MUL: put_binary(em, x, "*", 2, prec); return;
   case IX_DIV: put_call(em, x, "bfrt_div", true); return;
-  case IX_MOD: put_call(em, x, "bfrt_mod", true); return;
+  case IX_MOD: put_call(em, x, is_const_mod(x) ? "bf_mod" : "bfrt_mod", !is_const_mod(x)); return;
   case IX_MAX: put_call(em, x, "bf_max", false); return;
   }
   bug("emit_c: unknown IR expression kind %d", x->kind);
 }
 
-static bool ir_expr_has_max(const IrExpr *x) {
-  return x && (x->kind == IX_MAX || ir_expr_has_max(x->a) || ir_expr_has_max(x->b));
+static bool expr_uses(const IrExpr *x, bool (*want)(const IrExpr *)) {
+  return x && (want(x) || expr_uses(x->a, want) || expr_uses(x->b, want));
 }
 
-static bool nodes_have_max(const IrNode *n) {
+static bool nodes_use(const IrNode *n, bool (*want)(const IrExpr *)) {
   for (; n; n = n->next) {
     bool found = false;
     for (int i = 0; i < n->noperands; i++)
-      found |= ir_expr_has_max(n->operands[i].slot) || ir_expr_has_max(n->operands[i].row) ||
-               ir_expr_has_max(n->operands[i].col);
-    found |= ir_expr_has_max(n->threshold) || ir_expr_has_max(n->index) ||
-             ir_expr_has_max(n->value) || ir_expr_has_max(n->lo) || ir_expr_has_max(n->hi) ||
-             nodes_have_max(n->body);
+      found |= expr_uses(n->operands[i].slot, want) || expr_uses(n->operands[i].row, want) ||
+               expr_uses(n->operands[i].col, want);
+    found |= expr_uses(n->threshold, want) || expr_uses(n->index, want) ||
+             expr_uses(n->value, want) || expr_uses(n->lo, want) || expr_uses(n->hi, want) ||
+             nodes_use(n->body, want);
     if (found) return true;
   }
   return false;
 }
 
-static bool program_has_max(const IrProgram *ir) {
+static bool nodes_have_wait(const IrNode *n) {
+  for (; n; n = n->next)
+    if (n->kind == IR_WAIT || (n->kind == IR_LOOP && nodes_have_wait(n->body))) return true;
+  return false;
+}
+
+static bool program_has_wait(const IrProgram *ir) {
+  for (int e = 0; e < ir->nengines; e++)
+    if (nodes_have_wait(ir->streams[e].body)) return true;
+  return false;
+}
+
+static bool program_uses(const IrProgram *ir, bool (*want)(const IrExpr *)) {
   for (int e = 0; e < ir->nengines; e++) {
     const IrStream *s = &ir->streams[e];
     for (int i = 0; i < s->narrays; i++)
-      if (ir_expr_has_max(s->arrays[i].length)) return true;
-    if (nodes_have_max(s->body)) return true;
+      if (expr_uses(s->arrays[i].length, want)) return true;
+    if (nodes_use(s->body, want)) return true;
   }
   return false;
 }
@@ -301,15 +319,15 @@ static void put_charge(const Emitter *em, const IrNode *first) {
   fprintf(em->out, "bfrt_bookkeep(bf_cx, %" PRId64 ");\n", n);
 }
 
+/* Why the wait is there, after it on the same line. */
 static void put_wait_comment(const Emitter *em, const IrNode *n) {
   const WaitWhy *why = n->why;
-  indent(em);
-  fprintf(em->out, "/* wait for %s", em->p->target->engines[n->engine].name);
+  fprintf(em->out, " /* after %s", em->p->target->engines[n->engine].name);
   if (why) {
-    fprintf(em->out, ": line %d needs line", why->consumer_line);
+    fputs(" line", em->out);
     for (int i = 0; i < why->nproducers && i < 4; i++)
       fprintf(em->out, "%s %d", i ? "," : "", why->producer_lines[i]);
-    fprintf(em->out, " (%s, %s)", why->kind ? why->kind : "?", why->distance ? why->distance : "?");
+    fprintf(em->out, ": %s, %s", why->kind ? why->kind : "?", why->distance ? why->distance : "?");
     if (why->fallback) {
       fputs("; conservative: ", em->out);
       put_comment_text(em->out, why->fallback, strlen(why->fallback));
@@ -318,38 +336,15 @@ static void put_wait_comment(const Emitter *em, const IrNode *n) {
   fputs(" */\n", em->out);
 }
 
+/* One call per wait: the guard lives in bf_wait, printed once per file, so
+ * the threshold is printed and evaluated once and the file stays small. */
 static void put_wait(const Emitter *em, const IrNode *n) {
-  const char *known = known_name(em, n->engine);
-  const char *engine = engine_id(em, n->engine);
-  put_wait_comment(em, n);
-  if (n->threshold->kind == IX_CONST) {
-    int64_t t = n->threshold->value;
-    indent(em);
-    fputs("if (", em->out);
-    put_const(em->out, t, 1);
-    fprintf(em->out, " > %s) {\n", known);
-    indent(em);
-    fprintf(em->out, "  bfrt_wait(bf_cx, %s, ", engine);
-    put_const(em->out, t, 0);
-    fprintf(em->out, ", %d);\n", n->line);
-    indent(em);
-    fprintf(em->out, "  %s = ", known);
-    put_const(em->out, t, 0);
-    fputs(";\n", em->out);
-  } else {
-    indent(em);
-    fputs("bf_t = ", em->out);
-    put_ir_expr(em, n->threshold, 0);
-    fputs(";\n", em->out);
-    indent(em);
-    fprintf(em->out, "if (bf_t > %s) {\n", known);
-    indent(em);
-    fprintf(em->out, "  bfrt_wait(bf_cx, %s, bf_t, %d);\n", engine, n->line);
-    indent(em);
-    fprintf(em->out, "  %s = bf_t;\n", known);
-  }
   indent(em);
-  fputs("}\n", em->out);
+  const char *e = em->engine_ids[n->engine];
+  fprintf(em->out, "bf_wait(bf_cx, BF_ENGINE_%s, &bf_known_%s, ", e, e);
+  put_ir_expr(em, n->threshold, 0);
+  fprintf(em->out, ", %d);", n->line);
+  put_wait_comment(em, n);
 }
 
 static void put_float(FILE *out, float f) {
@@ -369,15 +364,14 @@ static void put_float(FILE *out, float f) {
 }
 
 static void put_operand(const Emitter *em, const IrOperand *o) {
-  const Kernel *k = em->p->kernel;
   switch (o->kind) {
   case OPND_TILE:
-    fprintf(em->out, "BFRT_TILE(BF_TILE_%s, ", sanitize_id(em->p->arena, k->tiles[o->decl].name));
+    fprintf(em->out, "BFRT_TILE(BF_TILE_%s, ", em->tile_ids[o->decl]);
     put_ir_expr(em, o->slot, 0);
     fputc(')', em->out);
     return;
   case OPND_HBM:
-    fprintf(em->out, "BFRT_HBM(BF_HBM_%s, ", sanitize_id(em->p->arena, k->tensors[o->decl].name));
+    fprintf(em->out, "BFRT_HBM(BF_HBM_%s, ", em->tensor_ids[o->decl]);
     put_ir_expr(em, o->row, 0);
     fputs(", ", em->out);
     put_ir_expr(em, o->col, 0);
@@ -403,19 +397,13 @@ static void put_op(const Emitter *em, const IrNode *n) {
   }
   fputs(" */\n", em->out);
   indent(em);
-  fprintf(em->out, "{\n");
-  indent(em);
-  fprintf(em->out, "  const bfrt_arg bf_args[%d] = {", n->noperands);
+  fprintf(em->out, "bfrt_op(bf_cx, BFRT_%s, %d, %d, (const bfrt_arg[%d]){", op_ids[n->op], n->line,
+          n->noperands, n->noperands);
   for (int i = 0; i < n->noperands; i++) {
     if (i) fputs(", ", em->out);
     put_operand(em, &n->operands[i]);
   }
-  fputs("};\n", em->out);
-  indent(em);
-  fprintf(em->out, "  bfrt_op(bf_cx, BFRT_%s, %d, %d, bf_args);\n", op_ids[n->op], n->line,
-          n->noperands);
-  indent(em);
-  fputs("}\n", em->out);
+  fputs("});\n", em->out);
 }
 
 static void put_nodes(Emitter *em, const IrNode *n, const Uses *u);
@@ -484,7 +472,6 @@ static void put_locals(Emitter *em, const Uses *u) {
     if (u->known[e])
       fprintf(em->out, "  int64_t %s = 0; /* highest threshold waited for on %s */\n",
               known_name(em, e), p->target->engines[e].name);
-  if (u->needs_t) fputs("  int64_t bf_t;\n", em->out);
   for (int i = 0; i < s->nvars; i++) {
     fprintf(em->out, "  int64_t bf_v%d = 0; /* ", i);
     const char *name = s->var_names ? s->var_names[i] : NULL;
@@ -710,18 +697,41 @@ static const char **param_c_names(const Program *p) {
   return names;
 }
 
+static const char **sanitized_ids(const Program *p, int n,
+                                  const char *(*name)(const Program *, int)) {
+  const char **ids = ARENA_ARRAY(p->arena, const char *, n + 1);
+  for (int i = 0; i < n; i++) ids[i] = sanitize_id(p->arena, name(p, i));
+  return ids;
+}
+
 void emit_c(const Program *p, FILE *out) {
   if (!p->ir || !p->kernel) bug("emit_c: no IR to print");
   if (p->ir->nengines != p->target->nengines)
     bug("emit_c: IR has %d streams for %d engines", p->ir->nengines, p->target->nengines);
-  Emitter em = {p, out, loop_c_names(p), param_c_names(p), NULL, 0};
+  Emitter em = {p, out, loop_c_names(p), param_c_names(p), NULL, NULL, NULL, NULL, 0};
+  em.engine_ids = sanitized_ids(p, p->target->nengines, engine_name);
+  em.tile_ids = sanitized_ids(p, p->kernel->ntiles, tile_name);
+  em.tensor_ids = sanitized_ids(p, p->kernel->ntensors, tensor_name);
   put_header(&em);
   put_enum(&em, "Engines: the index of each engine's counter.", "BF_ENGINE_", p->target->nengines,
            engine_name);
   put_enum(&em, "Tiles (on-chip).", "BF_TILE_", p->kernel->ntiles, tile_name);
   put_enum(&em, "Tensors (hbm).", "BF_HBM_", p->kernel->ntensors, tensor_name);
-  if (program_has_max(p->ir))
+  if (program_uses(p->ir, is_max))
     fputs("\nstatic int64_t bf_max(int64_t a, int64_t b) { return a > b ? a : b; }\n", out);
+  if (program_uses(p->ir, is_const_mod))
+    fputs("\n/* Floor modulo by a positive constant. */\n"
+          "static int64_t bf_mod(int64_t a, int64_t b) { return a % b < 0 ? a % b + b : a % b; }\n",
+          out);
+  if (program_has_wait(p->ir))
+    fputs("\n/* Wait until engine's counter reaches t, unless a wait for as much is done. */\n"
+          "static void bf_wait(bfrt_ctx *cx, int engine, int64_t *known, int64_t t, int line) {\n"
+          "  if (t > *known) {\n"
+          "    bfrt_wait(cx, engine, t, line);\n"
+          "    *known = t;\n"
+          "  }\n"
+          "}\n",
+          out);
   for (int e = 0; e < p->ir->nengines; e++) put_engine(&em, e);
   put_tensor_shape(&em);
   put_descriptor(&em);

@@ -35,6 +35,11 @@ enum { READS, WRITES };
 /* How far coverage follows closed-form producers of producers. */
 enum { MAX_COVER_DEPTH = 8 };
 
+/* Above this many nodes, a top-level position is stored in a scalar and
+ * reused: otherwise each skipped loop adds its count to every later
+ * threshold, and the emitted C grows with the square of the kernel. */
+enum { MAX_POSITION_SIZE = 40 };
+
 typedef struct NodeList {
   IrNode *head, **tail;
 } NodeList;
@@ -70,6 +75,7 @@ typedef struct Builder {
   IrExpr **waited;    /* [engine]: threshold already waited for in this segment */
   int *covered;       /* [engine]: latest instruction of this iteration known complete */
   int var_cap;
+  int loop_depth;     /* source loops around the current point */
 } Builder;
 
 static void append(NodeList *l, IrNode *n) {
@@ -349,7 +355,14 @@ static IrExpr *access_index(Builder *b, const Access *x) {
   return slot_expr(b->p, x->operand);
 }
 
-/* max over the arrays of e that b's accesses depend on, at b's slots. */
+/* Whether t, a max of loads, already loads what `load` does. */
+static bool max_has(const IrExpr *t, const IrExpr *load) {
+  if (t->kind == IX_MAX) return max_has(t->a, load) || max_has(t->b, load);
+  return ir_expr_equal(t, load);
+}
+
+/* max over the arrays of e that b's accesses depend on, at b's slots, each
+ * load once (an instruction may touch one resource through two operands). */
 static IrExpr *tracked_threshold(Builder *b, int consumer, int e) {
   const InstrInfo *in = &b->an->d->instrs[consumer];
   IrExpr *t = NULL;
@@ -359,6 +372,7 @@ static IrExpr *tracked_threshold(Builder *b, int consumer, int e) {
       int a = loaded_array(b, consumer, e, x, kind);
       if (a < 0) continue;
       IrExpr *load = ir_load(b->p->arena, a, access_index(b, x));
+      if (t && max_has(t, load)) continue;
       t = t ? ir_binary(b->p->arena, IX_MAX, t, load, 0) : load;
     }
   }
@@ -470,6 +484,20 @@ static void emit_stores(Builder *b, int id, IrExpr *position, NodeList *out) {
 
 static void walk_list(Builder *b, const Stmt *s, NodeList *out);
 
+/* Outside every loop, a position grown past MAX_POSITION_SIZE becomes a
+ * scalar set once here: it never changes afterwards, so later thresholds,
+ * stores and loop entries may all refer to it (one bookkeeping operation
+ * instead of reprinting and re-evaluating the sum at every use). */
+static void settle_position(Builder *b, int e, int line, NodeList *out) {
+  if (b->loop_depth > 0 || b->pos[e]->size <= MAX_POSITION_SIZE) return;
+  Program *p = b->p;
+  IrNode *set = ir_node(p->arena, IR_SET, line);
+  set->var = new_var(b, arena_printf(p->arena, "%s_pos_line%d", p->target->engines[e].name, line));
+  set->value = b->pos[e];
+  append(out, set);
+  b->pos[e] = ir_leaf(p->arena, IX_VAR, set->var);
+}
+
 static void walk_instr(Builder *b, const Stmt *s, NodeList *out) {
   int id = s->instr_id;
   const InstrInfo *in = &b->an->d->instrs[id];
@@ -480,10 +508,10 @@ static void walk_instr(Builder *b, const Stmt *s, NodeList *out) {
     return;
   }
   if (!b->pos[in->engine]) return;
-  IrExpr *after = ir_binary(b->p->arena, IX_ADD, b->pos[in->engine], ir_const(b->p->arena, 1), 0);
-  emit_stores(b, id, after, out);
-  b->pos[in->engine] = after;
-  b->pos_after[id] = after;
+  b->pos[in->engine] = ir_binary(b->p->arena, IX_ADD, b->pos[in->engine], ir_const(b->p->arena, 1), 0);
+  settle_position(b, in->engine, in->line, out);
+  emit_stores(b, id, b->pos[in->engine], out);
+  b->pos_after[id] = b->pos[in->engine];
 }
 
 static void clear_waited(Builder *b) {
@@ -563,7 +591,9 @@ static void walk_loop(Builder *b, const Stmt *loop, NodeList *out) {
   memcpy(entry, b->pos, sizeof(IrExpr *) * (size_t)ne);
   enter_body(b, loop, entry, running, &pre);
   clear_waited(b);
+  b->loop_depth++;
   walk_list(b, loop->body, &body);
+  b->loop_depth--;
   close_body(b, loop, running, &body);
   clear_waited(b);
   memcpy(b->covered, covered, sizeof(int) * (size_t)ne);
@@ -597,7 +627,11 @@ static void walk_list(Builder *b, const Stmt *s, NodeList *out) {
   for (; s; s = s->next) {
     switch (s->kind) {
     case ST_INSTR: walk_instr(b, s, out); break;
-    case ST_FOR: walk_loop(b, s, out); break;
+    case ST_FOR:
+      walk_loop(b, s, out);
+      for (int e = 0; e < b->an->d->nengines; e++)
+        if (b->pos[e]) settle_position(b, e, b->an->d->loops[s->loop_id].line, out);
+      break;
     case ST_BLOCK: walk_list(b, s->body, out); break;
     case ST_IF: bug("barrier_free: conditionals are not supported yet");
     }

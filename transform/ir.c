@@ -12,16 +12,25 @@
  * each wait's provenance (WaitWhy). ir_validate is the cheap structural
  * check the driver runs after every transform. */
 #include <inttypes.h>
+#include <limits.h>
 #include <string.h>
 
 #include "frontend/program.h"
 
 /* ---- Builders. */
 
+/* 1 + the sizes of a and b, saturating: printing a shared subtree costs
+ * its size at every use, and the transform keeps that bounded. */
+static int tree_size(const IrExpr *a, const IrExpr *b) {
+  int64_t n = 1 + (int64_t)a->size + (b ? b->size : 0);
+  return n > INT_MAX / 2 ? INT_MAX / 2 : (int)n;
+}
+
 IrExpr *ir_const(Arena *arena, int64_t value) {
   IrExpr *e = ARENA_NEW(arena, IrExpr);
   e->kind = IX_CONST;
   e->value = value;
+  e->size = 1;
   return e;
 }
 
@@ -29,12 +38,14 @@ IrExpr *ir_leaf(Arena *arena, IrExprKind kind, int id) {
   IrExpr *e = ARENA_NEW(arena, IrExpr);
   e->kind = kind;
   e->id = id;
+  e->size = 1;
   return e;
 }
 
 IrExpr *ir_load(Arena *arena, int array, IrExpr *index) {
   IrExpr *e = ir_leaf(arena, IX_LOAD, array);
   e->a = index;
+  e->size = tree_size(index, NULL);
   return e;
 }
 
@@ -73,6 +84,7 @@ static IrExpr *make_binary(Arena *arena, IrExprKind kind, IrExpr *a, IrExpr *b, 
   e->a = a;
   e->b = b;
   e->line = line;
+  e->size = tree_size(a, b);
   return e;
 }
 

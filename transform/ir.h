@@ -34,6 +34,7 @@ typedef struct IrExpr {
   int64_t value;
   int id;
   int line;
+  int size; /* nodes in the printed tree, saturating (0 when not built by ir.c) */
   struct IrExpr *a, *b;
 } IrExpr;
 

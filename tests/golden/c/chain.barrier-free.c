@@ -35,6 +35,17 @@ enum {
 
 static int64_t bf_max(int64_t a, int64_t b) { return a > b ? a : b; }
 
+/* Floor modulo by a positive constant. */
+static int64_t bf_mod(int64_t a, int64_t b) { return a % b < 0 ? a % b + b : a % b; }
+
+/* Wait until engine's counter reaches t, unless a wait for as much is done. */
+static void bf_wait(bfrt_ctx *cx, int engine, int64_t *known, int64_t t, int line) {
+  if (t > *known) {
+    bfrt_wait(cx, engine, t, line);
+    *known = t;
+  }
+}
+
 /* Engine pe. */
 static void bf_engine_pe(bfrt_ctx *bf_cx, const int64_t *bf_params) {
   (void)bf_params;
@@ -47,7 +58,6 @@ static void bf_engine_act(bfrt_ctx *bf_cx, const int64_t *bf_params) {
   int64_t bf_known_dve = 0; /* highest threshold waited for on dve */
   int64_t bf_known_pool = 0; /* highest threshold waited for on pool */
   int64_t bf_known_dma = 0; /* highest threshold waited for on dma */
-  int64_t bf_t;
   int64_t *bf_a0 = bfrt_scratch(bf_cx, 2); /* dve_reads_t */
   int64_t *bf_a1 = bfrt_scratch(bf_cx, 3); /* dve_writes_x */
   int64_t *bf_a2 = bfrt_scratch(bf_cx, 3); /* pool_writes_x */
@@ -58,33 +68,15 @@ static void bf_engine_act(bfrt_ctx *bf_cx, const int64_t *bf_params) {
   bf_a2[2] = 1;
   for (int64_t i = 0, bf_end0 = N; i < bf_end0; i++) {
     bfrt_bookkeep(bf_cx, 3);
-    /* wait for dve: line 24 needs line 25 (RAW+WAR, loop-carried (tracked)) */
-    bf_t = bf_max(bf_a0[bfrt_mod(bf_cx, i, 2, 24)], bf_a1[bfrt_mod(bf_cx, i + 1, 3, 24)]);
-    if (bf_t > bf_known_dve) {
-      bfrt_wait(bf_cx, BF_ENGINE_dve, bf_t, 24);
-      bf_known_dve = bf_t;
-    }
-    /* wait for pool: line 24 needs line 22, 26 (RAW, loop-carried (tracked)) */
-    bf_t = bf_a2[bfrt_mod(bf_cx, i + 1, 3, 24)];
-    if (bf_t > bf_known_pool) {
-      bfrt_wait(bf_cx, BF_ENGINE_pool, bf_t, 24);
-      bf_known_pool = bf_t;
-    }
-    /* wait for dma: line 24 needs line 21 (RAW, loop-carried (tracked)) */
-    bf_t = bf_a3[bfrt_mod(bf_cx, i + 1, 3, 24)];
-    if (bf_t > bf_known_dma) {
-      bfrt_wait(bf_cx, BF_ENGINE_dma, bf_t, 24);
-      bf_known_dma = bf_t;
-    }
+    bf_wait(bf_cx, BF_ENGINE_dve, &bf_known_dve, bf_max(bf_a0[bf_mod(i, 2)], bf_a1[bf_mod(i + 1, 3)]), 24); /* after dve line 25: RAW+WAR, loop-carried (tracked) */
+    bf_wait(bf_cx, BF_ENGINE_pool, &bf_known_pool, bf_a2[bf_mod(i + 1, 3)], 24); /* after pool line 22, 26: RAW, loop-carried (tracked) */
+    bf_wait(bf_cx, BF_ENGINE_dma, &bf_known_dma, bf_a3[bf_mod(i + 1, 3)], 24); /* after dma line 21: RAW, loop-carried (tracked) */
     /* line 24: act: tanh t[i % 2], x[(i + 1) % 3]; */
-    {
-      const bfrt_arg bf_args[2] = {BFRT_TILE(BF_TILE_t, bfrt_mod(bf_cx, i, 2, 24)), BFRT_TILE(BF_TILE_x, bfrt_mod(bf_cx, i + 1, 3, 24))};
-      bfrt_op(bf_cx, BFRT_TANH, 24, 2, bf_args);
-    }
+    bfrt_op(bf_cx, BFRT_TANH, 24, 2, (const bfrt_arg[2]){BFRT_TILE(BF_TILE_t, bf_mod(i, 2)), BFRT_TILE(BF_TILE_x, bf_mod(i + 1, 3))});
     bfrt_bookkeep(bf_cx, 3);
-    bf_a1[bfrt_mod(bf_cx, i + 2, 3, 25)] = i + 1;
-    bf_a0[bfrt_mod(bf_cx, i, 2, 25)] = i + 1;
-    bf_a2[bfrt_mod(bf_cx, i + 2, 3, 26)] = i + 2;
+    bf_a1[bf_mod(i + 2, 3)] = i + 1;
+    bf_a0[bf_mod(i, 2)] = i + 1;
+    bf_a2[bf_mod(i + 2, 3)] = i + 2;
   }
 }
 
@@ -94,7 +86,6 @@ static void bf_engine_dve(bfrt_ctx *bf_cx, const int64_t *bf_params) {
   int64_t bf_known_act = 0; /* highest threshold waited for on act */
   int64_t bf_known_pool = 0; /* highest threshold waited for on pool */
   int64_t bf_known_dma = 0; /* highest threshold waited for on dma */
-  int64_t bf_t;
   int64_t *bf_a0 = bfrt_scratch(bf_cx, 3); /* pool_writes_x */
   int64_t *bf_a1 = bfrt_scratch(bf_cx, 3); /* pool_reads_x */
   int64_t *bf_a2 = bfrt_scratch(bf_cx, 3); /* dma_writes_x */
@@ -104,32 +95,14 @@ static void bf_engine_dve(bfrt_ctx *bf_cx, const int64_t *bf_params) {
   bf_a0[2] = 1;
   for (int64_t i = 0, bf_end0 = N; i < bf_end0; i++) {
     bfrt_bookkeep(bf_cx, 3);
-    /* wait for act: line 25 needs line 24 (RAW+WAR, same iteration) */
-    bf_t = i + 1;
-    if (bf_t > bf_known_act) {
-      bfrt_wait(bf_cx, BF_ENGINE_act, bf_t, 25);
-      bf_known_act = bf_t;
-    }
-    /* wait for pool: line 25 needs line 26, 22 (RAW+WAR+WAW, loop-carried (tracked)) */
-    bf_t = bf_max(bf_max(bf_a1[bfrt_mod(bf_cx, i + 2, 3, 25)], bf_a0[bfrt_mod(bf_cx, i + 2, 3, 25)]), bf_a0[bfrt_mod(bf_cx, i, 3, 25)]);
-    if (bf_t > bf_known_pool) {
-      bfrt_wait(bf_cx, BF_ENGINE_pool, bf_t, 25);
-      bf_known_pool = bf_t;
-    }
-    /* wait for dma: line 25 needs line 21 (RAW+WAW, loop-carried (tracked)) */
-    bf_t = bf_max(bf_a2[bfrt_mod(bf_cx, i + 2, 3, 25)], bf_a2[bfrt_mod(bf_cx, i, 3, 25)]);
-    if (bf_t > bf_known_dma) {
-      bfrt_wait(bf_cx, BF_ENGINE_dma, bf_t, 25);
-      bf_known_dma = bf_t;
-    }
+    bf_wait(bf_cx, BF_ENGINE_act, &bf_known_act, i + 1, 25); /* after act line 24: RAW+WAR, same iteration */
+    bf_wait(bf_cx, BF_ENGINE_pool, &bf_known_pool, bf_max(bf_max(bf_a1[bf_mod(i + 2, 3)], bf_a0[bf_mod(i + 2, 3)]), bf_a0[bf_mod(i, 3)]), 25); /* after pool line 26, 22: RAW+WAR+WAW, loop-carried (tracked) */
+    bf_wait(bf_cx, BF_ENGINE_dma, &bf_known_dma, bf_max(bf_a2[bf_mod(i + 2, 3)], bf_a2[bf_mod(i, 3)]), 25); /* after dma line 21: RAW+WAW, loop-carried (tracked) */
     /* line 25: dve: add x[(i + 2) % 3], t[i % 2], x[i % 3]; */
-    {
-      const bfrt_arg bf_args[3] = {BFRT_TILE(BF_TILE_x, bfrt_mod(bf_cx, i + 2, 3, 25)), BFRT_TILE(BF_TILE_t, bfrt_mod(bf_cx, i, 2, 25)), BFRT_TILE(BF_TILE_x, bfrt_mod(bf_cx, i, 3, 25))};
-      bfrt_op(bf_cx, BFRT_ADD, 25, 3, bf_args);
-    }
+    bfrt_op(bf_cx, BFRT_ADD, 25, 3, (const bfrt_arg[3]){BFRT_TILE(BF_TILE_x, bf_mod(i + 2, 3)), BFRT_TILE(BF_TILE_t, bf_mod(i, 2)), BFRT_TILE(BF_TILE_x, bf_mod(i, 3))});
     bfrt_bookkeep(bf_cx, 2);
-    bf_a0[bfrt_mod(bf_cx, i + 2, 3, 26)] = i + 2;
-    bf_a1[bfrt_mod(bf_cx, i + 2, 3, 26)] = i + 2;
+    bf_a0[bf_mod(i + 2, 3)] = i + 2;
+    bf_a1[bf_mod(i + 2, 3)] = i + 2;
   }
 }
 
@@ -138,37 +111,20 @@ static void bf_engine_pool(bfrt_ctx *bf_cx, const int64_t *bf_params) {
   const int64_t N = bf_params[0];
   int64_t bf_known_dve = 0; /* highest threshold waited for on dve */
   int64_t bf_known_dma = 0; /* highest threshold waited for on dma */
-  int64_t bf_t;
   int64_t *bf_a0 = bfrt_scratch(bf_cx, 3); /* act_reads_x */
   int64_t *bf_a1 = bfrt_scratch(bf_cx, 3); /* dma_writes_x */
   bfrt_bookkeep(bf_cx, 2);
   bf_a1[0] = 1;
   bf_a1[1] = 2;
   /* line 22: pool: fill x[2], 0.0; */
-  {
-    const bfrt_arg bf_args[2] = {BFRT_TILE(BF_TILE_x, 2), BFRT_IMM(0.0f)};
-    bfrt_op(bf_cx, BFRT_FILL, 22, 2, bf_args);
-  }
+  bfrt_op(bf_cx, BFRT_FILL, 22, 2, (const bfrt_arg[2]){BFRT_TILE(BF_TILE_x, 2), BFRT_IMM(0.0f)});
   for (int64_t i = 0, bf_end0 = N; i < bf_end0; i++) {
     bfrt_bookkeep(bf_cx, 3);
-    bf_a0[bfrt_mod(bf_cx, i + 1, 3, 24)] = i + 1;
-    /* wait for dve: line 26 needs line 25 (RAW+WAR+WAW, same iteration) */
-    bf_t = i + 1;
-    if (bf_t > bf_known_dve) {
-      bfrt_wait(bf_cx, BF_ENGINE_dve, bf_t, 26);
-      bf_known_dve = bf_t;
-    }
-    /* wait for dma: line 26 needs line 21 (RAW+WAW, loop-carried (tracked)) */
-    bf_t = bf_a1[bfrt_mod(bf_cx, i + 2, 3, 26)];
-    if (bf_t > bf_known_dma) {
-      bfrt_wait(bf_cx, BF_ENGINE_dma, bf_t, 26);
-      bf_known_dma = bf_t;
-    }
+    bf_a0[bf_mod(i + 1, 3)] = i + 1;
+    bf_wait(bf_cx, BF_ENGINE_dve, &bf_known_dve, i + 1, 26); /* after dve line 25: RAW+WAR+WAW, same iteration */
+    bf_wait(bf_cx, BF_ENGINE_dma, &bf_known_dma, bf_a1[bf_mod(i + 2, 3)], 26); /* after dma line 21: RAW+WAW, loop-carried (tracked) */
     /* line 26: pool: scale x[(i + 2) % 3], x[(i + 2) % 3], 0.5; */
-    {
-      const bfrt_arg bf_args[3] = {BFRT_TILE(BF_TILE_x, bfrt_mod(bf_cx, i + 2, 3, 26)), BFRT_TILE(BF_TILE_x, bfrt_mod(bf_cx, i + 2, 3, 26)), BFRT_IMM(0.5f)};
-      bfrt_op(bf_cx, BFRT_SCALE, 26, 3, bf_args);
-    }
+    bfrt_op(bf_cx, BFRT_SCALE, 26, 3, (const bfrt_arg[3]){BFRT_TILE(BF_TILE_x, bf_mod(i + 2, 3)), BFRT_TILE(BF_TILE_x, bf_mod(i + 2, 3)), BFRT_IMM(0.5f)});
   }
 }
 
@@ -177,80 +133,34 @@ static void bf_engine_dma(bfrt_ctx *bf_cx, const int64_t *bf_params) {
   const int64_t N = bf_params[0];
   int64_t bf_known_dve = 0; /* highest threshold waited for on dve */
   int64_t bf_known_pool = 0; /* highest threshold waited for on pool */
-  int64_t bf_t;
   int64_t *bf_a0 = bfrt_scratch(bf_cx, 3); /* dve_writes_x */
   int64_t *bf_a1 = bfrt_scratch(bf_cx, 3); /* pool_writes_x */
   /* line 21: load x[0], X[0, 0]; */
-  {
-    const bfrt_arg bf_args[2] = {BFRT_TILE(BF_TILE_x, 0), BFRT_HBM(BF_HBM_X, 0, 0)};
-    bfrt_op(bf_cx, BFRT_LOAD, 21, 2, bf_args);
-  }
+  bfrt_op(bf_cx, BFRT_LOAD, 21, 2, (const bfrt_arg[2]){BFRT_TILE(BF_TILE_x, 0), BFRT_HBM(BF_HBM_X, 0, 0)});
   /* line 21: load x[1], X[1, 0]; */
-  {
-    const bfrt_arg bf_args[2] = {BFRT_TILE(BF_TILE_x, 1), BFRT_HBM(BF_HBM_X, 1, 0)};
-    bfrt_op(bf_cx, BFRT_LOAD, 21, 2, bf_args);
-  }
+  bfrt_op(bf_cx, BFRT_LOAD, 21, 2, (const bfrt_arg[2]){BFRT_TILE(BF_TILE_x, 1), BFRT_HBM(BF_HBM_X, 1, 0)});
   bfrt_bookkeep(bf_cx, 1);
   bf_a1[2] = 1;
   for (int64_t i = 0, bf_end0 = N; i < bf_end0; i++) {
     bfrt_bookkeep(bf_cx, 2);
-    bf_a0[bfrt_mod(bf_cx, i + 2, 3, 25)] = i + 1;
-    bf_a1[bfrt_mod(bf_cx, i + 2, 3, 26)] = i + 2;
+    bf_a0[bf_mod(i + 2, 3)] = i + 1;
+    bf_a1[bf_mod(i + 2, 3)] = i + 2;
   }
   bfrt_bookkeep(bf_cx, 2);
-  /* wait for dve: line 29 needs line 25 (RAW, same iteration (tracked)) */
-  bf_t = bf_a0[0];
-  if (bf_t > bf_known_dve) {
-    bfrt_wait(bf_cx, BF_ENGINE_dve, bf_t, 29);
-    bf_known_dve = bf_t;
-  }
-  /* wait for pool: line 29 needs line 26 (RAW, same iteration (tracked)) */
-  bf_t = bf_a1[0];
-  if (bf_t > bf_known_pool) {
-    bfrt_wait(bf_cx, BF_ENGINE_pool, bf_t, 29);
-    bf_known_pool = bf_t;
-  }
+  bf_wait(bf_cx, BF_ENGINE_dve, &bf_known_dve, bf_a0[0], 29); /* after dve line 25: RAW, same iteration (tracked) */
+  bf_wait(bf_cx, BF_ENGINE_pool, &bf_known_pool, bf_a1[0], 29); /* after pool line 26: RAW, same iteration (tracked) */
   /* line 29: store Y[0, 0], x[0]; */
-  {
-    const bfrt_arg bf_args[2] = {BFRT_HBM(BF_HBM_Y, 0, 0), BFRT_TILE(BF_TILE_x, 0)};
-    bfrt_op(bf_cx, BFRT_STORE, 29, 2, bf_args);
-  }
+  bfrt_op(bf_cx, BFRT_STORE, 29, 2, (const bfrt_arg[2]){BFRT_HBM(BF_HBM_Y, 0, 0), BFRT_TILE(BF_TILE_x, 0)});
   bfrt_bookkeep(bf_cx, 2);
-  /* wait for dve: line 30 needs line 25 (RAW, same iteration (tracked)) */
-  bf_t = bf_a0[1];
-  if (bf_t > bf_known_dve) {
-    bfrt_wait(bf_cx, BF_ENGINE_dve, bf_t, 30);
-    bf_known_dve = bf_t;
-  }
-  /* wait for pool: line 30 needs line 26 (RAW, same iteration (tracked)) */
-  bf_t = bf_a1[1];
-  if (bf_t > bf_known_pool) {
-    bfrt_wait(bf_cx, BF_ENGINE_pool, bf_t, 30);
-    bf_known_pool = bf_t;
-  }
+  bf_wait(bf_cx, BF_ENGINE_dve, &bf_known_dve, bf_a0[1], 30); /* after dve line 25: RAW, same iteration (tracked) */
+  bf_wait(bf_cx, BF_ENGINE_pool, &bf_known_pool, bf_a1[1], 30); /* after pool line 26: RAW, same iteration (tracked) */
   /* line 30: store Y[1, 0], x[1]; */
-  {
-    const bfrt_arg bf_args[2] = {BFRT_HBM(BF_HBM_Y, 1, 0), BFRT_TILE(BF_TILE_x, 1)};
-    bfrt_op(bf_cx, BFRT_STORE, 30, 2, bf_args);
-  }
+  bfrt_op(bf_cx, BFRT_STORE, 30, 2, (const bfrt_arg[2]){BFRT_HBM(BF_HBM_Y, 1, 0), BFRT_TILE(BF_TILE_x, 1)});
   bfrt_bookkeep(bf_cx, 2);
-  /* wait for dve: line 31 needs line 25 (RAW, same iteration (tracked)) */
-  bf_t = bf_a0[2];
-  if (bf_t > bf_known_dve) {
-    bfrt_wait(bf_cx, BF_ENGINE_dve, bf_t, 31);
-    bf_known_dve = bf_t;
-  }
-  /* wait for pool: line 31 needs line 22, 26 (RAW, same iteration (tracked)) */
-  bf_t = bf_a1[2];
-  if (bf_t > bf_known_pool) {
-    bfrt_wait(bf_cx, BF_ENGINE_pool, bf_t, 31);
-    bf_known_pool = bf_t;
-  }
+  bf_wait(bf_cx, BF_ENGINE_dve, &bf_known_dve, bf_a0[2], 31); /* after dve line 25: RAW, same iteration (tracked) */
+  bf_wait(bf_cx, BF_ENGINE_pool, &bf_known_pool, bf_a1[2], 31); /* after pool line 22, 26: RAW, same iteration (tracked) */
   /* line 31: store Y[2, 0], x[2]; */
-  {
-    const bfrt_arg bf_args[2] = {BFRT_HBM(BF_HBM_Y, 2, 0), BFRT_TILE(BF_TILE_x, 2)};
-    bfrt_op(bf_cx, BFRT_STORE, 31, 2, bf_args);
-  }
+  bfrt_op(bf_cx, BFRT_STORE, 31, 2, (const bfrt_arg[2]){BFRT_HBM(BF_HBM_Y, 2, 0), BFRT_TILE(BF_TILE_x, 2)});
 }
 
 /* Shape of tensor bf_tensor for these parameters; 0, or the source line

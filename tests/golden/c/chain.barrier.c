@@ -33,6 +33,17 @@ enum {
   BF_HBM_Y = 1
 };
 
+/* Floor modulo by a positive constant. */
+static int64_t bf_mod(int64_t a, int64_t b) { return a % b < 0 ? a % b + b : a % b; }
+
+/* Wait until engine's counter reaches t, unless a wait for as much is done. */
+static void bf_wait(bfrt_ctx *cx, int engine, int64_t *known, int64_t t, int line) {
+  if (t > *known) {
+    bfrt_wait(cx, engine, t, line);
+    *known = t;
+  }
+}
+
 /* Engine pe. */
 static void bf_engine_pe(bfrt_ctx *bf_cx, const int64_t *bf_params) {
   const int64_t N = bf_params[0];
@@ -48,10 +59,7 @@ static void bf_engine_act(bfrt_ctx *bf_cx, const int64_t *bf_params) {
   bfrt_barrier(bf_cx, 23); /* counters restart from 0 */
   for (int64_t i = 0, bf_end0 = N; i < bf_end0; i++) {
     /* line 24: act: tanh t[i % 2], x[(i + 1) % 3]; */
-    {
-      const bfrt_arg bf_args[2] = {BFRT_TILE(BF_TILE_t, bfrt_mod(bf_cx, i, 2, 24)), BFRT_TILE(BF_TILE_x, bfrt_mod(bf_cx, i + 1, 3, 24))};
-      bfrt_op(bf_cx, BFRT_TANH, 24, 2, bf_args);
-    }
+    bfrt_op(bf_cx, BFRT_TANH, 24, 2, (const bfrt_arg[2]){BFRT_TILE(BF_TILE_t, bf_mod(i, 2)), BFRT_TILE(BF_TILE_x, bf_mod(i + 1, 3))});
     bfrt_barrier(bf_cx, 23); /* counters restart from 0 */
   }
 }
@@ -63,16 +71,9 @@ static void bf_engine_dve(bfrt_ctx *bf_cx, const int64_t *bf_params) {
   bfrt_barrier(bf_cx, 23); /* counters restart from 0 */
   bf_known_act = 0;
   for (int64_t i = 0, bf_end0 = N; i < bf_end0; i++) {
-    /* wait for act: line 25 needs line 24 (RAW+WAR, static) */
-    if (1 > bf_known_act) {
-      bfrt_wait(bf_cx, BF_ENGINE_act, 1, 25);
-      bf_known_act = 1;
-    }
+    bf_wait(bf_cx, BF_ENGINE_act, &bf_known_act, 1, 25); /* after act line 24: RAW+WAR, static */
     /* line 25: dve: add x[(i + 2) % 3], t[i % 2], x[i % 3]; */
-    {
-      const bfrt_arg bf_args[3] = {BFRT_TILE(BF_TILE_x, bfrt_mod(bf_cx, i + 2, 3, 25)), BFRT_TILE(BF_TILE_t, bfrt_mod(bf_cx, i, 2, 25)), BFRT_TILE(BF_TILE_x, bfrt_mod(bf_cx, i, 3, 25))};
-      bfrt_op(bf_cx, BFRT_ADD, 25, 3, bf_args);
-    }
+    bfrt_op(bf_cx, BFRT_ADD, 25, 3, (const bfrt_arg[3]){BFRT_TILE(BF_TILE_x, bf_mod(i + 2, 3)), BFRT_TILE(BF_TILE_t, bf_mod(i, 2)), BFRT_TILE(BF_TILE_x, bf_mod(i, 3))});
     bfrt_barrier(bf_cx, 23); /* counters restart from 0 */
     bf_known_act = 0;
   }
@@ -83,23 +84,13 @@ static void bf_engine_pool(bfrt_ctx *bf_cx, const int64_t *bf_params) {
   const int64_t N = bf_params[0];
   int64_t bf_known_dve = 0; /* highest threshold waited for on dve */
   /* line 22: pool: fill x[2], 0.0; */
-  {
-    const bfrt_arg bf_args[2] = {BFRT_TILE(BF_TILE_x, 2), BFRT_IMM(0.0f)};
-    bfrt_op(bf_cx, BFRT_FILL, 22, 2, bf_args);
-  }
+  bfrt_op(bf_cx, BFRT_FILL, 22, 2, (const bfrt_arg[2]){BFRT_TILE(BF_TILE_x, 2), BFRT_IMM(0.0f)});
   bfrt_barrier(bf_cx, 23); /* counters restart from 0 */
   bf_known_dve = 0;
   for (int64_t i = 0, bf_end0 = N; i < bf_end0; i++) {
-    /* wait for dve: line 26 needs line 25 (RAW+WAR+WAW, static) */
-    if (1 > bf_known_dve) {
-      bfrt_wait(bf_cx, BF_ENGINE_dve, 1, 26);
-      bf_known_dve = 1;
-    }
+    bf_wait(bf_cx, BF_ENGINE_dve, &bf_known_dve, 1, 26); /* after dve line 25: RAW+WAR+WAW, static */
     /* line 26: pool: scale x[(i + 2) % 3], x[(i + 2) % 3], 0.5; */
-    {
-      const bfrt_arg bf_args[3] = {BFRT_TILE(BF_TILE_x, bfrt_mod(bf_cx, i + 2, 3, 26)), BFRT_TILE(BF_TILE_x, bfrt_mod(bf_cx, i + 2, 3, 26)), BFRT_IMM(0.5f)};
-      bfrt_op(bf_cx, BFRT_SCALE, 26, 3, bf_args);
-    }
+    bfrt_op(bf_cx, BFRT_SCALE, 26, 3, (const bfrt_arg[3]){BFRT_TILE(BF_TILE_x, bf_mod(i + 2, 3)), BFRT_TILE(BF_TILE_x, bf_mod(i + 2, 3)), BFRT_IMM(0.5f)});
     bfrt_barrier(bf_cx, 23); /* counters restart from 0 */
     bf_known_dve = 0;
   }
@@ -109,34 +100,19 @@ static void bf_engine_pool(bfrt_ctx *bf_cx, const int64_t *bf_params) {
 static void bf_engine_dma(bfrt_ctx *bf_cx, const int64_t *bf_params) {
   const int64_t N = bf_params[0];
   /* line 21: load x[0], X[0, 0]; */
-  {
-    const bfrt_arg bf_args[2] = {BFRT_TILE(BF_TILE_x, 0), BFRT_HBM(BF_HBM_X, 0, 0)};
-    bfrt_op(bf_cx, BFRT_LOAD, 21, 2, bf_args);
-  }
+  bfrt_op(bf_cx, BFRT_LOAD, 21, 2, (const bfrt_arg[2]){BFRT_TILE(BF_TILE_x, 0), BFRT_HBM(BF_HBM_X, 0, 0)});
   /* line 21: load x[1], X[1, 0]; */
-  {
-    const bfrt_arg bf_args[2] = {BFRT_TILE(BF_TILE_x, 1), BFRT_HBM(BF_HBM_X, 1, 0)};
-    bfrt_op(bf_cx, BFRT_LOAD, 21, 2, bf_args);
-  }
+  bfrt_op(bf_cx, BFRT_LOAD, 21, 2, (const bfrt_arg[2]){BFRT_TILE(BF_TILE_x, 1), BFRT_HBM(BF_HBM_X, 1, 0)});
   bfrt_barrier(bf_cx, 23); /* counters restart from 0 */
   for (int64_t i = 0, bf_end0 = N; i < bf_end0; i++) {
     bfrt_barrier(bf_cx, 23); /* counters restart from 0 */
   }
   /* line 29: store Y[0, 0], x[0]; */
-  {
-    const bfrt_arg bf_args[2] = {BFRT_HBM(BF_HBM_Y, 0, 0), BFRT_TILE(BF_TILE_x, 0)};
-    bfrt_op(bf_cx, BFRT_STORE, 29, 2, bf_args);
-  }
+  bfrt_op(bf_cx, BFRT_STORE, 29, 2, (const bfrt_arg[2]){BFRT_HBM(BF_HBM_Y, 0, 0), BFRT_TILE(BF_TILE_x, 0)});
   /* line 30: store Y[1, 0], x[1]; */
-  {
-    const bfrt_arg bf_args[2] = {BFRT_HBM(BF_HBM_Y, 1, 0), BFRT_TILE(BF_TILE_x, 1)};
-    bfrt_op(bf_cx, BFRT_STORE, 30, 2, bf_args);
-  }
+  bfrt_op(bf_cx, BFRT_STORE, 30, 2, (const bfrt_arg[2]){BFRT_HBM(BF_HBM_Y, 1, 0), BFRT_TILE(BF_TILE_x, 1)});
   /* line 31: store Y[2, 0], x[2]; */
-  {
-    const bfrt_arg bf_args[2] = {BFRT_HBM(BF_HBM_Y, 2, 0), BFRT_TILE(BF_TILE_x, 2)};
-    bfrt_op(bf_cx, BFRT_STORE, 31, 2, bf_args);
-  }
+  bfrt_op(bf_cx, BFRT_STORE, 31, 2, (const bfrt_arg[2]){BFRT_HBM(BF_HBM_Y, 2, 0), BFRT_TILE(BF_TILE_x, 2)});
 }
 
 /* Shape of tensor bf_tensor for these parameters; 0, or the source line

@@ -38,6 +38,17 @@ enum {
 
 static int64_t bf_max(int64_t a, int64_t b) { return a > b ? a : b; }
 
+/* Floor modulo by a positive constant. */
+static int64_t bf_mod(int64_t a, int64_t b) { return a % b < 0 ? a % b + b : a % b; }
+
+/* Wait until engine's counter reaches t, unless a wait for as much is done. */
+static void bf_wait(bfrt_ctx *cx, int engine, int64_t *known, int64_t t, int line) {
+  if (t > *known) {
+    bfrt_wait(cx, engine, t, line);
+    *known = t;
+  }
+}
+
 /* Engine pe. */
 static void bf_engine_pe(bfrt_ctx *bf_cx, const int64_t *bf_params) {
   const int64_t M = bf_params[0];
@@ -46,38 +57,19 @@ static void bf_engine_pe(bfrt_ctx *bf_cx, const int64_t *bf_params) {
   int64_t bf_known_act = 0; /* highest threshold waited for on act */
   int64_t bf_known_dve = 0; /* highest threshold waited for on dve */
   int64_t bf_known_dma = 0; /* highest threshold waited for on dma */
-  int64_t bf_t;
   int64_t *bf_a0 = bfrt_scratch(bf_cx, 2); /* act_reads_acc */
   for (int64_t m = 0, bf_end0 = M; m < bf_end0; m++) {
     for (int64_t n = 0, bf_end1 = N; n < bf_end1; n++) {
       for (int64_t k = 0, bf_end2 = K; k < bf_end2; k++) {
         bfrt_bookkeep(bf_cx, 3);
-        /* wait for act: line 38 needs line 40 (WAR, loop-carried (tracked)) */
-        bf_t = bf_a0[bfrt_mod(bf_cx, n, 2, 38)];
-        if (bf_t > bf_known_act) {
-          bfrt_wait(bf_cx, BF_ENGINE_act, bf_t, 38);
-          bf_known_act = bf_t;
-        }
-        /* wait for dve: line 38 needs line 32 (RAW+WAW, same iteration) */
-        bf_t = m * bf_max(0, N) + n + 1;
-        if (bf_t > bf_known_dve) {
-          bfrt_wait(bf_cx, BF_ENGINE_dve, bf_t, 38);
-          bf_known_dve = bf_t;
-        }
-        /* wait for dma: line 38 needs line 36 (RAW, same iteration) */
-        bf_t = m * (bf_max(0, N) * (bf_max(0, K) * 2 + 1)) + n * (bf_max(0, K) * 2 + 1) + k * 2 + 2;
-        if (bf_t > bf_known_dma) {
-          bfrt_wait(bf_cx, BF_ENGINE_dma, bf_t, 38);
-          bf_known_dma = bf_t;
-        }
+        bf_wait(bf_cx, BF_ENGINE_act, &bf_known_act, bf_a0[bf_mod(n, 2)], 38); /* after act line 40: WAR, loop-carried (tracked) */
+        bf_wait(bf_cx, BF_ENGINE_dve, &bf_known_dve, m * bf_max(0, N) + n + 1, 38); /* after dve line 32: RAW+WAW, same iteration */
+        bf_wait(bf_cx, BF_ENGINE_dma, &bf_known_dma, m * (bf_max(0, N) * (bf_max(0, K) * 2 + 1)) + n * (bf_max(0, K) * 2 + 1) + k * 2 + 2, 38); /* after dma line 36: RAW, same iteration */
         /* line 38: pe: matmul_acc acc[n % 2], a[k % 2], b[k % 2]; */
-        {
-          const bfrt_arg bf_args[3] = {BFRT_TILE(BF_TILE_acc, bfrt_mod(bf_cx, n, 2, 38)), BFRT_TILE(BF_TILE_a, bfrt_mod(bf_cx, k, 2, 38)), BFRT_TILE(BF_TILE_b, bfrt_mod(bf_cx, k, 2, 38))};
-          bfrt_op(bf_cx, BFRT_MATMUL_ACC, 38, 3, bf_args);
-        }
+        bfrt_op(bf_cx, BFRT_MATMUL_ACC, 38, 3, (const bfrt_arg[3]){BFRT_TILE(BF_TILE_acc, bf_mod(n, 2)), BFRT_TILE(BF_TILE_a, bf_mod(k, 2)), BFRT_TILE(BF_TILE_b, bf_mod(k, 2))});
       }
       bfrt_bookkeep(bf_cx, 1);
-      bf_a0[bfrt_mod(bf_cx, n, 2, 40)] = m * bf_max(0, N) + n + 1;
+      bf_a0[bf_mod(n, 2)] = m * bf_max(0, N) + n + 1;
     }
   }
 }
@@ -90,38 +82,19 @@ static void bf_engine_act(bfrt_ctx *bf_cx, const int64_t *bf_params) {
   int64_t bf_known_pe = 0; /* highest threshold waited for on pe */
   int64_t bf_known_dve = 0; /* highest threshold waited for on dve */
   int64_t bf_known_dma = 0; /* highest threshold waited for on dma */
-  int64_t bf_t;
   int64_t *bf_a0 = bfrt_scratch(bf_cx, 2); /* pe_writes_acc */
   int64_t *bf_a1 = bfrt_scratch(bf_cx, 2); /* dma_reads_c */
   for (int64_t m = 0, bf_end0 = M; m < bf_end0; m++) {
     for (int64_t n = 0, bf_end1 = N; n < bf_end1; n++) {
       bfrt_bookkeep(bf_cx, 4);
-      bf_a0[bfrt_mod(bf_cx, n, 2, 38)] = bf_max(bf_a0[bfrt_mod(bf_cx, n, 2, 38)], (m * (bf_max(0, N) * bf_max(0, K)) + n * bf_max(0, K) + K) * (bf_max(0, K) - bf_max(0, bf_max(0, K) + (-1))));
-      /* wait for pe: line 40 needs line 38 (RAW, loop-carried (tracked)) */
-      bf_t = bf_a0[bfrt_mod(bf_cx, n, 2, 40)];
-      if (bf_t > bf_known_pe) {
-        bfrt_wait(bf_cx, BF_ENGINE_pe, bf_t, 40);
-        bf_known_pe = bf_t;
-      }
-      /* wait for dve: line 40 needs line 32 (RAW, same iteration) */
-      bf_t = m * bf_max(0, N) + n + 1;
-      if (bf_t > bf_known_dve) {
-        bfrt_wait(bf_cx, BF_ENGINE_dve, bf_t, 40);
-        bf_known_dve = bf_t;
-      }
-      /* wait for dma: line 40 needs line 41 (WAR, loop-carried (tracked)) */
-      bf_t = bf_a1[bfrt_mod(bf_cx, n, 2, 40)];
-      if (bf_t > bf_known_dma) {
-        bfrt_wait(bf_cx, BF_ENGINE_dma, bf_t, 40);
-        bf_known_dma = bf_t;
-      }
+      bf_a0[bf_mod(n, 2)] = bf_max(bf_a0[bf_mod(n, 2)], (m * (bf_max(0, N) * bf_max(0, K)) + n * bf_max(0, K) + K) * (bf_max(0, K) - bf_max(0, bf_max(0, K) + (-1))));
+      bf_wait(bf_cx, BF_ENGINE_pe, &bf_known_pe, bf_a0[bf_mod(n, 2)], 40); /* after pe line 38: RAW, loop-carried (tracked) */
+      bf_wait(bf_cx, BF_ENGINE_dve, &bf_known_dve, m * bf_max(0, N) + n + 1, 40); /* after dve line 32: RAW, same iteration */
+      bf_wait(bf_cx, BF_ENGINE_dma, &bf_known_dma, bf_a1[bf_mod(n, 2)], 40); /* after dma line 41: WAR, loop-carried (tracked) */
       /* line 40: act: copy c[n % 2], acc[n % 2]; */
-      {
-        const bfrt_arg bf_args[2] = {BFRT_TILE(BF_TILE_c, bfrt_mod(bf_cx, n, 2, 40)), BFRT_TILE(BF_TILE_acc, bfrt_mod(bf_cx, n, 2, 40))};
-        bfrt_op(bf_cx, BFRT_COPY, 40, 2, bf_args);
-      }
+      bfrt_op(bf_cx, BFRT_COPY, 40, 2, (const bfrt_arg[2]){BFRT_TILE(BF_TILE_c, bf_mod(n, 2)), BFRT_TILE(BF_TILE_acc, bf_mod(n, 2))});
       bfrt_bookkeep(bf_cx, 1);
-      bf_a1[bfrt_mod(bf_cx, n, 2, 41)] = m * (bf_max(0, N) * (bf_max(0, K) * 2 + 1)) + n * (bf_max(0, K) * 2 + 1) + bf_max(0, K) * 2 + 1;
+      bf_a1[bf_mod(n, 2)] = m * (bf_max(0, N) * (bf_max(0, K) * 2 + 1)) + n * (bf_max(0, K) * 2 + 1) + bf_max(0, K) * 2 + 1;
     }
   }
 }
@@ -133,34 +106,20 @@ static void bf_engine_dve(bfrt_ctx *bf_cx, const int64_t *bf_params) {
   const int64_t K = bf_params[2];
   int64_t bf_known_pe = 0; /* highest threshold waited for on pe */
   int64_t bf_known_act = 0; /* highest threshold waited for on act */
-  int64_t bf_t;
   int64_t *bf_a0 = bfrt_scratch(bf_cx, 2); /* pe_writes_acc */
   int64_t *bf_a1 = bfrt_scratch(bf_cx, 2); /* pe_reads_acc */
   int64_t *bf_a2 = bfrt_scratch(bf_cx, 2); /* act_reads_acc */
   for (int64_t m = 0, bf_end0 = M; m < bf_end0; m++) {
     for (int64_t n = 0, bf_end1 = N; n < bf_end1; n++) {
       bfrt_bookkeep(bf_cx, 2);
-      /* wait for pe: line 32 needs line 38 (WAR+WAW, loop-carried (tracked)) */
-      bf_t = bf_max(bf_a1[bfrt_mod(bf_cx, n, 2, 32)], bf_a0[bfrt_mod(bf_cx, n, 2, 32)]);
-      if (bf_t > bf_known_pe) {
-        bfrt_wait(bf_cx, BF_ENGINE_pe, bf_t, 32);
-        bf_known_pe = bf_t;
-      }
-      /* wait for act: line 32 needs line 40 (WAR, loop-carried (tracked)) */
-      bf_t = bf_a2[bfrt_mod(bf_cx, n, 2, 32)];
-      if (bf_t > bf_known_act) {
-        bfrt_wait(bf_cx, BF_ENGINE_act, bf_t, 32);
-        bf_known_act = bf_t;
-      }
+      bf_wait(bf_cx, BF_ENGINE_pe, &bf_known_pe, bf_max(bf_a1[bf_mod(n, 2)], bf_a0[bf_mod(n, 2)]), 32); /* after pe line 38: WAR+WAW, loop-carried (tracked) */
+      bf_wait(bf_cx, BF_ENGINE_act, &bf_known_act, bf_a2[bf_mod(n, 2)], 32); /* after act line 40: WAR, loop-carried (tracked) */
       /* line 32: dve: fill acc[n % 2], 0.0; */
-      {
-        const bfrt_arg bf_args[2] = {BFRT_TILE(BF_TILE_acc, bfrt_mod(bf_cx, n, 2, 32)), BFRT_IMM(0.0f)};
-        bfrt_op(bf_cx, BFRT_FILL, 32, 2, bf_args);
-      }
+      bfrt_op(bf_cx, BFRT_FILL, 32, 2, (const bfrt_arg[2]){BFRT_TILE(BF_TILE_acc, bf_mod(n, 2)), BFRT_IMM(0.0f)});
       bfrt_bookkeep(bf_cx, 3);
-      bf_a1[bfrt_mod(bf_cx, n, 2, 38)] = bf_max(bf_a1[bfrt_mod(bf_cx, n, 2, 38)], (m * (bf_max(0, N) * bf_max(0, K)) + n * bf_max(0, K) + K) * (bf_max(0, K) - bf_max(0, bf_max(0, K) + (-1))));
-      bf_a0[bfrt_mod(bf_cx, n, 2, 38)] = bf_max(bf_a0[bfrt_mod(bf_cx, n, 2, 38)], (m * (bf_max(0, N) * bf_max(0, K)) + n * bf_max(0, K) + K) * (bf_max(0, K) - bf_max(0, bf_max(0, K) + (-1))));
-      bf_a2[bfrt_mod(bf_cx, n, 2, 40)] = m * bf_max(0, N) + n + 1;
+      bf_a1[bf_mod(n, 2)] = bf_max(bf_a1[bf_mod(n, 2)], (m * (bf_max(0, N) * bf_max(0, K)) + n * bf_max(0, K) + K) * (bf_max(0, K) - bf_max(0, bf_max(0, K) + (-1))));
+      bf_a0[bf_mod(n, 2)] = bf_max(bf_a0[bf_mod(n, 2)], (m * (bf_max(0, N) * bf_max(0, K)) + n * bf_max(0, K) + K) * (bf_max(0, K) - bf_max(0, bf_max(0, K) + (-1))));
+      bf_a2[bf_mod(n, 2)] = m * bf_max(0, N) + n + 1;
     }
   }
 }
@@ -178,52 +137,27 @@ static void bf_engine_dma(bfrt_ctx *bf_cx, const int64_t *bf_params) {
   const int64_t K = bf_params[2];
   int64_t bf_known_pe = 0; /* highest threshold waited for on pe */
   int64_t bf_known_act = 0; /* highest threshold waited for on act */
-  int64_t bf_t;
   int64_t *bf_a0 = bfrt_scratch(bf_cx, 2); /* pe_reads_a */
   int64_t *bf_a1 = bfrt_scratch(bf_cx, 2); /* pe_reads_b */
   for (int64_t m = 0, bf_end0 = M; m < bf_end0; m++) {
     for (int64_t n = 0, bf_end1 = N; n < bf_end1; n++) {
       for (int64_t k = 0, bf_end2 = K; k < bf_end2; k++) {
         bfrt_bookkeep(bf_cx, 1);
-        /* wait for pe: line 35 needs line 38 (WAR, loop-carried (tracked)) */
-        bf_t = bf_a0[bfrt_mod(bf_cx, k, 2, 35)];
-        if (bf_t > bf_known_pe) {
-          bfrt_wait(bf_cx, BF_ENGINE_pe, bf_t, 35);
-          bf_known_pe = bf_t;
-        }
+        bf_wait(bf_cx, BF_ENGINE_pe, &bf_known_pe, bf_a0[bf_mod(k, 2)], 35); /* after pe line 38: WAR, loop-carried (tracked) */
         /* line 35: load a[k % 2], A[m, k]; */
-        {
-          const bfrt_arg bf_args[2] = {BFRT_TILE(BF_TILE_a, bfrt_mod(bf_cx, k, 2, 35)), BFRT_HBM(BF_HBM_A, m, k)};
-          bfrt_op(bf_cx, BFRT_LOAD, 35, 2, bf_args);
-        }
+        bfrt_op(bf_cx, BFRT_LOAD, 35, 2, (const bfrt_arg[2]){BFRT_TILE(BF_TILE_a, bf_mod(k, 2)), BFRT_HBM(BF_HBM_A, m, k)});
         bfrt_bookkeep(bf_cx, 1);
-        /* wait for pe: line 36 needs line 38 (WAR, loop-carried (tracked)) */
-        bf_t = bf_a1[bfrt_mod(bf_cx, k, 2, 36)];
-        if (bf_t > bf_known_pe) {
-          bfrt_wait(bf_cx, BF_ENGINE_pe, bf_t, 36);
-          bf_known_pe = bf_t;
-        }
+        bf_wait(bf_cx, BF_ENGINE_pe, &bf_known_pe, bf_a1[bf_mod(k, 2)], 36); /* after pe line 38: WAR, loop-carried (tracked) */
         /* line 36: load b[k % 2], B[k, n]; */
-        {
-          const bfrt_arg bf_args[2] = {BFRT_TILE(BF_TILE_b, bfrt_mod(bf_cx, k, 2, 36)), BFRT_HBM(BF_HBM_B, k, n)};
-          bfrt_op(bf_cx, BFRT_LOAD, 36, 2, bf_args);
-        }
+        bfrt_op(bf_cx, BFRT_LOAD, 36, 2, (const bfrt_arg[2]){BFRT_TILE(BF_TILE_b, bf_mod(k, 2)), BFRT_HBM(BF_HBM_B, k, n)});
         bfrt_bookkeep(bf_cx, 2);
-        bf_a0[bfrt_mod(bf_cx, k, 2, 38)] = m * (bf_max(0, N) * bf_max(0, K)) + n * bf_max(0, K) + k + 1;
-        bf_a1[bfrt_mod(bf_cx, k, 2, 38)] = m * (bf_max(0, N) * bf_max(0, K)) + n * bf_max(0, K) + k + 1;
+        bf_a0[bf_mod(k, 2)] = m * (bf_max(0, N) * bf_max(0, K)) + n * bf_max(0, K) + k + 1;
+        bf_a1[bf_mod(k, 2)] = m * (bf_max(0, N) * bf_max(0, K)) + n * bf_max(0, K) + k + 1;
       }
       bfrt_bookkeep(bf_cx, 1);
-      /* wait for act: line 41 needs line 40 (RAW, same iteration) */
-      bf_t = m * bf_max(0, N) + n + 1;
-      if (bf_t > bf_known_act) {
-        bfrt_wait(bf_cx, BF_ENGINE_act, bf_t, 41);
-        bf_known_act = bf_t;
-      }
+      bf_wait(bf_cx, BF_ENGINE_act, &bf_known_act, m * bf_max(0, N) + n + 1, 41); /* after act line 40: RAW, same iteration */
       /* line 41: dma: store C[m, n], c[n % 2]; */
-      {
-        const bfrt_arg bf_args[2] = {BFRT_HBM(BF_HBM_C, m, n), BFRT_TILE(BF_TILE_c, bfrt_mod(bf_cx, n, 2, 41))};
-        bfrt_op(bf_cx, BFRT_STORE, 41, 2, bf_args);
-      }
+      bfrt_op(bf_cx, BFRT_STORE, 41, 2, (const bfrt_arg[2]){BFRT_HBM(BF_HBM_C, m, n), BFRT_TILE(BF_TILE_c, bf_mod(n, 2))});
     }
   }
 }

@@ -36,6 +36,17 @@ enum {
   BF_HBM_C = 2
 };
 
+/* Floor modulo by a positive constant. */
+static int64_t bf_mod(int64_t a, int64_t b) { return a % b < 0 ? a % b + b : a % b; }
+
+/* Wait until engine's counter reaches t, unless a wait for as much is done. */
+static void bf_wait(bfrt_ctx *cx, int engine, int64_t *known, int64_t t, int line) {
+  if (t > *known) {
+    bfrt_wait(cx, engine, t, line);
+    *known = t;
+  }
+}
+
 /* Engine pe. */
 static void bf_engine_pe(bfrt_ctx *bf_cx, const int64_t *bf_params) {
   const int64_t M = bf_params[0];
@@ -51,16 +62,9 @@ static void bf_engine_pe(bfrt_ctx *bf_cx, const int64_t *bf_params) {
       bfrt_barrier(bf_cx, 33); /* counters restart from 0 */
       bf_known_dma = 0;
       for (int64_t k = 0, bf_end2 = K; k < bf_end2; k++) {
-        /* wait for dma: line 38 needs line 36 (RAW, static) */
-        if (2 > bf_known_dma) {
-          bfrt_wait(bf_cx, BF_ENGINE_dma, 2, 38);
-          bf_known_dma = 2;
-        }
+        bf_wait(bf_cx, BF_ENGINE_dma, &bf_known_dma, 2, 38); /* after dma line 36: RAW, static */
         /* line 38: pe: matmul_acc acc[n % 2], a[k % 2], b[k % 2]; */
-        {
-          const bfrt_arg bf_args[3] = {BFRT_TILE(BF_TILE_acc, bfrt_mod(bf_cx, n, 2, 38)), BFRT_TILE(BF_TILE_a, bfrt_mod(bf_cx, k, 2, 38)), BFRT_TILE(BF_TILE_b, bfrt_mod(bf_cx, k, 2, 38))};
-          bfrt_op(bf_cx, BFRT_MATMUL_ACC, 38, 3, bf_args);
-        }
+        bfrt_op(bf_cx, BFRT_MATMUL_ACC, 38, 3, (const bfrt_arg[3]){BFRT_TILE(BF_TILE_acc, bf_mod(n, 2)), BFRT_TILE(BF_TILE_a, bf_mod(k, 2)), BFRT_TILE(BF_TILE_b, bf_mod(k, 2))});
         bfrt_barrier(bf_cx, 33); /* counters restart from 0 */
         bf_known_dma = 0;
       }
@@ -86,10 +90,7 @@ static void bf_engine_act(bfrt_ctx *bf_cx, const int64_t *bf_params) {
         bfrt_barrier(bf_cx, 33); /* counters restart from 0 */
       }
       /* line 40: act: copy c[n % 2], acc[n % 2]; */
-      {
-        const bfrt_arg bf_args[2] = {BFRT_TILE(BF_TILE_c, bfrt_mod(bf_cx, n, 2, 40)), BFRT_TILE(BF_TILE_acc, bfrt_mod(bf_cx, n, 2, 40))};
-        bfrt_op(bf_cx, BFRT_COPY, 40, 2, bf_args);
-      }
+      bfrt_op(bf_cx, BFRT_COPY, 40, 2, (const bfrt_arg[2]){BFRT_TILE(BF_TILE_c, bf_mod(n, 2)), BFRT_TILE(BF_TILE_acc, bf_mod(n, 2))});
       bfrt_barrier(bf_cx, 31); /* counters restart from 0 */
     }
     bfrt_barrier(bf_cx, 30); /* counters restart from 0 */
@@ -106,10 +107,7 @@ static void bf_engine_dve(bfrt_ctx *bf_cx, const int64_t *bf_params) {
     bfrt_barrier(bf_cx, 31); /* counters restart from 0 */
     for (int64_t n = 0, bf_end1 = N; n < bf_end1; n++) {
       /* line 32: dve: fill acc[n % 2], 0.0; */
-      {
-        const bfrt_arg bf_args[2] = {BFRT_TILE(BF_TILE_acc, bfrt_mod(bf_cx, n, 2, 32)), BFRT_IMM(0.0f)};
-        bfrt_op(bf_cx, BFRT_FILL, 32, 2, bf_args);
-      }
+      bfrt_op(bf_cx, BFRT_FILL, 32, 2, (const bfrt_arg[2]){BFRT_TILE(BF_TILE_acc, bf_mod(n, 2)), BFRT_IMM(0.0f)});
       bfrt_barrier(bf_cx, 33); /* counters restart from 0 */
       for (int64_t k = 0, bf_end2 = K; k < bf_end2; k++) {
         bfrt_barrier(bf_cx, 33); /* counters restart from 0 */
@@ -155,28 +153,15 @@ static void bf_engine_dma(bfrt_ctx *bf_cx, const int64_t *bf_params) {
       bf_known_act = 0;
       for (int64_t k = 0, bf_end2 = K; k < bf_end2; k++) {
         /* line 35: load a[k % 2], A[m, k]; */
-        {
-          const bfrt_arg bf_args[2] = {BFRT_TILE(BF_TILE_a, bfrt_mod(bf_cx, k, 2, 35)), BFRT_HBM(BF_HBM_A, m, k)};
-          bfrt_op(bf_cx, BFRT_LOAD, 35, 2, bf_args);
-        }
+        bfrt_op(bf_cx, BFRT_LOAD, 35, 2, (const bfrt_arg[2]){BFRT_TILE(BF_TILE_a, bf_mod(k, 2)), BFRT_HBM(BF_HBM_A, m, k)});
         /* line 36: load b[k % 2], B[k, n]; */
-        {
-          const bfrt_arg bf_args[2] = {BFRT_TILE(BF_TILE_b, bfrt_mod(bf_cx, k, 2, 36)), BFRT_HBM(BF_HBM_B, k, n)};
-          bfrt_op(bf_cx, BFRT_LOAD, 36, 2, bf_args);
-        }
+        bfrt_op(bf_cx, BFRT_LOAD, 36, 2, (const bfrt_arg[2]){BFRT_TILE(BF_TILE_b, bf_mod(k, 2)), BFRT_HBM(BF_HBM_B, k, n)});
         bfrt_barrier(bf_cx, 33); /* counters restart from 0 */
         bf_known_act = 0;
       }
-      /* wait for act: line 41 needs line 40 (RAW, static) */
-      if (1 > bf_known_act) {
-        bfrt_wait(bf_cx, BF_ENGINE_act, 1, 41);
-        bf_known_act = 1;
-      }
+      bf_wait(bf_cx, BF_ENGINE_act, &bf_known_act, 1, 41); /* after act line 40: RAW, static */
       /* line 41: dma: store C[m, n], c[n % 2]; */
-      {
-        const bfrt_arg bf_args[2] = {BFRT_HBM(BF_HBM_C, m, n), BFRT_TILE(BF_TILE_c, bfrt_mod(bf_cx, n, 2, 41))};
-        bfrt_op(bf_cx, BFRT_STORE, 41, 2, bf_args);
-      }
+      bfrt_op(bf_cx, BFRT_STORE, 41, 2, (const bfrt_arg[2]){BFRT_HBM(BF_HBM_C, m, n), BFRT_TILE(BF_TILE_c, bf_mod(n, 2))});
       bfrt_barrier(bf_cx, 31); /* counters restart from 0 */
       bf_known_act = 0;
     }

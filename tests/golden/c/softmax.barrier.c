@@ -35,6 +35,17 @@ enum {
   BF_HBM_Y = 1
 };
 
+/* Floor modulo by a positive constant. */
+static int64_t bf_mod(int64_t a, int64_t b) { return a % b < 0 ? a % b + b : a % b; }
+
+/* Wait until engine's counter reaches t, unless a wait for as much is done. */
+static void bf_wait(bfrt_ctx *cx, int engine, int64_t *known, int64_t t, int line) {
+  if (t > *known) {
+    bfrt_wait(cx, engine, t, line);
+    *known = t;
+  }
+}
+
 /* Engine pe. */
 static void bf_engine_pe(bfrt_ctx *bf_cx, const int64_t *bf_params) {
   const int64_t R = bf_params[0];
@@ -53,26 +64,12 @@ static void bf_engine_act(bfrt_ctx *bf_cx, const int64_t *bf_params) {
   bf_known_dve = 0;
   bf_known_dma = 0;
   for (int64_t r = 0, bf_end0 = R; r < bf_end0; r++) {
-    /* wait for dve: line 28 needs line 27 (RAW, static) */
-    if (1 > bf_known_dve) {
-      bfrt_wait(bf_cx, BF_ENGINE_dve, 1, 28);
-      bf_known_dve = 1;
-    }
-    /* wait for dma: line 28 needs line 26 (RAW, static) */
-    if (1 > bf_known_dma) {
-      bfrt_wait(bf_cx, BF_ENGINE_dma, 1, 28);
-      bf_known_dma = 1;
-    }
+    bf_wait(bf_cx, BF_ENGINE_dve, &bf_known_dve, 1, 28); /* after dve line 27: RAW, static */
+    bf_wait(bf_cx, BF_ENGINE_dma, &bf_known_dma, 1, 28); /* after dma line 26: RAW, static */
     /* line 28: sub_row y[r % 2], x[r % 2], m[r % 2]; */
-    {
-      const bfrt_arg bf_args[3] = {BFRT_TILE(BF_TILE_y, bfrt_mod(bf_cx, r, 2, 28)), BFRT_TILE(BF_TILE_x, bfrt_mod(bf_cx, r, 2, 28)), BFRT_TILE(BF_TILE_m, bfrt_mod(bf_cx, r, 2, 28))};
-      bfrt_op(bf_cx, BFRT_SUB_ROW, 28, 3, bf_args);
-    }
+    bfrt_op(bf_cx, BFRT_SUB_ROW, 28, 3, (const bfrt_arg[3]){BFRT_TILE(BF_TILE_y, bf_mod(r, 2)), BFRT_TILE(BF_TILE_x, bf_mod(r, 2)), BFRT_TILE(BF_TILE_m, bf_mod(r, 2))});
     /* line 28: exp y[r % 2], y[r % 2]; */
-    {
-      const bfrt_arg bf_args[2] = {BFRT_TILE(BF_TILE_y, bfrt_mod(bf_cx, r, 2, 28)), BFRT_TILE(BF_TILE_y, bfrt_mod(bf_cx, r, 2, 28))};
-      bfrt_op(bf_cx, BFRT_EXP, 28, 2, bf_args);
-    }
+    bfrt_op(bf_cx, BFRT_EXP, 28, 2, (const bfrt_arg[2]){BFRT_TILE(BF_TILE_y, bf_mod(r, 2)), BFRT_TILE(BF_TILE_y, bf_mod(r, 2))});
     bfrt_barrier(bf_cx, 25); /* counters restart from 0 */
     bf_known_dve = 0;
     bf_known_dma = 0;
@@ -88,36 +85,16 @@ static void bf_engine_dve(bfrt_ctx *bf_cx, const int64_t *bf_params) {
   bf_known_act = 0;
   bf_known_dma = 0;
   for (int64_t r = 0, bf_end0 = R; r < bf_end0; r++) {
-    /* wait for dma: line 27 needs line 26 (RAW, static) */
-    if (1 > bf_known_dma) {
-      bfrt_wait(bf_cx, BF_ENGINE_dma, 1, 27);
-      bf_known_dma = 1;
-    }
+    bf_wait(bf_cx, BF_ENGINE_dma, &bf_known_dma, 1, 27); /* after dma line 26: RAW, static */
     /* line 27: dve: rowmax m[r % 2], x[r % 2]; */
-    {
-      const bfrt_arg bf_args[2] = {BFRT_TILE(BF_TILE_m, bfrt_mod(bf_cx, r, 2, 27)), BFRT_TILE(BF_TILE_x, bfrt_mod(bf_cx, r, 2, 27))};
-      bfrt_op(bf_cx, BFRT_ROWMAX, 27, 2, bf_args);
-    }
-    /* wait for act: line 29 needs line 28 (RAW, static) */
-    if (2 > bf_known_act) {
-      bfrt_wait(bf_cx, BF_ENGINE_act, 2, 29);
-      bf_known_act = 2;
-    }
+    bfrt_op(bf_cx, BFRT_ROWMAX, 27, 2, (const bfrt_arg[2]){BFRT_TILE(BF_TILE_m, bf_mod(r, 2)), BFRT_TILE(BF_TILE_x, bf_mod(r, 2))});
+    bf_wait(bf_cx, BF_ENGINE_act, &bf_known_act, 2, 29); /* after act line 28: RAW, static */
     /* line 29: rowsum s[r % 2], y[r % 2]; */
-    {
-      const bfrt_arg bf_args[2] = {BFRT_TILE(BF_TILE_s, bfrt_mod(bf_cx, r, 2, 29)), BFRT_TILE(BF_TILE_y, bfrt_mod(bf_cx, r, 2, 29))};
-      bfrt_op(bf_cx, BFRT_ROWSUM, 29, 2, bf_args);
-    }
+    bfrt_op(bf_cx, BFRT_ROWSUM, 29, 2, (const bfrt_arg[2]){BFRT_TILE(BF_TILE_s, bf_mod(r, 2)), BFRT_TILE(BF_TILE_y, bf_mod(r, 2))});
     /* line 29: recip s[r % 2], s[r % 2]; */
-    {
-      const bfrt_arg bf_args[2] = {BFRT_TILE(BF_TILE_s, bfrt_mod(bf_cx, r, 2, 29)), BFRT_TILE(BF_TILE_s, bfrt_mod(bf_cx, r, 2, 29))};
-      bfrt_op(bf_cx, BFRT_RECIP, 29, 2, bf_args);
-    }
+    bfrt_op(bf_cx, BFRT_RECIP, 29, 2, (const bfrt_arg[2]){BFRT_TILE(BF_TILE_s, bf_mod(r, 2)), BFRT_TILE(BF_TILE_s, bf_mod(r, 2))});
     /* line 29: mul_row y[r % 2], y[r % 2], s[r % 2]; */
-    {
-      const bfrt_arg bf_args[3] = {BFRT_TILE(BF_TILE_y, bfrt_mod(bf_cx, r, 2, 29)), BFRT_TILE(BF_TILE_y, bfrt_mod(bf_cx, r, 2, 29)), BFRT_TILE(BF_TILE_s, bfrt_mod(bf_cx, r, 2, 29))};
-      bfrt_op(bf_cx, BFRT_MUL_ROW, 29, 3, bf_args);
-    }
+    bfrt_op(bf_cx, BFRT_MUL_ROW, 29, 3, (const bfrt_arg[3]){BFRT_TILE(BF_TILE_y, bf_mod(r, 2)), BFRT_TILE(BF_TILE_y, bf_mod(r, 2)), BFRT_TILE(BF_TILE_s, bf_mod(r, 2))});
     bfrt_barrier(bf_cx, 25); /* counters restart from 0 */
     bf_known_act = 0;
     bf_known_dma = 0;
@@ -143,25 +120,11 @@ static void bf_engine_dma(bfrt_ctx *bf_cx, const int64_t *bf_params) {
   bf_known_dve = 0;
   for (int64_t r = 0, bf_end0 = R; r < bf_end0; r++) {
     /* line 26: dma: load x[r % 2], X[r, 0]; */
-    {
-      const bfrt_arg bf_args[2] = {BFRT_TILE(BF_TILE_x, bfrt_mod(bf_cx, r, 2, 26)), BFRT_HBM(BF_HBM_X, r, 0)};
-      bfrt_op(bf_cx, BFRT_LOAD, 26, 2, bf_args);
-    }
-    /* wait for act: line 30 needs line 28 (RAW, static) */
-    if (2 > bf_known_act) {
-      bfrt_wait(bf_cx, BF_ENGINE_act, 2, 30);
-      bf_known_act = 2;
-    }
-    /* wait for dve: line 30 needs line 29 (RAW, static) */
-    if (4 > bf_known_dve) {
-      bfrt_wait(bf_cx, BF_ENGINE_dve, 4, 30);
-      bf_known_dve = 4;
-    }
+    bfrt_op(bf_cx, BFRT_LOAD, 26, 2, (const bfrt_arg[2]){BFRT_TILE(BF_TILE_x, bf_mod(r, 2)), BFRT_HBM(BF_HBM_X, r, 0)});
+    bf_wait(bf_cx, BF_ENGINE_act, &bf_known_act, 2, 30); /* after act line 28: RAW, static */
+    bf_wait(bf_cx, BF_ENGINE_dve, &bf_known_dve, 4, 30); /* after dve line 29: RAW, static */
     /* line 30: dma: store Y[r, 0], y[r % 2]; */
-    {
-      const bfrt_arg bf_args[2] = {BFRT_HBM(BF_HBM_Y, r, 0), BFRT_TILE(BF_TILE_y, bfrt_mod(bf_cx, r, 2, 30))};
-      bfrt_op(bf_cx, BFRT_STORE, 30, 2, bf_args);
-    }
+    bfrt_op(bf_cx, BFRT_STORE, 30, 2, (const bfrt_arg[2]){BFRT_HBM(BF_HBM_Y, r, 0), BFRT_TILE(BF_TILE_y, bf_mod(r, 2))});
     bfrt_barrier(bf_cx, 25); /* counters restart from 0 */
     bf_known_act = 0;
     bf_known_dve = 0;
