@@ -52,6 +52,13 @@
 #define BFRT_INCLUDE_DIR "runtime"
 #endif
 
+/* An ASan build's libbfrt.a needs the sanitizer runtimes at link time. */
+#ifdef __SANITIZE_ADDRESS__
+#define GCC_SAN_FLAGS " -fsanitize=address,undefined"
+#else
+#define GCC_SAN_FLAGS ""
+#endif
+
 #define MAX_JOBS 64
 #define MAX_REPORTED 20   /* failures and sim exceptions listed in the summary */
 #define MAX_MINIMIZED 10  /* failing seeds minimized per campaign */
@@ -301,7 +308,7 @@ static int run_gcc(Kernel1 *k, const char *c_source, SyncMode sync) {
     return -1;
   }
   snprintf(cmd, sizeof cmd,
-           "gcc -std=c99 -Wall -Wextra -Werror -I'%s/runtime' -o '%s' '%s.c' '%s/host_main.o' '%s' -lpthread -lm 2>'%s.log'",
+           "gcc -std=c99 -Wall -Wextra -Werror" GCC_SAN_FLAGS " -I'%s/runtime' -o '%s' '%s.c' '%s/host_main.o' '%s' -lpthread -lm 2>'%s.log'",
            cfg->root, base, base, cfg->gcc_dir, cfg->lib, base);
   if (shell(cmd)) {
     fail(k->out, "gcc", "%s: gcc -std=c99 -Wall -Wextra -Werror rejected the emitted C (see %s.log)", sync_name(sync), base);
@@ -808,7 +815,7 @@ static int setup_gcc(Config *cfg, char *dir_template) {
   }
   char cmd[4 * PATH_MAX];
   snprintf(cmd, sizeof cmd,
-           "gcc -std=c99 -Wall -Wextra -Werror -I'%s' -I'%s/runtime' -c '%s/tests/host_main.c' -o '%s/host_main.o'",
+           "gcc -std=c99 -Wall -Wextra -Werror" GCC_SAN_FLAGS " -I'%s' -I'%s/runtime' -c '%s/tests/host_main.c' -o '%s/host_main.o'",
            cfg->root, cfg->root, cfg->root, dir_template);
   if (shell(cmd)) {
     fprintf(stderr, "bfsync: campaign: cannot build %s/tests/host_main.c for the gcc step\n", cfg->root);
