@@ -15,7 +15,7 @@
 #include "runtime/bfrt.h"
 
 /* The version stamped into generated files (kept equal to driver/main.c). */
-#define BFSYNC_BACKEND_VERSION "0.1.0"
+#define BFSYNC_VERSION "0.1.0"
 
 /* Requires: p->ir validated. Ensures: one self-contained C99 file on out. */
 void emit_c(const Program *p, FILE *out);

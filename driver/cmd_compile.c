@@ -33,30 +33,21 @@ static const char usage_text[] =
     "  -o FILE     write to FILE instead of stdout\n"
     "  --target FILE  the machine's engines (default: the built-in trn1)\n";
 
-/* The value of --name=VALUE or --name VALUE at argv[*i], or NULL. */
-static const char *option_value(int argc, char **argv, int *i, const char *name) {
-  size_t n = strlen(name);
-  if (strncmp(argv[*i], name, n)) return NULL;
-  if (argv[*i][n] == '=') return argv[*i] + n + 1;
-  if (argv[*i][n] || *i + 1 >= argc) return NULL;
-  return argv[++*i];
-}
-
 /* 0, or 2 with a message on a usage error. */
 static int parse_args(int argc, char **argv, CompileArgs *a) {
   for (int i = 1; i < argc; i++) {
     const char *v;
     SyncMode modes[2];
-    if ((v = option_value(argc, argv, &i, "--sync"))) {
+    if ((v = option_value(argc, argv, &i, "--sync", NULL))) {
       if (parse_sync(v, 0, modes, stderr) < 0) return 2;
       a->sync = modes[0];
-    } else if ((v = option_value(argc, argv, &i, "--emit"))) {
+    } else if ((v = option_value(argc, argv, &i, "--emit", NULL))) {
       if (strcmp(v, "c") && strcmp(v, "ir")) {
         fprintf(stderr, "bfsync: error: --emit must be c or ir (not '%s')\n", v);
         return 2;
       }
       if (a->emit != EMIT_EXPLAIN) a->emit = strcmp(v, "c") ? EMIT_IR : EMIT_C;
-    } else if ((v = option_value(argc, argv, &i, "--target"))) {
+    } else if ((v = option_value(argc, argv, &i, "--target", NULL))) {
       a->target_path = v;
     } else if (!strcmp(argv[i], "--explain")) {
       a->emit = EMIT_EXPLAIN;
@@ -92,10 +83,7 @@ static int compile_program(Program *p, const CompileArgs *a) {
   if (p->diag.errors) return 1;
   check(p);
   if (p->diag.errors) return 1;
-  if (a->sync == SYNC_BARRIER)
-    transform_barrier(p);
-  else
-    transform_barrier_free(p);
+  transform_sync(p, a->sync);
   if (p->diag.errors) return 1;
   ir_validate(p);
   FILE *out = a->out_path ? fopen(a->out_path, "w") : stdout;

@@ -84,15 +84,6 @@ static const char usage_text[] =
 
 /* ---- Arguments. */
 
-/* The value of --name=VALUE or --name VALUE at argv[*i], or NULL. */
-static const char *option_value(int argc, char **argv, int *i, const char *name) {
-  size_t n = strlen(name);
-  if (strncmp(argv[*i], name, n)) return NULL;
-  if (argv[*i][n] == '=') return argv[*i] + n + 1;
-  if (argv[*i][n] || *i + 1 >= argc) return NULL;
-  return argv[++*i];
-}
-
 static int usage_error(const char *fmt, const char *what) {
   fputs("bfsync: error: ", stderr);
   fprintf(stderr, fmt, what);
@@ -154,21 +145,21 @@ static int parse_option(int argc, char **argv, int *i, RunArgs *a) {
     if (!v) return usage_error("%s needs NAME=VALUE", "-p");
     return param_args_add(&a->params, v, stderr) ? 2 : 0;
   }
-  if ((v = option_value(argc, argv, i, "--sync"))) {
+  if ((v = option_value(argc, argv, i, "--sync", NULL))) {
     a->nmodes = parse_sync(v, 1, a->modes, stderr);
     return a->nmodes < 0 ? 2 : 0;
   }
-  if ((v = option_value(argc, argv, i, "--exec"))) return parse_exec(v, a);
-  if ((v = option_value(argc, argv, i, "--seed"))) return parse_seed(v, a);
-  if ((v = option_value(argc, argv, i, "--input"))) return add_named_path(a->inputs, &a->ninputs, v, "--input");
-  if ((v = option_value(argc, argv, i, "--output")))
+  if ((v = option_value(argc, argv, i, "--exec", NULL))) return parse_exec(v, a);
+  if ((v = option_value(argc, argv, i, "--seed", NULL))) return parse_seed(v, a);
+  if ((v = option_value(argc, argv, i, "--input", NULL))) return add_named_path(a->inputs, &a->ninputs, v, "--input");
+  if ((v = option_value(argc, argv, i, "--output", NULL)))
     return add_named_path(a->outputs, &a->noutputs, v, "--output");
-  if ((v = option_value(argc, argv, i, "--trace"))) {
+  if ((v = option_value(argc, argv, i, "--trace", NULL))) {
     a->trace_path = v;
     return 0;
   }
-  if ((v = option_value(argc, argv, i, "--mutate"))) return parse_mutate(v, a);
-  if ((v = option_value(argc, argv, i, "--target"))) {
+  if ((v = option_value(argc, argv, i, "--mutate", NULL))) return parse_mutate(v, a);
+  if ((v = option_value(argc, argv, i, "--target", NULL))) {
     a->target_path = v;
     return 0;
   }
@@ -349,10 +340,7 @@ static int64_t now_ns(void) {
 
 static int transform_mode(Run *r, SyncMode sync) {
   Program *p = r->p;
-  if (sync == SYNC_BARRIER)
-    transform_barrier(p);
-  else
-    transform_barrier_free(p);
+  transform_sync(p, sync);
   if (p->diag.errors) return 1;
   if (r->args->mutate_index >= 0) {
     int nwaits = ir_mutate(p, r->args->mutate_kind, r->args->mutate_index);

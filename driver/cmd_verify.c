@@ -58,19 +58,6 @@ static const char usage_text[] =
     "                  order) before checking; KIND is drop, lower (threshold - 1)\n"
     "                  or raise (threshold + 1). The oracle must catch it.\n";
 
-/* The value of option name, as `name=VALUE` or `name VALUE`; NULL if argv[*i] is not it. */
-static const char *option_value(int argc, char **argv, int *i, const char *name, bool *missing) {
-  size_t len = strlen(name);
-  if (strncmp(argv[*i], name, len)) return NULL;
-  if (argv[*i][len] == '=') return argv[*i] + len + 1;
-  if (argv[*i][len]) return NULL;
-  if (*i + 1 >= argc) {
-    *missing = true;
-    return NULL;
-  }
-  return argv[++*i];
-}
-
 static bool parse_count(const char *s, uint64_t max, uint64_t *out) {
   char *end;
   if (*s < '0' || *s > '9') return false;
@@ -244,10 +231,7 @@ static int verify(Program *p, const VerifyArgs *a) {
   if (param_args_bind(&a->params, p->kernel, params, stderr)) return 2;
   Oracle *o = oracle_new(p, params);
   if (!o) return 1;
-  if (a->sync == SYNC_BARRIER)
-    transform_barrier(p);
-  else
-    transform_barrier_free(p);
+  transform_sync(p, a->sync);
   if (p->diag.errors) return 1;
   ir_validate(p);
   if (a->mutation >= 0 && ir_mutate(p, a->mutation, a->mutation_index) < 0) {

@@ -11,9 +11,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "backend/backend.h"
 #include "driver/commands.h"
-
-#define BFSYNC_VERSION "0.1.0"
 
 static const struct {
   const char *name;

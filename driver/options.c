@@ -83,3 +83,22 @@ int parse_sync(const char *s, int allow_both, SyncMode modes[2], FILE *err) {
 }
 
 const char *sync_name(SyncMode m) { return m == SYNC_BARRIER ? "barrier" : "barrier-free"; }
+
+const char *option_value(int argc, char **argv, int *i, const char *name, bool *missing) {
+  size_t n = strlen(name);
+  if (strncmp(argv[*i], name, n)) return NULL;
+  if (argv[*i][n] == '=') return argv[*i] + n + 1;
+  if (argv[*i][n]) return NULL;
+  if (*i + 1 >= argc) {
+    if (missing) *missing = true;
+    return NULL;
+  }
+  return argv[++*i];
+}
+
+void transform_sync(Program *p, SyncMode mode) {
+  if (mode == SYNC_BARRIER)
+    transform_barrier(p);
+  else
+    transform_barrier_free(p);
+}
