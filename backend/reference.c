@@ -127,23 +127,11 @@ static int run_for(Ref *r, const Stmt *s) {
   return 0;
 }
 
-static int holds(CondOp op, int64_t a, int64_t b) {
-  switch (op) {
-  case COND_LT: return a < b;
-  case COND_LE: return a <= b;
-  case COND_GT: return a > b;
-  case COND_GE: return a >= b;
-  case COND_EQ: return a == b;
-  case COND_NE: return a != b;
-  }
-  bug("reference: unknown condition %d", op);
-}
-
 /* if (lhs op rhs) { body } else { orelse } */
 static int run_if(Ref *r, const Stmt *s) {
   int64_t a, b;
   if (eval(r, s->cond->lhs, &a) || eval(r, s->cond->rhs, &b)) return -1;
-  return run_stmts(r, holds(s->cond->op, a, b) ? s->body : s->orelse);
+  return run_stmts(r, cond_holds(s->cond->op, a, b) ? s->body : s->orelse);
 }
 
 static int run_stmts(Ref *r, const Stmt *s) {

@@ -228,3 +228,15 @@ int expr_eval(const Expr *e, const int64_t *params, const int64_t *loopvars, int
     bug("expr_eval: expression kind %d", e->kind);
   }
 }
+
+bool cond_holds(CondOp op, int64_t a, int64_t b) {
+  switch (op) {
+  case COND_LT: return a < b;
+  case COND_LE: return a <= b;
+  case COND_GT: return a > b;
+  case COND_GE: return a >= b;
+  case COND_EQ: return a == b;
+  case COND_NE: return a != b;
+  }
+  bug("unknown condition operator %d", (int)op);
+}

@@ -207,5 +207,7 @@ void kernel_finish(Kernel *k, const char *name, Span span, Span whole, StmtList 
  * Returns 0, or -1 on a division by zero (*bad = the offending node). */
 int expr_eval(const Expr *e, const int64_t *params, const int64_t *loopvars, int64_t *out,
               const Expr **bad);
+/* Whether `a op b` holds. */
+bool cond_holds(CondOp op, int64_t a, int64_t b);
 
 #endif

@@ -295,18 +295,6 @@ static void walk_instr(Oracle *o, const Stmt *s) {
   for (int i = 0; i < nrg; i++) record_access(o, &rg[i], s->engine, pos);
 }
 
-static bool cond_holds(CondOp op, int64_t a, int64_t b) {
-  switch (op) {
-  case COND_LT: return a < b;
-  case COND_LE: return a <= b;
-  case COND_GT: return a > b;
-  case COND_GE: return a >= b;
-  case COND_EQ: return a == b;
-  case COND_NE: return a != b;
-  }
-  bug("oracle: bad condition");
-}
-
 static void walk_stmts(Oracle *o, const Stmt *s);
 
 /* for := 'for' var 'in' expr '..' expr '{' stmts '}' -- bounds at entry */
