@@ -12,7 +12,11 @@
  * itself (waiters++) before its last check of the value, and the producer
  * checks for waiters after its increment; with both in the single total
  * order of seq_cst operations, one of them sees the other, and the
- * broadcast is taken under the mutex the waiter sleeps with.
+ * broadcast is taken under the mutex the waiter sleeps with. A sleeper
+ * records its threshold under that mutex before its last check, and the
+ * producer wakes the sleepers only when the new value reaches one of
+ * them, so a chain of hand-offs does not wake every sleeper at every
+ * increment.
  *
  * Barriers. The last engine to arrive resets every counter to 0 while all
  * the others are still inside the barrier (so no counter changes under a
@@ -44,6 +48,7 @@ typedef struct Counter {
   pthread_cond_t cv;
   _Atomic int64_t value;
   atomic_int waiters;
+  int64_t sleeping_for[BFRT_MAX_ENGINES]; /* under mu: each sleeper's threshold, else INT64_MAX */
 } Counter;
 
 typedef struct Threads {
@@ -99,7 +104,12 @@ static void threads_complete(Ctx *cx) {
   atomic_fetch_add_explicit(&th->progress, 1, memory_order_relaxed);
   if (atomic_load(&c->waiters) > 0) {
     pthread_mutex_lock(&c->mu);
-    pthread_cond_broadcast(&c->cv);
+    int64_t value = atomic_load(&c->value);
+    for (int e = 0; e < BFRT_MAX_ENGINES; e++)
+      if (c->sleeping_for[e] <= value) {
+        pthread_cond_broadcast(&c->cv);
+        break;
+      }
     pthread_mutex_unlock(&c->mu);
   }
 }
@@ -112,9 +122,11 @@ static void threads_wait(Ctx *cx, int engine, int64_t threshold) {
   }
   publish(cx, ENGINE_WAITING, engine, threshold);
   pthread_mutex_lock(&c->mu);
+  c->sleeping_for[cx->engine] = threshold;
   atomic_fetch_add(&c->waiters, 1);
   while (atomic_load(&c->value) < threshold && !rt_failed(cx->rt)) pthread_cond_wait(&c->cv, &c->mu);
   atomic_fetch_sub(&c->waiters, 1);
+  c->sleeping_for[cx->engine] = INT64_MAX;
   int reached = atomic_load(&c->value) >= threshold;
   pthread_mutex_unlock(&c->mu);
   atomic_store(&cx->state, ENGINE_RUNNING);
@@ -265,6 +277,7 @@ static void init(Threads *th, int nengines) {
   for (int e = 0; e < nengines; e++) {
     pthread_mutex_init(&th->counters[e].mu, NULL);
     pthread_cond_init(&th->counters[e].cv, NULL);
+    for (int s = 0; s < BFRT_MAX_ENGINES; s++) th->counters[e].sleeping_for[s] = INT64_MAX;
   }
   pthread_mutex_init(&th->barrier_mu, NULL);
   pthread_cond_init(&th->barrier_cv, NULL);
