@@ -45,6 +45,24 @@ int reference_shapes(Program *p, const int64_t *params, RefTensor *tensors, cons
  * error (hbm tile out of bounds, bad slot, division by zero) in *err. */
 int reference_run(Program *p, const int64_t *params, RefTensor *tensors, const char **err);
 
+/* ---- The independent numerical reference (reference_f64.c). */
+/* Run the checked kernel in double precision on inputs (shaped and filled
+ * as for reference_run; read only), every op computed from its definition
+ * without the runtime's code; results[t] gets tensor t's final values (in
+ * p's arena). 0, or -1 with the first diagnostic in *err: a tile slot read
+ * before it was written, NaN or Inf (or a value beyond f32) produced from
+ * finite inputs, elements of an out tensor never stored, or a run-time
+ * error. */
+int reference_f64(Program *p, const int64_t *params, const RefTensor *inputs, double **results,
+                  const char **err);
+/* The largest relative error `bfsync run` accepts against reference_f64
+ * for kernel p: the largest tolerance of the accuracy classes of its ops. */
+double reference_f64_tolerance(const Program *p);
+/* Relative error of got against want, the exact value, where scale is the
+ * largest |value| of want's tensor: |got - want| / max(|want|, scale * 2^-10,
+ * FLT_MIN); a NaN on either side alone is infinite. */
+double reference_f64_rel_err(float got, double want, double scale);
+
 /* ---- numpy .npy files: 2-D, '<f4', C order. */
 typedef struct NpyArray {
   int64_t rows, cols;

@@ -74,7 +74,7 @@ enum { STREAM_PARAMS = 1, STREAM_KERNEL = 2 };
  * ops.def fails to compile here until the generator learns it. */
 enum { GEN_SIG_T_H, GEN_SIG_H_T, GEN_SIG_T_TT, GEN_SIG_T_T, GEN_SIG_T_F, GEN_SIG_T_TF };
 enum { GEN_SHAPE_SAME, GEN_SHAPE_MATMUL, GEN_SHAPE_TRANSPOSE, GEN_SHAPE_NONE, GEN_SHAPE_ROWREDUCE,
-       GEN_SHAPE_ROWBCAST };
+       GEN_SHAPE_ROWBCAST, GEN_SHAPE_COLBCAST };
 
 typedef struct GenOp {
   const char *name;
@@ -84,12 +84,13 @@ typedef struct GenOp {
 } GenOp;
 
 static const GenOp gen_ops[BFRT_NOPS] = {
-#define OP(id, name, sig, engines, shape, cls) {name, GEN_##sig, (engines), GEN_##shape},
+#define OP(id, name, sig, engines, shape, cls, acc) {name, GEN_##sig, (engines), GEN_##shape},
 #include "runtime/ops.def"
 #undef OP
 };
 
-typedef enum Family { FAM_SQUARE, FAM_ROW, NFAMILIES } Family;
+/* Tile shapes: square [D, D], row [D, 1] and column [1, D] vectors. */
+typedef enum Family { FAM_SQUARE, FAM_ROW, FAM_COL, NFAMILIES } Family;
 
 typedef struct GenTensor {
   const char *name;
@@ -103,6 +104,7 @@ static const GenTensor gen_tensors[] = {
     {"Y", "out", FAM_SQUARE, false, true},
     {"Z", "inout", FAM_SQUARE, true, true},
     {"V", "inout", FAM_ROW, true, true},
+    {"W", "inout", FAM_COL, true, true},
 };
 
 static const char *const param_names[MAX_PARAMS] = {"N", "M", "K"};
@@ -116,6 +118,7 @@ typedef struct Gen {
   int ntiles[NFAMILIES];
   int slots[NFAMILIES][MAX_TILES];
   int deck[BFRT_NOPS]; /* ops in dealing order */
+  bool stored[sizeof gen_tensors / sizeof gen_tensors[0]]; /* a store names it */
   int dealt;
   int nloops;                  /* loops printed so far: names v0, v1, ... */
   int depth;                   /* enclosing loops */
@@ -160,16 +163,18 @@ static void print_extent(Gen *g) {
 static void print_tensor(Gen *g, const GenTensor *t) {
   fprintf(g->out, "  hbm %s %s: f32[", t->io, t->name);
   print_extent(g);
-  fprintf(g->out, " * %d, ", TILE_DIM);
+  if (t->family != FAM_COL) fprintf(g->out, " * %d", TILE_DIM);
+  fputs(", ", g->out);
   print_extent(g);
-  if (t->family == FAM_SQUARE) fprintf(g->out, " * %d", TILE_DIM);
+  if (t->family != FAM_ROW) fprintf(g->out, " * %d", TILE_DIM);
   fputs("];\n", g->out);
 }
 
-static char tile_prefix(Family f) { return f == FAM_SQUARE ? 't' : 'r'; }
+static char tile_prefix(Family f) { return "trc"[f]; }
 
 static void declare_tiles(Gen *g) {
-  static const int max_tiles[NFAMILIES] = {5, 3};
+  static const int max_tiles[NFAMILIES] = {5, 3, 2};
+  static const int rows[NFAMILIES] = {TILE_DIM, TILE_DIM, 1}, cols[NFAMILIES] = {TILE_DIM, 1, TILE_DIM};
   for (int f = 0; f < NFAMILIES; f++) {
     g->ntiles[f] = 1 + rng_below(&g->rng, max_tiles[f]);
     for (int i = 0; i < g->ntiles[f]; i++) {
@@ -178,7 +183,7 @@ static void declare_tiles(Gen *g) {
       g->slots[f][i] = slots;
       fprintf(g->out, "  %s %c%d", psum ? "psum" : "sbuf", tile_prefix(f), i);
       if (slots > 1) fprintf(g->out, "[%d]", slots);
-      fprintf(g->out, ": f32[%d, %d];\n", TILE_DIM, f == FAM_SQUARE ? TILE_DIM : 1);
+      fprintf(g->out, ": f32[%d, %d];\n", rows[f], cols[f]);
     }
   }
 }
@@ -220,13 +225,15 @@ static void print_coordinate(Gen *g) {
 }
 
 static void print_hbm(Gen *g, Family f, bool write) {
-  const GenTensor *pick[4];
+  const GenTensor *pick[sizeof gen_tensors / sizeof gen_tensors[0]];
   int n = 0;
   for (size_t i = 0; i < sizeof gen_tensors / sizeof gen_tensors[0]; i++) {
     const GenTensor *t = &gen_tensors[i];
     if (t->family == f && (write ? t->writable : t->readable)) pick[n++] = t;
   }
-  fprintf(g->out, "%s[", pick[rng_below(&g->rng, n)]->name);
+  const GenTensor *t = pick[rng_below(&g->rng, n)];
+  if (write) g->stored[t - gen_tensors] = true;
+  fprintf(g->out, "%s[", t->name);
   print_coordinate(g);
   fputs(", ", g->out);
   print_coordinate(g);
@@ -244,6 +251,7 @@ static int tile_families(Gen *g, const GenOp *op, Family fam[3]) {
       [GEN_SHAPE_TRANSPOSE] = {FAM_SQUARE, FAM_SQUARE},
       [GEN_SHAPE_ROWREDUCE] = {FAM_ROW, FAM_SQUARE},
       [GEN_SHAPE_ROWBCAST] = {FAM_SQUARE, FAM_SQUARE, FAM_ROW},
+      [GEN_SHAPE_COLBCAST] = {FAM_SQUARE, FAM_SQUARE, FAM_COL},
   };
   int n = op->sig == GEN_SIG_T_TT ? 3 : 2;
   Family any = (Family)rng_below(&g->rng, NFAMILIES);
@@ -426,6 +434,13 @@ void gen_kernel(uint64_t seed, long size, FILE *out) {
   declare_tiles(&g);
   fputc('\n', out);
   gen_body(&g, 1, -1, size);
+  /* sema wants every out and inout tensor stored to somewhere. */
+  for (size_t i = 0; i < sizeof gen_tensors / sizeof gen_tensors[0]; i++)
+    if (gen_tensors[i].writable && !g.stored[i]) {
+      fprintf(out, "  dma: store %s[0, 0], ", gen_tensors[i].name);
+      print_tile(&g, gen_tensors[i].family);
+      fputs(";\n", out);
+    }
   fputs("}\n", out);
 }
 

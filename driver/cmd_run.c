@@ -6,8 +6,14 @@
  *   reference (once; program order on the AST) gives the expected tensors
  *
  * Inputs are .npy files or seeded pseudo-random values, the same for every
- * sync mode and for the reference. Exit status: 0 only when every out and
- * inout tensor matches the reference in every mode; 1 on a mismatch, a
+ * sync mode and for the reference. The results are also compared with the
+ * independent f64 reference (backend/reference_f64.c), which checks the
+ * arithmetic rather than the synchronization: their largest relative error
+ * must be within the tolerance of the kernel's op classes, and its
+ * diagnostics (a tile read before written, NaN or Inf from finite inputs,
+ * out elements never stored) fail the run. Exit status: 0 only when every
+ * out and inout tensor matches the reference in every mode and is within
+ * tolerance of the f64 one; 1 on a mismatch, a numerical diagnostic, a
  * kernel error (bounds, division by zero, deadlock) or a bad file; 2 on a
  * usage error. */
 #include <inttypes.h>
@@ -50,6 +56,7 @@ typedef struct ModeResult {
   int64_t wall_ns;
   bool match;
   double max_abs_err;
+  double max_abs_err_f64, max_rel_err_f64; /* against the f64 reference */
 } ModeResult;
 
 typedef struct Run {
@@ -59,6 +66,8 @@ typedef struct Run {
   RefTensor *inputs;   /* every tensor before the run (out tensors zero) */
   RefTensor *expected; /* the reference's results; NULL until computed */
   RefTensor *results;  /* the last mode's results, for --output */
+  double **exact;      /* the f64 reference's results; NULL until computed */
+  double tolerance;    /* of the f64 comparison */
   int64_t ideal;       /* sim: the oracle's ideal makespan; -1 until computed, -2 if it cannot be */
 } Run;
 
@@ -330,6 +339,56 @@ static void compare(Run *r, const RefTensor *got, ModeResult *res) {
   }
 }
 
+/* The f64 reference, once; 1 after a diagnostic. */
+static int compute_exact(Run *r) {
+  if (r->exact) return 0;
+  double **exact = ARENA_ARRAY(r->p->arena, double *, r->p->kernel->ntensors + 1);
+  const char *err;
+  if (reference_f64(r->p, r->params, r->inputs, exact, &err)) {
+    fprintf(stderr, "bfsync: error: %s\n", err);
+    return 1;
+  }
+  r->exact = exact;
+  r->tolerance = reference_f64_tolerance(r->p);
+  return 0;
+}
+
+/* The largest errors of every out and inout tensor against the f64
+ * reference; the worst element is described on stderr when it is beyond
+ * the tolerance. */
+static void compare_exact(Run *r, const RefTensor *got, ModeResult *res) {
+  const Kernel *k = r->p->kernel;
+  const char *worst_tensor = NULL;
+  int64_t worst = 0, worst_cols = 1;
+  float worst_got = 0;
+  double worst_want = 0;
+  for (int t = 0; t < k->ntensors; t++) {
+    if (k->tensors[t].io == IO_IN) continue;
+    int64_t n = got[t].rows * got[t].cols;
+    double scale = 0;
+    for (int64_t i = 0; i < n; i++)
+      if (fabs(r->exact[t][i]) > scale) scale = fabs(r->exact[t][i]);
+    for (int64_t i = 0; i < n; i++) {
+      double rel = reference_f64_rel_err(got[t].data[i], r->exact[t][i], scale);
+      double abs_diff = fabs((double)got[t].data[i] - r->exact[t][i]);
+      if (!(abs_diff <= res->max_abs_err_f64)) res->max_abs_err_f64 = isnan(abs_diff) ? INFINITY : abs_diff;
+      if (rel <= res->max_rel_err_f64) continue;
+      res->max_rel_err_f64 = rel;
+      worst_tensor = k->tensors[t].name;
+      worst = i;
+      worst_cols = got[t].cols;
+      worst_got = got[t].data[i];
+      worst_want = r->exact[t][i];
+    }
+  }
+  if (res->max_rel_err_f64 > r->tolerance)
+    fprintf(stderr,
+            "bfsync: %s: tensor %s is off the f64 reference by a relative %.3g at [%" PRId64 ", %" PRId64
+            "]: %.9g, exactly %.9g (tolerance %.3g)\n",
+            sync_name(res->sync), worst_tensor, res->max_rel_err_f64, worst / worst_cols, worst % worst_cols,
+            (double)worst_got, worst_want, r->tolerance);
+}
+
 /* ---- One sync mode. */
 
 static int64_t now_ns(void) {
@@ -405,9 +464,10 @@ static int run_mode(Run *r, SyncMode sync, bool trace, ModeResult *res) {
   status = execute(r, rt, trace, res, results);
   bfrt_delete(rt);
   jit_free(jit);
-  if (status || (status = compute_expected(r))) return status;
+  if (status || (status = compute_expected(r)) || (status = compute_exact(r))) return status;
   r->results = results;
   compare(r, results, res);
+  compare_exact(r, results, res);
   return 0;
 }
 
@@ -425,6 +485,12 @@ static int64_t ideal_cycles(Run *r) {
   return r->ideal;
 }
 
+/* "key": value, with null for a value JSON cannot hold. */
+static void print_json_number(const char *key, double value) {
+  if (isfinite(value)) printf("\"%s\": %.9g, ", key, value);
+  else printf("\"%s\": null, ", key);
+}
+
 static void print_json(Run *r, const ModeResult *res) {
   const Kernel *k = r->p->kernel;
   const bfrt_stats *s = &res->stats;
@@ -438,6 +504,9 @@ static void print_json(Run *r, const ModeResult *res) {
     printf("\"max_abs_err\": %.9g, ", res->max_abs_err);
   else
     printf("\"max_abs_err\": null, ");
+  print_json_number("max_abs_err_f64", res->max_abs_err_f64);
+  print_json_number("max_rel_err_f64", res->max_rel_err_f64);
+  print_json_number("tolerance_f64", r->tolerance);
   printf("\"instructions\": %" PRId64 ", \"bookkeeping\": %" PRId64 ", \"barriers\": %" PRId64,
          s->instructions, s->bookkeeping, s->barriers);
   if (r->args->check) printf(", \"races\": %" PRId64, s->races);
@@ -462,7 +531,7 @@ static void print_table_head(const Run *r) {
          r->args->jitter ? "  jitter" : "");
   printf("%-13s %-6s %10s %12s %12s %12s", "sync", "match", "waits", "instructions", "bookkeeping", "time");
   if (r->args->exec == BFRT_EXEC_SIM) printf(" %12s %12s", "cycles", "ideal");
-  printf("\n");
+  printf(" %12s\n", "f64 rel err");
 }
 
 static void print_table_row(Run *r, const ModeResult *res) {
@@ -474,6 +543,7 @@ static void print_table_row(Run *r, const ModeResult *res) {
     if (ideal_cycles(r) >= 0) printf(" %12" PRId64, ideal_cycles(r));
     else printf(" %12s", "-");
   }
+  printf(" %12.2g", res->max_rel_err_f64);
   if (r->args->check) printf("  races %" PRId64, s->races);
   printf("\n");
 }
@@ -498,7 +568,7 @@ static int run_all(Run *r) {
               res.stats.races);
       all_match = false;
     }
-    all_match &= res.match;
+    all_match &= res.match && res.max_rel_err_f64 <= r->tolerance;
   }
   fflush(stdout);
   if (write_outputs(r)) return 1;
@@ -510,7 +580,7 @@ static int run_program(Program *p, const RunArgs *a) {
   if (p->diag.errors) return 1;
   check(p);
   if (p->diag.errors) return 1;
-  Run r = {p, a, ARENA_ARRAY(p->arena, int64_t, p->kernel->nparams + 1), NULL, NULL, NULL, -1};
+  Run r = {p, a, ARENA_ARRAY(p->arena, int64_t, p->kernel->nparams + 1), NULL, NULL, NULL, NULL, 0, -1};
   if (param_args_bind(&a->params, p->kernel, r.params, stderr)) return 2;
   int status = check_tensor_names(p->kernel, a);
   if (status || (status = make_inputs(&r))) return status;

@@ -61,7 +61,11 @@ static void print_expr(FILE *out, const Expr *e, int min_prec) {
   bool parens = precedence(e->kind) < min_prec;
   if (parens) fputc('(', out);
   switch (e->kind) {
-  case EX_INT: fprintf(out, "%lld", (long long)e->value); break;
+  case EX_INT:
+    if (e->name) fputs(e->name, out);
+    else fprintf(out, "%lld", (long long)e->value);
+    break;
+  case EX_FLOAT: fputs(e->name, out); break;
   case EX_NAME: fputs(e->name, out); break;
   case EX_NEG:
     fputc('-', out);
@@ -77,7 +81,7 @@ static void print_expr(FILE *out, const Expr *e, int min_prec) {
 
 static void print_operand(FILE *out, const Operand *o) {
   if (o->kind == OPND_IMM) {
-    fputs(o->imm_text, out);
+    print_expr(out, o->imm_expr, 0);
     return;
   }
   fputs(o->name, out);
@@ -252,20 +256,46 @@ static void print_tile(Printer *pr, const Tile *t, uint32_t limit) {
   fputc('\n', pr->out);
 }
 
-/* Declarations merged from the two arrays by position; limit follows them. */
+static void print_const(Printer *pr, const Const *c, uint32_t limit) {
+  comments_before(pr, c->value->span.end, 1);
+  start_line(pr, c->span.begin, 1);
+  fprintf(pr->out, "const %s = ", c->name);
+  print_expr(pr->out, c->value, 0);
+  fputc(';', pr->out);
+  pr->seen = c->value->span.end + 1;
+  comments_trailing(pr, c->value->span.end + 1, limit);
+  fputc('\n', pr->out);
+}
+
+enum { DECL_TENSOR, DECL_TILE, DECL_CONST, NDECL_KINDS };
+
+/* Where the next declaration of each kind starts (UINT32_MAX: none left). */
+static uint32_t decl_begin(const Kernel *k, int kind, int i) {
+  int n[NDECL_KINDS] = {k->ntensors, k->ntiles, k->nconsts};
+  if (i >= n[kind]) return UINT32_MAX;
+  return kind == DECL_TENSOR ? k->tensors[i].span.begin
+         : kind == DECL_TILE ? k->tiles[i].span.begin
+                             : k->consts[i].span.begin;
+}
+
+/* Declarations of the three kinds merged by position; limit follows them.
+ * (A const's span is its name, after the keyword, which is still before
+ * anything declared after it.) */
 static void print_decls(Printer *pr, uint32_t limit) {
   const Kernel *k = pr->k;
-  for (int i = 0, j = 0; i < k->ntensors || j < k->ntiles;) {
-    bool tensor = j == k->ntiles ||
-                  (i < k->ntensors && k->tensors[i].span.begin < k->tiles[j].span.begin);
-    int ni = i + tensor, nj = j + !tensor;
-    uint32_t next = limit;
-    if (ni < k->ntensors) next = k->tensors[ni].span.begin;
-    if (nj < k->ntiles && k->tiles[nj].span.begin < next) next = k->tiles[nj].span.begin;
-    if (tensor) print_tensor(pr, &k->tensors[i], next);
-    else print_tile(pr, &k->tiles[j], next);
-    i = ni;
-    j = nj;
+  int next[NDECL_KINDS] = {0};
+  for (;;) {
+    int kind = 0;
+    for (int c = 1; c < NDECL_KINDS; c++)
+      if (decl_begin(k, c, next[c]) < decl_begin(k, kind, next[kind])) kind = c;
+    if (decl_begin(k, kind, next[kind]) == UINT32_MAX) return;
+    int i = next[kind]++;
+    uint32_t after = limit;
+    for (int c = 0; c < NDECL_KINDS; c++)
+      if (decl_begin(k, c, next[c]) < after) after = decl_begin(k, c, next[c]);
+    if (kind == DECL_TENSOR) print_tensor(pr, &k->tensors[i], after);
+    else if (kind == DECL_TILE) print_tile(pr, &k->tiles[i], after);
+    else print_const(pr, &k->consts[i], after);
   }
 }
 
@@ -281,7 +311,7 @@ void fmt(const Program *p, FILE *out) {
   pr.seen = k->span.end;
   pr.fresh = true;
   print_decls(&pr, k->body ? k->body->span.begin : k->end);
-  if ((k->ntensors || k->ntiles) && k->body) {
+  if ((k->ntensors || k->ntiles || k->nconsts) && k->body) {
     fputc('\n', out);
     pr.fresh = true;
   }

@@ -16,8 +16,8 @@
 #define OPERANDS_SIG_T_TF "TTF"
 
 static const OpInfo op_table[BFRT_NOPS] = {
-#define OP(id, name, sig, engines, shape, cls) \
-  [BFRT_##id] = {name, sig, engines, shape, OPERANDS_##sig},
+#define OP(id, name, sig, engines, shape, cls, acc) \
+  [BFRT_##id] = {name, sig, engines, shape, OPERANDS_##sig, BFRT_ACC_##acc},
 #include "runtime/ops.def"
 #undef OP
 };
@@ -25,6 +25,12 @@ static const OpInfo op_table[BFRT_NOPS] = {
 const OpInfo *op_info(int op) {
   if (op < 0 || op >= BFRT_NOPS) bug("op_info: no op %d", op);
   return &op_table[op];
+}
+
+int op_lookup_for(const char *name, const char *kinds) {
+  for (int op = 0; op < BFRT_NOPS; op++)
+    if (!strcmp(op_table[op].name, name) && !strcmp(op_table[op].operands, kinds)) return op;
+  return op_lookup(name);
 }
 
 int op_lookup(const char *name) {

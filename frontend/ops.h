@@ -15,6 +15,7 @@ typedef enum ShapeRule {
   SHAPE_TRANSPOSE, /* dst [N,M] = src [M,N] transposed */
   SHAPE_ROWREDUCE, /* dst [M,1] from src [M,N] */
   SHAPE_ROWBCAST,  /* dst [M,N] = src [M,N] op row [M,1] */
+  SHAPE_COLBCAST,  /* dst [M,N] = src [M,N] op col [1,N] */
   SHAPE_NONE,      /* fill: no relation */
 } ShapeRule;
 
@@ -24,11 +25,16 @@ typedef struct OpInfo {
   unsigned engines; /* BFK_* bits (frontend/target.h) */
   ShapeRule shape;
   const char *operands; /* one letter per operand, destination first: T, H or F */
+  int accuracy;         /* BFRT_ACC_* */
 } OpInfo;
 
 /* The entry of op (BFRT_<OP>). */
 const OpInfo *op_info(int op);
 /* The op called name, or -1. */
 int op_lookup(const char *name);
+/* The op called name whose operand letters are kinds (T, H, F, and ? for
+ * an operand that did not resolve); the first called name when none fits
+ * (sema then reports the operand that does not); -1 when no op is. */
+int op_lookup_for(const char *name, const char *kinds);
 
 #endif

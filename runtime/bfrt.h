@@ -21,11 +21,17 @@
 
 /* ---- Ops: the table in ops.def, installed beside this header. */
 enum {
-#define OP(id, name, sig, engines, shape, cls) BFRT_##id,
+#define OP(id, name, sig, engines, shape, cls, acc) BFRT_##id,
 #include "ops.def"
 #undef OP
   BFRT_NOPS
 };
+
+/* Accuracy classes: how far an op's f32 result may be from the exact value
+ * (docs/language.md, "Numerical checks"): EXACT (a copy, a comparison),
+ * ROUND (one f32 rounding), LIBM (a libm function, a few ulp), SUM (an
+ * accumulation whose error grows with its length). */
+enum { BFRT_ACC_EXACT, BFRT_ACC_ROUND, BFRT_ACC_LIBM, BFRT_ACC_SUM, BFRT_NACCS };
 
 /* Op classes, each with its own throughput in the cost model. */
 enum { BFRT_CLASS_DMA, BFRT_CLASS_MATMUL, BFRT_CLASS_ELEMWISE, BFRT_CLASS_TRANSCENDENTAL,

@@ -16,7 +16,7 @@
 #include "rt.h"
 
 const OpInfo rt_ops[BFRT_NOPS] = {
-#define OP(id, name, sig, engines, shape, cls) [BFRT_##id] = {name, sig, shape, BFRT_CLASS_##cls},
+#define OP(id, name, sig, engines, shape, cls, acc) [BFRT_##id] = {name, sig, shape, BFRT_CLASS_##cls},
 #include "ops.def"
 #undef OP
 };

@@ -27,7 +27,8 @@
 
 /* The signature and shape columns of ops.def, as the runtime checks them. */
 enum { SIG_T_H, SIG_H_T, SIG_T_TT, SIG_T_T, SIG_T_F, SIG_T_TF };
-enum { SHAPE_SAME, SHAPE_MATMUL, SHAPE_TRANSPOSE, SHAPE_NONE, SHAPE_ROWREDUCE, SHAPE_ROWBCAST };
+enum { SHAPE_SAME, SHAPE_MATMUL, SHAPE_TRANSPOSE, SHAPE_NONE, SHAPE_ROWREDUCE, SHAPE_ROWBCAST,
+       SHAPE_COLBCAST };
 
 typedef struct OpInfo {
   const char *name;

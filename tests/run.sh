@@ -142,6 +142,44 @@ if expect_status 1 run tests/bad_run/store_oob.bfk -p N=2 --sync=both; then
   expect_stderr "kernel oob, line 12: store to Y[2, 0] is out of bounds (rows 8..11 of 8)"
 fi
 
+# ---- The f64 reference: numerical diagnostics with the line, and the
+# tolerance. Each of these kernels is synchronized correctly, so it matches
+# the sequential reference bit for bit; before the f64 reference every one
+# of them reported `match yes`.
+if expect_status 1 run tests/bad_run/no_store.bfk -p N=1 --sync=both; then
+  expect_stderr "no_store.bfk:5:11: error: out tensor 'Y' is never stored to"
+fi
+if expect_status 1 run tests/bad_run/never_stored.bfk -p N=2; then
+  expect_stderr "kernel never_stored, line 9: 16 of the 32 elements of out tensor Y are never stored, the first at [0, 0]"
+fi
+if expect_status 1 run tests/bad_run/nan.bfk -p N=1; then
+  expect_stderr "kernel nan, line 11: 'rsqrt' produces NaN from finite inputs, at [0, 0] of 'x'"
+fi
+if expect_status 1 run tests/bad_run/overflow.bfk -p N=1; then
+  expect_stderr "kernel overflow, line 9: 'exp' produces 1.14412e+42, which overflows f32 to Inf, from finite inputs"
+fi
+if expect_status 1 run tests/bad_run/uninit.bfk -p N=2; then
+  expect_stderr "kernel uninit, line 12: 'add' reads tile s before anything wrote it"
+fi
+if expect_status 1 run tests/bad_run/cancellation.bfk -p N=1 --json; then
+  expect_stderr "tensor Y is off the f64 reference by a relative"
+  python3 -c '
+import json, sys
+for line in open(sys.argv[1]):
+    o = json.loads(line)
+    assert o["outputs_match"] is True and o["max_rel_err_f64"] > o["tolerance_f64"], o
+' "$tmp/out" || fail "cancellation: --json should show a match beyond the f64 tolerance"
+fi
+# A well-computed kernel is within its tolerance and says so in --json.
+if expect_status 0 run examples/softmax.bfk -p R=2 --json; then
+  python3 -c '
+import json, sys
+for line in open(sys.argv[1]):
+    o = json.loads(line)
+    assert 0 <= o["max_rel_err_f64"] <= o["tolerance_f64"] and o["max_abs_err_f64"] >= 0, o
+' "$tmp/out" || fail "softmax: max_rel_err_f64 missing or beyond tolerance_f64"
+fi
+
 # ---- The deadlock watchdog: raise the last wait so it can never be met.
 "$BFSYNC" run tests/bad_run/deadlock.bfk -p N=1 --mutate=raise:1000000 >/dev/null 2>"$tmp/err"
 nwaits=$(sed -n 's/.*(\([0-9]*\) waits).*/\1/p' "$tmp/err")
