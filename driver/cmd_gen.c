@@ -119,6 +119,8 @@ typedef struct Gen {
   int slots[NFAMILIES][MAX_TILES];
   int deck[BFRT_NOPS]; /* ops in dealing order */
   bool stored[sizeof gen_tensors / sizeof gen_tensors[0]]; /* a store names it */
+  bool psum[NFAMILIES][MAX_TILES]; /* the tile is in psum */
+  bool psum_ok; /* the current instruction's engine may access psum tiles */
   int dealt;
   int nloops;                  /* loops printed so far: names v0, v1, ... */
   int depth;                   /* enclosing loops */
@@ -175,11 +177,15 @@ static char tile_prefix(Family f) { return "trc"[f]; }
 static void declare_tiles(Gen *g) {
   static const int max_tiles[NFAMILIES] = {5, 3, 2};
   static const int rows[NFAMILIES] = {TILE_DIM, TILE_DIM, 1}, cols[NFAMILIES] = {TILE_DIM, 1, TILE_DIM};
+  int64_t psum_slots = 0; /* one PSUM bank each */
   for (int f = 0; f < NFAMILIES; f++) {
     g->ntiles[f] = 1 + rng_below(&g->rng, max_tiles[f]);
     for (int i = 0; i < g->ntiles[f]; i++) {
       int slots = 1 + rng_below(&g->rng, 3);
-      bool psum = f == FAM_SQUARE && rng_percent(&g->rng, 20);
+      bool psum = f == FAM_SQUARE && rng_percent(&g->rng, 20) && i > 0 &&
+                  (!g->target->limits.psum_banks || psum_slots + slots <= g->target->limits.psum_banks);
+      g->psum[f][i] = psum;
+      if (psum) psum_slots += slots;
       g->slots[f][i] = slots;
       fprintf(g->out, "  %s %c%d", psum ? "psum" : "sbuf", tile_prefix(f), i);
       if (slots > 1) fprintf(g->out, "[%d]", slots);
@@ -203,8 +209,16 @@ static void print_slot(Gen *g, int slots) {
   }
 }
 
+/* Whether engine may access psum on the target (its [limits]). */
+static bool psum_allowed(const Gen *g, int engine) {
+  unsigned kinds = g->target->limits.psum_kinds;
+  return !kinds || (kinds & (1u << g->target->engines[engine].kind));
+}
+
+/* A tile of family f (an sbuf one unless g->psum_ok; tile 0 is always sbuf). */
 static void print_tile(Gen *g, Family f) {
   int i = rng_below(&g->rng, g->ntiles[f]);
+  if (!g->psum_ok && g->psum[f][i]) i = 0;
   fprintf(g->out, "%c%d", tile_prefix(f), i);
   if (g->slots[f][i] == 1) return;
   fputc('[', g->out);
@@ -336,9 +350,11 @@ static int deal_op(Gen *g) {
 /* instr ::= [ENGINE ':'] op operand {',' operand} ';'   (engine given by a block when block_engine >= 0) */
 static void gen_instr(Gen *g, int level, int block_engine) {
   int op = block_engine >= 0 ? random_op_for(g, block_engine) : deal_op(g);
+  int engine = block_engine >= 0 ? block_engine : random_engine_for(g, op);
   indent(g, level);
-  if (block_engine < 0) fprintf(g->out, "%s: ", g->target->engines[random_engine_for(g, op)].name);
+  if (block_engine < 0) fprintf(g->out, "%s: ", g->target->engines[engine].name);
   fprintf(g->out, "%s ", gen_ops[op].name);
+  g->psum_ok = psum_allowed(g, engine);
   print_operands(g, &gen_ops[op]);
   fputs(";\n", g->out);
 }
@@ -434,9 +450,10 @@ void gen_kernel(uint64_t seed, long size, FILE *out) {
   declare_tiles(&g);
   fputc('\n', out);
   gen_body(&g, 1, -1, size);
-  /* sema wants every out and inout tensor stored to somewhere. */
+  /* sema wants every out tensor stored to somewhere. */
+  g.psum_ok = psum_allowed(&g, target_engine(g.target, "dma") >= 0 ? target_engine(g.target, "dma") : 0);
   for (size_t i = 0; i < sizeof gen_tensors / sizeof gen_tensors[0]; i++)
-    if (gen_tensors[i].writable && !g.stored[i]) {
+    if (!strcmp(gen_tensors[i].io, "out") && !g.stored[i]) {
       fprintf(out, "  dma: store %s[0, 0], ", gen_tensors[i].name);
       print_tile(&g, gen_tensors[i].family);
       fputs(";\n", out);

@@ -782,6 +782,92 @@ static void check_tensors_stored(Sema *s) {
   }
 }
 
+/* ---- Hardware limits (the target's [limits]; docs/targets.md). Tiles are
+ * f32, 4 bytes an element; a tile's rows are its partitions, so a slot
+ * takes cols * 4 bytes of every partition it spans. */
+enum { ELEM_BYTES = 4 };
+
+static int64_t slot_bytes(const Tile *t) { return t->cols * ELEM_BYTES; }
+
+static void check_tile_limits(Sema *s) {
+  const Kernel *k = s->k;
+  const Target *target = s->p->target;
+  const TargetLimits *l = &target->limits;
+  int64_t bank = l->psum_banks ? l->psum_bytes_per_partition / l->psum_banks : 0;
+  int64_t sbuf = 0, psum = 0, banks = 0;
+  bool sbuf_reported = false, psum_reported = false;
+  for (int i = 0; i < k->ntiles; i++) {
+    const Tile *t = &k->tiles[i];
+    if (!s->tile_ok[i]) continue;
+    if (l->partitions && t->rows > l->partitions)
+      diag_error(s->diag, t->span, "tile '%s' spans %lld partitions (rows); target %s has %lld (partitions)",
+                 t->name, (long long)t->rows, target->name, (long long)l->partitions);
+    if (t->mem == MEM_SBUF) {
+      sbuf += t->slots * slot_bytes(t);
+      if (l->sbuf_bytes_per_partition && sbuf > l->sbuf_bytes_per_partition && !sbuf_reported) {
+        diag_error(s->diag, t->span,
+                   "SBUF is full: the sbuf tiles up to '%s' take %lld bytes of each partition; target %s has "
+                   "%lld (sbuf_bytes_per_partition)",
+                   t->name, (long long)sbuf, target->name, (long long)l->sbuf_bytes_per_partition);
+        sbuf_reported = true;
+      }
+      continue;
+    }
+    if (bank && slot_bytes(t) > bank) {
+      diag_error(s->diag, t->span,
+                 "psum tile '%s' takes %lld bytes of each partition per slot; a PSUM bank of target %s holds "
+                 "%lld (psum_bytes_per_partition / psum_banks)",
+                 t->name, (long long)slot_bytes(t), target->name, (long long)bank);
+      continue;
+    }
+    psum += t->slots * slot_bytes(t);
+    banks += t->slots;
+    if (psum_reported) continue;
+    if (l->psum_banks && banks > l->psum_banks) {
+      diag_error(s->diag, t->span,
+                 "PSUM is full: the psum tiles up to '%s' take %lld banks, one per slot; target %s has %lld "
+                 "(psum_banks)",
+                 t->name, (long long)banks, target->name, (long long)l->psum_banks);
+      psum_reported = true;
+    } else if (l->psum_bytes_per_partition && psum > l->psum_bytes_per_partition) {
+      diag_error(s->diag, t->span,
+                 "PSUM is full: the psum tiles up to '%s' take %lld bytes of each partition; target %s has "
+                 "%lld (psum_bytes_per_partition)",
+                 t->name, (long long)psum, target->name, (long long)l->psum_bytes_per_partition);
+      psum_reported = true;
+    }
+  }
+}
+
+/* Which engines may read or write psum (DMA included: a load or store
+ * whose tile is in psum is a DMA access to it). */
+static void check_psum_access(Sema *s) {
+  const Kernel *k = s->k;
+  const Target *target = s->p->target;
+  unsigned allowed = target->limits.psum_kinds;
+  if (!allowed) return;
+  for (int i = 0; i < k->ninstrs; i++) {
+    const Stmt *in = k->instrs[i];
+    if (in->engine < 0 || in->op < 0) continue;
+    const Engine *e = &target->engines[in->engine];
+    if (allowed & (1u << e->kind)) continue;
+    for (int j = 0; j < in->noperands; j++) {
+      const Operand *o = &in->operands[j];
+      if (o->kind != OPND_TILE || k->tiles[o->decl].mem != MEM_PSUM) continue;
+      char kinds[64] = "";
+      size_t n = 0;
+      static const char *const kind_name[BFRT_NKINDS] = {"pe", "act", "dve", "pool", "dma"};
+      for (int kind = 0; kind < BFRT_NKINDS; kind++)
+        if (allowed & (1u << kind)) n += (size_t)snprintf(kinds + n, sizeof kinds - n, "%s%s", n ? "," : "", kind_name[kind]);
+      diag_error(s->diag, o->span,
+                 "engine '%s' cannot access psum tile '%s': on target %s only engines of kinds %s do "
+                 "(psum_engines)",
+                 e->name, o->name, target->name, kinds);
+      break;
+    }
+  }
+}
+
 void check(Program *p) {
   if (!p->kernel) return;
   Kernel *k = p->kernel;
@@ -794,5 +880,7 @@ void check(Program *p) {
   k->ninstrs = k->nloops = 0;
   check_decls(&s);
   check_stmts(&s, k->body);
+  check_tile_limits(&s);
+  check_psum_access(&s);
   if (!p->diag.errors) check_tensors_stored(&s);
 }

@@ -494,14 +494,14 @@ static void assert_formats(const char *text, const char *want) {
 static void test_fmt(void **state) {
   (void)state;
   assert_formats("kernel   k ( N:int,M : int ){hbm inout Z:f32[(N*32),M];psum p [ 2 ]:f32[4,4];"
-                 "for i in 0..N{pool:copy p[i%2],p[(i+1)%2];act{exp p[0],p[1];fill p[1],-1e-3;}}"
+                 "for i in 0..N{dve:copy p[i%2],p[(i+1)%2];act{exp p[0],p[1];fill p[1],-1e-3;}}"
                  "dma{}}",
                  "kernel k(N: int, M: int) {\n"
                  "  hbm inout Z: f32[N * 32, M];\n"
                  "  psum p[2]: f32[4, 4];\n"
                  "\n"
                  "  for i in 0 .. N {\n"
-                 "    pool: copy p[i % 2], p[(i + 1) % 2];\n"
+                 "    dve: copy p[i % 2], p[(i + 1) % 2];\n"
                  "    act {\n"
                  "      exp p[0], p[1];\n"
                  "      fill p[1], -1e-3;\n"
@@ -657,7 +657,7 @@ static void test_deep_expressions(void **state) {
   text = repeat("kernel k() { sbuf t: f32[1", " + 1", 1000000, ", 1]; }");
   assert_first_error(text, "1:26: error: expression nested too deeply: more than 1000 levels");
   free(text);
-  text = repeat("kernel k() { sbuf t: f32[1", " + 1", MAX_EXPR_DEPTH / 2, ", 1]; }");
+  text = repeat("kernel k() { sbuf t: f32[1, 1", " + 1", MAX_EXPR_DEPTH / 2, "]; }");
   assert_clean(text);
   free(text);
 }
