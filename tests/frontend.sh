@@ -52,7 +52,31 @@ for kernel in examples/*.bfk tests/kernels/*.bfk; do
   "$BFSYNC" check "$tmp/once.bfk" || fail "fmt $kernel does not check"
   "$BFSYNC" fmt "$tmp/once.bfk" >"$tmp/twice.bfk" || fail "fmt of fmt $kernel failed"
   cmp -s "$tmp/once.bfk" "$tmp/twice.bfk" || fail "fmt of fmt $kernel differs from fmt"
+  # The examples are what users copy: each is in canonical form already.
+  case $kernel in
+  examples/*) cmp -s "$kernel" "$tmp/once.bfk" || fail "$kernel is not in canonical form (bfsync fmt differs)" ;;
+  esac
 done
+
+# Trailing comments keep their column when the code leaves room, so a
+# column of comments stays aligned; code too long for it pushes its comment
+# to two spaces after it.
+printf 'kernel k() {
+  sbuf t:  f32[4,4];      // one
+  sbuf uu: f32[4, 4];     // two
+  sbuf v: f32[4, 4]; // three
+  sbuf longer_name_here: f32[4, 4]; // four
+}
+' >"$tmp/align.bfk"
+printf 'kernel k() {
+  sbuf t: f32[4, 4];      // one
+  sbuf uu: f32[4, 4];     // two
+  sbuf v: f32[4, 4];  // three
+  sbuf longer_name_here: f32[4, 4];  // four
+}
+' >"$tmp/aligned.bfk"
+"$BFSYNC" fmt "$tmp/align.bfk" >"$tmp/out.bfk" 2>&1 && cmp -s "$tmp/out.bfk" "$tmp/aligned.bfk" ||
+  { fail "fmt does not keep trailing comments aligned:"; diff "$tmp/aligned.bfk" "$tmp/out.bfk" >&2; }
 
 # ---- 3. The command line.
 expect_status() {

@@ -520,7 +520,7 @@ static void test_fmt_comments(void **state) {
                  "  // before the loop\n"
                  "  for i in 0 .. N { // header\n"
                  "    act { exp a, a; exp b, b; } // after the block\n\n\n"
-                 "    dve: copy a, /* inside */ b; // trailing\n"
+                 "    dve: copy a, /* inside */ b; // trailing (its column kept)\n"
                  "    // last in the loop\n"
                  "  }\n"
                  "  // last in the kernel\n"
@@ -542,7 +542,7 @@ static void test_fmt_comments(void **state) {
                  "    }  // after the block\n"
                  "\n"
                  "    /* inside */\n"
-                 "    dve: copy a, b;  // trailing\n"
+                 "    dve: copy a, b;              // trailing (its column kept)\n"
                  "    // last in the loop\n"
                  "  }\n"
                  "  // last in the kernel\n"
@@ -590,7 +590,7 @@ static void test_fmt_softmax(void **state) {
   char *once = format(softmax);
   assert_non_null(strstr(once, "// comments: // to end of line, and /* ... */\nkernel softmax(R: int) {\n"
                                "  // parameters: int scalars, known only at run time\n"
-                               "  hbm in X: f32[R * 32, 96];  // off-chip tensors:"));
+                               "  hbm in X: f32[R * 32, 96];             // off-chip tensors:"));
   assert_non_null(strstr(once, "  sbuf s: f32[32, 1];\n\n  for r in 0 .. R {\n    // half-open;"));
   assert_non_null(strstr(once, "    act {\n      sub_row y, x[r % 2], m;\n      exp y, y;\n"
                                "    }  // per-engine block: every instruction in it runs on act\n"));
