@@ -153,6 +153,13 @@ static void uses_expr(Uses *u, const IrExpr *x) {
   uses_expr(u, x->b);
 }
 
+/* Whether a loop must check its trip count at entry (bfrt_loop): hi - lo
+ * stays below 2^63 when lo is a constant >= 0 or hi a constant < 0, the
+ * usual `for i in 0 .. N`. */
+static bool loop_checked(const IrNode *n) {
+  return !(n->lo->kind == IX_CONST && n->lo->value >= 0) && !(n->hi->kind == IX_CONST && n->hi->value < 0);
+}
+
 static void uses_nodes(Uses *u, const IrNode *n) {
   for (; n; n = n->next) {
     switch (n->kind) {
@@ -175,6 +182,7 @@ static void uses_nodes(Uses *u, const IrNode *n) {
       uses_expr(u, n->value);
       break;
     case IR_LOOP:
+      u->cx |= loop_checked(n);
       uses_expr(u, n->lo);
       uses_expr(u, n->hi);
       uses_nodes(u, n->body);
@@ -233,6 +241,7 @@ static bool is_const_mod(const IrExpr *x) {
 }
 
 static bool is_max(const IrExpr *x) { return x->kind == IX_MAX; }
+static bool is_trips(const IrExpr *x) { return x->kind == IX_TRIPS; }
 
 static void put_ir_expr(const Emitter *em, const IrExpr *x, int prec) {
   switch (x->kind) {
@@ -251,6 +260,7 @@ static void put_ir_expr(const Emitter *em, const IrExpr *x, int prec) {
   case IX_DIV: put_call(em, x, "bfrt_div", true); return;
   case IX_MOD: put_call(em, x, is_const_mod(x) ? "bf_mod" : "bfrt_mod", !is_const_mod(x)); return;
   case IX_MAX: put_call(em, x, "bf_max", false); return;
+  case IX_TRIPS: put_call(em, x, "bf_trips", false); return;
   }
   bug("emit_c: unknown IR expression kind %d", x->kind);
 }
@@ -414,7 +424,9 @@ static void put_loop(Emitter *em, const IrNode *n, const Uses *u) {
   fprintf(em->out, "for (int64_t %s = ", v);
   put_ir_expr(em, n->lo, 0);
   fprintf(em->out, ", bf_end%d = ", n->loop_id);
+  if (loop_checked(n)) fprintf(em->out, "bfrt_loop(bf_cx, %s, ", v);
   put_ir_expr(em, n->hi, 0);
+  if (loop_checked(n)) fprintf(em->out, ", %d)", n->line);
   fprintf(em->out, "; %s < bf_end%d; %s++) {\n", v, n->loop_id, v);
   em->depth++;
   put_nodes(em, n->body, u);
@@ -719,6 +731,12 @@ void emit_c(const Program *p, FILE *out) {
   put_enum(&em, "Tensors (hbm).", "BF_HBM_", p->kernel->ntensors, tensor_name);
   if (program_uses(p->ir, is_max))
     fputs("\nstatic int64_t bf_max(int64_t a, int64_t b) { return a > b ? a : b; }\n", out);
+  if (program_uses(p->ir, is_trips))
+    fputs("\n/* Iterations of for v in lo .. hi (below 2^63: bfrt_loop stops longer loops). */\n"
+          "static int64_t bf_trips(int64_t lo, int64_t hi) {\n"
+          "  return hi > lo ? (int64_t)((uint64_t)hi - (uint64_t)lo) : 0;\n"
+          "}\n",
+          out);
   if (program_uses(p->ir, is_const_mod))
     fputs("\n/* Floor modulo by a positive constant. */\n"
           "static int64_t bf_mod(int64_t a, int64_t b) { return a % b < 0 ? a % b + b : a % b; }\n",

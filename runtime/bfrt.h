@@ -90,6 +90,9 @@ void bfrt_bookkeep(bfrt_ctx *cx, int64_t n);
 /* Floor division and modulo; a zero divisor stops the kernel naming line. */
 int64_t bfrt_div(bfrt_ctx *cx, int64_t a, int64_t b, int line);
 int64_t bfrt_mod(bfrt_ctx *cx, int64_t a, int64_t b, int line);
+/* Enter `for v in lo .. hi`: returns hi; a loop of 2^63 or more iterations
+ * (more than a 64-bit counter can count) stops the kernel naming line. */
+int64_t bfrt_loop(bfrt_ctx *cx, int64_t lo, int64_t hi, int line);
 /* A zeroed array of n counters owned by this engine until the run ends. */
 int64_t *bfrt_scratch(bfrt_ctx *cx, int64_t n);
 

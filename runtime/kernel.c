@@ -173,6 +173,14 @@ int64_t bfrt_mod(Ctx *cx, int64_t a, int64_t b, int line) {
   return r != 0 && (r < 0) != (b < 0) ? r + b : r;
 }
 
+int64_t bfrt_loop(Ctx *cx, int64_t lo, int64_t hi, int line) {
+  uint64_t trips = hi > lo ? (uint64_t)hi - (uint64_t)lo : 0;
+  if (trips > (uint64_t)INT64_MAX)
+    rt_fail(cx, line, "loop runs %llu iterations (%lld .. %lld), more than 64-bit counters can count",
+            (unsigned long long)trips, (long long)lo, (long long)hi);
+  return hi;
+}
+
 int64_t *bfrt_scratch(Ctx *cx, int64_t n) {
   if (n < 0 || (uint64_t)n > (SIZE_MAX - sizeof(Scratch)) / sizeof(int64_t) / 2)
     rt_fail(cx, 0, "a bookkeeping array of %lld counters cannot be allocated", (long long)n);

@@ -10,7 +10,7 @@
  *   - an e-instruction adds 1;
  *   - a loop L whose per-iteration count K_e is closed-form and does not
  *     depend on L's variable gives P_e = entry + (i - lo) * K_e inside the
- *     body and entry + max(0, hi - lo) * K_e after it, so c may skip L;
+ *     body and entry + trips(lo, hi) * K_e after it, so c may skip L;
  *   - otherwise (a triangular nest) c runs L and keeps a running scalar,
  *     set to the entry position before L and to the end-of-body position
  *     after each iteration: the tracked cumulative count.
@@ -49,7 +49,7 @@ typedef struct NodeList {
 /* A loop's bounds as IR, built once and shared by every stream. */
 typedef struct LoopBounds {
   IrExpr *lo, *hi;
-  IrExpr *trips; /* max(0, hi - lo) */
+  IrExpr *trips; /* trips(lo, hi): never the wrapped max(0, hi - lo) */
   IrExpr *last;  /* hi - 1: the variable in the last iteration */
   IrExpr *ran;   /* 1 if the loop runs at least once, else 0: t - max(0, t - 1) */
 } LoopBounds;
@@ -104,7 +104,7 @@ static LoopBounds bounds_of(Program *p, const Stmt *loop) {
   LoopBounds lb;
   lb.lo = ir_from_expr(p, loop->lo);
   lb.hi = ir_from_expr(p, loop->hi);
-  lb.trips = ir_binary(a, IX_MAX, ir_const(a, 0), ir_binary(a, IX_SUB, lb.hi, lb.lo, 0), 0);
+  lb.trips = ir_binary(a, IX_TRIPS, lb.lo, lb.hi, 0);
   lb.last = ir_binary(a, IX_SUB, lb.hi, ir_const(a, 1), 0);
   IrExpr *rest = ir_binary(a, IX_MAX, ir_const(a, 0), ir_binary(a, IX_SUB, lb.trips, ir_const(a, 1), 0), 0);
   lb.ran = ir_binary(a, IX_SUB, lb.trips, rest, 0);

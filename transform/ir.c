@@ -58,6 +58,8 @@ static int64_t floor_div(int64_t a, int64_t b) {
 
 static int64_t floor_mod(int64_t a, int64_t b) { return a - floor_div(a, b) * b; }
 
+uint64_t ir_trips(int64_t lo, int64_t hi) { return hi > lo ? (uint64_t)hi - (uint64_t)lo : 0; }
+
 /* The value of kind over two constants, or 0 when folding is unsafe
  * (overflow, a zero divisor: those are left for run time to report). */
 static int fold(IrExprKind kind, int64_t a, int64_t b, int64_t *out) {
@@ -66,6 +68,10 @@ static int fold(IrExprKind kind, int64_t a, int64_t b, int64_t *out) {
   case IX_SUB: return !__builtin_sub_overflow(a, b, out);
   case IX_MUL: return !__builtin_mul_overflow(a, b, out);
   case IX_MAX: *out = a > b ? a : b; return 1;
+  case IX_TRIPS:
+    if (ir_trips(a, b) > IR_MAX_TRIPS) return 0; /* left for run time to report */
+    *out = (int64_t)ir_trips(a, b);
+    return 1;
   case IX_DIV:
     if (b == 0 || (a == INT64_MIN && b == -1)) return 0;
     *out = floor_div(a, b);
@@ -225,7 +231,8 @@ void ir_print_expr(const Program *p, const IrStream *s, const IrExpr *e, FILE *o
     fputc(']', out);
     return;
   case IX_MAX:
-    fputs("max(", out);
+  case IX_TRIPS:
+    fputs(e->kind == IX_MAX ? "max(" : "trips(", out);
     ir_print_expr(p, s, e->a, out);
     fputs(", ", out);
     ir_print_expr(p, s, e->b, out);
@@ -415,6 +422,7 @@ static void check_expr(const Checker *c, const IrExpr *e) {
   case IX_DIV:
   case IX_MOD:
   case IX_MAX:
+  case IX_TRIPS:
     check_expr(c, e->a);
     check_expr(c, e->b);
     return;

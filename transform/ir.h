@@ -27,6 +27,7 @@ typedef enum IrExprKind {
   IX_DIV, /* floor division; line names the source on a zero divisor */
   IX_MOD, /* floor modulo */
   IX_MAX,
+  IX_TRIPS, /* iterations of `for v in a .. b`: b - a when b > a, else 0 (ir_trips) */
 } IrExprKind;
 
 typedef struct IrExpr {
@@ -118,6 +119,16 @@ typedef struct IrProgram {
 } IrProgram;
 
 struct Program;
+/* The trip count of `for v in lo .. hi`: hi - lo when hi > lo, else 0,
+ * exact (it is computed in uint64_t, where any difference fits). A loop
+ * of more than IR_MAX_TRIPS iterations cannot run: its engines' 64-bit
+ * counters would overflow before it ends, so the reference executor, the
+ * oracle and the generated code (bfrt_loop) all stop the kernel at its
+ * entry with the same error; every trip count that reaches arithmetic is
+ * therefore below 2^63. */
+#define IR_MAX_TRIPS ((uint64_t)INT64_MAX)
+uint64_t ir_trips(int64_t lo, int64_t hi);
+
 /* Print every stream readably (bfsync compile --emit=ir). */
 void ir_print(const struct Program *p, FILE *out);
 /* Print each wait with its provenance (bfsync compile --explain). */

@@ -301,6 +301,14 @@ static void walk_stmts(Oracle *o, const Stmt *s);
 static void walk_for(Oracle *o, const Stmt *s) {
   int64_t lo, hi;
   if (!eval(o, s->lo, &lo) || !eval(o, s->hi, &hi)) return;
+  if (ir_trips(lo, hi) > IR_MAX_TRIPS) {
+    diag_error(&o->p->diag, s->span,
+               "loop runs %llu iterations (%lld .. %lld) with these parameters, more than "
+               "64-bit counters can count",
+               (unsigned long long)ir_trips(lo, hi), (long long)lo, (long long)hi);
+    o->failed = true;
+    return;
+  }
   for (int64_t v = lo; v < hi && !o->failed; v++) {
     o->loopvars[s->loop_id] = v;
     walk_stmts(o, s->body);
@@ -479,6 +487,7 @@ static int64_t ir_eval(Schedule *s, Interp *in, const IrExpr *x) {
   case IX_SUB: return wrap((uint64_t)a - (uint64_t)b);
   case IX_MUL: return wrap((uint64_t)a * (uint64_t)b);
   case IX_MAX: return a > b ? a : b;
+  case IX_TRIPS: return (int64_t)ir_trips(a, b); /* below 2^63: the walk stopped longer loops */
   case IX_DIV:
   case IX_MOD:
     if (b == 0) return division_by_zero(s, x->line);

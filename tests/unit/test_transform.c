@@ -80,10 +80,11 @@ static int64_t eval(Run *r, const IrExpr *e) {
   a = eval(r, e->a);
   b = eval(r, e->b);
   switch (e->kind) {
-  case IX_ADD: return a + b;
-  case IX_SUB: return a - b;
-  case IX_MUL: return a * b;
+  case IX_ADD: return (int64_t)((uint64_t)a + (uint64_t)b);
+  case IX_SUB: return (int64_t)((uint64_t)a - (uint64_t)b);
+  case IX_MUL: return (int64_t)((uint64_t)a * (uint64_t)b);
   case IX_MAX: return a > b ? a : b;
+  case IX_TRIPS: return (int64_t)ir_trips(a, b);
   case IX_DIV: return floor_div(a, b);
   case IX_MOD: return a - floor_div(a, b) * b;
   default: fail_msg("expression kind %d", e->kind);

@@ -38,6 +38,11 @@ enum {
 
 static int64_t bf_max(int64_t a, int64_t b) { return a > b ? a : b; }
 
+/* Iterations of for v in lo .. hi (below 2^63: bfrt_loop stops longer loops). */
+static int64_t bf_trips(int64_t lo, int64_t hi) {
+  return hi > lo ? (int64_t)((uint64_t)hi - (uint64_t)lo) : 0;
+}
+
 /* Floor modulo by a positive constant. */
 static int64_t bf_mod(int64_t a, int64_t b) { return a % b < 0 ? a % b + b : a % b; }
 
@@ -63,13 +68,13 @@ static void bf_engine_pe(bfrt_ctx *bf_cx, const int64_t *bf_params) {
       for (int64_t k = 0, bf_end2 = K; k < bf_end2; k++) {
         bfrt_bookkeep(bf_cx, 3);
         bf_wait(bf_cx, BF_ENGINE_act, &bf_known_act, bf_a0[bf_mod(n, 2)], 38); /* after act line 40: WAR, loop-carried (tracked) */
-        bf_wait(bf_cx, BF_ENGINE_dve, &bf_known_dve, m * bf_max(0, N) + n + 1, 38); /* after dve line 32: RAW+WAW, same iteration */
-        bf_wait(bf_cx, BF_ENGINE_dma, &bf_known_dma, m * (bf_max(0, N) * (bf_max(0, K) * 2 + 1)) + n * (bf_max(0, K) * 2 + 1) + k * 2 + 2, 38); /* after dma line 36: RAW, same iteration */
+        bf_wait(bf_cx, BF_ENGINE_dve, &bf_known_dve, m * bf_trips(0, N) + n + 1, 38); /* after dve line 32: RAW+WAW, same iteration */
+        bf_wait(bf_cx, BF_ENGINE_dma, &bf_known_dma, m * (bf_trips(0, N) * (bf_trips(0, K) * 2 + 1)) + n * (bf_trips(0, K) * 2 + 1) + k * 2 + 2, 38); /* after dma line 36: RAW, same iteration */
         /* line 38: pe: matmul_acc acc[n % 2], a[k % 2], b[k % 2]; */
         bfrt_op(bf_cx, BFRT_MATMUL_ACC, 38, 3, (const bfrt_arg[3]){BFRT_TILE(BF_TILE_acc, bf_mod(n, 2)), BFRT_TILE(BF_TILE_a, bf_mod(k, 2)), BFRT_TILE(BF_TILE_b, bf_mod(k, 2))});
       }
       bfrt_bookkeep(bf_cx, 1);
-      bf_a0[bf_mod(n, 2)] = m * bf_max(0, N) + n + 1;
+      bf_a0[bf_mod(n, 2)] = m * bf_trips(0, N) + n + 1;
     }
   }
 }
@@ -87,14 +92,14 @@ static void bf_engine_act(bfrt_ctx *bf_cx, const int64_t *bf_params) {
   for (int64_t m = 0, bf_end0 = M; m < bf_end0; m++) {
     for (int64_t n = 0, bf_end1 = N; n < bf_end1; n++) {
       bfrt_bookkeep(bf_cx, 4);
-      bf_a0[bf_mod(n, 2)] = bf_max(bf_a0[bf_mod(n, 2)], (m * (bf_max(0, N) * bf_max(0, K)) + n * bf_max(0, K) + K) * (bf_max(0, K) - bf_max(0, bf_max(0, K) + (-1))));
+      bf_a0[bf_mod(n, 2)] = bf_max(bf_a0[bf_mod(n, 2)], (m * (bf_trips(0, N) * bf_trips(0, K)) + n * bf_trips(0, K) + K) * (bf_trips(0, K) - bf_max(0, bf_trips(0, K) + (-1))));
       bf_wait(bf_cx, BF_ENGINE_pe, &bf_known_pe, bf_a0[bf_mod(n, 2)], 40); /* after pe line 38: RAW, loop-carried (tracked) */
-      bf_wait(bf_cx, BF_ENGINE_dve, &bf_known_dve, m * bf_max(0, N) + n + 1, 40); /* after dve line 32: RAW, same iteration */
+      bf_wait(bf_cx, BF_ENGINE_dve, &bf_known_dve, m * bf_trips(0, N) + n + 1, 40); /* after dve line 32: RAW, same iteration */
       bf_wait(bf_cx, BF_ENGINE_dma, &bf_known_dma, bf_a1[bf_mod(n, 2)], 40); /* after dma line 41: WAR, loop-carried (tracked) */
       /* line 40: act: copy c[n % 2], acc[n % 2]; */
       bfrt_op(bf_cx, BFRT_COPY, 40, 2, (const bfrt_arg[2]){BFRT_TILE(BF_TILE_c, bf_mod(n, 2)), BFRT_TILE(BF_TILE_acc, bf_mod(n, 2))});
       bfrt_bookkeep(bf_cx, 1);
-      bf_a1[bf_mod(n, 2)] = m * (bf_max(0, N) * (bf_max(0, K) * 2 + 1)) + n * (bf_max(0, K) * 2 + 1) + bf_max(0, K) * 2 + 1;
+      bf_a1[bf_mod(n, 2)] = m * (bf_trips(0, N) * (bf_trips(0, K) * 2 + 1)) + n * (bf_trips(0, K) * 2 + 1) + bf_trips(0, K) * 2 + 1;
     }
   }
 }
@@ -117,9 +122,9 @@ static void bf_engine_dve(bfrt_ctx *bf_cx, const int64_t *bf_params) {
       /* line 32: dve: fill acc[n % 2], 0.0; */
       bfrt_op(bf_cx, BFRT_FILL, 32, 2, (const bfrt_arg[2]){BFRT_TILE(BF_TILE_acc, bf_mod(n, 2)), BFRT_IMM(0.0f)});
       bfrt_bookkeep(bf_cx, 3);
-      bf_a1[bf_mod(n, 2)] = bf_max(bf_a1[bf_mod(n, 2)], (m * (bf_max(0, N) * bf_max(0, K)) + n * bf_max(0, K) + K) * (bf_max(0, K) - bf_max(0, bf_max(0, K) + (-1))));
-      bf_a0[bf_mod(n, 2)] = bf_max(bf_a0[bf_mod(n, 2)], (m * (bf_max(0, N) * bf_max(0, K)) + n * bf_max(0, K) + K) * (bf_max(0, K) - bf_max(0, bf_max(0, K) + (-1))));
-      bf_a2[bf_mod(n, 2)] = m * bf_max(0, N) + n + 1;
+      bf_a1[bf_mod(n, 2)] = bf_max(bf_a1[bf_mod(n, 2)], (m * (bf_trips(0, N) * bf_trips(0, K)) + n * bf_trips(0, K) + K) * (bf_trips(0, K) - bf_max(0, bf_trips(0, K) + (-1))));
+      bf_a0[bf_mod(n, 2)] = bf_max(bf_a0[bf_mod(n, 2)], (m * (bf_trips(0, N) * bf_trips(0, K)) + n * bf_trips(0, K) + K) * (bf_trips(0, K) - bf_max(0, bf_trips(0, K) + (-1))));
+      bf_a2[bf_mod(n, 2)] = m * bf_trips(0, N) + n + 1;
     }
   }
 }
@@ -151,11 +156,11 @@ static void bf_engine_dma(bfrt_ctx *bf_cx, const int64_t *bf_params) {
         /* line 36: load b[k % 2], B[k, n]; */
         bfrt_op(bf_cx, BFRT_LOAD, 36, 2, (const bfrt_arg[2]){BFRT_TILE(BF_TILE_b, bf_mod(k, 2)), BFRT_HBM(BF_HBM_B, k, n)});
         bfrt_bookkeep(bf_cx, 2);
-        bf_a0[bf_mod(k, 2)] = m * (bf_max(0, N) * bf_max(0, K)) + n * bf_max(0, K) + k + 1;
-        bf_a1[bf_mod(k, 2)] = m * (bf_max(0, N) * bf_max(0, K)) + n * bf_max(0, K) + k + 1;
+        bf_a0[bf_mod(k, 2)] = m * (bf_trips(0, N) * bf_trips(0, K)) + n * bf_trips(0, K) + k + 1;
+        bf_a1[bf_mod(k, 2)] = m * (bf_trips(0, N) * bf_trips(0, K)) + n * bf_trips(0, K) + k + 1;
       }
       bfrt_bookkeep(bf_cx, 1);
-      bf_wait(bf_cx, BF_ENGINE_act, &bf_known_act, m * bf_max(0, N) + n + 1, 41); /* after act line 40: RAW, same iteration */
+      bf_wait(bf_cx, BF_ENGINE_act, &bf_known_act, m * bf_trips(0, N) + n + 1, 41); /* after act line 40: RAW, same iteration */
       /* line 41: dma: store C[m, n], c[n % 2]; */
       bfrt_op(bf_cx, BFRT_STORE, 41, 2, (const bfrt_arg[2]){BFRT_HBM(BF_HBM_C, m, n), BFRT_TILE(BF_TILE_c, bf_mod(n, 2))});
     }
