@@ -557,20 +557,22 @@ static void close_body(Builder *b, const Stmt *loop, const int *running, NodeLis
 
 /* A loop whose body, for c, is only stores at slots that do not change
  * from one iteration to the next: c need not run it. After the loop, slot
- * s holds the position of the last iteration's access if the loop ran
- * (the latest one), else what it held: arr[s] = max(arr[s], ran * last). */
+ * s holds the position of the last iteration's access if the loop ran (the
+ * latest one), else what it held. So c runs the stores in the last
+ * iteration only, `for v in max(lo, hi - 1) .. hi`: one iteration, or none
+ * when the loop runs none, and then it evaluates no slot, as the program
+ * evaluates none (a slot may be out of range or divide by zero then). */
 static bool summarize_stores(Builder *b, const Stmt *loop, IrNode *body, NodeList *out) {
   Program *p = b->p;
   for (IrNode *n = body; n; n = n->next)
     if (n->kind != IR_STORE || uses_loopvar(n->index, loop->loop_id) || has_load(n->value)) return false;
   const LoopBounds *lb = &b->an->bounds[loop->loop_id];
-  for (IrNode *n = body, *next; n; n = next) {
-    next = n->next;
-    n->next = NULL;
-    IrExpr *last = ir_binary(p->arena, IX_MUL, substitute(p, n->value, loop->loop_id, lb->last), lb->ran, 0);
-    n->value = ir_binary(p->arena, IX_MAX, ir_load(p->arena, n->array, n->index), last, 0);
-    append(out, n);
-  }
+  IrNode *last = ir_node(p->arena, IR_LOOP, b->an->d->loops[loop->loop_id].line);
+  last->loop_id = loop->loop_id;
+  last->lo = ir_binary(p->arena, IX_MAX, lb->lo, lb->last, 0);
+  last->hi = lb->hi;
+  last->body = body;
+  append(out, last);
   return true;
 }
 

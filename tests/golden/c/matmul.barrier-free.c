@@ -91,8 +91,11 @@ static void bf_engine_act(bfrt_ctx *bf_cx, const int64_t *bf_params) {
   int64_t *bf_a1 = bfrt_scratch(bf_cx, 2); /* dma_reads_c */
   for (int64_t m = 0, bf_end0 = M; m < bf_end0; m++) {
     for (int64_t n = 0, bf_end1 = N; n < bf_end1; n++) {
-      bfrt_bookkeep(bf_cx, 4);
-      bf_a0[bf_mod(n, 2)] = bf_max(bf_a0[bf_mod(n, 2)], (m * (bf_trips(0, N) * bf_trips(0, K)) + n * bf_trips(0, K) + K) * (bf_trips(0, K) - bf_max(0, bf_trips(0, K) + (-1))));
+      for (int64_t k = bf_max(0, K + (-1)), bf_end2 = bfrt_loop(bf_cx, k, K, 33); k < bf_end2; k++) {
+        bfrt_bookkeep(bf_cx, 1);
+        bf_a0[bf_mod(n, 2)] = m * (bf_trips(0, N) * bf_trips(0, K)) + n * bf_trips(0, K) + k + 1;
+      }
+      bfrt_bookkeep(bf_cx, 3);
       bf_wait(bf_cx, BF_ENGINE_pe, &bf_known_pe, bf_a0[bf_mod(n, 2)], 40); /* after pe line 38: RAW, loop-carried (tracked) */
       bf_wait(bf_cx, BF_ENGINE_dve, &bf_known_dve, m * bf_trips(0, N) + n + 1, 40); /* after dve line 32: RAW, same iteration */
       bf_wait(bf_cx, BF_ENGINE_dma, &bf_known_dma, bf_a1[bf_mod(n, 2)], 40); /* after dma line 41: WAR, loop-carried (tracked) */
@@ -121,9 +124,12 @@ static void bf_engine_dve(bfrt_ctx *bf_cx, const int64_t *bf_params) {
       bf_wait(bf_cx, BF_ENGINE_act, &bf_known_act, bf_a2[bf_mod(n, 2)], 32); /* after act line 40: WAR, loop-carried (tracked) */
       /* line 32: dve: fill acc[n % 2], 0.0; */
       bfrt_op(bf_cx, BFRT_FILL, 32, 2, (const bfrt_arg[2]){BFRT_TILE(BF_TILE_acc, bf_mod(n, 2)), BFRT_IMM(0.0f)});
-      bfrt_bookkeep(bf_cx, 3);
-      bf_a1[bf_mod(n, 2)] = bf_max(bf_a1[bf_mod(n, 2)], (m * (bf_trips(0, N) * bf_trips(0, K)) + n * bf_trips(0, K) + K) * (bf_trips(0, K) - bf_max(0, bf_trips(0, K) + (-1))));
-      bf_a0[bf_mod(n, 2)] = bf_max(bf_a0[bf_mod(n, 2)], (m * (bf_trips(0, N) * bf_trips(0, K)) + n * bf_trips(0, K) + K) * (bf_trips(0, K) - bf_max(0, bf_trips(0, K) + (-1))));
+      for (int64_t k = bf_max(0, K + (-1)), bf_end2 = bfrt_loop(bf_cx, k, K, 33); k < bf_end2; k++) {
+        bfrt_bookkeep(bf_cx, 2);
+        bf_a1[bf_mod(n, 2)] = m * (bf_trips(0, N) * bf_trips(0, K)) + n * bf_trips(0, K) + k + 1;
+        bf_a0[bf_mod(n, 2)] = m * (bf_trips(0, N) * bf_trips(0, K)) + n * bf_trips(0, K) + k + 1;
+      }
+      bfrt_bookkeep(bf_cx, 1);
       bf_a2[bf_mod(n, 2)] = m * bf_trips(0, N) + n + 1;
     }
   }
