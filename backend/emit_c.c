@@ -217,6 +217,7 @@ static void put_const(FILE *out, int64_t v, int prec) {
 }
 
 static void put_ir_expr(const Emitter *em, const IrExpr *x, int prec);
+static void put_element(const Emitter *em, int array, const IrExpr *index, int op, int line);
 
 static void put_binary(const Emitter *em, const IrExpr *x, const char *op, int own, int prec) {
   if (prec > own) fputc('(', em->out);
@@ -243,17 +244,28 @@ static bool is_const_mod(const IrExpr *x) {
 static bool is_max(const IrExpr *x) { return x->kind == IX_MAX; }
 static bool is_trips(const IrExpr *x) { return x->kind == IX_TRIPS; }
 
+/* bf_aA[index]; an index not known to be in range is the slot of op at
+ * line, checked first (bfrt_slot) with that op's own error. */
+static void put_element(const Emitter *em, int array, const IrExpr *index, int op, int line) {
+  const IrArray *a = &em->stream->arrays[array];
+  fprintf(em->out, "bf_a%d[", array);
+  if (a->tile < 0 || ir_index_in_range(index, a->length)) {
+    put_ir_expr(em, index, 0);
+  } else {
+    fprintf(em->out, "bfrt_slot(bf_cx, BFRT_%s, BF_TILE_%s, ", op_ids[op], em->tile_ids[a->tile]);
+    put_ir_expr(em, index, 0);
+    fprintf(em->out, ", %d)", line);
+  }
+  fputc(']', em->out);
+}
+
 static void put_ir_expr(const Emitter *em, const IrExpr *x, int prec) {
   switch (x->kind) {
   case IX_CONST: put_const(em->out, x->value, prec); return;
   case IX_PARAM: fputs(em->param_names[x->id], em->out); return;
   case IX_LOOPVAR: fputs(em->loop_names[x->id], em->out); return;
   case IX_VAR: fprintf(em->out, "bf_v%d", x->id); return;
-  case IX_LOAD:
-    fprintf(em->out, "bf_a%d[", x->id);
-    put_ir_expr(em, x->a, 0);
-    fputc(']', em->out);
-    return;
+  case IX_LOAD: put_element(em, x->id, x->a, (int)x->value, x->line); return;
   case IX_ADD: put_binary(em, x, "+", 1, prec); return;
   case IX_SUB: put_binary(em, x, "-", 1, prec); return;
   case IX_MUL: put_binary(em, x, "*", 2, prec); return;
@@ -460,9 +472,8 @@ static void put_nodes(Emitter *em, const IrNode *n, const Uses *u) {
       break;
     case IR_STORE:
       indent(em);
-      fprintf(em->out, "bf_a%d[", n->array);
-      put_ir_expr(em, n->index, 0);
-      fputs("] = ", em->out);
+      put_element(em, n->array, n->index, n->op, n->line);
+      fputs(" = ", em->out);
       put_ir_expr(em, n->value, 0);
       fputs(";\n", em->out);
       break;

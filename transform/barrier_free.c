@@ -217,6 +217,7 @@ static void register_array(Builder *b, int consumer, int e, int res, int kind) {
   a->name = arena_printf(b->p->arena, "%s_%s_%s", b->p->target->engines[e].name,
                          kind == WRITES ? "writes" : "reads", what);
   a->length = ir_const(b->p->arena, res < d->k->ntiles ? d->k->tiles[res].slots : 1);
+  a->tile = res < d->k->ntiles ? res : -1;
   *slot = b->s->narrays++;
 }
 
@@ -371,7 +372,7 @@ static IrExpr *tracked_threshold(Builder *b, int consumer, int e) {
     for (int kind = READS; kind <= WRITES; kind++) {
       int a = loaded_array(b, consumer, e, x, kind);
       if (a < 0) continue;
-      IrExpr *load = ir_load(b->p->arena, a, access_index(b, x));
+      IrExpr *load = ir_load(b->p->arena, a, access_index(b, x), in->stmt->op, in->line);
       if (t && max_has(t, load)) continue;
       t = t ? ir_binary(b->p->arena, IX_MAX, t, load, 0) : load;
     }
@@ -476,6 +477,7 @@ static void emit_stores(Builder *b, int id, IrExpr *position, NodeList *out) {
     if (a < 0 || id > b->last_use[a]) continue;
     IrNode *n = ir_node(b->p->arena, IR_STORE, in->line);
     n->array = a;
+    n->op = in->stmt->op;
     n->index = access_index(b, x);
     n->value = position;
     append(out, n);

@@ -42,9 +42,11 @@ IrExpr *ir_leaf(Arena *arena, IrExprKind kind, int id) {
   return e;
 }
 
-IrExpr *ir_load(Arena *arena, int array, IrExpr *index) {
+IrExpr *ir_load(Arena *arena, int array, IrExpr *index, int op, int line) {
   IrExpr *e = ir_leaf(arena, IX_LOAD, array);
   e->a = index;
+  e->value = op;
+  e->line = line;
   e->size = tree_size(index, NULL);
   return e;
 }
@@ -181,6 +183,13 @@ IrNode *ir_op(const Program *p, const Stmt *instr, int line) {
     }
   }
   return n;
+}
+
+int ir_index_in_range(const IrExpr *index, const IrExpr *len) {
+  if (len->kind != IX_CONST) return 0;
+  if (index->kind == IX_CONST) return index->value >= 0 && index->value < len->value;
+  return index->kind == IX_MOD && index->b->kind == IX_CONST && index->b->value > 0 &&
+         index->b->value <= len->value;
 }
 
 int ir_expr_equal(const IrExpr *a, const IrExpr *b) {
@@ -412,8 +421,8 @@ static void check_expr(const Checker *c, const IrExpr *e) {
     if (e->id < 0 || e->id >= c->s->nvars) bug("ir_validate: engine %d: var %d", c->engine, e->id);
     return;
   case IX_LOAD:
-    if (e->id < 0 || e->id >= c->s->narrays)
-      bug("ir_validate: engine %d: array %d", c->engine, e->id);
+    if (e->id < 0 || e->id >= c->s->narrays || e->value < 0 || e->value >= BFRT_NOPS)
+      bug("ir_validate: engine %d: load of array %d for op %lld", c->engine, e->id, (long long)e->value);
     check_expr(c, e->a);
     return;
   case IX_ADD:
@@ -467,6 +476,7 @@ static void check_node(const Checker *c, const IrNode *n) {
     return;
   case IR_STORE:
     if (n->array < 0 || n->array >= c->s->narrays) bug("ir_validate: store to array %d", n->array);
+    if (n->op < 0 || n->op >= BFRT_NOPS) bug("ir_validate: store for op %d", n->op);
     check_expr(c, n->index);
     check_expr(c, n->value);
     return;
@@ -493,7 +503,11 @@ void ir_validate(Program *p) {
   for (int e = 0; e < p->ir->nengines; e++) {
     const IrStream *s = &p->ir->streams[e];
     Checker c = {p, s, e};
-    for (int a = 0; a < s->narrays; a++) check_expr(&c, s->arrays[a].length);
+    for (int a = 0; a < s->narrays; a++) {
+      check_expr(&c, s->arrays[a].length);
+      if (s->arrays[a].tile < -1 || s->arrays[a].tile >= p->kernel->ntiles)
+        bug("ir_validate: engine %d: array %d tracks tile %d", e, a, s->arrays[a].tile);
+    }
     check_nodes(&c, s->body);
   }
 }

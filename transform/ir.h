@@ -20,7 +20,9 @@ typedef enum IrExprKind {
   IX_PARAM,   /* id = parameter index */
   IX_LOOPVAR, /* id = loop id */
   IX_VAR,     /* id = bookkeeping scalar of this stream */
-  IX_LOAD,    /* id = bookkeeping array of this stream, a = index */
+  IX_LOAD,    /* id = bookkeeping array of this stream, a = index; for a tile's
+                 array the index is an instruction's slot: value = its op and
+                 line = its line, for the slot's bounds error (IrArray.tile) */
   IX_ADD,
   IX_SUB,
   IX_MUL,
@@ -85,7 +87,8 @@ typedef struct IrNode {
   IrExpr *threshold;
   const WaitWhy *why;
 
-  /* IR_SET: var = value; IR_STORE: array[index] = value */
+  /* IR_SET: var = value; IR_STORE: array[index] = value, index the slot
+   * of the instruction `op` at `line` (for its bounds error) */
   int var;
   int array;
   IrExpr *index;
@@ -100,6 +103,7 @@ typedef struct IrNode {
 typedef struct IrArray {
   const char *name; /* for printing: what it tracks */
   IrExpr *length;   /* over parameters only; evaluated at engine start */
+  int tile;         /* the tile whose slots index it (length = its slots), or -1 (index 0) */
 } IrArray;
 
 typedef struct IrStream {
@@ -129,6 +133,12 @@ struct Program;
 #define IR_MAX_TRIPS ((uint64_t)INT64_MAX)
 uint64_t ir_trips(int64_t lo, int64_t hi);
 
+/* Whether index, into an array of length len, is in range whatever the
+ * parameters: a constant in range, or x % m for a constant 0 < m <= len
+ * (floor modulo). Other bookkeeping indices are checked when they run, as
+ * slots are, with the slot's error (bfrt_slot), before any array access. */
+int ir_index_in_range(const IrExpr *index, const IrExpr *len);
+
 /* Print every stream readably (bfsync compile --emit=ir). */
 void ir_print(const struct Program *p, FILE *out);
 /* Print each wait with its provenance (bfsync compile --explain). */
@@ -143,7 +153,8 @@ void ir_validate(struct Program *p);
 struct Arena;
 IrExpr *ir_const(struct Arena *arena, int64_t value);
 IrExpr *ir_leaf(struct Arena *arena, IrExprKind kind, int id); /* PARAM, LOOPVAR, VAR */
-IrExpr *ir_load(struct Arena *arena, int array, IrExpr *index);
+/* array[index], index being the slot of instruction op at line. */
+IrExpr *ir_load(struct Arena *arena, int array, IrExpr *index, int op, int line);
 IrExpr *ir_binary(struct Arena *arena, IrExprKind kind, IrExpr *a, IrExpr *b, int line);
 /* The AST expression e as an IrExpr (lines of / and % from p's source). */
 IrExpr *ir_from_expr(const struct Program *p, const Expr *e);

@@ -185,13 +185,14 @@ static bool hbm_region(Oracle *o, const Stmt *s, int i, Region *rg) {
   return true;
 }
 
-static bool tile_region(Oracle *o, const Operand *op, Region *rg) {
+/* The slot error in the words of the runtime and the reference. */
+static bool tile_region(Oracle *o, const Stmt *s, const Operand *op, Region *rg) {
   const Tile *t = &o->p->kernel->tiles[op->decl];
   int64_t slot = 0;
   if (op->slot && !eval(o, op->slot, &slot)) return false;
   if (slot < 0 || slot >= t->slots) {
-    diag_error(&o->p->diag, op->span, "slot %lld of tile '%s' is out of range 0 .. %lld",
-               (long long)slot, t->name, (long long)t->slots - 1);
+    diag_error(&o->p->diag, op->span, "%s: slot %s[%lld] is out of range (%lld slots)", s->op_name,
+               t->name, (long long)slot, (long long)t->slots);
     o->failed = true;
     return false;
   }
@@ -202,7 +203,7 @@ static bool tile_region(Oracle *o, const Operand *op, Region *rg) {
 /* Operand 0 is written (matmul_acc also reads it); the others are read. */
 static bool operand_region(Oracle *o, const Stmt *s, int i, Region *rg) {
   const Operand *op = &s->operands[i];
-  bool ok = op->kind == OPND_HBM ? hbm_region(o, s, i, rg) : tile_region(o, op, rg);
+  bool ok = op->kind == OPND_HBM ? hbm_region(o, s, i, rg) : tile_region(o, s, op, rg);
   rg->writes = i == 0;
   rg->reads = i > 0 || s->op == BFRT_MATMUL_ACC;
   return ok;
