@@ -166,9 +166,12 @@ static void check_divisor(Ctx *cx, int64_t a, int64_t b, int line) {
   if (b == 0) rt_fail(cx, line, "division by zero (%lld / 0)", (long long)a);
 }
 
+/* The language's floor division and modulo (docs/language.md): a / -1 is
+ * -a, wrapping (INT64_MIN / -1 is INT64_MIN), and a % -1 is 0, as in the
+ * reference executor and the oracle; C's a / b would trap there. */
 int64_t bfrt_div(Ctx *cx, int64_t a, int64_t b, int line) {
   check_divisor(cx, a, b, line);
-  if (a == INT64_MIN && b == -1) rt_fail(cx, line, "integer overflow in %lld / -1", (long long)a);
+  if (b == -1) return (int64_t)(0 - (uint64_t)a);
   int64_t q = a / b;
   return a % b != 0 && (a < 0) != (b < 0) ? q - 1 : q;
 }

@@ -6,7 +6,8 @@
 # and one `// line:` line. At every parameter set, `bfsync verify` (both
 # sync modes) and `bfsync run` (both modes, threads with --check, then
 # --exec=sim) must exit 1 with a message containing the error text and
-# naming the line (FILE:LINE:COL: from verify, "line LINE:" from run). Kernels that must pass go to
+# naming the line (FILE:LINE:COL: from verify, "line LINE:" from run).
+# Then a kernel of 150,000 straight-line ops must run. Kernels that must pass go to
 # tests/regress/ instead. No golden files: UPDATE=1 skips it.
 set -u
 if [[ -n ${UPDATE:-} ]]; then echo "hostile.sh: no golden files to update"; exit 0; fi
@@ -50,6 +51,21 @@ for k in tests/hostile/*.bfk; do
     done
   done < <(sed -n 's|^// params:||p' "$k")
 done
+
+# 150,000 straight-line ops on one engine: the engine function's stack
+# once grew with every op (a compound literal each) and overflowed.
+python3 - "$tmp/long.bfk" <<'PY'
+import sys
+body = "\n".join("  dve: add a, a, b;" for _ in range(150000))
+open(sys.argv[1], "w").write("kernel long_line(N: int) {\n  hbm in X: f32[4, 4];\n  hbm out Y: f32[4, 4];\n"
+    "  sbuf a: f32[4, 4];\n  sbuf b: f32[4, 4];\n  dma: load a, X[0, 0];\n" + body +
+    "\n  dma: store Y[0, 0], a;\n}\n")
+PY
+runs=$((runs + 1))
+if ! timeout 120 "$BFSYNC" run "$tmp/long.bfk" -p N=1 >"$tmp/out" 2>"$tmp/err"; then
+  echo "hostile.sh: FAIL: 150,000 straight-line ops: $(tail -c 300 "$tmp/err")"
+  failures=$((failures + 1))
+fi
 
 echo "hostile.sh: $runs runs"
 [[ $failures == 0 ]] || { echo "hostile.sh: $failures failures"; exit 1; }
