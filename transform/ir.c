@@ -53,13 +53,6 @@ IrExpr *ir_load(Arena *arena, int array, IrExpr *index, int op, int line) {
 
 static int is_const(const IrExpr *e, int64_t v) { return e->kind == IX_CONST && e->value == v; }
 
-static int64_t floor_div(int64_t a, int64_t b) {
-  int64_t q = a / b;
-  return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
-}
-
-static int64_t floor_mod(int64_t a, int64_t b) { return a - floor_div(a, b) * b; }
-
 uint64_t ir_trips(int64_t lo, int64_t hi) { return hi > lo ? (uint64_t)hi - (uint64_t)lo : 0; }
 
 /* The value of kind over two constants, or 0 when folding is unsafe
@@ -75,12 +68,9 @@ static int fold(IrExprKind kind, int64_t a, int64_t b, int64_t *out) {
     *out = (int64_t)ir_trips(a, b);
     return 1;
   case IX_DIV:
-    if (b == 0 || (a == INT64_MIN && b == -1)) return 0;
-    *out = floor_div(a, b);
-    return 1;
   case IX_MOD:
-    if (b == 0 || b == -1) return 0;
-    *out = floor_mod(a, b);
+    if (b == 0) return 0; /* left for run time to report */
+    *out = kind == IX_DIV ? int_floor_div(a, b) : int_floor_mod(a, b);
     return 1;
   default: bug("fold: not a binary kind %d", kind);
   }

@@ -60,11 +60,6 @@ typedef struct Run {
   int64_t iterations;
 } Run;
 
-static int64_t floor_div(int64_t a, int64_t b) {
-  int64_t q = a / b;
-  return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
-}
-
 static int64_t eval(Run *r, const IrExpr *e) {
   int64_t a, b;
   switch (e->kind) {
@@ -86,8 +81,8 @@ static int64_t eval(Run *r, const IrExpr *e) {
   case IX_MUL: return (int64_t)((uint64_t)a * (uint64_t)b);
   case IX_MAX: return a > b ? a : b;
   case IX_TRIPS: return (int64_t)ir_trips(a, b);
-  case IX_DIV: return floor_div(a, b);
-  case IX_MOD: return a - floor_div(a, b) * b;
+  case IX_DIV: return int_floor_div(a, b);
+  case IX_MOD: return int_floor_mod(a, b);
   default: fail_msg("expression kind %d", e->kind);
   }
   return 0;
