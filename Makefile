@@ -16,7 +16,7 @@ GENFLAGS  = -Wno-unused-function -Wno-sign-compare -Wno-unused-parameter
 
 DEBS = flex bison tcc libtcc-dev libcmocka-dev python3 clang libclang-rt-14-dev valgrind
 
-COMPILER_SRC = $(sort $(wildcard frontend/*.c transform/*.c backend/*.c driver/*.c))
+COMPILER_SRC = $(sort $(wildcard frontend/*.c transform/*.c backend/*.c harness/*.c driver/*.c))
 RUNTIME_SRC  = $(sort $(wildcard runtime/*.c))
 ifneq ($(wildcard dsl/parser.y),)
 GEN_SRC      = $(BUILD)/gen/dsl/parser.c $(BUILD)/gen/dsl/lexer.c
