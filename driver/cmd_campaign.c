@@ -18,8 +18,8 @@
 #include "harness/gen.h"
 #include "harness/pool.h"
 
-#ifndef BFRT_INCLUDE_DIR
-#define BFRT_INCLUDE_DIR "runtime"
+#ifndef BFSYNC_SOURCE_DIR
+#define BFSYNC_SOURCE_DIR "."
 #endif
 
 static const char usage_text[] =
@@ -42,7 +42,8 @@ static const char usage_text[] =
     "  --size Z         kernel size for gen (default 12)\n"
     "  --schedules K    oracle interleavings per sync mode (default 2)\n"
     "  --no-jitter      no random delays on threads\n"
-    "  --lib PATH       libbfrt.a for the gcc step (default: beside bfsync)\n"
+    "  --lib PATH       libbfrt.a for the gcc step (default: beside bfsync; the gcc\n"
+    "                   step also needs the source tree bfsync was built from)\n"
     "  --regress DIR    where minimized failing seeds go (default tests/regress)\n"
     "  --no-minimize    report failing seeds without minimizing them\n"
     "  --json           the summary as one JSON object\n"
@@ -105,7 +106,7 @@ int cmd_campaign(int argc, char **argv) {
     Campaign c = {from, count, (int)jobs, gcc_every, json, !no_minimize, regress_dir,
                   {(long)size, (int)schedules, !no_jitter, NULL, mutation.kind, mutation.index},
                   {.lib = lib ? lib : arena_printf(arena, "%s/libbfrt.a", exe_dir),
-                   .root = arena_printf(arena, "%s/..", BFRT_INCLUDE_DIR)}};
+                   .root = BFSYNC_SOURCE_DIR}};
     status = campaign_run(&c);
   }
   free(exe_dir);

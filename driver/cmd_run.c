@@ -202,10 +202,14 @@ static int run_mode(Run *r, SyncMode sync, bool trace, ModeResult *res) {
   res->sync = sync;
   int status = transform_mode(r, sync);
   if (status) return status;
-  Jit *jit = jit_compile(r->p, emit_c_string(r->p));
+  const char *err;
+  Jit *jit = jit_compile(r->p, emit_c_string(r->p), &err);
+  if (!jit) {
+    fprintf(stderr, "bfsync: error: %s\n", err);
+    return 1;
+  }
   RefTensor *results = instance_copy(&r->in, r->in.inputs);
   bfrt_options opt = run_options(r, trace);
-  const char *err;
   if (instance_execute(&r->in, jit_kernel(jit), &opt, results, &res->stats, &res->wall_ns, &err) ||
       instance_reference(&r->in, &err)) {
     fprintf(stderr, "bfsync: error: %s\n", err);

@@ -155,7 +155,12 @@ static int check_mode(KernelCheck *k, Oracle *o, SyncMode sync, int gcc_mode, in
   ir_validate(p);
   if (oracle_mode(k, o, sync)) return -1;
   const char *c_source = emit_c_string(p);
-  Jit *jit = jit_compile(p, c_source);
+  const char *err;
+  Jit *jit = jit_compile(p, c_source, &err);
+  if (!jit) {
+    outcome_fail(k->out, "jit", "%s", err);
+    return -1;
+  }
   if (!run_threads(k, jit_kernel(jit), sync)) *cycles = run_sim(k, jit_kernel(jit), sync);
   jit_free(jit);
   if (k->out->stage[0]) return -1;

@@ -83,13 +83,15 @@ int gcc_run(const GccStep *g, Instance *in, const char *c_source, uint64_t seed,
     snprintf(msg, msg_size, "cannot write %s: %s", cmd, strerror(errno));
     return -1;
   }
-  snprintf(cmd, sizeof cmd, GCC_FLAGS " -I'%s/runtime' -o '%s' '%s.c' '%s/host_main.o' '%s' -lpthread -lm 2>'%s.log'",
+  snprintf(cmd, sizeof cmd,
+           GCC_FLAGS " -rdynamic -I'%s/runtime' -o '%s' '%s.c' '%s/host_main.o' '%s' -ldl -lpthread -lm 2>'%s.log'",
            g->root, base, base, g->dir, g->lib, base);
   if (shell(cmd)) {
     snprintf(msg, msg_size, "gcc -std=c99 -Wall -Wextra -Werror rejected the emitted C (see %s.log)", base);
     return -1;
   }
-  int n = snprintf(cmd, sizeof cmd, "mkdir -p '%s.out' && '%s' %" PRIu64 " '%s.out'", base, base, seed, base);
+  int n = snprintf(cmd, sizeof cmd, "mkdir -p '%s.out' && '%s' %s %" PRIu64 " '%s.out'", base, base,
+                   emit_c_symbol(in->p), seed, base);
   for (int i = 0; i < in->p->kernel->nparams && n < (int)sizeof cmd; i++)
     n += snprintf(cmd + n, sizeof cmd - (size_t)n, " %" PRId64, in->params[i]);
   if (n < (int)sizeof cmd) snprintf(cmd + n, sizeof cmd - (size_t)n, " 2>'%s.log'", base);

@@ -36,6 +36,7 @@
 
 #include "harness/gen.h"
 #include "frontend/arena.h"
+#include "frontend/ops.h"
 #include "frontend/target.h"
 
 #define TILE_DIM 4
@@ -68,26 +69,6 @@ static Rng rng_stream(uint64_t seed, uint64_t purpose) {
 }
 
 enum { STREAM_PARAMS = 1, STREAM_KERNEL = 2 };
-
-/* ---- The op table, seen through the generator's eyes. The signature and
- * shape columns become GEN_* constants, so a new signature or shape rule in
- * ops.def fails to compile here until the generator learns it. */
-enum { GEN_SIG_T_H, GEN_SIG_H_T, GEN_SIG_T_TT, GEN_SIG_T_T, GEN_SIG_T_F, GEN_SIG_T_TF };
-enum { GEN_SHAPE_SAME, GEN_SHAPE_MATMUL, GEN_SHAPE_TRANSPOSE, GEN_SHAPE_NONE, GEN_SHAPE_ROWREDUCE,
-       GEN_SHAPE_ROWBCAST };
-
-typedef struct GenOp {
-  const char *name;
-  int sig;
-  unsigned engine_kinds; /* BFK_* bits */
-  int shape;
-} GenOp;
-
-static const GenOp gen_ops[BFRT_NOPS] = {
-#define OP(id, name, sig, engines, shape, cls) {name, GEN_##sig, (engines), GEN_##shape},
-#include "runtime/ops.def"
-#undef OP
-};
 
 typedef enum Family { FAM_SQUARE, FAM_ROW, NFAMILIES } Family;
 
@@ -238,34 +219,34 @@ static void print_imm(Gen *g) {
 }
 
 /* Operand families of a tile-only op, destination first. */
-static int tile_families(Gen *g, const GenOp *op, Family fam[3]) {
+static int tile_families(Gen *g, const OpInfo *op, Family fam[3]) {
   static const Family fixed[][3] = {
-      [GEN_SHAPE_MATMUL] = {FAM_SQUARE, FAM_SQUARE, FAM_SQUARE},
-      [GEN_SHAPE_TRANSPOSE] = {FAM_SQUARE, FAM_SQUARE},
-      [GEN_SHAPE_ROWREDUCE] = {FAM_ROW, FAM_SQUARE},
-      [GEN_SHAPE_ROWBCAST] = {FAM_SQUARE, FAM_SQUARE, FAM_ROW},
+      [SHAPE_MATMUL] = {FAM_SQUARE, FAM_SQUARE, FAM_SQUARE},
+      [SHAPE_TRANSPOSE] = {FAM_SQUARE, FAM_SQUARE},
+      [SHAPE_ROWREDUCE] = {FAM_ROW, FAM_SQUARE},
+      [SHAPE_ROWBCAST] = {FAM_SQUARE, FAM_SQUARE, FAM_ROW},
   };
-  int n = op->sig == GEN_SIG_T_TT ? 3 : 2;
+  int n = op->sig == SIG_T_TT ? 3 : 2;
   Family any = (Family)rng_below(&g->rng, NFAMILIES);
-  bool same = op->shape == GEN_SHAPE_SAME || op->shape == GEN_SHAPE_NONE;
+  bool same = op->shape == SHAPE_SAME || op->shape == SHAPE_NONE;
   for (int i = 0; i < n; i++) fam[i] = same ? any : fixed[op->shape][i];
   return n;
 }
 
-static void print_operands(Gen *g, const GenOp *op) {
+static void print_operands(Gen *g, const OpInfo *op) {
   Family f = (Family)rng_below(&g->rng, NFAMILIES);
   switch (op->sig) {
-  case GEN_SIG_T_H:
+  case SIG_T_H:
     print_tile(g, f);
     fputs(", ", g->out);
     print_hbm(g, f, false);
     return;
-  case GEN_SIG_H_T:
+  case SIG_H_T:
     print_hbm(g, f, true);
     fputs(", ", g->out);
     print_tile(g, f);
     return;
-  case GEN_SIG_T_F:
+  case SIG_T_F:
     print_tile(g, f);
     fputs(", ", g->out);
     print_imm(g);
@@ -278,7 +259,7 @@ static void print_operands(Gen *g, const GenOp *op) {
     if (i) fputs(", ", g->out);
     print_tile(g, fam[i]);
   }
-  if (op->sig == GEN_SIG_T_TF) {
+  if (op->sig == SIG_T_TF) {
     fputs(", ", g->out);
     print_imm(g);
   }
@@ -287,14 +268,14 @@ static void print_operands(Gen *g, const GenOp *op) {
 /* ---- Instructions. */
 
 static bool engine_runs(const Gen *g, int engine, int op) {
-  return gen_ops[op].engine_kinds & (1u << g->target->engines[engine].kind);
+  return op_info(op)->engines & (1u << g->target->engines[engine].kind);
 }
 
 static int random_engine_for(Gen *g, int op) {
   int capable[BFRT_MAX_ENGINES], n = 0;
   for (int e = 0; e < g->target->nengines; e++)
     if (engine_runs(g, e, op)) capable[n++] = e;
-  if (!n) bug("gen: no engine of target %s runs %s", g->target->name, gen_ops[op].name);
+  if (!n) bug("gen: no engine of target %s runs %s", g->target->name, op_info(op)->name);
   return capable[rng_below(&g->rng, n)];
 }
 
@@ -330,8 +311,8 @@ static void gen_instr(Gen *g, int level, int block_engine) {
   int op = block_engine >= 0 ? random_op_for(g, block_engine) : deal_op(g);
   indent(g, level);
   if (block_engine < 0) fprintf(g->out, "%s: ", g->target->engines[random_engine_for(g, op)].name);
-  fprintf(g->out, "%s ", gen_ops[op].name);
-  print_operands(g, &gen_ops[op]);
+  fprintf(g->out, "%s ", op_info(op)->name);
+  print_operands(g, op_info(op));
   fputs(";\n", g->out);
 }
 
