@@ -691,9 +691,10 @@ static void put_header(const Emitter *em) {
   put_comment_text(em->out, p->src.path, strlen(p->src.path));
   fprintf(em->out, "\n * target: %s\n *\n", p->target->name);
   fputs(" * One function per engine runs that engine's instruction stream in order.\n"
-        " * Every op, wait and barrier goes through the bfrt runtime (bfrt.h, see\n"
-        " * docs/runtime.md); bfk_kernel() returns the kernel's descriptor. */\n"
-        "#include <stdint.h>\n\n#include \"bfrt.h\"\n",
+        " * Every op, wait and barrier goes through the bfrt runtime (bfrt_kernel.h,\n"
+        " * see docs/runtime.md); the one external symbol is the kernel's descriptor,\n"
+        " * named after the kernel and the sync mode. */\n"
+        "#include <stdint.h>\n\n#include \"bfrt_kernel.h\"\n",
         em->out);
 }
 
@@ -747,11 +748,14 @@ static void put_descriptor(const Emitter *em) {
             io_names[k->tensors[i].io]);
   fputs(k->ntensors ? "\n};\n" : "{0, 0}};\n", em->out);
   fprintf(em->out,
-          "\nconst bfrt_kernel bfk_%s = {\n"
+          "\nconst bfrt_kernel %s = {\n"
           "  \"%s\", %d, bf_param_names, %d, bf_engine_names, bf_engine_kinds, bf_entry,\n"
           "  %d, bf_tiles, %d, bf_tensors, bf_tensor_shape};\n",
-          k->name, k->name, k->nparams, ne, k->ntiles, k->ntensors);
-  fprintf(em->out, "\nconst bfrt_kernel *bfk_kernel(void) { return &bfk_%s; }\n", k->name);
+          emit_c_symbol(p), k->name, k->nparams, ne, k->ntiles, k->ntensors);
+}
+
+const char *emit_c_symbol(const Program *p) {
+  return arena_printf(p->arena, "bfk_%s_%s", p->kernel->name, p->ir->sync == SYNC_BARRIER ? "barrier" : "barrier_free");
 }
 
 static const char **loop_c_names(const Program *p) {

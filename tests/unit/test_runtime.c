@@ -18,7 +18,7 @@
 #include <cmocka.h>
 #include <math.h>
 
-#include "runtime/bfrt.h"
+#include "runtime/bfrt_cost.h"
 #include "runtime/semantics.h"
 
 /* ---- Semantics. */

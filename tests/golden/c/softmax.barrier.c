@@ -6,11 +6,12 @@
  * target: trn1
  *
  * One function per engine runs that engine's instruction stream in order.
- * Every op, wait and barrier goes through the bfrt runtime (bfrt.h, see
- * docs/runtime.md); bfk_kernel() returns the kernel's descriptor. */
+ * Every op, wait and barrier goes through the bfrt runtime (bfrt_kernel.h,
+ * see docs/runtime.md); the one external symbol is the kernel's descriptor,
+ * named after the kernel and the sync mode. */
 #include <stdint.h>
 
-#include "bfrt.h"
+#include "bfrt_kernel.h"
 
 /* Engines: the index of each engine's counter. */
 enum {
@@ -194,8 +195,6 @@ static const bfrt_tensor_desc bf_tensors[2] = {
   {"Y", BFRT_OUT}
 };
 
-const bfrt_kernel bfk_softmax = {
+const bfrt_kernel bfk_softmax_barrier = {
   "softmax", 1, bf_param_names, 5, bf_engine_names, bf_engine_kinds, bf_entry,
   4, bf_tiles, 2, bf_tensors, bf_tensor_shape};
-
-const bfrt_kernel *bfk_kernel(void) { return &bfk_softmax; }
