@@ -30,9 +30,14 @@
 #include "backend/backend.h"
 #include "frontend/ops.h"
 
-/* A window of doubles: rows x cols, stride between rows. */
+/* An exact value and the bound on an f32 computation's distance from it. */
+typedef struct Cell {
+  double v, e;
+} Cell;
+
+/* A window of cells: rows x cols, stride between rows. */
 typedef struct View {
-  double *data;
+  Cell *data;
   int64_t rows, cols, stride;
 } View;
 
@@ -40,15 +45,15 @@ typedef struct F64 {
   Program *p;
   const int64_t *params;
   int64_t *loopvars;   /* by loop id */
-  double **tensors;    /* by tensor */
+  Cell **tensors;      /* by tensor */
   int64_t (*shapes)[2];
   bool **stored;       /* by tensor: which elements a store wrote */
-  double **tiles;      /* by tile: slots * rows * cols */
+  Cell **tiles;        /* by tile: slots * rows * cols */
   bool **slot_written; /* by tile: which slots an op wrote */
   const char *err;
 } F64;
 
-static double *at(View v, int64_t i, int64_t j) { return v.data + i * v.stride + j; }
+static Cell *at(View v, int64_t i, int64_t j) { return v.data + i * v.stride + j; }
 
 static int fail(F64 *r, Span span, const char *message) {
   int line, col;
@@ -67,7 +72,7 @@ static int eval(F64 *r, const Expr *e, int64_t *out) {
 
 typedef struct Operands {
   View v[3];
-  double imm;
+  Cell imm; /* the exact immediate; its bound is its rounding to f32 */
   int hbm;     /* which operand is an hbm tile, or -1 */
   int64_t slot[3];
 } Operands;
@@ -100,7 +105,7 @@ static int resolve(F64 *r, const Stmt *s, Operands *ops) {
     const Operand *o = &s->operands[i];
     if (o->kind == OPND_TILE && tile_operand(r, o, &ops->v[i], &ops->slot[i])) return -1;
     if (o->kind == OPND_HBM) ops->hbm = i;
-    if (o->kind == OPND_IMM) ops->imm = o->imm_value;
+    if (o->kind == OPND_IMM) ops->imm = (Cell){o->imm_value, fabs(o->imm_value - (double)o->imm)};
   }
   if (ops->hbm >= 0 && hbm_operand(r, &s->operands[ops->hbm], ops->v[1 - ops->hbm], &ops->v[ops->hbm]))
     return -1;
@@ -127,7 +132,7 @@ static int check_reads(F64 *r, const Stmt *s, const Operands *ops) {
 static bool all_finite(View v) {
   for (int64_t i = 0; i < v.rows; i++)
     for (int64_t j = 0; j < v.cols; j++)
-      if (!isfinite(*at(v, i, j))) return false;
+      if (!isfinite(at(v, i, j)->v)) return false;
   return true;
 }
 
@@ -137,7 +142,7 @@ static int check_finite(F64 *r, const Stmt *s, const Operands *ops, bool inputs_
   View d = ops->v[0];
   for (int64_t i = 0; i < d.rows; i++)
     for (int64_t j = 0; j < d.cols; j++) {
-      double x = *at(d, i, j);
+      double x = at(d, i, j)->v;
       if (isfinite(x) && fabs(x) <= FLT_MAX) continue;
       const char *what = isnan(x)   ? "NaN"
                          : isinf(x) ? "Inf"
@@ -149,39 +154,72 @@ static int check_finite(F64 *r, const Stmt *s, const Operands *ops, bool inputs_
   return 0;
 }
 
-/* ---- The ops, from their definitions. */
+/* ---- The ops, from their definitions, with their error bounds.
+ *
+ * Next to each exact value the reference keeps a bound on how far an f32
+ * computation of it may be from it: a first-order running error analysis.
+ * An op's bound is the error it inherits from its inputs, through its
+ * derivative, plus the rounding it adds itself, which its accuracy class
+ * (the last column of ops.def) sets: EXACT ops add none, a ROUND op one
+ * rounding (u |result|, u = 2^-24), a LIBM op LIBM_ULPS of them (libm is
+ * within a few ulp, and sigmoid, silu and gelu round a few times more), a
+ * SUM one rounding per addition, of the partial sum so far. Immediates add
+ * their own rounding to f32. Inputs are exact. An f32 result is within
+ * tolerance when it is within its bound: correct f32 code always is, to
+ * first order, however long its chains of ops, while an op computed wrongly
+ * is off by far more. */
+enum { LIBM_ULPS = 8 };
+static const double U = 0x1p-24;
+
+static double class_ulps(int op) {
+  static const double ulps[BFRT_NACCS] = {[BFRT_ACC_EXACT] = 0, [BFRT_ACC_ROUND] = 1, [BFRT_ACC_LIBM] = LIBM_ULPS,
+                                          [BFRT_ACC_SUM] = 1};
+  return ulps[op_info(op)->accuracy];
+}
 
 static double gelu_tanh(double x) {
   return 0.5 * x * (1.0 + tanh(0.7978845608028654 * (x + 0.044715 * x * x * x)));
 }
 
-/* d[i,j] = f(a[i,j], b) for the elementwise ops; b is the immediate, or
- * the second tile's element, or its row or column broadcast. */
-static double elementwise(int op, double a, double b) {
-  switch (op) {
-  case BFRT_LOAD: case BFRT_STORE: case BFRT_COPY: return a;
-  case BFRT_SCALE: return a * b;
-  case BFRT_EXP: return exp(a);
-  case BFRT_RELU: return a > 0 ? a : 0;
-  case BFRT_TANH: return tanh(a);
-  case BFRT_RSQRT: return 1 / sqrt(a);
-  case BFRT_RECIP: return 1 / a;
-  case BFRT_SIGMOID: return 1 / (1 + exp(-a));
-  case BFRT_GELU: return gelu_tanh(a);
-  case BFRT_SILU: return a / (1 + exp(-a));
-  case BFRT_SQUARE: return a * a;
-  case BFRT_SQRT: return sqrt(a);
-  case BFRT_ABS: return fabs(a);
-  case BFRT_ADD: case BFRT_ADD_ROW: case BFRT_ADD_COL: case BFRT_ADD_IMM: return a + b;
-  case BFRT_SUB: case BFRT_SUB_ROW: case BFRT_SUB_COL: case BFRT_SUB_IMM: return a - b;
-  case BFRT_MUL: case BFRT_MUL_ROW: case BFRT_MUL_COL: case BFRT_MUL_IMM: return a * b;
-  case BFRT_MAX: case BFRT_MAX_IMM: return a > b ? a : b;
-  default: bug("reference_f64: op %d is not elementwise", op);
-  }
+/* max(a, b): the larger's bound, unless the two are close enough for the
+ * f32 values to be in either order. */
+static Cell larger(Cell a, Cell b) {
+  Cell big = a.v >= b.v ? a : b;
+  if (fabs(a.v - b.v) <= a.e + b.e) big.e = a.e > b.e ? a.e : b.e;
+  return big;
 }
 
-/* The value op combines with a[i,j] besides a itself. */
-static double second(int op, const Operands *o, int64_t i, int64_t j) {
+/* d = f(a, b): the value, and its bound from a's bound ea and b's eb (b
+ * is the second tile's element, its row or column broadcast, or the
+ * immediate). */
+static Cell elementwise(int op, Cell a, Cell b) {
+  double x = a.v, y = b.v, r;
+  double e; /* inherited error */
+  switch (op) {
+  case BFRT_LOAD: case BFRT_STORE: case BFRT_COPY: return a;
+  case BFRT_RELU: return (Cell){x > 0 ? x : 0, a.e};
+  case BFRT_ABS: return (Cell){fabs(x), a.e};
+  case BFRT_MAX: case BFRT_MAX_IMM: return larger(a, b);
+  case BFRT_SCALE: case BFRT_MUL: case BFRT_MUL_ROW: case BFRT_MUL_COL: case BFRT_MUL_IMM:
+    r = x * y, e = fabs(y) * a.e + fabs(x) * b.e; break;
+  case BFRT_ADD: case BFRT_ADD_ROW: case BFRT_ADD_COL: case BFRT_ADD_IMM: r = x + y, e = a.e + b.e; break;
+  case BFRT_SUB: case BFRT_SUB_ROW: case BFRT_SUB_COL: case BFRT_SUB_IMM: r = x - y, e = a.e + b.e; break;
+  case BFRT_EXP: r = exp(x), e = r * a.e; break;
+  case BFRT_TANH: r = tanh(x), e = (1 - r * r) * a.e; break;
+  case BFRT_RSQRT: r = 1 / sqrt(x), e = 0.5 * fabs(r * r * r) * a.e; break;
+  case BFRT_RECIP: r = 1 / x, e = r * r * a.e; break;
+  case BFRT_SQRT: r = sqrt(x), e = r > 0 ? a.e / (2 * r) : sqrt(a.e); break;
+  case BFRT_SQUARE: r = x * x, e = 2 * fabs(x) * a.e; break;
+  case BFRT_SIGMOID: r = 1 / (1 + exp(-x)), e = r * (1 - r) * a.e; break;
+  case BFRT_SILU: r = x / (1 + exp(-x)), e = 1.1 * a.e + LIBM_ULPS * U * fabs(x); break; /* |silu'| < 1.1 */
+  case BFRT_GELU: r = gelu_tanh(x), e = 1.13 * a.e + LIBM_ULPS * U * fabs(x); break; /* |gelu'| < 1.13 */
+  default: bug("reference_f64: op %d is not elementwise", op);
+  }
+  return (Cell){r, e + class_ulps(op) * U * fabs(r)};
+}
+
+/* The operand op combines with a[i,j] besides a itself. */
+static Cell second(int op, const Operands *o, int64_t i, int64_t j) {
   switch (op) {
   case BFRT_ADD: case BFRT_SUB: case BFRT_MUL: case BFRT_MAX: return *at(o->v[2], i, j);
   case BFRT_ADD_ROW: case BFRT_SUB_ROW: case BFRT_MUL_ROW: return *at(o->v[2], i, 0);
@@ -190,9 +228,22 @@ static double second(int op, const Operands *o, int64_t i, int64_t j) {
   }
 }
 
-/* The result is computed into a scratch copy first, so a destination that
- * is also a source reads only old values. */
-static void compute(F64 *r, int op, const Operands *o, View out) {
+/* acc + term, left to right: one rounding of the new partial sum. */
+static Cell accumulate(Cell acc, Cell term) {
+  double sum = acc.v + term.v;
+  return (Cell){sum, acc.e + term.e + U * fabs(sum)};
+}
+
+/* One term of a row reduction: the element, its square or its exponential. */
+static Cell reduction_term(int op, Cell x) {
+  if (op == BFRT_ROWSUM_SQUARE) return (Cell){x.v * x.v, 2 * fabs(x.v) * x.e + U * x.v * x.v};
+  if (op == BFRT_ROWSUM_EXP) return (Cell){exp(x.v), exp(x.v) * (x.e + LIBM_ULPS * U)};
+  return x;
+}
+
+/* The result goes to out first, so a destination that is also a source
+ * reads only old values. */
+static void compute(int op, const Operands *o, View out) {
   View a = o->v[1], d = o->v[0];
   switch (op) {
   case BFRT_FILL:
@@ -202,8 +253,12 @@ static void compute(F64 *r, int op, const Operands *o, View out) {
   case BFRT_MATMUL: case BFRT_MATMUL_ACC:
     for (int64_t i = 0; i < d.rows; i++)
       for (int64_t j = 0; j < d.cols; j++) {
-        double acc = op == BFRT_MATMUL_ACC ? *at(d, i, j) : 0;
-        for (int64_t k = 0; k < a.cols; k++) acc += *at(a, i, k) * *at(o->v[2], k, j);
+        Cell acc = op == BFRT_MATMUL_ACC ? *at(d, i, j) : (Cell){0, 0};
+        for (int64_t k = 0; k < a.cols; k++) {
+          Cell x = *at(a, i, k), y = *at(o->v[2], k, j);
+          double prod = x.v * y.v;
+          acc = accumulate(acc, (Cell){prod, fabs(y.v) * x.e + fabs(x.v) * y.e + U * fabs(prod)});
+        }
         *at(out, i, j) = acc;
       }
     return;
@@ -211,21 +266,23 @@ static void compute(F64 *r, int op, const Operands *o, View out) {
     for (int64_t i = 0; i < d.rows; i++)
       for (int64_t j = 0; j < d.cols; j++) *at(out, i, j) = *at(a, j, i);
     return;
-  case BFRT_ROWSUM: case BFRT_ROWMAX: case BFRT_ROWSUM_SQUARE: case BFRT_ROWSUM_EXP:
+  case BFRT_ROWMAX:
     for (int64_t i = 0; i < a.rows; i++) {
-      double acc = op == BFRT_ROWMAX ? -INFINITY : 0;
-      for (int64_t j = 0; j < a.cols; j++) {
-        double x = *at(a, i, j);
-        if (op == BFRT_ROWMAX) acc = x > acc ? x : acc;
-        else acc += op == BFRT_ROWSUM_SQUARE ? x * x : op == BFRT_ROWSUM_EXP ? exp(x) : x;
-      }
+      Cell m = *at(a, i, 0);
+      for (int64_t j = 1; j < a.cols; j++) m = larger(*at(a, i, j), m);
+      *at(out, i, 0) = m;
+    }
+    return;
+  case BFRT_ROWSUM: case BFRT_ROWSUM_SQUARE: case BFRT_ROWSUM_EXP:
+    for (int64_t i = 0; i < a.rows; i++) {
+      Cell acc = {0, 0};
+      for (int64_t j = 0; j < a.cols; j++) acc = accumulate(acc, reduction_term(op, *at(a, i, j)));
       *at(out, i, 0) = acc;
     }
     return;
   default:
     for (int64_t i = 0; i < d.rows; i++)
       for (int64_t j = 0; j < d.cols; j++) *at(out, i, j) = elementwise(op, *at(a, i, j), second(op, o, i, j));
-    (void)r;
   }
 }
 
@@ -247,10 +304,10 @@ static int run_instr(F64 *r, const Stmt *s) {
   Operands o;
   if (resolve(r, s, &o) || check_reads(r, s, &o)) return -1;
   View d = o.v[0];
-  View out = {ARENA_ARRAY(r->p->arena, double, d.rows * d.cols + 1), d.rows, d.cols, d.cols};
+  View out = {ARENA_ARRAY(r->p->arena, Cell, d.rows * d.cols + 1), d.rows, d.cols, d.cols};
   bool finite_in = inputs_finite(s, &o); /* before the destination, maybe a source, changes */
-  compute(r, s->op, &o, out);
-  for (int64_t i = 0; i < d.rows; i++) memcpy(at(d, i, 0), at(out, i, 0), (size_t)d.cols * sizeof(double));
+  compute(s->op, &o, out);
+  for (int64_t i = 0; i < d.rows; i++) memcpy(at(d, i, 0), at(out, i, 0), (size_t)d.cols * sizeof(Cell));
   if (s->operands[0].kind == OPND_TILE) r->slot_written[s->operands[0].decl][o.slot[0]] = true;
   else mark_stored(r, s, &o);
   return check_finite(r, s, &o, finite_in);
@@ -309,63 +366,90 @@ static int check_stored(F64 *r) {
   return 0;
 }
 
-/* ---- Tolerances, by accuracy class (docs/language.md, "Numerical checks").
- * u = 2^-24 is f32's unit roundoff. EXACT ops move or compare values and
- * add no error. A ROUND op adds one rounding (u), a LIBM function a few ulp
- * (glibc's expf, tanhf and sqrtf are within 1-2 ulp), and a SUM adds one
- * rounding per term, so its bound grows with the length K of the sum
- * (~K u). Errors compound along a chain of ops and grow where values
- * cancel, which the relative error's floor (2^-10 of the tensor's largest
- * value) caps: the tolerances allow ~2^4 roundings of amplification for
- * ROUND, ~2^7 for LIBM and a K of ~2^12 for SUM. */
-static const double class_tolerance[BFRT_NACCS] = {
-    [BFRT_ACC_EXACT] = 0,
-    [BFRT_ACC_ROUND] = 0x1p-20, /* ~9.5e-7 */
-    [BFRT_ACC_LIBM] = 0x1p-16,  /* ~1.5e-5 */
-    [BFRT_ACC_SUM] = 0x1p-12,   /* ~2.4e-4 */
-};
-
-double reference_f64_tolerance(const Program *p) {
-  double tol = 0;
-  for (int i = 0; i < p->kernel->ninstrs; i++) {
-    double t = class_tolerance[op_info(p->kernel->instrs[i]->op)->accuracy];
-    if (t > tol) tol = t;
-  }
-  return tol;
-}
+/* ---- The comparison. */
 
 double reference_f64_rel_err(float got, double want, double scale) {
   if (isnan(got) || isnan(want)) return isnan(got) && isnan(want) ? 0 : INFINITY;
+  if (isinf(got) || isinf(want)) return got == want ? 0 : INFINITY;
   double floor = scale * 0x1p-10 > FLT_MIN ? scale * 0x1p-10 : FLT_MIN;
   double denom = fabs(want) > floor ? fabs(want) : floor;
-  if (isinf(got) || isinf(want)) return got == want ? 0 : INFINITY;
   return fabs((double)got - want) / denom;
 }
 
-int reference_f64(Program *p, const int64_t *params, const RefTensor *inputs, double **results,
+/* |got - exact| over its bound; within tolerance when at most 1. The bound
+ * gets a hair of slack for the f64 reference's own roundings, and f32's
+ * smallest normal for underflow. */
+static double bound_ratio(float got, double exact, double bound) {
+  double diff = fabs((double)got - exact);
+  if (isnan(diff)) return INFINITY;
+  double allowed = bound * (1 + 0x1p-20) + FLT_MIN;
+  return diff / allowed;
+}
+
+bool reference_f64_compare(Program *p, const RefTensor *got, const ExactTensor *exact, ExactErrors *errors,
+                           const char **report) {
+  const Kernel *k = p->kernel;
+  *errors = (ExactErrors){0, 0, 0};
+  *report = NULL;
+  for (int t = 0; t < k->ntensors; t++) {
+    if (k->tensors[t].io == IO_IN) continue;
+    int64_t n = got[t].rows * got[t].cols;
+    double scale = 0;
+    for (int64_t i = 0; i < n; i++)
+      if (fabs(exact[t].value[i]) > scale) scale = fabs(exact[t].value[i]);
+    for (int64_t i = 0; i < n; i++) {
+      float g = got[t].data[i];
+      double want = exact[t].value[i], diff = fabs((double)g - want);
+      if (!(diff <= errors->max_abs_err)) errors->max_abs_err = isnan(diff) ? INFINITY : diff;
+      double rel = reference_f64_rel_err(g, want, scale);
+      if (rel > errors->max_rel_err) errors->max_rel_err = rel;
+      double ratio = bound_ratio(g, want, exact[t].bound[i]);
+      if (!(ratio > errors->max_bound_ratio)) continue;
+      errors->max_bound_ratio = ratio;
+      if (ratio > 1)
+        *report = arena_printf(p->arena,
+                               "tensor %s is off the f64 reference at [%" PRId64 ", %" PRId64 "]: %.9g, exactly "
+                               "%.9g, by %.3g, %.3g times the error f32 arithmetic can make there (%.3g)",
+                               k->tensors[t].name, i / got[t].cols, i % got[t].cols, (double)g, want, diff, ratio,
+                               exact[t].bound[i]);
+    }
+  }
+  return errors->max_bound_ratio <= 1;
+}
+
+int reference_f64(Program *p, const int64_t *params, const RefTensor *inputs, ExactTensor *results,
                   const char **err) {
   const Kernel *k = p->kernel;
   Arena *a = p->arena;
-  F64 r = {p, params, ARENA_ARRAY(a, int64_t, k->nloops + 1), results, NULL,
-           ARENA_ARRAY(a, bool *, k->ntensors + 1), ARENA_ARRAY(a, double *, k->ntiles + 1),
+  F64 r = {p, params, ARENA_ARRAY(a, int64_t, k->nloops + 1), ARENA_ARRAY(a, Cell *, k->ntensors + 1), NULL,
+           ARENA_ARRAY(a, bool *, k->ntensors + 1), ARENA_ARRAY(a, Cell *, k->ntiles + 1),
            ARENA_ARRAY(a, bool *, k->ntiles + 1), NULL};
   r.shapes = arena_alloc(a, (size_t)(k->ntensors + 1) * sizeof *r.shapes);
   for (int t = 0; t < k->ntensors; t++) {
     int64_t n = inputs[t].rows * inputs[t].cols;
     r.shapes[t][0] = inputs[t].rows;
     r.shapes[t][1] = inputs[t].cols;
-    results[t] = ARENA_ARRAY(a, double, n + 1);
-    for (int64_t i = 0; i < n; i++) results[t][i] = inputs[t].data[i];
+    r.tensors[t] = ARENA_ARRAY(a, Cell, n + 1);
+    for (int64_t i = 0; i < n; i++) r.tensors[t][i] = (Cell){inputs[t].data[i], 0};
     r.stored[t] = ARENA_ARRAY(a, bool, n + 1);
   }
   for (int t = 0; t < k->ntiles; t++) {
     const Tile *x = &k->tiles[t];
-    r.tiles[t] = ARENA_ARRAY(a, double, x->slots * x->rows * x->cols);
+    r.tiles[t] = ARENA_ARRAY(a, Cell, x->slots * x->rows * x->cols);
     r.slot_written[t] = ARENA_ARRAY(a, bool, x->slots);
   }
   if (run_stmts(&r, k->body) || check_stored(&r)) {
     *err = r.err;
     return -1;
+  }
+  for (int t = 0; t < k->ntensors; t++) {
+    int64_t n = inputs[t].rows * inputs[t].cols;
+    results[t] = (ExactTensor){inputs[t].rows, inputs[t].cols, ARENA_ARRAY(a, double, n + 1),
+                               ARENA_ARRAY(a, double, n + 1)};
+    for (int64_t i = 0; i < n; i++) {
+      results[t].value[i] = r.tensors[t][i].v;
+      results[t].bound[i] = r.tensors[t][i].e;
+    }
   }
   return 0;
 }

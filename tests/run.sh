@@ -161,23 +161,25 @@ fi
 if expect_status 1 run tests/bad_run/uninit.bfk -p N=2; then
   expect_stderr "kernel uninit, line 12: 'add' reads tile s before anything wrote it"
 fi
-if expect_status 1 run tests/bad_run/cancellation.bfk -p N=1 --json; then
-  expect_stderr "tensor Y is off the f64 reference by a relative"
+# (x + 1e8) - 1e8 in f32 loses x: the relative error is 1, which the run
+# reports, but it is within what f32 arithmetic can do there (the bound is
+# ~6), so the engines computed it right: exit 0.
+if expect_status 0 run tests/bad_run/cancellation.bfk -p N=1 --json; then
   python3 -c '
 import json, sys
 for line in open(sys.argv[1]):
     o = json.loads(line)
-    assert o["outputs_match"] is True and o["max_rel_err_f64"] > o["tolerance_f64"], o
-' "$tmp/out" || fail "cancellation: --json should show a match beyond the f64 tolerance"
+    assert o["outputs_match"] is True and o["max_rel_err_f64"] > 0.5 and o["error_bound_ratio_f64"] <= 1, o
+' "$tmp/out" || fail "cancellation: --json should show a relative error of ~1 within the f32 bound"
 fi
-# A well-computed kernel is within its tolerance and says so in --json.
+# A well-computed kernel is within its bounds and says so in --json.
 if expect_status 0 run examples/softmax.bfk -p R=2 --json; then
   python3 -c '
 import json, sys
 for line in open(sys.argv[1]):
     o = json.loads(line)
-    assert 0 <= o["max_rel_err_f64"] <= o["tolerance_f64"] and o["max_abs_err_f64"] >= 0, o
-' "$tmp/out" || fail "softmax: max_rel_err_f64 missing or beyond tolerance_f64"
+    assert 0 <= o["max_rel_err_f64"] < 1e-5 and 0 < o["error_bound_ratio_f64"] <= 1 and o["max_abs_err_f64"] > 0, o
+' "$tmp/out" || fail "softmax: the f64 errors are missing from --json or out of bounds"
 fi
 
 # ---- The deadlock watchdog: raise the last wait so it can never be met.
