@@ -78,6 +78,19 @@ printf 'kernel k() {
 "$BFSYNC" fmt "$tmp/align.bfk" >"$tmp/out.bfk" 2>&1 && cmp -s "$tmp/out.bfk" "$tmp/aligned.bfk" ||
   { fail "fmt does not keep trailing comments aligned:"; diff "$tmp/aligned.bfk" "$tmp/out.bfk" >&2; }
 
+# ---- bfsync ops: every op of runtime/ops.def, with the target's engines.
+if "$BFSYNC" ops >"$tmp/ops" 2>"$tmp/err"; then
+  for op in $(sed -n 's/^OP([A-Z_]*, *"\([a-z_]*\)".*/\1/p' runtime/ops.def | sort -u); do
+    grep -q "^$op " "$tmp/ops" || fail "bfsync ops does not list '$op'"
+  done
+  grep -q '^add  *d, s, f  *act, dve, pool ' "$tmp/ops" || fail "bfsync ops lacks add with an immediate on act, dve, pool"
+  grep -q '^gelu  *d, s  *act ' "$tmp/ops" || fail "bfsync ops lacks gelu on act"
+else
+  fail "bfsync ops exited $?"
+fi
+"$BFSYNC" ops --target tests/sim/round.target >/dev/null 2>&1 || fail "bfsync ops --target failed"
+"$BFSYNC" ops stray >/dev/null 2>&1; [ $? = 2 ] || fail "bfsync ops with an operand is not a usage error"
+
 # ---- 3. The command line.
 expect_status() {
   local want=$1

@@ -260,6 +260,15 @@ static void test_engine_and_op_errors(void **state) {
   assert_stmt_error("  dve: frob b, b;", "10:8: error: unknown op 'frob'");
   assert_stmt_error("  dve: rowmx r, b;", "10:8: error: unknown op 'rowmx'; did you mean 'rowmax'?");
   assert_stmt_error("  dve: m b, b, b;", "10:8: error: unknown op 'm'");
+  assert_stmt_error("  act: gleu b, b;", "10:8: error: unknown op 'gleu'; did you mean 'gelu'?");
+  assert_stmt_error("  dve: mul_cl b, b, r;", "10:8: error: unknown op 'mul_cl'; did you mean 'mul_col'?");
+  /* the two forms of add: a tile on dve and pool, an immediate on act too */
+  assert_stmt_error("  act: add b, b, b;", "10:8: error: engine 'act' cannot run 'add' (it runs on dve, pool); "
+                                           "it can with a float immediate as operand 3");
+  assert_stmt_error("  pe: add b, b, 1e-5;", "10:7: error: engine 'pe' cannot run 'add' (it runs on act, dve, pool)");
+  assert_stmt_error("  act: add_col b, b, r;", "10:8: error: engine 'act' cannot run 'add_col' (it runs on dve, pool)");
+  assert_stmt_error("  dve: add_col b, b, r;", "10:22: error: shape mismatch in 'add_col': 'r' is [32, 1] but the "
+                                               "column operand must be [1, 32]");
   assert_stmt_error("  dev: copy b, b;", "10:3: error: unknown engine 'dev' (target trn1 has pe, act, "
                                          "dve, pool, dma); did you mean 'dve'?");
   assert_stmt_error("  dve: exp b, b;", "10:8: error: engine 'dve' cannot run 'exp' (it runs on act)");
