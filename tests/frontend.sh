@@ -52,11 +52,23 @@ for kernel in examples/*.bfk tests/kernels/*.bfk; do
   "$BFSYNC" check "$tmp/once.bfk" || fail "fmt $kernel does not check"
   "$BFSYNC" fmt "$tmp/once.bfk" >"$tmp/twice.bfk" || fail "fmt of fmt $kernel failed"
   cmp -s "$tmp/once.bfk" "$tmp/twice.bfk" || fail "fmt of fmt $kernel differs from fmt"
-  # The examples are what users copy: each is in canonical form already.
-  case $kernel in
-  examples/*) cmp -s "$kernel" "$tmp/once.bfk" || fail "$kernel is not in canonical form (bfsync fmt differs)" ;;
-  esac
 done
+# The examples are what users copy: each is in canonical form already.
+"$BFSYNC" fmt --check examples/*.bfk || fail "an example is not in canonical form (bfsync fmt --check)"
+
+# fmt -i rewrites a file in place, and only then is fmt --check content.
+sed 's/^  hbm in X/  hbm in   X/' examples/layernorm.bfk >"$tmp/ln.bfk"
+"$BFSYNC" fmt --check "$tmp/ln.bfk" 2>"$tmp/err"; [ $? = 1 ] || fail "fmt --check passed a file not in canonical form"
+grep -q "ln.bfk: not in canonical form" "$tmp/err" || fail "fmt --check does not name the file"
+"$BFSYNC" fmt -i "$tmp/ln.bfk" && "$BFSYNC" fmt --check "$tmp/ln.bfk" && cmp -s "$tmp/ln.bfk" examples/layernorm.bfk ||
+  fail "fmt -i did not rewrite the file into canonical form"
+"$BFSYNC" fmt -i --check "$tmp/ln.bfk" 2>/dev/null; [ $? = 2 ] || fail "fmt -i --check is not a usage error"
+"$BFSYNC" fmt "$tmp/ln.bfk" "$tmp/ln.bfk" 2>/dev/null; [ $? = 2 ] || fail "fmt of two files to stdout is not a usage error"
+# --target: the engines are the target's (round has act, dma, dma1).
+"$BFSYNC" check --target tests/sim/round.target examples/softmax.bfk 2>"$tmp/err"; [ $? = 1 ] ||
+  fail "check --target accepted dve on a target without it"
+grep -q "unknown engine 'dve' (target round has act, dma, dma1)" "$tmp/err" || fail "check --target: wrong message"
+"$BFSYNC" check --target tests/sim/round.target tests/sim/pipe.bfk || fail "check --target rejected a kernel of its target"
 
 # Trailing comments keep their column when the code leaves room, so a
 # column of comments stays aligned; code too long for it pushes its comment
