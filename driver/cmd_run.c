@@ -17,6 +17,7 @@
  * kernel error (bounds, division by zero, deadlock) or a bad file; 2 on a
  * usage error. */
 #include <inttypes.h>
+#include <limits.h>
 #include <math.h>
 #include <stdbool.h>
 #include <stdlib.h>
@@ -41,7 +42,7 @@ typedef struct RunArgs {
   int exec; /* BFRT_EXEC_* */
   uint64_t seed;
   NamedPaths inputs, outputs;
-  bool json, jitter, check;
+  bool json, jitter, check, all_params;
   const char *trace_path;
   const char *target_path; /* NULL: the built-in trn1 */
   Mutation mutation;
@@ -67,11 +68,15 @@ typedef struct Run {
 } Run;
 
 static const char usage_text[] =
-    "usage: bfsync run FILE -p NAME=VALUE... [options]\n"
+    "usage: bfsync run FILE [NAME=VALUE...] [-p NAME=VALUE...] [options]\n"
     "\n"
     "JIT-compile the kernel, run it, and compare every out and inout tensor\n"
-    "with the sequential reference, bit for bit. Exit status 0 only on a match.\n"
-    "  -p NAME=VALUE          a kernel parameter (every parameter is required)\n"
+    "with the sequential reference, bit for bit, and with the f64 reference\n"
+    "within its error bounds. Exit status 0 only when all of it holds.\n"
+    "  NAME=VALUE, -p NAME=VALUE\n"
+    "                         a kernel parameter; without any, the kernel's first\n"
+    "                         `// params:` line\n"
+    "  --all-params           run every `// params:` line of the kernel in turn\n"
     "  --sync=MODE            barrier-free (default), barrier, or both\n"
     "  --exec=threads|sim     real threads (default) or the cycle simulator\n"
     "  --target FILE          the machine and its cost model (default: the built-in\n"
@@ -358,17 +363,51 @@ static int run_all(Run *r) {
   return all_match ? 0 : 1;
 }
 
+/* One parameter set. */
+static int run_params(Program *p, const RunArgs *a, const ParamArgs *pa) {
+  int64_t *params = ARENA_ARRAY(p->arena, int64_t, p->kernel->nparams + 1);
+  Run r = {{p, params, NULL, NULL}, p, a, NULL, -1, NULL};
+  if (param_args_bind(pa, p->kernel, params, stderr)) return 2;
+  int status = check_tensor_args(p->kernel, a);
+  if (status || (status = make_inputs(&r))) return status;
+  return run_all(&r);
+}
+
+/* The text after "// params:" of each such line of the source, in order. */
+static int params_lines(const Program *p, const char **lines, int cap) {
+  static const char mark[] = "// params:";
+  int n = 0;
+  for (size_t at = 0; at < p->src.len && n < cap;) {
+    const char *line = p->src.text + at, *nl = memchr(line, '\n', p->src.len - at);
+    size_t len = nl ? (size_t)(nl - line) : p->src.len - at;
+    if (len >= sizeof mark - 1 && !memcmp(line, mark, sizeof mark - 1))
+      lines[n++] = arena_strndup(p->arena, line + sizeof mark - 1, len - (sizeof mark - 1));
+    at += len + 1;
+  }
+  return n;
+}
+
+enum { MAX_PARAMS_LINES = 64 };
+
+/* The parameters given, else the first `// params:` line, or every line
+ * with --all-params (each run in turn, the worst status kept). */
 static int run_program(Program *p, const RunArgs *a) {
   parse(p);
   if (p->diag.errors) return 1;
   check(p);
   if (p->diag.errors) return 1;
-  int64_t *params = ARENA_ARRAY(p->arena, int64_t, p->kernel->nparams + 1);
-  Run r = {{p, params, NULL, NULL}, p, a, NULL, -1, NULL};
-  if (param_args_bind(&a->params, p->kernel, params, stderr)) return 2;
-  int status = check_tensor_args(p->kernel, a);
-  if (status || (status = make_inputs(&r))) return status;
-  return run_all(&r);
+  const char *lines[MAX_PARAMS_LINES];
+  int nlines = a->params.n || !p->kernel->nparams ? 0 : params_lines(p, lines, MAX_PARAMS_LINES);
+  if (a->all_params && !nlines) return usage_error("--all-params: %s has no `// params:` line to run", p->src.path);
+  if (!nlines) return run_params(p, a, &a->params);
+  int status = 0;
+  for (int i = 0; i < (a->all_params ? nlines : 1); i++) {
+    ParamArgs pa = {0};
+    if (param_args_add_line(&pa, p->arena, lines[i], stderr)) return 1;
+    int s = run_params(p, a, &pa);
+    if (s > status) status = s;
+  }
+  return status;
 }
 
 int cmd_run(int argc, char **argv) {
@@ -387,12 +426,21 @@ int cmd_run(int argc, char **argv) {
       {.name = "--json", .kind = ARG_FLAG, .dest = &a.json},
       {.name = "--jitter", .kind = ARG_FLAG, .dest = &a.jitter},
       {.name = "--check", .kind = ARG_FLAG, .dest = &a.check},
+      {.name = "--all-params", .kind = ARG_FLAG, .dest = &a.all_params},
       {0},
   };
   Arena *arena = arena_new();
-  CommandLine cl = {"run", usage_text, specs, 1, 1, arena, NULL, 0};
+  CommandLine cl = {"run", usage_text, specs, 1, INT_MAX, arena, NULL, 0};
   int status = args_parse(&cl, argc, argv);
   a.file = cl.nfiles ? cl.files[0] : NULL;
+  /* NAME=VALUE after the file, as a `// params:` line has them */
+  for (int i = 1; status < 0 && i < cl.nfiles; i++) {
+    if (!strchr(cl.files[i], '='))
+      status = args_error(&cl, "run takes one FILE (also got '%s'); parameters are NAME=VALUE", cl.files[i]);
+    else if (param_args_add(&a.params, arena, cl.files[i], stderr))
+      status = 2;
+  }
+  if (status < 0 && a.all_params && a.params.n) status = args_error(&cl, "--all-params runs the file's parameters: give no others");
   Target *target = ARENA_NEW(arena, Target);
   if (status < 0 && a.target_path && target_load(a.target_path, arena, target, stderr)) status = 1;
   if (status < 0) {

@@ -196,7 +196,18 @@ fi
 # ---- Bad arguments: usage errors exit 2, the rest 1.
 k=examples/softmax.bfk
 expect_status 2 run && expect_stderr "no input file"
-expect_status 2 run "$k" && expect_stderr "missing parameter 'R'"
+grep -v '^// params:' "$k" >"$tmp/noparams.bfk"
+expect_status 2 run "$tmp/noparams.bfk" && expect_stderr "missing parameter 'R'"
+# Parameters as a `// params:` line has them, the first line by default, every line with --all-params.
+expect_status 0 run "$k" R=2 --json && expect_json_matches 1 "softmax R=2 (bare)" &&
+  grep -q '"params": {"R": 2}' "$tmp/out" || fail "run FILE R=2 did not run R=2"
+expect_status 0 run "$k" --json && grep -q '"params": {"R": 3}' "$tmp/out" || fail "run FILE did not take the first // params: line (R=3)"
+expect_status 0 run examples/matmul.bfk --all-params --json &&
+  [ "$(grep -c '"outputs_match": true' "$tmp/out")" = "$(grep -c '^// params:' examples/matmul.bfk)" ] ||
+  fail "--all-params did not run every // params: line of matmul"
+expect_status 2 run "$k" --all-params R=1 && expect_stderr "--all-params runs the file's parameters"
+expect_status 2 run "$tmp/noparams.bfk" --all-params && expect_stderr "has no \`// params:\` line"
+expect_status 2 run "$k" R && expect_stderr "NAME=VALUE"
 expect_status 2 run "$k" -p R=1 -p Q=2 && expect_stderr "no parameter 'Q'"
 expect_status 2 run "$k" -p R=1 -p R=2 && expect_stderr "given twice"
 expect_status 2 run "$k" -p R=x && expect_stderr "parameter R needs an integer from -9223372036854775808 to 9223372036854775807"
