@@ -4,6 +4,7 @@
 # ASan+UBSan; `make run` is the main job. Those two call `make deps` first,
 # which installs what is missing; plain `make` never does.
 
+VERSION   = 0.1.0
 BUILD    ?= build
 CC       ?= gcc
 SAN      ?=
@@ -11,7 +12,7 @@ OPT      ?= -O2
 CFLAGS   ?= $(OPT) -g
 BASEFLAGS = -std=c11 -Wall -Wextra -Werror -I. -I$(BUILD)/gen -Iruntime \
             -D_DEFAULT_SOURCE -D_POSIX_C_SOURCE=200809L -pthread \
-            -DBFSYNC_SOURCE_DIR='"$(CURDIR)"' $(if $(SAN),-fsanitize=address$(,)undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined)
+            -DBFSYNC_SOURCE_DIR='"$(CURDIR)"' -DBFSYNC_VERSION='"$(VERSION)"' $(if $(SAN),-fsanitize=address$(,)undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined)
 ,        := ,
 LDLIBS    = -ltcc -ldl -lpthread -lm
 GENFLAGS  = -Wno-unused-function -Wno-sign-compare -Wno-unused-parameter
@@ -138,7 +139,7 @@ install: all
 	install -m 755 $(BUILD)/bfsync $(DESTDIR)$(PREFIX)/bin/bfsync
 	install -m 644 $(PUBLIC_HDR) $(DESTDIR)$(PREFIX)/include/bfsync/
 	install -m 644 $(BUILD)/libbfrt.a $(DESTDIR)$(PREFIX)/lib/libbfrt.a
-	sed 's|@PREFIX@|$(PREFIX)|' runtime/bfrt.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/bfrt.pc
+	sed 's|@PREFIX@|$(PREFIX)|; s|@VERSION@|$(VERSION)|' runtime/bfrt.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/bfrt.pc
 
 clean:
 	rm -rf build build-asan

@@ -14,8 +14,8 @@
 #include "frontend/program.h"
 #include "runtime/bfrt_cost.h"
 
-/* The version stamped into generated files (kept equal to driver/main.c). */
-#define BFSYNC_VERSION "0.1.0"
+/* BFSYNC_VERSION, stamped into generated files and printed by --version,
+ * comes from the Makefile's VERSION, its one definition. */
 
 /* Requires: p->ir validated. Ensures: one self-contained C99 file on out. */
 void emit_c(const Program *p, FILE *out);

@@ -132,11 +132,6 @@ static void put_comment_text(FILE *out, const char *text, size_t len) {
   }
 }
 
-static int line_of(const Program *p, Span span) {
-  int line, col;
-  source_position(&p->src, span.begin, &line, &col);
-  return line;
-}
 
 /* ---- Uses of one stream. */
 

@@ -77,6 +77,8 @@ Program *program_load(const char *path, const Target *target, FILE *out) {
   return p;
 }
 
+int line_of(const Program *p, Span span) { return source_line(&p->src, span.begin); }
+
 void program_free(Program *p) {
   if (p) arena_free(p->arena);
 }

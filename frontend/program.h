@@ -34,6 +34,9 @@ Program *program_new(const char *path, const char *text, size_t len, const Targe
 Program *program_load(const char *path, const Target *target, FILE *out);
 /* Free the program and its arena. */
 void program_free(Program *p);
+/* The 1-based source line where span starts (what messages, the IR and
+ * the generated code cite). */
+int line_of(const Program *p, Span span);
 
 /* Requires: src. Ensures: kernel (unresolved) or errors. dsl/parser.y */
 void parse(Program *p);

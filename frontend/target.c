@@ -15,6 +15,7 @@
 #include <pthread.h>
 #include <string.h>
 
+#include "frontend/diag.h"
 #include "frontend/ops.h"
 
 extern const char bf_trn1_target_text[], bf_trn1_target_end[];

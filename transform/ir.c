@@ -51,13 +51,6 @@ IrExpr *ir_load(Arena *arena, int array, IrExpr *index) {
 
 static int is_const(const IrExpr *e, int64_t v) { return e->kind == IX_CONST && e->value == v; }
 
-static int64_t floor_div(int64_t a, int64_t b) {
-  int64_t q = a / b;
-  return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
-}
-
-static int64_t floor_mod(int64_t a, int64_t b) { return a - floor_div(a, b) * b; }
-
 /* The value of kind over two constants, or 0 when folding is unsafe
  * (overflow, a zero divisor: those are left for run time to report). */
 static int fold(IrExprKind kind, int64_t a, int64_t b, int64_t *out) {

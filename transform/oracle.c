@@ -95,11 +95,6 @@ static int64_t gcd(int64_t a, int64_t b) {
   return a;
 }
 
-static int line_of(const Program *p, Span span) {
-  int line, col;
-  source_position(&p->src, span.begin, &line, &col);
-  return line;
-}
 
 static bool eval(Oracle *o, const Expr *e, int64_t *out) {
   const Expr *bad = NULL;
@@ -442,11 +437,6 @@ static uint64_t next_random(uint64_t *state) {
 
 static int64_t wrap(uint64_t v) { return (int64_t)v; }
 
-static int64_t floor_div(int64_t a, int64_t b) {
-  if (b == -1) return wrap(0 - (uint64_t)a);
-  int64_t q = a / b;
-  return (a % b != 0 && (a < 0) != (b < 0)) ? q - 1 : q;
-}
 
 /* The IR has lines, not spans: report in the diagnostic format without a caret. */
 static int64_t division_by_zero(Schedule *s, int line) {
@@ -482,7 +472,7 @@ static int64_t ir_eval(Schedule *s, Interp *in, const IrExpr *x) {
   case IX_DIV:
   case IX_MOD:
     if (b == 0) return division_by_zero(s, x->line);
-    return x->kind == IX_DIV ? floor_div(a, b) : wrap((uint64_t)a - (uint64_t)floor_div(a, b) * (uint64_t)b);
+    return x->kind == IX_DIV ? floor_div(a, b) : floor_mod(a, b);
   default: bug("oracle: bad IR expression kind %d", x->kind);
   }
 }

@@ -59,11 +59,6 @@ typedef struct Run {
   int loops, sets, stores;
 } Run;
 
-static int64_t floor_div(int64_t a, int64_t b) {
-  int64_t q = a / b;
-  return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
-}
-
 static int64_t eval(Run *r, const IrExpr *e) {
   int64_t a, b;
   switch (e->kind) {
@@ -85,7 +80,7 @@ static int64_t eval(Run *r, const IrExpr *e) {
   case IX_MUL: return a * b;
   case IX_MAX: return a > b ? a : b;
   case IX_DIV: return floor_div(a, b);
-  case IX_MOD: return a - floor_div(a, b) * b;
+  case IX_MOD: return floor_mod(a, b);
   default: fail_msg("expression kind %d", e->kind);
   }
   return 0;
