@@ -105,7 +105,8 @@ bench: all
 # Verification at scale (docs/correctness.md). fuzz-kernels: the
 # differential campaign over N random kernels from seed FROM (the documented
 # long campaign is the default: 100,000 kernels, gcc on every 100th seed);
-# exhaustive: every kernel of the small scope through the oracle.
+# exhaustive: every kernel of the small scope, every engine at 3
+# instructions, through the oracle (tests/exhaustive.sh runs a smaller bound).
 N    ?= 100000
 FROM ?= 1000000
 SIZE ?= 40
@@ -114,7 +115,7 @@ fuzz-kernels: all
 	$(BUILD)/bfsync campaign --from $(FROM) --count $(N) --size $(SIZE) --jobs $(JOBS) --gcc-every 100
 
 exhaustive: all
-	BFSYNC=$(BUILD)/bfsync BUILD=$(BUILD) bash tests/exhaustive.sh
+	FULL=1 BFSYNC=$(BUILD)/bfsync BUILD=$(BUILD) bash tests/exhaustive.sh
 
 # libFuzzer over parse + check + the fmt round trip, the frontend and the
 # generated parser compiled by clang with ASan and UBSan: `make fuzz
