@@ -29,8 +29,11 @@ typedef struct Program {
 /* A new program for the file's text (copied into the arena); diagnostics go to out. */
 Program *program_new(const char *path, const char *text, size_t len, const Target *target,
                      FILE *out);
+/* The largest kernel file program_load reads (256 MiB: a kernel of a
+ * million instructions is about 30 MB; spans are 32-bit offsets). */
+#define MAX_SOURCE_BYTES (256 << 20)
 /* Read path ("-": standard input) into a new program; NULL (with a message
- * on out) if unreadable. */
+ * on out) if unreadable or larger than MAX_SOURCE_BYTES. */
 Program *program_load(const char *path, const Target *target, FILE *out);
 /* Free the program and its arena. */
 void program_free(Program *p);

@@ -151,7 +151,9 @@ static bool walk_expr(Sema *s, Expr *e, ExprScope scope, const char *what, bool 
 static bool check_expr(Sema *s, Expr *e, ExprScope scope, const char *what, bool *constant) {
   *constant = false;
   if (e->height > MAX_EXPR_DEPTH) {
-    diag_error(s->diag, too_deep_at(e)->span, "expression nested too deeply: more than %d levels",
+    diag_error(s->diag, too_deep_at(e)->span,
+               "expression too deep: more than %d levels (each operator and each pair of parentheses is a level: "
+               "a + b + c has two)",
                MAX_EXPR_DEPTH);
     return false;
   }
@@ -176,14 +178,20 @@ static int64_t positive_constant(Sema *s, Expr *e, const char *what) {
 /* decl = "hbm" io IDENT ":" "f32" "[" expr "," expr "]" ";" */
 static void check_tensor(Sema *s, Tensor *t) {
   Expr *dims[2] = {t->rows, t->cols};
+  int64_t value[2];
+  int known = 0;
   for (int i = 0; i < 2; i++) {
     bool constant;
-    int64_t value;
     if (check_expr(s, dims[i], IN_PARAMS, "a tensor dimension", &constant) && constant &&
-        expr_eval(dims[i], NULL, NULL, &value, NULL) == 0 && value <= 0)
+        expr_eval(dims[i], NULL, NULL, &value[i], NULL) == 0 && ++known && value[i] <= 0)
       diag_error(s->diag, dims[i]->span, "a tensor dimension must be positive, not %lld",
-                 (long long)value);
+                 (long long)value[i]);
   }
+  int64_t bytes;
+  if (known == 2 && value[0] > 0 && value[1] > 0 &&
+      (__builtin_mul_overflow(value[0], value[1], &bytes) || __builtin_mul_overflow(bytes, 4, &bytes)))
+    diag_error(s->diag, t->span, "tensor '%s' is too large: [%lld, %lld] f32 is more than 2^63 bytes", t->name,
+               (long long)value[0], (long long)value[1]);
 }
 
 /* decl = ("sbuf" | "psum") IDENT ["[" expr "]"] ":" "f32" "[" expr "," expr "]" ";" */

@@ -652,10 +652,10 @@ static void test_deep_expressions(void **state) {
   free(open);
   free(text);
   text = repeat("kernel k() { sbuf t: f32[", "-", 1000000, "1, 1]; }");
-  assert_first_error(text, "1:999026: error: expression nested too deeply: more than 1000 levels");
+  assert_first_error(text, "1:999026: error: expression too deep: more than 1000 levels (each operator and each pair of parentheses is a level: a + b + c has two)");
   free(text);
   text = repeat("kernel k() { sbuf t: f32[1", " + 1", 1000000, ", 1]; }");
-  assert_first_error(text, "1:26: error: expression nested too deeply: more than 1000 levels");
+  assert_first_error(text, "1:26: error: expression too deep: more than 1000 levels (each operator and each pair of parentheses is a level: a + b + c has two)");
   free(text);
   text = repeat("kernel k() { sbuf t: f32[1", " + 1", MAX_EXPR_DEPTH / 2, ", 1]; }");
   assert_clean(text);
