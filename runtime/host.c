@@ -97,7 +97,7 @@ static const char *allocate_tensors(bfrt *rt) {
     if (!rt->tensors[t].data) {
       uint64_t bytes;
       if (__builtin_mul_overflow((uint64_t)shape[0], (uint64_t)shape[1] * 4, &bytes) || shape[1] > INT64_MAX / 4)
-        snprintf(tensor_message, sizeof tensor_message, "tensor %s [%lld, %lld] is too large: its size in bytes overflows",
+        snprintf(tensor_message, sizeof tensor_message, "tensor %s [%lld, %lld] is too large: its size in bytes overflows 64 bits",
                  k->tensors[t].name, (long long)shape[0], (long long)shape[1]);
       else
         snprintf(tensor_message, sizeof tensor_message, "out of memory for tensor %s [%lld, %lld] (%llu bytes)",
