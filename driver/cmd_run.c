@@ -246,7 +246,8 @@ static void print_json(Run *r, const ModeResult *res) {
          s->instructions, s->bookkeeping, s->barriers);
   if (r->args->check) printf(", \"races\": %" PRId64, s->races);
   if (r->args->exec == BFRT_EXEC_SIM) {
-    printf(", \"cycles\": %" PRId64 ", \"ideal_cycles\": ", s->cycles);
+    printf(", \"cycles\": %" PRId64 ", \"ns\": %.1f, \"ideal_cycles\": ", s->cycles,
+           (double)s->cycles / r->p->target->costs.clock_ghz);
     if (ideal_cycles(r) >= 0) printf("%" PRId64, ideal_cycles(r));
     else printf("null");
     printf(", \"engines\": {");

@@ -83,6 +83,13 @@ void bfrt_bookkeep(bfrt_ctx *cx, int64_t n);
 /* Floor division and modulo; a zero divisor stops the kernel naming line. */
 int64_t bfrt_div(bfrt_ctx *cx, int64_t a, int64_t b, int line);
 int64_t bfrt_mod(bfrt_ctx *cx, int64_t a, int64_t b, int line);
+/* Returns slot, the slot of tile that op at line uses, once it is in
+ * range; else stops the kernel with the op's own slot error. Bookkeeping
+ * indexes its arrays with it, so it never touches memory out of range. */
+int64_t bfrt_slot(bfrt_ctx *cx, int op, int tile, int64_t slot, int line);
+/* Enter `for v in lo .. hi`: returns hi; a loop of 2^63 or more iterations
+ * (more than a 64-bit counter can count) stops the kernel naming line. */
+int64_t bfrt_loop(bfrt_ctx *cx, int64_t lo, int64_t hi, int line);
 /* A zeroed array of n counters owned by this engine until the run ends. */
 int64_t *bfrt_scratch(bfrt_ctx *cx, int64_t n);
 

@@ -245,6 +245,7 @@ import json, sys
 for l in open(sys.argv[1]):
     o = json.loads(l)
     assert o["exec"] == "sim" and o["cycles"] > 0, o
+    assert abs(o["ns"] - o["cycles"] / 1.4) < 0.1, o  # simulated ns at trn1's 1.4 GHz
     assert set(o["engines"]) == {"pe", "act", "dve", "pool", "dma"}, o
     assert all(v["busy"] >= 0 and v["stall"] >= 0 for v in o["engines"].values())
 EOF
