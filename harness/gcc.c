@@ -95,7 +95,12 @@ int gcc_run(const GccStep *g, Instance *in, const char *c_source, uint64_t seed,
                    emit_c_symbol(in->p), seed, base);
   for (int i = 0; i < in->p->kernel->nparams && n < (int)sizeof cmd; i++)
     n += snprintf(cmd + n, sizeof cmd - (size_t)n, " %" PRId64, in->params[i]);
-  if (n < (int)sizeof cmd) snprintf(cmd + n, sizeof cmd - (size_t)n, " 2>'%s.log'", base);
+  if (n < (int)sizeof cmd) n += snprintf(cmd + n, sizeof cmd - (size_t)n, " 2>'%s.log'", base);
+  if (n >= (int)sizeof cmd) {
+    snprintf(msg, msg_size, "the host_main command line for %d parameters is over %zu bytes", in->p->kernel->nparams,
+             sizeof cmd);
+    return -1;
+  }
   if (shell(cmd)) {
     snprintf(msg, msg_size, "the gcc-built kernel failed (see %s.log)", base);
     return -1;

@@ -82,6 +82,20 @@ assert d["params"]["P69"] == 69 and d["params"][sys.argv[2]] == 5, d["params"]
 assert d["instructions"] == 10, d' "$tmp/out" "$long" || fail "70 parameters were not all applied"
 fi
 expect 2 "missing parameter '$long'" run "$tmp/many.bfk" "${args[@]:0:138}"
+# Long names sharing a 45-character prefix: distinct in the emitted C too.
+a=$(printf 'a%.0s' {1..45})
+cat >"$tmp/long.bfk" <<K
+kernel k(${a}1: int, ${a}2: int) {
+  hbm in ${a}X: f32[${a}1, 1];
+  hbm out ${a}Y: f32[${a}2, 1];
+  sbuf ${a}t: f32[1, 1];
+  sbuf ${a}u: f32[1, 1];
+  dma: load ${a}t, ${a}X[0, 0];
+  dve: copy ${a}u, ${a}t;
+  dma: store ${a}Y[0, 0], ${a}u;
+}
+K
+expect 0 "" run "$tmp/long.bfk" -p "${a}1=2" -p "${a}2=3" --sync=both
 
 # ---- Output files.
 k=examples/softmax.bfk
