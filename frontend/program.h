@@ -44,6 +44,9 @@ void check(Program *p);
  * round robin in program order, when the target has queues but no engine
  * called "dma" (check runs it last). transform/queues.c */
 void assign_queues(Program *p);
+/* The queue assign_queues gave each `dma:` transfer, one comment line each
+ * (bfsync compile --explain). transform/queues.c */
+void queues_explain(const Program *p, FILE *out);
 /* Requires: a checked kernel. Ensures: the kernel in canonical syntax on out. frontend/fmt.c */
 void fmt(const Program *p, FILE *out);
 

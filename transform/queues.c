@@ -23,14 +23,17 @@
  * hardware spreads over several DMA engines is modelled by its bandwidth
  * (dma_split), not by splitting it into several instructions, so the
  * synchronization stays exact per instruction. */
+#include <stdio.h>
 #include <string.h>
 
 #include "frontend/program.h"
 
 typedef struct Assigner {
+  const Program *p;
   const Target *t;
   int nqueues;
-  int next; /* the round robin: transfers assigned so far */
+  int next;  /* the round robin: transfers assigned so far */
+  FILE *out; /* queues_explain: where each assigned transfer is listed */
 } Assigner;
 
 static void assign_list(Assigner *a, Stmt *s, const char *block_engine) {
@@ -38,7 +41,14 @@ static void assign_list(Assigner *a, Stmt *s, const char *block_engine) {
     switch (s->kind) {
     case ST_INSTR: {
       const char *written = s->engine_name ? s->engine_name : block_engine;
-      if (target_any_queue(a->t, written)) s->engine = target_queue(a->t, a->next++ % a->nqueues);
+      if (!target_any_queue(a->t, written)) break;
+      int q = a->next++ % a->nqueues;
+      if (a->out)
+        fprintf(a->out, "// line %d: dma: %s -> %s (transfer %d, queue %d of %d)\n",
+                source_line(&a->p->src, s->span.begin), s->op_name, a->t->engines[s->engine].name, a->next - 1, q,
+                a->nqueues);
+      else
+        s->engine = target_queue(a->t, q);
       break;
     }
     case ST_FOR: assign_list(a, s->body, block_engine); break;
@@ -64,7 +74,14 @@ static void validate_list(const Program *p, const Stmt *s) {
  * k mod Q (k its rank among them in program order); nothing else moves. */
 void assign_queues(Program *p) {
   if (!p->kernel || p->diag.errors || !target_any_queue(p->target, "dma")) return;
-  Assigner a = {p->target, target_nqueues(p->target), 0};
+  Assigner a = {p, p->target, target_nqueues(p->target), 0, NULL};
   assign_list(&a, p->kernel->body, NULL);
   validate_list(p, p->kernel->body);
+}
+
+void queues_explain(const Program *p, FILE *out) {
+  if (!p->kernel || !target_any_queue(p->target, "dma")) return;
+  Assigner a = {p, p->target, target_nqueues(p->target), 0, out};
+  fprintf(out, "// DMA queues: each `dma:` transfer, round robin in program order (transform/queues.c)\n");
+  assign_list(&a, p->kernel->body, NULL);
 }

@@ -489,6 +489,13 @@ static void test_assign_queues(void **state) {
   Program *p = compile(text);
   const char *want[] = {"dma0", "dma5", "dma1", "dma2", "dma3"};
   for (int i = 0; i < 5; i++) assert_int_equal(p->kernel->instrs[i]->engine, engine(p, want[i]));
+  char listing[1024] = "";
+  FILE *out = fmemopen(listing, sizeof listing, "w");
+  queues_explain(p, out);
+  fclose(out);
+  assert_non_null(strstr(listing, "// line 5: dma: load -> dma0 (transfer 0, queue 0 of 16)\n"));
+  assert_non_null(strstr(listing, "// line 8: dma: store -> dma3 (transfer 3, queue 3 of 16)\n"));
+  assert_null(strstr(listing, "dma5")); /* pinned: not listed */
   program_free(p);
   Target one = *target_default();
   one.engines[4].name = "dma"; /* the first queue is called dma: `dma:` pins to it */
