@@ -33,6 +33,10 @@ Variable acc key : Type.
 Variable eval_acc : env -> env -> acc -> key.
 Variable kc : key -> key -> bool.
 Variable engs : list nat. (* the machine's engines *)
+(* Key equality, used only to overwrite an entry (arr[slot] = ...): it must
+   never say equal for different keys; missing an equality costs space only. *)
+Variable key_eqb : key -> key -> bool.
+Hypothesis key_eqb_eq : forall a b, key_eqb a b = true -> a = b.
 
 Notation stmt := (stmt acc).
 Notation block := (block acc).
@@ -118,8 +122,12 @@ Definition lookup (tracked : list (nat * key * Z)) (f : nat) (ys : list key) : Z
   fold_right (fun '(e, k, v) a => if Nat.eqb e f && existsb (kc k) ys then Z.max v a else a)
              0 tracked.
 
+(* The entries a new e-access with keys ks overwrites. *)
+Definition stale (e : nat) (ks : list key) (entry : nat * key * Z) : bool :=
+  let '(e', k', _) := entry in Nat.eqb e' e && existsb (key_eqb k') ks.
+
 Definition record (e : nat) (ks : list key) (v : Z) (tracked : list (nat * key * Z)) :=
-  map (fun k => (e, k, v)) ks ++ tracked.
+  map (fun k => (e, k, v)) ks ++ filter (fun x => negb (stale e ks x)) tracked.
 
 Definition others (e : nat) := filter (fun f => negb (Nat.eqb f e)) engs.
 
@@ -196,15 +204,57 @@ Definition inv (pre : list inst) (w : state) :=
   (forall f ys, lookup (stracked w) f ys = need pre f ys) /\
   (forall e k z, In (e, k, z) (stracked w) -> z <= cnt e pre).
 
-Lemma lookup_record : forall e ks z tracked f ys,
-  lookup (record e ks z tracked) f ys =
+Lemma lookup_prepend : forall e ks z tracked f ys,
+  lookup (map (fun k => (e, k, z)) ks ++ tracked) f ys =
   if Nat.eqb e f && conflict ks ys then Z.max z (lookup tracked f ys) else lookup tracked f ys.
 Proof.
   unfold conflict. induction ks; simpl; intros. - rewrite andb_false_r. reflexivity.
-  - unfold record in IHks. rewrite IHks.
+  - rewrite IHks.
     destruct (Nat.eqb e f); simpl; [|reflexivity].
     destruct (existsb (kc a) ys); simpl;
       destruct (existsb (fun x => existsb (kc x) ys) ks); simpl; try reflexivity; lia.
+Qed.
+
+Lemma lookup_filter : forall P tracked f ys,
+  (forall e k z, In (e, k, z) tracked -> P (e, k, z) = false ->
+     Nat.eqb e f && existsb (kc k) ys = false) ->
+  lookup (filter P tracked) f ys = lookup tracked f ys.
+Proof.
+  induction tracked as [|[[e k] z] r IH]; simpl; intros f ys H; [reflexivity|].
+  destruct (P (e, k, z)) eqn:E; simpl.
+  - rewrite IH by (intros e' k' z' Hin HP; apply (H e' k' z'); auto). reflexivity.
+  - rewrite (H e k z (or_introl eq_refl) E). apply IH.
+    intros e' k' z' Hin HP; apply (H e' k' z'); auto.
+Qed.
+
+Lemma lookup_bound : forall tracked f ys b, 0 <= b ->
+  (forall k z, In (f, k, z) tracked -> z <= b) -> lookup tracked f ys <= b.
+Proof.
+  induction tracked as [|[[e k] z] r IH]; simpl; intros f ys b Hb H; [lia|].
+  destruct (Nat.eqb e f && existsb (kc k) ys) eqn:E.
+  - apply andb_true_iff in E. destruct E as [E _]. apply Nat.eqb_eq in E. subst.
+    apply Z.max_lub; [apply (H k z); auto | apply IH; auto].
+    intros k' z' Hin; apply (H k' z'); auto.
+  - apply IH; auto. intros k' z' Hin; apply (H k' z'); auto.
+Qed.
+
+Lemma lookup_record : forall e ks z tracked f ys, 0 <= z ->
+  (forall k z', In (e, k, z') tracked -> z' < z) ->
+  lookup (record e ks z tracked) f ys =
+  if Nat.eqb e f && conflict ks ys then z else lookup tracked f ys.
+Proof.
+  intros e ks z tracked f ys Hz Hlt. unfold record. rewrite lookup_prepend.
+  destruct (Nat.eqb e f && conflict ks ys) eqn:E.
+  - apply andb_true_iff in E. destruct E as [E _]. apply Nat.eqb_eq in E. subst f.
+    apply Z.max_l. apply lookup_bound; [assumption|]. intros k z' Hin. apply filter_In in Hin.
+    pose proof (Hlt k z' (proj1 Hin)). lia.
+  - apply lookup_filter. intros e' k z' Hin Hs. apply negb_false_iff in Hs. simpl in Hs.
+    apply andb_true_iff in Hs. destruct Hs as [He Hk]. apply Nat.eqb_eq in He. subst e'.
+    apply existsb_exists in Hk. destruct Hk as [k' [Hin' Hkk]]. apply key_eqb_eq in Hkk. subst k'.
+    destruct (Nat.eqb e f) eqn:Ef; [|reflexivity]. simpl in E |- *.
+    destruct (existsb (kc k) ys) eqn:Ec; [|reflexivity].
+    assert (conflict ks ys = true) by (unfold conflict; apply existsb_exists; exists k; auto).
+    congruence.
 Qed.
 
 Lemma inv_instr : forall pre w id e ks,
@@ -217,14 +267,15 @@ Proof.
     destruct (Nat.eqb f e) eqn:E; rewrite Nat.eqb_sym, E.
     + apply Nat.eqb_eq in E. subst. rewrite Hp. lia.
     + rewrite Hp. lia.
-  - intros f ys. rewrite lookup_record, need_snoc. simpl. rewrite Hl, Hp.
-    destruct (Nat.eqb e f) eqn:E; simpl; [|reflexivity].
-    apply Nat.eqb_eq in E. subst.
-    destruct (conflict ks ys); [|reflexivity].
-    pose proof (need_bounds key kc pre f ys). lia.
-  - intros f k z Hin. unfold record in Hin. rewrite in_app_iff, in_map_iff in Hin.
+  - intros f ys. pose proof (cnt_nonneg key e pre).
+    rewrite lookup_record, need_snoc; simpl.
+    + rewrite Hl, Hp. destruct (Nat.eqb e f) eqn:E; simpl; [|reflexivity].
+      apply Nat.eqb_eq in E. subst. destruct (conflict ks ys); reflexivity.
+    + rewrite Hp. lia.
+    + intros k z' Hin. pose proof (Hb e k z' Hin). rewrite Hp. lia.
+  - intros f k z Hin. unfold record in Hin. rewrite in_app_iff, in_map_iff, filter_In in Hin.
     rewrite cnt_app. simpl. pose proof (cnt_nonneg key f pre).
-    destruct Hin as [[k' [Heq _]] | Hin].
+    destruct Hin as [[k' [Heq _]] | [Hin _]].
     + injection Heq as E1 E2 E3. subst f z. rewrite Nat.eqb_refl, Hp. lia.
     + specialize (Hb f k z Hin). destruct (Nat.eqb e f); lia.
 Qed.
