@@ -11,8 +11,9 @@
 #include "backend/backend.h"
 #include "driver/commands.h"
 #include "driver/options.h"
+#include "transform/ir_dump.h"
 
-typedef enum Emit { EMIT_C, EMIT_IR, EMIT_EXPLAIN } Emit;
+typedef enum Emit { EMIT_C, EMIT_IR, EMIT_EXPLAIN, EMIT_PROOF } Emit;
 
 typedef struct CompileArgs {
   const char *file;
@@ -23,12 +24,13 @@ typedef struct CompileArgs {
 } CompileArgs;
 
 static const char usage_text[] =
-    "usage: bfsync compile FILE [--sync=barrier-free|barrier] [-o OUT.c] [--emit=c|ir] [--explain]\n"
+    "usage: bfsync compile FILE [--sync=barrier-free|barrier] [-o OUT.c] [--emit=c|ir|proof] [--explain]\n"
     "                      [--target FILE]\n"
     "\n"
     "Emit the kernel as one C99 file against the bfrt runtime (bfrt.h), with\n"
     "the synchronization inserted: barrier-free (default) or the barrier baseline.\n"
     "  --emit=ir   print the per-engine instruction streams instead\n"
+    "  --emit=proof  the kernel and streams for the proof's checker (docs/proof.md)\n"
     "  --explain   list every wait with its provenance instead\n"
     "  -o FILE     write to FILE instead of stdout\n"
     "  --target FILE  the machine's engines (default: the built-in trn1)\n";
@@ -42,11 +44,11 @@ static int parse_args(int argc, char **argv, CompileArgs *a) {
       if (parse_sync(v, 0, modes, stderr) < 0) return 2;
       a->sync = modes[0];
     } else if ((v = option_value(argc, argv, &i, "--emit", NULL))) {
-      if (strcmp(v, "c") && strcmp(v, "ir")) {
-        fprintf(stderr, "bfsync: error: --emit must be c or ir (not '%s')\n", v);
+      if (strcmp(v, "c") && strcmp(v, "ir") && strcmp(v, "proof")) {
+        fprintf(stderr, "bfsync: error: --emit must be c, ir or proof (not '%s')\n", v);
         return 2;
       }
-      if (a->emit != EMIT_EXPLAIN) a->emit = strcmp(v, "c") ? EMIT_IR : EMIT_C;
+      if (a->emit != EMIT_EXPLAIN) a->emit = !strcmp(v, "c") ? EMIT_C : !strcmp(v, "ir") ? EMIT_IR : EMIT_PROOF;
     } else if ((v = option_value(argc, argv, &i, "--target", NULL))) {
       a->target_path = v;
     } else if (!strcmp(argv[i], "--explain")) {
@@ -75,6 +77,7 @@ static void emit(Program *p, Emit what, FILE *out) {
   case EMIT_C: emit_c(p, out); break;
   case EMIT_IR: ir_print(p, out); break;
   case EMIT_EXPLAIN: ir_explain(p, out); break;
+  case EMIT_PROOF: ir_dump_proof(p, out); break;
   }
 }
 

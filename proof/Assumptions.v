@@ -1,6 +1,6 @@
 (* Assumptions.v: `make proof` compiles this file and fails unless every
    main theorem is "Closed under the global context": no axiom, no
-   Admitted, nothing beyond Coq's own logic. *)
+   admitted lemma, nothing beyond Coq's own logic. *)
 From BF Require Import Model Transform Machine Theorems Extract.
 
 Print Assumptions Transform.exactness.
