@@ -143,7 +143,7 @@ $(BUILD)/obj/frontend/target.o: targets/trn1.target
 # builds build/proof/bfcheck, the extracted threshold function that
 # tests/proof.sh compares with bfsync. `make test` runs it first.
 PROOF_DIR = build/proof
-PROOF_V   = Model Transform Machine Theorems Extract
+PROOF_V   = Model Transform Machine Theorems Validate Extract
 DEBS     += coq ocaml-nox
 .PHONY: proof
 proof: deps-quiet $(PROOF_DIR)/bfcheck

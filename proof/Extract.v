@@ -12,7 +12,7 @@
 From Coq Require Import ZArith List Bool Arith Lia.
 From Coq Require Extraction ExtrOcamlBasic ExtrOcamlNatInt.
 Import ListNotations.
-From BF Require Import Model Transform.
+From BF Require Import Model Transform Machine Validate.
 Open Scope Z_scope.
 
 Record access := Access { ares : nat; awrite : bool; arow : expr; arows : Z; acol : expr; acols : Z }.
@@ -53,5 +53,26 @@ Theorem bf_exactness : forall ne p prog,
   spec rect rect_conflict (seq 0 ne) [] (trace access rect eval_rect p prog).
 Proof. intros. apply exactness. exact rect_eqb_eq. Qed.
 
+(* The checker of bfsync's own waits: w k is the list of waits bfsync's
+   streams evaluate before the k-th instance of the trace. *)
+Definition bf_validate (ne : nat) (p : env) (prog : block access) (w : nat -> list (nat * Z)) : bool :=
+  check rect rect_conflict (trace access rect eval_rect p prog) w ne.
+
+Theorem bf_validated_soundness : forall ne p prog w, bf_validate ne p prog w = true ->
+  forall st c st', reachable rect (trace access rect eval_rect p prog) w st ->
+  step rect (trace access rect eval_rect p prog) w Z.geb st c st' ->
+  forall k xk, nth_error (groups rect (trace access rect eval_rect p prog) c) (done st c) = Some k ->
+  passed st c = length (w k) -> nth_error (trace access rect eval_rect p prog) k = Some xk ->
+  forall j x, (j < k)%nat -> nth_error (trace access rect eval_rect p prog) j = Some x ->
+  ieng rect x <> c -> conflict rect rect_conflict (ikeys rect x) (ikeys rect xk) = true ->
+  completed rect (trace access rect eval_rect p prog) st j.
+Proof. intros ne p prog w V. exact (check_soundness rect rect_conflict _ w ne V). Qed.
+
+Theorem bf_validated_progress : forall ne p prog w, bf_validate ne p prog w = true ->
+  forall st, reachable rect (trace access rect eval_rect p prog) w st ->
+  forall c k, nth_error (groups rect (trace access rect eval_rect p prog) c) (done st c) = Some k ->
+  exists c' st', step rect (trace access rect eval_rect p prog) w Z.geb st c' st'.
+Proof. intros ne p prog w V. exact (check_progress rect rect_conflict _ w ne V). Qed.
+
 Extraction Language OCaml.
-Extraction "thresholds.ml" bf_thresholds.
+Extraction "thresholds.ml" bf_thresholds bf_validate.

@@ -129,6 +129,26 @@ Inductive implied : nat -> nat -> nat -> Z -> Prop :=
 | ImpThrough : forall c g g' k f Tf e T, (g' <= g)%nat -> nth_error (groups c) g' = Some k ->
     In (f, Tf) (W k) -> 1 <= Tf -> implied f (Z.to_nat (Tf - 1)) e T -> implied c g e T.
 
+Lemma implied_weaken : forall c g e T, implied c g e T ->
+  forall T', T' <= T -> implied c g e T'.
+Proof.
+  induction 1; intros T0 Hle.
+  - apply ImpNothing. lia.
+  - eapply ImpWait; try eassumption. lia.
+  - apply ImpOwn. lia.
+  - eapply ImpThrough; try eassumption. apply IHimplied. exact Hle.
+Qed.
+
+(* What is implied before group g is implied before every later group. *)
+Lemma implied_later : forall c g e T, implied c g e T -> forall g', (g <= g')%nat -> implied c g' e T.
+Proof.
+  induction 1; intros g0 Hle.
+  - apply ImpNothing. lia.
+  - apply (ImpWait c g0 g' k e T T'); [lia | assumption..].
+  - apply ImpOwn. lia.
+  - apply (ImpThrough c g0 g' k f Tf e T); [lia | assumption..].
+Qed.
+
 (* c is running, or has run, the op of its group g. *)
 Definition at_or_past (st : mstate) (c g : nat) :=
   (g < done st c)%nat \/

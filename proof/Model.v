@@ -98,6 +98,13 @@ Fixpoint iter {A} (f : Z -> list A) (n : nat) (i : Z) : list A :=
   | S n' => f i ++ iter f n' (i + 1)
   end.
 
+Lemma nth_error_firstn_lt : forall {A} (l : list A) j k, (j < k)%nat ->
+  nth_error (firstn k l) j = nth_error l j.
+Proof.
+  induction l; intros [|j] [|k] H; simpl; try reflexivity; try lia.
+  apply IHl. lia.
+Qed.
+
 Section Lang.
 Variable acc key : Type.
 Variable eval_acc : env -> env -> acc -> key.

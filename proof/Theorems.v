@@ -40,22 +40,9 @@ Proof.
   reflexivity.
 Qed.
 
-Lemma nth_error_firstn_lt : forall {A} (l : list A) j k, (j < k)%nat ->
-  nth_error (firstn k l) j = nth_error l j.
-Proof.
-  induction l; intros [|j] [|k] H; simpl; try reflexivity; try lia.
-  apply IHl. lia.
-Qed.
 
-Lemma implied_weaken : forall W c g e T, implied key tr W c g e T ->
-  forall T', T' <= T -> implied key tr W c g e T'.
-Proof.
-  induction 1; intros T0 Hle.
-  - apply ImpNothing. lia.
-  - eapply ImpWait; try eassumption. lia.
-  - apply ImpOwn. lia.
-  - eapply ImpThrough; try eassumption. apply IHimplied. exact Hle.
-Qed.
+
+
 
 (* Soundness, for any waits that imply each need of the transform. *)
 Lemma covers_from_need : forall W,
@@ -65,7 +52,7 @@ Lemma covers_from_need : forall W,
 Proof.
   intros W H c g k xk j x Hg Hk Hj Hx Hne Hc.
   destruct (groups_in key tr c g k Hg) as [_ Heng]. rewrite (eng_at_nth key tr k xk Hk) in Heng.
-  apply implied_weaken with (need (firstn k tr) (ieng key x) (ikeys key xk)).
+  apply (implied_weaken key tr W) with (need (firstn k tr) (ieng key x) (ikeys key xk)).
   - apply (H c g k xk). exact Hg. exact Hk.
     unfold others. apply filter_In. split.
     + apply engines_known. apply nth_error_In with j. exact Hx.

@@ -16,7 +16,11 @@
      (the streams are the trace's projections, as Machine.v assumes), and
      that every evaluated wait `S_f >= T` before an instance has T equal to
      the extracted need_f, or at least need_f for a wait whose WaitWhy names
-     a fallback (conservative tracking, late by design).
+     a fallback (conservative tracking, late by design);
+   - runs the extracted validator (Validate.v) on exactly the waits the
+     streams evaluate: if it accepts, Extract.bf_validated_soundness and
+     bf_validated_progress say the machine running those waits, dropped
+     ones included, is sound and cannot deadlock.
 
    It prints one summary line, and exits 0 if every wait agrees, 1 on a
    disagreement or a run-time error in a stream, 2 on bad input. This file
@@ -271,6 +275,17 @@ let () =
           end)
         (List.combine m s)
   done;
-  Printf.printf "%s: instances %d waits %d exact %d conservative %d needs-without-wait %d disagreements %d\n"
-    path instances !waits !exact !conservative !implied !bad;
+  (* the waits before each instance of the trace, by its index *)
+  let by_index = Array.make instances [] and seen = Array.make ne 0 in
+  List.iteri (fun k (id, _) ->
+      let c = Hashtbl.find engine_of id in
+      (match List.nth_opt streams.(c) seen.(c) with
+       | Some (_, ws) -> by_index.(k) <- List.map (fun (f, t, _) -> (f, z_of_int t)) ws
+       | None -> ());
+      seen.(c) <- seen.(c) + 1)
+    model;
+  let validated = bf_validate ne penv prog (fun k -> if k < instances then by_index.(k) else []) in
+  if not validated then report "%s: the validator rejects the streams' waits (a need is not implied, or a wait asks for a later instance)" path;
+  Printf.printf "%s: instances %d waits %d exact %d conservative %d needs-without-wait %d validated %s disagreements %d\n"
+    path instances !waits !exact !conservative !implied (if validated then "yes" else "no") !bad;
   exit (if !bad > 0 then 1 else 0)

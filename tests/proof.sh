@@ -4,13 +4,17 @@
 #
 # build/proof/bfcheck (from `make proof`) runs the threshold function
 # extracted from Coq on the kernel of `bfsync compile --emit=proof` and
-# compares it with every wait bfsync's streams evaluate.
+# compares it with every wait bfsync's streams evaluate, then runs the
+# extracted validator on those waits (dropped ones included), whose
+# acceptance makes the machine running them sound and deadlock-free by
+# theorem (Validate.v).
 # 1. Every examples/*.bfk and tests/kernels/*.bfk at each of its
 #    `// params:` lines, and PROOF_COUNT generated kernels (`bfsync gen`,
 #    seeds from PROOF_FROM): every wait must agree, exit 0.
 # 2. The check can fail: a dump with one wait raised by 1, one lowered by
-#    1, and one op dropped must each be rejected (exit 1), and bad input is
-#    a usage error (exit 2).
+#    1, and one op dropped must each be rejected (exit 1); dropping each
+#    wait of matmul in turn, the validator must reject some drops (those
+#    no other wait implies); bad input is a usage error (exit 2).
 # 3. check_assumptions.sh rejects a development with an assumption.
 # Defaults: 300 generated kernels (QUICK=1, the sanitizer pass: 60). The
 # long run: PROOF_COUNT=5000 bash tests/proof.sh. No golden files.
@@ -74,6 +78,13 @@ sed '0,/wait \([0-9]*\) 0 /s//wait \1 0 add k -1 /' "$tmp/good.dump" >"$tmp/lowe
 expect 1 "a wait lowered by 1" "$tmp/lowered.dump" M=2 N=2 K=3
 sed '0,/^ *op [0-9]*$/{/^ *op [0-9]*$/d}' "$tmp/good.dump" >"$tmp/dropped.dump"
 expect 1 "an op dropped" "$tmp/dropped.dump" M=2 N=2 K=3
+rejected=0
+nwaits=$(grep -c '^ *wait' "$tmp/good.dump")
+for i in $(seq 1 "$nwaits"); do
+  awk -v i="$i" '/^ *wait/ { if (++n == i) next } { print }' "$tmp/good.dump" >"$tmp/drop.dump"
+  "$BFCHECK" "$tmp/drop.dump" M=2 N=2 K=3 >"$tmp/out" 2>&1 || { grep -q 'validated no' "$tmp/out" && rejected=$((rejected + 1)); }
+done
+((rejected > 0)) || fail "dropping any one of matmul's $nwaits waits passed the validator"
 expect 2 "a missing parameter" "$tmp/good.dump" M=2 N=2
 expect 2 "an unknown parameter" "$tmp/good.dump" M=2 N=2 K=3 Q=1
 expect 2 "a truncated dump" <(head -c 200 "$tmp/good.dump") M=2 N=2 K=3
@@ -86,7 +97,7 @@ bash proof/check_assumptions.sh "$tmp/axiom" >/dev/null 2>&1 && fail "check_assu
 printf 'Theorem t : True. Proof. exact I. Qed.\nPrint Assumptions t.\n' >"$tmp/axiom/Assumptions.v"
 bash proof/check_assumptions.sh "$tmp/axiom" >/dev/null 2>&1 || fail "check_assumptions.sh rejected a closed theorem"
 
-echo "proof.sh: $kernels kernel runs, $waits waits equal to the extracted need ($COUNT generated kernels)"
+echo "proof.sh: $kernels kernel runs validated, $waits waits equal to the extracted need ($COUNT generated kernels); $rejected of matmul's $nwaits single-wait drops rejected"
 if ((failures)); then
   echo "proof.sh: $failures failure(s)" >&2
   exit 1
