@@ -23,7 +23,7 @@
 
 #include <cmocka.h>
 
-#include "runtime/bfrt.h"
+#include "runtime/bfrt_cost.h"
 
 /* ---- A cost model of round numbers.
  * dma: 10 + 100 + bytes/4, so a [2,3] load or store is 116 cycles;
@@ -515,6 +515,41 @@ static void test_cost_rules(void **state) {
   assert_int_equal(bfrt_op_cycles(&c, BFRT_NKINDS, BFRT_COPY, t32x96, t32x96), 0);
 }
 
+/* Issue 9: a huge tile at the slowest rate a target may give (10^-3 per
+ * cycle) overflowed int64 and cost a negative number of cycles; costs now
+ * saturate at 2^61 (BFRT_CYCLES_MAX), and sums of them stay there. */
+static void test_costs_saturate(void **state) {
+  (void)state;
+  const int64_t saturated = INT64_MAX / 4;
+  bfrt_costs c = {.clock_ghz = 1.0};
+  for (int k = 0; k < BFRT_NKINDS; k++)
+    c.kind[k] = (bfrt_engine_cost){.overhead = 1000000000, .dma_latency = 1000000000, .dma_bytes_per_cycle = 1e-3,
+                                   .elems_per_cycle = {1e-3, 1e-3, 1e-3, 1e-3, 1e-3}, .pe_rows = 1, .pe_cols = 1,
+                                   .two_input_factor = 1e3};
+  const int64_t huge[2] = {(int64_t)1 << 31, (int64_t)1 << 31};
+  for (int op = 0; op < BFRT_NOPS; op++)
+    for (int k = 0; k < BFRT_NKINDS; k++) {
+      bfrt_op_time t = bfrt_op_timing(&c, k, op, huge, huge);
+      if (t.occupancy < 0 || t.completion < 0 || t.completion > saturated)
+        fail_msg("op %d on kind %d: occupancy %lld, completion %lld", op, k, (long long)t.occupancy,
+                 (long long)t.completion);
+    }
+  assert_int_equal(bfrt_op_cycles(&c, BFRT_KIND_ACT, BFRT_ADD, huge, huge), saturated);
+  assert_int_equal(bfrt_op_cycles(&c, BFRT_KIND_DMA, BFRT_LOAD, huge, huge), saturated);
+  /* a run at the largest cycle costs stays positive */
+  for (int k = 0; k < BFRT_NKINDS; k++) {
+    c.kind[k].sem_latency = c.kind[k].wait_cost = c.kind[k].bookkeep_cost = c.kind[k].barrier_cost = 1000000000;
+    c.kind[k].dma_bytes_per_cycle = 1;
+    c.kind[k].elems_per_cycle[BFRT_CLASS_ELEMWISE] = 1;
+  }
+  bfrt *rt = new_instance(&scale2, 3);
+  const bfrt_stats *st = run_sim(rt, &c);
+  assert_true(st->cycles > 0);
+  for (int e = 0; e < 2; e++) assert_true(st->busy[e] >= 0 && st->stall[e] >= 0);
+  assert_doubled(rt, 6);
+  bfrt_delete(rt);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_hand_computed_waits),
@@ -527,6 +562,7 @@ int main(void) {
       cmocka_unit_test(test_trace_in_simulated_time),
       cmocka_unit_test(test_race_checker_under_sim),
       cmocka_unit_test(test_cost_rules),
+      cmocka_unit_test(test_costs_saturate),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

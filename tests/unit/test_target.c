@@ -171,6 +171,41 @@ static void test_errors(void **state) {
   expect_errors(many, (const char *[]){"t.target:13:1: error: too many engines (at most 8)", NULL});
 }
 
+/* Issue 9: absurd values gave negative busy and stall cycles; every key has
+ * a range, stated in the message, and the boundary values are accepted. */
+static void test_ranges(void **state) {
+  (void)state;
+  char text[1024];
+  snprintf(text, sizeof text,
+           "%soverhead = 999999999999999\nelems_per_cycle.elemwise = 1e-30\ntwo_input_factor = 1e-320\n"
+           "dma_bytes_per_cycle = 1e-300\ndma_outstanding = 1025\nlanes = 65537\nsem_latency = 1000000001\n",
+           header);
+  expect_errors(text, (const char *[]){"t.target:6:12: error: overhead must be at most 1000000000",
+                                       "t.target:7:28: error: elems_per_cycle.elemwise must be 0 or from 0.001 to 1000000",
+                                       "t.target:8:20: error: two_input_factor must be 0 or from 0.001 to 1000",
+                                       "t.target:9:23: error: dma_bytes_per_cycle must be 0 or from 0.001 to 1000000",
+                                       "t.target:10:19: error: dma_outstanding must be at most 1024",
+                                       "t.target:11:9: error: lanes must be at most 65536",
+                                       "t.target:12:15: error: sem_latency must be at most 1000000000", NULL});
+  expect_errors("name = t\nclock_ghz = 1e-320\n[engines]\nkernel = act\nfor = act\n[kind act]\n",
+                (const char *[]){"t.target:2:13: error: clock_ghz must be from 0.001 to 1000",
+                                 "t.target:4:1: error: 'kernel' is a reserved word of the kernel language",
+                                 "t.target:5:1: error: 'for' is a reserved word of the kernel language", NULL});
+  expect_errors("name = t\nclock_ghz = 1e400\n[engines]\nact = act\n[kind act]\n",
+                (const char *[]){"t.target:2:13: error: number too large", NULL});
+  Arena *arena = arena_new();
+  Target t;
+  const char *messages;
+  snprintf(text, sizeof text,
+           "%soverhead = 1000000000\nelems_per_cycle.elemwise = 0.001\ntwo_input_factor = 0\n"
+           "dma_bytes_per_cycle = 1e6\ndma_outstanding = 1024\nlanes = 65536\n",
+           header);
+  assert_int_equal(parse_text(text, arena, &t, &messages), 0);
+  assert_int_equal(t.costs.kind[BFRT_KIND_ACT].overhead, 1000000000);
+  assert_true(t.costs.kind[BFRT_KIND_ACT].elems_per_cycle[BFRT_CLASS_ELEMWISE] == 0.001);
+  arena_free(arena);
+}
+
 /* NUL bytes and binary junk are errors, never crashes. */
 static void test_binary(void **state) {
   (void)state;
@@ -190,6 +225,7 @@ int main(void) {
       cmocka_unit_test(test_builtin_is_the_file),
       cmocka_unit_test(test_two_queues),
       cmocka_unit_test(test_errors),
+      cmocka_unit_test(test_ranges),
       cmocka_unit_test(test_binary),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
