@@ -136,7 +136,7 @@ let rec ix () =
   | "v" -> V (int ())
   | "x" -> X (int ())
   | "ld" -> let a = int () in Ld (a, ix ())
-  | ("add" | "sub" | "mul" | "div" | "mod" | "max") as op -> let a = ix () in let b = ix () in Bin (op, a, b)
+  | ("add" | "sub" | "mul" | "div" | "mod" | "max" | "trips") as op -> let a = ix () in let b = ix () in Bin (op, a, b)
   | t -> fail 2 "unknown IR expression '%s'" t
 
 let rec nodes () = expect "{"; items node
@@ -173,6 +173,7 @@ let run_stream params nvars lengths body =
         match op with
         | "add" -> x + y | "sub" -> x - y | "mul" -> x * y
         | "div" -> floor_div x y | "mod" -> x - (y * floor_div x y)
+        | "trips" -> if y > x then y - x else 0
         | _ -> max x y)
   and arrays = lazy (Array.of_list (List.map (fun l -> Array.make (max 0 (ev l)) 0) lengths))
   and load a i =

@@ -19,7 +19,9 @@
  *   node    = "op" id | "wait" engine fallback(0|1) expr | "set" var expr
  *           | "store" array expr expr | "loop" loop expr expr nodes | "barrier"
  *   expr    = "k" int | "p" param | "v" loop | "x" var | "ld" array expr
- *           | ("neg") expr | ("add"|"sub"|"mul"|"div"|"mod"|"max") expr expr
+ *           | "neg" expr | ("add"|"sub"|"mul"|"div"|"mod"|"max"|"trips") expr expr
+ *
+ * (trips a b: the iterations of `for v in a .. b`, b - a when b > a, else 0.)
  *
  * An access is a rectangle of a resource (tiles, then hbm tensors):
  * rows [row * rows, row * rows + rows), columns likewise. A tile slot s is
@@ -32,33 +34,50 @@
 
 #include "transform/deps.h"
 
+static void dump_expr(const Expr *e, FILE *out);
+
+static void dump_binary(const char *name, const Expr *e, FILE *out) {
+  fprintf(out, " %s", name);
+  dump_expr(e->lhs, out);
+  dump_expr(e->rhs, out);
+}
+
+/* Every kind is listed, so that a new one is a compile error here. */
 static void dump_expr(const Expr *e, FILE *out) {
-  static const char *const name[] = {[EX_ADD] = "add", [EX_SUB] = "sub", [EX_MUL] = "mul",
-                                     [EX_DIV] = "div", [EX_MOD] = "mod"};
   switch (e->kind) {
   case EX_INT: fprintf(out, " k %" PRId64, e->value); return;
   case EX_NAME: fprintf(out, " %s %d", e->sym == SYM_PARAM ? "p" : "v", e->index); return;
   case EX_NEG: fputs(" neg", out); dump_expr(e->lhs, out); return;
-  default:
-    fprintf(out, " %s", name[e->kind]);
-    dump_expr(e->lhs, out);
-    dump_expr(e->rhs, out);
+  case EX_ADD: dump_binary("add", e, out); return;
+  case EX_SUB: dump_binary("sub", e, out); return;
+  case EX_MUL: dump_binary("mul", e, out); return;
+  case EX_DIV: dump_binary("div", e, out); return;
+  case EX_MOD: dump_binary("mod", e, out); return;
   }
 }
 
+static void dump_ir_expr(const IrExpr *e, FILE *out);
+
+static void dump_ir_binary(const char *name, const IrExpr *e, FILE *out) {
+  fprintf(out, " %s", name);
+  dump_ir_expr(e->a, out);
+  dump_ir_expr(e->b, out);
+}
+
 static void dump_ir_expr(const IrExpr *e, FILE *out) {
-  static const char *const name[] = {[IX_ADD] = "add", [IX_SUB] = "sub", [IX_MUL] = "mul",
-                                     [IX_DIV] = "div", [IX_MOD] = "mod", [IX_MAX] = "max"};
   switch (e->kind) {
   case IX_CONST: fprintf(out, " k %" PRId64, e->value); return;
   case IX_PARAM: fprintf(out, " p %d", e->id); return;
   case IX_LOOPVAR: fprintf(out, " v %d", e->id); return;
   case IX_VAR: fprintf(out, " x %d", e->id); return;
   case IX_LOAD: fprintf(out, " ld %d", e->id); dump_ir_expr(e->a, out); return;
-  default:
-    fprintf(out, " %s", name[e->kind]);
-    dump_ir_expr(e->a, out);
-    dump_ir_expr(e->b, out);
+  case IX_ADD: dump_ir_binary("add", e, out); return;
+  case IX_SUB: dump_ir_binary("sub", e, out); return;
+  case IX_MUL: dump_ir_binary("mul", e, out); return;
+  case IX_DIV: dump_ir_binary("div", e, out); return;
+  case IX_MOD: dump_ir_binary("mod", e, out); return;
+  case IX_MAX: dump_ir_binary("max", e, out); return;
+  case IX_TRIPS: dump_ir_binary("trips", e, out); return;
   }
 }
 
