@@ -22,6 +22,10 @@ static const char usage_text[] =
 static int check_file(const char *path, const Target *target) {
   Program *p = program_load(path, target, stderr);
   if (!p) return 1;
+  if (!target && program_use_target_line(p, stderr)) {
+    program_free(p);
+    return 1;
+  }
   parse(p);
   if (!p->diag.errors) check(p);
   int status = p->diag.errors ? 1 : 0;

@@ -100,7 +100,8 @@ int cmd_compile(int argc, char **argv) {
   if (status < 0 && a.target_path && target_load(a.target_path, arena, target, stderr)) status = 1;
   if (status < 0) {
     Program *p = program_load(a.file, a.target_path ? target : target_default(), stderr);
-    status = p ? compile_program(p, &a) : 1;
+    if (p && !a.target_path && program_use_target_line(p, stderr)) status = 1;
+    else status = p ? compile_program(p, &a) : 1;
     program_free(p);
   }
   arena_free(arena);

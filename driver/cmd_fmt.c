@@ -55,6 +55,10 @@ static int rewrite(const char *path, const char *text, size_t len) {
 static int fmt_file(const char *path, const FmtArgs *a) {
   Program *p = program_load(path, a->target, stderr);
   if (!p) return 1;
+  if (!a->target && program_use_target_line(p, stderr)) {
+    program_free(p);
+    return 1;
+  }
   parse(p);
   if (!p->diag.errors) check(p);
   int status = p->diag.errors ? 1 : 0;

@@ -69,6 +69,14 @@ grep -q "ln.bfk: not in canonical form" "$tmp/err" || fail "fmt --check does not
   fail "check --target accepted dve on a target without it"
 grep -q "unknown engine 'dve' (target round has act, dma, dma1)" "$tmp/err" || fail "check --target: wrong message"
 "$BFSYNC" check --target tests/sim/round.target tests/sim/pipe.bfk || fail "check --target rejected a kernel of its target"
+# A `// target: FILE` line (relative to the kernel's folder) stands for --target.
+mkdir -p "$tmp/tl" && cp tests/sim/round.target "$tmp/tl/" && { echo "// target: round.target"; cat tests/sim/pipe.bfk; } >"$tmp/tl/k.bfk"
+"$BFSYNC" check "$tmp/tl/k.bfk" || fail "check did not use the kernel's // target: line"
+"$BFSYNC" fmt "$tmp/tl/k.bfk" >/dev/null || fail "fmt did not use the kernel's // target: line"
+"$BFSYNC" check --target targets/trn1.target "$tmp/tl/k.bfk" 2>/dev/null && fail "--target did not override the // target: line"
+{ echo "// target: missing.target"; cat tests/sim/pipe.bfk; } >"$tmp/tl/m.bfk"
+"$BFSYNC" check "$tmp/tl/m.bfk" 2>"$tmp/err"; [ $? = 1 ] && grep -q "cannot open target file .*/tl/missing.target" "$tmp/err" ||
+  fail "a // target: line naming a missing file is not an error"
 
 # Trailing comments keep their column when the code leaves room, so a
 # column of comments stays aligned; code too long for it pushes its comment
