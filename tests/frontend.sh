@@ -73,7 +73,9 @@ grep -q "unknown engine 'dve' (target round has act, dma, dma1)" "$tmp/err" || f
 mkdir -p "$tmp/tl" && cp tests/sim/round.target "$tmp/tl/" && { echo "// target: round.target"; cat tests/sim/pipe.bfk; } >"$tmp/tl/k.bfk"
 "$BFSYNC" check "$tmp/tl/k.bfk" || fail "check did not use the kernel's // target: line"
 "$BFSYNC" fmt "$tmp/tl/k.bfk" >/dev/null || fail "fmt did not use the kernel's // target: line"
-"$BFSYNC" check --target targets/trn1.target "$tmp/tl/k.bfk" 2>/dev/null && fail "--target did not override the // target: line"
+{ echo "// target: round.target"; cat examples/softmax.bfk; } >"$tmp/tl/s.bfk"
+"$BFSYNC" check "$tmp/tl/s.bfk" 2>/dev/null && fail "the // target: line was ignored (round has no dve)"
+"$BFSYNC" check --target targets/trn1.target "$tmp/tl/s.bfk" || fail "--target did not override the // target: line"
 { echo "// target: missing.target"; cat tests/sim/pipe.bfk; } >"$tmp/tl/m.bfk"
 "$BFSYNC" check "$tmp/tl/m.bfk" 2>"$tmp/err"; [ $? = 1 ] && grep -q "cannot open target file .*/tl/missing.target" "$tmp/err" ||
   fail "a // target: line naming a missing file is not an error"
