@@ -32,6 +32,9 @@ typedef struct Jit Jit;
  * headers are not installed beside bfsync; a libtcc error is a backend bug
  * (reported, abort). */
 Jit *jit_compile(Program *p, const char *c_source, const char **err);
+/* Requires: a checked kernel. Ensures: a C header on out naming its
+ * descriptors and the index of every parameter and tensor (compile --header). */
+void emit_header(const Program *p, FILE *out);
 /* The descriptor the compiled file exports (emit_c_symbol). */
 const bfrt_kernel *jit_kernel(const Jit *jit);
 /* Release the compiled code; the descriptor is gone after this. */

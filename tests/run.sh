@@ -137,6 +137,33 @@ for name in matmul softmax chain; do
   done
 done
 
+# ---- compile --header: a host indexes parameters and tensors by constant.
+if expect_status 0 compile examples/matmul.bfk --header -o "$tmp/matmul.h" &&
+  expect_status 0 compile examples/matmul.bfk -o "$tmp/matmul.c"; then
+  cat >"$tmp/header_host.c" <<'C'
+#include <stdio.h>
+#include "bfrt.h"
+#include "matmul.h"
+int main(void) {
+  int64_t params[bfk_matmul_nparams];
+  params[bfk_matmul_param_M] = 1, params[bfk_matmul_param_N] = 2, params[bfk_matmul_param_K] = 3;
+  const char *err;
+  bfrt *rt = bfrt_new(&bfk_matmul_barrier_free, params, &err);
+  if (!rt) return fprintf(stderr, "%s\n", err), 1;
+  int64_t shape[2];
+  bfrt_tensor_shape(rt, bfk_matmul_tensor_C, shape);
+  int ok = bfk_matmul_ntensors == 3 && bfrt_tensor_find(rt, "A") == bfk_matmul_tensor_A &&
+           bfrt_tensor_find(rt, "B") == bfk_matmul_tensor_B && bfrt_tensor_find(rt, "C") == bfk_matmul_tensor_C &&
+           shape[0] == 64 && shape[1] == 128;
+  bfrt_delete(rt);
+  return ok ? 0 : 1;
+}
+C
+  gcc -std=c99 -Wall -Wextra -Werror -pedantic $san_flags -Iruntime -I"$tmp" "$tmp/header_host.c" "$tmp/matmul.c" \
+      "$BUILD/libbfrt.a" -ldl -lpthread -lm -o "$tmp/header_host" 2>"$tmp/gcc.err" && "$tmp/header_host" ||
+    { fail "a host built with compile --header's indices failed:"; head -5 "$tmp/gcc.err" >&2; }
+fi
+
 # ---- The bounds-error path.
 if expect_status 1 run tests/bad_run/store_oob.bfk -p N=2 --sync=both; then
   expect_stderr "kernel oob, line 12: store to Y[2, 0] is out of bounds (rows 8..11 of 8)"
