@@ -86,7 +86,7 @@ static const char usage_text[] =
     "  --output NAME=Y.npy    write a tensor after the run (repeatable)\n"
     "  --json                 one JSON object per sync mode on stdout\n"
     "  --jitter               random delays before instructions (threads; seeded)\n"
-    "  --trace FILE.json      Chrome trace of the run (of the last mode with --sync=both)\n"
+    "  --trace FILE.json      Chrome trace of the run (--sync=both: each mode a process)\n"
     "  --check                race-check the run with vector clocks; races fail it\n"
     "  --mutate=drop:K|lower:K|raise:K\n"
     "                         TEST ONLY: break the K-th wait of the synchronization\n";
@@ -212,17 +212,25 @@ static int transform_mode(Run *r, SyncMode sync) {
   return 0;
 }
 
-static bfrt_options run_options(const Run *r, bool trace) {
+/* The trace file of one mode: --trace itself, or with --sync=both a part
+ * that merge_traces folds into it. */
+static const char *trace_part(const Run *r, SyncMode sync) {
+  if (!r->args->trace_path) return NULL;
+  if (r->args->sync != RUN_BOTH) return r->args->trace_path;
+  return arena_printf(r->p->arena, "%s.%s.part", r->args->trace_path, sync_name(sync));
+}
+
+static bfrt_options run_options(const Run *r, SyncMode sync) {
   bfrt_options opt = {0};
   opt.exec = r->args->exec;
   opt.jitter_seed = r->args->jitter ? bf_splitmix64(r->args->seed) | 1 : 0;
-  opt.trace_path = trace ? r->args->trace_path : NULL;
+  opt.trace_path = trace_part(r, sync);
   opt.costs = &r->p->target->costs;
   opt.check = r->args->check;
   return opt;
 }
 
-static int run_mode(Run *r, SyncMode sync, bool trace, ModeResult *res) {
+static int run_mode(Run *r, SyncMode sync, ModeResult *res) {
   res->sync = sync;
   int status = transform_mode(r, sync);
   if (status) return status;
@@ -233,7 +241,7 @@ static int run_mode(Run *r, SyncMode sync, bool trace, ModeResult *res) {
     return 1;
   }
   RefTensor *results = instance_copy(&r->in, r->in.inputs);
-  bfrt_options opt = run_options(r, trace);
+  bfrt_options opt = run_options(r, sync);
   if (instance_execute(&r->in, jit_kernel(jit), &opt, results, &res->stats, &res->wall_ns, &err) ||
       instance_reference(&r->in, &err)) {
     fprintf(stderr, "bfsync: error: %s\n", err);
@@ -331,6 +339,92 @@ static void print_table_row(Run *r, const ModeResult *res) {
 
 /* ---- The command. */
 
+/* The bytes of path (malloc'ed, NUL-terminated), or NULL. */
+static char *slurp(const char *path, size_t *len) {
+  FILE *f = fopen(path, "rb");
+  if (!f) return NULL;
+  char *text = NULL;
+  *len = 0;
+  size_t cap = 0, n;
+  char buf[65536];
+  while ((n = fread(buf, 1, sizeof buf, f)) > 0) {
+    if (*len + n + 1 > cap) {
+      cap = 2 * (*len + n + 1);
+      char *grown = realloc(text, cap);
+      if (!grown) break;
+      text = grown;
+    }
+    memcpy(text + *len, buf, n);
+    *len += n;
+  }
+  bool bad = ferror(f) || n > 0;
+  fclose(f);
+  if (bad || !text) {
+    free(text);
+    return NULL;
+  }
+  text[*len] = 0;
+  return text;
+}
+
+/* One mode's trace events (the text between the runtime's first line and
+ * its closing "]}") onto out as process pid, named "KERNEL (MODE)". The
+ * runtime writes every event with "pid":1 and the process name first. */
+static void copy_events(FILE *out, const char *text, int pid, const char *kernel, SyncMode sync) {
+  const char *body = strchr(text, '\n'), *end = strstr(text, "\n]}");
+  if (!body || !end || end < body) return;
+  body++;
+  char name[256];
+  snprintf(name, sizeof name, "\"args\":{\"name\":\"%s\"}}", kernel);
+  const char *process = strstr(body, name);
+  for (const char *at = body; at < end;) {
+    if (!strncmp(at, "\"pid\":1,", 8)) {
+      fprintf(out, "\"pid\":%d,", pid);
+      at += 8;
+    } else if (at == process) {
+      fprintf(out, "\"args\":{\"name\":\"%s (%s)\"}}", kernel, sync_name(sync));
+      at += strlen(name);
+    } else {
+      fputc(*at++, out);
+    }
+  }
+}
+
+/* --sync=both --trace T: both modes' traces as two processes of T. */
+static int merge_traces(Run *r, const SyncMode modes[2]) {
+  AtomicFile out;
+  if (atomic_open(&out, r->args->trace_path)) {
+    fprintf(stderr, "bfsync: error: %s\n", out.error);
+    return 1;
+  }
+  fputs("{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n", out.f);
+  int status = 0;
+  for (int m = 0; m < 2; m++) {
+    const char *part = trace_part(r, modes[m]);
+    size_t len;
+    char *text = slurp(part, &len);
+    if (!text) {
+      fprintf(stderr, "bfsync: error: cannot read the trace part %s\n", part);
+      status = 1;
+    } else {
+      if (m) fputs(",\n", out.f);
+      copy_events(out.f, text, m + 1, r->p->kernel->name, modes[m]);
+      free(text);
+    }
+    remove(part);
+  }
+  fputs("\n]}\n", out.f);
+  if (status) {
+    atomic_abort(&out);
+    return 1;
+  }
+  if (atomic_commit(&out)) {
+    fprintf(stderr, "bfsync: error: %s\n", out.error);
+    return 1;
+  }
+  return 0;
+}
+
 static int run_all(Run *r) {
   const RunArgs *a = r->args;
   SyncMode modes[2] = {a->sync == RUN_BARRIER ? SYNC_BARRIER : a->sync == RUN_BOTH ? SYNC_BARRIER : SYNC_BARRIER_FREE,
@@ -339,8 +433,11 @@ static int run_all(Run *r) {
   bool all_match = true;
   for (int m = 0; m < nmodes; m++) {
     ModeResult res = {0};
-    int status = run_mode(r, modes[m], m == nmodes - 1, &res);
-    if (status) return status;
+    int status = run_mode(r, modes[m], &res);
+    if (status) {
+      for (int k = 0; nmodes == 2 && a->trace_path && k <= m; k++) remove(trace_part(r, modes[k]));
+      return status;
+    }
     if (a->json) {
       print_json(r, &res);
     } else {
@@ -355,6 +452,7 @@ static int run_all(Run *r) {
     all_match &= res.match && res.within_f64;
   }
   fflush(stdout);
+  if (nmodes == 2 && a->trace_path && merge_traces(r, modes)) return 1;
   if (write_outputs(r)) return 1;
   return all_match ? 0 : 1;
 }

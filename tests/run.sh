@@ -299,6 +299,21 @@ for tid in names:
 EOF
 fi
 
+# --sync=both --trace: both modes in one trace, as processes 1 (barrier) and 2 (barrier-free).
+if expect_status 0 run examples/softmax.bfk R=2 --sync=both --trace "$tmp/both.json"; then
+  python3 - "$tmp/both.json" <<'EOF' || fail "--sync=both --trace does not hold both modes as two processes"
+import json, sys
+events = json.load(open(sys.argv[1]))["traceEvents"]
+procs = {e["pid"]: e["args"]["name"] for e in events if e.get("name") == "process_name"}
+assert procs == {1: "softmax (barrier)", 2: "softmax (barrier-free)"}, procs
+for pid in (1, 2):
+    assert any(e["ph"] == "X" and e["pid"] == pid and e["name"] == "exp" for e in events), pid
+assert any(e["ph"] == "X" and e["pid"] == 1 and e["name"] == "barrier" for e in events)
+assert not any(e["ph"] == "X" and e["pid"] == 2 and e["name"] == "barrier" for e in events)
+EOF
+  ls "$tmp"/both.json.*.part >/dev/null 2>&1 && fail "--sync=both --trace left its parts behind"
+fi
+
 # Whether the runtime says the executor or checker is still missing (then
 # the test below is reported as skipped, not passed).
 not_built() {
