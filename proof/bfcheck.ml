@@ -92,6 +92,14 @@ let cmp_of = function
   | "lt" -> CLt | "le" -> CLe | "gt" -> CGt | "ge" -> CGe | "eq" -> CEq | "ne" -> CNe
   | t -> fail 2 "unknown comparison '%s'" t
 
+let rec cond () =
+  match next () with
+  | "cmp" -> let op = cmp_of (next ()) in let a = expr () in CCmp (op, a, expr ())
+  | "and" -> let a = cond () in CAnd (a, cond ())
+  | "or" -> let a = cond () in COr (a, cond ())
+  | "not" -> CNot (cond ())
+  | t -> fail 2 "unknown condition '%s'" t
+
 let rec block () =
   expect "{";
   List.fold_right (fun s b -> BCons (s, b)) (items stmt) BNil
@@ -104,11 +112,9 @@ and stmt () =
       let hi = expr () in
       SFor (l, lo, hi, block ())
   | "if" ->
-      let c = cmp_of (next ()) in
-      let a = expr () in
-      let b = expr () in
+      let c = cond () in
       let t = block () in
-      SIf (c, a, b, t, block ())
+      SIf (c, t, block ())
   | "instr" ->
       let id = int () in
       let e = int () in
