@@ -10,6 +10,7 @@ Print Assumptions Theorems.progress.
 Print Assumptions Theorems.redundant_wait_elimination.
 Print Assumptions Machine.wrap_ge_agrees.
 Print Assumptions Theorems.window_agrees.
+Print Assumptions Machine.stepped_lower.
 Print Assumptions Theorems.window_soundness.
 Print Assumptions Transform.count_correct.
 Print Assumptions Validate.check_soundness.
