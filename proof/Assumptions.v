@@ -13,6 +13,7 @@ Print Assumptions Theorems.window_agrees.
 Print Assumptions Machine.stepped_lower.
 Print Assumptions Theorems.window_soundness.
 Print Assumptions Transform.count_correct.
+Print Assumptions Model.need_latest.
 Print Assumptions Validate.check_soundness.
 Print Assumptions Validate.check_progress.
 Print Assumptions Extract.bf_validated_soundness.

@@ -256,4 +256,33 @@ Proof.
   apply need_aux_mono. rewrite cnt_app. simpl. rewrite He, Nat.eqb_refl. lia.
 Qed.
 
+(* need is the position after the latest conflicting instance: what a
+   static scan (deps.c's closed and last-iteration thresholds) must
+   establish to replace the tracked lookup by a compile-time position. *)
+Lemma need_aux_quiet : forall f ys l c a,
+  (forall y, In y l -> ieng y = f -> conflict (ikeys y) ys = false) -> need_aux f ys l c a = a.
+Proof.
+  induction l as [|y l IH]; simpl; intros c a H; [reflexivity|].
+  destruct (Nat.eqb (ieng y) f) eqn:E.
+  - apply Nat.eqb_eq in E. rewrite (H y (or_introl eq_refl) E). apply IH. auto.
+  - apply IH. auto.
+Qed.
+
+Lemma need_latest : forall f ys pre j x,
+  nth_error pre j = Some x -> ieng x = f -> conflict (ikeys x) ys = true ->
+  (forall y, In y (skipn (S j) pre) -> ieng y = f -> conflict (ikeys y) ys = false) ->
+  need pre f ys = cnt f (firstn j pre) + 1.
+Proof.
+  intros f ys pre j x Hj He Hc Hq.
+  pose proof (nth_error_split pre j x Hj) as Hs.
+  set (l1 := firstn j pre) in *. set (l2 := skipn (S j) pre) in *.
+  rewrite Hs. unfold need.
+  rewrite app_assoc, need_aux_split, need_aux_snoc, He, Nat.eqb_refl, Hc.
+  apply need_aux_quiet. exact Hq.
+Qed.
+
+Lemma need_none : forall f ys pre,
+  (forall y, In y pre -> ieng y = f -> conflict (ikeys y) ys = false) -> need pre f ys = 0.
+Proof. intros. unfold need. apply need_aux_quiet. exact H. Qed.
+
 End Lang.
