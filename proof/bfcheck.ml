@@ -16,7 +16,7 @@
      (the streams are the trace's projections, as Machine.v assumes), and
      that every evaluated wait `S_f >= T` before an instance has T equal to
      the extracted need_f, or at least need_f for a wait whose WaitWhy names
-     a fallback (conservative tracking, late by design);
+     a fallback (hbm tracked per tensor across DMA queues: late by design);
    - runs the extracted validator (Validate.v) on exactly the waits the
      streams evaluate: if it accepts, Extract.bf_validated_soundness and
      bf_validated_progress say the machine running those waits, dropped

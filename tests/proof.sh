@@ -31,7 +31,7 @@ SIZE=${PROOF_SIZE:-40}
 [[ -x $BFCHECK ]] || { echo "proof.sh: FAIL: $BFCHECK is missing: run make proof" >&2; exit 1; }
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-failures=0 kernels=0 waits=0
+failures=0 kernels=0 waits=0 exact=0 conservative=0
 
 fail() {
   echo "proof.sh: FAIL: $*" >&2
@@ -45,7 +45,8 @@ check() {
   "$BFSYNC" compile --emit=proof "$file" >"$tmp/k.dump" || { fail "$file: compile --emit=proof exited $?"; return; }
   if "$BFCHECK" "$tmp/k.dump" "$@" >"$tmp/out" 2>"$tmp/err"; then
     kernels=$((kernels + 1))
-    waits=$((waits + $(awk '{print $5}' "$tmp/out")))
+    read -r w e c < <(awk '{print $5, $7, $9}' "$tmp/out")
+    waits=$((waits + w)) exact=$((exact + e)) conservative=$((conservative + c))
   else
     fail "$file $*: $(head -3 "$tmp/err")"
   fi
@@ -99,7 +100,7 @@ bash proof/check_assumptions.sh "$tmp/axiom" >/dev/null 2>&1 && fail "check_assu
 printf 'Theorem t : True. Proof. exact I. Qed.\nPrint Assumptions t.\n' >"$tmp/axiom/Assumptions.v"
 bash proof/check_assumptions.sh "$tmp/axiom" >/dev/null 2>&1 || fail "check_assumptions.sh rejected a closed theorem"
 
-echo "proof.sh: $kernels kernel runs validated, $waits waits equal to the extracted need ($COUNT generated kernels of size $SIZE); $rejected of matmul's $nwaits single-wait drops rejected"
+echo "proof.sh: $kernels kernel runs validated ($COUNT generated kernels of size $SIZE); of $waits waits, $exact equal to the extracted need and $conservative conservative fallbacks above it; $rejected of matmul's $nwaits single-wait drops rejected"
 if ((failures)); then
   echo "proof.sh: $failures failure(s)" >&2
   exit 1
