@@ -108,9 +108,13 @@ static const char *c_name(Arena *a, const char *source, const char *kind, int id
   return arena_printf(a, "bf_%s%d", kind, id);
 }
 
-/* name with every character outside [A-Za-z0-9_] replaced, for invented names. */
-static const char *sanitize_id(Arena *a, const char *name) {
-  char *s = arena_strndup(a, name, strlen(name) < 40 ? strlen(name) : 40);
+/* name (the id-th of its kind) with every character outside [A-Za-z0-9_]
+ * replaced, for invented names. Names longer than 40 characters (C99
+ * promises 63 significant ones) are cut to 40 and given "_ID", so two
+ * long names with one prefix stay distinct, and distinct from any name of
+ * 40 characters or fewer. */
+static const char *sanitize_id(Arena *a, const char *name, int id) {
+  char *s = strlen(name) <= 40 ? arena_strndup(a, name, strlen(name)) : arena_printf(a, "%.40s_%d", name, id);
   for (char *c = s; *c; c++)
     if (!(isalnum((unsigned char)*c) || *c == '_')) *c = '_';
   return s;
@@ -118,7 +122,7 @@ static const char *sanitize_id(Arena *a, const char *name) {
 
 static const char *known_name(const Emitter *em, int e) {
   return arena_printf(em->p->arena, "bf_known_%s",
-                      sanitize_id(em->p->arena, em->p->target->engines[e].name));
+                      sanitize_id(em->p->arena, em->p->target->engines[e].name, e));
 }
 
 /* Source text made safe inside a one-line block comment. */
@@ -140,11 +144,6 @@ static void put_comment_text(FILE *out, const char *text, size_t len) {
   }
 }
 
-static int line_of(const Program *p, Span span) {
-  int line, col;
-  source_position(&p->src, span.begin, &line, &col);
-  return line;
-}
 
 /* ---- Uses of one stream. */
 
@@ -694,7 +693,7 @@ static void put_engine(Emitter *em, int e) {
   Uses u = stream_uses(em->p, em->stream);
   fprintf(em->out, "\n/* Engine %s. */\n", eng->name);
   fprintf(em->out, "static void bf_engine_%s(bfrt_ctx *bf_cx, const int64_t *bf_params) {\n",
-          sanitize_id(em->p->arena, eng->name));
+          sanitize_id(em->p->arena, eng->name, e));
   put_locals(em, &u);
   em->depth = 1;
   put_nodes(em, em->stream->body, &u);
@@ -793,7 +792,7 @@ static void put_tensor_shape(const Emitter *em) {
   fprintf(em->out, "  int bf_bad = 0;\n  switch (bf_tensor) {\n");
   for (int t = 0; t < k->ntensors; t++) {
     const Tensor *x = &k->tensors[t];
-    fprintf(em->out, "  case BF_HBM_%s:\n    bf_shape[0] = ", sanitize_id(em->p->arena, x->name));
+    fprintf(em->out, "  case BF_HBM_%s:\n    bf_shape[0] = ", sanitize_id(em->p->arena, x->name, t));
     put_ast_expr(em, x->rows);
     fputs(";\n    bf_shape[1] = ", em->out);
     put_ast_expr(em, x->cols);
@@ -815,9 +814,10 @@ static void put_header(const Emitter *em) {
   put_comment_text(em->out, p->src.path, strlen(p->src.path));
   fprintf(em->out, "\n * target: %s\n *\n", p->target->name);
   fputs(" * One function per engine runs that engine's instruction stream in order.\n"
-        " * Every op, wait and barrier goes through the bfrt runtime (bfrt.h, see\n"
-        " * docs/runtime.md); bfk_kernel() returns the kernel's descriptor. */\n"
-        "#include <stdint.h>\n\n#include \"bfrt.h\"\n",
+        " * Every op, wait and barrier goes through the bfrt runtime (bfrt_kernel.h,\n"
+        " * see docs/runtime.md); the one external symbol is the kernel's descriptor,\n"
+        " * named after the kernel and the sync mode. */\n"
+        "#include <stdint.h>\n\n#include \"bfrt_kernel.h\"\n",
         em->out);
 }
 
@@ -827,7 +827,7 @@ static void put_enum(const Emitter *em, const char *what, const char *prefix, in
   fprintf(em->out, "\n/* %s */\nenum {", what);
   for (int i = 0; i < n; i++)
     fprintf(em->out, "%s\n  %s%s = %d", i ? "," : "", prefix,
-            sanitize_id(em->p->arena, name(em->p, i)), i);
+            sanitize_id(em->p->arena, name(em->p, i), i), i);
   fputs("\n};\n", em->out);
 }
 
@@ -856,7 +856,7 @@ static void put_descriptor(const Emitter *em) {
     fprintf(em->out, "%sBFRT_KIND_%s", e ? ", " : "", kind_ids[p->target->engines[e].kind]);
   fprintf(em->out, "};\nstatic void (*const bf_entry[%d])(bfrt_ctx *, const int64_t *) = {", ne);
   for (int e = 0; e < ne; e++)
-    fprintf(em->out, "%sbf_engine_%s", e ? ", " : "", sanitize_id(p->arena, p->target->engines[e].name));
+    fprintf(em->out, "%sbf_engine_%s", e ? ", " : "", sanitize_id(p->arena, p->target->engines[e].name, e));
   fprintf(em->out, "};\nstatic const bfrt_tile_desc bf_tiles[%d] = {", k->ntiles ? k->ntiles : 1);
   for (int i = 0; i < k->ntiles; i++) {
     const Tile *t = &k->tiles[i];
@@ -871,11 +871,14 @@ static void put_descriptor(const Emitter *em) {
             io_names[k->tensors[i].io]);
   fputs(k->ntensors ? "\n};\n" : "{0, 0}};\n", em->out);
   fprintf(em->out,
-          "\nconst bfrt_kernel bfk_%s = {\n"
+          "\nconst bfrt_kernel %s = {\n"
           "  \"%s\", %d, bf_param_names, %d, bf_engine_names, bf_engine_kinds, bf_entry,\n"
           "  %d, bf_tiles, %d, bf_tensors, bf_tensor_shape};\n",
-          k->name, k->name, k->nparams, ne, k->ntiles, k->ntensors);
-  fprintf(em->out, "\nconst bfrt_kernel *bfk_kernel(void) { return &bfk_%s; }\n", k->name);
+          emit_c_symbol(p), k->name, k->nparams, ne, k->ntiles, k->ntensors);
+}
+
+const char *emit_c_symbol(const Program *p) {
+  return arena_printf(p->arena, "bfk_%s_%s", p->kernel->name, p->ir->sync == SYNC_BARRIER ? "barrier" : "barrier_free");
 }
 
 static const char **loop_c_names(const Program *p) {
@@ -895,7 +898,7 @@ static const char **param_c_names(const Program *p) {
 static const char **sanitized_ids(const Program *p, int n,
                                   const char *(*name)(const Program *, int)) {
   const char **ids = ARENA_ARRAY(p->arena, const char *, n + 1);
-  for (int i = 0; i < n; i++) ids[i] = sanitize_id(p->arena, name(p, i));
+  for (int i = 0; i < n; i++) ids[i] = sanitize_id(p->arena, name(p, i), i);
   return ids;
 }
 

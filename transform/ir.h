@@ -13,7 +13,7 @@
 #include <stdio.h>
 
 #include "frontend/ast.h"
-#include "runtime/bfrt.h"
+#include "runtime/bfrt_kernel.h"
 
 typedef enum IrExprKind {
   IX_CONST,   /* value */
