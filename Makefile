@@ -150,3 +150,22 @@ clean:
 # The default target is targets/trn1.target itself, embedded with .incbin,
 # which the compiler's dependency files do not see.
 $(BUILD)/obj/frontend/target.o: targets/trn1.target
+
+# The Coq development (docs/proof.md). `make proof` checks every proof,
+# fails unless each main theorem is closed under the global context, and
+# builds build/proof/bfcheck, the extracted threshold function and
+# validator that tests/proof.sh runs against bfsync. `make test` runs it
+# before the script tests.
+PROOF_DIR = build/proof
+PROOF_V   = Model Transform Machine Theorems Validate Extract
+DEBS     += coq ocaml-nox
+.PHONY: proof
+proof:
+	@$(MAKE) --no-print-directory deps
+	@$(MAKE) --no-print-directory $(PROOF_DIR)/bfcheck
+$(PROOF_DIR)/bfcheck: $(wildcard proof/*.v) proof/bfcheck.ml proof/check_assumptions.sh
+	@rm -rf $(PROOF_DIR) && mkdir -p $(PROOF_DIR) && cp proof/*.v proof/bfcheck.ml $(PROOF_DIR)/
+	cd $(PROOF_DIR) && for f in $(PROOF_V); do coqc -q -Q . BF $$f.v || exit 1; done
+	bash proof/check_assumptions.sh $(PROOF_DIR)
+	cd $(PROOF_DIR) && ocamlopt -o bfcheck.tmp thresholds.mli thresholds.ml bfcheck.ml && mv bfcheck.tmp bfcheck
+test-scripts: proof

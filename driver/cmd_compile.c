@@ -13,28 +13,30 @@
 #include "driver/args.h"
 #include "driver/commands.h"
 #include "frontend/files.h"
+#include "transform/ir_dump.h"
 
-typedef enum Emit { EMIT_C, EMIT_IR, EMIT_EXPLAIN } Emit;
+typedef enum Emit { EMIT_C, EMIT_IR, EMIT_PROOF, EMIT_EXPLAIN } Emit;
 
 typedef struct CompileArgs {
   const char *file;
   const char *out_path;
   const char *target_path; /* NULL: the built-in trn1 */
   int sync;                /* SyncMode, in sync_choices' order */
-  int emit;                /* EMIT_C or EMIT_IR, in emit_choices' order */
+  int emit;                /* EMIT_C, EMIT_IR or EMIT_PROOF, in emit_choices' order */
   bool explain;
 } CompileArgs;
 
 static const char *const sync_choices[] = {"barrier-free", "barrier", NULL};
-static const char *const emit_choices[] = {"c", "ir", NULL};
+static const char *const emit_choices[] = {"c", "ir", "proof", NULL};
 
 static const char usage_text[] =
-    "usage: bfsync compile FILE [--sync=barrier-free|barrier] [-o OUT.c] [--emit=c|ir] [--explain]\n"
+    "usage: bfsync compile FILE [--sync=barrier-free|barrier] [-o OUT.c] [--emit=c|ir|proof] [--explain]\n"
     "                      [--target FILE]\n"
     "\n"
     "Emit the kernel as one C99 file against the bfrt runtime (bfrt.h), with\n"
     "the synchronization inserted: barrier-free (default) or the barrier baseline.\n"
     "  --emit=ir   print the per-engine instruction streams instead\n"
+    "  --emit=proof  the kernel and streams for the proof's checker (docs/proof.md)\n"
     "  --explain   list every wait with its provenance instead\n"
     "  -o FILE     write to FILE instead of stdout\n"
     "  --target FILE  the machine's engines (default: the built-in trn1)\n";
@@ -43,6 +45,7 @@ static void emit(Program *p, Emit what, FILE *out) {
   switch (what) {
   case EMIT_C: emit_c(p, out); break;
   case EMIT_IR: ir_print(p, out); break;
+  case EMIT_PROOF: ir_dump_proof(p, out); break;
   case EMIT_EXPLAIN: ir_explain(p, out); break;
   }
 }

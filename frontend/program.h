@@ -46,6 +46,13 @@ void parse(Program *p);
 /* Requires: kernel from parse. Ensures: names resolved, ids numbered, every
  * semantic rule checked, or errors. frontend/sema.c */
 void check(Program *p);
+/* Requires: a checked kernel. Ensures: each `dma:` transfer on a DMA queue,
+ * round robin in program order, when the target has queues but no engine
+ * called "dma" (check runs it last). transform/queues.c */
+void assign_queues(Program *p);
+/* The queue assign_queues gave each `dma:` transfer, one comment line each
+ * (bfsync compile --explain). transform/queues.c */
+void queues_explain(const Program *p, FILE *out);
 /* Requires: a checked kernel. Ensures: the kernel in canonical syntax on out. frontend/fmt.c */
 void fmt(const Program *p, FILE *out);
 

@@ -447,13 +447,7 @@ static const char *engine_suggestion(Sema *s, const char *word) {
 }
 
 /* The names of the engines that can run op (all engines when op < 0). */
-static void engine_names(const Target *t, int op, char *buf, size_t size) {
-  size_t n = 0;
-  buf[0] = 0;
-  for (int e = 0; e < t->nengines && n < size; e++)
-    if (op < 0 || target_can_run(t, e, op))
-      n += (size_t)snprintf(buf + n, size - n, "%s%s", n ? ", " : "", t->engines[e].name);
-}
+static void engine_names(const Target *t, int op, char *buf, size_t size) { target_engine_names(t, op, buf, size); }
 
 static int lookup_engine(Sema *s, const char *name, Span span) {
   int e = target_engine(s->p->target, name);
@@ -633,4 +627,5 @@ void check(Program *p) {
   k->ninstrs = k->nloops = 0;
   check_decls(&s);
   check_stmts(&s, k->body);
+  assign_queues(p);
 }

@@ -17,7 +17,7 @@
 
 #include <stdint.h>
 
-#define BFRT_MAX_ENGINES 8
+#define BFRT_MAX_ENGINES 24
 
 typedef struct bfrt bfrt;               /* one kernel instance: parameters, tensors, tiles */
 typedef struct bfrt_kernel bfrt_kernel; /* a compiled kernel's descriptor (bfrt_kernel.h) */

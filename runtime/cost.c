@@ -6,7 +6,11 @@
  * cites it), with every constant taken from the target:
  *   every op          overhead (the static cost of issuing an instruction
  *                     and starting its SBUF/PSUM accesses) + its body;
- *   on a dma engine   dma_latency + bytes / dma_bytes_per_cycle;
+ *   on a dma engine   dma_latency + bytes / (engines * dma_bytes_per_cycle),
+ *                     where a transfer of P rows (partitions) is split
+ *                     over engines = min(P, dma_split) DMA engines, as the
+ *                     hardware parallelizes one transfer over up to 16
+ *                     (docs/targets.md);
  *   matmul            acc[M,N] = a[M,K]·b[K,N]: the systolic array holds a
  *                     pe_rows x pe_cols block of the stationary operand
  *                     (K x M), so there are ceil(K/pe_rows) * ceil(M/pe_cols)
@@ -60,6 +64,12 @@ static int64_t matmul_cycles(const bfrt_engine_cost *c, int64_t m, int64_t k, in
   return mul_cycles(passes, cycles_for((double)cols, c->elems_per_cycle[BFRT_CLASS_MATMUL]));
 }
 
+/* The DMA engines a transfer of rows partitions streams on. */
+static double split_engines(const bfrt_engine_cost *c, int64_t rows) {
+  int64_t most = c->dma_split > 1 ? c->dma_split : 1;
+  return (double)(rows < most ? (rows > 1 ? rows : 1) : most);
+}
+
 static int reads_two_tiles(int op) { return rt_ops[op].sig == SIG_T_TT && rt_ops[op].shape == SHAPE_SAME; }
 
 static int64_t lane_cycles(const bfrt_engine_cost *c, int op, const int64_t shape[2]) {
@@ -79,20 +89,22 @@ static int pipelined(const bfrt_costs *costs, int kind) {
 
 bfrt_op_time bfrt_op_timing(const bfrt_costs *costs, int kind, int op, const int64_t dst[2],
                             const int64_t src[2]) {
-  if (!valid(costs, kind, op)) return (bfrt_op_time){0, 0};
+  if (!valid(costs, kind, op)) return (bfrt_op_time){0, 0, 0, 0};
   const bfrt_engine_cost *c = &costs->kind[kind];
   const int64_t *shape = dst[0] * dst[1] >= src[0] * src[1] ? dst : src;
   int64_t body;
   if (kind == BFRT_KIND_DMA || rt_ops[op].cls == BFRT_CLASS_DMA) {
-    int64_t stream = cycles_for((double)shape[0] * (double)shape[1] * (double)sizeof(float), c->dma_bytes_per_cycle);
+    int64_t stream = cycles_for((double)shape[0] * (double)shape[1] * (double)sizeof(float),
+                                split_engines(c, shape[0]) * rate(c->dma_bytes_per_cycle));
     int64_t occupancy = add_cycles(c->overhead, stream);
     int64_t completion = add_cycles(occupancy, c->dma_latency);
-    return (bfrt_op_time){pipelined(costs, kind) ? occupancy : completion, completion};
+    int64_t engines = c->dma_split > 0 ? (int64_t)split_engines(c, shape[0]) : 0;
+    return (bfrt_op_time){pipelined(costs, kind) ? occupancy : completion, completion, engines, stream};
   }
   if (op == BFRT_MATMUL || op == BFRT_MATMUL_ACC) body = matmul_cycles(c, dst[0], src[1], dst[1]);
   else if (op == BFRT_TRANSPOSE) body = matmul_cycles(c, dst[0], src[0], dst[1]);
   else body = lane_cycles(c, op, shape);
-  return (bfrt_op_time){add_cycles(c->overhead, body), add_cycles(c->overhead, body)};
+  return (bfrt_op_time){add_cycles(c->overhead, body), add_cycles(c->overhead, body), 0, 0};
 }
 
 int64_t bfrt_op_cycles(const bfrt_costs *costs, int kind, int op, const int64_t dst[2],

@@ -117,6 +117,8 @@ typedef struct SimEngine {
 } SimEngine;
 
 typedef struct Sim {
+  int64_t dma_free[BFRT_MAX_DMA_SPLIT]; /* when each shared DMA engine is next free */
+  int ndma;                             /* how many (the dma kind's dma_split; 0: none shared) */
   ucontext_t scheduler;
   const void *scheduler_bottom; /* the scheduler's stack, for AddressSanitizer */
   size_t scheduler_size;
@@ -308,6 +310,36 @@ static void drain(bfrt *rt, int e, SimEngine *x) {
   if (x->count > 0) stall_until(rt, e, x, x->done_at[x->count - 1]);
 }
 
+/* ---- The DMA engines every queue shares (dma_split). */
+
+/* Let every runnable engine with a smaller clock (ties: a lower index) run
+ * first, so that shared DMA engines are taken in simulated-time order. */
+static void yield_to_earlier(Ctx *cx) {
+  Sim *s = sim_of(cx);
+  while (pick_next(s) != cx->engine) {
+    to_scheduler(s, me(cx), 0);
+    if (rt_failed(cx->rt)) rt_unwind(cx);
+  }
+}
+
+/* A transfer streams on pending.dma_engines of the DMA engines every queue
+ * shares: it starts streaming when that many are free (the queue stalls
+ * until then) and holds them for its stream cycles. */
+static void take_dma_engines(Ctx *cx, SimEngine *x) {
+  Sim *s = sim_of(cx);
+  yield_to_earlier(cx);
+  int n = (int)(x->pending.dma_engines < s->ndma ? x->pending.dma_engines : s->ndma);
+  for (int i = 1; i < s->ndma; i++) /* sort by free time: 16 entries */
+    for (int j = i; j > 0 && s->dma_free[j - 1] > s->dma_free[j]; j--) {
+      int64_t t = s->dma_free[j];
+      s->dma_free[j] = s->dma_free[j - 1];
+      s->dma_free[j - 1] = t;
+    }
+  int64_t begin = max64(add_cycles(x->clock, x->cost->overhead), s->dma_free[n - 1]);
+  stall_until(cx->rt, cx->engine, x, begin - x->cost->overhead);
+  for (int i = 0; i < n; i++) s->dma_free[i] = add_cycles(begin, x->pending.stream);
+}
+
 /* ---- The hooks. */
 
 static void sim_before_op(Ctx *cx) {
@@ -316,11 +348,13 @@ static void sim_before_op(Ctx *cx) {
   int64_t src[2] = {cx->views[1].rows, cx->views[1].cols};
   if (!cx->views[1].data) memcpy(src, dst, sizeof src); /* an immediate: fill */
   x->pending = bfrt_op_timing(cx->rt->opt->costs, cx->rt->k->engine_kinds[cx->engine], cx->op, dst, src);
-  if (x->window <= 1) return; /* every earlier op has completed by the clock */
-  int64_t start = x->count >= x->window ? x->done_at[x->count - x->window] : 0;
-  x->access = access_of(cx);
-  start = max64(start, conflicting_stamp(x, &x->access));
-  stall_until(cx->rt, cx->engine, x, start);
+  if (x->window > 1) { /* else every earlier op has completed by the clock */
+    int64_t start = x->count >= x->window ? x->done_at[x->count - x->window] : 0;
+    x->access = access_of(cx);
+    start = max64(start, conflicting_stamp(x, &x->access));
+    stall_until(cx->rt, cx->engine, x, start);
+  }
+  if (x->pending.dma_engines > 0 && sim_of(cx)->ndma > 0) take_dma_engines(cx, x);
 }
 
 static void sim_complete(Ctx *cx) {
@@ -432,6 +466,8 @@ static void init(Sim *s, const bfrt *rt) {
   memset(s, 0, sizeof *s);
   s->nengines = rt->k->nengines;
   s->running = -1;
+  int64_t split = rt->opt->costs->kind[BFRT_KIND_DMA].dma_split;
+  s->ndma = (int)(split < BFRT_MAX_DMA_SPLIT ? split : BFRT_MAX_DMA_SPLIT);
   for (int e = 0; e < s->nengines; e++) {
     s->eng[e].cost = &rt->opt->costs->kind[rt->k->engine_kinds[e]];
     s->eng[e].window = bfrt_op_window(rt->opt->costs, rt->k->engine_kinds[e]);

@@ -883,7 +883,7 @@ int64_t oracle_ideal_cycles(const Oracle *o, const bfrt_costs *costs) {
   const Kernel *k = o->p->kernel;
   int n = o->nengines;
   int64_t *finish[BFRT_MAX_ENGINES], window[BFRT_MAX_ENGINES];
-  int64_t next[BFRT_MAX_ENGINES] = {0}, free_at[BFRT_MAX_ENGINES] = {0}, makespan = 0;
+  int64_t next[BFRT_MAX_ENGINES] = {0}, free_at[BFRT_MAX_ENGINES] = {0}, makespan = 0, dma_work = 0;
   for (int e = 0; e < n; e++) {
     finish[e] = ARENA_ARRAY(o->p->arena, int64_t, o->trace[e].n + 1);
     window[e] = bfrt_op_window(costs, o->p->target->engines[e].kind);
@@ -904,6 +904,10 @@ int64_t oracle_ideal_cycles(const Oracle *o, const bfrt_costs *costs) {
     free_at[c] = start + t.occupancy;
     finish[c][pos] = max64(finish[c][pos - 1], start + t.completion);
     makespan = max64(makespan, finish[c][pos]);
+    dma_work += t.dma_engines * t.stream;
   }
-  return makespan;
+  /* The queues share the target's dma_split DMA engines: no schedule
+   * streams faster than all of them at once (a bound, not a schedule). */
+  int64_t shared = costs->kind[BFRT_KIND_DMA].dma_split;
+  return shared > 0 ? max64(makespan, (dma_work + shared - 1) / shared) : makespan;
 }

@@ -39,14 +39,16 @@ static void test_builtin_is_the_file(void **state) {
   const Target *builtin = target_default();
   assert_string_equal(builtin->name, "trn1");
   assert_string_equal(file.name, builtin->name);
-  assert_int_equal(file.nengines, 5);
-  assert_int_equal(builtin->nengines, 5);
-  static const char *const names[] = {"pe", "act", "dve", "pool", "dma"};
-  for (int e = 0; e < 5; e++) {
-    assert_string_equal(builtin->engines[e].name, names[e]);
-    assert_string_equal(file.engines[e].name, names[e]);
-    assert_int_equal(builtin->engines[e].kind, e); /* BFRT_KIND_PE .. BFRT_KIND_DMA */
-    assert_int_equal(file.engines[e].kind, e);
+  assert_int_equal(file.nengines, 20);
+  assert_int_equal(builtin->nengines, 20);
+  static const char *const names[] = {"pe", "act", "dve", "pool"};
+  for (int e = 0; e < 20; e++) {
+    char queue[8];
+    snprintf(queue, sizeof queue, "dma%d", e - 4);
+    assert_string_equal(builtin->engines[e].name, e < 4 ? names[e] : queue); /* 16 DMA queues [dma] */
+    assert_string_equal(file.engines[e].name, builtin->engines[e].name);
+    assert_int_equal(builtin->engines[e].kind, e < 4 ? e : BFRT_KIND_DMA); /* BFRT_KIND_PE .. BFRT_KIND_DMA */
+    assert_int_equal(file.engines[e].kind, builtin->engines[e].kind);
   }
   assert_memory_equal(&file.costs, &builtin->costs, sizeof file.costs);
   /* a few of the published figures, as the file converts them */
@@ -55,8 +57,9 @@ static void test_builtin_is_the_file(void **state) {
   assert_int_equal(builtin->costs.kind[BFRT_KIND_PE].matmul_min_cols, 64);
   assert_int_equal(builtin->costs.kind[BFRT_KIND_DVE].lanes, 128);
   assert_true(builtin->costs.kind[BFRT_KIND_DVE].two_input_factor == 2);
-  assert_true(builtin->costs.kind[BFRT_KIND_DMA].dma_bytes_per_cycle == 20.7);
+  assert_true(builtin->costs.kind[BFRT_KIND_DMA].dma_bytes_per_cycle == 12.48);
   assert_int_equal(builtin->costs.kind[BFRT_KIND_DMA].dma_outstanding, 16); /* pipelined queues by default */
+  assert_int_equal(builtin->costs.kind[BFRT_KIND_DMA].dma_split, 16);       /* 16 DMA engines per transfer [dma] */
   arena_free(arena);
 }
 
@@ -168,7 +171,10 @@ static void test_errors(void **state) {
   /* too many engines */
   char many[1024] = "name = t\nclock_ghz = 1\n[kind dma]\n[engines]\n";
   for (int e = 0; e <= BFRT_MAX_ENGINES; e++) snprintf(many + strlen(many), sizeof many - strlen(many), "d%d = dma\n", e);
-  expect_errors(many, (const char *[]){"t.target:13:1: error: too many engines (at most 8)", NULL});
+  char expected[64];
+  snprintf(expected, sizeof expected, "t.target:%d:1: error: too many engines (at most %d)", 5 + BFRT_MAX_ENGINES,
+           BFRT_MAX_ENGINES);
+  expect_errors(many, (const char *[]){expected, NULL});
 }
 
 /* Issue 9: absurd values gave negative busy and stall cycles; every key has
