@@ -11,7 +11,8 @@
 # env:   TARGET=file (default targets/trn1.target), REPEAT=n (runs per
 #        compile-time median, default 3), THREADS_REPEAT=n (runs per
 #        threads-executor median, default 5), QUICK=1 (skip the
-#        100k-instruction compile), OUT=dir (default bench/)
+#        100k-instruction compile), OUT=dir (default bench/), COMPILE_ONLY=1
+#        (only the compile section; the others are kept from results.json)
 set -euo pipefail
 
 bfsync=${1:?usage: bash bench/run.sh path/to/bfsync}
@@ -28,6 +29,7 @@ ${CC:-gcc} -std=c11 -O2 -I"$root/runtime" -o "$build/wait_cost" "$root/bench/wai
 
 quick=()
 [ -n "${QUICK:-}" ] && quick=(--quick)
+[ -n "${COMPILE_ONLY:-}" ] && quick+=(--compile-only)
 python3 "$root/bench/bench.py" --bfsync "$(cd "$(dirname "$bfsync")" && pwd)/$(basename "$bfsync")" \
   --target "$target" --out "$out" --wait-cost "$build/wait_cost" --repeat "${REPEAT:-3}" \
   --threads-repeat "${THREADS_REPEAT:-5}" "${quick[@]}"

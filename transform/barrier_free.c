@@ -469,12 +469,23 @@ static void emit_waits(Builder *b, int consumer, NodeList *out) {
   }
 }
 
+/* Whether access j of in stores what an earlier access of it already does:
+ * the same resource, kind and index (`add y, x[i], x[i]` reads x[i] twice). */
+static bool stored_before(Builder *b, const InstrInfo *in, int j) {
+  const Access *x = &in->accesses[j];
+  for (int k = 0; k < j; k++)
+    if (in->accesses[k].res == x->res && in->accesses[k].write == x->write &&
+        ir_expr_equal(access_index(b, &in->accesses[k]), access_index(b, x)))
+      return true;
+  return false;
+}
+
 static void emit_stores(Builder *b, int id, IrExpr *position, NodeList *out) {
   const InstrInfo *in = &b->an->d->instrs[id];
   for (int j = 0; j < in->naccesses; j++) {
     const Access *x = &in->accesses[j];
     int a = *array_slot(b, in->engine, x->res, x->write ? WRITES : READS);
-    if (a < 0 || id > b->last_use[a]) continue;
+    if (a < 0 || id > b->last_use[a] || stored_before(b, in, j)) continue;
     IrNode *n = ir_node(b->p->arena, IR_STORE, in->line);
     n->array = a;
     n->op = in->stmt->op;
