@@ -33,7 +33,7 @@ static const char usage_text[] =
     "usage: bfsync compile FILE [--sync=barrier-free|barrier] [-o OUT.c] [--emit=c|ir|proof] [--explain]\n"
     "                      [--target FILE]\n"
     "\n"
-    "Emit the kernel as one C99 file against the bfrt runtime (bfrt.h), with\n"
+    "Emit the kernel as one C99 file against the bfrt runtime (bfrt_kernel.h), with\n"
     "the synchronization inserted: barrier-free (default) or the barrier baseline.\n"
     "  --emit=ir   print the per-engine instruction streams instead\n"
     "  --emit=proof  the kernel and streams for the proof's checker (docs/proof.md)\n"
