@@ -39,7 +39,7 @@
 #include "backend/backend.h"
 
 static const char *const op_ids[] = {
-#define OP(id, name, sig, engines, shape, cls) #id,
+#define OP(id, name, sig, engines, shape, cls, acc) #id,
 #include "runtime/ops.def"
 #undef OP
 };
@@ -728,6 +728,7 @@ static void put_ast_expr(const Emitter *em, const Expr *x) {
     if (x->kind == EX_DIV || x->kind == EX_MOD) fprintf(em->out, ", %d, &bf_bad", line_of(em->p, x->span));
     fputc(')', em->out);
     return;
+  case EX_FLOAT: bug("emit_c: a real number in a tensor shape");
   }
   bug("emit_c: unknown expression kind %d", x->kind);
 }
