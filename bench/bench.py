@@ -43,7 +43,7 @@ at a time (their cycles do not depend on the host); timed runs go alone.
 Outputs: results.json (every figure), results.md (the tables, with the
 exact commands, the target and the date) and svg/<kernel>.svg.
 
-usage: bench.py --bfsync PATH --target FILE --out DIR [--wait-cost BIN]
+usage: bench.py --bfsync PATH --target FILE --out DIR --rusage BIN [--wait-cost BIN]
                 [--repeat N] [--threads-repeat N] [--quick] [--compile-only]
 """
 import argparse
@@ -52,7 +52,6 @@ import json
 import os
 import platform
 import re
-import resource
 import shutil
 import statistics
 import subprocess
@@ -293,18 +292,22 @@ def count_instructions(path):
     return n
 
 
+RUSAGE = None  # the built bench/rusage binary (main sets it)
+
+
 def timed(cmd):
-    """(wall seconds, CPU seconds, peak resident KB) of the child: CPU time is what the growth is
-    judged on, since the wall clock of a shared 2-core host moves with whatever else runs; wait4
-    gives this child's own rusage (its peak memory too)."""
+    """(wall seconds, CPU seconds, peak resident KB) of the command alone, through bench/rusage:
+    CPU time is what the growth is judged on, since the wall clock of a shared 2-core host moves
+    with whatever else runs; and a child forked from this interpreter would start with its
+    resident pages as the peak memory."""
     t0 = time.perf_counter()
-    child = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    err = child.stderr.read()
-    _, status, usage = os.wait4(child.pid, 0)
+    p = subprocess.run([RUSAGE] + cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     wall = time.perf_counter() - t0
-    if status != 0:
-        raise RuntimeError("%s failed: %s" % (" ".join(cmd), err.decode(errors="replace")[-2000:]))
-    return wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss
+    lines = p.stderr.strip().splitlines()
+    if p.returncode != 0 or not lines:
+        raise RuntimeError("%s failed: %s" % (" ".join(cmd), p.stderr[-2000:]))
+    cpu, peak_kb = lines[-1].split()
+    return wall, float(cpu), int(peak_kb)
 
 
 def median_times(cmd, runs):
@@ -601,7 +604,7 @@ def write_markdown(path, res):
           " before). `%s` (parse + transform + emit) and `%s` (what the JIT does with libtcc), in both sync"
           " modes. CPU seconds (user + system) of each command, median of the runs shown; the growth is the CPU"
           " time of compile + tcc per 10x instructions; peak memory is the larger peak resident set of the"
-          " two commands (wait4's ru_maxrss)." %
+          " two commands (their own ru_maxrss, measured by bench/rusage.c)." %
           (GEN_SEED, res["commands"]["compile"], res["commands"]["tcc"]), ""]
     L += md_compile(res["compile"])
     L += ["", "## Threads executor (wall clock, %s)" % res["host"]["description"], "",
@@ -665,12 +668,15 @@ def main():
     ap.add_argument("--target", required=True)
     ap.add_argument("--out", required=True, help="directory for results.md, results.json and svg/")
     ap.add_argument("--wait-cost", help="the built bench/wait_cost binary")
+    ap.add_argument("--rusage", required=True, help="the built bench/rusage binary")
     ap.add_argument("--repeat", type=int, default=3, help="runs per median of the compile times")
     ap.add_argument("--threads-repeat", type=int, default=5, help="runs per median of the threads executor")
     ap.add_argument("--quick", action="store_true", help="skip the 100k-instruction compile")
     ap.add_argument("--compile-only", action="store_true",
                     help="measure only the compile side; the other sections are kept from results.json")
     args = ap.parse_args()
+    global RUSAGE
+    RUSAGE = args.rusage
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     svg_dir = os.path.join(args.out, "svg")
     os.makedirs(svg_dir, exist_ok=True)

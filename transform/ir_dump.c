@@ -48,6 +48,7 @@ static void dump_binary(const char *name, const Expr *e, FILE *out) {
 static void dump_expr(const Expr *e, FILE *out) {
   switch (e->kind) {
   case EX_INT: fprintf(out, " k %" PRId64, e->value); return;
+  case EX_FLOAT: fprintf(out, " r %a", e->real); return;
   case EX_NAME: fprintf(out, " %s %d", e->sym == SYM_PARAM ? "p" : "v", e->index); return;
   case EX_NEG: fputs(" neg", out); dump_expr(e->lhs, out); return;
   case EX_ADD: dump_binary("add", e, out); return;
