@@ -67,7 +67,7 @@ $(BUILD)/include/bfsync/%: runtime/%
 $(BUILD)/libbfrt.a: $(RUNTIME_OBJ)
 	ar rcs $@ $^
 
-$(BUILD)/bfsync: $(COMPILER_OBJ) $(BUILD)/libbfrt.a
+$(BUILD)/bfsync: $(COMPILER_OBJ) $(BUILD)/libbfrt.a | $(BUILD_HDR)
 	$(CC) $(BASEFLAGS) $(CFLAGS) -rdynamic -o $@ $(COMPILER_OBJ) $(BUILD)/libbfrt.a $(LDLIBS)
 
 $(BUILD)/tests/%: tests/unit/%.c $(LIB_OBJ) $(BUILD)/libbfrt.a $(BUILD_HDR)
