@@ -316,12 +316,13 @@ def median_times(cmd, runs):
             max(m for _, _, m in samples))
 
 
-def compile_point(bfsync, root, tcc, src, runs, sync):
+def compile_point(bfsync, root, tcc, src, runs, sync, target=None):
     out_c = src[:-4] + ".c"
     row = {"instructions": count_instructions(src), "runs": runs, "sync": sync}
+    target_args = ["--target", target] if target else []
     row["check_wall_s"], row["check_cpu_s"], _ = median_times([bfsync, "check", src], runs)
     row["compile_wall_s"], row["compile_cpu_s"], row["compile_peak_kb"] = median_times(
-        [bfsync, "compile", "--sync=" + sync, src, "-o", out_c], runs)
+        [bfsync, "compile", "--sync=" + sync] + target_args + [src, "-o", out_c], runs)
     row["tcc_wall_s"], row["tcc_cpu_s"], row["tcc_peak_kb"] = median_times(
         [tcc, "-c", "-I", os.path.join(root, "runtime"), out_c, "-o", out_c + ".o"], runs)
     row["c_bytes"] = os.path.getsize(out_c)
@@ -354,28 +355,46 @@ def with_growth(rows):
     return rows
 
 
-def compile_side(bfsync, root, tmp, repeat, quick):
+def one_queue_target(src, dst):
+    """The target with its DMA queues dma1, dma2, ... removed: one DMA engine, as before the
+    16-queue trn1, to tell the cost of many producer engines from the rest."""
+    with open(src) as f, open(dst, "w") as out:
+        for line in f:
+            if not re.match(r"\s*dma([1-9][0-9]*)\s*=", line):
+                out.write(line)
+
+
+def compile_side(bfsync, root, tmp, repeat, quick, target):
     """bfsync compile and tcc over kernels of growing size, in both sync modes: the generated
-    kernels (`bfsync gen`, every feature) and plain straight-line ones. One run at 100k."""
+    kernels (`bfsync gen`, every feature) and plain straight-line ones, on the target; and the
+    generated ones barrier-free on the target with one DMA queue. One run at 100k."""
     tcc = shutil.which("tcc")
     series = {}
-    for kind in ("gen", "plain"):
-        for sync in ("barrier-free", "barrier"):
-            rows = []
-            for size in GEN_SIZES:
-                if quick and size >= 100000:
-                    continue
-                src = os.path.join(tmp, "%s%d.bfk" % (kind, size))
-                if not os.path.exists(src):
-                    if kind == "gen":
-                        with open(src, "w") as f:
-                            f.write(run([bfsync, "gen", "--seed", str(GEN_SEED), "--size", str(size)]))
-                    else:
-                        plain_kernel(src, size)
-                step("  compile %s %d (%s)" % (kind, size, sync))
-                rows.append(dict(size=size, kernel=kind,
-                                 **compile_point(bfsync, root, tcc, src, 1 if size >= 100000 else repeat, sync)))
-            series["%s/%s" % (kind, sync)] = with_growth(rows)
+    one_queue = os.path.join(tmp, "one-queue.target")
+    one_queue_target(target, one_queue)
+    for kind, sync, tgt in [(k, s, None) for k in ("gen", "plain") for s in ("barrier-free", "barrier")] + \
+            [("gen", "barrier-free", one_queue)]:
+        rows = []
+        for size in GEN_SIZES:
+            if quick and size >= 100000:
+                continue
+            src = os.path.join(tmp, "%s%d.bfk" % (kind, size))
+            if not os.path.exists(src):
+                if kind == "gen":
+                    with open(src, "w") as f:
+                        f.write(run([bfsync, "gen", "--seed", str(GEN_SEED), "--size", str(size)]))
+                else:
+                    plain_kernel(src, size)
+            label = kind if tgt is None else kind + ", 1 DMA queue"
+            if tgt is not None:  # the generator pins some transfers to queues dmaN: unpin them
+                one = src[:-4] + "-1q.bfk"
+                with open(src) as f, open(one, "w") as out:
+                    out.write(re.sub(r"\bdma[0-9]+(\s*[:{])", r"dma\1", f.read()))
+                src = one
+            step("  compile %s %d (%s)" % (label, size, sync))
+            rows.append(dict(size=size, kernel=label, **compile_point(
+                bfsync, root, tcc, src, 1 if size >= 100000 else repeat, sync, tgt)))
+        series["%s/%s" % (label, sync)] = with_growth(rows)
     return series
 
 
@@ -520,7 +539,7 @@ def compile_summary(series):
     rows = [r for rs in series.values() for r in rs]
     big = [r for r in rows if r["instructions"] >= 100000 and r["sync"] == "barrier-free"]
     growth = [r["growth_per_10x"] for r in rows if "growth_per_10x" in r]
-    gen = [r for r in rows if r["kernel"] == "gen"]
+    gen = [r for r in rows if r["kernel"].startswith("gen")]
     s = {"compile_cpu_100k_max": max((r["total_cpu_s"] for r in big), default=None),
          "compile_growth_max": max(growth, default=None),
          "c_bytes_per_instr_max": max((r["c_bytes_per_instr"] for r in gen), default=None),
@@ -650,7 +669,7 @@ def compile_only(args, root, res):
         old = json.load(f)
     with tempfile.TemporaryDirectory(prefix="bfsync-bench-") as tmp:
         step("compile time (1k, 10k%s instructions)" % ("" if args.quick else ", 100k"))
-        compile_series = compile_side(args.bfsync, root, tmp, args.repeat, args.quick)
+        compile_series = compile_side(args.bfsync, root, tmp, args.repeat, args.quick, args.target)
     for key in ("date", "bfsync", "git", "host", "commands", "targets"):
         old[key] = res[key] if key != "host" else dict(old.get("host", {}), **res["host"])
     old["compile"] = compile_series
@@ -715,7 +734,7 @@ def main():
             step("ML kernels with stores on a second DMA queue")
             res["two_queues"] = two_queues(args.bfsync, tmp, args.target, kernels, pool)
         step("compile time (1k, 10k%s instructions)" % ("" if args.quick else ", 100k"))
-        res["compile"] = compile_side(args.bfsync, root, tmp, args.repeat, args.quick)
+        res["compile"] = compile_side(args.bfsync, root, tmp, args.repeat, args.quick, args.target)
         step("threads executor")
         res["host"]["load_before_threads"] = os.getloadavg()[0]
         res["threads"] = threads_side(args.bfsync, kernels, args.threads_repeat)

@@ -74,6 +74,10 @@ struct Oracle {
   int64_t *last_write, *last_read; /* [cell * nengines + engine] */
   int64_t *loopvars;
   bool failed;
+  /* Each engine's clock snapshots, one row per op (row 0: all zero); shared
+   * by the schedules one after the other, since a schedule reads only the
+   * rows its own ops wrote: memory does not grow with --schedules. */
+  int64_t *snap[BFRT_MAX_ENGINES];
 };
 
 /* Cells beyond this make the grid too large to track exactly (each costs
@@ -760,7 +764,8 @@ static void init_interp(Schedule *s, int c) {
   in->frames[0] = (Frame){st->body, NULL, 0};
   in->depth = 1;
   settle(in);
-  s->snap[c] = ARENA_ARRAY(arena, int64_t, (s->o->trace[c].n + 1) * s->n);
+  if (!s->o->snap[c]) s->o->snap[c] = ARENA_ARRAY(arena, int64_t, (s->o->trace[c].n + 1) * s->n);
+  s->snap[c] = s->o->snap[c];
 }
 
 /* Every engine must have run exactly the walk's instances. */
