@@ -678,8 +678,8 @@ static void put_descriptor(const Emitter *em) {
   fprintf(em->out,
           "\nconst bfrt_kernel bfk_%s = {\n"
           "  \"%s\", %d, bf_param_names, %d, bf_engine_names, bf_engine_kinds, bf_entry,\n"
-          "  %d, bf_tiles, %d, bf_tensors, bf_tensor_shape};\n",
-          k->name, k->name, k->nparams, ne, k->ntiles, k->ntensors);
+          "  %d, bf_tiles, %d, bf_tensors, bf_tensor_shape, %d};\n",
+          k->name, k->name, k->nparams, ne, k->ntiles, k->ntensors, p->target->counter_bits);
   fprintf(em->out, "\nconst bfrt_kernel *bfk_kernel(void) { return &bfk_%s; }\n", k->name);
 }
 
@@ -704,6 +704,34 @@ static const char **sanitized_ids(const Program *p, int n,
   return ids;
 }
 
+/* bf_wait, the guarded wait of ir.h. With counters narrower than 64 bits a
+ * compare is exact only within half the counter's range of the count it
+ * tests, so a threshold further than that above the last one waited for
+ * is reached in steps of at most that much (docs/algorithm.md, "The
+ * counter window"). */
+static void put_guarded_wait(const Program *p, FILE *out) {
+  fputs("\n/* Wait until engine's counter reaches t, unless a wait for as much is done. */\n"
+        "static void bf_wait(bfrt_ctx *cx, int engine, int64_t *known, int64_t t, int line) {\n",
+        out);
+  if (p->target->counter_bits < 64)
+    fprintf(out,
+            "  while (t > *known) { /* counters are %d bits: steps of at most 2^%d */\n"
+            "    int64_t step = t - *known > INT64_C(%" PRId64 ") ? *known + INT64_C(%" PRId64 ") : t;\n"
+            "    bfrt_wait(cx, engine, step, line);\n"
+            "    *known = step;\n"
+            "  }\n"
+            "}\n",
+            p->target->counter_bits, p->target->counter_bits - 1, target_counter_half(p->target),
+            target_counter_half(p->target));
+  else
+    fputs("  if (t > *known) {\n"
+          "    bfrt_wait(cx, engine, t, line);\n"
+          "    *known = t;\n"
+          "  }\n"
+          "}\n",
+          out);
+}
+
 void emit_c(const Program *p, FILE *out) {
   if (!p->ir || !p->kernel) bug("emit_c: no IR to print");
   if (p->ir->nengines != p->target->nengines)
@@ -723,15 +751,7 @@ void emit_c(const Program *p, FILE *out) {
     fputs("\n/* Floor modulo by a positive constant. */\n"
           "static int64_t bf_mod(int64_t a, int64_t b) { return a % b < 0 ? a % b + b : a % b; }\n",
           out);
-  if (program_has_wait(p->ir))
-    fputs("\n/* Wait until engine's counter reaches t, unless a wait for as much is done. */\n"
-          "static void bf_wait(bfrt_ctx *cx, int engine, int64_t *known, int64_t t, int line) {\n"
-          "  if (t > *known) {\n"
-          "    bfrt_wait(cx, engine, t, line);\n"
-          "    *known = t;\n"
-          "  }\n"
-          "}\n",
-          out);
+  if (program_has_wait(p->ir)) put_guarded_wait(p, out);
   for (int e = 0; e < p->ir->nengines; e++) put_engine(&em, e);
   put_tensor_shape(&em);
   put_descriptor(&em);
