@@ -12,7 +12,7 @@
 #include <stdio.h>
 
 #include "frontend/program.h"
-#include "runtime/bfrt.h"
+#include "runtime/bfrt_cost.h"
 
 /* The version stamped into generated files (kept equal to driver/main.c). */
 #define BFSYNC_VERSION "0.1.0"
@@ -21,12 +21,18 @@
 void emit_c(const Program *p, FILE *out);
 /* emit_c into a NUL-terminated string in p's arena. */
 char *emit_c_string(Program *p);
+/* The one external symbol of the emitted file, the kernel's descriptor:
+ * bfk_<kernel>_<mode> (mode barrier_free or barrier), so any kernels and
+ * both modes of one link into one program. */
+const char *emit_c_symbol(const Program *p);
 
 /* ---- JIT (libtcc, in memory). */
 typedef struct Jit Jit;
-/* Compile generated C; a libtcc error is a backend bug (reported, abort). */
-Jit *jit_compile(Program *p, const char *c_source);
-/* The descriptor the compiled file exports through bfk_kernel(). */
+/* Compile generated C; NULL with a message in *err when the runtime
+ * headers are not installed beside bfsync; a libtcc error is a backend bug
+ * (reported, abort). */
+Jit *jit_compile(Program *p, const char *c_source, const char **err);
+/* The descriptor the compiled file exports (emit_c_symbol). */
 const bfrt_kernel *jit_kernel(const Jit *jit);
 /* Release the compiled code; the descriptor is gone after this. */
 void jit_free(Jit *jit);

@@ -203,6 +203,11 @@ void kernel_add_comment(Arena *a, Kernel *k, int *cap, Span span);
 /* Names the kernel and gives it its statements; whole spans it all. */
 void kernel_finish(Kernel *k, const char *name, Span span, Span whole, StmtList body);
 
+/* The language's / and % for b != 0: floor division and modulo, with
+ * a / -1 = -a wrapping (INT64_MIN / -1 = INT64_MIN) and a % -1 = 0. The
+ * one definition: the IR's folding and the oracle use it too. */
+int64_t int_floor_div(int64_t a, int64_t b);
+int64_t int_floor_mod(int64_t a, int64_t b);
 /* Evaluate e with parameter values and loop variable values (by loop id).
  * Returns 0, or -1 on a division by zero (*bad = the offending node). */
 int expr_eval(const Expr *e, const int64_t *params, const int64_t *loopvars, int64_t *out,

@@ -49,5 +49,10 @@ void transform_barrier_free(Program *p);
 /* Requires: a checked kernel. Ensures: ir with a barrier at every loop
  * iteration boundary and static thresholds between them. transform/barrier.c */
 void transform_barrier(Program *p);
+/* Requires: a checked kernel. Ensures: ir synchronized the way mode says
+ * (one of the two passes above). transform/sync.c */
+void transform_sync(Program *p, SyncMode mode);
+/* "barrier-free" or "barrier". transform/sync.c */
+const char *sync_name(SyncMode mode);
 
 #endif

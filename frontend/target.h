@@ -8,16 +8,7 @@
 #include <stdio.h>
 
 #include "frontend/arena.h"
-#include "runtime/bfrt.h"
-
-/* Engine-kind bits used by the engines column of ops.def. */
-enum {
-  BFK_PE = 1 << BFRT_KIND_PE,
-  BFK_ACT = 1 << BFRT_KIND_ACT,
-  BFK_DVE = 1 << BFRT_KIND_DVE,
-  BFK_POOL = 1 << BFRT_KIND_POOL,
-  BFK_DMA = 1 << BFRT_KIND_DMA,
-};
+#include "runtime/ops.h" /* BFK_* engine-kind bits, the cost model */
 
 typedef struct Engine {
   const char *name; /* as written in kernels: pe, act, dve, pool, dma, dma1, ... */

@@ -15,12 +15,6 @@
 
 #include "rt.h"
 
-const OpInfo rt_ops[BFRT_NOPS] = {
-#define OP(id, name, sig, engines, shape, cls) [BFRT_##id] = {name, sig, shape, BFRT_CLASS_##cls},
-#include "ops.def"
-#undef OP
-};
-
 static const bfrt_options default_options;
 
 int64_t rt_now_ns(void) {
@@ -151,6 +145,26 @@ void bfrt_tensor_shape(const bfrt *rt, int t, int64_t shape[2]) {
 
 float *bfrt_tensor_data(bfrt *rt, int t) {
   return t >= 0 && t < rt->k->ntensors ? rt->tensors[t].data : NULL;
+}
+
+int bfrt_tensor_count(const bfrt *rt) { return rt->k->ntensors; }
+
+const char *bfrt_tensor_name(const bfrt *rt, int t) {
+  return t >= 0 && t < rt->k->ntensors ? rt->k->tensors[t].name : NULL;
+}
+
+int bfrt_tensor_io(const bfrt *rt, int t) { return t >= 0 && t < rt->k->ntensors ? rt->k->tensors[t].io : -1; }
+
+int bfrt_tensor_find(const bfrt *rt, const char *name) {
+  for (int t = 0; t < rt->k->ntensors; t++)
+    if (!strcmp(rt->k->tensors[t].name, name)) return t;
+  return -1;
+}
+
+int bfrt_param_count(const bfrt_kernel *kernel) { return kernel->nparams; }
+
+const char *bfrt_param_name(const bfrt_kernel *kernel, int i) {
+  return i >= 0 && i < kernel->nparams ? kernel->param_names[i] : NULL;
 }
 
 /* ---- Runs. */

@@ -23,18 +23,10 @@
 #include <stdint.h>
 
 #include "bfrt.h"
+#include "bfrt_cost.h"
+#include "bfrt_kernel.h"
+#include "ops.h"
 #include "semantics.h"
-
-/* The signature and shape columns of ops.def, as the runtime checks them. */
-enum { SIG_T_H, SIG_H_T, SIG_T_TT, SIG_T_T, SIG_T_F, SIG_T_TF };
-enum { SHAPE_SAME, SHAPE_MATMUL, SHAPE_TRANSPOSE, SHAPE_NONE, SHAPE_ROWREDUCE, SHAPE_ROWBCAST };
-
-typedef struct OpInfo {
-  const char *name;
-  int sig, shape, cls;
-} OpInfo;
-
-extern const OpInfo rt_ops[BFRT_NOPS];
 
 /* Trace events beyond the ops: their `op` field. */
 enum { TRACE_WAIT = BFRT_NOPS, TRACE_BARRIER };

@@ -2,7 +2,7 @@
 # exhaustive.sh: every kernel of the small scope (at most 3 instructions
 # over 3 engines, at most 2 loops nested or not, bounds from N or the outer
 # variable, tiles with 1 or 2 slots; the grammar and the canonical forms are
-# described in driver/cmd_campaign.c), judged by the oracle at N = 0..3
+# described in harness/exhaustive.c), judged by the oracle at N = 0..3
 # under both sync modes. Every one must pass, and the count is checked so
 # the scope cannot shrink unnoticed. QUICK=1 (the sanitizer pass): at most
 # 2 instructions. No golden files: UPDATE=1 skips it.

@@ -94,14 +94,14 @@ for k in examples/*.bfk; do
     c="$tmp/$name.$sync.c"
     expect_status 0 compile "$k" --sync=$sync -o "$c" || continue
     gcc $cc_flags -c "$c" -o "$tmp/$name.o" 2>"$tmp/gcc.err" || { fail "gcc rejects $c:"; head -5 "$tmp/gcc.err" >&2; continue; }
-    gcc -std=c11 $san_flags -I. -Iruntime tests/host_main.c "$tmp/$name.o" "$BUILD/libbfrt.a" -lpthread -lm -o "$tmp/host" ||
+    gcc -std=c11 $san_flags -rdynamic -I. -Iruntime tests/host_main.c "$tmp/$name.o" "$BUILD/libbfrt.a" -ldl -lpthread -lm -o "$tmp/host" ||
       { fail "cannot link $name with libbfrt.a"; continue; }
     while read -r ps; do
       values=$(echo "$ps" | sed 's/-p [A-Za-z_0-9]*=//g')
       rm -rf "$tmp/h" "$tmp/r"
       mkdir -p "$tmp/h" "$tmp/r"
       # shellcheck disable=SC2086
-      "$tmp/host" 7 "$tmp/h" $values || { fail "$name ($sync, $ps) built by gcc failed"; continue; }
+      "$tmp/host" "bfk_$(sed -n 's/^kernel \([A-Za-z_0-9]*\).*/\1/p' "$k")_${sync/-/_}" 7 "$tmp/h" $values || { fail "$name ($sync, $ps) built by gcc failed"; continue; }
       outs=""
       for f in "$tmp"/h/*.f32; do
         [ -e "$f" ] || continue
@@ -159,7 +159,7 @@ expect_status 2 run && expect_stderr "no input file"
 expect_status 2 run "$k" && expect_stderr "missing parameter 'R'"
 expect_status 2 run "$k" -p R=1 -p Q=2 && expect_stderr "no parameter 'Q'"
 expect_status 2 run "$k" -p R=1 -p R=2 && expect_stderr "given twice"
-expect_status 2 run "$k" -p R=x && expect_stderr "not a 64-bit integer"
+expect_status 2 run "$k" -p R=x && expect_stderr "parameter R needs an integer from -9223372036854775808 to 9223372036854775807"
 expect_status 2 run "$k" -p R && expect_stderr "NAME=VALUE"
 expect_status 2 run "$k" -p R=1 --sync=sometimes && expect_stderr "--sync must be"
 expect_status 2 run "$k" -p R=1 --exec=gpu && expect_stderr "--exec must be"

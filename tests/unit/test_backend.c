@@ -323,7 +323,9 @@ static void emitted_c_runs_and_matches(void **state) {
   assert_non_null(strstr(c, "for (int64_t i = 0, bf_end0 = N; i < bf_end0; i++)"));
   assert_non_null(strstr(c, "/* line 9: act: mul_row x[i % 2], x[i % 2], s; */"));
   assert_non_null(strstr(c, "const bfrt_kernel bfk_tiny"));
-  Jit *jit = jit_compile(p, c);
+  const char *jit_err;
+  Jit *jit = jit_compile(p, c, &jit_err);
+  assert_non_null(jit);
   const bfrt_kernel *k = jit_kernel(jit);
   assert_string_equal(k->name, "tiny");
   assert_int_equal(k->ntensors, 2);
@@ -363,7 +365,9 @@ static void emitted_tensor_shapes(void **state) {
   Program *p = checked(text);
   transform_barrier_free(p);
   ir_validate(p);
-  Jit *jit = jit_compile(p, emit_c_string(p));
+  const char *jit_err;
+  Jit *jit = jit_compile(p, emit_c_string(p), &jit_err);
+  assert_non_null(jit);
   const bfrt_kernel *k = jit_kernel(jit);
   int64_t shape[2], params[2] = {8, 0};
   assert_int_equal(k->tensor_shape(params, 0, shape), 2);

@@ -23,7 +23,7 @@
 
 #include <cmocka.h>
 
-#include "runtime/bfrt.h"
+#include "runtime/bfrt_cost.h"
 
 /* ---- A cost model of round numbers.
  * dma: 10 + 100 + bytes/4, so a [2,3] load or store is 116 cycles;

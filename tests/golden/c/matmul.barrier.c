@@ -6,11 +6,12 @@
  * target: trn1
  *
  * One function per engine runs that engine's instruction stream in order.
- * Every op, wait and barrier goes through the bfrt runtime (bfrt.h, see
- * docs/runtime.md); bfk_kernel() returns the kernel's descriptor. */
+ * Every op, wait and barrier goes through the bfrt runtime (bfrt_kernel.h,
+ * see docs/runtime.md); the one external symbol is the kernel's descriptor,
+ * named after the kernel and the sync mode. */
 #include <stdint.h>
 
-#include "bfrt.h"
+#include "bfrt_kernel.h"
 
 /* Engines: the index of each engine's counter. */
 enum {
@@ -36,6 +37,12 @@ enum {
   BF_HBM_C = 2
 };
 
+/* The language's integer arithmetic: 64 bits, wrapping around (never
+ * undefined behaviour). */
+#define bf_add(a, b) ((int64_t)((uint64_t)(a) + (uint64_t)(b)))
+#define bf_sub(a, b) ((int64_t)((uint64_t)(a) - (uint64_t)(b)))
+#define bf_mul(a, b) ((int64_t)((uint64_t)(a) * (uint64_t)(b)))
+
 /* Floor modulo by a positive constant. */
 static int64_t bf_mod(int64_t a, int64_t b) { return a % b < 0 ? a % b + b : a % b; }
 
@@ -46,6 +53,31 @@ static void bf_wait(bfrt_ctx *cx, int engine, int64_t *known, int64_t t, int lin
     bfrt_wait(cx, engine, step, line);
     *known = step;
   }
+}
+
+static void bf_op_ttt(bfrt_ctx *cx, int op, int line, int t0, int64_t s0, int t1, int64_t s1, int t2, int64_t s2) {
+  const bfrt_arg args[3] = {BFRT_TILE(t0, s0), BFRT_TILE(t1, s1), BFRT_TILE(t2, s2)};
+  bfrt_op(cx, op, line, 3, args);
+}
+
+static void bf_op_tt(bfrt_ctx *cx, int op, int line, int t0, int64_t s0, int t1, int64_t s1) {
+  const bfrt_arg args[2] = {BFRT_TILE(t0, s0), BFRT_TILE(t1, s1)};
+  bfrt_op(cx, op, line, 2, args);
+}
+
+static void bf_op_tf(bfrt_ctx *cx, int op, int line, int t0, int64_t s0, float f1) {
+  const bfrt_arg args[2] = {BFRT_TILE(t0, s0), BFRT_IMM(f1)};
+  bfrt_op(cx, op, line, 2, args);
+}
+
+static void bf_op_th(bfrt_ctx *cx, int op, int line, int t0, int64_t s0, int h1, int64_t r1, int64_t c1) {
+  const bfrt_arg args[2] = {BFRT_TILE(t0, s0), BFRT_HBM(h1, r1, c1)};
+  bfrt_op(cx, op, line, 2, args);
+}
+
+static void bf_op_ht(bfrt_ctx *cx, int op, int line, int h0, int64_t r0, int64_t c0, int t1, int64_t s1) {
+  const bfrt_arg args[2] = {BFRT_HBM(h0, r0, c0), BFRT_TILE(t1, s1)};
+  bfrt_op(cx, op, line, 2, args);
 }
 
 /* Engine pe. */
@@ -65,7 +97,7 @@ static void bf_engine_pe(bfrt_ctx *bf_cx, const int64_t *bf_params) {
       for (int64_t k = 0, bf_end2 = K; k < bf_end2; k++) {
         bf_wait(bf_cx, BF_ENGINE_dma, &bf_known_dma, 2, 38); /* after dma line 36: RAW, static */
         /* line 38: pe: matmul_acc acc[n % 2], a[k % 2], b[k % 2]; */
-        bfrt_op(bf_cx, BFRT_MATMUL_ACC, 38, 3, (const bfrt_arg[3]){BFRT_TILE(BF_TILE_acc, bf_mod(n, 2)), BFRT_TILE(BF_TILE_a, bf_mod(k, 2)), BFRT_TILE(BF_TILE_b, bf_mod(k, 2))});
+        bf_op_ttt(bf_cx, BFRT_MATMUL_ACC, 38, BF_TILE_acc, bf_mod(n, 2), BF_TILE_a, bf_mod(k, 2), BF_TILE_b, bf_mod(k, 2));
         bfrt_barrier(bf_cx, 33); /* counters restart from 0 */
         bf_known_dma = 0;
       }
@@ -91,7 +123,7 @@ static void bf_engine_act(bfrt_ctx *bf_cx, const int64_t *bf_params) {
         bfrt_barrier(bf_cx, 33); /* counters restart from 0 */
       }
       /* line 40: act: copy c[n % 2], acc[n % 2]; */
-      bfrt_op(bf_cx, BFRT_COPY, 40, 2, (const bfrt_arg[2]){BFRT_TILE(BF_TILE_c, bf_mod(n, 2)), BFRT_TILE(BF_TILE_acc, bf_mod(n, 2))});
+      bf_op_tt(bf_cx, BFRT_COPY, 40, BF_TILE_c, bf_mod(n, 2), BF_TILE_acc, bf_mod(n, 2));
       bfrt_barrier(bf_cx, 31); /* counters restart from 0 */
     }
     bfrt_barrier(bf_cx, 30); /* counters restart from 0 */
@@ -108,7 +140,7 @@ static void bf_engine_dve(bfrt_ctx *bf_cx, const int64_t *bf_params) {
     bfrt_barrier(bf_cx, 31); /* counters restart from 0 */
     for (int64_t n = 0, bf_end1 = N; n < bf_end1; n++) {
       /* line 32: dve: fill acc[n % 2], 0.0; */
-      bfrt_op(bf_cx, BFRT_FILL, 32, 2, (const bfrt_arg[2]){BFRT_TILE(BF_TILE_acc, bf_mod(n, 2)), BFRT_IMM(0.0f)});
+      bf_op_tf(bf_cx, BFRT_FILL, 32, BF_TILE_acc, bf_mod(n, 2), 0.0f);
       bfrt_barrier(bf_cx, 33); /* counters restart from 0 */
       for (int64_t k = 0, bf_end2 = K; k < bf_end2; k++) {
         bfrt_barrier(bf_cx, 33); /* counters restart from 0 */
@@ -154,15 +186,15 @@ static void bf_engine_dma(bfrt_ctx *bf_cx, const int64_t *bf_params) {
       bf_known_act = 0;
       for (int64_t k = 0, bf_end2 = K; k < bf_end2; k++) {
         /* line 35: load a[k % 2], A[m, k]; */
-        bfrt_op(bf_cx, BFRT_LOAD, 35, 2, (const bfrt_arg[2]){BFRT_TILE(BF_TILE_a, bf_mod(k, 2)), BFRT_HBM(BF_HBM_A, m, k)});
+        bf_op_th(bf_cx, BFRT_LOAD, 35, BF_TILE_a, bf_mod(k, 2), BF_HBM_A, m, k);
         /* line 36: load b[k % 2], B[k, n]; */
-        bfrt_op(bf_cx, BFRT_LOAD, 36, 2, (const bfrt_arg[2]){BFRT_TILE(BF_TILE_b, bf_mod(k, 2)), BFRT_HBM(BF_HBM_B, k, n)});
+        bf_op_th(bf_cx, BFRT_LOAD, 36, BF_TILE_b, bf_mod(k, 2), BF_HBM_B, k, n);
         bfrt_barrier(bf_cx, 33); /* counters restart from 0 */
         bf_known_act = 0;
       }
       bf_wait(bf_cx, BF_ENGINE_act, &bf_known_act, 1, 41); /* after act line 40: RAW, static */
       /* line 41: dma: store C[m, n], c[n % 2]; */
-      bfrt_op(bf_cx, BFRT_STORE, 41, 2, (const bfrt_arg[2]){BFRT_HBM(BF_HBM_C, m, n), BFRT_TILE(BF_TILE_c, bf_mod(n, 2))});
+      bf_op_ht(bf_cx, BFRT_STORE, 41, BF_HBM_C, m, n, BF_TILE_c, bf_mod(n, 2));
       bfrt_barrier(bf_cx, 31); /* counters restart from 0 */
       bf_known_act = 0;
     }
@@ -180,16 +212,16 @@ static int bf_tensor_shape(const int64_t *bf_params, int bf_tensor, int64_t bf_s
   int bf_bad = 0;
   switch (bf_tensor) {
   case BF_HBM_A:
-    bf_shape[0] = M * 64;
-    bf_shape[1] = K * 64;
+    bf_shape[0] = bf_mul(M, 64);
+    bf_shape[1] = bf_mul(K, 64);
     break;
   case BF_HBM_B:
-    bf_shape[0] = K * 64;
-    bf_shape[1] = N * 64;
+    bf_shape[0] = bf_mul(K, 64);
+    bf_shape[1] = bf_mul(N, 64);
     break;
   case BF_HBM_C:
-    bf_shape[0] = M * 64;
-    bf_shape[1] = N * 64;
+    bf_shape[0] = bf_mul(M, 64);
+    bf_shape[1] = bf_mul(N, 64);
     break;
   default:
     bf_shape[0] = bf_shape[1] = 0;
@@ -215,8 +247,6 @@ static const bfrt_tensor_desc bf_tensors[3] = {
   {"C", BFRT_OUT}
 };
 
-const bfrt_kernel bfk_matmul = {
+const bfrt_kernel bfk_matmul_barrier = {
   "matmul", 3, bf_param_names, 5, bf_engine_names, bf_engine_kinds, bf_entry,
   4, bf_tiles, 3, bf_tensors, bf_tensor_shape, 32};
-
-const bfrt_kernel *bfk_kernel(void) { return &bfk_matmul; }

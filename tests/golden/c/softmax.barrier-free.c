@@ -6,11 +6,12 @@
  * target: trn1
  *
  * One function per engine runs that engine's instruction stream in order.
- * Every op, wait and barrier goes through the bfrt runtime (bfrt.h, see
- * docs/runtime.md); bfk_kernel() returns the kernel's descriptor. */
+ * Every op, wait and barrier goes through the bfrt runtime (bfrt_kernel.h,
+ * see docs/runtime.md); the one external symbol is the kernel's descriptor,
+ * named after the kernel and the sync mode. */
 #include <stdint.h>
 
-#include "bfrt.h"
+#include "bfrt_kernel.h"
 
 /* Engines: the index of each engine's counter. */
 enum {
@@ -35,6 +36,12 @@ enum {
   BF_HBM_Y = 1
 };
 
+/* The language's integer arithmetic: 64 bits, wrapping around (never
+ * undefined behaviour). */
+#define bf_add(a, b) ((int64_t)((uint64_t)(a) + (uint64_t)(b)))
+#define bf_sub(a, b) ((int64_t)((uint64_t)(a) - (uint64_t)(b)))
+#define bf_mul(a, b) ((int64_t)((uint64_t)(a) * (uint64_t)(b)))
+
 /* Floor modulo by a positive constant. */
 static int64_t bf_mod(int64_t a, int64_t b) { return a % b < 0 ? a % b + b : a % b; }
 
@@ -45,6 +52,26 @@ static void bf_wait(bfrt_ctx *cx, int engine, int64_t *known, int64_t t, int lin
     bfrt_wait(cx, engine, step, line);
     *known = step;
   }
+}
+
+static void bf_op_ttt(bfrt_ctx *cx, int op, int line, int t0, int64_t s0, int t1, int64_t s1, int t2, int64_t s2) {
+  const bfrt_arg args[3] = {BFRT_TILE(t0, s0), BFRT_TILE(t1, s1), BFRT_TILE(t2, s2)};
+  bfrt_op(cx, op, line, 3, args);
+}
+
+static void bf_op_tt(bfrt_ctx *cx, int op, int line, int t0, int64_t s0, int t1, int64_t s1) {
+  const bfrt_arg args[2] = {BFRT_TILE(t0, s0), BFRT_TILE(t1, s1)};
+  bfrt_op(cx, op, line, 2, args);
+}
+
+static void bf_op_th(bfrt_ctx *cx, int op, int line, int t0, int64_t s0, int h1, int64_t r1, int64_t c1) {
+  const bfrt_arg args[2] = {BFRT_TILE(t0, s0), BFRT_HBM(h1, r1, c1)};
+  bfrt_op(cx, op, line, 2, args);
+}
+
+static void bf_op_ht(bfrt_ctx *cx, int op, int line, int h0, int64_t r0, int64_t c0, int t1, int64_t s1) {
+  const bfrt_arg args[2] = {BFRT_HBM(h0, r0, c0), BFRT_TILE(t1, s1)};
+  bfrt_op(cx, op, line, 2, args);
 }
 
 /* Engine pe. */
@@ -62,16 +89,16 @@ static void bf_engine_act(bfrt_ctx *bf_cx, const int64_t *bf_params) {
   int64_t *bf_a2 = bfrt_scratch(bf_cx, 2); /* dma_reads_y */
   for (int64_t r = 0, bf_end0 = R; r < bf_end0; r++) {
     bfrt_bookkeep(bf_cx, 1);
-    bf_wait(bf_cx, BF_ENGINE_dve, &bf_known_dve, r * 4 + 1, 28); /* after dve line 27: RAW, same iteration */
+    bf_wait(bf_cx, BF_ENGINE_dve, &bf_known_dve, bf_add(bf_mul(r, 4), 1), 28); /* after dve line 27: RAW, same iteration */
     /* line 28: sub_row y[r % 2], x[r % 2], m[r % 2]; */
-    bfrt_op(bf_cx, BFRT_SUB_ROW, 28, 3, (const bfrt_arg[3]){BFRT_TILE(BF_TILE_y, bf_mod(r, 2)), BFRT_TILE(BF_TILE_x, bf_mod(r, 2)), BFRT_TILE(BF_TILE_m, bf_mod(r, 2))});
+    bf_op_ttt(bf_cx, BFRT_SUB_ROW, 28, BF_TILE_y, bf_mod(r, 2), BF_TILE_x, bf_mod(r, 2), BF_TILE_m, bf_mod(r, 2));
     /* line 28: exp y[r % 2], y[r % 2]; */
-    bfrt_op(bf_cx, BFRT_EXP, 28, 2, (const bfrt_arg[2]){BFRT_TILE(BF_TILE_y, bf_mod(r, 2)), BFRT_TILE(BF_TILE_y, bf_mod(r, 2))});
+    bf_op_tt(bf_cx, BFRT_EXP, 28, BF_TILE_y, bf_mod(r, 2), BF_TILE_y, bf_mod(r, 2));
     bfrt_bookkeep(bf_cx, 4);
-    bf_a1[bf_mod(r, 2)] = r * 4 + 2;
-    bf_a0[bf_mod(r, 2)] = r * 4 + 4;
-    bf_a1[bf_mod(r, 2)] = r * 4 + 4;
-    bf_a2[bf_mod(r, 2)] = r * 2 + 2;
+    bf_a1[bf_mod(r, 2)] = bf_add(bf_mul(r, 4), 2);
+    bf_a0[bf_mod(r, 2)] = bf_add(bf_mul(r, 4), 4);
+    bf_a1[bf_mod(r, 2)] = bf_add(bf_mul(r, 4), 4);
+    bf_a2[bf_mod(r, 2)] = bf_add(bf_mul(r, 2), 2);
   }
 }
 
@@ -85,20 +112,20 @@ static void bf_engine_dve(bfrt_ctx *bf_cx, const int64_t *bf_params) {
   for (int64_t r = 0, bf_end0 = R; r < bf_end0; r++) {
     bfrt_bookkeep(bf_cx, 2);
     bf_wait(bf_cx, BF_ENGINE_act, &bf_known_act, bf_a0[bf_mod(r, 2)], 27); /* after act line 28: WAR, loop-carried (tracked) */
-    bf_wait(bf_cx, BF_ENGINE_dma, &bf_known_dma, r * 2 + 1, 27); /* after dma line 26: RAW, same iteration */
+    bf_wait(bf_cx, BF_ENGINE_dma, &bf_known_dma, bf_add(bf_mul(r, 2), 1), 27); /* after dma line 26: RAW, same iteration */
     /* line 27: dve: rowmax m[r % 2], x[r % 2]; */
-    bfrt_op(bf_cx, BFRT_ROWMAX, 27, 2, (const bfrt_arg[2]){BFRT_TILE(BF_TILE_m, bf_mod(r, 2)), BFRT_TILE(BF_TILE_x, bf_mod(r, 2))});
+    bf_op_tt(bf_cx, BFRT_ROWMAX, 27, BF_TILE_m, bf_mod(r, 2), BF_TILE_x, bf_mod(r, 2));
     bfrt_bookkeep(bf_cx, 2);
-    bf_a0[bf_mod(r, 2)] = r * 2 + 1;
-    bf_wait(bf_cx, BF_ENGINE_act, &bf_known_act, r * 2 + 2, 29); /* after act line 28: RAW, same iteration */
+    bf_a0[bf_mod(r, 2)] = bf_add(bf_mul(r, 2), 1);
+    bf_wait(bf_cx, BF_ENGINE_act, &bf_known_act, bf_add(bf_mul(r, 2), 2), 29); /* after act line 28: RAW, same iteration */
     /* line 29: rowsum s[r % 2], y[r % 2]; */
-    bfrt_op(bf_cx, BFRT_ROWSUM, 29, 2, (const bfrt_arg[2]){BFRT_TILE(BF_TILE_s, bf_mod(r, 2)), BFRT_TILE(BF_TILE_y, bf_mod(r, 2))});
+    bf_op_tt(bf_cx, BFRT_ROWSUM, 29, BF_TILE_s, bf_mod(r, 2), BF_TILE_y, bf_mod(r, 2));
     /* line 29: recip s[r % 2], s[r % 2]; */
-    bfrt_op(bf_cx, BFRT_RECIP, 29, 2, (const bfrt_arg[2]){BFRT_TILE(BF_TILE_s, bf_mod(r, 2)), BFRT_TILE(BF_TILE_s, bf_mod(r, 2))});
+    bf_op_tt(bf_cx, BFRT_RECIP, 29, BF_TILE_s, bf_mod(r, 2), BF_TILE_s, bf_mod(r, 2));
     /* line 29: mul_row y[r % 2], y[r % 2], s[r % 2]; */
-    bfrt_op(bf_cx, BFRT_MUL_ROW, 29, 3, (const bfrt_arg[3]){BFRT_TILE(BF_TILE_y, bf_mod(r, 2)), BFRT_TILE(BF_TILE_y, bf_mod(r, 2)), BFRT_TILE(BF_TILE_s, bf_mod(r, 2))});
+    bf_op_ttt(bf_cx, BFRT_MUL_ROW, 29, BF_TILE_y, bf_mod(r, 2), BF_TILE_y, bf_mod(r, 2), BF_TILE_s, bf_mod(r, 2));
     bfrt_bookkeep(bf_cx, 1);
-    bf_a1[bf_mod(r, 2)] = r * 2 + 2;
+    bf_a1[bf_mod(r, 2)] = bf_add(bf_mul(r, 2), 2);
   }
 }
 
@@ -120,13 +147,13 @@ static void bf_engine_dma(bfrt_ctx *bf_cx, const int64_t *bf_params) {
     bf_wait(bf_cx, BF_ENGINE_act, &bf_known_act, bf_a0[bf_mod(r, 2)], 26); /* after act line 28: WAR, loop-carried (tracked) */
     bf_wait(bf_cx, BF_ENGINE_dve, &bf_known_dve, bf_a1[bf_mod(r, 2)], 26); /* after dve line 27: WAR, loop-carried (tracked) */
     /* line 26: dma: load x[r % 2], X[r, 0]; */
-    bfrt_op(bf_cx, BFRT_LOAD, 26, 2, (const bfrt_arg[2]){BFRT_TILE(BF_TILE_x, bf_mod(r, 2)), BFRT_HBM(BF_HBM_X, r, 0)});
+    bf_op_th(bf_cx, BFRT_LOAD, 26, BF_TILE_x, bf_mod(r, 2), BF_HBM_X, r, 0);
     bfrt_bookkeep(bf_cx, 3);
-    bf_a1[bf_mod(r, 2)] = r * 4 + 1;
-    bf_a0[bf_mod(r, 2)] = r * 2 + 1;
-    bf_wait(bf_cx, BF_ENGINE_dve, &bf_known_dve, r * 4 + 4, 30); /* after dve line 29: RAW, same iteration */
+    bf_a1[bf_mod(r, 2)] = bf_add(bf_mul(r, 4), 1);
+    bf_a0[bf_mod(r, 2)] = bf_add(bf_mul(r, 2), 1);
+    bf_wait(bf_cx, BF_ENGINE_dve, &bf_known_dve, bf_add(bf_mul(r, 4), 4), 30); /* after dve line 29: RAW, same iteration */
     /* line 30: dma: store Y[r, 0], y[r % 2]; */
-    bfrt_op(bf_cx, BFRT_STORE, 30, 2, (const bfrt_arg[2]){BFRT_HBM(BF_HBM_Y, r, 0), BFRT_TILE(BF_TILE_y, bf_mod(r, 2))});
+    bf_op_ht(bf_cx, BFRT_STORE, 30, BF_HBM_Y, r, 0, BF_TILE_y, bf_mod(r, 2));
   }
 }
 
@@ -137,11 +164,11 @@ static int bf_tensor_shape(const int64_t *bf_params, int bf_tensor, int64_t bf_s
   int bf_bad = 0;
   switch (bf_tensor) {
   case BF_HBM_X:
-    bf_shape[0] = R * 32;
+    bf_shape[0] = bf_mul(R, 32);
     bf_shape[1] = 96;
     break;
   case BF_HBM_Y:
-    bf_shape[0] = R * 32;
+    bf_shape[0] = bf_mul(R, 32);
     bf_shape[1] = 96;
     break;
   default:
@@ -167,8 +194,6 @@ static const bfrt_tensor_desc bf_tensors[2] = {
   {"Y", BFRT_OUT}
 };
 
-const bfrt_kernel bfk_softmax = {
+const bfrt_kernel bfk_softmax_barrier_free = {
   "softmax", 1, bf_param_names, 5, bf_engine_names, bf_engine_kinds, bf_entry,
   4, bf_tiles, 2, bf_tensors, bf_tensor_shape, 32};
-
-const bfrt_kernel *bfk_kernel(void) { return &bfk_softmax; }
