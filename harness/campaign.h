@@ -32,6 +32,7 @@ typedef struct ExhaustiveScope {
   int instructions; /* the bound: at most this many, 1 .. EXHAUSTIVE_MAX_INSTRUCTIONS */
   int jobs, schedules;
   bool dry_run, json;
+  const Target *target; /* NULL: the built-in trn1 */
 } ExhaustiveScope;
 
 #define EXHAUSTIVE_MAX_INSTRUCTIONS 3

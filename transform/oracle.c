@@ -580,6 +580,7 @@ static void exec_wait(Schedule *s, int c, const IrNode *w) {
   Interp *in = &s->in[c];
   int64_t t = ir_eval(s, in, w->threshold);
   s->st->bookkeeping += w->threshold->kind != IX_CONST;
+  s->st->engine_bookkeeping[c] += w->threshold->kind != IX_CONST;
   if (s->stop || t <= in->known[w->engine]) return;
   in->waiting = w;
   in->wait_threshold = t;
@@ -686,6 +687,7 @@ static void exec_op(Schedule *s, int c, const IrNode *node) {
   in->clock[c] = k;
   memcpy(s->snap[c] + k * s->n, in->clock, sizeof(int64_t) * (size_t)s->n);
   s->st->instructions++;
+  s->st->engine_instructions[c]++;
 }
 
 static void enter_loop(Schedule *s, int c, const IrNode *loop) {
@@ -713,6 +715,7 @@ static void step(Schedule *s, int c) {
   case IR_SET:
     in->vars[node->var] = ir_eval(s, in, node->value);
     s->st->bookkeeping++;
+    s->st->engine_bookkeeping[c]++;
     break;
   case IR_STORE: {
     int64_t i = ir_eval(s, in, node->index), v = ir_eval(s, in, node->value);
@@ -721,6 +724,7 @@ static void step(Schedule *s, int c) {
           node->array, (long long)i);
     in->arrays[node->array][i] = v;
     s->st->bookkeeping++;
+    s->st->engine_bookkeeping[c]++;
     break;
   }
   case IR_LOOP: enter_loop(s, c, node); break;

@@ -38,6 +38,7 @@ typedef struct OracleStats {
   int64_t subsumed;     /* other waits made needless by the rest of the waits before the
                            same instruction (a later one in the group implies it) */
   int64_t bookkeeping;  /* bookkeeping operations executed (ir.h's definition) */
+  int64_t engine_instructions[BFRT_MAX_ENGINES], engine_bookkeeping[BFRT_MAX_ENGINES]; /* by engine */
   int64_t window;       /* compares outside the counter window: the count a wait tested was
                            2^(counter_bits-1) or more from its threshold (docs/algorithm.md) */
   int64_t deadlocks;
