@@ -521,7 +521,7 @@ def resources_side(bfsync, target, kernels, pool):
 
 def md_resources(rows):
     L = ["| kernel | loops | registers (max engine) | paper registers | semaphores (all engines) |"
-         " per engine | scratch bytes (max engine) | bookkeeping / instruction (max engine) |",
+         " per engine | scratch bytes (max engine) | bookkeeping / instruction |",
          "|---|---|---|---|---|---|---|---|"]
     for r in rows:
         paper = r["paper_registers"]
