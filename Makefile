@@ -4,6 +4,7 @@
 # ASan+UBSan; `make run` is the main job. Those two call `make deps` first,
 # which installs what is missing; plain `make` never does.
 
+VERSION   = 0.1.0
 BUILD    ?= build
 CC       ?= gcc
 SAN      ?=
@@ -11,7 +12,7 @@ OPT      ?= -O2
 CFLAGS   ?= $(OPT) -g
 BASEFLAGS = -std=c11 -Wall -Wextra -Werror -I. -I$(BUILD)/gen -Iruntime \
             -D_DEFAULT_SOURCE -D_POSIX_C_SOURCE=200809L -pthread \
-            -DBFSYNC_SOURCE_DIR='"$(CURDIR)"' $(if $(SAN),-fsanitize=address$(,)undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined)
+            -DBFSYNC_SOURCE_DIR='"$(CURDIR)"' -DBFSYNC_VERSION='"$(VERSION)"' $(if $(SAN),-fsanitize=address$(,)undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined)
 ,        := ,
 LDLIBS    = -ltcc -ldl -lpthread -lm
 GENFLAGS  = -Wno-unused-function -Wno-sign-compare -Wno-unused-parameter
@@ -104,7 +105,8 @@ bench: all
 # Verification at scale (docs/correctness.md). fuzz-kernels: the
 # differential campaign over N random kernels from seed FROM (the documented
 # long campaign is the default: 100,000 kernels, gcc on every 100th seed);
-# exhaustive: every kernel of the small scope through the oracle.
+# exhaustive: every kernel of the small scope, every engine at 3
+# instructions, through the oracle (tests/exhaustive.sh runs a smaller bound).
 N    ?= 100000
 FROM ?= 1000000
 SIZE ?= 40
@@ -113,7 +115,7 @@ fuzz-kernels: all
 	$(BUILD)/bfsync campaign --from $(FROM) --count $(N) --size $(SIZE) --jobs $(JOBS) --gcc-every 100
 
 exhaustive: all
-	BFSYNC=$(BUILD)/bfsync BUILD=$(BUILD) bash tests/exhaustive.sh
+	FULL=1 BFSYNC=$(BUILD)/bfsync BUILD=$(BUILD) bash tests/exhaustive.sh
 
 # libFuzzer over parse + check + the fmt round trip, the frontend and the
 # generated parser compiled by clang with ASan and UBSan: `make fuzz
@@ -138,7 +140,7 @@ install: all
 	install -m 755 $(BUILD)/bfsync $(DESTDIR)$(PREFIX)/bin/bfsync
 	install -m 644 $(PUBLIC_HDR) $(DESTDIR)$(PREFIX)/include/bfsync/
 	install -m 644 $(BUILD)/libbfrt.a $(DESTDIR)$(PREFIX)/lib/libbfrt.a
-	sed 's|@PREFIX@|$(PREFIX)|' runtime/bfrt.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/bfrt.pc
+	sed 's|@PREFIX@|$(PREFIX)|; s|@VERSION@|$(VERSION)|' runtime/bfrt.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/bfrt.pc
 
 clean:
 	rm -rf build build-asan
@@ -148,3 +150,22 @@ clean:
 # The default target is targets/trn1.target itself, embedded with .incbin,
 # which the compiler's dependency files do not see.
 $(BUILD)/obj/frontend/target.o: targets/trn1.target
+
+# The Coq development (docs/proof.md). `make proof` checks every proof,
+# fails unless each main theorem is closed under the global context, and
+# builds build/proof/bfcheck, the extracted threshold function and
+# validator that tests/proof.sh runs against bfsync. `make test` runs it
+# before the script tests.
+PROOF_DIR = build/proof
+PROOF_V   = Model Transform Machine Theorems Validate Extract
+DEBS     += coq ocaml-nox
+.PHONY: proof
+proof:
+	@$(MAKE) --no-print-directory deps
+	@$(MAKE) --no-print-directory $(PROOF_DIR)/bfcheck
+$(PROOF_DIR)/bfcheck: $(wildcard proof/*.v) proof/bfcheck.ml proof/check_assumptions.sh
+	@rm -rf $(PROOF_DIR) && mkdir -p $(PROOF_DIR) && cp proof/*.v proof/bfcheck.ml $(PROOF_DIR)/
+	cd $(PROOF_DIR) && for f in $(PROOF_V); do coqc -q -Q . BF $$f.v || exit 1; done
+	bash proof/check_assumptions.sh $(PROOF_DIR)
+	cd $(PROOF_DIR) && ocamlopt -o bfcheck.tmp thresholds.mli thresholds.ml bfcheck.ml && mv bfcheck.tmp bfcheck
+test-scripts: proof

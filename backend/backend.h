@@ -14,8 +14,8 @@
 #include "frontend/program.h"
 #include "runtime/bfrt_cost.h"
 
-/* The version stamped into generated files (kept equal to driver/main.c). */
-#define BFSYNC_VERSION "0.1.0"
+/* BFSYNC_VERSION, stamped into generated files and printed by --version,
+ * comes from the Makefile's VERSION, its one definition. */
 
 /* Requires: p->ir validated. Ensures: one self-contained C99 file on out. */
 void emit_c(const Program *p, FILE *out);
@@ -57,9 +57,12 @@ typedef struct NpyArray {
   float *data;
 } NpyArray;
 
-/* Read path into arena memory; 0, or -1 with a message in *err. */
-int npy_read(Arena *arena, const char *path, NpyArray *out, const char **err);
-/* Write a version 1.0 file; 0, or -1 with a message in *err. */
+/* Read path into into->data, which is into->rows x into->cols: a file of
+ * any other shape is an error (naming tensor) before anything is read. 0,
+ * or -1 with a message in *err. */
+int npy_read(Arena *arena, const char *path, const char *tensor, const NpyArray *into, const char **err);
+/* Write a version 1.0 file, atomically (a temporary file renamed over
+ * path); 0, or -1 with a message (and the reason) in *err. */
 int npy_write(Arena *arena, const char *path, const NpyArray *array, const char **err);
 
 #endif

@@ -103,9 +103,13 @@ static const char *c_name(Arena *a, const char *source, const char *kind, int id
   return arena_printf(a, "bf_%s%d", kind, id);
 }
 
-/* name with every character outside [A-Za-z0-9_] replaced, for invented names. */
-static const char *sanitize_id(Arena *a, const char *name) {
-  char *s = arena_strndup(a, name, strlen(name) < 40 ? strlen(name) : 40);
+/* name (the id-th of its kind) with every character outside [A-Za-z0-9_]
+ * replaced, for invented names. Names longer than 40 characters (C99
+ * promises 63 significant ones) are cut to 40 and given "_ID", so two
+ * long names with one prefix stay distinct, and distinct from any name of
+ * 40 characters or fewer. */
+static const char *sanitize_id(Arena *a, const char *name, int id) {
+  char *s = strlen(name) <= 40 ? arena_strndup(a, name, strlen(name)) : arena_printf(a, "%.40s_%d", name, id);
   for (char *c = s; *c; c++)
     if (!(isalnum((unsigned char)*c) || *c == '_')) *c = '_';
   return s;
@@ -113,7 +117,7 @@ static const char *sanitize_id(Arena *a, const char *name) {
 
 static const char *known_name(const Emitter *em, int e) {
   return arena_printf(em->p->arena, "bf_known_%s",
-                      sanitize_id(em->p->arena, em->p->target->engines[e].name));
+                      sanitize_id(em->p->arena, em->p->target->engines[e].name, e));
 }
 
 /* Source text made safe inside a one-line block comment. */
@@ -135,11 +139,6 @@ static void put_comment_text(FILE *out, const char *text, size_t len) {
   }
 }
 
-static int line_of(const Program *p, Span span) {
-  int line, col;
-  source_position(&p->src, span.begin, &line, &col);
-  return line;
-}
 
 /* ---- Uses of one stream. */
 
@@ -570,7 +569,7 @@ static void put_engine(Emitter *em, int e) {
   Uses u = stream_uses(em->p, em->stream);
   fprintf(em->out, "\n/* Engine %s. */\n", eng->name);
   fprintf(em->out, "static void bf_engine_%s(bfrt_ctx *bf_cx, const int64_t *bf_params) {\n",
-          sanitize_id(em->p->arena, eng->name));
+          sanitize_id(em->p->arena, eng->name, e));
   put_locals(em, &u);
   em->depth = 1;
   put_nodes(em, em->stream->body, &u);
@@ -669,7 +668,7 @@ static void put_tensor_shape(const Emitter *em) {
   fprintf(em->out, "  int bf_bad = 0;\n  switch (bf_tensor) {\n");
   for (int t = 0; t < k->ntensors; t++) {
     const Tensor *x = &k->tensors[t];
-    fprintf(em->out, "  case BF_HBM_%s:\n    bf_shape[0] = ", sanitize_id(em->p->arena, x->name));
+    fprintf(em->out, "  case BF_HBM_%s:\n    bf_shape[0] = ", sanitize_id(em->p->arena, x->name, t));
     put_ast_expr(em, x->rows);
     fputs(";\n    bf_shape[1] = ", em->out);
     put_ast_expr(em, x->cols);
@@ -704,7 +703,7 @@ static void put_enum(const Emitter *em, const char *what, const char *prefix, in
   fprintf(em->out, "\n/* %s */\nenum {", what);
   for (int i = 0; i < n; i++)
     fprintf(em->out, "%s\n  %s%s = %d", i ? "," : "", prefix,
-            sanitize_id(em->p->arena, name(em->p, i)), i);
+            sanitize_id(em->p->arena, name(em->p, i), i), i);
   fputs("\n};\n", em->out);
 }
 
@@ -733,7 +732,7 @@ static void put_descriptor(const Emitter *em) {
     fprintf(em->out, "%sBFRT_KIND_%s", e ? ", " : "", kind_ids[p->target->engines[e].kind]);
   fprintf(em->out, "};\nstatic void (*const bf_entry[%d])(bfrt_ctx *, const int64_t *) = {", ne);
   for (int e = 0; e < ne; e++)
-    fprintf(em->out, "%sbf_engine_%s", e ? ", " : "", sanitize_id(p->arena, p->target->engines[e].name));
+    fprintf(em->out, "%sbf_engine_%s", e ? ", " : "", sanitize_id(p->arena, p->target->engines[e].name, e));
   fprintf(em->out, "};\nstatic const bfrt_tile_desc bf_tiles[%d] = {", k->ntiles ? k->ntiles : 1);
   for (int i = 0; i < k->ntiles; i++) {
     const Tile *t = &k->tiles[i];
@@ -775,7 +774,7 @@ static const char **param_c_names(const Program *p) {
 static const char **sanitized_ids(const Program *p, int n,
                                   const char *(*name)(const Program *, int)) {
   const char **ids = ARENA_ARRAY(p->arena, const char *, n + 1);
-  for (int i = 0; i < n; i++) ids[i] = sanitize_id(p->arena, name(p, i));
+  for (int i = 0; i < n; i++) ids[i] = sanitize_id(p->arena, name(p, i), i);
   return ids;
 }
 

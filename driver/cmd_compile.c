@@ -15,34 +15,36 @@
 #include "driver/commands.h"
 #include "frontend/files.h"
 #include "harness/params.h"
+#include "transform/ir_dump.h"
 #include "transform/oracle.h"
 #include "transform/resources.h"
 
-typedef enum Emit { EMIT_C, EMIT_IR, EMIT_EXPLAIN } Emit;
+typedef enum Emit { EMIT_C, EMIT_IR, EMIT_PROOF, EMIT_EXPLAIN } Emit;
 
 typedef struct CompileArgs {
   const char *file;
   const char *out_path;
   const char *target_path; /* NULL: the built-in trn1 */
   int sync;                /* SyncMode, in sync_choices' order */
-  int emit;                /* EMIT_C or EMIT_IR, in emit_choices' order */
+  int emit;                /* EMIT_C, EMIT_IR or EMIT_PROOF, in emit_choices' order */
   bool explain;
   bool resources, json;
   ParamArgs params; /* --resources: measure bookkeeping per instruction here */
 } CompileArgs;
 
 static const char *const sync_choices[] = {"barrier-free", "barrier", NULL};
-static const char *const emit_choices[] = {"c", "ir", NULL};
+static const char *const emit_choices[] = {"c", "ir", "proof", NULL};
 
 static const char usage_text[] =
-    "usage: bfsync compile FILE [--sync=barrier-free|barrier] [-o OUT.c] [--emit=c|ir] [--explain]\n"
+    "usage: bfsync compile FILE [--sync=barrier-free|barrier] [-o OUT.c] [--emit=c|ir|proof] [--explain]\n"
     "                      [--resources [--json] [-p NAME=VALUE]...] [--target FILE]\n"
     "\n"
     "Emit the kernel as one C99 file against the bfrt runtime (bfrt.h), with\n"
     "the synchronization inserted: barrier-free (default) or the barrier baseline.\n"
     "  --emit=ir   print the per-engine instruction streams instead\n"
+    "  --emit=proof  the kernel and streams for the proof's checker (docs/proof.md)\n"
     "  --explain   list every wait with its provenance instead\n"
-    "  --resources per engine: semaphores and registers needed beside the target's,\n"
+    "  --resources per engine: semaphores and registers needed (/ the target's limit),\n"
     "              scratch bytes; with -p, bookkeeping operations per instruction\n"
     "              measured by the oracle at those parameters (--json: as JSON)\n"
     "  -o FILE     write to FILE instead of stdout\n"
@@ -52,6 +54,7 @@ static void emit(Program *p, Emit what, FILE *out) {
   switch (what) {
   case EMIT_C: emit_c(p, out); break;
   case EMIT_IR: ir_print(p, out); break;
+  case EMIT_PROOF: ir_dump_proof(p, out); break;
   case EMIT_EXPLAIN: ir_explain(p, out); break;
   }
 }
@@ -112,9 +115,10 @@ static void print_resources(const Program *p, const OracleStats *st, bool json, 
       else
         fputs(", \"bookkeeping_per_instruction\": null}", out);
     } else {
+      if (!r.registers && !r.semaphores && (!st || !st->engine_instructions[e])) continue; /* idle */
       char sems[32], regs[32], bks[32] = "-";
-      snprintf(sems, sizeof sems, "%d/%lld", r.semaphores, (long long)t->semaphores[kind]);
-      snprintf(regs, sizeof regs, "%d/%lld", r.registers, (long long)t->registers[kind]);
+      snprintf(sems, sizeof sems, t->semaphores[kind] ? "%d/%lld" : "%d", r.semaphores, (long long)t->semaphores[kind]);
+      snprintf(regs, sizeof regs, t->registers[kind] ? "%d/%lld" : "%d", r.registers, (long long)t->registers[kind]);
       if (bk >= 0) snprintf(bks, sizeof bks, "%.2f", bk);
       fprintf(out, "%-8s %10s %10s %6d %8d %7d %6d %11s  ", t->engines[e].name, sems, regs, r.loop_depth,
               r.scalars, r.semaphores, r.temporaries, bks);

@@ -94,8 +94,8 @@ static int find_tensor(const Kernel *k, const char *name) {
 }
 
 /* Check every --input and --output names a tensor it may name, at most
- * once, and that no two outputs (or an output and an input) share a file;
- * 0 or 2. */
+ * once, and that no two outputs share a file and no output or trace is
+ * the kernel file; 0 or 2. */
 static int check_tensor_args(const Kernel *k, const RunArgs *a) {
   for (int i = 0; i < a->inputs.n; i++) {
     const NamedPath *in = &a->inputs.items[i];
@@ -106,9 +106,12 @@ static int check_tensor_args(const Kernel *k, const RunArgs *a) {
     for (int j = 0; j < i; j++)
       if (!strcmp(a->inputs.items[j].name, in->name)) return usage_error("--input: '%s' given twice", in->name);
   }
+  if (a->trace_path && same_file(a->trace_path, a->file))
+    return usage_error("--trace %s would overwrite the kernel file", a->trace_path);
   for (int i = 0; i < a->outputs.n; i++) {
     const NamedPath *out = &a->outputs.items[i];
     if (find_tensor(k, out->name) < 0) return usage_error("--output: kernel has no tensor '%s'", out->name);
+    if (same_file(out->path, a->file)) return usage_error("--output: %s would overwrite the kernel file", out->path);
     for (int j = 0; j < i; j++) {
       if (!strcmp(a->outputs.items[j].name, out->name)) return usage_error("--output: '%s' given twice", out->name);
       if (same_file(a->outputs.items[j].path, out->path))
@@ -126,20 +129,12 @@ static const NamedPath *input_for(const RunArgs *a, const char *name) {
 
 static int read_input(Run *r, int t, const NamedPath *in) {
   RefTensor *x = &r->in.inputs[t];
-  NpyArray arr;
+  NpyArray into = {x->rows, x->cols, x->data};
   const char *err;
-  if (npy_read(r->p->arena, in->path, &arr, &err)) {
+  if (npy_read(r->p->arena, in->path, in->name, &into, &err)) {
     fprintf(stderr, "bfsync: error: %s\n", err);
     return 1;
   }
-  if (arr.rows != x->rows || arr.cols != x->cols) {
-    fprintf(stderr,
-            "bfsync: error: %s: shape (%" PRId64 ", %" PRId64 ") does not match tensor %s [%" PRId64
-            ", %" PRId64 "]\n",
-            in->path, arr.rows, arr.cols, in->name, x->rows, x->cols);
-    return 1;
-  }
-  x->data = arr.data;
   return 0;
 }
 
@@ -254,7 +249,8 @@ static void print_json(Run *r, const ModeResult *res) {
          s->instructions, s->bookkeeping, s->barriers);
   if (r->args->check) printf(", \"races\": %" PRId64, s->races);
   if (r->args->exec == BFRT_EXEC_SIM) {
-    printf(", \"cycles\": %" PRId64 ", \"ideal_cycles\": ", s->cycles);
+    printf(", \"cycles\": %" PRId64 ", \"ns\": %.1f, \"ideal_cycles\": ", s->cycles,
+           (double)s->cycles / r->p->target->costs.clock_ghz);
     if (ideal_cycles(r) >= 0) printf("%" PRId64, ideal_cycles(r));
     else printf("null");
     printf(", \"engines\": {");

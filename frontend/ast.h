@@ -202,7 +202,6 @@ void kernel_add_tile(Arena *a, Kernel *k, int *cap, MemKind mem, const char *nam
 void kernel_add_comment(Arena *a, Kernel *k, int *cap, Span span);
 /* Names the kernel and gives it its statements; whole spans it all. */
 void kernel_finish(Kernel *k, const char *name, Span span, Span whole, StmtList body);
-
 /* The language's / and % for b != 0: floor division and modulo, with
  * a / -1 = -a wrapping (INT64_MIN / -1 = INT64_MIN) and a % -1 = 0. The
  * one definition: the IR's folding and the oracle use it too. */

@@ -36,6 +36,7 @@
 
 #include "harness/gen.h"
 #include "frontend/arena.h"
+#include "frontend/diag.h"
 #include "frontend/ops.h"
 #include "frontend/target.h"
 

@@ -10,6 +10,9 @@
 
 #include "bfrt_kernel.h"
 
+/* DMA engines one transfer may stream on at most (dma_split). */
+#define BFRT_MAX_DMA_SPLIT 64
+
 /* Op classes, each with its own throughput in the cost model. */
 enum { BFRT_CLASS_DMA, BFRT_CLASS_MATMUL, BFRT_CLASS_ELEMWISE, BFRT_CLASS_TRANSCENDENTAL,
        BFRT_CLASS_REDUCE, BFRT_NCLASSES };
@@ -22,8 +25,9 @@ typedef struct bfrt_engine_cost {
   int64_t pe_rows, pe_cols;              /* systolic array shape (matmul) */
   int64_t matmul_min_cols; /* a matmul pass streams at least this many columns; 0: none */
   int64_t dma_latency;                   /* cycles before the first byte */
-  double dma_bytes_per_cycle;
+  double dma_bytes_per_cycle;            /* of one DMA engine */
   int64_t dma_outstanding; /* dma engines: transfers in flight at once; 0 or 1: one at a time */
+  int64_t dma_split;       /* a transfer of P rows streams on min(P, dma_split) DMA engines; 0: 1 */
   int64_t sem_latency;   /* counter increment to visibility on other engines */
   int64_t wait_cost;     /* cycles of an executed wait */
   int64_t bookkeep_cost; /* cycles per bookkeeping operation */
@@ -48,6 +52,8 @@ int64_t bfrt_op_cycles(const bfrt_costs *costs, int kind, int op, const int64_t 
  * the transfer's latency overlaps the next ones (docs/targets.md). */
 typedef struct bfrt_op_time {
   int64_t occupancy, completion;
+  int64_t dma_engines; /* a transfer on a target with dma_split: the DMA engines it streams on; else 0 */
+  int64_t stream;      /* and the cycles it holds them */
 } bfrt_op_time;
 bfrt_op_time bfrt_op_timing(const bfrt_costs *costs, int kind, int op, const int64_t dst[2],
                             const int64_t src[2]);

@@ -28,6 +28,10 @@
 #include "ops.h"
 #include "semantics.h"
 
+/* The simulator's clocks and every cost saturate here (2^61 cycles, about
+ * 52 years at 1.4 GHz), so no kernel or target value can overflow them. */
+#define BFRT_CYCLES_MAX (INT64_MAX / 4)
+
 /* Trace events beyond the ops: their `op` field. */
 enum { TRACE_WAIT = BFRT_NOPS, TRACE_BARRIER };
 

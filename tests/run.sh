@@ -150,7 +150,7 @@ if [ -z "$nwaits" ] || [ "$nwaits" -lt 1 ]; then
 elif expect_status 1 run tests/bad_run/deadlock.bfk -p N=1 --mutate=raise:$((nwaits - 1)); then
   expect_stderr "kernel stuck"
   expect_stderr "deadlock"
-  expect_stderr "engine dma, line 13: waits for act's counter >= 2 (it is 1)"
+  expect_stderr "engine dma1, line 13: waits for act's counter >= 2 (it is 1)"
 fi
 
 # ---- Bad arguments: usage errors exit 2, the rest 1.
@@ -208,7 +208,7 @@ ops = {"load", "store", "matmul", "matmul_acc", "transpose", "copy", "fill", "sc
 doc = json.load(open(sys.argv[1]))
 events = doc["traceEvents"] if isinstance(doc, dict) else doc
 names = {e["tid"]: e["args"]["name"] for e in events if e.get("ph") == "M" and e.get("name") == "thread_name"}
-assert set(names.values()) >= {"pe", "act", "dve", "pool", "dma"}, names
+assert set(names.values()) >= {"pe", "act", "dve", "pool", "dma0", "dma15"}, names
 xs = [e for e in events if e.get("ph") == "X"]
 opev = [e for e in xs if e["name"] in ops]
 waits = [e for e in xs if e["name"] == "wait"]
@@ -245,7 +245,8 @@ import json, sys
 for l in open(sys.argv[1]):
     o = json.loads(l)
     assert o["exec"] == "sim" and o["cycles"] > 0, o
-    assert set(o["engines"]) == {"pe", "act", "dve", "pool", "dma"}, o
+    assert abs(o["ns"] - o["cycles"] / 1.4) < 0.1, o  # simulated ns at trn1's 1.4 GHz
+    assert set(o["engines"]) == {"pe", "act", "dve", "pool"} | {f"dma{q}" for q in range(16)}, o
     assert all(v["busy"] >= 0 and v["stall"] >= 0 for v in o["engines"].values())
 EOF
 fi

@@ -386,6 +386,7 @@ void ir_explain(const Program *p, FILE *out) {
   const IrProgram *ir = p->ir;
   fprintf(out, "// waits of kernel %s, sync %s: engine line: wait, then its provenance\n",
           p->kernel->name, ir->sync == SYNC_BARRIER ? "barrier" : "barrier-free");
+  queues_explain(p, out);
   for (int e = 0; e < ir->nengines; e++) explain_nodes(p, &ir->streams[e], e, ir->streams[e].body, out);
 }
 

@@ -95,11 +95,6 @@ static int64_t gcd(int64_t a, int64_t b) {
   return a;
 }
 
-static int line_of(const Program *p, Span span) {
-  int line, col;
-  source_position(&p->src, span.begin, &line, &col);
-  return line;
-}
 
 static bool eval(Oracle *o, const Expr *e, int64_t *out) {
   const Expr *bad = NULL;
@@ -922,7 +917,7 @@ int64_t oracle_ideal_cycles(const Oracle *o, const bfrt_costs *costs) {
   const Kernel *k = o->p->kernel;
   int n = o->nengines;
   int64_t *finish[BFRT_MAX_ENGINES], window[BFRT_MAX_ENGINES];
-  int64_t next[BFRT_MAX_ENGINES] = {0}, free_at[BFRT_MAX_ENGINES] = {0}, makespan = 0;
+  int64_t next[BFRT_MAX_ENGINES] = {0}, free_at[BFRT_MAX_ENGINES] = {0}, makespan = 0, dma_work = 0;
   for (int e = 0; e < n; e++) {
     finish[e] = ARENA_ARRAY(o->p->arena, int64_t, o->trace[e].n + 1);
     window[e] = bfrt_op_window(costs, o->p->target->engines[e].kind);
@@ -943,6 +938,10 @@ int64_t oracle_ideal_cycles(const Oracle *o, const bfrt_costs *costs) {
     free_at[c] = start + t.occupancy;
     finish[c][pos] = max64(finish[c][pos - 1], start + t.completion);
     makespan = max64(makespan, finish[c][pos]);
+    dma_work += t.dma_engines * t.stream;
   }
-  return makespan;
+  /* The queues share the target's dma_split DMA engines: no schedule
+   * streams faster than all of them at once (a bound, not a schedule). */
+  int64_t shared = costs->kind[BFRT_KIND_DMA].dma_split;
+  return shared > 0 ? max64(makespan, (dma_work + shared - 1) / shared) : makespan;
 }

@@ -470,6 +470,44 @@ static void test_validate_rejects_bad_engine(void **state) {
   program_free(p);
 }
 
+/* assign_queues: `dma:` goes round robin over the 16 queues in program
+ * order, blocks included; a pinned `dmaN:` stays and does not move the
+ * round robin; on a target with an engine called "dma", `dma:` is that
+ * engine. */
+static void test_assign_queues(void **state) {
+  (void)state;
+  static const char text[] = "kernel q(N: int) {\n"
+                             "  hbm inout X: f32[N * 4, 4];\n"
+                             "  sbuf a[4]: f32[4, 4];\n"
+                             "  for i in 0 .. N {\n"
+                             "    dma: load a[0], X[i, 0];\n"
+                             "    dma5: load a[1], X[i, 0];\n"
+                             "    dma { load a[2], X[i, 0]; load a[3], X[i, 0]; }\n"
+                             "    dma: store X[i, 0], a[0];\n"
+                             "  }\n"
+                             "}\n";
+  Program *p = compile(text);
+  const char *want[] = {"dma0", "dma5", "dma1", "dma2", "dma3"};
+  for (int i = 0; i < 5; i++) assert_int_equal(p->kernel->instrs[i]->engine, engine(p, want[i]));
+  char listing[1024] = "";
+  FILE *out = fmemopen(listing, sizeof listing, "w");
+  queues_explain(p, out);
+  fclose(out);
+  assert_non_null(strstr(listing, "// line 5: dma: load -> dma0 (transfer 0, queue 0 of 16)\n"));
+  assert_non_null(strstr(listing, "// line 8: dma: store -> dma3 (transfer 3, queue 3 of 16)\n"));
+  assert_null(strstr(listing, "dma5")); /* pinned: not listed */
+  program_free(p);
+  Target one = *target_default();
+  one.engines[4].name = "dma"; /* the first queue is called dma: `dma:` pins to it */
+  p = program_new("test.bfk", text, strlen(text), &one, stderr);
+  parse(p);
+  check(p);
+  assert_int_equal(p->diag.errors, 0);
+  const int pinned[] = {4, 9, 4, 4, 4};
+  for (int i = 0; i < 5; i++) assert_int_equal(p->kernel->instrs[i]->engine, pinned[i]);
+  program_free(p);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_closed_form_in_nest),
@@ -483,6 +521,7 @@ int main(void) {
       cmocka_unit_test(test_barrier_placement),
       cmocka_unit_test(test_mutate),
       cmocka_unit_test(test_validate_rejects_bad_engine),
+      cmocka_unit_test(test_assign_queues),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -19,7 +19,22 @@ enum {
   BF_ENGINE_act = 1,
   BF_ENGINE_dve = 2,
   BF_ENGINE_pool = 3,
-  BF_ENGINE_dma = 4
+  BF_ENGINE_dma0 = 4,
+  BF_ENGINE_dma1 = 5,
+  BF_ENGINE_dma2 = 6,
+  BF_ENGINE_dma3 = 7,
+  BF_ENGINE_dma4 = 8,
+  BF_ENGINE_dma5 = 9,
+  BF_ENGINE_dma6 = 10,
+  BF_ENGINE_dma7 = 11,
+  BF_ENGINE_dma8 = 12,
+  BF_ENGINE_dma9 = 13,
+  BF_ENGINE_dma10 = 14,
+  BF_ENGINE_dma11 = 15,
+  BF_ENGINE_dma12 = 16,
+  BF_ENGINE_dma13 = 17,
+  BF_ENGINE_dma14 = 18,
+  BF_ENGINE_dma15 = 19
 };
 
 /* Tiles (on-chip). */
@@ -134,23 +149,158 @@ static void bf_engine_pool(bfrt_ctx *bf_cx, const int64_t *bf_params) {
   }
 }
 
-/* Engine dma. */
-static void bf_engine_dma(bfrt_ctx *bf_cx, const int64_t *bf_params) {
+/* Engine dma0. */
+static void bf_engine_dma0(bfrt_ctx *bf_cx, const int64_t *bf_params) {
   const int64_t N = bf_params[0];
   /* line 21: load x[0], X[0, 0]; */
   bf_op_th(bf_cx, BFRT_LOAD, 21, BF_TILE_x, 0, BF_HBM_X, 0, 0);
+  bfrt_barrier(bf_cx, 23); /* counters restart from 0 */
+  for (int64_t i = 0, bf_end0 = N; i < bf_end0; i++) {
+    bfrt_barrier(bf_cx, 23); /* counters restart from 0 */
+  }
+}
+
+/* Engine dma1. */
+static void bf_engine_dma1(bfrt_ctx *bf_cx, const int64_t *bf_params) {
+  const int64_t N = bf_params[0];
   /* line 21: load x[1], X[1, 0]; */
   bf_op_th(bf_cx, BFRT_LOAD, 21, BF_TILE_x, 1, BF_HBM_X, 1, 0);
   bfrt_barrier(bf_cx, 23); /* counters restart from 0 */
   for (int64_t i = 0, bf_end0 = N; i < bf_end0; i++) {
     bfrt_barrier(bf_cx, 23); /* counters restart from 0 */
   }
+}
+
+/* Engine dma2. */
+static void bf_engine_dma2(bfrt_ctx *bf_cx, const int64_t *bf_params) {
+  const int64_t N = bf_params[0];
+  bfrt_barrier(bf_cx, 23); /* counters restart from 0 */
+  for (int64_t i = 0, bf_end0 = N; i < bf_end0; i++) {
+    bfrt_barrier(bf_cx, 23); /* counters restart from 0 */
+  }
   /* line 29: store Y[0, 0], x[0]; */
   bf_op_ht(bf_cx, BFRT_STORE, 29, BF_HBM_Y, 0, 0, BF_TILE_x, 0);
+}
+
+/* Engine dma3. */
+static void bf_engine_dma3(bfrt_ctx *bf_cx, const int64_t *bf_params) {
+  const int64_t N = bf_params[0];
+  bfrt_barrier(bf_cx, 23); /* counters restart from 0 */
+  for (int64_t i = 0, bf_end0 = N; i < bf_end0; i++) {
+    bfrt_barrier(bf_cx, 23); /* counters restart from 0 */
+  }
   /* line 30: store Y[1, 0], x[1]; */
   bf_op_ht(bf_cx, BFRT_STORE, 30, BF_HBM_Y, 1, 0, BF_TILE_x, 1);
+}
+
+/* Engine dma4. */
+static void bf_engine_dma4(bfrt_ctx *bf_cx, const int64_t *bf_params) {
+  const int64_t N = bf_params[0];
+  bfrt_barrier(bf_cx, 23); /* counters restart from 0 */
+  for (int64_t i = 0, bf_end0 = N; i < bf_end0; i++) {
+    bfrt_barrier(bf_cx, 23); /* counters restart from 0 */
+  }
   /* line 31: store Y[2, 0], x[2]; */
   bf_op_ht(bf_cx, BFRT_STORE, 31, BF_HBM_Y, 2, 0, BF_TILE_x, 2);
+}
+
+/* Engine dma5. */
+static void bf_engine_dma5(bfrt_ctx *bf_cx, const int64_t *bf_params) {
+  const int64_t N = bf_params[0];
+  bfrt_barrier(bf_cx, 23); /* counters restart from 0 */
+  for (int64_t i = 0, bf_end0 = N; i < bf_end0; i++) {
+    bfrt_barrier(bf_cx, 23); /* counters restart from 0 */
+  }
+}
+
+/* Engine dma6. */
+static void bf_engine_dma6(bfrt_ctx *bf_cx, const int64_t *bf_params) {
+  const int64_t N = bf_params[0];
+  bfrt_barrier(bf_cx, 23); /* counters restart from 0 */
+  for (int64_t i = 0, bf_end0 = N; i < bf_end0; i++) {
+    bfrt_barrier(bf_cx, 23); /* counters restart from 0 */
+  }
+}
+
+/* Engine dma7. */
+static void bf_engine_dma7(bfrt_ctx *bf_cx, const int64_t *bf_params) {
+  const int64_t N = bf_params[0];
+  bfrt_barrier(bf_cx, 23); /* counters restart from 0 */
+  for (int64_t i = 0, bf_end0 = N; i < bf_end0; i++) {
+    bfrt_barrier(bf_cx, 23); /* counters restart from 0 */
+  }
+}
+
+/* Engine dma8. */
+static void bf_engine_dma8(bfrt_ctx *bf_cx, const int64_t *bf_params) {
+  const int64_t N = bf_params[0];
+  bfrt_barrier(bf_cx, 23); /* counters restart from 0 */
+  for (int64_t i = 0, bf_end0 = N; i < bf_end0; i++) {
+    bfrt_barrier(bf_cx, 23); /* counters restart from 0 */
+  }
+}
+
+/* Engine dma9. */
+static void bf_engine_dma9(bfrt_ctx *bf_cx, const int64_t *bf_params) {
+  const int64_t N = bf_params[0];
+  bfrt_barrier(bf_cx, 23); /* counters restart from 0 */
+  for (int64_t i = 0, bf_end0 = N; i < bf_end0; i++) {
+    bfrt_barrier(bf_cx, 23); /* counters restart from 0 */
+  }
+}
+
+/* Engine dma10. */
+static void bf_engine_dma10(bfrt_ctx *bf_cx, const int64_t *bf_params) {
+  const int64_t N = bf_params[0];
+  bfrt_barrier(bf_cx, 23); /* counters restart from 0 */
+  for (int64_t i = 0, bf_end0 = N; i < bf_end0; i++) {
+    bfrt_barrier(bf_cx, 23); /* counters restart from 0 */
+  }
+}
+
+/* Engine dma11. */
+static void bf_engine_dma11(bfrt_ctx *bf_cx, const int64_t *bf_params) {
+  const int64_t N = bf_params[0];
+  bfrt_barrier(bf_cx, 23); /* counters restart from 0 */
+  for (int64_t i = 0, bf_end0 = N; i < bf_end0; i++) {
+    bfrt_barrier(bf_cx, 23); /* counters restart from 0 */
+  }
+}
+
+/* Engine dma12. */
+static void bf_engine_dma12(bfrt_ctx *bf_cx, const int64_t *bf_params) {
+  const int64_t N = bf_params[0];
+  bfrt_barrier(bf_cx, 23); /* counters restart from 0 */
+  for (int64_t i = 0, bf_end0 = N; i < bf_end0; i++) {
+    bfrt_barrier(bf_cx, 23); /* counters restart from 0 */
+  }
+}
+
+/* Engine dma13. */
+static void bf_engine_dma13(bfrt_ctx *bf_cx, const int64_t *bf_params) {
+  const int64_t N = bf_params[0];
+  bfrt_barrier(bf_cx, 23); /* counters restart from 0 */
+  for (int64_t i = 0, bf_end0 = N; i < bf_end0; i++) {
+    bfrt_barrier(bf_cx, 23); /* counters restart from 0 */
+  }
+}
+
+/* Engine dma14. */
+static void bf_engine_dma14(bfrt_ctx *bf_cx, const int64_t *bf_params) {
+  const int64_t N = bf_params[0];
+  bfrt_barrier(bf_cx, 23); /* counters restart from 0 */
+  for (int64_t i = 0, bf_end0 = N; i < bf_end0; i++) {
+    bfrt_barrier(bf_cx, 23); /* counters restart from 0 */
+  }
+}
+
+/* Engine dma15. */
+static void bf_engine_dma15(bfrt_ctx *bf_cx, const int64_t *bf_params) {
+  const int64_t N = bf_params[0];
+  bfrt_barrier(bf_cx, 23); /* counters restart from 0 */
+  for (int64_t i = 0, bf_end0 = N; i < bf_end0; i++) {
+    bfrt_barrier(bf_cx, 23); /* counters restart from 0 */
+  }
 }
 
 /* Shape of tensor bf_tensor for these parameters; 0, or the source line
@@ -176,9 +326,9 @@ static int bf_tensor_shape(const int64_t *bf_params, int bf_tensor, int64_t bf_s
 
 /* ---- The kernel descriptor. */
 static const char *const bf_param_names[1] = {"N"};
-static const char *const bf_engine_names[5] = {"pe", "act", "dve", "pool", "dma"};
-static const int bf_engine_kinds[5] = {BFRT_KIND_PE, BFRT_KIND_ACT, BFRT_KIND_DVE, BFRT_KIND_POOL, BFRT_KIND_DMA};
-static void (*const bf_entry[5])(bfrt_ctx *, const int64_t *) = {bf_engine_pe, bf_engine_act, bf_engine_dve, bf_engine_pool, bf_engine_dma};
+static const char *const bf_engine_names[20] = {"pe", "act", "dve", "pool", "dma0", "dma1", "dma2", "dma3", "dma4", "dma5", "dma6", "dma7", "dma8", "dma9", "dma10", "dma11", "dma12", "dma13", "dma14", "dma15"};
+static const int bf_engine_kinds[20] = {BFRT_KIND_PE, BFRT_KIND_ACT, BFRT_KIND_DVE, BFRT_KIND_POOL, BFRT_KIND_DMA, BFRT_KIND_DMA, BFRT_KIND_DMA, BFRT_KIND_DMA, BFRT_KIND_DMA, BFRT_KIND_DMA, BFRT_KIND_DMA, BFRT_KIND_DMA, BFRT_KIND_DMA, BFRT_KIND_DMA, BFRT_KIND_DMA, BFRT_KIND_DMA, BFRT_KIND_DMA, BFRT_KIND_DMA, BFRT_KIND_DMA, BFRT_KIND_DMA};
+static void (*const bf_entry[20])(bfrt_ctx *, const int64_t *) = {bf_engine_pe, bf_engine_act, bf_engine_dve, bf_engine_pool, bf_engine_dma0, bf_engine_dma1, bf_engine_dma2, bf_engine_dma3, bf_engine_dma4, bf_engine_dma5, bf_engine_dma6, bf_engine_dma7, bf_engine_dma8, bf_engine_dma9, bf_engine_dma10, bf_engine_dma11, bf_engine_dma12, bf_engine_dma13, bf_engine_dma14, bf_engine_dma15};
 static const bfrt_tile_desc bf_tiles[2] = {
   {"x", 3, 16, 16},
   {"t", 2, 16, 16}
@@ -189,5 +339,5 @@ static const bfrt_tensor_desc bf_tensors[2] = {
 };
 
 const bfrt_kernel bfk_chain_barrier = {
-  "chain", 1, bf_param_names, 5, bf_engine_names, bf_engine_kinds, bf_entry,
+  "chain", 1, bf_param_names, 20, bf_engine_names, bf_engine_kinds, bf_entry,
   2, bf_tiles, 2, bf_tensors, bf_tensor_shape, 32};
