@@ -19,7 +19,7 @@
 #include "transform/oracle.h"
 #include "transform/resources.h"
 
-typedef enum Emit { EMIT_C, EMIT_IR, EMIT_PROOF, EMIT_EXPLAIN } Emit;
+typedef enum Emit { EMIT_C, EMIT_IR, EMIT_PROOF, EMIT_EXPLAIN, EMIT_HEADER } Emit;
 
 typedef struct CompileArgs {
   const char *file;
@@ -27,7 +27,7 @@ typedef struct CompileArgs {
   const char *target_path; /* NULL: the built-in trn1 */
   int sync;                /* SyncMode, in sync_choices' order */
   int emit;                /* EMIT_C, EMIT_IR or EMIT_PROOF, in emit_choices' order */
-  bool explain;
+  bool explain, header;
   bool resources, json;
   ParamArgs params; /* --resources: measure bookkeeping per instruction here */
 } CompileArgs;
@@ -39,7 +39,7 @@ static const char usage_text[] =
     "usage: bfsync compile FILE [--sync=barrier-free|barrier] [-o OUT.c] [--emit=c|ir|proof] [--explain]\n"
     "                      [--resources [--json] [-p NAME=VALUE]...] [--target FILE]\n"
     "\n"
-    "Emit the kernel as one C99 file against the bfrt runtime (bfrt.h), with\n"
+    "Emit the kernel as one C99 file against the bfrt runtime (bfrt_kernel.h), with\n"
     "the synchronization inserted: barrier-free (default) or the barrier baseline.\n"
     "  --emit=ir   print the per-engine instruction streams instead\n"
     "  --emit=proof  the kernel and streams for the proof's checker (docs/proof.md)\n"
@@ -47,6 +47,8 @@ static const char usage_text[] =
     "  --resources per engine: semaphores and registers needed (/ the target's limit),\n"
     "              scratch bytes; with -p, bookkeeping operations per instruction\n"
     "              measured by the oracle at those parameters (--json: as JSON)\n"
+    "  --header    a C header for the host instead: the descriptors' names and the\n"
+    "              index of every parameter and tensor\n"
     "  -o FILE     write to FILE instead of stdout\n"
     "  --target FILE  the machine's engines (default: the built-in trn1)\n";
 
@@ -56,6 +58,7 @@ static void emit(Program *p, Emit what, FILE *out) {
   case EMIT_IR: ir_print(p, out); break;
   case EMIT_PROOF: ir_dump_proof(p, out); break;
   case EMIT_EXPLAIN: ir_explain(p, out); break;
+  case EMIT_HEADER: emit_header(p, out); break;
   }
 }
 
@@ -152,11 +155,13 @@ static int compile_program(Program *p, const CompileArgs *a) {
     if (param_args_bind(&a->params, p->kernel, params, stderr)) return 2;
     if (!(o = oracle_new(p, params))) return 1;
   }
-  transform_sync(p, a->sync);
-  if (p->diag.errors) return 1;
-  ir_validate(p);
+  Emit what = a->header ? EMIT_HEADER : a->explain ? EMIT_EXPLAIN : (Emit)a->emit;
+  if (what != EMIT_HEADER) {
+    transform_sync(p, a->sync);
+    if (p->diag.errors) return 1;
+    ir_validate(p);
+  }
   if (a->resources) return report_resources(p, a, o);
-  Emit what = a->explain ? EMIT_EXPLAIN : (Emit)a->emit;
   if (!a->out_path) {
     emit(p, what, stdout);
     if (fflush(stdout) || ferror(stdout)) {
@@ -184,6 +189,7 @@ int cmd_compile(int argc, char **argv) {
       {.name = "--sync", .kind = ARG_CHOICE, .dest = &a.sync, .choices = sync_choices},
       {.name = "--emit", .kind = ARG_CHOICE, .dest = &a.emit, .choices = emit_choices},
       {.name = "--explain", .kind = ARG_FLAG, .dest = &a.explain},
+      {.name = "--header", .kind = ARG_FLAG, .dest = &a.header},
       {.name = "--target", .kind = ARG_STRING, .dest = &a.target_path},
       {.name = "-o", .kind = ARG_STRING, .dest = &a.out_path},
       {.name = "--resources", .kind = ARG_FLAG, .dest = &a.resources},
@@ -198,15 +204,16 @@ int cmd_compile(int argc, char **argv) {
   a.file = cl.nfiles ? cl.files[0] : NULL;
   if (status < 0 && (a.json || a.params.n) && !a.resources)
     status = args_error(&cl, "--json and -p go with --resources");
-  if (status < 0 && a.resources && (a.explain || a.out_path))
-    status = args_error(&cl, "--resources prints a table: not with --explain or -o");
+  if (status < 0 && a.resources && (a.explain || a.header || a.out_path))
+    status = args_error(&cl, "--resources prints a table: not with --explain, --header or -o");
   if (status < 0 && a.out_path && same_file(a.out_path, a.file))
     status = args_error(&cl, "-o %s would overwrite the input file", a.out_path);
   Target *target = ARENA_NEW(arena, Target);
   if (status < 0 && a.target_path && target_load(a.target_path, arena, target, stderr)) status = 1;
   if (status < 0) {
     Program *p = program_load(a.file, a.target_path ? target : target_default(), stderr);
-    status = p ? compile_program(p, &a) : 1;
+    if (p && !a.target_path && program_use_target_line(p, stderr)) status = 1;
+    else status = p ? compile_program(p, &a) : 1;
     program_free(p);
   }
   arena_free(arena);
