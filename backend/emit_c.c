@@ -532,14 +532,23 @@ static void add_candidate(const Program *p, Candidates *c, const IrExpr *x) {
   c->x[c->n++] = x;
 }
 
-/* x itself, the bases of its `base + k` nodes and the indices of its loads. */
-static void gather(const Program *p, Candidates *c, const IrExpr *x, bool top) {
-  if (!x) return;
+static bool is_hoisted(const Emitter *em, const IrExpr *x) {
+  for (int i = 0; i < em->nhoisted; i++)
+    if (em->hoisted[i] == x) return true;
+  return false;
+}
+
+/* x itself, the bases of its `base + k` nodes and the indices of its loads.
+ * An enclosing loop's temporary is printed by name, so nothing inside it
+ * counts as a use: hoisting it again would declare an unused variable. */
+static void gather(const Emitter *em, Candidates *c, const IrExpr *x, bool top) {
+  const Program *p = em->p;
+  if (!x || is_hoisted(em, x)) return;
   if (top) add_candidate(p, c, x);
   if (x->kind == IX_ADD && x->b->kind == IX_CONST) add_candidate(p, c, x->a);
   if (x->kind == IX_LOAD) add_candidate(p, c, x->a);
-  gather(p, c, x->a, false);
-  gather(p, c, x->b, false);
+  gather(em, c, x->a, false);
+  gather(em, c, x->b, false);
 }
 
 static int by_pointer_then_size(const void *a, const void *b) {
@@ -559,15 +568,15 @@ static int hoist_loop(Emitter *em, const IrNode *body) {
   Candidates c = {0};
   for (const IrNode *n = body; n; n = n->next) {
     for (int i = 0; i < n->noperands; i++) {
-      gather(p, &c, n->operands[i].slot, true);
-      gather(p, &c, n->operands[i].row, true);
-      gather(p, &c, n->operands[i].col, true);
+      gather(em, &c, n->operands[i].slot, true);
+      gather(em, &c, n->operands[i].row, true);
+      gather(em, &c, n->operands[i].col, true);
     }
-    gather(p, &c, n->threshold, true);
-    gather(p, &c, n->index, true);
-    gather(p, &c, n->value, true);
-    gather(p, &c, n->lo, true);
-    gather(p, &c, n->hi, true);
+    gather(em, &c, n->threshold, true);
+    gather(em, &c, n->index, true);
+    gather(em, &c, n->value, true);
+    gather(em, &c, n->lo, true);
+    gather(em, &c, n->hi, true);
   }
   if (c.n < 2) return 0;
   mark_sets(em, body, true);
