@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # run.sh: `make bench`. Builds bench/wait_cost.c against the runtime library
-# next to the bfsync binary, then runs bench/bench.py, which writes
+# next to the bfsync binary, and bench/rusage.c (a command's CPU time and
+# peak memory), then runs bench/bench.py, which writes
 # bench/results.md, bench/results.json and bench/svg/<kernel>.svg.
 #
 # The figures are reproducible: the simulator's cycles are identical on
@@ -26,10 +27,11 @@ command -v tcc >/dev/null || { echo "bench: tcc is required (make deps installs 
 
 ${CC:-gcc} -std=c11 -O2 -I"$root/runtime" -o "$build/wait_cost" "$root/bench/wait_cost.c" \
   "$build/libbfrt.a" -lpthread -lm
+${CC:-gcc} -std=c11 -O2 -o "$build/rusage" "$root/bench/rusage.c"
 
 quick=()
 [ -n "${QUICK:-}" ] && quick=(--quick)
 [ -n "${COMPILE_ONLY:-}" ] && quick+=(--compile-only)
 python3 "$root/bench/bench.py" --bfsync "$(cd "$(dirname "$bfsync")" && pwd)/$(basename "$bfsync")" \
-  --target "$target" --out "$out" --wait-cost "$build/wait_cost" --repeat "${REPEAT:-3}" \
+  --target "$target" --out "$out" --wait-cost "$build/wait_cost" --rusage "$build/rusage" --repeat "${REPEAT:-3}" \
   --threads-repeat "${THREADS_REPEAT:-5}" "${quick[@]}"

@@ -111,13 +111,16 @@ static LoopBounds bounds_of(Program *p, const Stmt *loop) {
   return lb;
 }
 
-/* count_e(list) as a closed form, or NULL; fills body_count for its loops. */
+/* count_e(list) as a closed form, or NULL; fills body_count for its loops.
+ * The instructions' constant part is summed apart: one IR node per loop,
+ * not one per instruction. */
 static IrExpr *count_list(Program *p, Analysis *an, const Stmt *s, int e) {
   IrExpr *sum = ir_const(p->arena, 0);
+  int64_t direct = 0;
   for (; s; s = s->next) {
     IrExpr *k = NULL;
     switch (s->kind) {
-    case ST_INSTR: k = ir_const(p->arena, s->engine == e); break;
+    case ST_INSTR: direct += s->engine == e; continue;
     case ST_BLOCK: k = count_list(p, an, s->body, e); break;
     case ST_FOR: {
       IrExpr *body = count_list(p, an, s->body, e);
@@ -130,7 +133,7 @@ static IrExpr *count_list(Program *p, Analysis *an, const Stmt *s, int e) {
     }
     sum = sum && k ? ir_binary(p->arena, IX_ADD, sum, k, 0) : NULL;
   }
-  return sum;
+  return sum ? ir_binary(p->arena, IX_ADD, sum, ir_const(p->arena, direct), 0) : NULL;
 }
 
 /* A last-iteration threshold needs the loop's per-iteration count in

@@ -11,8 +11,10 @@
  *             "kernel" block stream*  "end"
  *   block   = "{" stmt* "}"
  *   stmt    = "for" loop expr expr block
- *           | "if" cmp expr expr block block
+ *           | "if" cond block block
  *           | "instr" id engine N access*
+ *   cond    = "cmp" ("lt"|"le"|"gt"|"ge"|"eq"|"ne") expr expr
+ *           | ("and"|"or") cond cond | "not" cond
  *   access  = resource write(0|1) row-expr rows col-expr cols
  *   stream  = "stream" engine "vars" N "arrays" N expr* nodes
  *   nodes   = "{" node* "}"
@@ -125,7 +127,7 @@ static void dump_stmts(const Deps *d, const Stmt *s, int depth, FILE *out) {
       dump_block(d, s->body, depth, out);
       break;
     case ST_IF:
-      fprintf(out, "if %s", cmp_name(s->cond->op));
+      fprintf(out, "if cmp %s", cmp_name(s->cond->op));
       dump_expr(s->cond->lhs, out);
       dump_expr(s->cond->rhs, out);
       dump_block(d, s->body, depth, out);
