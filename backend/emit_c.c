@@ -151,6 +151,7 @@ static void uses_expr(Uses *u, const IrExpr *x) {
   }
   uses_expr(u, x->a);
   uses_expr(u, x->b);
+  uses_expr(u, x->c);
 }
 
 static void uses_nodes(Uses *u, const IrNode *n) {
@@ -180,6 +181,11 @@ static void uses_nodes(Uses *u, const IrNode *n) {
       uses_nodes(u, n->body);
       break;
     case IR_BARRIER: u->cx = true; break;
+    case IR_IF:
+      uses_expr(u, n->cond);
+      uses_nodes(u, n->body);
+      uses_nodes(u, n->orelse);
+      break;
     }
   }
 }
@@ -234,6 +240,15 @@ static bool is_const_mod(const IrExpr *x) {
 
 static bool is_max(const IrExpr *x) { return x->kind == IX_MAX; }
 
+/* A comparison or a logical operator: parenthesized, an int 0 or 1 in C. */
+static void put_condition(const Emitter *em, const IrExpr *x, const char *op) {
+  fputc('(', em->out);
+  put_ir_expr(em, x->a, 3);
+  fprintf(em->out, " %s ", op);
+  put_ir_expr(em, x->b, 3);
+  fputc(')', em->out);
+}
+
 static void put_ir_expr(const Emitter *em, const IrExpr *x, int prec) {
   switch (x->kind) {
   case IX_CONST: put_const(em->out, x->value, prec); return;
@@ -251,12 +266,33 @@ static void put_ir_expr(const Emitter *em, const IrExpr *x, int prec) {
   case IX_DIV: put_call(em, x, "bfrt_div", true); return;
   case IX_MOD: put_call(em, x, is_const_mod(x) ? "bf_mod" : "bfrt_mod", !is_const_mod(x)); return;
   case IX_MAX: put_call(em, x, "bf_max", false); return;
+  case IX_LT: put_condition(em, x, "<"); return;
+  case IX_LE: put_condition(em, x, "<="); return;
+  case IX_GT: put_condition(em, x, ">"); return;
+  case IX_GE: put_condition(em, x, ">="); return;
+  case IX_EQ: put_condition(em, x, "=="); return;
+  case IX_NE: put_condition(em, x, "!="); return;
+  case IX_AND: put_condition(em, x, "&&"); return;
+  case IX_OR: put_condition(em, x, "||"); return;
+  case IX_NOT:
+    fputs("!", em->out);
+    put_ir_expr(em, x->a, 3);
+    return;
+  case IX_SELECT:
+    fputc('(', em->out);
+    put_ir_expr(em, x->a, 3);
+    fputs(" ? ", em->out);
+    put_ir_expr(em, x->b, 3);
+    fputs(" : ", em->out);
+    put_ir_expr(em, x->c, 3);
+    fputc(')', em->out);
+    return;
   }
   bug("emit_c: unknown IR expression kind %d", x->kind);
 }
 
 static bool expr_uses(const IrExpr *x, bool (*want)(const IrExpr *)) {
-  return x && (want(x) || expr_uses(x->a, want) || expr_uses(x->b, want));
+  return x && (want(x) || expr_uses(x->a, want) || expr_uses(x->b, want) || expr_uses(x->c, want));
 }
 
 static bool nodes_use(const IrNode *n, bool (*want)(const IrExpr *)) {
@@ -267,7 +303,7 @@ static bool nodes_use(const IrNode *n, bool (*want)(const IrExpr *)) {
                expr_uses(n->operands[i].col, want);
     found |= expr_uses(n->threshold, want) || expr_uses(n->index, want) ||
              expr_uses(n->value, want) || expr_uses(n->lo, want) || expr_uses(n->hi, want) ||
-             nodes_use(n->body, want);
+             expr_uses(n->cond, want) || nodes_use(n->body, want) || nodes_use(n->orelse, want);
     if (found) return true;
   }
   return false;
@@ -275,7 +311,9 @@ static bool nodes_use(const IrNode *n, bool (*want)(const IrExpr *)) {
 
 static bool nodes_have_wait(const IrNode *n) {
   for (; n; n = n->next)
-    if (n->kind == IR_WAIT || (n->kind == IR_LOOP && nodes_have_wait(n->body))) return true;
+    if (n->kind == IR_WAIT || ((n->kind == IR_LOOP || n->kind == IR_IF) && nodes_have_wait(n->body)) ||
+        (n->kind == IR_IF && nodes_have_wait(n->orelse)))
+      return true;
   return false;
 }
 
@@ -423,6 +461,27 @@ static void put_loop(Emitter *em, const IrNode *n, const Uses *u) {
   fputs("}\n", em->out);
 }
 
+/* if (cond) { body } else { orelse }: the condition reads only parameters
+ * and loop variables, so every engine takes the same branch. */
+static void put_if(Emitter *em, const IrNode *n, const Uses *u) {
+  indent(em);
+  fputs("if (", em->out);
+  put_ir_expr(em, n->cond, 0);
+  fprintf(em->out, ") { /* line %d */\n", n->line);
+  em->depth++;
+  put_nodes(em, n->body, u);
+  em->depth--;
+  if (n->orelse) {
+    indent(em);
+    fputs("} else {\n", em->out);
+    em->depth++;
+    put_nodes(em, n->orelse, u);
+    em->depth--;
+  }
+  indent(em);
+  fputs("}\n", em->out);
+}
+
 static void put_barrier(const Emitter *em, const IrNode *n, const Uses *u) {
   indent(em);
   fprintf(em->out, "bfrt_barrier(bf_cx, %d); /* counters restart from 0 */\n", n->line);
@@ -456,6 +515,7 @@ static void put_nodes(Emitter *em, const IrNode *n, const Uses *u) {
       break;
     case IR_LOOP: put_loop(em, n, u); break;
     case IR_BARRIER: put_barrier(em, n, u); break;
+    case IR_IF: put_if(em, n, u); break;
     }
   }
 }

@@ -51,6 +51,12 @@ static int eval(Ref *r, const Expr *e, int64_t *out) {
   return fail(r, bad ? bad->span : e->span, "division by zero");
 }
 
+static int eval_cond(Ref *r, const Cond *c, bool *out) {
+  const Expr *bad = NULL;
+  if (cond_eval(c, r->params, r->loopvars, out, &bad) == 0) return 0;
+  return fail(r, bad ? bad->span : c->span, "division by zero");
+}
+
 /* ---- Operands. */
 
 static int tile_view(Ref *r, const Stmt *s, const Operand *o, SemView *v) {
@@ -127,11 +133,11 @@ static int run_for(Ref *r, const Stmt *s) {
   return 0;
 }
 
-/* if (lhs op rhs) { body } else { orelse } */
+/* if (cond) { body } else { orelse } */
 static int run_if(Ref *r, const Stmt *s) {
-  int64_t a, b;
-  if (eval(r, s->cond->lhs, &a) || eval(r, s->cond->rhs, &b)) return -1;
-  return run_stmts(r, cond_holds(s->cond->op, a, b) ? s->body : s->orelse);
+  bool holds;
+  if (eval_cond(r, s->cond, &holds)) return -1;
+  return run_stmts(r, holds ? s->body : s->orelse);
 }
 
 static int run_stmts(Ref *r, const Stmt *s) {

@@ -11,8 +11,9 @@
  *
  * Nesting is bounded by the scanner (see lexer.l), which keeps the parser's
  * stack well under YYMAXDEPTH; unary minus chains are left-recursive so
- * they need no stack at all. Conditionals parse (the AST keeps them) and
- * sema rejects them until the transform supports them. */
+ * they need no stack at all. A condition in parentheses and an expression
+ * in parentheses share their prefix; the parser decides at the token after
+ * the first complete expression (a comparison, or ')'), so no conflict. */
 %code requires {
 #include <stdbool.h>
 
@@ -89,8 +90,11 @@ static void yyerror(Span *at, yyscan_t scanner, ParseState *ps, const char *mess
 %token <lit> FLOAT "number"
 %token KERNEL "'kernel'" INT_KW "'int'" HBM "'hbm'" IN "'in'" OUT "'out'" INOUT "'inout'"
 %token SBUF "'sbuf'" PSUM "'psum'" F32 "'f32'" FOR "'for'" IF "'if'" ELSE "'else'"
-%token DOTDOT "'..'" LE "'<='" GE "'>='" EQ "'=='" NE "'!='"
+%token DOTDOT "'..'" LE "'<='" GE "'>='" EQ "'=='" NE "'!='" ANDAND "'&&'" OROR "'||'"
 
+%left OROR
+%left ANDAND
+%precedence '!'
 %left '+' '-'
 %left '*' '/' '%'
 
@@ -102,7 +106,7 @@ static void yyerror(Span *at, yyscan_t scanner, ParseState *ps, const char *mess
 %type <mem> mem
 %type <operand> operand
 %type <operands> operands
-%type <stmt> stmt instr
+%type <stmt> stmt instr if
 %type <stmts> stmts else
 
 %%
@@ -143,18 +147,25 @@ stmts: %empty { $$ = (StmtList){0}; } | stmts stmt { $$ = stmt_list_add($1, $2);
 /* stmt = "for" IDENT "in" expr ".." expr "{" {stmt} "}"
  *      | IDENT "{" {stmt} "}"                 (an engine block)
  *      | [IDENT ":"] instr                    (an instruction, placed on an engine)
- *      | "if" "(" cond ")" "{" {stmt} "}" ["else" "{" {stmt} "}"] */
+ *      | if */
 stmt:
   FOR IDENT IN expr DOTDOT expr '{' stmts '}' { $$ = stmt_for(ARENA, @$, $2, @2, $4, $6, $8); }
 | IDENT '{' stmts '}'                         { $$ = stmt_block(ARENA, @$, $1, @1, $3); }
 | IDENT ':' instr                             { $$ = stmt_place($3, @$, $1, @1); }
 | instr                                       { $$ = $1; }
-| IF '(' cond ')' '{' stmts '}' else          { $$ = stmt_if(ARENA, @$, $3, $6, $8); }
+| if                                          { $$ = $1; }
 | error ';'                                   { $$ = NULL; }
 | error '}'                                   { $$ = NULL; }
 ;
 
-else: %empty { $$ = (StmtList){0}; } | ELSE '{' stmts '}' { $$ = $3; } ;
+/* if = "if" "(" cond ")" "{" {stmt} "}" ["else" ("{" {stmt} "}" | if)] */
+if: IF '(' cond ')' '{' stmts '}' else { $$ = stmt_if(ARENA, @$, $3, $6, @7.begin, $8); } ;
+
+else:
+  %empty                 { $$ = (StmtList){0}; }
+| ELSE '{' stmts '}'     { $$ = $3; }
+| ELSE if                { $$ = stmt_else_if($2); }
+;
 
 /* instr = IDENT [operand {"," operand}] ";" */
 instr:
@@ -178,8 +189,16 @@ operand:
 | '-' FLOAT                       { $$ = operand_imm(@$, arena_printf(ARENA, "-%s", $2.text)); }
 ;
 
-/* cond = expr ("<" | "<=" | ">" | ">=" | "==" | "!=") expr */
-cond: expr compare expr { $$ = cond_new(ARENA, @$, $2, $1, $3); } ;
+/* cond = cond "||" cond | cond "&&" cond | "!" cond | "(" cond ")"
+ *      | expr ("<" | "<=" | ">" | ">=" | "==" | "!=") expr
+ * (&& binds tighter than ||, ! tightest; both binary operators group left) */
+cond:
+  cond OROR cond        { $$ = cond_binary(ARENA, COND_OR, $1, $3); }
+| cond ANDAND cond      { $$ = cond_binary(ARENA, COND_AND, $1, $3); }
+| '!' cond              { $$ = cond_not(ARENA, @1, $2); }
+| '(' cond ')'          { $$ = $2; }
+| expr compare expr     { $$ = cond_new(ARENA, @$, $2, $1, $3); }
+;
 compare:
   '<' { $$ = COND_LT; } | LE { $$ = COND_LE; } | '>' { $$ = COND_GT; }
 | GE { $$ = COND_GE; } | EQ { $$ = COND_EQ; } | NE { $$ = COND_NE; }

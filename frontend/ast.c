@@ -57,6 +57,26 @@ Cond *cond_new(Arena *a, Span span, CondOp op, Expr *lhs, Expr *rhs) {
   c->span = span;
   c->lhs = lhs;
   c->rhs = rhs;
+  c->height = 1;
+  return c;
+}
+
+Cond *cond_binary(Arena *a, CondKind kind, Cond *left, Cond *right) {
+  Cond *c = ARENA_NEW(a, Cond);
+  c->kind = kind;
+  c->span = span_join(left->span, right->span);
+  c->left = left;
+  c->right = right;
+  c->height = (left->height > right->height ? left->height : right->height) + 1;
+  return c;
+}
+
+Cond *cond_not(Arena *a, Span span, Cond *operand) {
+  Cond *c = ARENA_NEW(a, Cond);
+  c->kind = COND_NOT;
+  c->span = span_join(span, operand->span);
+  c->left = operand;
+  c->height = operand->height + 1;
   return c;
 }
 
@@ -133,12 +153,18 @@ Stmt *stmt_place(Stmt *instr, Span span, const char *engine, Span engine_span) {
   return instr;
 }
 
-Stmt *stmt_if(Arena *a, Span span, Cond *cond, StmtList then, StmtList orelse) {
+Stmt *stmt_if(Arena *a, Span span, Cond *cond, StmtList then, uint32_t then_close, StmtList orelse) {
   Stmt *s = new_stmt(a, ST_IF, span);
   s->cond = cond;
   s->body = then.head;
+  s->then_close = then_close;
   s->orelse = orelse.head;
   return s;
+}
+
+StmtList stmt_else_if(Stmt *s) {
+  s->chained = true;
+  return (StmtList){s, s};
 }
 
 void kernel_add_param(Arena *a, Kernel *k, int *cap, const char *name, Span span) {
@@ -239,4 +265,26 @@ bool cond_holds(CondOp op, int64_t a, int64_t b) {
   case COND_NE: return a != b;
   }
   bug("unknown condition operator %d", (int)op);
+}
+
+int cond_eval(const Cond *c, const int64_t *params, const int64_t *loopvars, bool *out,
+              const Expr **bad) {
+  int64_t l, r;
+  switch (c->kind) {
+  case COND_CMP:
+    if (expr_eval(c->lhs, params, loopvars, &l, bad) || expr_eval(c->rhs, params, loopvars, &r, bad))
+      return -1;
+    *out = cond_holds(c->op, l, r);
+    return 0;
+  case COND_NOT:
+    if (cond_eval(c->left, params, loopvars, out, bad)) return -1;
+    *out = !*out;
+    return 0;
+  case COND_AND:
+  case COND_OR:
+    if (cond_eval(c->left, params, loopvars, out, bad)) return -1;
+    if (*out == (c->kind == COND_OR)) return 0;
+    return cond_eval(c->right, params, loopvars, out, bad);
+  }
+  bug("cond_eval: condition kind %d", (int)c->kind);
 }

@@ -35,13 +35,24 @@ typedef struct Expr {
   int height;             /* parser: 1 + the tallest operand's; sema bounds it */
 } Expr;
 
-/* ---- Conditions (room for `if`: lhs op rhs over integer expressions). */
+/* ---- Conditions of `if`: comparisons of integer expressions combined
+ * with && (binds tighter), || and !. && and || short-circuit, as in C. */
 typedef enum CondOp { COND_LT, COND_LE, COND_GT, COND_GE, COND_EQ, COND_NE } CondOp;
 
+typedef enum CondKind {
+  COND_CMP, /* lhs op rhs */
+  COND_AND, /* left && right */
+  COND_OR,  /* left || right */
+  COND_NOT, /* !left */
+} CondKind;
+
 typedef struct Cond {
-  CondOp op;
+  CondKind kind;
+  CondOp op; /* COND_CMP */
   Span span;
-  Expr *lhs, *rhs;
+  Expr *lhs, *rhs;           /* COND_CMP */
+  struct Cond *left, *right; /* COND_AND, COND_OR; COND_NOT: left */
+  int height;                /* parser: 1 + the tallest operand's (conditions only) */
 } Cond;
 
 /* ---- Operands: the parser sees name, name[e], name[e, e] or a number;
@@ -71,7 +82,7 @@ typedef enum StmtKind {
   ST_FOR,   /* for var in lo .. hi { body } */
   ST_BLOCK, /* engine { body } */
   ST_INSTR, /* [engine:] op operands ; */
-  ST_IF,    /* if (cond) { body } else { orelse }: reserved, rejected by sema */
+  ST_IF,    /* if (cond) { body } else { orelse } */
 } StmtKind;
 
 typedef struct Stmt {
@@ -95,6 +106,9 @@ typedef struct Stmt {
   struct Stmt *body;
   Cond *cond;           /* ST_IF */
   struct Stmt *orelse;  /* ST_IF */
+  uint32_t then_close;  /* ST_IF: offset of the then-body's closing brace */
+  bool chained;         /* ST_IF: written `else if`, the whole else of its parent */
+  int if_id;            /* ST_IF, sema: 0.. in program order */
 
   /* ST_INSTR */
   const char *op_name;
@@ -145,7 +159,7 @@ typedef struct Kernel {
   int ncomments;
   Span *comments; /* parser: every comment, in source order (fmt keeps them) */
   /* sema */
-  int ninstrs, nloops;
+  int ninstrs, nloops, nifs;
   Stmt **instrs; /* by instr_id */
   Stmt **loops;  /* by loop_id */
 } Kernel;
@@ -175,6 +189,10 @@ Expr *expr_name(Arena *a, Span span, const char *name);
 Expr *expr_negs(Arena *a, Span minus_span, int count, Expr *operand);
 Expr *expr_binary(Arena *a, ExprKind kind, Expr *lhs, Expr *rhs);
 Cond *cond_new(Arena *a, Span span, CondOp op, Expr *lhs, Expr *rhs);
+/* left && right, left || right (kind COND_AND or COND_OR). */
+Cond *cond_binary(Arena *a, CondKind kind, Cond *left, Cond *right);
+/* !operand; span covers the '!' and the operand. */
+Cond *cond_not(Arena *a, Span span, Cond *operand);
 
 /* name, name[i0] or name[i0, i1] as written (nindex of them). */
 Operand operand_name(Span span, const char *name, int nindex, Expr *i0, Expr *i1);
@@ -190,7 +208,10 @@ Stmt *stmt_block(Arena *a, Span span, const char *engine, Span engine_span, Stmt
 Stmt *stmt_instr(Arena *a, Span span, const char *op, Span op_span, OperandList operands);
 /* `engine: instr`: places instr on engine; span covers both. */
 Stmt *stmt_place(Stmt *instr, Span span, const char *engine, Span engine_span);
-Stmt *stmt_if(Arena *a, Span span, Cond *cond, StmtList then, StmtList orelse);
+/* then_close: offset of the then-body's closing brace. */
+Stmt *stmt_if(Arena *a, Span span, Cond *cond, StmtList then, uint32_t then_close, StmtList orelse);
+/* `else if ...`: the list holding only the chained conditional s. */
+StmtList stmt_else_if(Stmt *s);
 
 /* Declarations, appended to k's arrays (*cap is the array's room). */
 void kernel_add_param(Arena *a, Kernel *k, int *cap, const char *name, Span span);
@@ -209,5 +230,8 @@ int expr_eval(const Expr *e, const int64_t *params, const int64_t *loopvars, int
               const Expr **bad);
 /* Whether `a op b` holds. */
 bool cond_holds(CondOp op, int64_t a, int64_t b);
+/* Evaluate c (short-circuit) like expr_eval: 0, or -1 on a division by zero. */
+int cond_eval(const Cond *c, const int64_t *params, const int64_t *loopvars, bool *out,
+              const Expr **bad);
 
 #endif

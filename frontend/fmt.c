@@ -171,17 +171,50 @@ static void print_instr(FILE *out, const Stmt *in) {
   fputc(';', out);
 }
 
+enum { PREC_OR = 1, PREC_AND, PREC_NOT };
+
+static int cond_precedence(CondKind kind) {
+  return kind == COND_OR ? PREC_OR : kind == COND_AND ? PREC_AND : PREC_NOT;
+}
+
+/* c, parenthesized when it binds more loosely than min_prec (a comparison
+ * binds tightest, and both binary operators group left). */
+static void print_cond(FILE *out, const Cond *c, int min_prec) {
+  bool parens = cond_precedence(c->kind) < min_prec;
+  if (parens) fputc('(', out);
+  switch (c->kind) {
+  case COND_CMP:
+    print_expr(out, c->lhs, 0);
+    fprintf(out, " %s ", cond_name[c->op]);
+    print_expr(out, c->rhs, 0);
+    break;
+  case COND_NOT:
+    fputc('!', out);
+    print_cond(out, c->left, c->left->kind == COND_CMP ? PREC_NOT + 1 : PREC_NOT);
+    break;
+  case COND_AND:
+  case COND_OR:
+    print_cond(out, c->left, cond_precedence(c->kind));
+    fputs(c->kind == COND_AND ? " && " : " || ", out);
+    print_cond(out, c->right, cond_precedence(c->kind) + 1);
+    break;
+  }
+  if (parens) fputc(')', out);
+}
+
+/* if (cond) { ... } [else { ... } | else if ...], as written. */
 static void print_if(Printer *pr, const Stmt *st, int depth) {
   FILE *out = pr->out;
   fputs("if (", out);
-  print_expr(out, st->cond->lhs, 0);
-  fprintf(out, " %s ", cond_name[st->cond->op]);
-  print_expr(out, st->cond->rhs, 0);
+  print_cond(out, st->cond, 0);
   fputc(')', out);
-  uint32_t close = st->orelse ? st->orelse->span.begin : st->span.end - 1;
-  print_body(pr, st->body, close, depth);
-  if (st->orelse) {
-    fputs(" else", out);
+  print_body(pr, st->body, st->then_close, depth);
+  if (!st->orelse) return;
+  fputs(" else", out);
+  if (st->orelse->chained) {
+    fputc(' ', out);
+    print_if(pr, st->orelse, depth);
+  } else {
     print_body(pr, st->orelse, st->span.end - 1, depth);
   }
 }

@@ -588,14 +588,47 @@ static void check_block(Sema *s, Stmt *block) {
   s->depth--;
 }
 
-/* if = "if" "(" expr compare expr ")" "{" {stmt} "}" ["else" "{" {stmt} "}"]
- * Parsed so the grammar has room for it; the transform does not support it yet. */
-static void check_if(Sema *s, Stmt *st) {
-  Span keyword = {st->span.begin, st->span.begin + 2};
-  diag_error(s->diag, keyword, "conditionals are not supported yet");
+/* The node at which c first grows taller than MAX_EXPR_DEPTH. */
+static const Cond *cond_too_deep_at(const Cond *c) {
+  while (c->height > MAX_EXPR_DEPTH + 1)
+    c = c->right && c->right->height > c->left->height ? c->right : c->left;
+  return c;
+}
+
+/* cond = cond "||" cond | cond "&&" cond | "!" cond | "(" cond ")" | expr compare expr */
+static void walk_cond(Sema *s, Cond *c) {
   bool constant;
-  check_expr(s, st->cond->lhs, IN_LOOPS, "a condition", &constant);
-  check_expr(s, st->cond->rhs, IN_LOOPS, "a condition", &constant);
+  switch (c->kind) {
+  case COND_CMP:
+    check_expr(s, c->lhs, IN_LOOPS, "a condition", &constant);
+    check_expr(s, c->rhs, IN_LOOPS, "a condition", &constant);
+    return;
+  case COND_NOT: walk_cond(s, c->left); return;
+  case COND_AND:
+  case COND_OR:
+    walk_cond(s, c->left);
+    walk_cond(s, c->right);
+    return;
+  }
+}
+
+static void check_cond(Sema *s, Cond *c) {
+  if (c->height > MAX_EXPR_DEPTH) {
+    diag_error(s->diag, cond_too_deep_at(c)->span, "condition nested too deeply: more than %d levels",
+               MAX_EXPR_DEPTH);
+    return;
+  }
+  walk_cond(s, c);
+}
+
+/* if = "if" "(" cond ")" "{" {stmt} "}" ["else" ("{" {stmt} "}" | if)]
+ * A condition reads only parameters and loop variables, so every engine
+ * evaluates it to the same value (it is engine-uniform). An `else if`
+ * counts as one more level of nesting. */
+static void check_if(Sema *s, Stmt *st) {
+  Kernel *k = s->k;
+  st->if_id = k->nifs++;
+  check_cond(s, st->cond);
   if (!enter(s, st)) return;
   check_stmts(s, st->body);
   check_stmts(s, st->orelse);
@@ -622,7 +655,7 @@ void check(Program *p) {
   while (s.ndecl_slots < 2 * ndecls) s.ndecl_slots *= 2;
   s.decls = ARENA_ARRAY(p->arena, Decl, s.ndecl_slots);
   s.tile_ok = ARENA_ARRAY(p->arena, bool, k->ntiles);
-  k->ninstrs = k->nloops = 0;
+  k->ninstrs = k->nloops = k->nifs = 0;
   check_decls(&s);
   check_stmts(&s, k->body);
 }

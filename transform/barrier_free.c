@@ -59,6 +59,7 @@ typedef struct Analysis {
   LoopBounds *bounds; /* [loop] */
   Need *needs;        /* [instr * nengines + engine] */
   IrExpr **body_count; /* [loop * nengines + engine]: K_e, NULL when not closed-form */
+  IrExpr **conds;      /* [if]: the condition, 0 or 1 */
 } Analysis;
 
 /* The stream of one engine c under construction. */
@@ -88,7 +89,7 @@ static void append(NodeList *l, IrNode *n) {
 static bool uses_loopvar(const IrExpr *e, int loop) {
   if (!e) return false;
   if (e->kind == IX_LOOPVAR) return e->id == loop;
-  return uses_loopvar(e->a, loop) || uses_loopvar(e->b, loop);
+  return uses_loopvar(e->a, loop) || uses_loopvar(e->b, loop) || uses_loopvar(e->c, loop);
 }
 
 /* No division that could fail: safe to evaluate where the source would not. */
@@ -96,7 +97,7 @@ static bool total(const IrExpr *e) {
   if (!e) return true;
   if ((e->kind == IX_DIV || e->kind == IX_MOD) && (e->b->kind != IX_CONST || e->b->value == 0))
     return false;
-  return total(e->a) && total(e->b);
+  return total(e->a) && total(e->b) && total(e->c);
 }
 
 static LoopBounds bounds_of(Program *p, const Stmt *loop) {
@@ -126,7 +127,12 @@ static IrExpr *count_list(Program *p, Analysis *an, const Stmt *s, int e) {
       if (body) k = ir_binary(p->arena, IX_MUL, an->bounds[s->loop_id].trips, body, 0);
       break;
     }
-    case ST_IF: bug("barrier_free: conditionals are not supported yet");
+    case ST_IF: {
+      /* both branches are walked, so their loops get their counts */
+      IrExpr *then = count_list(p, an, s->body, e), *orelse = count_list(p, an, s->orelse, e);
+      if (then && orelse) k = ir_select(p->arena, an->conds[s->if_id], then, orelse);
+      break;
+    }
     }
     sum = sum && k ? ir_binary(p->arena, IX_ADD, sum, k, 0) : NULL;
   }
@@ -141,6 +147,26 @@ static bool last_iteration_closed(const Analysis *an, const Need *n, int e) {
   return true;
 }
 
+/* A closed form names one producer instance; it is the latest conflicting
+ * one only if it certainly ran, that is, if each branch around it also
+ * encloses the consumer. Otherwise which instance is latest depends on the
+ * branches taken, and tracking records it as it happens. */
+static bool producers_ran(const Deps *d, const Need *n, int consumer) {
+  for (; n && (n->kind == NEED_CLOSED || n->kind == NEED_LAST); n = n->before)
+    if (!deps_branches_enclose(d, n->producer, consumer)) return false;
+  return true;
+}
+
+static void collect_conds(Program *p, Analysis *an, const Stmt *s) {
+  for (; s; s = s->next) {
+    if (s->kind == ST_IF) {
+      an->conds[s->if_id] = ir_from_cond(p, s->cond);
+      collect_conds(p, an, s->orelse);
+    }
+    if (s->kind != ST_INSTR) collect_conds(p, an, s->body);
+  }
+}
+
 static Analysis *analyze(Program *p) {
   Analysis *an = ARENA_NEW(p->arena, Analysis);
   const Deps *d = deps_build(p);
@@ -149,6 +175,8 @@ static Analysis *analyze(Program *p) {
   for (int l = 0; l < d->nloops; l++) an->bounds[l] = bounds_of(p, d->loops[l].stmt);
   an->needs = ARENA_ARRAY(p->arena, Need, d->ninstrs * d->nengines + 1);
   an->body_count = ARENA_ARRAY(p->arena, IrExpr *, d->nloops * d->nengines + 1);
+  an->conds = ARENA_ARRAY(p->arena, IrExpr *, p->kernel->nifs + 1);
+  collect_conds(p, an, p->kernel->body);
   for (int e = 0; e < d->nengines; e++) count_list(p, an, p->kernel->body, e);
   for (int b = 0; b < d->ninstrs; b++)
     for (int e = 0; e < d->nengines; e++) {
@@ -156,6 +184,7 @@ static Analysis *analyze(Program *p) {
       Need *n = &an->needs[b * d->nengines + e];
       *n = deps_need(d, b, e);
       if (!last_iteration_closed(an, n, e)) *n = (Need){NEED_TRACK, -1, -1, NULL, "loop-carried (tracked)"};
+      else if (!producers_ran(d, n, b)) *n = (Need){NEED_TRACK, -1, -1, NULL, "through a branch (tracked)"};
     }
   return an;
 }
@@ -287,7 +316,7 @@ static IrExpr *split_offset(IrExpr *e, int64_t *k) {
 }
 
 static bool has_load(const IrExpr *e) {
-  return e && (e->kind == IX_LOAD || has_load(e->a) || has_load(e->b));
+  return e && (e->kind == IX_LOAD || has_load(e->a) || has_load(e->b) || has_load(e->c));
 }
 
 /* Whether having waited for `before` already guarantees `after`: the same
@@ -388,6 +417,10 @@ static IrExpr *substitute(Program *p, IrExpr *e, int loop, IrExpr *value) {
   case IX_PARAM:
   case IX_VAR: return e;
   case IX_LOAD: bug("barrier_free: array load in a position");
+  case IX_NOT: return ir_not(p->arena, substitute(p, e->a, loop, value));
+  case IX_SELECT:
+    return ir_select(p->arena, substitute(p, e->a, loop, value), substitute(p, e->b, loop, value),
+                     substitute(p, e->c, loop, value));
   default:
     return ir_binary(p->arena, e->kind, substitute(p, e->a, loop, value),
                      substitute(p, e->b, loop, value), e->line);
@@ -623,6 +656,40 @@ static void walk_loop(Builder *b, const Stmt *loop, NodeList *out) {
   append(out, n);
 }
 
+/* Both branches walked from the same state; after the conditional each
+ * followed position is the taken branch's: cond ? then : else (the
+ * condition is engine-uniform and its operands do not change inside it).
+ * What a branch learns (waits, coverage) holds only inside it. */
+static void walk_if(Builder *b, const Stmt *st, NodeList *out) {
+  Program *p = b->p;
+  int ne = b->an->d->nengines;
+  size_t bytes = sizeof(IrExpr *) * (size_t)ne;
+  IrExpr **entry = ARENA_ARRAY(p->arena, IrExpr *, ne), **waited = ARENA_ARRAY(p->arena, IrExpr *, ne);
+  IrExpr **then_pos = ARENA_ARRAY(p->arena, IrExpr *, ne);
+  int covered[BFRT_MAX_ENGINES];
+  memcpy(covered, b->covered, sizeof(int) * (size_t)ne);
+  memcpy(entry, b->pos, bytes);
+  memcpy(waited, b->waited, bytes);
+  NodeList then = {NULL, &then.head}, orelse = {NULL, &orelse.head};
+  walk_list(b, st->body, &then);
+  memcpy(then_pos, b->pos, bytes);
+  memcpy(b->pos, entry, bytes);
+  memcpy(b->waited, waited, bytes);
+  memcpy(b->covered, covered, sizeof(int) * (size_t)ne);
+  walk_list(b, st->orelse, &orelse);
+  memcpy(b->waited, waited, bytes);
+  memcpy(b->covered, covered, sizeof(int) * (size_t)ne);
+  IrExpr *cond = b->an->conds[st->if_id];
+  for (int e = 0; e < ne; e++)
+    b->pos[e] = then_pos[e] && b->pos[e] ? ir_select(p->arena, cond, then_pos[e], b->pos[e]) : NULL;
+  if (!then.head && !orelse.head) return;
+  IrNode *n = ir_node(p->arena, IR_IF, source_line(&p->src, st->span.begin));
+  n->cond = cond;
+  n->body = then.head;
+  n->orelse = orelse.head;
+  append(out, n);
+}
+
 static void walk_list(Builder *b, const Stmt *s, NodeList *out) {
   for (; s; s = s->next) {
     switch (s->kind) {
@@ -633,7 +700,7 @@ static void walk_list(Builder *b, const Stmt *s, NodeList *out) {
         if (b->pos[e]) settle_position(b, e, b->an->d->loops[s->loop_id].line, out);
       break;
     case ST_BLOCK: walk_list(b, s->body, out); break;
-    case ST_IF: bug("barrier_free: conditionals are not supported yet");
+    case ST_IF: walk_if(b, s, out); break;
     }
   }
 }

@@ -37,6 +37,7 @@ enum { MAX_TERMS = 8 };
 typedef struct Builder {
   Deps *d;
   int next_instr;
+  int branch; /* innermost branch being flattened, -1 when none */
 } Builder;
 
 static void add_accessor(Deps *d, int res, int engine, int id, bool write) {
@@ -101,6 +102,7 @@ static void flatten(Builder *b, const Stmt *s, int loop, int depth) {
       in->stmt = s;
       in->engine = s->engine;
       in->loop = loop;
+      in->branch = b->branch;
       in->line = source_line(&d->p->src, s->span.begin);
       collect_accesses(d, in);
       break;
@@ -117,8 +119,16 @@ static void flatten(Builder *b, const Stmt *s, int loop, int depth) {
       break;
     }
     case ST_BLOCK: flatten(b, s->body, loop, depth); break;
-    case ST_IF: bug("deps: conditionals are not supported yet (line %d)",
-                    source_line(&d->p->src, s->span.begin));
+    case ST_IF: {
+      int outer = b->branch;
+      for (int side = 0; side < 2; side++) {
+        b->branch = 2 * s->if_id + side;
+        d->branch_parent[b->branch] = outer;
+        flatten(b, side ? s->orelse : s->body, loop, depth);
+      }
+      b->branch = outer;
+      break;
+    }
     }
   }
 }
@@ -135,7 +145,9 @@ Deps *deps_build(Program *p) {
   d->instrs = ARENA_ARRAY(p->arena, InstrInfo, d->ninstrs + 1);
   d->loops = ARENA_ARRAY(p->arena, LoopInfo, d->nloops + 1);
   d->accessors = ARENA_ARRAY(p->arena, AccessorList, d->nres * d->nengines + 1);
-  Builder b = {d, 0};
+  d->nbranches = 2 * k->nifs;
+  d->branch_parent = ARENA_ARRAY(p->arena, int, d->nbranches + 1);
+  Builder b = {d, 0, -1};
   flatten(&b, k->body, -1, 0);
   if (b.next_instr != d->ninstrs) bug("deps: %d instructions, kernel says %d", b.next_instr, d->ninstrs);
   return d;
@@ -146,6 +158,14 @@ const AccessorList *deps_accessors(const Deps *d, int res, int e) {
 }
 
 bool deps_encloses(const Deps *d, int l, int i) { return d->loops[l].first <= i && i < d->loops[l].end; }
+
+bool deps_branches_enclose(const Deps *d, int a, int b) {
+  int want = d->instrs[a].branch;
+  if (want < 0) return true;
+  for (int br = d->instrs[b].branch; br >= 0; br = d->branch_parent[br])
+    if (br == want) return true;
+  return false;
+}
 
 /* ---- Affine forms. */
 

@@ -26,6 +26,7 @@ typedef struct InstrInfo {
   const Stmt *stmt;
   int engine;
   int loop; /* innermost enclosing loop id, -1 at top level */
+  int branch; /* innermost enclosing branch, -1 when none (see Deps) */
   int line;
   int naccesses;
   Access accesses[4];
@@ -53,6 +54,10 @@ typedef struct Deps {
   InstrInfo *instrs;
   LoopInfo *loops;
   AccessorList *accessors; /* [res * nengines + engine] */
+  /* Branches: the then-branch of conditional i is 2 * i, its else-branch
+   * 2 * i + 1; branch_parent[br] is the branch enclosing it, or -1. */
+  int nbranches;
+  int *branch_parent;
 } Deps;
 
 /* How the consumer b finds need_e(b) for one producer engine e. */
@@ -96,5 +101,8 @@ const AccessorList *deps_accessors(const Deps *d, int res, int e);
 int deps_lower_bound(const AccessorList *l, int id);
 /* Whether loop l encloses instruction i. */
 bool deps_encloses(const Deps *d, int l, int i);
+/* Whether every branch around instruction a also encloses b: then when b
+ * runs, a's branches were taken in b's instance of them. */
+bool deps_branches_enclose(const Deps *d, int a, int b);
 
 #endif

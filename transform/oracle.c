@@ -109,6 +109,14 @@ static bool eval(Oracle *o, const Expr *e, int64_t *out) {
   return false;
 }
 
+static bool eval_cond(Oracle *o, const Cond *c, bool *out) {
+  const Expr *bad = NULL;
+  if (cond_eval(c, o->params, o->loopvars, out, &bad) == 0) return true;
+  diag_error(&o->p->diag, bad ? bad->span : c->span, "division by zero with these parameters");
+  o->failed = true;
+  return false;
+}
+
 /* The tile an hbm operand is moved to or from: its shape is the region's. */
 static const Tile *partner_tile(const Kernel *k, const Stmt *s, int hbm) {
   for (int i = 0; i < s->noperands; i++)
@@ -307,11 +315,11 @@ static void walk_for(Oracle *o, const Stmt *s) {
   }
 }
 
-/* if := 'if' '(' expr cmp expr ')' '{' stmts '}' ['else' '{' stmts '}'] */
+/* if := 'if' '(' cond ')' '{' stmts '}' ['else' ('{' stmts '}' | if)] */
 static void walk_if(Oracle *o, const Stmt *s) {
-  int64_t a, b;
-  if (!eval(o, s->cond->lhs, &a) || !eval(o, s->cond->rhs, &b)) return;
-  walk_stmts(o, cond_holds(s->cond->op, a, b) ? s->body : s->orelse);
+  bool holds;
+  if (!eval_cond(o, s->cond, &holds)) return;
+  walk_stmts(o, holds ? s->body : s->orelse);
 }
 
 static void walk_stmts(Oracle *o, const Stmt *s) {
@@ -473,8 +481,21 @@ static int64_t ir_eval(Schedule *s, Interp *in, const IrExpr *x) {
   }
   default: break;
   }
+  switch (x->kind) {
+  case IX_NOT: return !ir_eval(s, in, x->a);
+  case IX_AND: return ir_eval(s, in, x->a) && ir_eval(s, in, x->b);
+  case IX_OR: return ir_eval(s, in, x->a) || ir_eval(s, in, x->b);
+  case IX_SELECT: return ir_eval(s, in, x->a) ? ir_eval(s, in, x->b) : ir_eval(s, in, x->c);
+  default: break;
+  }
   int64_t a = ir_eval(s, in, x->a), b = ir_eval(s, in, x->b);
   switch (x->kind) {
+  case IX_LT: return a < b;
+  case IX_LE: return a <= b;
+  case IX_GT: return a > b;
+  case IX_GE: return a >= b;
+  case IX_EQ: return a == b;
+  case IX_NE: return a != b;
   case IX_ADD: return wrap((uint64_t)a + (uint64_t)b);
   case IX_SUB: return wrap((uint64_t)a - (uint64_t)b);
   case IX_MUL: return wrap((uint64_t)a * (uint64_t)b);
@@ -663,6 +684,14 @@ static void enter_loop(Schedule *s, int c, const IrNode *loop) {
   in->frames[in->depth++] = (Frame){loop->body, loop, hi};
 }
 
+/* The branch taken runs as a body of its own (a frame with no loop). */
+static void enter_if(Schedule *s, int c, const IrNode *n) {
+  Interp *in = &s->in[c];
+  const IrNode *branch = ir_eval(s, in, n->cond) ? n->body : n->orelse;
+  if (s->stop || !branch) return;
+  in->frames[in->depth++] = (Frame){branch, NULL, 0};
+}
+
 /* Advance engine c by one node. */
 static void step(Schedule *s, int c) {
   Interp *in = &s->in[c];
@@ -691,6 +720,7 @@ static void step(Schedule *s, int c) {
     break;
   }
   case IR_LOOP: enter_loop(s, c, node); break;
+  case IR_IF: enter_if(s, c, node); break;
   case IR_BARRIER:
     in->status = AT_BARRIER;
     in->waiting = node;
@@ -798,7 +828,8 @@ static void run_schedule(Schedule *s) {
 static void index_waits(Arena *arena, WaitIndex *w, const IrNode *node, int engine, int depth) {
   if (depth > w->max_depth[engine]) w->max_depth[engine] = depth;
   for (; node; node = node->next) {
-    if (node->kind == IR_LOOP) index_waits(arena, w, node->body, engine, depth + 1);
+    if (node->kind == IR_LOOP || node->kind == IR_IF) index_waits(arena, w, node->body, engine, depth + 1);
+    if (node->kind == IR_IF) index_waits(arena, w, node->orelse, engine, depth + 1);
     if (node->kind != IR_WAIT) continue;
     if (w->n == w->cap) {
       w->cap = w->cap ? w->cap * 2 : 64;

@@ -75,11 +75,21 @@ static int64_t eval(Run *r, const IrExpr *e) {
     a = eval(r, e->a);
     assert_true(a >= 0 && a < MAX_SLOTS);
     return r->arrays[e->id][a];
+  case IX_NOT: return !eval(r, e->a);
+  case IX_AND: return eval(r, e->a) && eval(r, e->b);
+  case IX_OR: return eval(r, e->a) || eval(r, e->b);
+  case IX_SELECT: return eval(r, e->a) ? eval(r, e->b) : eval(r, e->c);
   default: break;
   }
   a = eval(r, e->a);
   b = eval(r, e->b);
   switch (e->kind) {
+  case IX_LT: return a < b;
+  case IX_LE: return a <= b;
+  case IX_GT: return a > b;
+  case IX_GE: return a >= b;
+  case IX_EQ: return a == b;
+  case IX_NE: return a != b;
   case IX_ADD: return a + b;
   case IX_SUB: return a - b;
   case IX_MUL: return a * b;
@@ -119,6 +129,7 @@ static void run_nodes(Run *r, const IrNode *n) {
       }
       break;
     }
+    case IR_IF: run_nodes(r, eval(r, n->cond) ? n->body : n->orelse); break;
     case IR_OP:
     case IR_BARRIER: break;
     }
