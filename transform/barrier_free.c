@@ -73,6 +73,7 @@ typedef struct Builder {
   int *needed_upto;   /* [engine]: last instruction id whose position c needs, -1 if none */
   IrExpr **pos;       /* [engine]: P_e here, NULL when c does not follow e */
   IrExpr **pos_after; /* [instr]: P_e just after it */
+  IrExpr **pos_after_if; /* [if * nengines + e]: P_e just after the conditional */
   IrExpr **waited;    /* [engine]: threshold already waited for in this segment */
   int *covered;       /* [engine]: latest instruction of this iteration known complete */
   int var_cap;
@@ -147,13 +148,64 @@ static bool last_iteration_closed(const Analysis *an, const Need *n, int e) {
   return true;
 }
 
+/* Whether s (budget permitting) holds an e-instruction. */
+static bool holds_engine(const Stmt *s, int e, int *budget) {
+  for (; s; s = s->next) {
+    if (--*budget < 0) return true;
+    if (s->kind == ST_INSTR ? s->engine == e
+                            : holds_engine(s->body, e, budget) || (s->kind == ST_IF && holds_engine(s->orelse, e, budget)))
+      return true;
+  }
+  return false;
+}
+
+/* Whether every run of list ends its e-instructions with one that certainly
+ * conflicts with consumer: the last statement holding any is such an
+ * instruction, a block ending so, or a conditional whose branches both do
+ * (a loop may run no iteration, so it does not count). */
+static bool ends_with_conflict(const Deps *d, const Stmt *list, int e, int consumer, int *budget) {
+  const Stmt *last = NULL;
+  for (const Stmt *s = list; s; s = s->next)
+    if (s->kind == ST_INSTR ? s->engine == e : holds_engine(s, e, budget)) last = s;
+  if (!last || *budget < 0) return false;
+  switch (last->kind) {
+  case ST_INSTR: return deps_must_conflict(d, last->instr_id, consumer);
+  case ST_BLOCK: return ends_with_conflict(d, last->body, e, consumer, budget);
+  case ST_IF:
+    return ends_with_conflict(d, last->body, e, consumer, budget) &&
+           ends_with_conflict(d, last->orelse, e, consumer, budget);
+  case ST_FOR: return false;
+  }
+  return false;
+}
+
 /* A closed form names one producer instance; it is the latest conflicting
- * one only if it certainly ran, that is, if each branch around it also
- * encloses the consumer. Otherwise which instance is latest depends on the
- * branches taken, and tracking records it as it happens. */
-static bool producers_ran(const Deps *d, const Need *n, int consumer) {
-  for (; n && (n->kind == NEED_CLOSED || n->kind == NEED_LAST); n = n->before)
-    if (!deps_branches_enclose(d, n->producer, consumer)) return false;
+ * one if it certainly ran, that is, if each branch around it also encloses
+ * the consumer. Otherwise, when the outermost conditional S around it that
+ * does not enclose the consumer lies in the producer's loop iteration and
+ * every run of S ends its e-instructions with a conflicting one, the latest
+ * conflicting instance is the last e-instruction S ran: the threshold is
+ * the position after S (a select over the branches). Otherwise which
+ * instance is latest depends on the branches taken, and tracking records
+ * it as it happens. Returns false for tracking. */
+static bool close_through_branches(Program *p, const Deps *d, Need *n, int consumer, int e) {
+  for (; n && (n->kind == NEED_CLOSED || n->kind == NEED_LAST); n = (Need *)n->before) {
+    if (n->before) {
+      Need *copy = ARENA_NEW(p->arena, Need);
+      *copy = *n->before;
+      n->before = copy;
+    }
+    if (deps_branches_enclose(d, n->producer, consumer)) continue;
+    const IfInfo *s = &d->ifs[deps_outermost_branching(d, n->producer, consumer)];
+    int budget = 4096;
+    if (s->loop != d->instrs[n->producer].loop || !s->stmt->orelse ||
+        !ends_with_conflict(d, s->stmt->body, e, consumer, &budget) ||
+        !ends_with_conflict(d, s->stmt->orelse, e, consumer, &budget))
+      return false;
+    n->after_if = s->stmt;
+    n->dist = n->kind == NEED_CLOSED ? "same iteration, end of a conditional"
+                                     : "last iteration of a loop before, end of a conditional";
+  }
   return true;
 }
 
@@ -183,8 +235,9 @@ static Analysis *analyze(Program *p) {
       if (e == d->instrs[b].engine) continue;
       Need *n = &an->needs[b * d->nengines + e];
       *n = deps_need(d, b, e);
-      if (!last_iteration_closed(an, n, e)) *n = (Need){NEED_TRACK, -1, -1, NULL, "loop-carried (tracked)"};
-      else if (!producers_ran(d, n, b)) *n = (Need){NEED_TRACK, -1, -1, NULL, "through a branch (tracked)"};
+      if (!last_iteration_closed(an, n, e)) *n = (Need){NEED_TRACK, -1, -1, NULL, "loop-carried (tracked)", NULL};
+      else if (!close_through_branches(p, d, n, b, e))
+        *n = (Need){NEED_TRACK, -1, -1, NULL, "through a branch (tracked)", NULL};
     }
   return an;
 }
@@ -433,7 +486,8 @@ static IrExpr *substitute(Program *p, IrExpr *e, int loop, IrExpr *value) {
 static IrExpr *closed_threshold(Builder *b, const Need *n) {
   Program *p = b->p;
   if (n->kind == NEED_NONE) return ir_const(p->arena, 0);
-  IrExpr *at = b->pos_after[n->producer];
+  int ne = b->an->d->nengines, e = b->an->d->instrs[n->producer].engine;
+  IrExpr *at = n->after_if ? b->pos_after_if[n->after_if->if_id * ne + e] : b->pos_after[n->producer];
   if (!at) bug("barrier_free: no position for line %d", b->an->d->instrs[n->producer].line);
   if (n->kind == NEED_CLOSED) return at;
   const LoopBounds *lb = &b->an->bounds[n->loop];
@@ -441,19 +495,21 @@ static IrExpr *closed_threshold(Builder *b, const Need *n) {
   return ir_binary(p->arena, IX_MAX, closed_threshold(b, n->before), last, 0);
 }
 
-/* Instruction a of this iteration has completed, so (by induction over
- * program order: every earlier instance started only once its needs had
- * completed) have its closed-form producers, transitively. cover[e] is the
- * latest e-instruction of the current iteration known complete. */
-static void add_coverage(const Analysis *an, int *cover, int a, int depth) {
+/* The producer a of closed need n of this iteration has completed (with
+ * every e-instruction before it), so (by induction over program order:
+ * every earlier instance started only once its needs had completed) have
+ * its closed-form producers, transitively; not when a is the end of a
+ * conditional, as a itself may not have run. cover[e] is the latest
+ * e-instruction of the current iteration known complete. */
+static void add_coverage(const Analysis *an, int *cover, const Need *n, int depth) {
   const Deps *d = an->d;
-  int e = d->instrs[a].engine;
+  int a = n->producer, e = d->instrs[a].engine;
   if (a <= cover[e]) return;
   cover[e] = a;
-  if (depth == MAX_COVER_DEPTH) return;
+  if (depth == MAX_COVER_DEPTH || n->after_if) return;
   for (int f = 0; f < d->nengines; f++) {
-    const Need *n = &an->needs[a * d->nengines + f];
-    if (f != e && n->kind == NEED_CLOSED) add_coverage(an, cover, n->producer, depth + 1);
+    const Need *m = &an->needs[a * d->nengines + f];
+    if (f != e && m->kind == NEED_CLOSED) add_coverage(an, cover, m, depth + 1);
   }
 }
 
@@ -467,7 +523,7 @@ static bool covered_by_others(Builder *b, int consumer, int e) {
   memcpy(cover, b->covered, sizeof(int) * (size_t)d->nengines);
   for (int f = 0; f < d->nengines; f++) {
     const Need *n = &b->an->needs[consumer * d->nengines + f];
-    if (f != e && f != b->c && n->kind == NEED_CLOSED) add_coverage(b->an, cover, n->producer, 0);
+    if (f != e && f != b->c && n->kind == NEED_CLOSED) add_coverage(b->an, cover, n, 0);
   }
   return cover[e] >= 0 && deps_nothing_between(d, cover[e], consumer, e);
 }
@@ -497,7 +553,7 @@ static void emit_waits(Builder *b, int consumer, NodeList *out) {
   }
   for (int e = 0; e < d->nengines; e++) {
     const Need *n = &b->an->needs[consumer * d->nengines + e];
-    if (e != b->c && n->kind == NEED_CLOSED) add_coverage(b->an, b->covered, n->producer, 0);
+    if (e != b->c && n->kind == NEED_CLOSED) add_coverage(b->an, b->covered, n, 0);
   }
 }
 
@@ -680,8 +736,10 @@ static void walk_if(Builder *b, const Stmt *st, NodeList *out) {
   memcpy(b->waited, waited, bytes);
   memcpy(b->covered, covered, sizeof(int) * (size_t)ne);
   IrExpr *cond = b->an->conds[st->if_id];
-  for (int e = 0; e < ne; e++)
+  for (int e = 0; e < ne; e++) {
     b->pos[e] = then_pos[e] && b->pos[e] ? ir_select(p->arena, cond, then_pos[e], b->pos[e]) : NULL;
+    b->pos_after_if[st->if_id * ne + e] = b->pos[e];
+  }
   if (!then.head && !orelse.head) return;
   IrNode *n = ir_node(p->arena, IR_IF, source_line(&p->src, st->span.begin));
   n->cond = cond;
@@ -716,6 +774,7 @@ static void build_stream(Program *p, const Analysis *an, int c) {
   b.needed_upto = ARENA_ARRAY(p->arena, int, d->nengines);
   b.pos = ARENA_ARRAY(p->arena, IrExpr *, d->nengines);
   b.pos_after = ARENA_ARRAY(p->arena, IrExpr *, d->ninstrs + 1);
+  b.pos_after_if = ARENA_ARRAY(p->arena, IrExpr *, p->kernel->nifs * d->nengines + 1);
   b.waited = ARENA_ARRAY(p->arena, IrExpr *, d->nengines);
   b.covered = ARENA_ARRAY(p->arena, int, d->nengines);
   for (int e = 0; e < d->nengines; e++) b.covered[e] = -1;

@@ -40,6 +40,12 @@ typedef struct LoopInfo {
   int line;
 } LoopInfo;
 
+typedef struct IfInfo {
+  const Stmt *stmt;
+  int loop;       /* innermost enclosing loop id, -1 at top level */
+  int first, end; /* instruction ids inside, both branches: [first, end) */
+} IfInfo;
+
 /* The accessors of one resource on one engine, ids ascending. */
 typedef struct AccessorList {
   int n, cap;
@@ -58,6 +64,7 @@ typedef struct Deps {
    * 2 * i + 1; branch_parent[br] is the branch enclosing it, or -1. */
   int nbranches;
   int *branch_parent;
+  IfInfo *ifs; /* [if_id] */
 } Deps;
 
 /* How the consumer b finds need_e(b) for one producer engine e. */
@@ -75,6 +82,11 @@ typedef struct Need {
   int loop;          /* NEED_LAST */
   const struct Need *before; /* NEED_LAST */
   const char *dist;  /* for WaitWhy */
+  /* NEED_CLOSED, NEED_LAST: when not NULL, producer is the last e-instruction
+   * of this conditional and whichever branch runs ends with a conflicting
+   * e-instruction: the threshold is the position just after the conditional
+   * (the transform sets it; producer itself may not have run). */
+  const Stmt *after_if;
 } Need;
 
 /* Requires: a checked kernel in p. */
@@ -104,5 +116,8 @@ bool deps_encloses(const Deps *d, int l, int i);
 /* Whether every branch around instruction a also encloses b: then when b
  * runs, a's branches were taken in b's instance of them. */
 bool deps_branches_enclose(const Deps *d, int a, int b);
+/* The outermost conditional around a that does not enclose b (its if id),
+ * or -1 when every branch around a encloses b. */
+int deps_outermost_branching(const Deps *d, int a, int b);
 
 #endif
