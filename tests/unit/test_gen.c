@@ -75,6 +75,7 @@ typedef struct Walk {
   const int64_t *params;
   int64_t *loopvars;
   int64_t instances;
+  int64_t branches[2]; /* conditionals evaluated false, true */
   int64_t tensor_shape[8][2];
 } Walk;
 
@@ -108,6 +109,11 @@ static void walk(Walk *w, const Stmt *s) {
       }
     } else if (s->kind == ST_BLOCK) {
       walk(w, s->body);
+    } else if (s->kind == ST_IF) {
+      bool holds;
+      assert_int_equal(cond_eval(s->cond, w->params, w->loopvars, &holds, NULL), 0);
+      w->branches[holds]++;
+      walk(w, holds ? s->body : s->orelse);
     } else if (s->kind == ST_INSTR) {
       int64_t tile_shape[2] = {0, 0};
       for (int i = 0; i < s->noperands; i++)
@@ -151,6 +157,7 @@ static void test_kernels_check(void **state) {
  * range, and the kernel stays at a few thousand dynamic instructions. */
 static void test_params_bind_and_stay_in_bounds(void **state) {
   (void)state;
+  int64_t branches[2] = {0, 0};
   for (uint64_t seed = 1; seed <= 200; seed++) {
     Program *p = checked(seed, GEN_DEFAULT_SIZE);
     const Kernel *k = p->kernel;
@@ -166,8 +173,12 @@ static void test_params_bind_and_stay_in_bounds(void **state) {
     }
     walk(&w, k->body);
     assert_true(w.instances <= 5000);
+    branches[0] += w.branches[0];
+    branches[1] += w.branches[1];
     program_free(p);
   }
+  /* both outcomes of conditionals run, at the generated parameters */
+  assert_true(branches[0] > 0 && branches[1] > 0);
 }
 
 typedef struct Features {
@@ -175,6 +186,7 @@ typedef struct Features {
   bool triangular, lower_from_outer, single_trip, zero_trip, depth3, slots[4];
   bool inout_load, inout_store;
   bool cross_engine[3], same_engine[3]; /* RAW, WAR, WAW */
+  bool cond_loopvar, cond_and, cond_or, cond_not, orelse, chained, nested_if, if_in_block;
 } Features;
 
 static bool mentions_loopvar(const Expr *e) {
@@ -220,7 +232,30 @@ static void note_conflicts(Features *f, const Kernel *k) {
     }
 }
 
+static bool cond_mentions_loopvar(const Cond *c) {
+  if (c->kind == COND_CMP) return mentions_loopvar(c->lhs) || mentions_loopvar(c->rhs);
+  return cond_mentions_loopvar(c->left) || (c->right && cond_mentions_loopvar(c->right));
+}
+
+static void note_ifs(Features *f, const Stmt *s, int ifs, bool in_block) {
+  for (; s; s = s->next) {
+    if (s->kind == ST_IF) {
+      f->cond_loopvar |= cond_mentions_loopvar(s->cond);
+      f->cond_and |= s->cond->kind == COND_AND;
+      f->cond_or |= s->cond->kind == COND_OR;
+      f->cond_not |= s->cond->kind == COND_NOT;
+      f->orelse |= s->orelse != NULL;
+      f->chained |= s->orelse && s->orelse->chained;
+      f->nested_if |= ifs > 0;
+      f->if_in_block |= in_block;
+      note_ifs(f, s->orelse, ifs + 1, in_block);
+    }
+    if (s->kind != ST_INSTR) note_ifs(f, s->body, ifs + (s->kind == ST_IF), in_block || s->kind == ST_BLOCK);
+  }
+}
+
 static void note_kernel(Features *f, const Kernel *k) {
+  note_ifs(f, k->body, 0, false);
   for (int i = 0; i < k->nloops; i++) note_loop(f, k->loops[i]);
   for (int t = 0; t < k->ntiles; t++) f->slots[k->tiles[t].slots] = true;
   for (int i = 0; i < k->ninstrs; i++) {
@@ -248,6 +283,8 @@ static void test_features(void **state) {
   assert_true(f.triangular && f.lower_from_outer && f.single_trip && f.zero_trip && f.depth3);
   assert_true(f.slots[1] && f.slots[2] && f.slots[3]);
   assert_true(f.inout_load && f.inout_store);
+  assert_true(f.cond_loopvar && f.cond_and && f.cond_or && f.cond_not && f.orelse && f.chained &&
+              f.nested_if && f.if_in_block);
   for (int kind = 0; kind < 3; kind++) assert_true(f.cross_engine[kind] && f.same_engine[kind]);
 
   Features big = {0};
