@@ -137,6 +137,16 @@ IrExpr *ir_binary(Arena *arena, IrExprKind kind, IrExpr *a, IrExpr *b, int line)
   case IX_MAX:
     if (ir_expr_equal(a, b)) return a;
     break;
+  case IX_LT:
+  case IX_GT:
+  case IX_NE: /* x op x: false (and C compilers warn about the comparison) */
+    if (ir_expr_equal(a, b) && a->kind != IX_LOAD) return ir_const(arena, 0);
+    break;
+  case IX_LE:
+  case IX_GE:
+  case IX_EQ:
+    if (ir_expr_equal(a, b) && a->kind != IX_LOAD) return ir_const(arena, 1);
+    break;
   case IX_AND: /* operands are 0 or 1 */
     if (a->kind == IX_CONST) return a->value ? b : a;
     if (is_const(b, 1)) return a;
