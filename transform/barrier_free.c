@@ -182,7 +182,8 @@ static bool ends_with_conflict(const Deps *d, const Stmt *list, int e, int consu
 /* A closed form names one producer instance; it is the latest conflicting
  * one if it certainly ran, that is, if each branch around it also encloses
  * the consumer. Otherwise, when the outermost conditional S around it that
- * does not enclose the consumer lies in the producer's loop iteration and
+ * does not enclose the consumer lies in the producer's loop iteration, does
+ * not hold the consumer in its other branch, and
  * every run of S ends its e-instructions with a conflicting one, the latest
  * conflicting instance is the last e-instruction S ran: the threshold is
  * the position after S (a select over the branches). Otherwise which
@@ -198,7 +199,8 @@ static bool close_through_branches(Program *p, const Deps *d, Need *n, int consu
     if (deps_branches_enclose(d, n->producer, consumer)) continue;
     const IfInfo *s = &d->ifs[deps_outermost_branching(d, n->producer, consumer)];
     int budget = 4096;
-    if (s->loop != d->instrs[n->producer].loop || !s->stmt->orelse ||
+    bool inside = s->first <= consumer && consumer < s->end; /* a's branch's sibling holds it */
+    if (inside || s->loop != d->instrs[n->producer].loop || !s->stmt->orelse ||
         !ends_with_conflict(d, s->stmt->body, e, consumer, &budget) ||
         !ends_with_conflict(d, s->stmt->orelse, e, consumer, &budget))
       return false;
