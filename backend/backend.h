@@ -44,11 +44,18 @@ int reference_shapes(Program *p, const int64_t *params, RefTensor *tensors, cons
  * tensors (shaped by reference_shapes); 0, or -1 with the first run-time
  * error (hbm tile out of bounds, bad slot, division by zero) in *err. */
 int reference_run(Program *p, const int64_t *params, RefTensor *tensors, const char **err);
+/* Make tensors' i32 contents the device integers that p's reference and
+ * oracle read (p->device_ints); tensors must outlive their use. */
+void device_ints_bind(Program *p, const RefTensor *tensors);
+/* `, "device": {"NAME": [v, ...], ...}` for p's i32 tensors (row-major),
+ * nothing when the kernel has none: what --json reports of them. */
+void device_ints_json(const Program *p, FILE *out);
 
 /* ---- numpy .npy files: 2-D, '<f4', C order. */
 typedef struct NpyArray {
   int64_t rows, cols;
-  float *data;
+  float *data; /* rows * cols 4-byte cells: f32, or int32 when ints */
+  bool ints;   /* '<i4' (an i32 tensor's values) rather than '<f4' */
 } NpyArray;
 
 /* Read path into arena memory; 0, or -1 with a message in *err. */

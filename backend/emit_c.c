@@ -146,7 +146,8 @@ static void uses_expr(Uses *u, const IrExpr *x) {
   case IX_PARAM: u->param[x->id] = true; break;
   case IX_VAR: u->var_read[x->id] = true; break;
   case IX_DIV:
-  case IX_MOD: u->cx = true; break;
+  case IX_MOD:
+  case IX_ELEM: u->cx = true; break;
   default: break;
   }
   uses_expr(u, x->a);
@@ -266,6 +267,13 @@ static void put_ir_expr(const Emitter *em, const IrExpr *x, int prec) {
   case IX_DIV: put_call(em, x, "bfrt_div", true); return;
   case IX_MOD: put_call(em, x, is_const_mod(x) ? "bf_mod" : "bfrt_mod", !is_const_mod(x)); return;
   case IX_MAX: put_call(em, x, "bf_max", false); return;
+  case IX_ELEM:
+    fprintf(em->out, "bfrt_elem(bf_cx, %d, ", x->id);
+    put_ir_expr(em, x->a, 0);
+    fputs(", ", em->out);
+    put_ir_expr(em, x->b, 0);
+    fprintf(em->out, ", %d)", x->line);
+    return;
   case IX_LT: put_condition(em, x, "<"); return;
   case IX_LE: put_condition(em, x, "<="); return;
   case IX_GT: put_condition(em, x, ">"); return;
@@ -570,6 +578,7 @@ static void put_engine(Emitter *em, int e) {
 static void put_ast_expr(const Emitter *em, const Expr *x, int prec) {
   switch (x->kind) {
   case EX_INT: put_const(em->out, x->value, prec); return;
+  case EX_ELEM: bug("emit_c: tensor shape reads device integer '%s'", x->name);
   case EX_NAME:
     if (x->sym != SYM_PARAM) bug("emit_c: tensor shape uses a non-parameter '%s'", x->name);
     fputs(em->param_names[x->index], em->out);
@@ -732,9 +741,9 @@ static void put_descriptor(const Emitter *em) {
   fprintf(em->out, "static const bfrt_tensor_desc bf_tensors[%d] = {", k->ntensors ? k->ntensors : 1);
   static const char *const io_names[] = {"BFRT_IN", "BFRT_OUT", "BFRT_INOUT"};
   for (int i = 0; i < k->ntensors; i++)
-    fprintf(em->out, "%s\n  {\"%s\", %s}", i ? "," : "", k->tensors[i].name,
-            io_names[k->tensors[i].io]);
-  fputs(k->ntensors ? "\n};\n" : "{0, 0}};\n", em->out);
+    fprintf(em->out, "%s\n  {\"%s\", %s, %d}", i ? "," : "", k->tensors[i].name,
+            io_names[k->tensors[i].io], k->tensors[i].ints);
+  fputs(k->ntensors ? "\n};\n" : "{0, 0, 0}};\n", em->out);
   fprintf(em->out,
           "\nconst bfrt_kernel bfk_%s = {\n"
           "  \"%s\", %d, bf_param_names, %d, bf_engine_names, bf_engine_kinds, bf_entry,\n"

@@ -146,8 +146,9 @@ static int read_header(Arena *a, FILE *f, const char *path, Header *h, const cha
     *err = arena_printf(a, "%s: bad .npy header (expected {'descr': ..., 'fortran_order': ..., 'shape': (...)})", path);
     return -1;
   }
-  if (strcmp(h->descr, "<f4")) {
-    *err = arena_printf(a, "%s: dtype is '%s', expected float32 ('<f4')", path, h->descr);
+  if (strcmp(h->descr, "<f4") && strcmp(h->descr, "<i4")) {
+    *err = arena_printf(a, "%s: dtype is '%s', expected float32 ('<f4') or, for an i32 tensor, int32 ('<i4')",
+                        path, h->descr);
     return -1;
   }
   if (h->fortran) {
@@ -204,14 +205,15 @@ int npy_read(Arena *a, const char *path, NpyArray *out, const char **err) {
   Header h;
   int status = read_header(a, f, path, &h, err);
   if (!status) status = read_data(a, f, path, &h, out, err);
+  out->ints = !strcmp(h.descr, "<i4"); /* the same 4-byte little-endian cells, read as they are */
   fclose(f);
   return status;
 }
 
 int npy_write(Arena *a, const char *path, const NpyArray *array, const char **err) {
   char dict[128];
-  int n = snprintf(dict, sizeof dict, "{'descr': '<f4', 'fortran_order': False, 'shape': (%" PRId64 ", %" PRId64 "), }",
-                   array->rows, array->cols);
+  int n = snprintf(dict, sizeof dict, "{'descr': '%s', 'fortran_order': False, 'shape': (%" PRId64 ", %" PRId64 "), }",
+                   array->ints ? "<i4" : "<f4", array->rows, array->cols);
   /* Pad with spaces so magic + version + length + header is a multiple of 64. */
   size_t total = (size_t)(NPY_MAGIC_LEN + 2 + 2 + n + 1 + 63) / 64 * 64;
   size_t hlen = total - (NPY_MAGIC_LEN + 2 + 2);

@@ -232,6 +232,11 @@ static int read_input(Run *r, int t, const NamedPath *in) {
             in->path, arr.rows, arr.cols, in->name, x->rows, x->cols);
     return 1;
   }
+  if (arr.ints != r->p->kernel->tensors[t].ints) {
+    fprintf(stderr, "bfsync: error: %s: tensor %s is %s, so its .npy must hold %s\n", in->path, in->name,
+            arr.ints ? "f32" : "i32", arr.ints ? "float32 ('<f4')" : "int32 ('<i4')");
+    return 1;
+  }
   x->data = arr.data;
   return 0;
 }
@@ -253,8 +258,12 @@ static int make_inputs(Run *r) {
       continue;
     }
     x->data = ARENA_ARRAY(r->p->arena, float, x->rows * x->cols + 1);
-    if (k->tensors[t].io != IO_OUT) bf_default_inputs(x->data, x->rows * x->cols, r->args->seed, t);
+    if (k->tensors[t].ints)
+      bf_default_ints(x->data, x->rows * x->cols, r->args->seed, t);
+    else if (k->tensors[t].io != IO_OUT)
+      bf_default_inputs(x->data, x->rows * x->cols, r->args->seed, t);
   }
+  device_ints_bind(r->p, r->inputs);
   return 0;
 }
 
@@ -274,7 +283,7 @@ static int write_outputs(Run *r) {
   for (int i = 0; i < r->args->noutputs; i++) {
     const NamedPath *o = &r->args->outputs[i];
     const RefTensor *x = &r->results[find_tensor(r->p->kernel, o->name)];
-    NpyArray arr = {x->rows, x->cols, x->data};
+    NpyArray arr = {x->rows, x->cols, x->data, r->p->kernel->tensors[find_tensor(r->p->kernel, o->name)].ints};
     const char *err;
     if (npy_write(r->p->arena, o->path, &arr, &err)) {
       fprintf(stderr, "bfsync: error: %s\n", err);
@@ -432,7 +441,9 @@ static void print_json(Run *r, const ModeResult *res) {
          sync_name(res->sync), exec_name(r->args->exec));
   for (int i = 0; i < k->nparams; i++)
     printf("%s\"%s\": %" PRId64, i ? ", " : "", k->params[i].name, r->params[i]);
-  printf("}, \"wall_ns\": %" PRId64 ", \"waits_executed\": %" PRId64 ", \"outputs_match\": %s, ",
+  putchar('}');
+  device_ints_json(r->p, stdout);
+  printf(", \"wall_ns\": %" PRId64 ", \"waits_executed\": %" PRId64 ", \"outputs_match\": %s, ",
          res->wall_ns, s->waits, res->match ? "true" : "false");
   if (isfinite(res->max_abs_err))
     printf("\"max_abs_err\": %.9g, ", res->max_abs_err);

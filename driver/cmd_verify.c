@@ -12,6 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "backend/backend.h"
+#include "backend/inputs.h"
 #include "driver/commands.h"
 #include "driver/options.h"
 #include "frontend/program.h"
@@ -27,6 +29,8 @@ typedef struct VerifyArgs {
   bool json;
   int mutation;       /* IrMutation, or -1 for none */
   int mutation_index; /* which wait, in ir_mutate's order */
+  const char *inputs[16]; /* --input NAME=X.npy for i32 tensors, as given */
+  int ninputs;
 } VerifyArgs;
 
 static const char usage_text[] =
@@ -45,7 +49,10 @@ static const char usage_text[] =
     "  -p NAME=VALUE   a kernel parameter (repeat for each)\n"
     "  --sync=MODE     barrier-free (default) or barrier\n"
     "  --schedules K   number of random interleavings (at least 1)\n"
-    "  --seed S        seed of the interleavings (default 1)\n"
+    "  --seed S        seed of the interleavings, and of the default values of\n"
+    "                  i32 tensors (0 .. 4, as bfsync run makes them; default 1)\n"
+    "  --input NAME=X.npy\n"
+    "                  the values of i32 tensor NAME (int32 .npy; repeatable)\n"
     "  --target FILE   the machine whose engines the kernel names (default: the\n"
     "                  built-in trn1; see docs/targets.md)\n"
     "  --json          print one JSON object with the counts on the last line:\n"
@@ -116,6 +123,10 @@ static int parse_args(int argc, char **argv, VerifyArgs *a) {
       a->seed = n;
     } else if ((v = option_value(argc, argv, &i, "--target", &missing))) {
       a->target_path = v;
+    } else if ((v = option_value(argc, argv, &i, "--input", &missing))) {
+      if (!strchr(v, '=') || a->ninputs == (int)(sizeof a->inputs / sizeof a->inputs[0]))
+        return bad_value("--input", v);
+      a->inputs[a->ninputs++] = v;
     } else if ((v = option_value(argc, argv, &i, "--mutate", &missing))) {
       if (!parse_mutation(v, a)) return bad_value("--mutate", v);
     } else if (missing) {
@@ -188,8 +199,10 @@ static void print_json(FILE *out, const Program *p, const VerifyArgs *a, const i
     print_json_string(out, k->params[i].name);
     fprintf(out, ": %lld", (long long)params[i]);
   }
+  fputc('}', out);
+  device_ints_json(p, out);
   fprintf(out,
-          "}, \"instructions\": %lld, \"waits\": %lld, \"races\": %lld, \"early\": %lld, "
+          ", \"instructions\": %lld, \"waits\": %lld, \"races\": %lld, \"early\": %lld, "
           "\"late\": %lld, \"late_explained\": %lld, \"redundant\": %lld, \"bookkeeping\": %lld, "
           "\"deadlocks\": %lld, \"subsumed\": %lld, \"mismatches\": %lld, \"schedules\": %d, "
           "\"wait_nodes\": %d",
@@ -222,6 +235,47 @@ static void print_summary(FILE *out, const Program *p, const VerifyArgs *a, cons
   fprintf(out, "  %d schedule%s\n", st->schedules, st->schedules == 1 ? "" : "s");
 }
 
+/* The i32 tensors' values: --input, else bfsync run's defaults for --seed;
+ * bound for the oracle. 0, or an exit status. */
+static int device_values(Program *p, const VerifyArgs *a, const int64_t *params) {
+  const Kernel *k = p->kernel;
+  RefTensor *tensors = ARENA_ARRAY(p->arena, RefTensor, k->ntensors + 1);
+  const char *err;
+  if (reference_shapes(p, params, tensors, &err)) {
+    fprintf(stderr, "bfsync: error: %s\n", err);
+    return 1;
+  }
+  for (int i = 0; i < a->ninputs; i++) {
+    const char *eq = strchr(a->inputs[i], '=');
+    int t = 0;
+    while (t < k->ntensors && (strlen(k->tensors[t].name) != (size_t)(eq - a->inputs[i]) ||
+                               strncmp(k->tensors[t].name, a->inputs[i], (size_t)(eq - a->inputs[i]))))
+      t++;
+    if (t == k->ntensors || !k->tensors[t].ints) {
+      fprintf(stderr, "bfsync: error: --input %s: verify takes values for i32 tensors only\n", a->inputs[i]);
+      return 2;
+    }
+    NpyArray arr;
+    if (npy_read(p->arena, eq + 1, &arr, &err)) {
+      fprintf(stderr, "bfsync: error: %s\n", err);
+      return 1;
+    }
+    if (!arr.ints || arr.rows != tensors[t].rows || arr.cols != tensors[t].cols) {
+      fprintf(stderr, "bfsync: error: %s: tensor %s needs int32 ('<i4') of shape (%lld, %lld)\n", eq + 1,
+              k->tensors[t].name, (long long)tensors[t].rows, (long long)tensors[t].cols);
+      return 1;
+    }
+    tensors[t].data = arr.data;
+  }
+  for (int t = 0; t < k->ntensors; t++)
+    if (k->tensors[t].ints && !tensors[t].data) {
+      tensors[t].data = ARENA_ARRAY(p->arena, float, tensors[t].rows * tensors[t].cols + 1);
+      bf_default_ints(tensors[t].data, tensors[t].rows * tensors[t].cols, a->seed, t);
+    }
+  device_ints_bind(p, tensors);
+  return 0;
+}
+
 static int verify(Program *p, const VerifyArgs *a) {
   parse(p);
   if (p->diag.errors) return 1;
@@ -229,6 +283,8 @@ static int verify(Program *p, const VerifyArgs *a) {
   if (p->diag.errors) return 1;
   int64_t *params = ARENA_ARRAY(p->arena, int64_t, p->kernel->nparams + 1);
   if (param_args_bind(&a->params, p->kernel, params, stderr)) return 2;
+  int status = device_values(p, a, params);
+  if (status) return status;
   Oracle *o = oracle_new(p, params);
   if (!o) return 1;
   transform_sync(p, a->sync);

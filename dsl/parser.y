@@ -127,11 +127,13 @@ param: IDENT ':' INT_KW { kernel_add_param(ARENA, ps->kernel, &ps->param_cap, $1
 
 decls: %empty | decls decl ;
 
-/* decl = "hbm" io IDENT ":" "f32" "[" expr "," expr "]" ";"
+/* decl = "hbm" io IDENT ":" ("f32" | IDENT) "[" expr "," expr "]" ";"   (IDENT: i32)
  *      | mem IDENT ["[" expr "]"] ":" "f32" "[" expr "," expr "]" ";" */
 decl:
   HBM io IDENT ':' F32 '[' expr ',' expr ']' ';'
     { kernel_add_tensor(ARENA, ps->kernel, &ps->tensor_cap, $2, $3, @3, $7, $9); }
+| HBM io IDENT ':' IDENT '[' expr ',' expr ']' ';'
+    { kernel_add_typed_tensor(ARENA, ps->kernel, &ps->tensor_cap, $2, $3, @3, $5, @5, $7, $9); }
 | mem IDENT slots ':' F32 '[' expr ',' expr ']' ';'
     { kernel_add_tile(ARENA, ps->kernel, &ps->tile_cap, $1, $2, @2, $3, $7, $9); }
 | HBM error ';'
@@ -217,10 +219,11 @@ expr:
 unary: primary | minuses primary { $$ = expr_negs(ARENA, @1, $1, $2); } ;
 minuses: '-' { $$ = 1; } | minuses '-' { $$ = $1 + 1; } ;
 
-/* primary = INT | IDENT | "(" expr ")" */
+/* primary = INT | IDENT | IDENT "[" expr "," expr "]" | "(" expr ")" */
 primary:
   INT          { $$ = expr_int(ARENA, @$, $1.value); }
 | IDENT        { $$ = expr_name(ARENA, @$, $1); }
+| IDENT '[' expr ',' expr ']' { $$ = expr_elem(ARENA, @$, $1, $3, $5); }
 | '(' expr ')' { $$ = $2; }
 ;
 

@@ -20,6 +20,7 @@ typedef enum ExprKind {
   EX_MUL,
   EX_DIV,
   EX_MOD,
+  EX_ELEM, /* name[lhs, rhs]: an element of an i32 tensor; sema: index = tensor */
 } ExprKind;
 
 typedef enum SymKind { SYM_UNRESOLVED, SYM_PARAM, SYM_LOOPVAR } SymKind;
@@ -30,7 +31,7 @@ typedef struct Expr {
   int64_t value;          /* EX_INT */
   const char *name;       /* EX_NAME */
   SymKind sym;            /* EX_NAME, sema */
-  int index;              /* EX_NAME, sema: parameter index or loop id */
+  int index;              /* EX_NAME, sema: parameter index or loop id; EX_ELEM: tensor */
   struct Expr *lhs, *rhs; /* operators */
   int height;             /* parser: 1 + the tallest operand's; sema bounds it */
 } Expr;
@@ -133,6 +134,9 @@ typedef struct Tensor {
   Span span;
   IoKind io;
   Expr *rows, *cols; /* over parameters */
+  bool ints;         /* i32 elements: device integers, read in integer expressions */
+  const char *elem;  /* the element type as written when not f32, else NULL */
+  Span elem_span;
 } Tensor;
 
 typedef enum MemKind { MEM_SBUF, MEM_PSUM } MemKind;
@@ -188,6 +192,8 @@ Expr *expr_name(Arena *a, Span span, const char *name);
 /* count unary minuses (spanning minus_span) applied to operand. */
 Expr *expr_negs(Arena *a, Span minus_span, int count, Expr *operand);
 Expr *expr_binary(Arena *a, ExprKind kind, Expr *lhs, Expr *rhs);
+/* name[row, col], an element of an i32 tensor. */
+Expr *expr_elem(Arena *a, Span span, const char *name, Expr *row, Expr *col);
 Cond *cond_new(Arena *a, Span span, CondOp op, Expr *lhs, Expr *rhs);
 /* left && right, left || right (kind COND_AND or COND_OR). */
 Cond *cond_binary(Arena *a, CondKind kind, Cond *left, Cond *right);
@@ -217,6 +223,11 @@ StmtList stmt_else_if(Stmt *s);
 void kernel_add_param(Arena *a, Kernel *k, int *cap, const char *name, Span span);
 void kernel_add_tensor(Arena *a, Kernel *k, int *cap, IoKind io, const char *name, Span span,
                        Expr *rows, Expr *cols);
+/* `hbm io NAME: ELEM[rows, cols]` with ELEM not the keyword f32: `i32`, a
+ * tensor of device integers (not a keyword, so it stays usable as a name);
+ * sema rejects any other. */
+void kernel_add_typed_tensor(Arena *a, Kernel *k, int *cap, IoKind io, const char *name, Span span,
+                             const char *elem, Span elem_span, Expr *rows, Expr *cols);
 void kernel_add_tile(Arena *a, Kernel *k, int *cap, MemKind mem, const char *name, Span span,
                      Expr *slots, Expr *rows, Expr *cols);
 /* Records a comment (scanner). */
@@ -224,14 +235,27 @@ void kernel_add_comment(Arena *a, Kernel *k, int *cap, Span span);
 /* Names the kernel and gives it its statements; whole spans it all. */
 void kernel_finish(Kernel *k, const char *name, Span span, Span whole, StmtList body);
 
-/* Evaluate e with parameter values and loop variable values (by loop id).
- * Returns 0, or -1 on a division by zero (*bad = the offending node). */
+/* What an expression reads at run time: parameters, loop variables (by
+ * loop id) and the i32 tensors (ints[t] row-major with shape[t], NULL for
+ * an f32 tensor; NULL for none). bad_at: the element of a failed read. */
+typedef struct EvalEnv {
+  const int64_t *params, *loopvars;
+  const void *const *ints; /* int32 elements (stored in float-sized cells) */
+  const int64_t (*shape)[2];
+  int64_t bad_at[2];
+} EvalEnv;
+
+enum { EVAL_DIV_ZERO = -1, EVAL_OUT_OF_RANGE = -2 };
+
+/* Evaluate e: 0, EVAL_DIV_ZERO on a division by zero or EVAL_OUT_OF_RANGE
+ * on an element read outside its tensor (env->bad_at), *bad = the node. */
+int expr_eval_in(const Expr *e, EvalEnv *env, int64_t *out, const Expr **bad);
+/* expr_eval_in over parameters and loop variables only (no element reads). */
 int expr_eval(const Expr *e, const int64_t *params, const int64_t *loopvars, int64_t *out,
               const Expr **bad);
 /* Whether `a op b` holds. */
 bool cond_holds(CondOp op, int64_t a, int64_t b);
-/* Evaluate c (short-circuit) like expr_eval: 0, or -1 on a division by zero. */
-int cond_eval(const Cond *c, const int64_t *params, const int64_t *loopvars, bool *out,
-              const Expr **bad);
+/* Evaluate c (short-circuit) like expr_eval_in. */
+int cond_eval(const Cond *c, EvalEnv *env, bool *out, const Expr **bad);
 
 #endif

@@ -63,6 +63,13 @@ static void print_expr(FILE *out, const Expr *e, int min_prec) {
   switch (e->kind) {
   case EX_INT: fprintf(out, "%lld", (long long)e->value); break;
   case EX_NAME: fputs(e->name, out); break;
+  case EX_ELEM:
+    fprintf(out, "%s[", e->name);
+    print_expr(out, e->lhs, 0);
+    fputs(", ", out);
+    print_expr(out, e->rhs, 0);
+    fputc(']', out);
+    break;
   case EX_NEG:
     fputc('-', out);
     print_expr(out, e->lhs, PREC_PRIMARY);
@@ -252,8 +259,8 @@ static void print_stmts(Printer *pr, const Stmt *list, uint32_t close, int depth
 }
 
 /* ---- Declarations, in source order. */
-static void print_shape(FILE *out, const Expr *rows, const Expr *cols) {
-  fputs(": f32[", out);
+static void print_shape(FILE *out, const char *elem, const Expr *rows, const Expr *cols) {
+  fprintf(out, ": %s[", elem);
   print_expr(out, rows, 0);
   fputs(", ", out);
   print_expr(out, cols, 0);
@@ -264,7 +271,7 @@ static void print_tensor(Printer *pr, const Tensor *t, uint32_t limit) {
   comments_before(pr, t->cols->span.end, 1);
   start_line(pr, t->span.begin, 1);
   fprintf(pr->out, "hbm %s %s", io_name[t->io], t->name);
-  print_shape(pr->out, t->rows, t->cols);
+  print_shape(pr->out, t->ints ? "i32" : "f32", t->rows, t->cols);
   pr->seen = t->cols->span.end + 1;
   comments_trailing(pr, t->cols->span.end + 1, limit);
   fputc('\n', pr->out);
@@ -279,7 +286,7 @@ static void print_tile(Printer *pr, const Tile *t, uint32_t limit) {
     print_expr(pr->out, t->slots_expr, 0);
     fputc(']', pr->out);
   }
-  print_shape(pr->out, t->rows_expr, t->cols_expr);
+  print_shape(pr->out, "f32", t->rows_expr, t->cols_expr);
   pr->seen = t->cols_expr->span.end + 1;
   comments_trailing(pr, t->cols_expr->span.end + 1, limit);
   fputc('\n', pr->out);

@@ -121,6 +121,23 @@ static bool resolve_name(Sema *s, Expr *e, ExprScope scope, const char *what) {
 
 /* Resolves e's names; reports constant divisions by zero. *constant: e uses
  * no name. Returns whether e is well formed. */
+static bool resolve_elem(Sema *s, Expr *e, ExprScope scope, const char *what) {
+  const Decl *d = find_decl(s, e->name);
+  if (!d) {
+    diag_error(s->diag, e->span, "undeclared tensor '%s'", e->name);
+  } else if (d->kind != DECL_TENSOR || !s->k->tensors[d->index].ints) {
+    diag_error(s->diag, e->span, "'%s' is not an i32 tensor: only elements of i32 tensors are integers",
+               e->name);
+  } else if (scope != IN_LOOPS) {
+    diag_error(s->diag, e->span, "%s cannot read device integers: it is evaluated before the kernel runs",
+               what);
+  } else {
+    e->index = d->index;
+    return true;
+  }
+  return false;
+}
+
 static bool walk_expr(Sema *s, Expr *e, ExprScope scope, const char *what, bool *constant) {
   switch (e->kind) {
   case EX_INT:
@@ -138,6 +155,10 @@ static bool walk_expr(Sema *s, Expr *e, ExprScope scope, const char *what, bool 
   bool ok = walk_expr(s, e->lhs, scope, what, &lconst);
   ok &= walk_expr(s, e->rhs, scope, what, &rconst);
   *constant = lconst && rconst;
+  if (e->kind == EX_ELEM) {
+    *constant = false;
+    return resolve_elem(s, e, scope, what) && ok;
+  }
   int64_t divisor;
   if (ok && rconst && (e->kind == EX_DIV || e->kind == EX_MOD) &&
       expr_eval(e->rhs, NULL, NULL, &divisor, NULL) == 0 && divisor == 0) {
@@ -176,6 +197,11 @@ static int64_t positive_constant(Sema *s, Expr *e, const char *what) {
 /* decl = "hbm" io IDENT ":" "f32" "[" expr "," expr "]" ";" */
 static void check_tensor(Sema *s, Tensor *t) {
   Expr *dims[2] = {t->rows, t->cols};
+  if (t->elem && !t->ints)
+    diag_error(s->diag, t->elem_span, "unknown element type '%s': hbm tensors are f32 or i32", t->elem);
+  if (t->ints && t->io != IO_IN)
+    diag_error(s->diag, t->span, "i32 tensor '%s' must be 'hbm in': device integers are read-only",
+               t->name);
   for (int i = 0; i < 2; i++) {
     bool constant;
     int64_t value;
@@ -252,7 +278,8 @@ static bool resolve_operand(Sema *s, Operand *o) {
 static bool is_constant(const Expr *e) {
   switch (e->kind) {
   case EX_INT: return true;
-  case EX_NAME: return false;
+  case EX_NAME:
+  case EX_ELEM: return false;
   case EX_NEG: return is_constant(e->lhs);
   default: return is_constant(e->lhs) && is_constant(e->rhs);
   }
@@ -283,6 +310,13 @@ static bool check_slot(Sema *s, const Operand *o) {
 /* An hbm operand: two indices, and never written when `in` nor read when `out`. */
 static bool check_hbm(Sema *s, const Operand *o, bool written) {
   const Tensor *t = &s->k->tensors[o->decl];
+  if (t->ints) {
+    diag_error(s->diag, o->span,
+               "'%s' is an i32 tensor: its elements are read in integer expressions (%s[ROW, COL]), "
+               "not moved by instructions",
+               o->name, o->name);
+    return false;
+  }
   if (o->nindex != 2) {
     diag_error(s->diag, o->span, "hbm tensor '%s' needs two indices: %s[ROW, COL]", o->name, o->name);
     return false;

@@ -58,6 +58,7 @@ static const KindKey kind_keys[] = {
     {"wait_cost", 1, COST(wait_cost)},
     {"bookkeep_cost", 1, COST(bookkeep_cost)},
     {"barrier_cost", 1, COST(barrier_cost)},
+    {"device_read", 1, COST(device_read_cost)},
 };
 #define NKIND_KEYS (sizeof kind_keys / sizeof kind_keys[0])
 #undef COST

@@ -44,6 +44,7 @@ typedef struct bfrt_tile_desc {
 typedef struct bfrt_tensor_desc {
   const char *name;
   int io; /* BFRT_IN | BFRT_OUT | BFRT_INOUT */
+  int ints; /* 1: i32 elements (device integers, read with bfrt_elem), stored in the float cells */
 } bfrt_tensor_desc;
 
 typedef struct bfrt_kernel {
@@ -90,6 +91,10 @@ void bfrt_bookkeep(bfrt_ctx *cx, int64_t n);
 /* Floor division and modulo; a zero divisor stops the kernel naming line. */
 int64_t bfrt_div(bfrt_ctx *cx, int64_t a, int64_t b, int line);
 int64_t bfrt_mod(bfrt_ctx *cx, int64_t a, int64_t b, int line);
+/* Element (row, col) of i32 tensor `tensor` (a device integer, read by this
+ * engine: costs device_read cycles in the simulator); out of bounds stops
+ * the kernel naming line, the tensor and the element. */
+int64_t bfrt_elem(bfrt_ctx *cx, int tensor, int64_t row, int64_t col, int line);
 /* A zeroed array of n counters owned by this engine until the run ends. */
 int64_t *bfrt_scratch(bfrt_ctx *cx, int64_t n);
 
@@ -108,6 +113,7 @@ typedef struct bfrt_engine_cost {
   int64_t wait_cost;     /* cycles of an executed wait */
   int64_t bookkeep_cost; /* cycles per bookkeeping operation */
   int64_t barrier_cost;  /* cycles from the last arrival to release */
+  int64_t device_read_cost; /* cycles of a device-integer read (bfrt_elem) */
 } bfrt_engine_cost;
 
 typedef struct bfrt_costs {

@@ -19,6 +19,7 @@
  *   wait       S_e >= T ends at max(own clock, when S_e reached T +
  *              e's sem_latency) + the waiter's wait_cost; all of it stall.
  *   bookkeep   n operations cost n * bookkeep_cost.
+ *   bfrt_elem  a device-integer read costs device_read_cost.
  *   barrier    an engine arrives when its clock and every stamp of its
  *              own ops have passed (in-flight transfers drain); every
  *              engine leaves at max(arrivals) + the largest barrier_cost
@@ -341,6 +342,8 @@ static void sim_barrier(Ctx *cx) {
 
 static void sim_bookkeep(Ctx *cx, int64_t n) { me(cx)->clock += n * me(cx)->cost->bookkeep_cost; }
 
+static void sim_device_read(Ctx *cx) { me(cx)->clock += me(cx)->cost->device_read_cost; }
+
 static void sim_stop(bfrt *rt) {
   Sim *s = rt->exec_state;
   pthread_mutex_lock(&s->mu);
@@ -450,6 +453,7 @@ const Executor rt_sim_executor = {
     .wait = sim_wait,
     .barrier = sim_barrier,
     .bookkeep = sim_bookkeep,
+    .device_read = sim_device_read,
     .stop = sim_stop,
     .now_ns = sim_now_ns,
 };

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # exhaustive.sh: every kernel of the small scope (at most 3 instructions
-# over 3 engines, at most 2 loops nested or not, bounds from N or the outer
+# over 3 engines, at most 2 loops or conditionals, nested or not, with or
+# without else, bounds from N or the outer
 # variable, tiles with 1 or 2 slots; the grammar and the canonical forms are
 # described in driver/cmd_campaign.c), judged by the oracle at N = 0..3
 # under both sync modes. Every one must pass, and the count is checked so
@@ -10,8 +11,8 @@ set -euo pipefail
 if [[ -n ${UPDATE:-} ]]; then echo "exhaustive.sh: no golden files to update"; exit 0; fi
 cd "$(dirname "$0")/.."
 BFSYNC=${BFSYNC:-build/bfsync}
-expected=594996 instructions=3
-[[ -n ${QUICK:-} ]] && expected=5316 instructions=2
+expected=1723086 instructions=3
+[[ -n ${QUICK:-} ]] && expected=13986 instructions=2
 out=$("$BFSYNC" campaign --exhaustive --instructions $instructions --schedules 1 --json)
 echo "$out"
 python3 - "$out" "$expected" <<'PY'

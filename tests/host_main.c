@@ -45,7 +45,10 @@ int main(int argc, char **argv) {
   for (int t = 0; t < k->ntensors; t++) {
     int64_t shape[2];
     bfrt_tensor_shape(rt, t, shape);
-    if (k->tensors[t].io != BFRT_OUT) bf_default_inputs(bfrt_tensor_data(rt, t), shape[0] * shape[1], seed, t);
+    if (k->tensors[t].ints)
+      bf_default_ints(bfrt_tensor_data(rt, t), shape[0] * shape[1], seed, t);
+    else if (k->tensors[t].io != BFRT_OUT)
+      bf_default_inputs(bfrt_tensor_data(rt, t), shape[0] * shape[1], seed, t);
   }
   bfrt_options opt = {0};
   int status = 0;

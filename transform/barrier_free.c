@@ -93,9 +93,11 @@ static bool uses_loopvar(const IrExpr *e, int loop) {
   return uses_loopvar(e->a, loop) || uses_loopvar(e->b, loop) || uses_loopvar(e->c, loop);
 }
 
-/* No division that could fail: safe to evaluate where the source would not. */
+/* No division that could fail and no device read that could be out of
+ * range: safe to evaluate where the source would not. */
 static bool total(const IrExpr *e) {
   if (!e) return true;
+  if (e->kind == IX_ELEM) return false;
   if ((e->kind == IX_DIV || e->kind == IX_MOD) && (e->b->kind != IX_CONST || e->b->value == 0))
     return false;
   return total(e->a) && total(e->b) && total(e->c);
@@ -319,7 +321,8 @@ static void plan_stream(Builder *b) {
       const Need *n = &b->an->needs[i * d->nengines + e];
       if (e == b->c || n->kind == NEED_NONE) continue;
       if (n->kind != NEED_TRACK) {
-        for (const Need *m = n; m && m->kind != NEED_NONE; m = m->before) need_position(b, e, m->producer);
+        for (const Need *m = n; m && m->kind != NEED_NONE; m = m->before)
+          need_position(b, e, m->after_if ? d->ifs[m->after_if->if_id].end - 1 : m->producer);
         continue;
       }
       for (int j = 0; j < in->naccesses; j++) {
@@ -473,6 +476,9 @@ static IrExpr *substitute(Program *p, IrExpr *e, int loop, IrExpr *value) {
   case IX_VAR: return e;
   case IX_LOAD: bug("barrier_free: array load in a position");
   case IX_NOT: return ir_not(p->arena, substitute(p, e->a, loop, value));
+  case IX_ELEM:
+    return ir_elem(p->arena, e->id, substitute(p, e->a, loop, value), substitute(p, e->b, loop, value),
+                   e->line);
   case IX_SELECT:
     return ir_select(p->arena, substitute(p, e->a, loop, value), substitute(p, e->b, loop, value),
                      substitute(p, e->c, loop, value));

@@ -250,6 +250,8 @@ static bool same_expr(const Expr *a, const Expr *b) {
   case EX_INT: return a->value == b->value;
   case EX_NAME: return a->sym == b->sym && a->index == b->index;
   case EX_NEG: return same_expr(a->lhs, b->lhs);
+  case EX_ELEM: /* read-only during the kernel: the same element has one value */
+    return a->index == b->index && same_expr(a->lhs, b->lhs) && same_expr(a->rhs, b->rhs);
   default: return same_expr(a->lhs, b->lhs) && same_expr(a->rhs, b->rhs);
   }
 }

@@ -160,6 +160,12 @@ IrExpr *ir_binary(Arena *arena, IrExprKind kind, IrExpr *a, IrExpr *b, int line)
   return make_binary(arena, kind, a, b, line);
 }
 
+IrExpr *ir_elem(Arena *arena, int tensor, IrExpr *row, IrExpr *col, int line) {
+  IrExpr *e = make_binary(arena, IX_ELEM, row, col, line);
+  e->id = tensor;
+  return e;
+}
+
 IrExpr *ir_not(Arena *arena, IrExpr *a) {
   if (a->kind == IX_CONST) return ir_const(arena, !a->value);
   if (a->kind == IX_NOT) return a->a;
@@ -208,6 +214,9 @@ IrExpr *ir_from_expr(const Program *p, const Expr *e) {
     bug("ir_from_expr: unresolved name %s", e->name);
   case EX_NEG:
     return ir_binary(p->arena, IX_SUB, ir_const(p->arena, 0), ir_from_expr(p, e->lhs), 0);
+  case EX_ELEM:
+    return ir_elem(p->arena, e->index, ir_from_expr(p, e->lhs), ir_from_expr(p, e->rhs),
+                   source_line(&p->src, e->span.begin));
   default:
     return ir_binary(p->arena, binary[e->kind], ir_from_expr(p, e->lhs), ir_from_expr(p, e->rhs),
                      source_line(&p->src, e->span.begin));
@@ -251,6 +260,7 @@ int ir_expr_equal(const IrExpr *a, const IrExpr *b) {
   case IX_LOOPVAR:
   case IX_VAR: return a->id == b->id;
   case IX_LOAD: return a->id == b->id && ir_expr_equal(a->a, b->a);
+  case IX_ELEM: return a->id == b->id && ir_expr_equal(a->a, b->a) && ir_expr_equal(a->b, b->b);
   default: return ir_expr_equal(a->a, b->a) && ir_expr_equal(a->b, b->b) && ir_expr_equal(a->c, b->c);
   }
 }
@@ -301,6 +311,13 @@ void ir_print_expr(const Program *p, const IrStream *s, const IrExpr *e, FILE *o
   case IX_NOT:
     fputc('!', out);
     ir_print_expr(p, s, e->a, out);
+    return;
+  case IX_ELEM:
+    fprintf(out, "%s[", p->kernel->tensors[e->id].name);
+    ir_print_expr(p, s, e->a, out);
+    fputs(", ", out);
+    ir_print_expr(p, s, e->b, out);
+    fputc(']', out);
     return;
   case IX_SELECT:
     fputc('(', out);
@@ -535,6 +552,12 @@ static void check_expr(const Checker *c, const IrExpr *e) {
     check_expr(c, e->b);
     return;
   case IX_NOT: check_expr(c, e->a); return;
+  case IX_ELEM:
+    if (e->id < 0 || e->id >= c->p->kernel->ntensors || !c->p->kernel->tensors[e->id].ints)
+      bug("ir_validate: element of tensor %d, not an i32 tensor", e->id);
+    check_expr(c, e->a);
+    check_expr(c, e->b);
+    return;
   case IX_SELECT:
     check_expr(c, e->a);
     check_expr(c, e->b);

@@ -38,6 +38,7 @@ typedef enum IrExprKind {
   IX_OR,     /* a || b, short-circuit */
   IX_NOT,    /* !a */
   IX_SELECT, /* a ? b : c, only the chosen operand evaluated */
+  IX_ELEM,   /* element (a, b) of i32 tensor id, read by the engine (line names it) */
 } IrExprKind;
 
 typedef struct IrExpr {
@@ -154,6 +155,8 @@ IrExpr *ir_binary(struct Arena *arena, IrExprKind kind, IrExpr *a, IrExpr *b, in
 IrExpr *ir_from_expr(const struct Program *p, const Expr *e);
 /* The condition c as an IrExpr of value 0 or 1. */
 IrExpr *ir_from_cond(const struct Program *p, const Cond *c);
+/* Element (row, col) of i32 tensor `tensor`, read at source line `line`. */
+IrExpr *ir_elem(struct Arena *arena, int tensor, IrExpr *row, IrExpr *col, int line);
 /* !a for a condition a. */
 IrExpr *ir_not(struct Arena *arena, IrExpr *a);
 /* cond ? x : y, folded when cond is constant or x and y are equal. */

@@ -101,20 +101,34 @@ static int line_of(const Program *p, Span span) {
   return line;
 }
 
-static bool eval(Oracle *o, const Expr *e, int64_t *out) {
-  const Expr *bad = NULL;
-  if (expr_eval(e, o->params, o->loopvars, out, &bad) == 0) return true;
-  diag_error(&o->p->diag, bad ? bad->span : e->span, "division by zero with these parameters");
+static EvalEnv env_of(const Oracle *o) {
+  return (EvalEnv){o->params, o->loopvars, o->p->device_ints, o->p->device_shape, {0, 0}};
+}
+
+/* The error of a failed evaluation (status from expr_eval_in), at span. */
+static bool eval_failed(Oracle *o, int status, const EvalEnv *env, const Expr *bad, Span span) {
+  if (status == EVAL_OUT_OF_RANGE)
+    diag_error(&o->p->diag, bad->span, "element %s[%lld, %lld] is out of bounds (%s is %lld x %lld)",
+               bad->name, (long long)env->bad_at[0], (long long)env->bad_at[1], bad->name,
+               (long long)env->shape[bad->index][0], (long long)env->shape[bad->index][1]);
+  else
+    diag_error(&o->p->diag, bad ? bad->span : span, "division by zero with these parameters");
   o->failed = true;
   return false;
 }
 
+static bool eval(Oracle *o, const Expr *e, int64_t *out) {
+  const Expr *bad = NULL;
+  EvalEnv env = env_of(o);
+  int status = expr_eval_in(e, &env, out, &bad);
+  return status == 0 || eval_failed(o, status, &env, bad, e->span);
+}
+
 static bool eval_cond(Oracle *o, const Cond *c, bool *out) {
   const Expr *bad = NULL;
-  if (cond_eval(c, o->params, o->loopvars, out, &bad) == 0) return true;
-  diag_error(&o->p->diag, bad ? bad->span : c->span, "division by zero with these parameters");
-  o->failed = true;
-  return false;
+  EvalEnv env = env_of(o);
+  int status = cond_eval(c, &env, out, &bad);
+  return status == 0 || eval_failed(o, status, &env, bad, c->span);
 }
 
 /* The tile an hbm operand is moved to or from: its shape is the region's. */
@@ -465,6 +479,27 @@ static int64_t division_by_zero(Schedule *s, int line) {
   return 0;
 }
 
+static int64_t ir_eval(Schedule *s, Interp *in, const IrExpr *x);
+
+/* A device integer read by the engine: the same value the walk read. */
+static int64_t ir_elem_eval(Schedule *s, Interp *in, const IrExpr *x) {
+  const Program *p = s->o->p;
+  int64_t row = ir_eval(s, in, x->a), col = ir_eval(s, in, x->b);
+  const int64_t *shape = p->device_shape[x->id];
+  if (s->stop) return 0;
+  if (row < 0 || row >= shape[0] || col < 0 || col >= shape[1]) {
+    fprintf(p->diag.out, "%s:%d: error: element %s[%lld, %lld] is out of bounds (%s is %lld x %lld)\n",
+            p->src.path, x->line, p->kernel->tensors[x->id].name, (long long)row, (long long)col,
+            p->kernel->tensors[x->id].name, (long long)shape[0], (long long)shape[1]);
+    s->o->p->diag.errors++;
+    s->stop = true;
+    return 0;
+  }
+  int32_t v;
+  memcpy(&v, (const char *)p->device_ints[x->id] + 4 * (row * shape[1] + col), sizeof v);
+  return v;
+}
+
 static int64_t ir_eval(Schedule *s, Interp *in, const IrExpr *x) {
   if (s->stop) return 0;
   switch (x->kind) {
@@ -482,6 +517,7 @@ static int64_t ir_eval(Schedule *s, Interp *in, const IrExpr *x) {
   default: break;
   }
   switch (x->kind) {
+  case IX_ELEM: return ir_elem_eval(s, in, x);
   case IX_NOT: return !ir_eval(s, in, x->a);
   case IX_AND: return ir_eval(s, in, x->a) && ir_eval(s, in, x->b);
   case IX_OR: return ir_eval(s, in, x->a) || ir_eval(s, in, x->b);

@@ -57,7 +57,7 @@ static void npy_round_trip(void **state) {
   float data[12];
   for (int i = 0; i < 12; i++) data[i] = (float)i * 0.25f - 1.0f;
   data[5] = -0.0f;
-  NpyArray in = {3, 4, data}, out;
+  NpyArray in = {3, 4, data, false}, out;
   const char *path = temp_path(), *err = NULL;
   assert_int_equal(npy_write(a, path, &in, &err), 0);
   assert_int_equal(npy_read(a, path, &out, &err), 0);

@@ -111,7 +111,8 @@ static void walk(Walk *w, const Stmt *s) {
       walk(w, s->body);
     } else if (s->kind == ST_IF) {
       bool holds;
-      assert_int_equal(cond_eval(s->cond, w->params, w->loopvars, &holds, NULL), 0);
+      EvalEnv env = {.params = w->params, .loopvars = w->loopvars};
+      assert_int_equal(cond_eval(s->cond, &env, &holds, NULL), 0);
       w->branches[holds]++;
       walk(w, holds ? s->body : s->orelse);
     } else if (s->kind == ST_INSTR) {
