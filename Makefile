@@ -1,7 +1,10 @@
-# bfsync build. `make` builds build/bfsync and build/libbfrt.a; `make test`
-# runs every test, then the unit tests again under ASan+UBSan; `make run` is
-# the main job. Each calls `make deps` first, which installs what is missing.
+# bfsync build. `make` builds build/bfsync and build/libbfrt.a (and copies
+# the runtime headers to build/include/bfsync/, where bfsync finds them);
+# `make test` runs every test, then the unit and script tests again under
+# ASan+UBSan; `make run` is the main job. Those two call `make deps` first,
+# which installs what is missing; plain `make` never does.
 
+VERSION   = 0.1.0
 BUILD    ?= build
 CC       ?= gcc
 SAN      ?=
@@ -9,14 +12,14 @@ OPT      ?= -O2
 CFLAGS   ?= $(OPT) -g
 BASEFLAGS = -std=c11 -Wall -Wextra -Werror -I. -I$(BUILD)/gen -Iruntime \
             -D_DEFAULT_SOURCE -D_POSIX_C_SOURCE=200809L -pthread \
-            -DBFRT_INCLUDE_DIR='"$(CURDIR)/runtime"' $(if $(SAN),-fsanitize=address$(,)undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined)
+            -DBFSYNC_SOURCE_DIR='"$(CURDIR)"' -DBFSYNC_VERSION='"$(VERSION)"' $(if $(SAN),-fsanitize=address$(,)undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined)
 ,        := ,
 LDLIBS    = -ltcc -ldl -lpthread -lm
 GENFLAGS  = -Wno-unused-function -Wno-sign-compare -Wno-unused-parameter
 
 DEBS = flex bison tcc libtcc-dev libcmocka-dev python3 clang libclang-rt-14-dev valgrind
 
-COMPILER_SRC = $(sort $(wildcard frontend/*.c transform/*.c backend/*.c driver/*.c))
+COMPILER_SRC = $(sort $(wildcard frontend/*.c transform/*.c backend/*.c harness/*.c driver/*.c))
 RUNTIME_SRC  = $(sort $(wildcard runtime/*.c))
 ifneq ($(wildcard dsl/parser.y),)
 GEN_SRC      = $(BUILD)/gen/dsl/parser.c $(BUILD)/gen/dsl/lexer.c
@@ -25,21 +28,20 @@ endif
 COMPILER_OBJ = $(COMPILER_SRC:%.c=$(BUILD)/obj/%.o) $(GEN_SRC:$(BUILD)/gen/%.c=$(BUILD)/obj/%.o)
 LIB_OBJ      = $(filter-out $(BUILD)/obj/driver/main.o,$(COMPILER_OBJ))
 RUNTIME_OBJ  = $(RUNTIME_SRC:%.c=$(BUILD)/obj/%.o)
+PUBLIC_HDR   = runtime/bfrt.h runtime/bfrt_kernel.h runtime/bfrt_cost.h runtime/ops.def
+BUILD_HDR    = $(PUBLIC_HDR:runtime/%=$(BUILD)/include/bfsync/%)
 UNIT_SRC     = $(sort $(wildcard tests/unit/test_*.c))
 UNIT_BIN     = $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 TEST_SCRIPTS = $(sort $(wildcard tests/*.sh))
 
 .PHONY: all deps test test-unit test-scripts test-asan test-update run bench install clean fuzz-kernels fuzz exhaustive
-all: deps-quiet $(BUILD)/bfsync $(BUILD)/libbfrt.a
+all: $(BUILD)/bfsync $(BUILD)/libbfrt.a $(BUILD_HDR)
 
 deps:
 	@missing=""; for p in $(DEBS); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
 	if [ -n "$$missing" ]; then echo "installing:$$missing"; \
 	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
 	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $$missing >/dev/null; fi
-
-deps-quiet:
-	@$(MAKE) --no-print-directory deps
 
 $(BUILD)/gen/dsl/parser.c $(BUILD)/gen/dsl/parser.h: dsl/parser.y
 	@mkdir -p $(dir $@)
@@ -57,24 +59,31 @@ $(BUILD)/obj/%.o: %.c $(GEN_HDR)
 	@mkdir -p $(dir $@)
 	$(CC) $(BASEFLAGS) $(CFLAGS) -MMD -c $< -o $@
 
+# The headers generated kernels include, beside bfsync as in an installed prefix.
+$(BUILD)/include/bfsync/%: runtime/%
+	@mkdir -p $(dir $@)
+	cp $< $@
+
 $(BUILD)/libbfrt.a: $(RUNTIME_OBJ)
 	ar rcs $@ $^
 
 $(BUILD)/bfsync: $(COMPILER_OBJ) $(BUILD)/libbfrt.a
 	$(CC) $(BASEFLAGS) $(CFLAGS) -rdynamic -o $@ $(COMPILER_OBJ) $(BUILD)/libbfrt.a $(LDLIBS)
 
-$(BUILD)/tests/%: tests/unit/%.c $(LIB_OBJ) $(BUILD)/libbfrt.a
+$(BUILD)/tests/%: tests/unit/%.c $(LIB_OBJ) $(BUILD)/libbfrt.a $(BUILD_HDR)
 	@mkdir -p $(dir $@)
 	$(CC) $(BASEFLAGS) $(CFLAGS) -rdynamic -o $@ $< $(LIB_OBJ) $(BUILD)/libbfrt.a -lcmocka $(LDLIBS)
 
-test: all
+test:
+	@$(MAKE) --no-print-directory deps
+	@$(MAKE) --no-print-directory all
 	@$(MAKE) --no-print-directory test-unit test-scripts
 	@$(MAKE) --no-print-directory test-asan
 
 test-unit: $(UNIT_BIN)
 	@set -e; for t in $(UNIT_BIN); do echo "== $$t"; $$t; done
 
-test-scripts: $(BUILD)/bfsync $(BUILD)/libbfrt.a
+test-scripts: all
 	@set -e; for t in $(TEST_SCRIPTS); do echo "== $$t"; BFSYNC=$(BUILD)/bfsync BUILD=$(BUILD) bash $$t; done
 
 # The unit tests and the script tests again, built with ASan and UBSan.
@@ -85,7 +94,9 @@ test-asan:
 test-update: all
 	@set -e; for t in $(TEST_SCRIPTS); do BFSYNC=$(BUILD)/bfsync BUILD=$(BUILD) UPDATE=1 bash $$t; done
 
-run: all
+run:
+	@$(MAKE) --no-print-directory deps
+	@$(MAKE) --no-print-directory all
 	@bash driver/run-main.sh $(BUILD)/bfsync
 
 bench: all
@@ -94,7 +105,8 @@ bench: all
 # Verification at scale (docs/correctness.md). fuzz-kernels: the
 # differential campaign over N random kernels from seed FROM (the documented
 # long campaign is the default: 100,000 kernels, gcc on every 100th seed);
-# exhaustive: every kernel of the small scope through the oracle.
+# exhaustive: every kernel of the small scope, every engine at 3
+# instructions, through the oracle (tests/exhaustive.sh runs a smaller bound).
 N    ?= 100000
 FROM ?= 1000000
 SIZE ?= 40
@@ -103,31 +115,32 @@ fuzz-kernels: all
 	$(BUILD)/bfsync campaign --from $(FROM) --count $(N) --size $(SIZE) --jobs $(JOBS) --gcc-every 100
 
 exhaustive: all
-	BFSYNC=$(BUILD)/bfsync BUILD=$(BUILD) bash tests/exhaustive.sh
+	FULL=1 BFSYNC=$(BUILD)/bfsync BUILD=$(BUILD) bash tests/exhaustive.sh
 
 # libFuzzer over parse + check + the fmt round trip, the frontend and the
 # generated parser compiled by clang with ASan and UBSan: `make fuzz
 # SECONDS=3600` fuzzes that long; the corpus grows in $(BUILD)/fuzz/corpus.
 SECONDS ?= 600
 FUZZ_BIN   = $(BUILD)/fuzz/fuzz_frontend
-FUZZ_SRC   = tests/fuzz/fuzz_frontend.c $(wildcard frontend/*.c) $(GEN_SRC)
+FUZZ_SRC   = tests/fuzz/fuzz_frontend.c $(wildcard frontend/*.c) runtime/ops.c $(GEN_SRC)
 FUZZ_FLAGS = -std=c11 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
              -I. -I$(BUILD)/gen -Iruntime -D_DEFAULT_SOURCE -D_POSIX_C_SOURCE=200809L -Wno-unused-function
 $(FUZZ_BIN): $(FUZZ_SRC) $(GEN_HDR) $(wildcard frontend/*.h)
 	@mkdir -p $(dir $@)
 	clang $(FUZZ_FLAGS) -o $@ $(FUZZ_SRC)
 
-fuzz: deps-quiet $(FUZZ_BIN)
+fuzz: $(FUZZ_BIN)
 	bash tests/fuzz/run.sh $(FUZZ_BIN) $(SECONDS) $(BUILD)/fuzz/corpus
 
 PREFIX ?= /usr/local
+# PREFIX/bin/bfsync finds the headers in PREFIX/include/bfsync/ (never in
+# the source tree), so an installed bfsync works after the tree is gone.
 install: all
-	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/lib/pkgconfig
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/include/bfsync $(DESTDIR)$(PREFIX)/lib/pkgconfig
 	install -m 755 $(BUILD)/bfsync $(DESTDIR)$(PREFIX)/bin/bfsync
-	install -m 644 runtime/bfrt.h $(DESTDIR)$(PREFIX)/include/bfrt.h
-	install -m 644 runtime/ops.def $(DESTDIR)$(PREFIX)/include/ops.def
+	install -m 644 $(PUBLIC_HDR) $(DESTDIR)$(PREFIX)/include/bfsync/
 	install -m 644 $(BUILD)/libbfrt.a $(DESTDIR)$(PREFIX)/lib/libbfrt.a
-	sed 's|@PREFIX@|$(PREFIX)|' runtime/bfrt.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/bfrt.pc
+	sed 's|@PREFIX@|$(PREFIX)|; s|@VERSION@|$(VERSION)|' runtime/bfrt.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/bfrt.pc
 
 clean:
 	rm -rf build build-asan
@@ -137,3 +150,22 @@ clean:
 # The default target is targets/trn1.target itself, embedded with .incbin,
 # which the compiler's dependency files do not see.
 $(BUILD)/obj/frontend/target.o: targets/trn1.target
+
+# The Coq development (docs/proof.md). `make proof` checks every proof,
+# fails unless each main theorem is closed under the global context, and
+# builds build/proof/bfcheck, the extracted threshold function and
+# validator that tests/proof.sh runs against bfsync. `make test` runs it
+# before the script tests.
+PROOF_DIR = build/proof
+PROOF_V   = Model Transform Machine Theorems Validate Extract
+DEBS     += coq ocaml-nox
+.PHONY: proof
+proof:
+	@$(MAKE) --no-print-directory deps
+	@$(MAKE) --no-print-directory $(PROOF_DIR)/bfcheck
+$(PROOF_DIR)/bfcheck: $(wildcard proof/*.v) proof/bfcheck.ml proof/check_assumptions.sh
+	@rm -rf $(PROOF_DIR) && mkdir -p $(PROOF_DIR) && cp proof/*.v proof/bfcheck.ml $(PROOF_DIR)/
+	cd $(PROOF_DIR) && for f in $(PROOF_V); do coqc -q -Q . BF $$f.v || exit 1; done
+	bash proof/check_assumptions.sh $(PROOF_DIR)
+	cd $(PROOF_DIR) && ocamlopt -o bfcheck.tmp thresholds.mli thresholds.ml bfcheck.ml && mv bfcheck.tmp bfcheck
+test-scripts: proof

@@ -12,21 +12,27 @@
 #include <stdio.h>
 
 #include "frontend/program.h"
-#include "runtime/bfrt.h"
+#include "runtime/bfrt_cost.h"
 
-/* The version stamped into generated files (kept equal to driver/main.c). */
-#define BFSYNC_VERSION "0.1.0"
+/* BFSYNC_VERSION, stamped into generated files and printed by --version,
+ * comes from the Makefile's VERSION, its one definition. */
 
 /* Requires: p->ir validated. Ensures: one self-contained C99 file on out. */
 void emit_c(const Program *p, FILE *out);
 /* emit_c into a NUL-terminated string in p's arena. */
 char *emit_c_string(Program *p);
+/* The one external symbol of the emitted file, the kernel's descriptor:
+ * bfk_<kernel>_<mode> (mode barrier_free or barrier), so any kernels and
+ * both modes of one link into one program. */
+const char *emit_c_symbol(const Program *p);
 
 /* ---- JIT (libtcc, in memory). */
 typedef struct Jit Jit;
-/* Compile generated C; a libtcc error is a backend bug (reported, abort). */
-Jit *jit_compile(Program *p, const char *c_source);
-/* The descriptor the compiled file exports through bfk_kernel(). */
+/* Compile generated C; NULL with a message in *err when the runtime
+ * headers are not installed beside bfsync; a libtcc error is a backend bug
+ * (reported, abort). */
+Jit *jit_compile(Program *p, const char *c_source, const char **err);
+/* The descriptor the compiled file exports (emit_c_symbol). */
 const bfrt_kernel *jit_kernel(const Jit *jit);
 /* Release the compiled code; the descriptor is gone after this. */
 void jit_free(Jit *jit);
@@ -58,9 +64,13 @@ typedef struct NpyArray {
   bool ints;   /* '<i4' (an i32 tensor's values) rather than '<f4' */
 } NpyArray;
 
-/* Read path into arena memory; 0, or -1 with a message in *err. */
-int npy_read(Arena *arena, const char *path, NpyArray *out, const char **err);
-/* Write a version 1.0 file; 0, or -1 with a message in *err. */
+/* Read path into into->data, which is into->rows x into->cols and f32 or,
+ * with into->ints, i32 (the dtype must match): a file of
+ * any other shape is an error (naming tensor) before anything is read. 0,
+ * or -1 with a message in *err. */
+int npy_read(Arena *arena, const char *path, const char *tensor, const NpyArray *into, const char **err);
+/* Write a version 1.0 file, atomically (a temporary file renamed over
+ * path); 0, or -1 with a message (and the reason) in *err. */
 int npy_write(Arena *arena, const char *path, const NpyArray *array, const char **err);
 
 #endif

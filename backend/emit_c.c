@@ -18,9 +18,12 @@
  *
  * Guarded waits follow transform/ir.h: `bf_wait(cx, e, &known_e, T, line)`
  * waits only when T > known_e and then sets known_e = T; one known_e per
- * producer engine, reset by barriers. Each op is one bfrt_op call with its
- * operands in a compound literal. Both keep the file (and tcc's work) in
- * proportion to the kernel.
+ * producer engine, reset by barriers. Each op is one call of a helper per
+ * operand shape, bf_op_ttt(cx, op, line, tile, slot, ...), which builds
+ * the operand array in its own frame and calls bfrt_op: the engine
+ * function's stack stays the same size however many ops it has. Both keep
+ * the file (and tcc's work) in proportion to the kernel. Integer
+ * arithmetic wraps (bf_add, bf_sub, bf_mul) as the language defines it.
  * Bookkeeping is charged with one bfrt_bookkeep call per run of adjacent
  * bookkeeping nodes, so the total equals the IR's definition: each executed
  * IR_SET and IR_STORE, and each evaluated IR_WAIT with a non-constant
@@ -100,9 +103,13 @@ static const char *c_name(Arena *a, const char *source, const char *kind, int id
   return arena_printf(a, "bf_%s%d", kind, id);
 }
 
-/* name with every character outside [A-Za-z0-9_] replaced, for invented names. */
-static const char *sanitize_id(Arena *a, const char *name) {
-  char *s = arena_strndup(a, name, strlen(name) < 40 ? strlen(name) : 40);
+/* name (the id-th of its kind) with every character outside [A-Za-z0-9_]
+ * replaced, for invented names. Names longer than 40 characters (C99
+ * promises 63 significant ones) are cut to 40 and given "_ID", so two
+ * long names with one prefix stay distinct, and distinct from any name of
+ * 40 characters or fewer. */
+static const char *sanitize_id(Arena *a, const char *name, int id) {
+  char *s = strlen(name) <= 40 ? arena_strndup(a, name, strlen(name)) : arena_printf(a, "%.40s_%d", name, id);
   for (char *c = s; *c; c++)
     if (!(isalnum((unsigned char)*c) || *c == '_')) *c = '_';
   return s;
@@ -110,7 +117,7 @@ static const char *sanitize_id(Arena *a, const char *name) {
 
 static const char *known_name(const Emitter *em, int e) {
   return arena_printf(em->p->arena, "bf_known_%s",
-                      sanitize_id(em->p->arena, em->p->target->engines[e].name));
+                      sanitize_id(em->p->arena, em->p->target->engines[e].name, e));
 }
 
 /* Source text made safe inside a one-line block comment. */
@@ -132,11 +139,6 @@ static void put_comment_text(FILE *out, const char *text, size_t len) {
   }
 }
 
-static int line_of(const Program *p, Span span) {
-  int line, col;
-  source_position(&p->src, span.begin, &line, &col);
-  return line;
-}
 
 /* ---- Uses of one stream. */
 
@@ -153,6 +155,13 @@ static void uses_expr(Uses *u, const IrExpr *x) {
   uses_expr(u, x->a);
   uses_expr(u, x->b);
   uses_expr(u, x->c);
+}
+
+/* Whether a loop must check its trip count at entry (bfrt_loop): hi - lo
+ * stays below 2^63 when lo is a constant >= 0 or hi a constant < 0, the
+ * usual `for i in 0 .. N`. */
+static bool loop_checked(const IrNode *n) {
+  return !(n->lo->kind == IX_CONST && n->lo->value >= 0) && !(n->hi->kind == IX_CONST && n->hi->value < 0);
 }
 
 static void uses_nodes(Uses *u, const IrNode *n) {
@@ -177,6 +186,7 @@ static void uses_nodes(Uses *u, const IrNode *n) {
       uses_expr(u, n->value);
       break;
     case IR_LOOP:
+      u->cx |= loop_checked(n);
       uses_expr(u, n->lo);
       uses_expr(u, n->hi);
       uses_nodes(u, n->body);
@@ -204,32 +214,32 @@ static Uses stream_uses(const Program *p, const IrStream *s) {
   return u;
 }
 
-/* ---- Integer expressions. Precedence: 1 additive, 2 multiplicative, 3 primary. */
+/* ---- Integer expressions.
+ *
+ * Printed so that no two tokens can fuse and nothing is undefined: every
+ * operator is a call-shaped macro or function (bf_add, bf_sub, bf_mul wrap
+ * around through uint64_t, the language's arithmetic; bfrt_div and
+ * bfrt_mod, or bf_mod for a positive constant modulus, floor), and a
+ * negative constant is always parenthesized. `- -N` prints as
+ * bf_sub(0, bf_sub(0, N)), never as `--N`. */
 
-static void put_const(FILE *out, int64_t v, int prec) {
+static void put_const(FILE *out, int64_t v) {
   if (v == INT64_MIN)
     fprintf(out, "(-%" PRId64 " - 1)", INT64_MAX);
-  else if (v < 0 && prec > 0)
+  else if (v < 0)
     fprintf(out, "(%" PRId64 ")", v);
   else
     fprintf(out, "%" PRId64, v);
 }
 
-static void put_ir_expr(const Emitter *em, const IrExpr *x, int prec);
-
-static void put_binary(const Emitter *em, const IrExpr *x, const char *op, int own, int prec) {
-  if (prec > own) fputc('(', em->out);
-  put_ir_expr(em, x->a, own);
-  fprintf(em->out, " %s ", op);
-  put_ir_expr(em, x->b, own + 1);
-  if (prec > own) fputc(')', em->out);
-}
+static void put_ir_expr(const Emitter *em, const IrExpr *x);
+static void put_element(const Emitter *em, int array, const IrExpr *index, int op, int line);
 
 static void put_call(const Emitter *em, const IrExpr *x, const char *fn, bool line) {
   fprintf(em->out, "%s(%s", fn, line ? "bf_cx, " : "");
-  put_ir_expr(em, x->a, 0);
+  put_ir_expr(em, x->a);
   fputs(", ", em->out);
-  put_ir_expr(em, x->b, 0);
+  put_ir_expr(em, x->b);
   if (line) fprintf(em->out, ", %d", x->line);
   fputc(')', em->out);
 }
@@ -240,38 +250,50 @@ static bool is_const_mod(const IrExpr *x) {
 }
 
 static bool is_max(const IrExpr *x) { return x->kind == IX_MAX; }
+static bool is_trips(const IrExpr *x) { return x->kind == IX_TRIPS; }
+
+/* bf_aA[index]; an index not known to be in range is the slot of op at
+ * line, checked first (bfrt_slot) with that op's own error. */
+static void put_element(const Emitter *em, int array, const IrExpr *index, int op, int line) {
+  const IrArray *a = &em->stream->arrays[array];
+  fprintf(em->out, "bf_a%d[", array);
+  if (a->tile < 0 || ir_index_in_range(index, a->length)) {
+    put_ir_expr(em, index);
+  } else {
+    fprintf(em->out, "bfrt_slot(bf_cx, BFRT_%s, BF_TILE_%s, ", op_ids[op], em->tile_ids[a->tile]);
+    put_ir_expr(em, index);
+    fprintf(em->out, ", %d)", line);
+  }
+  fputc(']', em->out);
+}
 
 /* A comparison or a logical operator: parenthesized, an int 0 or 1 in C. */
 static void put_condition(const Emitter *em, const IrExpr *x, const char *op) {
   fputc('(', em->out);
-  put_ir_expr(em, x->a, 3);
+  put_ir_expr(em, x->a);
   fprintf(em->out, " %s ", op);
-  put_ir_expr(em, x->b, 3);
+  put_ir_expr(em, x->b);
   fputc(')', em->out);
 }
 
-static void put_ir_expr(const Emitter *em, const IrExpr *x, int prec) {
+static void put_ir_expr(const Emitter *em, const IrExpr *x) {
   switch (x->kind) {
-  case IX_CONST: put_const(em->out, x->value, prec); return;
+  case IX_CONST: put_const(em->out, x->value); return;
   case IX_PARAM: fputs(em->param_names[x->id], em->out); return;
   case IX_LOOPVAR: fputs(em->loop_names[x->id], em->out); return;
   case IX_VAR: fprintf(em->out, "bf_v%d", x->id); return;
-  case IX_LOAD:
-    fprintf(em->out, "bf_a%d[", x->id);
-    put_ir_expr(em, x->a, 0);
-    fputc(']', em->out);
-    return;
-  case IX_ADD: put_binary(em, x, "+", 1, prec); return;
-  case IX_SUB: put_binary(em, x, "-", 1, prec); return;
-  case IX_MUL: put_binary(em, x, "*", 2, prec); return;
+  case IX_LOAD: put_element(em, x->id, x->a, (int)x->value, x->line); return;
+  case IX_ADD: put_call(em, x, "bf_add", false); return;
+  case IX_SUB: put_call(em, x, "bf_sub", false); return;
+  case IX_MUL: put_call(em, x, "bf_mul", false); return;
   case IX_DIV: put_call(em, x, "bfrt_div", true); return;
   case IX_MOD: put_call(em, x, is_const_mod(x) ? "bf_mod" : "bfrt_mod", !is_const_mod(x)); return;
   case IX_MAX: put_call(em, x, "bf_max", false); return;
   case IX_ELEM:
     fprintf(em->out, "bfrt_elem(bf_cx, %d, ", x->id);
-    put_ir_expr(em, x->a, 0);
+    put_ir_expr(em, x->a);
     fputs(", ", em->out);
-    put_ir_expr(em, x->b, 0);
+    put_ir_expr(em, x->b);
     fprintf(em->out, ", %d)", x->line);
     return;
   case IX_LT: put_condition(em, x, "<"); return;
@@ -284,17 +306,18 @@ static void put_ir_expr(const Emitter *em, const IrExpr *x, int prec) {
   case IX_OR: put_condition(em, x, "||"); return;
   case IX_NOT:
     fputs("!", em->out);
-    put_ir_expr(em, x->a, 3);
+    put_ir_expr(em, x->a);
     return;
   case IX_SELECT:
     fputc('(', em->out);
-    put_ir_expr(em, x->a, 3);
+    put_ir_expr(em, x->a);
     fputs(" ? ", em->out);
-    put_ir_expr(em, x->b, 3);
+    put_ir_expr(em, x->b);
     fputs(" : ", em->out);
-    put_ir_expr(em, x->c, 3);
+    put_ir_expr(em, x->c);
     fputc(')', em->out);
     return;
+  case IX_TRIPS: put_call(em, x, "bf_trips", false); return;
   }
   bug("emit_c: unknown IR expression kind %d", x->kind);
 }
@@ -388,7 +411,7 @@ static void put_wait(const Emitter *em, const IrNode *n) {
   indent(em);
   const char *e = em->engine_ids[n->engine];
   fprintf(em->out, "bf_wait(bf_cx, BF_ENGINE_%s, &bf_known_%s, ", e, e);
-  put_ir_expr(em, n->threshold, 0);
+  put_ir_expr(em, n->threshold);
   fprintf(em->out, ", %d);", n->line);
   put_wait_comment(em, n);
 }
@@ -409,24 +432,74 @@ static void put_float(FILE *out, float f) {
   fputc('f', out);
 }
 
+/* The operand kinds of an op as letters, t(ile), h(bm), f(loat): its
+ * call goes through bf_op_LETTERS, which builds the bfrt_arg array in its
+ * own frame. A compound literal per op in the engine function instead
+ * would take stack space per op (tcc does not reuse it): 150,000 ops
+ * overflowed an engine thread's stack. */
+static void operand_letters(const IrNode *n, char letters[8]) {
+  int k = 0;
+  for (int i = 0; i < n->noperands && k < 7; i++)
+    letters[k++] = n->operands[i].kind == OPND_TILE ? 't' : n->operands[i].kind == OPND_HBM ? 'h' : 'f';
+  letters[k] = 0;
+}
+
+static void put_op_helper(FILE *out, const char *letters) {
+  static const char *const arg[] = {"BFRT_TILE(t%d, s%d)", "BFRT_HBM(h%d, r%d, c%d)", "BFRT_IMM(f%d)"};
+  int n = (int)strlen(letters);
+  fprintf(out, "\nstatic void bf_op_%s(bfrt_ctx *cx, int op, int line", letters);
+  for (int i = 0; i < n; i++) {
+    if (letters[i] == 't') fprintf(out, ", int t%d, int64_t s%d", i, i);
+    if (letters[i] == 'h') fprintf(out, ", int h%d, int64_t r%d, int64_t c%d", i, i, i);
+    if (letters[i] == 'f') fprintf(out, ", float f%d", i);
+  }
+  fprintf(out, ") {\n  const bfrt_arg args[%d] = {", n);
+  for (int i = 0; i < n; i++) {
+    int k = letters[i] == 't' ? 0 : letters[i] == 'h' ? 1 : 2;
+    if (i) fputs(", ", out);
+    fprintf(out, arg[k], i, i, i);
+  }
+  fprintf(out, "};\n  bfrt_op(cx, op, line, %d, args);\n}\n", n);
+}
+
+static void collect_op_shapes(const IrNode *n, char (*seen)[8], int *nseen, int cap) {
+  for (; n; n = n->next) {
+    if (n->kind == IR_LOOP || n->kind == IR_IF) collect_op_shapes(n->body, seen, nseen, cap);
+    if (n->kind == IR_IF) collect_op_shapes(n->orelse, seen, nseen, cap);
+    if (n->kind != IR_OP) continue;
+    char letters[8];
+    operand_letters(n, letters);
+    int i = 0;
+    while (i < *nseen && strcmp(seen[i], letters)) i++;
+    if (i == *nseen && *nseen < cap) strcpy(seen[(*nseen)++], letters);
+  }
+}
+
+/* One bf_op_LETTERS per operand shape the kernel's ops use. */
+static void put_op_helpers(const Program *p, FILE *out) {
+  enum { CAP = 64 };
+  char seen[CAP][8];
+  int nseen = 0;
+  for (int e = 0; e < p->ir->nengines; e++) collect_op_shapes(p->ir->streams[e].body, seen, &nseen, CAP);
+  if (nseen == CAP) bug("emit_c: more than %d operand shapes", CAP);
+  for (int i = 0; i < nseen; i++) put_op_helper(out, seen[i]);
+}
+
 static void put_operand(const Emitter *em, const IrOperand *o) {
   switch (o->kind) {
   case OPND_TILE:
-    fprintf(em->out, "BFRT_TILE(BF_TILE_%s, ", em->tile_ids[o->decl]);
-    put_ir_expr(em, o->slot, 0);
-    fputc(')', em->out);
+    fprintf(em->out, ", BF_TILE_%s, ", em->tile_ids[o->decl]);
+    put_ir_expr(em, o->slot);
     return;
   case OPND_HBM:
-    fprintf(em->out, "BFRT_HBM(BF_HBM_%s, ", em->tensor_ids[o->decl]);
-    put_ir_expr(em, o->row, 0);
+    fprintf(em->out, ", BF_HBM_%s, ", em->tensor_ids[o->decl]);
+    put_ir_expr(em, o->row);
     fputs(", ", em->out);
-    put_ir_expr(em, o->col, 0);
-    fputc(')', em->out);
+    put_ir_expr(em, o->col);
     return;
   case OPND_IMM:
-    fputs("BFRT_IMM(", em->out);
+    fputs(", ", em->out);
     put_float(em->out, o->imm);
-    fputc(')', em->out);
     return;
   case OPND_NAME: break;
   }
@@ -443,13 +516,11 @@ static void put_op(const Emitter *em, const IrNode *n) {
   }
   fputs(" */\n", em->out);
   indent(em);
-  fprintf(em->out, "bfrt_op(bf_cx, BFRT_%s, %d, %d, (const bfrt_arg[%d]){", op_ids[n->op], n->line,
-          n->noperands, n->noperands);
-  for (int i = 0; i < n->noperands; i++) {
-    if (i) fputs(", ", em->out);
-    put_operand(em, &n->operands[i]);
-  }
-  fputs("});\n", em->out);
+  char letters[8];
+  operand_letters(n, letters);
+  fprintf(em->out, "bf_op_%s(bf_cx, BFRT_%s, %d", letters, op_ids[n->op], n->line);
+  for (int i = 0; i < n->noperands; i++) put_operand(em, &n->operands[i]);
+  fputs(");\n", em->out);
 }
 
 static void put_nodes(Emitter *em, const IrNode *n, const Uses *u);
@@ -458,9 +529,11 @@ static void put_loop(Emitter *em, const IrNode *n, const Uses *u) {
   const char *v = em->loop_names[n->loop_id];
   indent(em);
   fprintf(em->out, "for (int64_t %s = ", v);
-  put_ir_expr(em, n->lo, 0);
+  put_ir_expr(em, n->lo);
   fprintf(em->out, ", bf_end%d = ", n->loop_id);
-  put_ir_expr(em, n->hi, 0);
+  if (loop_checked(n)) fprintf(em->out, "bfrt_loop(bf_cx, %s, ", v);
+  put_ir_expr(em, n->hi);
+  if (loop_checked(n)) fprintf(em->out, ", %d)", n->line);
   fprintf(em->out, "; %s < bf_end%d; %s++) {\n", v, n->loop_id, v);
   em->depth++;
   put_nodes(em, n->body, u);
@@ -474,7 +547,7 @@ static void put_loop(Emitter *em, const IrNode *n, const Uses *u) {
 static void put_if(Emitter *em, const IrNode *n, const Uses *u) {
   indent(em);
   fputs("if (", em->out);
-  put_ir_expr(em, n->cond, 0);
+  put_ir_expr(em, n->cond);
   fprintf(em->out, ") { /* line %d */\n", n->line);
   em->depth++;
   put_nodes(em, n->body, u);
@@ -510,15 +583,14 @@ static void put_nodes(Emitter *em, const IrNode *n, const Uses *u) {
     case IR_SET:
       indent(em);
       fprintf(em->out, "bf_v%d = ", n->var);
-      put_ir_expr(em, n->value, 0);
+      put_ir_expr(em, n->value);
       fputs(";\n", em->out);
       break;
     case IR_STORE:
       indent(em);
-      fprintf(em->out, "bf_a%d[", n->array);
-      put_ir_expr(em, n->index, 0);
-      fputs("] = ", em->out);
-      put_ir_expr(em, n->value, 0);
+      put_element(em, n->array, n->index, n->op, n->line);
+      fputs(" = ", em->out);
+      put_ir_expr(em, n->value);
       fputs(";\n", em->out);
       break;
     case IR_LOOP: put_loop(em, n, u); break;
@@ -549,7 +621,7 @@ static void put_locals(Emitter *em, const Uses *u) {
   }
   for (int i = 0; i < s->narrays; i++) {
     fprintf(em->out, "  int64_t *bf_a%d = bfrt_scratch(bf_cx, ", i);
-    put_ir_expr(em, s->arrays[i].length, 0);
+    put_ir_expr(em, s->arrays[i].length);
     fputs("); /* ", em->out);
     if (s->arrays[i].name) put_comment_text(em->out, s->arrays[i].name, strlen(s->arrays[i].name));
     fputs(" */\n", em->out);
@@ -566,7 +638,7 @@ static void put_engine(Emitter *em, int e) {
   Uses u = stream_uses(em->p, em->stream);
   fprintf(em->out, "\n/* Engine %s. */\n", eng->name);
   fprintf(em->out, "static void bf_engine_%s(bfrt_ctx *bf_cx, const int64_t *bf_params) {\n",
-          sanitize_id(em->p->arena, eng->name));
+          sanitize_id(em->p->arena, eng->name, e));
   put_locals(em, &u);
   em->depth = 1;
   put_nodes(em, em->stream->body, &u);
@@ -575,36 +647,32 @@ static void put_engine(Emitter *em, int e) {
 
 /* ---- Tensor shapes, from the AST's shape expressions over parameters. */
 
-static void put_ast_expr(const Emitter *em, const Expr *x, int prec) {
+static void put_ast_expr(const Emitter *em, const Expr *x) {
+  static const char *const fn[] = {[EX_ADD] = "bf_add", [EX_SUB] = "bf_sub", [EX_MUL] = "bf_mul",
+                                   [EX_DIV] = "bf_shape_div", [EX_MOD] = "bf_shape_mod"};
   switch (x->kind) {
-  case EX_INT: put_const(em->out, x->value, prec); return;
+  case EX_INT: put_const(em->out, x->value); return;
   case EX_ELEM: bug("emit_c: tensor shape reads device integer '%s'", x->name);
   case EX_NAME:
     if (x->sym != SYM_PARAM) bug("emit_c: tensor shape uses a non-parameter '%s'", x->name);
     fputs(em->param_names[x->index], em->out);
     return;
   case EX_NEG:
-    fputs("-", em->out);
-    put_ast_expr(em, x->lhs, 3);
+    fputs("bf_sub(0, ", em->out);
+    put_ast_expr(em, x->lhs);
+    fputc(')', em->out);
     return;
   case EX_ADD:
   case EX_SUB:
-  case EX_MUL: {
-    int own = x->kind == EX_MUL ? 2 : 1;
-    if (prec > own) fputc('(', em->out);
-    put_ast_expr(em, x->lhs, own);
-    fputs(x->kind == EX_ADD ? " + " : x->kind == EX_SUB ? " - " : " * ", em->out);
-    put_ast_expr(em, x->rhs, own + 1);
-    if (prec > own) fputc(')', em->out);
-    return;
-  }
+  case EX_MUL:
   case EX_DIV:
   case EX_MOD:
-    fprintf(em->out, "%s(", x->kind == EX_DIV ? "bf_shape_div" : "bf_shape_mod");
-    put_ast_expr(em, x->lhs, 0);
+    fprintf(em->out, "%s(", fn[x->kind]);
+    put_ast_expr(em, x->lhs);
     fputs(", ", em->out);
-    put_ast_expr(em, x->rhs, 0);
-    fprintf(em->out, ", %d, &bf_bad)", line_of(em->p, x->span));
+    put_ast_expr(em, x->rhs);
+    if (x->kind == EX_DIV || x->kind == EX_MOD) fprintf(em->out, ", %d, &bf_bad", line_of(em->p, x->span));
+    fputc(')', em->out);
     return;
   }
   bug("emit_c: unknown expression kind %d", x->kind);
@@ -622,13 +690,15 @@ static void ast_expr_params(const Expr *x, bool *param) {
 }
 
 /* Floor division and modulo for tensor shapes, emitted only when used; a
- * zero divisor records its source line in *bad. */
+ * zero divisor records its source line in *bad. Division by -1 is
+ * negation, wrapping (INT64_MIN / -1 is INT64_MIN), as everywhere. */
 static const char shape_div[] =
     "\nstatic int64_t bf_shape_div(int64_t a, int64_t b, int line, int *bad) {\n"
     "  if (b == 0) {\n"
     "    if (!*bad) *bad = line;\n"
     "    return 0;\n"
     "  }\n"
+    "  if (b == -1) return bf_sub(0, a);\n"
     "  return a / b - ((a % b != 0) && ((a < 0) != (b < 0)));\n"
     "}\n";
 
@@ -638,6 +708,7 @@ static const char shape_mod[] =
     "    if (!*bad) *bad = line;\n"
     "    return 0;\n"
     "  }\n"
+    "  if (b == -1) return 0;\n"
     "  return a % b + ((a % b != 0) && ((a < 0) != (b < 0))) * b;\n"
     "}\n";
 
@@ -667,10 +738,10 @@ static void put_tensor_shape(const Emitter *em) {
   fprintf(em->out, "  int bf_bad = 0;\n  switch (bf_tensor) {\n");
   for (int t = 0; t < k->ntensors; t++) {
     const Tensor *x = &k->tensors[t];
-    fprintf(em->out, "  case BF_HBM_%s:\n    bf_shape[0] = ", sanitize_id(em->p->arena, x->name));
-    put_ast_expr(em, x->rows, 0);
+    fprintf(em->out, "  case BF_HBM_%s:\n    bf_shape[0] = ", sanitize_id(em->p->arena, x->name, t));
+    put_ast_expr(em, x->rows);
     fputs(";\n    bf_shape[1] = ", em->out);
-    put_ast_expr(em, x->cols, 0);
+    put_ast_expr(em, x->cols);
     fputs(";\n    break;\n", em->out);
   }
   fputs("  default:\n    bf_shape[0] = bf_shape[1] = 0;\n    break;\n  }\n  return bf_bad;\n}\n",
@@ -689,9 +760,10 @@ static void put_header(const Emitter *em) {
   put_comment_text(em->out, p->src.path, strlen(p->src.path));
   fprintf(em->out, "\n * target: %s\n *\n", p->target->name);
   fputs(" * One function per engine runs that engine's instruction stream in order.\n"
-        " * Every op, wait and barrier goes through the bfrt runtime (bfrt.h, see\n"
-        " * docs/runtime.md); bfk_kernel() returns the kernel's descriptor. */\n"
-        "#include <stdint.h>\n\n#include \"bfrt.h\"\n",
+        " * Every op, wait and barrier goes through the bfrt runtime (bfrt_kernel.h,\n"
+        " * see docs/runtime.md); the one external symbol is the kernel's descriptor,\n"
+        " * named after the kernel and the sync mode. */\n"
+        "#include <stdint.h>\n\n#include \"bfrt_kernel.h\"\n",
         em->out);
 }
 
@@ -701,7 +773,7 @@ static void put_enum(const Emitter *em, const char *what, const char *prefix, in
   fprintf(em->out, "\n/* %s */\nenum {", what);
   for (int i = 0; i < n; i++)
     fprintf(em->out, "%s\n  %s%s = %d", i ? "," : "", prefix,
-            sanitize_id(em->p->arena, name(em->p, i)), i);
+            sanitize_id(em->p->arena, name(em->p, i), i), i);
   fputs("\n};\n", em->out);
 }
 
@@ -730,7 +802,7 @@ static void put_descriptor(const Emitter *em) {
     fprintf(em->out, "%sBFRT_KIND_%s", e ? ", " : "", kind_ids[p->target->engines[e].kind]);
   fprintf(em->out, "};\nstatic void (*const bf_entry[%d])(bfrt_ctx *, const int64_t *) = {", ne);
   for (int e = 0; e < ne; e++)
-    fprintf(em->out, "%sbf_engine_%s", e ? ", " : "", sanitize_id(p->arena, p->target->engines[e].name));
+    fprintf(em->out, "%sbf_engine_%s", e ? ", " : "", sanitize_id(p->arena, p->target->engines[e].name, e));
   fprintf(em->out, "};\nstatic const bfrt_tile_desc bf_tiles[%d] = {", k->ntiles ? k->ntiles : 1);
   for (int i = 0; i < k->ntiles; i++) {
     const Tile *t = &k->tiles[i];
@@ -745,11 +817,14 @@ static void put_descriptor(const Emitter *em) {
             io_names[k->tensors[i].io], k->tensors[i].ints);
   fputs(k->ntensors ? "\n};\n" : "{0, 0, 0}};\n", em->out);
   fprintf(em->out,
-          "\nconst bfrt_kernel bfk_%s = {\n"
+          "\nconst bfrt_kernel %s = {\n"
           "  \"%s\", %d, bf_param_names, %d, bf_engine_names, bf_engine_kinds, bf_entry,\n"
           "  %d, bf_tiles, %d, bf_tensors, bf_tensor_shape};\n",
-          k->name, k->name, k->nparams, ne, k->ntiles, k->ntensors);
-  fprintf(em->out, "\nconst bfrt_kernel *bfk_kernel(void) { return &bfk_%s; }\n", k->name);
+          emit_c_symbol(p), k->name, k->nparams, ne, k->ntiles, k->ntensors);
+}
+
+const char *emit_c_symbol(const Program *p) {
+  return arena_printf(p->arena, "bfk_%s_%s", p->kernel->name, p->ir->sync == SYNC_BARRIER ? "barrier" : "barrier_free");
 }
 
 static const char **loop_c_names(const Program *p) {
@@ -769,7 +844,7 @@ static const char **param_c_names(const Program *p) {
 static const char **sanitized_ids(const Program *p, int n,
                                   const char *(*name)(const Program *, int)) {
   const char **ids = ARENA_ARRAY(p->arena, const char *, n + 1);
-  for (int i = 0; i < n; i++) ids[i] = sanitize_id(p->arena, name(p, i));
+  for (int i = 0; i < n; i++) ids[i] = sanitize_id(p->arena, name(p, i), i);
   return ids;
 }
 
@@ -786,8 +861,20 @@ void emit_c(const Program *p, FILE *out) {
            engine_name);
   put_enum(&em, "Tiles (on-chip).", "BF_TILE_", p->kernel->ntiles, tile_name);
   put_enum(&em, "Tensors (hbm).", "BF_HBM_", p->kernel->ntensors, tensor_name);
+  fputs("\n/* The language's integer arithmetic: 64 bits, wrapping around (never\n"
+        " * undefined behaviour). */\n"
+        "#define bf_add(a, b) ((int64_t)((uint64_t)(a) + (uint64_t)(b)))\n"
+        "#define bf_sub(a, b) ((int64_t)((uint64_t)(a) - (uint64_t)(b)))\n"
+        "#define bf_mul(a, b) ((int64_t)((uint64_t)(a) * (uint64_t)(b)))\n",
+        out);
   if (program_uses(p->ir, is_max))
     fputs("\nstatic int64_t bf_max(int64_t a, int64_t b) { return a > b ? a : b; }\n", out);
+  if (program_uses(p->ir, is_trips))
+    fputs("\n/* Iterations of for v in lo .. hi (below 2^63: bfrt_loop stops longer loops). */\n"
+          "static int64_t bf_trips(int64_t lo, int64_t hi) {\n"
+          "  return hi > lo ? (int64_t)((uint64_t)hi - (uint64_t)lo) : 0;\n"
+          "}\n",
+          out);
   if (program_uses(p->ir, is_const_mod))
     fputs("\n/* Floor modulo by a positive constant. */\n"
           "static int64_t bf_mod(int64_t a, int64_t b) { return a % b < 0 ? a % b + b : a % b; }\n",
@@ -801,6 +888,7 @@ void emit_c(const Program *p, FILE *out) {
           "  }\n"
           "}\n",
           out);
+  put_op_helpers(p, out);
   for (int e = 0; e < p->ir->nengines; e++) put_engine(&em, e);
   put_tensor_shape(&em);
   put_descriptor(&em);

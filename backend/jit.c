@@ -5,19 +5,17 @@
  * linked into bfsync itself (bound explicitly with tcc_add_symbol, so the
  * kernel cannot pick up anything else by accident), relocates the code into
  * memory it owns, and the kernel is found through the one symbol every
- * generated file exports, bfk_kernel(). The generated C is ours, so a tcc
+ * generated file exports, its descriptor (emit_c_symbol). The generated C is ours, so a tcc
  * diagnostic is a backend bug, not a user error: it is printed with tcc's
  * messages and bfsync aborts. */
 #include <libtcc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "backend/backend.h"
 
-#ifndef BFRT_INCLUDE_DIR
-#define BFRT_INCLUDE_DIR "runtime"
-#endif
 #define TCC_LIB_DIR "/usr/lib/x86_64-linux-gnu/tcc"
 
 struct Jit {
@@ -55,21 +53,45 @@ static void bind_runtime(TCCState *s) {
       tcc_failed("bind the runtime for");
 }
 
-Jit *jit_compile(Program *p, const char *c_source) {
+/* The runtime headers the generated C includes, found beside the
+ * executable: include/bfsync/ in the build folder (the Makefile copies them
+ * there), ../include/bfsync/ in an installed prefix. Never the source tree,
+ * so an installed bfsync needs nothing but its prefix. NULL if neither has
+ * them; the places looked in are in *looked. */
+static const char *runtime_include_dir(Arena *arena, const char **looked) {
+  char exe[4096];
+  ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+  if (n <= 0) n = snprintf(exe, sizeof exe, "./bfsync");
+  exe[n] = 0;
+  char *slash = strrchr(exe, '/');
+  if (slash) *slash = 0;
+  const char *beside = arena_printf(arena, "%s/include/bfsync", exe);
+  const char *installed = arena_printf(arena, "%s/../include/bfsync", exe);
+  *looked = arena_printf(arena, "%s and %s", beside, installed);
+  if (!access(arena_printf(arena, "%s/bfrt_kernel.h", beside), R_OK)) return beside;
+  if (!access(arena_printf(arena, "%s/bfrt_kernel.h", installed), R_OK)) return installed;
+  return NULL;
+}
+
+Jit *jit_compile(Program *p, const char *c_source, const char **err) {
+  const char *looked, *include_dir = runtime_include_dir(p->arena, &looked);
+  if (!include_dir) {
+    *err = arena_printf(p->arena, "cannot find the runtime headers (bfrt_kernel.h) in %s", looked);
+    return NULL;
+  }
   Jit *jit = ARENA_NEW(p->arena, Jit);
   TCCState *s = tcc_new();
   if (!s) bug("libtcc: out of memory");
   jit->tcc = s;
   tcc_set_error_func(s, NULL, print_tcc_message);
   tcc_set_lib_path(s, TCC_LIB_DIR);
-  tcc_add_include_path(s, BFRT_INCLUDE_DIR);
+  tcc_add_include_path(s, include_dir);
   tcc_set_output_type(s, TCC_OUTPUT_MEMORY);
   if (tcc_compile_string(s, c_source) < 0) tcc_failed("compile");
   bind_runtime(s);
   if (tcc_relocate(s, TCC_RELOCATE_AUTO) < 0) tcc_failed("link");
-  const bfrt_kernel *(*get_kernel)(void) = (const bfrt_kernel *(*)(void))tcc_get_symbol(s, "bfk_kernel");
-  if (!get_kernel) tcc_failed("find bfk_kernel in");
-  jit->kernel = get_kernel();
+  jit->kernel = tcc_get_symbol(s, emit_c_symbol(p));
+  if (!jit->kernel) tcc_failed("find the kernel descriptor in");
   return jit;
 }
 

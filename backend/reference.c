@@ -32,11 +32,6 @@ typedef struct Ref {
   const char *err;
 } Ref;
 
-static int line_of(const Program *p, Span span) {
-  int line, col;
-  source_position(&p->src, span.begin, &line, &col);
-  return line;
-}
 
 /* Record the first error as "kernel K, line L: message"; returns -1. */
 static int fail(Ref *r, Span span, const char *message) {
@@ -142,6 +137,12 @@ static int run_stmts(Ref *r, const Stmt *s);
 static int run_for(Ref *r, const Stmt *s) {
   int64_t lo, hi;
   if (eval(r, s->lo, &lo) || eval(r, s->hi, &hi)) return -1;
+  if (ir_trips(lo, hi) > IR_MAX_TRIPS)
+    return fail(r, s->span,
+                arena_printf(r->p->arena,
+                             "loop runs %" PRIu64 " iterations (%" PRId64 " .. %" PRId64
+                             "), more than 64-bit counters can count",
+                             ir_trips(lo, hi), lo, hi));
   for (int64_t i = lo; i < hi; i++) {
     r->loopvars[s->loop_id] = i;
     if (run_stmts(r, s->body)) return -1;

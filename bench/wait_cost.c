@@ -22,7 +22,7 @@
 #include <stdlib.h>
 #include <time.h>
 
-#include "bfrt.h"
+#include "bfrt_cost.h"
 
 enum { PING, PONG };
 

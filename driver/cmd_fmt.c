@@ -4,35 +4,33 @@
  *
  *   fmt      parse -> check -> fmt */
 #include <stdio.h>
-#include <string.h>
 
+#include "driver/args.h"
 #include "driver/commands.h"
 #include "frontend/program.h"
 
-static void usage(FILE *out) {
-  fprintf(out,
-          "usage: bfsync fmt FILE\n\n"
-          "Print the kernel (- reads standard input) in canonical form on stdout:\n"
-          "one statement per line, two-space indentation, minimal parentheses.\n"
-          "Comments and blank lines are kept where they were.\n"
-          "Exit status: 0 printed, 1 errors in the kernel, 2 usage error.\n");
-}
+static const char usage_text[] =
+    "usage: bfsync fmt FILE\n\n"
+    "Print the kernel (- reads standard input) in canonical form on stdout:\n"
+    "one statement per line, two-space indentation, minimal parentheses.\n"
+    "Comments and blank lines are kept where they were.\n"
+    "Exit status: 0 printed, 1 errors in the kernel, 2 usage error.\n";
 
 int cmd_fmt(int argc, char **argv) {
-  if (argc == 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
-    usage(stdout);
-    return 0;
+  static const ArgSpec specs[] = {{0}};
+  Arena *arena = arena_new();
+  CommandLine cl = {"fmt", usage_text, specs, 1, 1, arena, NULL, 0};
+  int status = args_parse(&cl, argc, argv);
+  Program *p = status < 0 ? program_load(cl.files[0], NULL, stderr) : NULL;
+  if (p) {
+    parse(p);
+    if (!p->diag.errors) check(p);
+    if (!p->diag.errors) fmt(p, stdout);
+    status = p->diag.errors ? 1 : 0;
+  } else if (status < 0) {
+    status = 1;
   }
-  if (argc != 2 || (argv[1][0] == '-' && argv[1][1])) {
-    usage(stderr);
-    return 2;
-  }
-  Program *p = program_load(argv[1], NULL, stderr);
-  if (!p) return 1;
-  parse(p);
-  if (!p->diag.errors) check(p);
-  if (!p->diag.errors) fmt(p, stdout);
-  int status = p->diag.errors ? 1 : 0;
   program_free(p);
+  arena_free(arena);
   return status;
 }

@@ -2,7 +2,7 @@
  * and checked against the sequential reference bit for bit.
  *
  *   parse -> check -> (per sync mode) transform -> ir_validate -> emit_c
- *         -> jit -> bfrt_new -> inputs -> bfrt_run -> compare
+ *         -> jit -> execute and compare (harness/exec.c)
  *   reference (once; program order on the AST) gives the expected tensors
  *
  * Inputs are .npy files or seeded pseudo-random values, the same for every
@@ -15,33 +15,30 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "backend/backend.h"
 #include "backend/inputs.h"
+#include "driver/args.h"
 #include "driver/commands.h"
-#include "driver/options.h"
+#include "frontend/files.h"
+#include "harness/exec.h"
 #include "transform/oracle.h"
 
-#define MAX_TENSOR_ARGS 64
-
-typedef struct NamedPath {
-  const char *name, *path;
-} NamedPath;
+enum { RUN_BARRIER_FREE, RUN_BARRIER, RUN_BOTH }; /* --sync, in sync_choices' order */
+static const char *const sync_choices[] = {"barrier-free", "barrier", "both", NULL};
+static const char *const exec_choices[] = {"threads", "sim", NULL}; /* BFRT_EXEC_* order */
 
 typedef struct RunArgs {
   const char *file;
   ParamArgs params;
-  SyncMode modes[2];
-  int nmodes;
+  int sync; /* RUN_* */
   int exec; /* BFRT_EXEC_* */
   uint64_t seed;
-  NamedPath inputs[MAX_TENSOR_ARGS], outputs[MAX_TENSOR_ARGS];
-  int ninputs, noutputs;
+  NamedPaths inputs, outputs;
   bool json, jitter, check;
   const char *trace_path;
   const char *target_path; /* NULL: the built-in trn1 */
-  int mutate_kind, mutate_index; /* mutate_index < 0: none */
+  Mutation mutation;
 } RunArgs;
 
 typedef struct ModeResult {
@@ -53,13 +50,11 @@ typedef struct ModeResult {
 } ModeResult;
 
 typedef struct Run {
+  Instance in;
   Program *p;
   const RunArgs *args;
-  int64_t *params;
-  RefTensor *inputs;   /* every tensor before the run (out tensors zero) */
-  RefTensor *expected; /* the reference's results; NULL until computed */
-  RefTensor *results;  /* the last mode's results, for --output */
-  int64_t ideal;       /* sim: the oracle's ideal makespan; -1 until computed, -2 if it cannot be */
+  RefTensor *results; /* the last mode's results, for --output */
+  int64_t ideal;      /* sim: the oracle's ideal makespan; -1 until computed, -2 if it cannot be */
 } Run;
 
 static const char usage_text[] =
@@ -82,107 +77,12 @@ static const char usage_text[] =
     "  --mutate=drop:K|lower:K|raise:K\n"
     "                         TEST ONLY: break the K-th wait of the synchronization\n";
 
-/* ---- Arguments. */
-
+/* A usage error found after parsing; exit status 2. */
 static int usage_error(const char *fmt, const char *what) {
   fputs("bfsync: error: ", stderr);
   fprintf(stderr, fmt, what);
-  fprintf(stderr, "\n%s", usage_text);
+  fputs(" (see bfsync run --help)\n", stderr);
   return 2;
-}
-
-/* NAME=PATH for --input and --output. */
-static int add_named_path(NamedPath *list, int *n, const char *arg, const char *option) {
-  const char *eq = strchr(arg, '=');
-  if (!eq || eq == arg || !eq[1]) return usage_error("%s takes NAME=FILE.npy", option);
-  if (*n == MAX_TENSOR_ARGS) return usage_error("too many %s options", option);
-  list[*n].name = strndup(arg, (size_t)(eq - arg));
-  list[*n].path = eq + 1;
-  ++*n;
-  return 0;
-}
-
-static int parse_mutate(const char *v, RunArgs *a) {
-  static const struct {
-    const char *name;
-    int kind;
-  } kinds[] = {{"drop:", DROP_WAIT}, {"lower:", LOWER_THRESHOLD}, {"raise:", RAISE_THRESHOLD}};
-  for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++) {
-    size_t n = strlen(kinds[k].name);
-    char *end;
-    if (strncmp(v, kinds[k].name, n) || !v[n]) continue;
-    long index = strtol(v + n, &end, 10);
-    if (*end || index < 0 || index > 1000000000) break;
-    a->mutate_kind = kinds[k].kind;
-    a->mutate_index = (int)index;
-    return 0;
-  }
-  return usage_error("--mutate must be drop:K, lower:K or raise:K (not '%s')", v);
-}
-
-static int parse_seed(const char *v, RunArgs *a) {
-  char *end;
-  a->seed = strtoull(v, &end, 10);
-  if (!*v || *end || *v == '-') return usage_error("--seed takes a non-negative integer (not '%s')", v);
-  return 0;
-}
-
-static int parse_exec(const char *v, RunArgs *a) {
-  if (!strcmp(v, "threads"))
-    a->exec = BFRT_EXEC_THREADS;
-  else if (!strcmp(v, "sim"))
-    a->exec = BFRT_EXEC_SIM;
-  else
-    return usage_error("--exec must be threads or sim (not '%s')", v);
-  return 0;
-}
-
-/* One option at argv[*i]: 0, or 2 after a message. */
-static int parse_option(int argc, char **argv, int *i, RunArgs *a) {
-  const char *arg = argv[*i], *v;
-  if (!strncmp(arg, "-p", 2)) {
-    v = arg[2] ? arg + 2 : *i + 1 < argc ? argv[++*i] : NULL;
-    if (!v) return usage_error("%s needs NAME=VALUE", "-p");
-    return param_args_add(&a->params, v, stderr) ? 2 : 0;
-  }
-  if ((v = option_value(argc, argv, i, "--sync", NULL))) {
-    a->nmodes = parse_sync(v, 1, a->modes, stderr);
-    return a->nmodes < 0 ? 2 : 0;
-  }
-  if ((v = option_value(argc, argv, i, "--exec", NULL))) return parse_exec(v, a);
-  if ((v = option_value(argc, argv, i, "--seed", NULL))) return parse_seed(v, a);
-  if ((v = option_value(argc, argv, i, "--input", NULL))) return add_named_path(a->inputs, &a->ninputs, v, "--input");
-  if ((v = option_value(argc, argv, i, "--output", NULL)))
-    return add_named_path(a->outputs, &a->noutputs, v, "--output");
-  if ((v = option_value(argc, argv, i, "--trace", NULL))) {
-    a->trace_path = v;
-    return 0;
-  }
-  if ((v = option_value(argc, argv, i, "--mutate", NULL))) return parse_mutate(v, a);
-  if ((v = option_value(argc, argv, i, "--target", NULL))) {
-    a->target_path = v;
-    return 0;
-  }
-  if (!strcmp(arg, "--json")) a->json = true;
-  else if (!strcmp(arg, "--jitter")) a->jitter = true;
-  else if (!strcmp(arg, "--check")) a->check = true;
-  else return usage_error("unknown or incomplete option '%s'", arg);
-  return 0;
-}
-
-static int parse_args(int argc, char **argv, RunArgs *a) {
-  for (int i = 1; i < argc; i++) {
-    if (argv[i][0] == '-' && argv[i][1]) {
-      int status = parse_option(argc, argv, &i, a);
-      if (status) return status;
-    } else if (a->file) {
-      return usage_error("run takes one FILE (also got '%s')", argv[i]);
-    } else {
-      a->file = argv[i];
-    }
-  }
-  if (!a->file) return usage_error("%s", "no input file");
-  return 0;
 }
 
 /* ---- Tensors in and out. */
@@ -193,95 +93,69 @@ static int find_tensor(const Kernel *k, const char *name) {
   return -1;
 }
 
-/* Check every --input and --output names a tensor it may name; 0 or 2. */
-static int check_tensor_names(const Kernel *k, const RunArgs *a) {
-  for (int i = 0; i < a->ninputs; i++) {
-    int t = find_tensor(k, a->inputs[i].name);
-    if (t < 0) return usage_error("--input: kernel has no tensor '%s'", a->inputs[i].name);
+/* Check every --input and --output names a tensor it may name, at most
+ * once, and that no two outputs share a file and no output or trace is
+ * the kernel file; 0 or 2. */
+static int check_tensor_args(const Kernel *k, const RunArgs *a) {
+  for (int i = 0; i < a->inputs.n; i++) {
+    const NamedPath *in = &a->inputs.items[i];
+    int t = find_tensor(k, in->name);
+    if (t < 0) return usage_error("--input: kernel has no tensor '%s'", in->name);
     if (k->tensors[t].io == IO_OUT)
-      return usage_error("--input: '%s' is an out tensor; only in and inout tensors take inputs",
-                         a->inputs[i].name);
+      return usage_error("--input: '%s' is an out tensor; only in and inout tensors take inputs", in->name);
     for (int j = 0; j < i; j++)
-      if (!strcmp(a->inputs[j].name, a->inputs[i].name))
-        return usage_error("--input: '%s' given twice", a->inputs[i].name);
+      if (!strcmp(a->inputs.items[j].name, in->name)) return usage_error("--input: '%s' given twice", in->name);
   }
-  for (int i = 0; i < a->noutputs; i++)
-    if (find_tensor(k, a->outputs[i].name) < 0)
-      return usage_error("--output: kernel has no tensor '%s'", a->outputs[i].name);
+  if (a->trace_path && same_file(a->trace_path, a->file))
+    return usage_error("--trace %s would overwrite the kernel file", a->trace_path);
+  for (int i = 0; i < a->outputs.n; i++) {
+    const NamedPath *out = &a->outputs.items[i];
+    if (find_tensor(k, out->name) < 0) return usage_error("--output: kernel has no tensor '%s'", out->name);
+    if (same_file(out->path, a->file)) return usage_error("--output: %s would overwrite the kernel file", out->path);
+    for (int j = 0; j < i; j++) {
+      if (!strcmp(a->outputs.items[j].name, out->name)) return usage_error("--output: '%s' given twice", out->name);
+      if (same_file(a->outputs.items[j].path, out->path))
+        return usage_error("--output: two tensors would be written to '%s'", out->path);
+    }
+  }
   return 0;
 }
 
 static const NamedPath *input_for(const RunArgs *a, const char *name) {
-  for (int i = 0; i < a->ninputs; i++)
-    if (!strcmp(a->inputs[i].name, name)) return &a->inputs[i];
+  for (int i = 0; i < a->inputs.n; i++)
+    if (!strcmp(a->inputs.items[i].name, name)) return &a->inputs.items[i];
   return NULL;
 }
 
 static int read_input(Run *r, int t, const NamedPath *in) {
-  RefTensor *x = &r->inputs[t];
-  NpyArray arr;
+  RefTensor *x = &r->in.inputs[t];
+  NpyArray into = {x->rows, x->cols, x->data, r->p->kernel->tensors[t].ints};
   const char *err;
-  if (npy_read(r->p->arena, in->path, &arr, &err)) {
+  if (npy_read(r->p->arena, in->path, in->name, &into, &err)) {
     fprintf(stderr, "bfsync: error: %s\n", err);
     return 1;
   }
-  if (arr.rows != x->rows || arr.cols != x->cols) {
-    fprintf(stderr,
-            "bfsync: error: %s: shape (%" PRId64 ", %" PRId64 ") does not match tensor %s [%" PRId64
-            ", %" PRId64 "]\n",
-            in->path, arr.rows, arr.cols, in->name, x->rows, x->cols);
-    return 1;
-  }
-  if (arr.ints != r->p->kernel->tensors[t].ints) {
-    fprintf(stderr, "bfsync: error: %s: tensor %s is %s, so its .npy must hold %s\n", in->path, in->name,
-            arr.ints ? "f32" : "i32", arr.ints ? "float32 ('<f4')" : "int32 ('<i4')");
-    return 1;
-  }
-  x->data = arr.data;
   return 0;
 }
 
-/* Shapes from the reference; contents from --input or the seeded default. */
+/* The seeded defaults, then every --input over them. */
 static int make_inputs(Run *r) {
-  const Kernel *k = r->p->kernel;
   const char *err;
-  r->inputs = ARENA_ARRAY(r->p->arena, RefTensor, k->ntensors + 1);
-  if (reference_shapes(r->p, r->params, r->inputs, &err)) {
+  if (instance_inputs(&r->in, r->args->seed, &err)) {
     fprintf(stderr, "bfsync: error: %s\n", err);
     return 1;
   }
+  const Kernel *k = r->p->kernel;
   for (int t = 0; t < k->ntensors; t++) {
-    RefTensor *x = &r->inputs[t];
     const NamedPath *in = input_for(r->args, k->tensors[t].name);
-    if (in) {
-      if (read_input(r, t, in)) return 1;
-      continue;
-    }
-    x->data = ARENA_ARRAY(r->p->arena, float, x->rows * x->cols + 1);
-    if (k->tensors[t].ints)
-      bf_default_ints(x->data, x->rows * x->cols, r->args->seed, t);
-    else if (k->tensors[t].io != IO_OUT)
-      bf_default_inputs(x->data, x->rows * x->cols, r->args->seed, t);
+    if (in && read_input(r, t, in)) return 1;
   }
-  device_ints_bind(r->p, r->inputs);
   return 0;
-}
-
-static RefTensor *copy_tensors(Run *r, const RefTensor *from) {
-  int n = r->p->kernel->ntensors;
-  RefTensor *to = ARENA_ARRAY(r->p->arena, RefTensor, n + 1);
-  for (int t = 0; t < n; t++) {
-    size_t count = (size_t)(from[t].rows * from[t].cols);
-    to[t] = from[t];
-    to[t].data = ARENA_ARRAY(r->p->arena, float, count + 1);
-    memcpy(to[t].data, from[t].data, count * sizeof(float));
-  }
-  return to;
 }
 
 static int write_outputs(Run *r) {
-  for (int i = 0; i < r->args->noutputs; i++) {
-    const NamedPath *o = &r->args->outputs[i];
+  for (int i = 0; i < r->args->outputs.n; i++) {
+    const NamedPath *o = &r->args->outputs.items[i];
     const RefTensor *x = &r->results[find_tensor(r->p->kernel, o->name)];
     NpyArray arr = {x->rows, x->cols, x->data, r->p->kernel->tensors[find_tensor(r->p->kernel, o->name)].ints};
     const char *err;
@@ -293,71 +167,17 @@ static int write_outputs(Run *r) {
   return 0;
 }
 
-/* ---- The reference and the comparison. */
-
-static int compute_expected(Run *r) {
-  if (r->expected) return 0;
-  RefTensor *t = copy_tensors(r, r->inputs);
-  const char *err;
-  if (reference_run(r->p, r->params, t, &err)) {
-    fprintf(stderr, "bfsync: error: reference: %s\n", err);
-    return 1;
-  }
-  r->expected = t;
-  return 0;
-}
-
-static double abs_err(float a, float b) {
-  if (isnan(a) != isnan(b)) return INFINITY;
-  if (isnan(a)) return 0;
-  return fabs((double)a - (double)b);
-}
-
-/* Bit-for-bit comparison of every out and inout tensor; the first
- * difference of each tensor is described on stderr. */
-static void compare(Run *r, const RefTensor *got, ModeResult *res) {
-  const Kernel *k = r->p->kernel;
-  res->match = true;
-  res->max_abs_err = 0;
-  for (int t = 0; t < k->ntensors; t++) {
-    if (k->tensors[t].io == IO_IN) continue;
-    const RefTensor *want = &r->expected[t];
-    int64_t n = want->rows * want->cols, first = -1;
-    for (int64_t i = 0; i < n; i++) {
-      if (!memcmp(&got[t].data[i], &want->data[i], sizeof(float))) continue;
-      if (first < 0) first = i;
-      double e = abs_err(got[t].data[i], want->data[i]);
-      if (e > res->max_abs_err) res->max_abs_err = e;
-    }
-    if (first < 0) continue;
-    res->match = false;
-    fprintf(stderr,
-            "bfsync: %s: tensor %s differs from the reference, first at [%" PRId64 ", %" PRId64
-            "]: %.9g, expected %.9g\n",
-            sync_name(res->sync), k->tensors[t].name, first / want->cols, first % want->cols,
-            (double)got[t].data[first], (double)want->data[first]);
-  }
-}
-
 /* ---- One sync mode. */
-
-static int64_t now_ns(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
 
 static int transform_mode(Run *r, SyncMode sync) {
   Program *p = r->p;
+  const Mutation *m = &r->args->mutation;
   transform_sync(p, sync);
   if (p->diag.errors) return 1;
-  if (r->args->mutate_index >= 0) {
-    int nwaits = ir_mutate(p, r->args->mutate_kind, r->args->mutate_index);
-    if (nwaits < 0) {
-      fprintf(stderr, "bfsync: error: --mutate: wait %d does not exist (%d waits)\n",
-              r->args->mutate_index, ir_mutate(p, r->args->mutate_kind, -1));
-      return 2;
-    }
+  if (m->index >= 0 && ir_mutate(p, m->kind, m->index) < 0) {
+    fprintf(stderr, "bfsync: error: --mutate: wait %d does not exist (%d waits)\n", m->index,
+            ir_mutate(p, m->kind, -1));
+    return 2;
   }
   ir_validate(p);
   return 0;
@@ -373,50 +193,28 @@ static bfrt_options run_options(const Run *r, bool trace) {
   return opt;
 }
 
-/* Run the instance; its tensors are copied into results. 0, or 1 after a
- * kernel error. */
-static int execute(Run *r, bfrt *rt, bool trace, ModeResult *res, RefTensor *results) {
-  const Kernel *k = r->p->kernel;
-  for (int t = 0; t < k->ntensors; t++) {
-    int64_t shape[2];
-    bfrt_tensor_shape(rt, t, shape);
-    if (shape[0] != r->inputs[t].rows || shape[1] != r->inputs[t].cols)
-      bug("tensor %s: the descriptor's shape differs from the reference's", k->tensors[t].name);
-    memcpy(bfrt_tensor_data(rt, t), r->inputs[t].data, (size_t)(shape[0] * shape[1]) * sizeof(float));
-  }
-  bfrt_options opt = run_options(r, trace);
-  int64_t start = now_ns();
-  int status = bfrt_run(rt, &opt);
-  res->wall_ns = now_ns() - start;
-  if (status) {
-    fprintf(stderr, "bfsync: error: %s\n", bfrt_error(rt));
-    return 1;
-  }
-  res->stats = *bfrt_get_stats(rt);
-  for (int t = 0; t < k->ntensors; t++)
-    memcpy(results[t].data, bfrt_tensor_data(rt, t), (size_t)(results[t].rows * results[t].cols) * sizeof(float));
-  return 0;
-}
-
 static int run_mode(Run *r, SyncMode sync, bool trace, ModeResult *res) {
   res->sync = sync;
   int status = transform_mode(r, sync);
   if (status) return status;
-  Jit *jit = jit_compile(r->p, emit_c_string(r->p));
   const char *err;
-  bfrt *rt = bfrt_new(jit_kernel(jit), r->params, &err);
-  if (!rt) {
+  Jit *jit = jit_compile(r->p, emit_c_string(r->p), &err);
+  if (!jit) {
+    fprintf(stderr, "bfsync: error: %s\n", err);
+    return 1;
+  }
+  RefTensor *results = instance_copy(&r->in, r->in.inputs);
+  bfrt_options opt = run_options(r, trace);
+  if (instance_execute(&r->in, jit_kernel(jit), &opt, results, &res->stats, &res->wall_ns, &err) ||
+      instance_reference(&r->in, &err)) {
     fprintf(stderr, "bfsync: error: %s\n", err);
     jit_free(jit);
     return 1;
   }
-  RefTensor *results = copy_tensors(r, r->inputs);
-  status = execute(r, rt, trace, res, results);
-  bfrt_delete(rt);
   jit_free(jit);
-  if (status || (status = compute_expected(r))) return status;
   r->results = results;
-  compare(r, results, res);
+  res->match = instance_compare(&r->in, results, arena_printf(r->p->arena, "bfsync: %s", sync_name(sync)), stderr,
+                                &res->max_abs_err);
   return 0;
 }
 
@@ -428,7 +226,7 @@ static const char *exec_name(int exec) { return exec == BFRT_EXEC_SIM ? "sim" : 
  * mode; -2 when the oracle cannot walk the kernel. */
 static int64_t ideal_cycles(Run *r) {
   if (r->ideal == -1) {
-    Oracle *o = oracle_new(r->p, r->params);
+    Oracle *o = oracle_new(r->p, r->in.params);
     r->ideal = o ? oracle_ideal_cycles(o, &r->p->target->costs) : -2;
   }
   return r->ideal;
@@ -440,8 +238,9 @@ static void print_json(Run *r, const ModeResult *res) {
   printf("{\"kernel\": \"%s\", \"sync\": \"%s\", \"exec\": \"%s\", \"params\": {", k->name,
          sync_name(res->sync), exec_name(r->args->exec));
   for (int i = 0; i < k->nparams; i++)
-    printf("%s\"%s\": %" PRId64, i ? ", " : "", k->params[i].name, r->params[i]);
+    printf("%s\"%s\": %" PRId64, i ? ", " : "", k->params[i].name, r->in.params[i]);
   putchar('}');
+  fflush(stdout);
   device_ints_json(r->p, stdout);
   printf(", \"wall_ns\": %" PRId64 ", \"waits_executed\": %" PRId64 ", \"outputs_match\": %s, ",
          res->wall_ns, s->waits, res->match ? "true" : "false");
@@ -453,7 +252,8 @@ static void print_json(Run *r, const ModeResult *res) {
          s->instructions, s->bookkeeping, s->barriers);
   if (r->args->check) printf(", \"races\": %" PRId64, s->races);
   if (r->args->exec == BFRT_EXEC_SIM) {
-    printf(", \"cycles\": %" PRId64 ", \"ideal_cycles\": ", s->cycles);
+    printf(", \"cycles\": %" PRId64 ", \"ns\": %.1f, \"ideal_cycles\": ", s->cycles,
+           (double)s->cycles / r->p->target->costs.clock_ghz);
     if (ideal_cycles(r) >= 0) printf("%" PRId64, ideal_cycles(r));
     else printf("null");
     printf(", \"engines\": {");
@@ -468,7 +268,7 @@ static void print_json(Run *r, const ModeResult *res) {
 static void print_table_head(const Run *r) {
   const Kernel *k = r->p->kernel;
   printf("kernel %s(", k->name);
-  for (int i = 0; i < k->nparams; i++) printf("%s%s=%" PRId64, i ? ", " : "", k->params[i].name, r->params[i]);
+  for (int i = 0; i < k->nparams; i++) printf("%s%s=%" PRId64, i ? ", " : "", k->params[i].name, r->in.params[i]);
   printf(")  exec %s  seed %" PRIu64 "%s\n", exec_name(r->args->exec), r->args->seed,
          r->args->jitter ? "  jitter" : "");
   printf("%-13s %-6s %10s %12s %12s %12s", "sync", "match", "waits", "instructions", "bookkeeping", "time");
@@ -493,10 +293,13 @@ static void print_table_row(Run *r, const ModeResult *res) {
 
 static int run_all(Run *r) {
   const RunArgs *a = r->args;
+  SyncMode modes[2] = {a->sync == RUN_BARRIER ? SYNC_BARRIER : a->sync == RUN_BOTH ? SYNC_BARRIER : SYNC_BARRIER_FREE,
+                       SYNC_BARRIER_FREE};
+  int nmodes = a->sync == RUN_BOTH ? 2 : 1;
   bool all_match = true;
-  for (int m = 0; m < a->nmodes; m++) {
+  for (int m = 0; m < nmodes; m++) {
     ModeResult res = {0};
-    int status = run_mode(r, a->modes[m], m == a->nmodes - 1, &res);
+    int status = run_mode(r, modes[m], m == nmodes - 1, &res);
     if (status) return status;
     if (a->json) {
       print_json(r, &res);
@@ -521,41 +324,43 @@ static int run_program(Program *p, const RunArgs *a) {
   if (p->diag.errors) return 1;
   check(p);
   if (p->diag.errors) return 1;
-  Run r = {p, a, ARENA_ARRAY(p->arena, int64_t, p->kernel->nparams + 1), NULL, NULL, NULL, -1};
-  if (param_args_bind(&a->params, p->kernel, r.params, stderr)) return 2;
-  int status = check_tensor_names(p->kernel, a);
+  int64_t *params = ARENA_ARRAY(p->arena, int64_t, p->kernel->nparams + 1);
+  Run r = {{p, params, NULL, NULL}, p, a, NULL, -1};
+  if (param_args_bind(&a->params, p->kernel, params, stderr)) return 2;
+  int status = check_tensor_args(p->kernel, a);
   if (status || (status = make_inputs(&r))) return status;
   return run_all(&r);
 }
 
-static void free_names(RunArgs *a) {
-  for (int i = 0; i < a->ninputs; i++) free((char *)a->inputs[i].name);
-  for (int i = 0; i < a->noutputs; i++) free((char *)a->outputs[i].name);
-}
-
 int cmd_run(int argc, char **argv) {
-  for (int i = 1; i < argc; i++)
-    if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-      fputs(usage_text, stdout);
-      return 0;
-    }
-  RunArgs *a = calloc(1, sizeof *a);
-  if (!a) return 1;
-  a->modes[0] = SYNC_BARRIER_FREE;
-  a->nmodes = 1;
-  a->seed = 1;
-  a->mutate_index = -1;
-  int status = parse_args(argc, argv, a);
-  Arena *target_arena = arena_new();
-  Target *target = ARENA_NEW(target_arena, Target);
-  if (!status && a->target_path && target_load(a->target_path, target_arena, target, stderr)) status = 1;
-  if (!status) {
-    Program *p = program_load(a->file, a->target_path ? target : target_default(), stderr);
-    status = p ? run_program(p, a) : 1;
-    if (p) program_free(p);
+  RunArgs a = {.seed = 1, .mutation = {0, -1}};
+  const ArgSpec specs[] = {
+      {.name = "-p", .kind = ARG_PARAM, .dest = &a.params},
+      {.name = "--param", .kind = ARG_PARAM, .dest = &a.params},
+      {.name = "--sync", .kind = ARG_CHOICE, .dest = &a.sync, .choices = sync_choices},
+      {.name = "--exec", .kind = ARG_CHOICE, .dest = &a.exec, .choices = exec_choices},
+      {.name = "--seed", .kind = ARG_NUMBER, .dest = &a.seed, .max = UINT64_MAX},
+      {.name = "--input", .kind = ARG_NAMED_PATH, .dest = &a.inputs},
+      {.name = "--output", .kind = ARG_NAMED_PATH, .dest = &a.outputs},
+      {.name = "--trace", .kind = ARG_STRING, .dest = &a.trace_path},
+      {.name = "--target", .kind = ARG_STRING, .dest = &a.target_path},
+      {.name = "--mutate", .kind = ARG_MUTATION, .dest = &a.mutation},
+      {.name = "--json", .kind = ARG_FLAG, .dest = &a.json},
+      {.name = "--jitter", .kind = ARG_FLAG, .dest = &a.jitter},
+      {.name = "--check", .kind = ARG_FLAG, .dest = &a.check},
+      {0},
+  };
+  Arena *arena = arena_new();
+  CommandLine cl = {"run", usage_text, specs, 1, 1, arena, NULL, 0};
+  int status = args_parse(&cl, argc, argv);
+  a.file = cl.nfiles ? cl.files[0] : NULL;
+  Target *target = ARENA_NEW(arena, Target);
+  if (status < 0 && a.target_path && target_load(a.target_path, arena, target, stderr)) status = 1;
+  if (status < 0) {
+    Program *p = program_load(a.file, a.target_path ? target : target_default(), stderr);
+    status = p ? run_program(p, &a) : 1;
+    program_free(p);
   }
-  arena_free(target_arena);
-  free_names(a);
-  free(a);
+  arena_free(arena);
   return status;
 }

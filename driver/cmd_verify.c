@@ -12,10 +12,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "backend/backend.h"
-#include "backend/inputs.h"
+#include "driver/args.h"
+#include "harness/exec.h"
 #include "driver/commands.h"
-#include "driver/options.h"
 #include "frontend/program.h"
 #include "transform/oracle.h"
 
@@ -23,15 +22,14 @@ typedef struct VerifyArgs {
   const char *path;
   const char *target_path; /* NULL: the built-in trn1 */
   ParamArgs params;
-  SyncMode sync;
-  int schedules;
-  uint64_t seed;
+  int sync; /* SyncMode, in sync_choices' order */
+  uint64_t schedules, seed;
   bool json;
-  int mutation;       /* IrMutation, or -1 for none */
-  int mutation_index; /* which wait, in ir_mutate's order */
-  const char *inputs[16]; /* --input NAME=X.npy for i32 tensors, as given */
-  int ninputs;
+  Mutation mutation;
+  NamedPaths inputs; /* values of i32 tensors */
 } VerifyArgs;
+
+static const char *const sync_choices[] = {"barrier-free", "barrier", NULL}; /* SyncMode order */
 
 static const char usage_text[] =
     "usage: bfsync verify FILE -p NAME=VALUE ... [--sync=barrier-free|barrier]\n"
@@ -64,90 +62,6 @@ static const char usage_text[] =
     "  --mutate=KIND:K test only: break the K-th wait (engine by engine, in stream\n"
     "                  order) before checking; KIND is drop, lower (threshold - 1)\n"
     "                  or raise (threshold + 1). The oracle must catch it.\n";
-
-static bool parse_count(const char *s, uint64_t max, uint64_t *out) {
-  char *end;
-  if (*s < '0' || *s > '9') return false;
-  errno = 0;
-  unsigned long long v = strtoull(s, &end, 10);
-  *out = v;
-  return !errno && !*end && v <= max;
-}
-
-static int bad_value(const char *option, const char *value) {
-  fprintf(stderr, "bfsync: error: bad value '%s' for %s\n", value, option);
-  return 2;
-}
-
-/* --mutate=drop:K | lower:K | raise:K */
-static bool parse_mutation(const char *s, VerifyArgs *a) {
-  static const struct {
-    const char *name;
-    IrMutation kind;
-  } kinds[] = {{"drop:", DROP_WAIT}, {"lower:", LOWER_THRESHOLD}, {"raise:", RAISE_THRESHOLD}};
-  for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++) {
-    size_t len = strlen(kinds[i].name);
-    uint64_t index;
-    if (strncmp(s, kinds[i].name, len) || !parse_count(s + len, INT32_MAX, &index)) continue;
-    a->mutation = (int)kinds[i].kind;
-    a->mutation_index = (int)index;
-    return true;
-  }
-  return false;
-}
-
-/* Returns -1 to go on, else the exit status (help printed, or a usage error). */
-static int parse_args(int argc, char **argv, VerifyArgs *a) {
-  *a = (VerifyArgs){.sync = SYNC_BARRIER_FREE, .schedules = 4, .seed = 1, .mutation = -1};
-  for (int i = 1; i < argc; i++) {
-    bool missing = false;
-    const char *v;
-    uint64_t n;
-    SyncMode modes[2];
-    if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-      fputs(usage_text, stdout);
-      return 0;
-    } else if (!strcmp(argv[i], "--json")) {
-      a->json = true;
-    } else if ((v = option_value(argc, argv, &i, "-p", &missing)) ||
-               (v = option_value(argc, argv, &i, "--param", &missing))) {
-      if (param_args_add(&a->params, v, stderr)) return 2;
-    } else if ((v = option_value(argc, argv, &i, "--sync", &missing))) {
-      if (parse_sync(v, 0, modes, stderr) < 0) return 2;
-      a->sync = modes[0];
-    } else if ((v = option_value(argc, argv, &i, "--schedules", &missing))) {
-      if (!parse_count(v, 1000000, &n) || n == 0) return bad_value("--schedules", v);
-      a->schedules = (int)n;
-    } else if ((v = option_value(argc, argv, &i, "--seed", &missing))) {
-      if (!parse_count(v, UINT64_MAX, &n)) return bad_value("--seed", v);
-      a->seed = n;
-    } else if ((v = option_value(argc, argv, &i, "--target", &missing))) {
-      a->target_path = v;
-    } else if ((v = option_value(argc, argv, &i, "--input", &missing))) {
-      if (!strchr(v, '=') || a->ninputs == (int)(sizeof a->inputs / sizeof a->inputs[0]))
-        return bad_value("--input", v);
-      a->inputs[a->ninputs++] = v;
-    } else if ((v = option_value(argc, argv, &i, "--mutate", &missing))) {
-      if (!parse_mutation(v, a)) return bad_value("--mutate", v);
-    } else if (missing) {
-      fprintf(stderr, "bfsync: error: %s needs a value\n", argv[i]);
-      return 2;
-    } else if (argv[i][0] == '-' && argv[i][1]) {
-      fprintf(stderr, "bfsync: error: unknown option '%s' (see bfsync verify --help)\n", argv[i]);
-      return 2;
-    } else if (a->path) {
-      fprintf(stderr, "bfsync: error: verify takes one FILE\n");
-      return 2;
-    } else {
-      a->path = argv[i];
-    }
-  }
-  if (!a->path) {
-    fputs(usage_text, stderr);
-    return 2;
-  }
-  return -1;
-}
 
 static void print_json_string(FILE *out, const char *s) {
   fputc('"', out);
@@ -235,44 +149,31 @@ static void print_summary(FILE *out, const Program *p, const VerifyArgs *a, cons
   fprintf(out, "  %d schedule%s\n", st->schedules, st->schedules == 1 ? "" : "s");
 }
 
-/* The i32 tensors' values: --input, else bfsync run's defaults for --seed;
- * bound for the oracle. 0, or an exit status. */
+/* The i32 tensors' values, bound for the oracle: bfsync run's defaults for
+ * --seed, or --input. 0, or an exit status. */
 static int device_values(Program *p, const VerifyArgs *a, const int64_t *params) {
   const Kernel *k = p->kernel;
-  RefTensor *tensors = ARENA_ARRAY(p->arena, RefTensor, k->ntensors + 1);
+  Instance in = {p, params, NULL, NULL};
   const char *err;
-  if (reference_shapes(p, params, tensors, &err)) {
+  if (instance_inputs(&in, a->seed, &err)) {
     fprintf(stderr, "bfsync: error: %s\n", err);
     return 1;
   }
-  for (int i = 0; i < a->ninputs; i++) {
-    const char *eq = strchr(a->inputs[i], '=');
+  for (int i = 0; i < a->inputs.n; i++) {
+    const NamedPath *np = &a->inputs.items[i];
     int t = 0;
-    while (t < k->ntensors && (strlen(k->tensors[t].name) != (size_t)(eq - a->inputs[i]) ||
-                               strncmp(k->tensors[t].name, a->inputs[i], (size_t)(eq - a->inputs[i]))))
-      t++;
+    while (t < k->ntensors && strcmp(k->tensors[t].name, np->name)) t++;
     if (t == k->ntensors || !k->tensors[t].ints) {
-      fprintf(stderr, "bfsync: error: --input %s: verify takes values for i32 tensors only\n", a->inputs[i]);
+      fprintf(stderr, "bfsync: error: --input: '%s' is not an i32 tensor; verify takes values for i32 tensors only\n",
+              np->name);
       return 2;
     }
-    NpyArray arr;
-    if (npy_read(p->arena, eq + 1, &arr, &err)) {
+    NpyArray into = {in.inputs[t].rows, in.inputs[t].cols, in.inputs[t].data, true};
+    if (npy_read(p->arena, np->path, np->name, &into, &err)) {
       fprintf(stderr, "bfsync: error: %s\n", err);
       return 1;
     }
-    if (!arr.ints || arr.rows != tensors[t].rows || arr.cols != tensors[t].cols) {
-      fprintf(stderr, "bfsync: error: %s: tensor %s needs int32 ('<i4') of shape (%lld, %lld)\n", eq + 1,
-              k->tensors[t].name, (long long)tensors[t].rows, (long long)tensors[t].cols);
-      return 1;
-    }
-    tensors[t].data = arr.data;
   }
-  for (int t = 0; t < k->ntensors; t++)
-    if (k->tensors[t].ints && !tensors[t].data) {
-      tensors[t].data = ARENA_ARRAY(p->arena, float, tensors[t].rows * tensors[t].cols + 1);
-      bf_default_ints(tensors[t].data, tensors[t].rows * tensors[t].cols, a->seed, t);
-    }
-  device_ints_bind(p, tensors);
   return 0;
 }
 
@@ -290,12 +191,12 @@ static int verify(Program *p, const VerifyArgs *a) {
   transform_sync(p, a->sync);
   if (p->diag.errors) return 1;
   ir_validate(p);
-  if (a->mutation >= 0 && ir_mutate(p, a->mutation, a->mutation_index) < 0) {
-    fprintf(stderr, "bfsync: error: --mutate: the streams have no wait %d\n", a->mutation_index);
+  if (a->mutation.index >= 0 && ir_mutate(p, a->mutation.kind, a->mutation.index) < 0) {
+    fprintf(stderr, "bfsync: error: --mutate: the streams have no wait %d\n", a->mutation.index);
     return 2;
   }
   OracleStats st;
-  oracle_check(o, a->schedules, a->seed, stderr, &st);
+  oracle_check(o, (int)a->schedules, a->seed, stderr, &st);
   if (a->json)
     print_json(stdout, p, a, params, &st);
   else
@@ -304,16 +205,30 @@ static int verify(Program *p, const VerifyArgs *a) {
 }
 
 int cmd_verify(int argc, char **argv) {
-  VerifyArgs a;
-  int status = parse_args(argc, argv, &a);
-  if (status >= 0) return status;
-  Arena *target_arena = arena_new();
-  Target *target = ARENA_NEW(target_arena, Target);
-  Program *p = NULL;
-  if (!a.target_path || !target_load(a.target_path, target_arena, target, stderr))
-    p = program_load(a.path, a.target_path ? target : target_default(), stderr);
-  status = p ? verify(p, &a) : 1;
-  program_free(p);
-  arena_free(target_arena);
+  VerifyArgs a = {.sync = SYNC_BARRIER_FREE, .schedules = 4, .seed = 1, .mutation = {0, -1}};
+  const ArgSpec specs[] = {
+      {.name = "-p", .kind = ARG_PARAM, .dest = &a.params},
+      {.name = "--param", .kind = ARG_PARAM, .dest = &a.params},
+      {.name = "--sync", .kind = ARG_CHOICE, .dest = &a.sync, .choices = sync_choices},
+      {.name = "--schedules", .kind = ARG_NUMBER, .dest = &a.schedules, .min = 1, .max = 1000000},
+      {.name = "--seed", .kind = ARG_NUMBER, .dest = &a.seed, .max = UINT64_MAX},
+      {.name = "--target", .kind = ARG_STRING, .dest = &a.target_path},
+      {.name = "--mutate", .kind = ARG_MUTATION, .dest = &a.mutation},
+      {.name = "--json", .kind = ARG_FLAG, .dest = &a.json},
+      {.name = "--input", .kind = ARG_NAMED_PATH, .dest = &a.inputs},
+      {0},
+  };
+  Arena *arena = arena_new();
+  CommandLine cl = {"verify", usage_text, specs, 1, 1, arena, NULL, 0};
+  int status = args_parse(&cl, argc, argv);
+  a.path = cl.nfiles ? cl.files[0] : NULL;
+  Target *target = ARENA_NEW(arena, Target);
+  if (status < 0 && a.target_path && target_load(a.target_path, arena, target, stderr)) status = 1;
+  if (status < 0) {
+    Program *p = program_load(a.path, a.target_path ? target : target_default(), stderr);
+    status = p ? verify(p, &a) : 1;
+    program_free(p);
+  }
+  arena_free(arena);
   return status;
 }

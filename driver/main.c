@@ -8,6 +8,7 @@
  *   run      parse -> check -> transform -> ir_validate -> emit_c -> jit -> run,
  *            and reference, compared bit for bit
  *   gen      random valid kernels for differential testing */
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -27,6 +28,14 @@ static const struct {
     {"gen", cmd_gen, "print a random valid kernel"},
     {"campaign", cmd_campaign, "differential campaign over random kernels; exhaustive small scope"},
 };
+
+/* The command's status, or 1 after a message when its output could not
+ * be written (a full disk, a closed pipe): a lost output is never silent. */
+static int stdout_written(int status) {
+  if (fflush(stdout) == 0 && !ferror(stdout)) return status;
+  fprintf(stderr, "bfsync: error: cannot write the output: %s\n", strerror(errno));
+  return status ? status : 1;
+}
 
 static void usage(FILE *out) {
   fprintf(out, "usage: bfsync COMMAND [options] FILE...\n\ncommands:\n");
@@ -49,7 +58,7 @@ int main(int argc, char **argv) {
     return 0;
   }
   for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
-    if (!strcmp(argv[1], commands[i].name)) return commands[i].run(argc - 1, argv + 1);
+    if (!strcmp(argv[1], commands[i].name)) return stdout_written(commands[i].run(argc - 1, argv + 1));
   fprintf(stderr, "bfsync: unknown command '%s'\n", argv[1]);
   usage(stderr);
   return 2;

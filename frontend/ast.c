@@ -223,14 +223,14 @@ static int64_t wrap_add(int64_t a, int64_t b) { return (int64_t)((uint64_t)a + (
 static int64_t wrap_sub(int64_t a, int64_t b) { return (int64_t)((uint64_t)a - (uint64_t)b); }
 static int64_t wrap_mul(int64_t a, int64_t b) { return (int64_t)((uint64_t)a * (uint64_t)b); }
 
-static int64_t floor_div(int64_t a, int64_t b) {
+int64_t int_floor_div(int64_t a, int64_t b) {
   if (b == -1) return wrap_sub(0, a);
   int64_t q = a / b;
   if (a % b != 0 && (a < 0) != (b < 0)) q--;
   return q;
 }
 
-static int64_t floor_mod(int64_t a, int64_t b) {
+int64_t int_floor_mod(int64_t a, int64_t b) {
   if (b == -1) return 0;
   int64_t r = a % b;
   if (r != 0 && (r < 0) != (b < 0)) r += b;
@@ -285,7 +285,7 @@ int expr_eval_in(const Expr *e, EvalEnv *env, int64_t *out, const Expr **bad) {
       if (bad) *bad = e;
       return EVAL_DIV_ZERO;
     }
-    *out = e->kind == EX_DIV ? floor_div(l, r) : floor_mod(l, r);
+    *out = e->kind == EX_DIV ? int_floor_div(l, r) : int_floor_mod(l, r);
     return 0;
   case EX_ELEM: return read_elem(e, env, l, r, out, bad);
   default:

@@ -234,6 +234,11 @@ void kernel_add_tile(Arena *a, Kernel *k, int *cap, MemKind mem, const char *nam
 void kernel_add_comment(Arena *a, Kernel *k, int *cap, Span span);
 /* Names the kernel and gives it its statements; whole spans it all. */
 void kernel_finish(Kernel *k, const char *name, Span span, Span whole, StmtList body);
+/* The language's / and % for b != 0: floor division and modulo, with
+ * a / -1 = -a wrapping (INT64_MIN / -1 = INT64_MIN) and a % -1 = 0. The
+ * one definition: the IR's folding and the oracle use it too. */
+int64_t int_floor_div(int64_t a, int64_t b);
+int64_t int_floor_mod(int64_t a, int64_t b);
 
 /* What an expression reads at run time: parameters, loop variables (by
  * loop id) and the i32 tensors (ints[t] row-major with shape[t], NULL for

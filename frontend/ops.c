@@ -1,34 +1,17 @@
-/* ops.c: the op table, generated from runtime/ops.def so the compiler and
- * the runtime can never disagree about which ops exist or what they take. */
+/* ops.c: lookups in the op table (runtime/ops.c). */
 #include "frontend/ops.h"
 
 #include <string.h>
 
-#include "frontend/arena.h"
-#include "frontend/target.h"
-
-/* Operand letters of each signature, destination first. */
-#define OPERANDS_SIG_T_H "TH"
-#define OPERANDS_SIG_H_T "HT"
-#define OPERANDS_SIG_T_TT "TTT"
-#define OPERANDS_SIG_T_T "TT"
-#define OPERANDS_SIG_T_F "TF"
-#define OPERANDS_SIG_T_TF "TTF"
-
-static const OpInfo op_table[BFRT_NOPS] = {
-#define OP(id, name, sig, engines, shape, cls) \
-  [BFRT_##id] = {name, sig, engines, shape, OPERANDS_##sig},
-#include "runtime/ops.def"
-#undef OP
-};
+#include "frontend/diag.h"
 
 const OpInfo *op_info(int op) {
   if (op < 0 || op >= BFRT_NOPS) bug("op_info: no op %d", op);
-  return &op_table[op];
+  return &rt_ops[op];
 }
 
 int op_lookup(const char *name) {
   for (int op = 0; op < BFRT_NOPS; op++)
-    if (!strcmp(op_table[op].name, name)) return op;
+    if (!strcmp(rt_ops[op].name, name)) return op;
   return -1;
 }

@@ -38,7 +38,9 @@ Program *program_new(const char *path, const char *text, size_t len, const Targe
   return p;
 }
 
-/* The whole file, malloc'ed, or NULL with errno set. Works on pipes too. */
+/* The whole file, malloc'ed, or NULL with errno set (EFBIG past
+ * MAX_SOURCE_BYTES, found after reading at most one byte more). Works on
+ * pipes too. */
 static char *read_all(FILE *f, size_t *len) {
   size_t cap = 1 << 16, n = 0;
   char *buf = malloc(cap);
@@ -49,11 +51,12 @@ static char *read_all(FILE *f, size_t *len) {
       *len = n;
       return buf;
     }
-    if (cap >= UINT32_MAX) {
+    if (n > MAX_SOURCE_BYTES) {
       errno = EFBIG;
       break;
     }
-    char *bigger = realloc(buf, cap *= 2);
+    cap = cap * 2 > MAX_SOURCE_BYTES + 1 ? MAX_SOURCE_BYTES + 1 : cap * 2;
+    char *bigger = realloc(buf, cap);
     if (!bigger) break;
     buf = bigger;
   }
@@ -68,6 +71,11 @@ Program *program_load(const char *path, const Target *target, FILE *out) {
   char *text = f ? read_all(f, &len) : NULL;
   int saved = errno;
   if (f && !from_stdin) fclose(f);
+  if (!text && saved == EFBIG) {
+    fprintf(out, "bfsync: error: '%s' is larger than %d MiB, the limit for a kernel file\n", path,
+            MAX_SOURCE_BYTES >> 20);
+    return NULL;
+  }
   if (!text) {
     fprintf(out, "bfsync: error: cannot read '%s': %s\n", path, strerror(saved));
     return NULL;
@@ -76,6 +84,8 @@ Program *program_load(const char *path, const Target *target, FILE *out) {
   free(text);
   return p;
 }
+
+int line_of(const Program *p, Span span) { return source_line(&p->src, span.begin); }
 
 void program_free(Program *p) {
   if (p) arena_free(p->arena);

@@ -34,17 +34,30 @@ typedef struct Program {
 /* A new program for the file's text (copied into the arena); diagnostics go to out. */
 Program *program_new(const char *path, const char *text, size_t len, const Target *target,
                      FILE *out);
+/* The largest kernel file program_load reads (256 MiB: a kernel of a
+ * million instructions is about 30 MB; spans are 32-bit offsets). */
+#define MAX_SOURCE_BYTES (256 << 20)
 /* Read path ("-": standard input) into a new program; NULL (with a message
- * on out) if unreadable. */
+ * on out) if unreadable or larger than MAX_SOURCE_BYTES. */
 Program *program_load(const char *path, const Target *target, FILE *out);
 /* Free the program and its arena. */
 void program_free(Program *p);
+/* The 1-based source line where span starts (what messages, the IR and
+ * the generated code cite). */
+int line_of(const Program *p, Span span);
 
 /* Requires: src. Ensures: kernel (unresolved) or errors. dsl/parser.y */
 void parse(Program *p);
 /* Requires: kernel from parse. Ensures: names resolved, ids numbered, every
  * semantic rule checked, or errors. frontend/sema.c */
 void check(Program *p);
+/* Requires: a checked kernel. Ensures: each `dma:` transfer on a DMA queue,
+ * round robin in program order, when the target has queues but no engine
+ * called "dma" (check runs it last). transform/queues.c */
+void assign_queues(Program *p);
+/* The queue assign_queues gave each `dma:` transfer, one comment line each
+ * (bfsync compile --explain). transform/queues.c */
+void queues_explain(const Program *p, FILE *out);
 /* Requires: a checked kernel. Ensures: the kernel in canonical syntax on out. frontend/fmt.c */
 void fmt(const Program *p, FILE *out);
 
@@ -54,5 +67,10 @@ void transform_barrier_free(Program *p);
 /* Requires: a checked kernel. Ensures: ir with a barrier at every loop
  * iteration boundary and static thresholds between them. transform/barrier.c */
 void transform_barrier(Program *p);
+/* Requires: a checked kernel. Ensures: ir synchronized the way mode says
+ * (one of the two passes above). transform/sync.c */
+void transform_sync(Program *p, SyncMode mode);
+/* "barrier-free" or "barrier". transform/sync.c */
+const char *sync_name(SyncMode mode);
 
 #endif

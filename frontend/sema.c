@@ -172,7 +172,9 @@ static bool walk_expr(Sema *s, Expr *e, ExprScope scope, const char *what, bool 
 static bool check_expr(Sema *s, Expr *e, ExprScope scope, const char *what, bool *constant) {
   *constant = false;
   if (e->height > MAX_EXPR_DEPTH) {
-    diag_error(s->diag, too_deep_at(e)->span, "expression nested too deeply: more than %d levels",
+    diag_error(s->diag, too_deep_at(e)->span,
+               "expression too deep: more than %d levels (each operator and each pair of parentheses is a level: "
+               "a + b + c has two)",
                MAX_EXPR_DEPTH);
     return false;
   }
@@ -194,7 +196,7 @@ static int64_t positive_constant(Sema *s, Expr *e, const char *what) {
 
 /* ---- Declarations. */
 
-/* decl = "hbm" io IDENT ":" "f32" "[" expr "," expr "]" ";" */
+/* decl = "hbm" io IDENT ":" ("f32" | "i32") "[" expr "," expr "]" ";" */
 static void check_tensor(Sema *s, Tensor *t) {
   Expr *dims[2] = {t->rows, t->cols};
   if (t->elem && !t->ints)
@@ -202,14 +204,20 @@ static void check_tensor(Sema *s, Tensor *t) {
   if (t->ints && t->io != IO_IN)
     diag_error(s->diag, t->span, "i32 tensor '%s' must be 'hbm in': device integers are read-only",
                t->name);
+  int64_t value[2];
+  int known = 0;
   for (int i = 0; i < 2; i++) {
     bool constant;
-    int64_t value;
     if (check_expr(s, dims[i], IN_PARAMS, "a tensor dimension", &constant) && constant &&
-        expr_eval(dims[i], NULL, NULL, &value, NULL) == 0 && value <= 0)
+        expr_eval(dims[i], NULL, NULL, &value[i], NULL) == 0 && ++known && value[i] <= 0)
       diag_error(s->diag, dims[i]->span, "a tensor dimension must be positive, not %lld",
-                 (long long)value);
+                 (long long)value[i]);
   }
+  int64_t bytes;
+  if (known == 2 && value[0] > 0 && value[1] > 0 &&
+      (__builtin_mul_overflow(value[0], value[1], &bytes) || __builtin_mul_overflow(bytes, 4, &bytes)))
+    diag_error(s->diag, t->span, "tensor '%s' is too large: [%lld, %lld] f32 is more than 2^63 bytes", t->name,
+               (long long)value[0], (long long)value[1]);
 }
 
 /* decl = ("sbuf" | "psum") IDENT ["[" expr "]"] ":" "f32" "[" expr "," expr "]" ";" */
@@ -473,13 +481,7 @@ static const char *engine_suggestion(Sema *s, const char *word) {
 }
 
 /* The names of the engines that can run op (all engines when op < 0). */
-static void engine_names(const Target *t, int op, char *buf, size_t size) {
-  size_t n = 0;
-  buf[0] = 0;
-  for (int e = 0; e < t->nengines && n < size; e++)
-    if (op < 0 || target_can_run(t, e, op))
-      n += (size_t)snprintf(buf + n, size - n, "%s%s", n ? ", " : "", t->engines[e].name);
-}
+static void engine_names(const Target *t, int op, char *buf, size_t size) { target_engine_names(t, op, buf, size); }
 
 static int lookup_engine(Sema *s, const char *name, Span span) {
   int e = target_engine(s->p->target, name);
@@ -692,4 +694,5 @@ void check(Program *p) {
   k->ninstrs = k->nloops = k->nifs = 0;
   check_decls(&s);
   check_stmts(&s, k->body);
+  assign_queues(p);
 }

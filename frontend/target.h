@@ -8,16 +8,7 @@
 #include <stdio.h>
 
 #include "frontend/arena.h"
-#include "runtime/bfrt.h"
-
-/* Engine-kind bits used by the engines column of ops.def. */
-enum {
-  BFK_PE = 1 << BFRT_KIND_PE,
-  BFK_ACT = 1 << BFRT_KIND_ACT,
-  BFK_DVE = 1 << BFRT_KIND_DVE,
-  BFK_POOL = 1 << BFRT_KIND_POOL,
-  BFK_DMA = 1 << BFRT_KIND_DMA,
-};
+#include "runtime/ops.h" /* BFK_* engine-kind bits, the cost model */
 
 typedef struct Engine {
   const char *name; /* as written in kernels: pe, act, dve, pool, dma, dma1, ... */
@@ -34,8 +25,20 @@ typedef struct Target {
 /* The built-in default target: targets/trn1.target, embedded in the binary
  * (pe act dve pool dma, NeuronCore-v2 costs). */
 const Target *target_default(void);
-/* Index of the engine called name, or -1. */
+/* Index of the engine called name, or -1. "dma" on a target with DMA
+ * queues but no engine called "dma" means any queue, and gives the first
+ * (target_any_queue; assign_queues picks the queue). */
 int target_engine(const Target *t, const char *name);
+/* Whether name, as written before ':', means "any DMA queue" on t. */
+int target_any_queue(const Target *t, const char *name);
+/* The number of DMA queues (engines of kind dma), and the engine index of
+ * queue q (0-based, in engine order), or -1. */
+int target_nqueues(const Target *t);
+int target_queue(const Target *t, int q);
+/* The names of the engines that can run op (every engine when op < 0),
+ * comma-separated into buf, three or more consecutive engines of one kind
+ * as a range: "pe, act, dve, pool, dma0..dma15". */
+void target_engine_names(const Target *t, int op, char *buf, size_t size);
 /* Whether engine e can run op. */
 int target_can_run(const Target *t, int engine, int op);
 

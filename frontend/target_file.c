@@ -33,35 +33,49 @@ static const char *const kind_names[BFRT_NKINDS] = {
     [BFRT_KIND_POOL] = "pool", [BFRT_KIND_DMA] = "dma",
 };
 
+/* Every key has a range, so no value can make the simulator's arithmetic
+ * overflow or a cost go negative: cycle counts up to 10^9 (0.7 s at
+ * 1.4 GHz, far beyond any instruction), counts up to what a NeuronCore's
+ * shape could plausibly be, throughputs 0 (unset: one per cycle) or from
+ * 10^-3 to 10^6 per cycle. */
 typedef struct KindKey {
   const char *name;
   int integer; /* else a real number */
   size_t offset; /* in bfrt_engine_cost */
+  double max;    /* the largest value */
+  double min;    /* the smallest value above 0 (0 itself is always allowed) */
 } KindKey;
 
+#define CYCLES 1e9, 0
+#define COUNT(max) max, 0
+#define RATE 1e6, 1e-3
 #define COST(field) offsetof(bfrt_engine_cost, field)
 static const KindKey kind_keys[] = {
-    {"overhead", 1, COST(overhead)},
-    {"lanes", 1, COST(lanes)},
-    {"elems_per_cycle.matmul", 0, COST(elems_per_cycle[BFRT_CLASS_MATMUL])},
-    {"elems_per_cycle.elemwise", 0, COST(elems_per_cycle[BFRT_CLASS_ELEMWISE])},
-    {"elems_per_cycle.transcendental", 0, COST(elems_per_cycle[BFRT_CLASS_TRANSCENDENTAL])},
-    {"elems_per_cycle.reduce", 0, COST(elems_per_cycle[BFRT_CLASS_REDUCE])},
-    {"two_input_factor", 0, COST(two_input_factor)},
-    {"pe_rows", 1, COST(pe_rows)},
-    {"pe_cols", 1, COST(pe_cols)},
-    {"matmul_min_cols", 1, COST(matmul_min_cols)},
-    {"dma_latency", 1, COST(dma_latency)},
-    {"dma_bytes_per_cycle", 0, COST(dma_bytes_per_cycle)},
-    {"dma_outstanding", 1, COST(dma_outstanding)},
-    {"sem_latency", 1, COST(sem_latency)},
-    {"wait_cost", 1, COST(wait_cost)},
-    {"bookkeep_cost", 1, COST(bookkeep_cost)},
-    {"barrier_cost", 1, COST(barrier_cost)},
-    {"device_read", 1, COST(device_read_cost)},
+    {"overhead", 1, COST(overhead), CYCLES},
+    {"lanes", 1, COST(lanes), COUNT(65536)},
+    {"elems_per_cycle.matmul", 0, COST(elems_per_cycle[BFRT_CLASS_MATMUL]), RATE},
+    {"elems_per_cycle.elemwise", 0, COST(elems_per_cycle[BFRT_CLASS_ELEMWISE]), RATE},
+    {"elems_per_cycle.transcendental", 0, COST(elems_per_cycle[BFRT_CLASS_TRANSCENDENTAL]), RATE},
+    {"elems_per_cycle.reduce", 0, COST(elems_per_cycle[BFRT_CLASS_REDUCE]), RATE},
+    {"two_input_factor", 0, COST(two_input_factor), 1e3, 1e-3},
+    {"pe_rows", 1, COST(pe_rows), COUNT(65536)},
+    {"pe_cols", 1, COST(pe_cols), COUNT(65536)},
+    {"matmul_min_cols", 1, COST(matmul_min_cols), COUNT(1e6)},
+    {"dma_latency", 1, COST(dma_latency), CYCLES},
+    {"dma_bytes_per_cycle", 0, COST(dma_bytes_per_cycle), RATE},
+    {"dma_outstanding", 1, COST(dma_outstanding), COUNT(1024)},
+    {"dma_split", 1, COST(dma_split), COUNT(BFRT_MAX_DMA_SPLIT)},
+    {"sem_latency", 1, COST(sem_latency), CYCLES},
+    {"wait_cost", 1, COST(wait_cost), CYCLES},
+    {"bookkeep_cost", 1, COST(bookkeep_cost), CYCLES},
+    {"barrier_cost", 1, COST(barrier_cost), CYCLES},
+    {"device_read", 1, COST(device_read_cost), CYCLES},
 };
 #define NKIND_KEYS (sizeof kind_keys / sizeof kind_keys[0])
 #undef COST
+#undef RATE
+#undef COUNT
+#undef CYCLES
 
 /* SECTION_SKIP: after a malformed header, whose entries would only cascade. */
 enum { SECTION_TOP, SECTION_ENGINES, SECTION_KIND, SECTION_SKIP };
@@ -141,18 +155,35 @@ static int read_integer(Reader *r, Span s, int64_t *out) {
   return 0;
 }
 
-/* value: digits [ "." digits ] [ ("e" | "E") [ "+" | "-" ] digits ], finite and >= 0 */
+/* value: digits [ "." digits ] [ ("e" | "E") [ "+" | "-" ] digits ], finite and >= 0.
+ * A value too small for a double (1e-320) reads as the tiny number it is,
+ * so the key's range check names the limit it misses. */
 static int read_real(Reader *r, Span s, double *out) {
   char *text = span_text(r, s), *end;
   int ok = s.end > s.begin && ((text[0] >= '0' && text[0] <= '9') || text[0] == '.');
   for (char *c = text; ok && *c; c++) ok = strchr("0123456789.eE+-", *c) != NULL;
   errno = 0;
   double v = ok ? strtod(text, &end) : 0;
-  if (!ok || *end || errno || !isfinite(v)) {
+  if (!ok || *end) {
     diag_error(&r->diag, s, "expected a non-negative decimal number");
     return -1;
   }
+  if (!isfinite(v) || (errno == ERANGE && v > 1)) {
+    diag_error(&r->diag, s, "number too large (at most about 1.8e308)");
+    return -1;
+  }
   *out = v;
+  return 0;
+}
+
+/* Whether v (read from s) is 0 or within [min, max]; reports the range. */
+static int in_range(Reader *r, Span s, Span key, double v, double min, double max) {
+  if (v == 0 || (v >= min && v <= max)) return 1;
+  if (min > 0)
+    diag_error(&r->diag, s, "%.*s must be 0 or from %.15g to %.15g", (int)(key.end - key.begin), r->text + key.begin,
+               min, max);
+  else
+    diag_error(&r->diag, s, "%.*s must be at most %.15g", (int)(key.end - key.begin), r->text + key.begin, max);
   return 0;
 }
 
@@ -178,8 +209,10 @@ static void set_top(Reader *r, Span key, Span value) {
       r->out->name = span_text(r, value);
   } else if (span_is(r, key, "clock_ghz")) {
     if (!first_setting(r, &r->top_set[TOP_CLOCK], key)) return;
-    if (!read_real(r, value, &r->out->costs.clock_ghz) && r->out->costs.clock_ghz <= 0)
-      diag_error(&r->diag, value, "clock_ghz must be above 0");
+    double ghz;
+    if (read_real(r, value, &ghz)) return;
+    if (ghz < 1e-3 || ghz > 1e3) diag_error(&r->diag, value, "clock_ghz must be from 0.001 to 1000");
+    else r->out->costs.clock_ghz = ghz;
   } else {
     diag_error(&r->diag, key, "unknown key '%.*s' at the top level (name, clock_ghz; costs go in a [kind ...] section)",
                (int)(key.end - key.begin), r->text + key.begin);
@@ -192,11 +225,27 @@ static int kind_named(const Reader *r, Span s) {
   return -1;
 }
 
+/* The reserved words of the kernel language (dsl/lexer.l): a kernel could
+ * never write them before ':', so no engine may be called so. */
+static const char *const language_keywords[] = {"kernel", "int", "hbm", "in", "out", "inout",
+                                                 "sbuf", "psum", "f32", "for", "if", "else"};
+
+static int is_keyword(const Reader *r, Span s) {
+  for (size_t i = 0; i < sizeof language_keywords / sizeof language_keywords[0]; i++)
+    if (span_is(r, s, language_keywords[i])) return 1;
+  return 0;
+}
+
 /* entry in [engines]: NAME "=" KIND */
 static void add_engine(Reader *r, Span key, Span value) {
   Target *t = r->out;
   if (!is_identifier(r->text + key.begin, key.end - key.begin)) {
     diag_error(&r->diag, key, "an engine name is an identifier (letters, digits, '_')");
+    return;
+  }
+  if (is_keyword(r, key)) {
+    diag_error(&r->diag, key, "'%.*s' is a reserved word of the kernel language, which no kernel can use as an engine",
+               (int)(key.end - key.begin), r->text + key.begin);
     return;
   }
   for (int e = 0; e < t->nengines; e++)
@@ -225,11 +274,16 @@ static void set_cost(Reader *r, Span key, Span value) {
   for (size_t i = 0; i < NKIND_KEYS; i++) {
     if (!span_is(r, key, kind_keys[i].name)) continue;
     if (!first_setting(r, &r->kind_set[r->kind][i], key)) return;
-    char *field = (char *)c + kind_keys[i].offset;
-    if (kind_keys[i].integer)
-      read_integer(r, value, (int64_t *)(void *)field);
-    else
-      read_real(r, value, (double *)(void *)field);
+    const KindKey *k = &kind_keys[i];
+    char *field = (char *)c + k->offset;
+    if (k->integer) {
+      int64_t v;
+      if (!read_integer(r, value, &v) && in_range(r, value, key, (double)v, k->min, k->max))
+        *(int64_t *)(void *)field = v;
+    } else {
+      double v;
+      if (!read_real(r, value, &v) && in_range(r, value, key, v, k->min, k->max)) *(double *)(void *)field = v;
+    }
     return;
   }
   diag_error(&r->diag, key, "unknown key '%.*s' in a [kind] section (see docs/targets.md)",

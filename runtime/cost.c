@@ -6,7 +6,11 @@
  * cites it), with every constant taken from the target:
  *   every op          overhead (the static cost of issuing an instruction
  *                     and starting its SBUF/PSUM accesses) + its body;
- *   on a dma engine   dma_latency + bytes / dma_bytes_per_cycle;
+ *   on a dma engine   dma_latency + bytes / (engines * dma_bytes_per_cycle),
+ *                     where a transfer of P rows (partitions) is split
+ *                     over engines = min(P, dma_split) DMA engines, as the
+ *                     hardware parallelizes one transfer over up to 16
+ *                     (docs/targets.md);
  *   matmul            acc[M,N] = a[M,K]·b[K,N]: the systolic array holds a
  *                     pe_rows x pe_cols block of the stationary operand
  *                     (K x M), so there are ceil(K/pe_rows) * ceil(M/pe_cols)
@@ -41,12 +45,29 @@ static double rate(double r) { return r > 0 ? r : 1.0; }
 
 static int64_t ceil_div(int64_t a, int64_t b) { return b > 0 ? (a + b - 1) / b : a; }
 
-static int64_t cycles_for(double work, double per_cycle) { return (int64_t)ceil(work / rate(per_cycle)); }
+/* Cycles for work at per_cycle, capped at BFRT_CYCLES_MAX so that no tile,
+ * however large, and no target value make a cost that overflows. */
+static int64_t cycles_for(double work, double per_cycle) {
+  double cycles = ceil(work / rate(per_cycle));
+  return cycles < (double)BFRT_CYCLES_MAX ? (int64_t)cycles : BFRT_CYCLES_MAX;
+}
+
+static int64_t add_cycles(int64_t a, int64_t b) { return a < BFRT_CYCLES_MAX - b ? a + b : BFRT_CYCLES_MAX; }
+
+static int64_t mul_cycles(int64_t a, int64_t b) {
+  return b == 0 || a < BFRT_CYCLES_MAX / b ? a * b : BFRT_CYCLES_MAX;
+}
 
 static int64_t matmul_cycles(const bfrt_engine_cost *c, int64_t m, int64_t k, int64_t n) {
-  int64_t passes = ceil_div(k, c->pe_rows) * ceil_div(m, c->pe_cols);
+  int64_t passes = mul_cycles(ceil_div(k, c->pe_rows), ceil_div(m, c->pe_cols));
   int64_t cols = n > c->matmul_min_cols ? n : c->matmul_min_cols;
-  return passes * cycles_for((double)cols, c->elems_per_cycle[BFRT_CLASS_MATMUL]);
+  return mul_cycles(passes, cycles_for((double)cols, c->elems_per_cycle[BFRT_CLASS_MATMUL]));
+}
+
+/* The DMA engines a transfer of rows partitions streams on. */
+static double split_engines(const bfrt_engine_cost *c, int64_t rows) {
+  int64_t most = c->dma_split > 1 ? c->dma_split : 1;
+  return (double)(rows < most ? (rows > 1 ? rows : 1) : most);
 }
 
 static int reads_two_tiles(int op) { return rt_ops[op].sig == SIG_T_TT && rt_ops[op].shape == SHAPE_SAME; }
@@ -55,7 +76,7 @@ static int64_t lane_cycles(const bfrt_engine_cost *c, int op, const int64_t shap
   int64_t passes = c->lanes > 0 ? ceil_div(shape[0], c->lanes) : 1;
   double per_lane = c->lanes > 0 ? (double)shape[1] : (double)shape[0] * (double)shape[1];
   if (reads_two_tiles(op) && c->two_input_factor > 0) per_lane *= c->two_input_factor;
-  return passes * cycles_for(per_lane, c->elems_per_cycle[rt_ops[op].cls]);
+  return mul_cycles(passes, cycles_for(per_lane, c->elems_per_cycle[rt_ops[op].cls]));
 }
 
 static int valid(const bfrt_costs *costs, int kind, int op) {
@@ -68,19 +89,22 @@ static int pipelined(const bfrt_costs *costs, int kind) {
 
 bfrt_op_time bfrt_op_timing(const bfrt_costs *costs, int kind, int op, const int64_t dst[2],
                             const int64_t src[2]) {
-  if (!valid(costs, kind, op)) return (bfrt_op_time){0, 0};
+  if (!valid(costs, kind, op)) return (bfrt_op_time){0, 0, 0, 0};
   const bfrt_engine_cost *c = &costs->kind[kind];
   const int64_t *shape = dst[0] * dst[1] >= src[0] * src[1] ? dst : src;
   int64_t body;
   if (kind == BFRT_KIND_DMA || rt_ops[op].cls == BFRT_CLASS_DMA) {
-    int64_t stream = cycles_for((double)shape[0] * (double)shape[1] * (double)sizeof(float), c->dma_bytes_per_cycle);
-    int64_t completion = c->overhead + c->dma_latency + stream;
-    return (bfrt_op_time){pipelined(costs, kind) ? c->overhead + stream : completion, completion};
+    int64_t stream = cycles_for((double)shape[0] * (double)shape[1] * (double)sizeof(float),
+                                split_engines(c, shape[0]) * rate(c->dma_bytes_per_cycle));
+    int64_t occupancy = add_cycles(c->overhead, stream);
+    int64_t completion = add_cycles(occupancy, c->dma_latency);
+    int64_t engines = c->dma_split > 0 ? (int64_t)split_engines(c, shape[0]) : 0;
+    return (bfrt_op_time){pipelined(costs, kind) ? occupancy : completion, completion, engines, stream};
   }
   if (op == BFRT_MATMUL || op == BFRT_MATMUL_ACC) body = matmul_cycles(c, dst[0], src[1], dst[1]);
   else if (op == BFRT_TRANSPOSE) body = matmul_cycles(c, dst[0], src[0], dst[1]);
   else body = lane_cycles(c, op, shape);
-  return (bfrt_op_time){c->overhead + body, c->overhead + body};
+  return (bfrt_op_time){add_cycles(c->overhead, body), add_cycles(c->overhead, body), 0, 0};
 }
 
 int64_t bfrt_op_cycles(const bfrt_costs *costs, int kind, int op, const int64_t dst[2],

@@ -34,13 +34,20 @@ static const struct {
     [SIG_T_TF] = {3, {BFRT_ARG_TILE, BFRT_ARG_TILE, BFRT_ARG_IMM}},
 };
 
-static SemView tile_view(Ctx *cx, int line, int op, const bfrt_arg *a) {
+/* The one slot check, for ops and for the bookkeeping that tracks them. */
+static const bfrt_tile_desc *check_slot(Ctx *cx, int line, int op, int tile, int64_t slot) {
   const bfrt_kernel *k = cx->rt->k;
-  if (a->id < 0 || a->id >= k->ntiles) rt_fail(cx, line, "%s: tile %d does not exist", rt_ops[op].name, a->id);
-  const bfrt_tile_desc *d = &k->tiles[a->id];
-  if (a->a < 0 || a->a >= d->slots)
-    rt_fail(cx, line, "%s: slot %s[%lld] is out of range (%lld slots)", rt_ops[op].name, d->name,
-            (long long)a->a, (long long)d->slots);
+  const char *name = op >= 0 && op < BFRT_NOPS ? rt_ops[op].name : "op";
+  if (tile < 0 || tile >= k->ntiles) rt_fail(cx, line, "%s: tile %d does not exist", name, tile);
+  const bfrt_tile_desc *d = &k->tiles[tile];
+  if (slot < 0 || slot >= d->slots)
+    rt_fail(cx, line, "%s: slot %s[%lld] is out of range (%lld slots)", name, d->name,
+            (long long)slot, (long long)d->slots);
+  return d;
+}
+
+static SemView tile_view(Ctx *cx, int line, int op, const bfrt_arg *a) {
+  const bfrt_tile_desc *d = check_slot(cx, line, op, a->id, a->a);
   float *base = cx->rt->tiles[a->id] + a->a * d->rows * d->cols;
   return (SemView){base, d->rows, d->cols, d->cols};
 }
@@ -174,9 +181,12 @@ static void check_divisor(Ctx *cx, int64_t a, int64_t b, int line) {
   if (b == 0) rt_fail(cx, line, "division by zero (%lld / 0)", (long long)a);
 }
 
+/* The language's floor division and modulo (docs/language.md): a / -1 is
+ * -a, wrapping (INT64_MIN / -1 is INT64_MIN), and a % -1 is 0, as in the
+ * reference executor and the oracle; C's a / b would trap there. */
 int64_t bfrt_div(Ctx *cx, int64_t a, int64_t b, int line) {
   check_divisor(cx, a, b, line);
-  if (a == INT64_MIN && b == -1) rt_fail(cx, line, "integer overflow in %lld / -1", (long long)a);
+  if (b == -1) return (int64_t)(0 - (uint64_t)a);
   int64_t q = a / b;
   return a % b != 0 && (a < 0) != (b < 0) ? q - 1 : q;
 }
@@ -186,6 +196,20 @@ int64_t bfrt_mod(Ctx *cx, int64_t a, int64_t b, int line) {
   if (b == -1) return 0; /* INT64_MIN % -1 would trap */
   int64_t r = a % b;
   return r != 0 && (r < 0) != (b < 0) ? r + b : r;
+}
+
+int64_t bfrt_slot(Ctx *cx, int op, int tile, int64_t slot, int line) {
+  if (rt_failed(cx->rt)) rt_unwind(cx);
+  check_slot(cx, line, op, tile, slot);
+  return slot;
+}
+
+int64_t bfrt_loop(Ctx *cx, int64_t lo, int64_t hi, int line) {
+  uint64_t trips = hi > lo ? (uint64_t)hi - (uint64_t)lo : 0;
+  if (trips > (uint64_t)INT64_MAX)
+    rt_fail(cx, line, "loop runs %llu iterations (%lld .. %lld), more than 64-bit counters can count",
+            (unsigned long long)trips, (long long)lo, (long long)hi);
+  return hi;
 }
 
 int64_t *bfrt_scratch(Ctx *cx, int64_t n) {

@@ -23,18 +23,14 @@
 #include <stdint.h>
 
 #include "bfrt.h"
+#include "bfrt_cost.h"
+#include "bfrt_kernel.h"
+#include "ops.h"
 #include "semantics.h"
 
-/* The signature and shape columns of ops.def, as the runtime checks them. */
-enum { SIG_T_H, SIG_H_T, SIG_T_TT, SIG_T_T, SIG_T_F, SIG_T_TF };
-enum { SHAPE_SAME, SHAPE_MATMUL, SHAPE_TRANSPOSE, SHAPE_NONE, SHAPE_ROWREDUCE, SHAPE_ROWBCAST };
-
-typedef struct OpInfo {
-  const char *name;
-  int sig, shape, cls;
-} OpInfo;
-
-extern const OpInfo rt_ops[BFRT_NOPS];
+/* The simulator's clocks and every cost saturate here (2^61 cycles, about
+ * 52 years at 1.4 GHz), so no kernel or target value can overflow them. */
+#define BFRT_CYCLES_MAX (INT64_MAX / 4)
 
 /* Trace events beyond the ops: their `op` field. */
 enum { TRACE_WAIT = BFRT_NOPS, TRACE_BARRIER };

@@ -16,7 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bfrt.h"
+#include "bfrt_kernel.h"
 #include "semantics.h"
 
 static float *at(SemView v, int64_t i, int64_t j) { return v.data + i * v.stride + j; }

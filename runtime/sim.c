@@ -30,24 +30,52 @@
  * positions, which depend only on each engine's own history, never on
  * when the host ran which engine. To make the host order (and so the
  * data a racy kernel would see) reproducible too, only one engine runs at
- * a time: each engine is a host thread, but it holds a baton, runs until
- * it blocks (a wait whose position has not been produced yet, or a
- * barrier others have not reached) or finishes, then hands the baton to
- * the runnable engine with the smallest clock (ties: the lowest index).
- * Handing over only when blocked keeps host context switches to about one
- * per blocking wait. Threads rather than coroutines keep the engine code
- * an ordinary C stack, which the sanitizers and longjmp-based unwinding
- * (rt_fail) handle without special cases; see docs/runtime.md.
+ * a time: each engine is a coroutine (a ucontext fiber with its own
+ * stack) on the calling thread; it runs until it blocks (a wait whose
+ * position has not been produced yet, or a barrier others have not
+ * reached) or finishes, then returns to the scheduler, which resumes the
+ * runnable engine with the smallest clock (ties: the lowest index). A
+ * switch is a few hundred nanoseconds where a thread hand-over was
+ * several microseconds, so a synchronization-bound kernel simulates at
+ * about the speed the threads executor runs it (issue 9). The fibers'
+ * stacks are announced to AddressSanitizer and valgrind, and the error
+ * path (rt_fail's longjmp) stays within one fiber's stack.
  *
- * Deadlock. When the engine holding the baton blocks or finishes and no
- * unfinished engine can run, the kernel is deadlocked: the report names
- * what every engine waits for and every counter, like the watchdog's. */
-#include <pthread.h>
+ * Deadlock. When the running engine blocks or finishes and no unfinished
+ * engine can run, the kernel is deadlocked: the report names what every
+ * engine waits for and every counter, like the watchdog's.
+ *
+ * Overflow. Every clock sum saturates at BFRT_CYCLES_MAX (add_cycles), so
+ * a huge kernel or an extreme target cannot wrap a clock negative. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <ucontext.h>
 
 #include "rt.h"
+
+#if defined(__SANITIZE_ADDRESS__)
+#define SIM_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define SIM_ASAN 1
+#endif
+#endif
+#ifdef SIM_ASAN
+#include <sanitizer/common_interface_defs.h>
+#endif
+#if __has_include(<valgrind/valgrind.h>)
+#include <valgrind/valgrind.h>
+#else
+#define VALGRIND_STACK_REGISTER(start, end) 0
+#define VALGRIND_STACK_DEREGISTER(id) ((void)(id))
+#endif
+
+/* Each engine's fiber stack: reserved, not committed (the pages appear
+ * as they are touched), large enough for the longest generated engine
+ * function a thread's default stack would hold. */
+enum { SIM_STACK_BYTES = 64 << 20 };
 
 enum { SIM_RUNNING, SIM_WAITING, SIM_AT_BARRIER, SIM_FINISHED };
 
@@ -83,14 +111,20 @@ typedef struct SimEngine {
   int state;
   int on;            /* SIM_WAITING: whose counter */
   int64_t threshold; /* SIM_WAITING */
-  pthread_cond_t turn;
+  ucontext_t fiber;
+  char *stack;       /* SIM_STACK_BYTES, mmap'ed; NULL: not started */
+  unsigned stack_id; /* valgrind's */
+  void *fake_stack;  /* AddressSanitizer's, while switched away */
 } SimEngine;
 
 typedef struct Sim {
-  pthread_mutex_t mu;
-  pthread_cond_t all_done;
+  int64_t dma_free[BFRT_MAX_DMA_SPLIT]; /* when each shared DMA engine is next free */
+  int ndma;                             /* how many (the dma kind's dma_split; 0: none shared) */
+  ucontext_t scheduler;
+  const void *scheduler_bottom; /* the scheduler's stack, for AddressSanitizer */
+  size_t scheduler_size;
   int nengines, finished;
-  int running; /* the engine holding the baton; -1: none */
+  int running; /* the engine whose fiber runs; -1: the scheduler */
   int arrived; /* at the current barrier */
   SimEngine eng[BFRT_MAX_ENGINES];
 } Sim;
@@ -98,7 +132,42 @@ typedef struct Sim {
 static Sim *sim_of(Ctx *cx) { return cx->rt->exec_state; }
 static SimEngine *me(Ctx *cx) { return &sim_of(cx)->eng[cx->engine]; }
 
-/* ---- The baton (every call with sim->mu held). */
+static int64_t max64(int64_t a, int64_t b) { return a > b ? a : b; }
+
+static int64_t add_cycles(int64_t a, int64_t b) { return a < BFRT_CYCLES_MAX - b ? a + b : BFRT_CYCLES_MAX; }
+
+/* ---- Fibers. */
+
+/* From the running engine's fiber back to the scheduler; returns when the
+ * scheduler resumes it. finished: it will never be resumed (its fake
+ * stack can go). */
+static void to_scheduler(Sim *s, SimEngine *x, int finished) {
+#ifdef SIM_ASAN
+  __sanitizer_start_switch_fiber(finished ? NULL : &x->fake_stack, s->scheduler_bottom, s->scheduler_size);
+#endif
+  s->running = -1;
+  swapcontext(&x->fiber, &s->scheduler);
+#ifdef SIM_ASAN
+  __sanitizer_finish_switch_fiber(x->fake_stack, NULL, NULL);
+#endif
+  (void)finished;
+}
+
+/* From the scheduler into engine e's fiber, until it blocks or finishes. */
+static void resume(Sim *s, int e) {
+  SimEngine *x = &s->eng[e];
+  s->running = e;
+#ifdef SIM_ASAN
+  void *fake = NULL;
+  __sanitizer_start_switch_fiber(&fake, x->stack, SIM_STACK_BYTES);
+#endif
+  swapcontext(&s->scheduler, &x->fiber);
+#ifdef SIM_ASAN
+  __sanitizer_finish_switch_fiber(fake, NULL, NULL);
+#endif
+}
+
+/* ---- Scheduling. */
 
 static int runnable(const Sim *s, int e) {
   const SimEngine *x = &s->eng[e];
@@ -113,20 +182,11 @@ static int pick_next(const Sim *s) {
   return best;
 }
 
-/* Give the baton to the next engine; 0, or -1 when none can run while some
- * have not finished (a deadlock). */
-static int hand_over(Sim *s) {
-  s->running = pick_next(s);
-  if (s->running >= 0) {
-    pthread_cond_signal(&s->eng[s->running].turn);
-    return 0;
-  }
-  if (s->finished == s->nengines) pthread_cond_signal(&s->all_done);
-  return s->finished == s->nengines ? 0 : -1;
-}
-
-static void await_turn(bfrt *rt, Sim *s, int e) {
-  while (s->running != e && !rt_failed(rt)) pthread_cond_wait(&s->eng[e].turn, &s->mu);
+/* After a failure every unfinished engine runs once more, to unwind. */
+static int pick_unfinished(const Sim *s) {
+  for (int e = 0; e < s->nengines; e++)
+    if (s->eng[e].state != SIM_FINISHED) return e;
+  return -1;
 }
 
 /* ---- The deadlock report. */
@@ -146,9 +206,9 @@ static size_t describe(const bfrt *rt, const Sim *s, int e, char *buf, size_t si
   }
 }
 
-/* The report, composed with sim->mu held (recorded after it is released:
- * recording a failure calls sim_stop, which takes the mutex). */
-static void compose_deadlock(const bfrt *rt, const Sim *s, char *buf, size_t size) {
+static void report_deadlock(bfrt *rt, const Sim *s) {
+  char buf[sizeof rt->error];
+  size_t size = sizeof buf;
   int64_t latest = 0;
   for (int e = 0; e < s->nengines; e++)
     if (s->eng[e].clock > latest) latest = s->eng[e].clock;
@@ -158,26 +218,17 @@ static void compose_deadlock(const bfrt *rt, const Sim *s, char *buf, size_t siz
   if (n < size) n += (size_t)snprintf(buf + n, size - n, "\n  counters:");
   for (int e = 0; e < s->nengines && n < size; e++)
     n += (size_t)snprintf(buf + n, size - n, " %s=%lld", rt->k->engine_names[e], (long long)s->eng[e].count);
+  rt_record_failure(rt, 0, "%s", buf);
 }
 
-/* cx blocks (its state is set): pass the baton on and return when it comes
- * back; unwind on a deadlock or another engine's failure. */
+/* cx blocks (its state is set): return to the scheduler, and come back
+ * when it can go on; unwind after a deadlock or another engine's failure. */
 static void block(Ctx *cx) {
-  bfrt *rt = cx->rt;
-  Sim *s = sim_of(cx);
-  char report[sizeof rt->error];
-  pthread_mutex_lock(&s->mu);
-  int deadlocked = hand_over(s);
-  if (deadlocked) compose_deadlock(rt, s, report, sizeof report);
-  else await_turn(rt, s, cx->engine);
-  pthread_mutex_unlock(&s->mu);
-  if (deadlocked) rt_record_failure(rt, 0, "%s", report);
-  if (rt_failed(rt)) rt_unwind(cx);
+  to_scheduler(sim_of(cx), me(cx), 0);
+  if (rt_failed(cx->rt)) rt_unwind(cx);
 }
 
 /* ---- Same-engine ordering on a pipelined engine. */
-
-static int64_t max64(int64_t a, int64_t b) { return a > b ? a : b; }
 
 /* Operands in memory, by signature (an immediate has none). */
 static int memory_operands(int sig) {
@@ -251,13 +302,43 @@ static void remember_flight(Ctx *cx, SimEngine *x, int64_t stamp) {
 /* x waits, as stall, until t (when t is later than its clock). */
 static void stall_until(bfrt *rt, int e, SimEngine *x, int64_t t) {
   if (t <= x->clock) return;
-  rt->stats.stall[e] += t - x->clock;
+  rt->stats.stall[e] = add_cycles(rt->stats.stall[e], t - x->clock);
   x->clock = t;
 }
 
 /* Until every op of x has completed (barrier arrival, the end). */
 static void drain(bfrt *rt, int e, SimEngine *x) {
   if (x->count > 0) stall_until(rt, e, x, x->done_at[x->count - 1]);
+}
+
+/* ---- The DMA engines every queue shares (dma_split). */
+
+/* Let every runnable engine with a smaller clock (ties: a lower index) run
+ * first, so that shared DMA engines are taken in simulated-time order. */
+static void yield_to_earlier(Ctx *cx) {
+  Sim *s = sim_of(cx);
+  while (pick_next(s) != cx->engine) {
+    to_scheduler(s, me(cx), 0);
+    if (rt_failed(cx->rt)) rt_unwind(cx);
+  }
+}
+
+/* A transfer streams on pending.dma_engines of the DMA engines every queue
+ * shares: it starts streaming when that many are free (the queue stalls
+ * until then) and holds them for its stream cycles. */
+static void take_dma_engines(Ctx *cx, SimEngine *x) {
+  Sim *s = sim_of(cx);
+  yield_to_earlier(cx);
+  int n = (int)(x->pending.dma_engines < s->ndma ? x->pending.dma_engines : s->ndma);
+  for (int i = 1; i < s->ndma; i++) /* sort by free time: 16 entries */
+    for (int j = i; j > 0 && s->dma_free[j - 1] > s->dma_free[j]; j--) {
+      int64_t t = s->dma_free[j];
+      s->dma_free[j] = s->dma_free[j - 1];
+      s->dma_free[j - 1] = t;
+    }
+  int64_t begin = max64(add_cycles(x->clock, x->cost->overhead), s->dma_free[n - 1]);
+  stall_until(cx->rt, cx->engine, x, begin - x->cost->overhead);
+  for (int i = 0; i < n; i++) s->dma_free[i] = add_cycles(begin, x->pending.stream);
 }
 
 /* ---- The hooks. */
@@ -268,18 +349,20 @@ static void sim_before_op(Ctx *cx) {
   int64_t src[2] = {cx->views[1].rows, cx->views[1].cols};
   if (!cx->views[1].data) memcpy(src, dst, sizeof src); /* an immediate: fill */
   x->pending = bfrt_op_timing(cx->rt->opt->costs, cx->rt->k->engine_kinds[cx->engine], cx->op, dst, src);
-  if (x->window <= 1) return; /* every earlier op has completed by the clock */
-  int64_t start = x->count >= x->window ? x->done_at[x->count - x->window] : 0;
-  x->access = access_of(cx);
-  start = max64(start, conflicting_stamp(x, &x->access));
-  stall_until(cx->rt, cx->engine, x, start);
+  if (x->window > 1) { /* else every earlier op has completed by the clock */
+    int64_t start = x->count >= x->window ? x->done_at[x->count - x->window] : 0;
+    x->access = access_of(cx);
+    start = max64(start, conflicting_stamp(x, &x->access));
+    stall_until(cx->rt, cx->engine, x, start);
+  }
+  if (x->pending.dma_engines > 0 && sim_of(cx)->ndma > 0) take_dma_engines(cx, x);
 }
 
 static void sim_complete(Ctx *cx) {
   SimEngine *x = me(cx);
-  int64_t done = x->clock + x->pending.completion;
-  x->clock += x->pending.occupancy;
-  cx->rt->stats.busy[cx->engine] += x->pending.occupancy;
+  int64_t done = add_cycles(x->clock, x->pending.completion);
+  x->clock = add_cycles(x->clock, x->pending.occupancy);
+  cx->rt->stats.busy[cx->engine] = add_cycles(cx->rt->stats.busy[cx->engine], x->pending.occupancy);
   if (x->count == x->cap) {
     int64_t cap = x->cap ? 2 * x->cap : 1024;
     int64_t *grown = realloc(x->done_at, (size_t)cap * sizeof *grown);
@@ -295,7 +378,6 @@ static void sim_complete(Ctx *cx) {
 static void sim_wait(Ctx *cx, int engine, int64_t threshold) {
   Sim *s = sim_of(cx);
   SimEngine *x = me(cx), *producer = &s->eng[engine];
-  int64_t start = x->clock;
   if (producer->count < threshold) {
     x->state = SIM_WAITING;
     x->on = engine;
@@ -303,27 +385,22 @@ static void sim_wait(Ctx *cx, int engine, int64_t threshold) {
     block(cx);
     x->state = SIM_RUNNING;
   }
-  if (threshold > 0) {
-    int64_t visible = producer->done_at[threshold - 1] + producer->cost->sem_latency;
-    if (visible > x->clock) x->clock = visible;
-  }
-  x->clock += x->cost->wait_cost;
-  cx->rt->stats.stall[cx->engine] += x->clock - start;
+  int64_t visible = threshold > 0 ? add_cycles(producer->done_at[threshold - 1], producer->cost->sem_latency) : 0;
+  stall_until(cx->rt, cx->engine, x, add_cycles(max64(x->clock, visible), x->cost->wait_cost));
 }
 
 /* The last engine to arrive releases everyone, counters reset. */
 static void release_barrier(bfrt *rt, Sim *s) {
   int64_t release = 0, cost = 0;
   for (int e = 0; e < s->nengines; e++) {
-    if (s->eng[e].clock > release) release = s->eng[e].clock;
-    if (s->eng[e].cost->barrier_cost > cost) cost = s->eng[e].cost->barrier_cost;
+    release = max64(release, s->eng[e].clock);
+    cost = max64(cost, s->eng[e].cost->barrier_cost);
   }
-  release += cost;
+  release = add_cycles(release, cost);
   for (int e = 0; e < s->nengines; e++) {
     SimEngine *x = &s->eng[e];
-    rt->stats.stall[e] += release - x->clock;
+    stall_until(rt, e, x, release);
     rt->barrier_positions[e] = rt->cx[e].completed;
-    x->clock = release;
     x->count = 0;
     x->state = SIM_RUNNING;
   }
@@ -340,17 +417,16 @@ static void sim_barrier(Ctx *cx) {
     block(cx);
 }
 
-static void sim_bookkeep(Ctx *cx, int64_t n) { me(cx)->clock += n * me(cx)->cost->bookkeep_cost; }
-
-static void sim_device_read(Ctx *cx) { me(cx)->clock += me(cx)->cost->device_read_cost; }
-
-static void sim_stop(bfrt *rt) {
-  Sim *s = rt->exec_state;
-  pthread_mutex_lock(&s->mu);
-  for (int e = 0; e < s->nengines; e++) pthread_cond_broadcast(&s->eng[e].turn);
-  pthread_cond_broadcast(&s->all_done);
-  pthread_mutex_unlock(&s->mu);
+static void sim_bookkeep(Ctx *cx, int64_t n) {
+  int64_t cost = me(cx)->cost->bookkeep_cost;
+  me(cx)->clock = add_cycles(me(cx)->clock, cost && n > BFRT_CYCLES_MAX / cost ? BFRT_CYCLES_MAX : n * cost);
 }
+
+static void sim_device_read(Ctx *cx) { me(cx)->clock = add_cycles(me(cx)->clock, me(cx)->cost->device_read_cost); }
+
+/* A failure is seen at the next switch: block() unwinds, and the scheduler
+ * resumes every unfinished engine so that it does. */
+static void sim_stop(bfrt *rt) { (void)rt; }
 
 static int64_t sim_now_ns(Ctx *cx) {
   double ghz = cx->rt->opt->costs->clock_ghz;
@@ -359,41 +435,45 @@ static int64_t sim_now_ns(Ctx *cx) {
 
 /* ---- Engines and the run. */
 
-static void run_entry(Ctx *cx) {
-  if (!setjmp(cx->unwind)) cx->rt->k->entry[cx->engine](cx, cx->rt->params);
+/* A fiber's entry: makecontext passes ints, so the Ctx comes in halves. */
+static void fiber_main(unsigned hi, unsigned lo) {
+  Ctx *cx = (Ctx *)(((uintptr_t)hi << 16 << 16) | (uintptr_t)lo);
+  Sim *s = sim_of(cx);
+#ifdef SIM_ASAN
+  __sanitizer_finish_switch_fiber(NULL, &s->scheduler_bottom, &s->scheduler_size);
+#endif
+  if (!rt_failed(cx->rt) && !setjmp(cx->unwind)) cx->rt->k->entry[cx->engine](cx, cx->rt->params);
+  me(cx)->state = SIM_FINISHED;
+  s->finished++;
+  to_scheduler(s, me(cx), 1);
 }
 
-static void *engine_thread(void *arg) {
-  Ctx *cx = arg;
-  bfrt *rt = cx->rt;
-  Sim *s = rt->exec_state;
-  pthread_mutex_lock(&s->mu);
-  await_turn(rt, s, cx->engine);
-  pthread_mutex_unlock(&s->mu);
-  if (!rt_failed(rt)) run_entry(cx);
-  char report[sizeof rt->error];
-  pthread_mutex_lock(&s->mu);
-  s->eng[cx->engine].state = SIM_FINISHED;
-  s->finished++;
-  int deadlocked = 0;
-  if (s->running == cx->engine && !rt_failed(rt)) deadlocked = hand_over(s);
-  if (deadlocked) compose_deadlock(rt, s, report, sizeof report);
-  if (s->finished == s->nengines) pthread_cond_signal(&s->all_done);
-  pthread_mutex_unlock(&s->mu);
-  if (deadlocked) rt_record_failure(rt, 0, "%s", report);
-  return NULL;
+static int start_fiber(Sim *s, Ctx *cx) {
+  SimEngine *x = &s->eng[cx->engine];
+  void *stack = mmap(NULL, SIM_STACK_BYTES, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (stack == MAP_FAILED || getcontext(&x->fiber)) {
+    if (stack != MAP_FAILED) munmap(stack, SIM_STACK_BYTES);
+    return -1;
+  }
+  x->stack = stack;
+  x->stack_id = VALGRIND_STACK_REGISTER(x->stack, x->stack + SIM_STACK_BYTES);
+  x->fiber.uc_stack.ss_sp = x->stack;
+  x->fiber.uc_stack.ss_size = SIM_STACK_BYTES;
+  x->fiber.uc_link = NULL;
+  uintptr_t p = (uintptr_t)cx;
+  makecontext(&x->fiber, (void (*)(void))fiber_main, 2, (unsigned)(p >> 16 >> 16), (unsigned)p);
+  return 0;
 }
 
 static void init(Sim *s, const bfrt *rt) {
   memset(s, 0, sizeof *s);
   s->nengines = rt->k->nengines;
   s->running = -1;
-  pthread_mutex_init(&s->mu, NULL);
-  pthread_cond_init(&s->all_done, NULL);
+  int64_t split = rt->opt->costs->kind[BFRT_KIND_DMA].dma_split;
+  s->ndma = (int)(split < BFRT_MAX_DMA_SPLIT ? split : BFRT_MAX_DMA_SPLIT);
   for (int e = 0; e < s->nengines; e++) {
     s->eng[e].cost = &rt->opt->costs->kind[rt->k->engine_kinds[e]];
     s->eng[e].window = bfrt_op_window(rt->opt->costs, rt->k->engine_kinds[e]);
-    pthread_cond_init(&s->eng[e].turn, NULL);
   }
 }
 
@@ -401,16 +481,29 @@ static void destroy(Sim *s) {
   for (int e = 0; e < s->nengines; e++) {
     free(s->eng[e].done_at);
     free(s->eng[e].flight);
-    pthread_cond_destroy(&s->eng[e].turn);
+    if (!s->eng[e].stack) continue;
+    VALGRIND_STACK_DEREGISTER(s->eng[e].stack_id);
+    munmap(s->eng[e].stack, SIM_STACK_BYTES);
   }
-  pthread_cond_destroy(&s->all_done);
-  pthread_mutex_destroy(&s->mu);
 }
 
 static int kinds_valid(const bfrt *rt) {
   for (int e = 0; e < rt->k->nengines; e++)
     if (rt->k->engine_kinds[e] < 0 || rt->k->engine_kinds[e] >= BFRT_NKINDS) return 0;
   return 1;
+}
+
+/* Resume engines, smallest clock first, until all have finished; after a
+ * failure (or a deadlock, reported here) each remaining one unwinds. */
+static void schedule(bfrt *rt, Sim *s) {
+  while (s->finished < s->nengines) {
+    int next = rt_failed(rt) ? pick_unfinished(s) : pick_next(s);
+    if (next < 0) {
+      report_deadlock(rt, s);
+      continue;
+    }
+    resume(s, next);
+  }
 }
 
 static void sim_run(bfrt *rt) {
@@ -423,21 +516,15 @@ static void sim_run(bfrt *rt) {
     return;
   }
   Sim s;
-  pthread_t tids[BFRT_MAX_ENGINES];
-  int started = 0;
   init(&s, rt);
   rt->exec_state = &s;
-  for (; started < s.nengines; started++)
-    if (pthread_create(&tids[started], NULL, engine_thread, &rt->cx[started])) {
-      rt_record_failure(rt, 0, "cannot start a thread for engine %s", rt->k->engine_names[started]);
-      break;
+  for (int e = 0; e < s.nengines; e++)
+    if (start_fiber(&s, &rt->cx[e])) {
+      rt_record_failure(rt, 0, "out of memory for the stack of engine %s", rt->k->engine_names[e]);
+      s.eng[e].state = SIM_FINISHED; /* never started */
+      s.finished++;
     }
-  pthread_mutex_lock(&s.mu);
-  s.finished += s.nengines - started; /* engines never started count as finished */
-  if (!rt_failed(rt)) hand_over(&s);
-  while (s.finished < s.nengines) pthread_cond_wait(&s.all_done, &s.mu);
-  pthread_mutex_unlock(&s.mu);
-  for (int e = 0; e < started; e++) pthread_join(tids[e], NULL);
+  schedule(rt, &s);
   for (int e = 0; e < s.nengines; e++) {
     if (!rt_failed(rt)) drain(rt, e, &s.eng[e]);
     rt->stats.cycles = max64(rt->stats.cycles, s.eng[e].clock);

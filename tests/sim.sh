@@ -122,7 +122,8 @@ for path in examples:
             fail(f"{o['sync']}: results differ from the reference", cmd)
         if o["ideal_cycles"] is None or o["ideal_cycles"] > o["cycles"]:
             fail(f"{o['sync']}: ideal {o['ideal_cycles']} above {o['cycles']} cycles", cmd)
-        if o["cycles"] <= 0 or set(o["engines"]) != {"pe", "act", "dve", "pool", "dma"}:
+        trn1 = {"pe", "act", "dve", "pool"} | {f"dma{q}" for q in range(16)}  # 16 DMA queues
+        if o["cycles"] <= 0 or set(o["engines"]) != trn1:
             fail(f"{o['sync']}: cycles {o['cycles']}, engines {sorted(o['engines'])}", cmd)
         for name, e in o["engines"].items():
             if e["busy"] + e["stall"] > o["cycles"]:

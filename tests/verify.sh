@@ -2,9 +2,10 @@
 # verify.sh: the exactness oracle over every kernel we have, and against
 # deliberately broken synchronization.
 #
-# 1. Every examples/*.bfk and tests/kernels/*.bfk at each of its
-#    `// params:` lines: barrier-free must show 0 races, 0 unexplained late
-#    waits, 0 deadlocks (exit 0); barrier must show 0 races and 0 deadlocks.
+# 1. Every examples/*.bfk, tests/kernels/*.bfk and bench/calibration/*.bfk
+#    at each of its `// params:` lines: barrier-free must show 0 races, 0
+#    late waits (explained ones only in PER_TENSOR_HBM), 0 deadlocks (exit
+#    0); barrier must show 0 races and 0 deadlocks.
 # 2. Mutants of every example at its first parameter set: for every wait K,
 #    `--mutate=drop:K` and `lower:K` must be caught (races, exit 1) unless
 #    the unmutated run showed the wait equivalent (every execution already
@@ -48,6 +49,12 @@ def verify(path, params, sync, extra=()):
 def fail(what, cmd, err=""):
     failures.append(f"{what}\n    {cmd}\n    " + err.strip().replace("\n", "\n    "))
 
+# The per-tensor hbm fallback is left in one class (docs/performance.md): a
+# pass reads back what an earlier pass stored at the same coordinates
+# (residual's load of H[r] in layer l after layer l - 1's store of H[r]),
+# where exact tracking needs arrays indexed by the hbm tile coordinate.
+PER_TENSOR_HBM = {"examples/residual.bfk", "tests/kernels/inplace.bfk"}
+
 def check_kernels(kernels):
     runs = 0
     for path in kernels:
@@ -64,6 +71,10 @@ def check_kernels(kernels):
                 bad = d["races"] or d["deadlocks"] or d.get("mismatches", 0)
                 if sync == "barrier-free":
                     bad = bad or d["late"] or rc != 0
+                    # issue 10: on the default target (16 DMA queues) no wait is late,
+                    # explained or not, except where hbm is still tracked per tensor
+                    if d["late_explained"] and path not in PER_TENSOR_HBM and path not in TARGET:
+                        fail(f"late_explained {d['late_explained']} on the default target", cmd)
                 if bad:
                     fail(f"{sync}: races {d['races']} late {d['late']} deadlocks {d['deadlocks']} "
                          f"exit {rc}", cmd, err)
@@ -162,7 +173,8 @@ TARGET[overlap] = ["--target", f"{tmp}/twoq.target"]
 
 examples = sorted(glob.glob("examples/*.bfk"))
 check_cli()
-check_kernels(examples + sorted(glob.glob("tests/kernels/*.bfk")) + [overlap])
+check_kernels(examples + sorted(glob.glob("tests/kernels/*.bfk")) + sorted(glob.glob("bench/calibration/*.bfk"))
+              + [overlap])
 check_mutants(examples + [overlap])
 shutil.rmtree(tmp)
 for f in failures:

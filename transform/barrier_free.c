@@ -10,7 +10,7 @@
  *   - an e-instruction adds 1;
  *   - a loop L whose per-iteration count K_e is closed-form and does not
  *     depend on L's variable gives P_e = entry + (i - lo) * K_e inside the
- *     body and entry + max(0, hi - lo) * K_e after it, so c may skip L;
+ *     body and entry + trips(lo, hi) * K_e after it, so c may skip L;
  *   - otherwise (a triangular nest) c runs L and keeps a running scalar,
  *     set to the entry position before L and to the end-of-body position
  *     after each iteration: the tracked cumulative count.
@@ -49,7 +49,7 @@ typedef struct NodeList {
 /* A loop's bounds as IR, built once and shared by every stream. */
 typedef struct LoopBounds {
   IrExpr *lo, *hi;
-  IrExpr *trips; /* max(0, hi - lo) */
+  IrExpr *trips; /* trips(lo, hi): never the wrapped max(0, hi - lo) */
   IrExpr *last;  /* hi - 1: the variable in the last iteration */
   IrExpr *ran;   /* 1 if the loop runs at least once, else 0: t - max(0, t - 1) */
 } LoopBounds;
@@ -108,7 +108,7 @@ static LoopBounds bounds_of(Program *p, const Stmt *loop) {
   LoopBounds lb;
   lb.lo = ir_from_expr(p, loop->lo);
   lb.hi = ir_from_expr(p, loop->hi);
-  lb.trips = ir_binary(a, IX_MAX, ir_const(a, 0), ir_binary(a, IX_SUB, lb.hi, lb.lo, 0), 0);
+  lb.trips = ir_binary(a, IX_TRIPS, lb.lo, lb.hi, 0);
   lb.last = ir_binary(a, IX_SUB, lb.hi, ir_const(a, 1), 0);
   IrExpr *rest = ir_binary(a, IX_MAX, ir_const(a, 0), ir_binary(a, IX_SUB, lb.trips, ir_const(a, 1), 0), 0);
   lb.ran = ir_binary(a, IX_SUB, lb.trips, rest, 0);
@@ -303,6 +303,7 @@ static void register_array(Builder *b, int consumer, int e, int res, int kind) {
   a->name = arena_printf(b->p->arena, "%s_%s_%s", b->p->target->engines[e].name,
                          kind == WRITES ? "writes" : "reads", what);
   a->length = ir_const(b->p->arena, res < d->k->ntiles ? d->k->tiles[res].slots : 1);
+  a->tile = res < d->k->ntiles ? res : -1;
   *slot = b->s->narrays++;
 }
 
@@ -458,7 +459,7 @@ static IrExpr *tracked_threshold(Builder *b, int consumer, int e) {
     for (int kind = READS; kind <= WRITES; kind++) {
       int a = loaded_array(b, consumer, e, x, kind);
       if (a < 0) continue;
-      IrExpr *load = ir_load(b->p->arena, a, access_index(b, x));
+      IrExpr *load = ir_load(b->p->arena, a, access_index(b, x), in->stmt->op, in->line);
       if (t && max_has(t, load)) continue;
       t = t ? ir_binary(b->p->arena, IX_MAX, t, load, 0) : load;
     }
@@ -573,6 +574,7 @@ static void emit_stores(Builder *b, int id, IrExpr *position, NodeList *out) {
     if (a < 0 || id > b->last_use[a]) continue;
     IrNode *n = ir_node(b->p->arena, IR_STORE, in->line);
     n->array = a;
+    n->op = in->stmt->op;
     n->index = access_index(b, x);
     n->value = position;
     append(out, n);
@@ -654,20 +656,22 @@ static void close_body(Builder *b, const Stmt *loop, const int *running, NodeLis
 
 /* A loop whose body, for c, is only stores at slots that do not change
  * from one iteration to the next: c need not run it. After the loop, slot
- * s holds the position of the last iteration's access if the loop ran
- * (the latest one), else what it held: arr[s] = max(arr[s], ran * last). */
+ * s holds the position of the last iteration's access if the loop ran (the
+ * latest one), else what it held. So c runs the stores in the last
+ * iteration only, `for v in max(lo, hi - 1) .. hi`: one iteration, or none
+ * when the loop runs none, and then it evaluates no slot, as the program
+ * evaluates none (a slot may be out of range or divide by zero then). */
 static bool summarize_stores(Builder *b, const Stmt *loop, IrNode *body, NodeList *out) {
   Program *p = b->p;
   for (IrNode *n = body; n; n = n->next)
     if (n->kind != IR_STORE || uses_loopvar(n->index, loop->loop_id) || has_load(n->value)) return false;
   const LoopBounds *lb = &b->an->bounds[loop->loop_id];
-  for (IrNode *n = body, *next; n; n = next) {
-    next = n->next;
-    n->next = NULL;
-    IrExpr *last = ir_binary(p->arena, IX_MUL, substitute(p, n->value, loop->loop_id, lb->last), lb->ran, 0);
-    n->value = ir_binary(p->arena, IX_MAX, ir_load(p->arena, n->array, n->index), last, 0);
-    append(out, n);
-  }
+  IrNode *last = ir_node(p->arena, IR_LOOP, b->an->d->loops[loop->loop_id].line);
+  last->loop_id = loop->loop_id;
+  last->lo = ir_binary(p->arena, IX_MAX, lb->lo, lb->last, 0);
+  last->hi = lb->hi;
+  last->body = body;
+  append(out, last);
   return true;
 }
 

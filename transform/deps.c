@@ -270,12 +270,26 @@ static int64_t mod_nonneg(int64_t x, int64_t m) {
   return r < 0 ? r + m : r;
 }
 
+/* Whether sum(coef * var) + c = 0 has no solution in wrapping 64-bit
+ * arithmetic: when every coefficient is a multiple of 2^t (t the fewest
+ * trailing zero bits among them), so is the sum, whatever the variables,
+ * and c is not. (The integer GCD test would be unsound for odd factors,
+ * which are invertible modulo 2^64.) X[4 * g + 1] and X[4 * g' + 3] of
+ * two iterations never meet. */
+static bool never_zero(const Affine *f) {
+  int t = 63;
+  for (int i = 0; i < f->n; i++)
+    if (f->t[i].coef && __builtin_ctzll((unsigned long long)f->t[i].coef) < t)
+      t = __builtin_ctzll((unsigned long long)f->t[i].coef);
+  return ((uint64_t)f->c & (((uint64_t)1 << t) - 1)) != 0;
+}
+
 /* How ea (of a) and eb (of b) relate modulo m (m = 0: as integers). */
 static Relation compare_exprs(const Pair *pr, const Expr *ea, const Expr *eb, int64_t m) {
   Affine f = {0};
   if (accumulate(pr, &f, ea, 1, 1) && accumulate(pr, &f, eb, -1, 2)) {
     for (int i = 0; i < f.n; i++)
-      if (m ? mod_nonneg(f.t[i].coef, m) != 0 : f.t[i].coef != 0) return REL_UNKNOWN;
+      if (m ? mod_nonneg(f.t[i].coef, m) != 0 : f.t[i].coef != 0) return m == 0 && never_zero(&f) ? REL_DIFFERENT : REL_UNKNOWN;
     return (m ? mod_nonneg(f.c, m) == 0 : f.c == 0) ? REL_SAME : REL_DIFFERENT;
   }
   return same_expr(ea, eb) && all_common(pr, ea) ? REL_SAME : REL_UNKNOWN;

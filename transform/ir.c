@@ -44,21 +44,18 @@ IrExpr *ir_leaf(Arena *arena, IrExprKind kind, int id) {
   return e;
 }
 
-IrExpr *ir_load(Arena *arena, int array, IrExpr *index) {
+IrExpr *ir_load(Arena *arena, int array, IrExpr *index, int op, int line) {
   IrExpr *e = ir_leaf(arena, IX_LOAD, array);
   e->a = index;
+  e->value = op;
+  e->line = line;
   e->size = tree_size(index, NULL);
   return e;
 }
 
 static int is_const(const IrExpr *e, int64_t v) { return e->kind == IX_CONST && e->value == v; }
 
-static int64_t floor_div(int64_t a, int64_t b) {
-  int64_t q = a / b;
-  return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
-}
-
-static int64_t floor_mod(int64_t a, int64_t b) { return a - floor_div(a, b) * b; }
+uint64_t ir_trips(int64_t lo, int64_t hi) { return hi > lo ? (uint64_t)hi - (uint64_t)lo : 0; }
 
 /* The value of kind over two constants, or 0 when folding is unsafe
  * (overflow, a zero divisor: those are left for run time to report). */
@@ -68,6 +65,10 @@ static int fold(IrExprKind kind, int64_t a, int64_t b, int64_t *out) {
   case IX_SUB: return !__builtin_sub_overflow(a, b, out);
   case IX_MUL: return !__builtin_mul_overflow(a, b, out);
   case IX_MAX: *out = a > b ? a : b; return 1;
+  case IX_TRIPS:
+    if (ir_trips(a, b) > IR_MAX_TRIPS) return 0; /* left for run time to report */
+    *out = (int64_t)ir_trips(a, b);
+    return 1;
   case IX_LT: *out = a < b; return 1;
   case IX_LE: *out = a <= b; return 1;
   case IX_GT: *out = a > b; return 1;
@@ -77,12 +78,9 @@ static int fold(IrExprKind kind, int64_t a, int64_t b, int64_t *out) {
   case IX_AND: *out = a && b; return 1;
   case IX_OR: *out = a || b; return 1;
   case IX_DIV:
-    if (b == 0 || (a == INT64_MIN && b == -1)) return 0;
-    *out = floor_div(a, b);
-    return 1;
   case IX_MOD:
-    if (b == 0 || b == -1) return 0;
-    *out = floor_mod(a, b);
+    if (b == 0) return 0; /* left for run time to report */
+    *out = kind == IX_DIV ? int_floor_div(a, b) : int_floor_mod(a, b);
     return 1;
   default: bug("fold: not a binary kind %d", kind);
   }
@@ -251,6 +249,13 @@ IrNode *ir_op(const Program *p, const Stmt *instr, int line) {
   return n;
 }
 
+int ir_index_in_range(const IrExpr *index, const IrExpr *len) {
+  if (len->kind != IX_CONST) return 0;
+  if (index->kind == IX_CONST) return index->value >= 0 && index->value < len->value;
+  return index->kind == IX_MOD && index->b->kind == IX_CONST && index->b->value > 0 &&
+         index->b->value <= len->value;
+}
+
 int ir_expr_equal(const IrExpr *a, const IrExpr *b) {
   if (a == b) return 1;
   if (!a || !b || a->kind != b->kind) return 0;
@@ -302,7 +307,8 @@ void ir_print_expr(const Program *p, const IrStream *s, const IrExpr *e, FILE *o
     fputc(']', out);
     return;
   case IX_MAX:
-    fputs("max(", out);
+  case IX_TRIPS:
+    fputs(e->kind == IX_MAX ? "max(" : "trips(", out);
     ir_print_expr(p, s, e->a, out);
     fputs(", ", out);
     ir_print_expr(p, s, e->b, out);
@@ -505,6 +511,7 @@ void ir_explain(const Program *p, FILE *out) {
   const IrProgram *ir = p->ir;
   fprintf(out, "// waits of kernel %s, sync %s: engine line: wait, then its provenance\n",
           p->kernel->name, ir->sync == SYNC_BARRIER ? "barrier" : "barrier-free");
+  queues_explain(p, out);
   for (int e = 0; e < ir->nengines; e++) explain_nodes(p, &ir->streams[e], e, ir->streams[e].body, out);
 }
 
@@ -530,8 +537,8 @@ static void check_expr(const Checker *c, const IrExpr *e) {
     if (e->id < 0 || e->id >= c->s->nvars) bug("ir_validate: engine %d: var %d", c->engine, e->id);
     return;
   case IX_LOAD:
-    if (e->id < 0 || e->id >= c->s->narrays)
-      bug("ir_validate: engine %d: array %d", c->engine, e->id);
+    if (e->id < 0 || e->id >= c->s->narrays || e->value < 0 || e->value >= BFRT_NOPS)
+      bug("ir_validate: engine %d: load of array %d for op %lld", c->engine, e->id, (long long)e->value);
     check_expr(c, e->a);
     return;
   case IX_ADD:
@@ -540,6 +547,7 @@ static void check_expr(const Checker *c, const IrExpr *e) {
   case IX_DIV:
   case IX_MOD:
   case IX_MAX:
+  case IX_TRIPS:
   case IX_LT:
   case IX_LE:
   case IX_GT:
@@ -604,6 +612,7 @@ static void check_node(const Checker *c, const IrNode *n) {
     return;
   case IR_STORE:
     if (n->array < 0 || n->array >= c->s->narrays) bug("ir_validate: store to array %d", n->array);
+    if (n->op < 0 || n->op >= BFRT_NOPS) bug("ir_validate: store for op %d", n->op);
     check_expr(c, n->index);
     check_expr(c, n->value);
     return;
@@ -635,7 +644,11 @@ void ir_validate(Program *p) {
   for (int e = 0; e < p->ir->nengines; e++) {
     const IrStream *s = &p->ir->streams[e];
     Checker c = {p, s, e};
-    for (int a = 0; a < s->narrays; a++) check_expr(&c, s->arrays[a].length);
+    for (int a = 0; a < s->narrays; a++) {
+      check_expr(&c, s->arrays[a].length);
+      if (s->arrays[a].tile < -1 || s->arrays[a].tile >= p->kernel->ntiles)
+        bug("ir_validate: engine %d: array %d tracks tile %d", e, a, s->arrays[a].tile);
+    }
     check_nodes(&c, s->body);
   }
 }

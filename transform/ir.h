@@ -13,20 +13,23 @@
 #include <stdio.h>
 
 #include "frontend/ast.h"
-#include "runtime/bfrt.h"
+#include "runtime/bfrt_kernel.h"
 
 typedef enum IrExprKind {
   IX_CONST,   /* value */
   IX_PARAM,   /* id = parameter index */
   IX_LOOPVAR, /* id = loop id */
   IX_VAR,     /* id = bookkeeping scalar of this stream */
-  IX_LOAD,    /* id = bookkeeping array of this stream, a = index */
+  IX_LOAD,    /* id = bookkeeping array of this stream, a = index; for a tile's
+                 array the index is an instruction's slot: value = its op and
+                 line = its line, for the slot's bounds error (IrArray.tile) */
   IX_ADD,
   IX_SUB,
   IX_MUL,
   IX_DIV, /* floor division; line names the source on a zero divisor */
   IX_MOD, /* floor modulo */
   IX_MAX,
+  IX_TRIPS, /* iterations of `for v in a .. b`: b - a when b > a, else 0 (ir_trips) */
   /* conditions, 0 or 1 (operands of && || ! are conditions themselves) */
   IX_LT,
   IX_LE,
@@ -97,7 +100,8 @@ typedef struct IrNode {
   IrExpr *threshold;
   const WaitWhy *why;
 
-  /* IR_SET: var = value; IR_STORE: array[index] = value */
+  /* IR_SET: var = value; IR_STORE: array[index] = value, index the slot
+   * of the instruction `op` at `line` (for its bounds error) */
   int var;
   int array;
   IrExpr *index;
@@ -116,6 +120,7 @@ typedef struct IrNode {
 typedef struct IrArray {
   const char *name; /* for printing: what it tracks */
   IrExpr *length;   /* over parameters only; evaluated at engine start */
+  int tile;         /* the tile whose slots index it (length = its slots), or -1 (index 0) */
 } IrArray;
 
 typedef struct IrStream {
@@ -135,6 +140,22 @@ typedef struct IrProgram {
 } IrProgram;
 
 struct Program;
+/* The trip count of `for v in lo .. hi`: hi - lo when hi > lo, else 0,
+ * exact (it is computed in uint64_t, where any difference fits). A loop
+ * of more than IR_MAX_TRIPS iterations cannot run: its engines' 64-bit
+ * counters would overflow before it ends, so the reference executor, the
+ * oracle and the generated code (bfrt_loop) all stop the kernel at its
+ * entry with the same error; every trip count that reaches arithmetic is
+ * therefore below 2^63. */
+#define IR_MAX_TRIPS ((uint64_t)INT64_MAX)
+uint64_t ir_trips(int64_t lo, int64_t hi);
+
+/* Whether index, into an array of length len, is in range whatever the
+ * parameters: a constant in range, or x % m for a constant 0 < m <= len
+ * (floor modulo). Other bookkeeping indices are checked when they run, as
+ * slots are, with the slot's error (bfrt_slot), before any array access. */
+int ir_index_in_range(const IrExpr *index, const IrExpr *len);
+
 /* Print every stream readably (bfsync compile --emit=ir). */
 void ir_print(const struct Program *p, FILE *out);
 /* Print each wait with its provenance (bfsync compile --explain). */
@@ -149,7 +170,8 @@ void ir_validate(struct Program *p);
 struct Arena;
 IrExpr *ir_const(struct Arena *arena, int64_t value);
 IrExpr *ir_leaf(struct Arena *arena, IrExprKind kind, int id); /* PARAM, LOOPVAR, VAR */
-IrExpr *ir_load(struct Arena *arena, int array, IrExpr *index);
+/* array[index], index being the slot of instruction op at line. */
+IrExpr *ir_load(struct Arena *arena, int array, IrExpr *index, int op, int line);
 IrExpr *ir_binary(struct Arena *arena, IrExprKind kind, IrExpr *a, IrExpr *b, int line);
 /* The AST expression e as an IrExpr (lines of / and % from p's source). */
 IrExpr *ir_from_expr(const struct Program *p, const Expr *e);

@@ -95,11 +95,6 @@ static int64_t gcd(int64_t a, int64_t b) {
   return a;
 }
 
-static int line_of(const Program *p, Span span) {
-  int line, col;
-  source_position(&p->src, span.begin, &line, &col);
-  return line;
-}
 
 static EvalEnv env_of(const Oracle *o) {
   return (EvalEnv){o->params, o->loopvars, o->p->device_ints, o->p->device_shape, {0, 0}};
@@ -207,13 +202,14 @@ static bool hbm_region(Oracle *o, const Stmt *s, int i, Region *rg) {
   return true;
 }
 
-static bool tile_region(Oracle *o, const Operand *op, Region *rg) {
+/* The slot error in the words of the runtime and the reference. */
+static bool tile_region(Oracle *o, const Stmt *s, const Operand *op, Region *rg) {
   const Tile *t = &o->p->kernel->tiles[op->decl];
   int64_t slot = 0;
   if (op->slot && !eval(o, op->slot, &slot)) return false;
   if (slot < 0 || slot >= t->slots) {
-    diag_error(&o->p->diag, op->span, "slot %lld of tile '%s' is out of range 0 .. %lld",
-               (long long)slot, t->name, (long long)t->slots - 1);
+    diag_error(&o->p->diag, op->span, "%s: slot %s[%lld] is out of range (%lld slots)", s->op_name,
+               t->name, (long long)slot, (long long)t->slots);
     o->failed = true;
     return false;
   }
@@ -224,7 +220,7 @@ static bool tile_region(Oracle *o, const Operand *op, Region *rg) {
 /* Operand 0 is written (matmul_acc also reads it); the others are read. */
 static bool operand_region(Oracle *o, const Stmt *s, int i, Region *rg) {
   const Operand *op = &s->operands[i];
-  bool ok = op->kind == OPND_HBM ? hbm_region(o, s, i, rg) : tile_region(o, op, rg);
+  bool ok = op->kind == OPND_HBM ? hbm_region(o, s, i, rg) : tile_region(o, s, op, rg);
   rg->writes = i == 0;
   rg->reads = i > 0 || s->op == BFRT_MATMUL_ACC;
   return ok;
@@ -323,6 +319,14 @@ static void walk_stmts(Oracle *o, const Stmt *s);
 static void walk_for(Oracle *o, const Stmt *s) {
   int64_t lo, hi;
   if (!eval(o, s->lo, &lo) || !eval(o, s->hi, &hi)) return;
+  if (ir_trips(lo, hi) > IR_MAX_TRIPS) {
+    diag_error(&o->p->diag, s->span,
+               "loop runs %llu iterations (%lld .. %lld) with these parameters, more than "
+               "64-bit counters can count",
+               (unsigned long long)ir_trips(lo, hi), (long long)lo, (long long)hi);
+    o->failed = true;
+    return;
+  }
   for (int64_t v = lo; v < hi && !o->failed; v++) {
     o->loopvars[s->loop_id] = v;
     walk_stmts(o, s->body);
@@ -464,12 +468,6 @@ static uint64_t next_random(uint64_t *state) {
 
 static int64_t wrap(uint64_t v) { return (int64_t)v; }
 
-static int64_t floor_div(int64_t a, int64_t b) {
-  if (b == -1) return wrap(0 - (uint64_t)a);
-  int64_t q = a / b;
-  return (a % b != 0 && (a < 0) != (b < 0)) ? q - 1 : q;
-}
-
 /* The IR has lines, not spans: report in the diagnostic format without a caret. */
 static int64_t division_by_zero(Schedule *s, int line) {
   fprintf(s->o->p->diag.out, "%s:%d: error: division by zero with these parameters\n",
@@ -536,10 +534,11 @@ static int64_t ir_eval(Schedule *s, Interp *in, const IrExpr *x) {
   case IX_SUB: return wrap((uint64_t)a - (uint64_t)b);
   case IX_MUL: return wrap((uint64_t)a * (uint64_t)b);
   case IX_MAX: return a > b ? a : b;
+  case IX_TRIPS: return (int64_t)ir_trips(a, b); /* below 2^63: the walk stopped longer loops */
   case IX_DIV:
   case IX_MOD:
     if (b == 0) return division_by_zero(s, x->line);
-    return x->kind == IX_DIV ? floor_div(a, b) : wrap((uint64_t)a - (uint64_t)floor_div(a, b) * (uint64_t)b);
+    return x->kind == IX_DIV ? int_floor_div(a, b) : int_floor_mod(a, b);
   default: bug("oracle: bad IR expression kind %d", x->kind);
   }
 }
@@ -951,7 +950,7 @@ int64_t oracle_ideal_cycles(const Oracle *o, const bfrt_costs *costs) {
   const Kernel *k = o->p->kernel;
   int n = o->nengines;
   int64_t *finish[BFRT_MAX_ENGINES], window[BFRT_MAX_ENGINES];
-  int64_t next[BFRT_MAX_ENGINES] = {0}, free_at[BFRT_MAX_ENGINES] = {0}, makespan = 0;
+  int64_t next[BFRT_MAX_ENGINES] = {0}, free_at[BFRT_MAX_ENGINES] = {0}, makespan = 0, dma_work = 0;
   for (int e = 0; e < n; e++) {
     finish[e] = ARENA_ARRAY(o->p->arena, int64_t, o->trace[e].n + 1);
     window[e] = bfrt_op_window(costs, o->p->target->engines[e].kind);
@@ -972,6 +971,10 @@ int64_t oracle_ideal_cycles(const Oracle *o, const bfrt_costs *costs) {
     free_at[c] = start + t.occupancy;
     finish[c][pos] = max64(finish[c][pos - 1], start + t.completion);
     makespan = max64(makespan, finish[c][pos]);
+    dma_work += t.dma_engines * t.stream;
   }
-  return makespan;
+  /* The queues share the target's dma_split DMA engines: no schedule
+   * streams faster than all of them at once (a bound, not a schedule). */
+  int64_t shared = costs->kind[BFRT_KIND_DMA].dma_split;
+  return shared > 0 ? max64(makespan, (dma_work + shared - 1) / shared) : makespan;
 }

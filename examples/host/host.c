@@ -1,8 +1,8 @@
 /* host.c: a kernel compiled by bfsync, embedded in an ordinary C program.
  *
  * `bfsync compile ../softmax.bfk -o softmax.c` emits the kernel as plain
- * C99 against the bfrt runtime: a descriptor (bfk_softmax) plus one
- * function per engine. This program is what a user writes around it: make
+ * C99 against the bfrt runtime: a descriptor (bfk_softmax_barrier_free,
+ * named after the kernel and the sync mode) plus one function per engine. This program is what a user writes around it: make
  * an instance for its parameters, fill the input tensor, run the engines
  * on threads, read the output. It checks the result against a softmax
  * written here the obvious way and prints what the runtime counted.
@@ -12,7 +12,7 @@
 
 #include "bfrt.h"
 
-extern const bfrt_kernel bfk_softmax; /* from softmax.c */
+extern const bfrt_kernel bfk_softmax_barrier_free; /* from softmax.c */
 
 enum { ROW_BLOCKS = 4, ROWS = ROW_BLOCKS * 32, COLS = 96 };
 
@@ -31,12 +31,12 @@ static double max_error(const float *x, const float *y) {
 int main(void) {
   const int64_t params[] = {ROW_BLOCKS}; /* R, in the kernel's parameter order */
   const char *err;
-  bfrt *rt = bfrt_new(&bfk_softmax, params, &err);
+  bfrt *rt = bfrt_new(&bfk_softmax_barrier_free, params, &err);
   if (!rt) {
     fprintf(stderr, "host: %s\n", err);
     return 1;
   }
-  float *x = bfrt_tensor_data(rt, 0); /* tensors in declaration order: X, Y */
+  float *x = bfrt_tensor_data(rt, bfrt_tensor_find(rt, "X"));
   for (int i = 0; i < ROWS * COLS; i++) x[i] = (float)((i * 37) % 101) / 25.0f - 2.0f;
 
   bfrt_options opt = {0}; /* threads, no jitter, no trace */
@@ -46,9 +46,9 @@ int main(void) {
     return 1;
   }
   const bfrt_stats *st = bfrt_get_stats(rt);
-  double err_max = max_error(x, bfrt_tensor_data(rt, 1));
-  printf("softmax of a %d x %d tensor on %d engines: %lld instructions, %lld waits\n", ROWS, COLS,
-         bfk_softmax.nengines, (long long)st->instructions, (long long)st->waits);
+  double err_max = max_error(x, bfrt_tensor_data(rt, bfrt_tensor_find(rt, "Y")));
+  printf("softmax of a %d x %d tensor: %lld instructions, %lld waits\n", ROWS, COLS,
+         (long long)st->instructions, (long long)st->waits);
   printf("max |bfsync - reference| = %.3g: %s\n", err_max, err_max < 1e-6 ? "ok" : "WRONG");
   bfrt_delete(rt);
   return err_max < 1e-6 ? 0 : 1;

@@ -110,7 +110,8 @@ static void test_softmax_checks(void **state) {
   assert_int_equal(k->nloops, 1);
   assert_int_equal(k->ninstrs, 8);
   const Target *t = target_default();
-  const char *engines[] = {"dma", "dve", "act", "act", "dve", "dve", "dve", "dma"};
+  /* `dma:` is any queue: the load and the store go round robin to dma0, dma1 */
+  const char *engines[] = {"dma0", "dve", "act", "act", "dve", "dve", "dve", "dma1"};
   const int ops[] = {BFRT_LOAD, BFRT_ROWMAX, BFRT_SUB_ROW, BFRT_EXP,
                      BFRT_ROWSUM, BFRT_RECIP, BFRT_MUL_ROW, BFRT_STORE};
   for (int i = 0; i < 8; i++) {
@@ -255,16 +256,16 @@ static void test_name_errors(void **state) {
 static void test_engine_and_op_errors(void **state) {
   (void)state;
   assert_stmt_error("  gpu: copy b, b;",
-                    "10:3: error: unknown engine 'gpu' (target trn1 has pe, act, dve, pool, dma)");
-  assert_stmt_error("  gpu { }", "10:3: error: unknown engine 'gpu' (target trn1 has pe, act, dve, pool, dma)");
+                    "10:3: error: unknown engine 'gpu' (target trn1 has pe, act, dve, pool, dma0..dma15)");
+  assert_stmt_error("  gpu { }", "10:3: error: unknown engine 'gpu' (target trn1 has pe, act, dve, pool, dma0..dma15)");
   assert_stmt_error("  dve: frob b, b;", "10:8: error: unknown op 'frob'");
   assert_stmt_error("  dve: rowmx r, b;", "10:8: error: unknown op 'rowmx'; did you mean 'rowmax'?");
   assert_stmt_error("  dve: m b, b, b;", "10:8: error: unknown op 'm'");
   assert_stmt_error("  dev: copy b, b;", "10:3: error: unknown engine 'dev' (target trn1 has pe, act, "
-                                         "dve, pool, dma); did you mean 'dve'?");
+                                         "dve, pool, dma0..dma15); did you mean 'dve'?");
   assert_stmt_error("  dve: exp b, b;", "10:8: error: engine 'dve' cannot run 'exp' (it runs on act)");
   assert_stmt_error("  pe: copy b, b;",
-                    "10:7: error: engine 'pe' cannot run 'copy' (it runs on act, dve, pool, dma)");
+                    "10:7: error: engine 'pe' cannot run 'copy' (it runs on act, dve, pool, dma0..dma15)");
   assert_stmt_error("  copy b, b;",
                     "10:3: error: instruction 'copy' is not placed on an engine: write ENGINE: copy ... "
                     "or put it in an ENGINE { ... } block");
@@ -457,9 +458,17 @@ static void test_ops_and_target(void **state) {
   (void)state;
   const Target *t = target_default();
   assert_string_equal(t->name, "trn1");
-  assert_int_equal(t->nengines, 5);
+  assert_int_equal(t->nengines, 20); /* pe act dve pool, 16 DMA queues */
   assert_int_equal(target_engine(t, "pool"), 3);
-  assert_int_equal(target_engine(t, "dma1"), -1);
+  assert_int_equal(target_engine(t, "dma0"), 4);
+  assert_int_equal(target_engine(t, "dma15"), 19);
+  assert_int_equal(target_engine(t, "dma16"), -1);
+  assert_int_equal(target_engine(t, "dma"), 4); /* any queue: the first until assign_queues */
+  assert_true(target_any_queue(t, "dma"));
+  assert_false(target_any_queue(t, "dma0"));
+  assert_int_equal(target_nqueues(t), 16);
+  assert_int_equal(target_queue(t, 15), 19);
+  assert_int_equal(target_queue(t, 16), -1);
   assert_int_equal(op_lookup("matmul_acc"), BFRT_MATMUL_ACC);
   assert_int_equal(op_lookup("nope"), -1);
   assert_string_equal(op_info(BFRT_LOAD)->operands, "TH");
@@ -670,10 +679,10 @@ static void test_deep_expressions(void **state) {
   free(open);
   free(text);
   text = repeat("kernel k() { sbuf t: f32[", "-", 1000000, "1, 1]; }");
-  assert_first_error(text, "1:999026: error: expression nested too deeply: more than 1000 levels");
+  assert_first_error(text, "1:999026: error: expression too deep: more than 1000 levels (each operator and each pair of parentheses is a level: a + b + c has two)");
   free(text);
   text = repeat("kernel k() { sbuf t: f32[1", " + 1", 1000000, ", 1]; }");
-  assert_first_error(text, "1:26: error: expression nested too deeply: more than 1000 levels");
+  assert_first_error(text, "1:26: error: expression too deep: more than 1000 levels (each operator and each pair of parentheses is a level: a + b + c has two)");
   free(text);
   text = repeat("kernel k() { sbuf t: f32[1", " + 1", MAX_EXPR_DEPTH / 2, ", 1]; }");
   assert_clean(text);

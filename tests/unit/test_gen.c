@@ -18,7 +18,7 @@
 
 #include <cmocka.h>
 
-#include "driver/gen.h"
+#include "harness/gen.h"
 #include "frontend/program.h"
 
 /* ---- Helpers. */

@@ -23,7 +23,7 @@
 
 #include <cmocka.h>
 
-#include "runtime/bfrt.h"
+#include "runtime/bfrt_cost.h"
 
 /* ---- A cost model of round numbers.
  * dma: 10 + 100 + bytes/4, so a [2,3] load or store is 116 cycles;
@@ -515,6 +515,77 @@ static void test_cost_rules(void **state) {
   assert_int_equal(bfrt_op_cycles(&c, BFRT_NKINDS, BFRT_COPY, t32x96, t32x96), 0);
 }
 
+/* ---- Two DMA queues sharing the DMA engines (dma_split). Each queue
+ * loads one [2,3] tile (24 bytes, 2 rows: it streams on min(2, split)
+ * engines at 4 bytes per cycle each, so 3 cycles on two engines). */
+static void load_slot0(bfrt_ctx *cx, const int64_t *p) {
+  (void)p;
+  load(cx, 0, 0);
+}
+static void load_slot1(bfrt_ctx *cx, const int64_t *p) {
+  (void)p;
+  load(cx, 1, 1);
+}
+static const char *const two_queue_names[] = {"dma0", "dma1"};
+static const int two_queue_kinds[] = {BFRT_KIND_DMA, BFRT_KIND_DMA};
+static void (*const two_loads_entry[])(bfrt_ctx *, const int64_t *) = {load_slot0, load_slot1};
+static const bfrt_kernel two_loads = {"two_loads", 1, n_param, 2, two_queue_names, two_queue_kinds, two_loads_entry,
+                                      2, tiles, 2, tensors, shape_of};
+
+/* split = 2: dma0 streams 10..13 on both engines, done 113; dma1 finds
+ * them busy until 13, so it stalls 3 and streams 13..16, done 116.
+ * split = 0: no shared engines, both done at 10 + 100 + 24 / 4 = 116
+ * each on its own bandwidth (one engine). split = 4: the tiles have 2
+ * rows, so each takes 2 of the 4 engines and neither waits: 113. */
+static void test_shared_dma_engines(void **state) {
+  (void)state;
+  static const struct { int64_t split, cycles, stall1; } cases[] = {{2, 116, 3}, {0, 116, 0}, {4, 113, 0}};
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    bfrt_costs costs = round_costs();
+    costs.kind[BFRT_KIND_DMA].dma_split = cases[i].split;
+    bfrt *rt = new_instance(&two_loads, 2);
+    const bfrt_stats *st = run_sim(rt, &costs);
+    assert_int_equal(st->cycles, cases[i].cycles);
+    assert_int_equal(st->stall[1], cases[i].stall1);
+    bfrt_delete(rt);
+  }
+}
+
+/* Issue 9: a huge tile at the slowest rate a target may give (10^-3 per
+ * cycle) overflowed int64 and cost a negative number of cycles; costs now
+ * saturate at 2^61 (BFRT_CYCLES_MAX), and sums of them stay there. */
+static void test_costs_saturate(void **state) {
+  (void)state;
+  const int64_t saturated = INT64_MAX / 4;
+  bfrt_costs c = {.clock_ghz = 1.0};
+  for (int k = 0; k < BFRT_NKINDS; k++)
+    c.kind[k] = (bfrt_engine_cost){.overhead = 1000000000, .dma_latency = 1000000000, .dma_bytes_per_cycle = 1e-3,
+                                   .elems_per_cycle = {1e-3, 1e-3, 1e-3, 1e-3, 1e-3}, .pe_rows = 1, .pe_cols = 1,
+                                   .two_input_factor = 1e3};
+  const int64_t huge[2] = {(int64_t)1 << 31, (int64_t)1 << 31};
+  for (int op = 0; op < BFRT_NOPS; op++)
+    for (int k = 0; k < BFRT_NKINDS; k++) {
+      bfrt_op_time t = bfrt_op_timing(&c, k, op, huge, huge);
+      if (t.occupancy < 0 || t.completion < 0 || t.completion > saturated)
+        fail_msg("op %d on kind %d: occupancy %lld, completion %lld", op, k, (long long)t.occupancy,
+                 (long long)t.completion);
+    }
+  assert_int_equal(bfrt_op_cycles(&c, BFRT_KIND_ACT, BFRT_ADD, huge, huge), saturated);
+  assert_int_equal(bfrt_op_cycles(&c, BFRT_KIND_DMA, BFRT_LOAD, huge, huge), saturated);
+  /* a run at the largest cycle costs stays positive */
+  for (int k = 0; k < BFRT_NKINDS; k++) {
+    c.kind[k].sem_latency = c.kind[k].wait_cost = c.kind[k].bookkeep_cost = c.kind[k].barrier_cost = 1000000000;
+    c.kind[k].dma_bytes_per_cycle = 1;
+    c.kind[k].elems_per_cycle[BFRT_CLASS_ELEMWISE] = 1;
+  }
+  bfrt *rt = new_instance(&scale2, 3);
+  const bfrt_stats *st = run_sim(rt, &c);
+  assert_true(st->cycles > 0);
+  for (int e = 0; e < 2; e++) assert_true(st->busy[e] >= 0 && st->stall[e] >= 0);
+  assert_doubled(rt, 6);
+  bfrt_delete(rt);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_hand_computed_waits),
@@ -527,6 +598,8 @@ int main(void) {
       cmocka_unit_test(test_trace_in_simulated_time),
       cmocka_unit_test(test_race_checker_under_sim),
       cmocka_unit_test(test_cost_rules),
+      cmocka_unit_test(test_costs_saturate),
+      cmocka_unit_test(test_shared_dma_engines),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

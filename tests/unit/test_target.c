@@ -39,14 +39,16 @@ static void test_builtin_is_the_file(void **state) {
   const Target *builtin = target_default();
   assert_string_equal(builtin->name, "trn1");
   assert_string_equal(file.name, builtin->name);
-  assert_int_equal(file.nengines, 5);
-  assert_int_equal(builtin->nengines, 5);
-  static const char *const names[] = {"pe", "act", "dve", "pool", "dma"};
-  for (int e = 0; e < 5; e++) {
-    assert_string_equal(builtin->engines[e].name, names[e]);
-    assert_string_equal(file.engines[e].name, names[e]);
-    assert_int_equal(builtin->engines[e].kind, e); /* BFRT_KIND_PE .. BFRT_KIND_DMA */
-    assert_int_equal(file.engines[e].kind, e);
+  assert_int_equal(file.nengines, 20);
+  assert_int_equal(builtin->nengines, 20);
+  static const char *const names[] = {"pe", "act", "dve", "pool"};
+  for (int e = 0; e < 20; e++) {
+    char queue[8];
+    snprintf(queue, sizeof queue, "dma%d", e - 4);
+    assert_string_equal(builtin->engines[e].name, e < 4 ? names[e] : queue); /* 16 DMA queues [dma] */
+    assert_string_equal(file.engines[e].name, builtin->engines[e].name);
+    assert_int_equal(builtin->engines[e].kind, e < 4 ? e : BFRT_KIND_DMA); /* BFRT_KIND_PE .. BFRT_KIND_DMA */
+    assert_int_equal(file.engines[e].kind, builtin->engines[e].kind);
   }
   assert_memory_equal(&file.costs, &builtin->costs, sizeof file.costs);
   /* a few of the published figures, as the file converts them */
@@ -55,8 +57,9 @@ static void test_builtin_is_the_file(void **state) {
   assert_int_equal(builtin->costs.kind[BFRT_KIND_PE].matmul_min_cols, 64);
   assert_int_equal(builtin->costs.kind[BFRT_KIND_DVE].lanes, 128);
   assert_true(builtin->costs.kind[BFRT_KIND_DVE].two_input_factor == 2);
-  assert_true(builtin->costs.kind[BFRT_KIND_DMA].dma_bytes_per_cycle == 20.7);
+  assert_true(builtin->costs.kind[BFRT_KIND_DMA].dma_bytes_per_cycle == 12.48);
   assert_int_equal(builtin->costs.kind[BFRT_KIND_DMA].dma_outstanding, 16); /* pipelined queues by default */
+  assert_int_equal(builtin->costs.kind[BFRT_KIND_DMA].dma_split, 16);       /* 16 DMA engines per transfer [dma] */
   arena_free(arena);
 }
 
@@ -168,7 +171,45 @@ static void test_errors(void **state) {
   /* too many engines */
   char many[1024] = "name = t\nclock_ghz = 1\n[kind dma]\n[engines]\n";
   for (int e = 0; e <= BFRT_MAX_ENGINES; e++) snprintf(many + strlen(many), sizeof many - strlen(many), "d%d = dma\n", e);
-  expect_errors(many, (const char *[]){"t.target:13:1: error: too many engines (at most 8)", NULL});
+  char expected[64];
+  snprintf(expected, sizeof expected, "t.target:%d:1: error: too many engines (at most %d)", 5 + BFRT_MAX_ENGINES,
+           BFRT_MAX_ENGINES);
+  expect_errors(many, (const char *[]){expected, NULL});
+}
+
+/* Issue 9: absurd values gave negative busy and stall cycles; every key has
+ * a range, stated in the message, and the boundary values are accepted. */
+static void test_ranges(void **state) {
+  (void)state;
+  char text[1024];
+  snprintf(text, sizeof text,
+           "%soverhead = 999999999999999\nelems_per_cycle.elemwise = 1e-30\ntwo_input_factor = 1e-320\n"
+           "dma_bytes_per_cycle = 1e-300\ndma_outstanding = 1025\nlanes = 65537\nsem_latency = 1000000001\n",
+           header);
+  expect_errors(text, (const char *[]){"t.target:6:12: error: overhead must be at most 1000000000",
+                                       "t.target:7:28: error: elems_per_cycle.elemwise must be 0 or from 0.001 to 1000000",
+                                       "t.target:8:20: error: two_input_factor must be 0 or from 0.001 to 1000",
+                                       "t.target:9:23: error: dma_bytes_per_cycle must be 0 or from 0.001 to 1000000",
+                                       "t.target:10:19: error: dma_outstanding must be at most 1024",
+                                       "t.target:11:9: error: lanes must be at most 65536",
+                                       "t.target:12:15: error: sem_latency must be at most 1000000000", NULL});
+  expect_errors("name = t\nclock_ghz = 1e-320\n[engines]\nkernel = act\nfor = act\n[kind act]\n",
+                (const char *[]){"t.target:2:13: error: clock_ghz must be from 0.001 to 1000",
+                                 "t.target:4:1: error: 'kernel' is a reserved word of the kernel language",
+                                 "t.target:5:1: error: 'for' is a reserved word of the kernel language", NULL});
+  expect_errors("name = t\nclock_ghz = 1e400\n[engines]\nact = act\n[kind act]\n",
+                (const char *[]){"t.target:2:13: error: number too large", NULL});
+  Arena *arena = arena_new();
+  Target t;
+  const char *messages;
+  snprintf(text, sizeof text,
+           "%soverhead = 1000000000\nelems_per_cycle.elemwise = 0.001\ntwo_input_factor = 0\n"
+           "dma_bytes_per_cycle = 1e6\ndma_outstanding = 1024\nlanes = 65536\n",
+           header);
+  assert_int_equal(parse_text(text, arena, &t, &messages), 0);
+  assert_int_equal(t.costs.kind[BFRT_KIND_ACT].overhead, 1000000000);
+  assert_true(t.costs.kind[BFRT_KIND_ACT].elems_per_cycle[BFRT_CLASS_ELEMWISE] == 0.001);
+  arena_free(arena);
 }
 
 /* NUL bytes and binary junk are errors, never crashes. */
@@ -190,6 +231,7 @@ int main(void) {
       cmocka_unit_test(test_builtin_is_the_file),
       cmocka_unit_test(test_two_queues),
       cmocka_unit_test(test_errors),
+      cmocka_unit_test(test_ranges),
       cmocka_unit_test(test_binary),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

@@ -57,12 +57,8 @@ typedef struct Run {
   int wait_engine[MAX_WAITS];
   int64_t threshold[MAX_WAITS];
   int loops, sets, stores;
+  int64_t iterations;
 } Run;
-
-static int64_t floor_div(int64_t a, int64_t b) {
-  int64_t q = a / b;
-  return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
-}
 
 static int64_t eval(Run *r, const IrExpr *e) {
   int64_t a, b;
@@ -90,12 +86,13 @@ static int64_t eval(Run *r, const IrExpr *e) {
   case IX_GE: return a >= b;
   case IX_EQ: return a == b;
   case IX_NE: return a != b;
-  case IX_ADD: return a + b;
-  case IX_SUB: return a - b;
-  case IX_MUL: return a * b;
+  case IX_ADD: return (int64_t)((uint64_t)a + (uint64_t)b);
+  case IX_SUB: return (int64_t)((uint64_t)a - (uint64_t)b);
+  case IX_MUL: return (int64_t)((uint64_t)a * (uint64_t)b);
   case IX_MAX: return a > b ? a : b;
-  case IX_DIV: return floor_div(a, b);
-  case IX_MOD: return a - floor_div(a, b) * b;
+  case IX_TRIPS: return (int64_t)ir_trips(a, b);
+  case IX_DIV: return int_floor_div(a, b);
+  case IX_MOD: return int_floor_mod(a, b);
   default: fail_msg("expression kind %d", e->kind);
   }
   return 0;
@@ -125,6 +122,7 @@ static void run_nodes(Run *r, const IrNode *n) {
       r->loops++;
       for (int64_t i = lo; i < hi; i++) {
         r->loopvars[n->loop_id] = i;
+        r->iterations++;
         run_nodes(r, n->body);
       }
       break;
@@ -405,9 +403,36 @@ static void test_producer_loops_skipped(void **state) {
     assert_thresholds(p, r, "pool", &sets[k][2], 1);
     assert_thresholds(p, r, "act", &sets[k][3], 1);
     assert_true(r->stores <= 1 + sets[k][0]);
+    /* the outer loop, and of the inner one only its last iteration (stores) */
+    assert_true(r->iterations <= 2 * sets[k][0]);
   }
   const IrNode *dve = p->ir->streams[engine(p, "dve")].body;
-  assert_int_equal(count_kind(dve, IR_LOOP), 1);
+  assert_int_equal(count_kind(dve, IR_LOOP), 2);
+  program_free(p);
+}
+
+/* act skips pool's loop and keeps only its tracking stores: with K = 0
+ * they must not evaluate the slot x[N] (out of range here), as the program
+ * does not; with K > 0 the slot is the last iteration's. */
+static const char zero_trip_kernel[] =
+    "kernel zt(K: int, N: int) {\n"
+    "  sbuf x[4]: f32[4, 4];\n  sbuf y: f32[4, 4];\n  sbuf z: f32[4, 4];\n"
+    "  pool: fill x[0], 1.0;\n"
+    "  for j in 0 .. K {\n"
+    "    pool: scale x[N], y, 0.5;\n"
+    "  }\n"
+    "  act: exp z, x[0];\n"
+    "}\n";
+
+static void test_summarized_stores_zero_trips(void **state) {
+  (void)state;
+  Program *p = barrier_free(zero_trip_kernel);
+  const int64_t sets[][3] = {{0, 1000000000, 1}, {0, -5, 1}, {3, 1, 1}, {3, 0, 4}, {1, 0, 2}};
+  for (size_t k = 0; k < sizeof sets / sizeof sets[0]; k++) {
+    Run *r = run_stream(p, "act", sets[k]);
+    assert_thresholds(p, r, "pool", &sets[k][2], 1);
+    assert_true(r->iterations <= 1);
+  }
   program_free(p);
 }
 
@@ -527,6 +552,44 @@ static void test_validate_rejects_bad_engine(void **state) {
   program_free(p);
 }
 
+/* assign_queues: `dma:` goes round robin over the 16 queues in program
+ * order, blocks included; a pinned `dmaN:` stays and does not move the
+ * round robin; on a target with an engine called "dma", `dma:` is that
+ * engine. */
+static void test_assign_queues(void **state) {
+  (void)state;
+  static const char text[] = "kernel q(N: int) {\n"
+                             "  hbm inout X: f32[N * 4, 4];\n"
+                             "  sbuf a[4]: f32[4, 4];\n"
+                             "  for i in 0 .. N {\n"
+                             "    dma: load a[0], X[i, 0];\n"
+                             "    dma5: load a[1], X[i, 0];\n"
+                             "    dma { load a[2], X[i, 0]; load a[3], X[i, 0]; }\n"
+                             "    dma: store X[i, 0], a[0];\n"
+                             "  }\n"
+                             "}\n";
+  Program *p = compile(text);
+  const char *want[] = {"dma0", "dma5", "dma1", "dma2", "dma3"};
+  for (int i = 0; i < 5; i++) assert_int_equal(p->kernel->instrs[i]->engine, engine(p, want[i]));
+  char listing[1024] = "";
+  FILE *out = fmemopen(listing, sizeof listing, "w");
+  queues_explain(p, out);
+  fclose(out);
+  assert_non_null(strstr(listing, "// line 5: dma: load -> dma0 (transfer 0, queue 0 of 16)\n"));
+  assert_non_null(strstr(listing, "// line 8: dma: store -> dma3 (transfer 3, queue 3 of 16)\n"));
+  assert_null(strstr(listing, "dma5")); /* pinned: not listed */
+  program_free(p);
+  Target one = *target_default();
+  one.engines[4].name = "dma"; /* the first queue is called dma: `dma:` pins to it */
+  p = program_new("test.bfk", text, strlen(text), &one, stderr);
+  parse(p);
+  check(p);
+  assert_int_equal(p->diag.errors, 0);
+  const int pinned[] = {4, 9, 4, 4, 4};
+  for (int i = 0; i < 5; i++) assert_int_equal(p->kernel->instrs[i]->engine, pinned[i]);
+  program_free(p);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_closed_form_in_nest),
@@ -535,6 +598,7 @@ int main(void) {
       cmocka_unit_test(test_triangular_running_count),
       cmocka_unit_test(test_distance_three_tracked),
       cmocka_unit_test(test_producer_loops_skipped),
+      cmocka_unit_test(test_summarized_stores_zero_trips),
       cmocka_unit_test(test_slot_relations),
       cmocka_unit_test(test_barrier_placement),
       cmocka_unit_test(test_mutate),
@@ -542,6 +606,7 @@ int main(void) {
       cmocka_unit_test(test_conditional_one_branch_tracked),
       cmocka_unit_test(test_self_comparison_folds),
       cmocka_unit_test(test_validate_rejects_bad_engine),
+      cmocka_unit_test(test_assign_queues),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

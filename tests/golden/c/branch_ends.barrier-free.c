@@ -6,11 +6,12 @@
  * target: trn1
  *
  * One function per engine runs that engine's instruction stream in order.
- * Every op, wait and barrier goes through the bfrt runtime (bfrt.h, see
- * docs/runtime.md); bfk_kernel() returns the kernel's descriptor. */
+ * Every op, wait and barrier goes through the bfrt runtime (bfrt_kernel.h,
+ * see docs/runtime.md); the one external symbol is the kernel's descriptor,
+ * named after the kernel and the sync mode. */
 #include <stdint.h>
 
-#include "bfrt.h"
+#include "bfrt_kernel.h"
 
 /* Engines: the index of each engine's counter. */
 enum {
@@ -18,7 +19,22 @@ enum {
   BF_ENGINE_act = 1,
   BF_ENGINE_dve = 2,
   BF_ENGINE_pool = 3,
-  BF_ENGINE_dma = 4
+  BF_ENGINE_dma0 = 4,
+  BF_ENGINE_dma1 = 5,
+  BF_ENGINE_dma2 = 6,
+  BF_ENGINE_dma3 = 7,
+  BF_ENGINE_dma4 = 8,
+  BF_ENGINE_dma5 = 9,
+  BF_ENGINE_dma6 = 10,
+  BF_ENGINE_dma7 = 11,
+  BF_ENGINE_dma8 = 12,
+  BF_ENGINE_dma9 = 13,
+  BF_ENGINE_dma10 = 14,
+  BF_ENGINE_dma11 = 15,
+  BF_ENGINE_dma12 = 16,
+  BF_ENGINE_dma13 = 17,
+  BF_ENGINE_dma14 = 18,
+  BF_ENGINE_dma15 = 19
 };
 
 /* Tiles (on-chip). */
@@ -35,7 +51,18 @@ enum {
   BF_HBM_Y = 1
 };
 
+/* The language's integer arithmetic: 64 bits, wrapping around (never
+ * undefined behaviour). */
+#define bf_add(a, b) ((int64_t)((uint64_t)(a) + (uint64_t)(b)))
+#define bf_sub(a, b) ((int64_t)((uint64_t)(a) - (uint64_t)(b)))
+#define bf_mul(a, b) ((int64_t)((uint64_t)(a) * (uint64_t)(b)))
+
 static int64_t bf_max(int64_t a, int64_t b) { return a > b ? a : b; }
+
+/* Iterations of for v in lo .. hi (below 2^63: bfrt_loop stops longer loops). */
+static int64_t bf_trips(int64_t lo, int64_t hi) {
+  return hi > lo ? (int64_t)((uint64_t)hi - (uint64_t)lo) : 0;
+}
 
 /* Floor modulo by a positive constant. */
 static int64_t bf_mod(int64_t a, int64_t b) { return a % b < 0 ? a % b + b : a % b; }
@@ -48,6 +75,36 @@ static void bf_wait(bfrt_ctx *cx, int engine, int64_t *known, int64_t t, int lin
   }
 }
 
+static void bf_op_tf(bfrt_ctx *cx, int op, int line, int t0, int64_t s0, float f1) {
+  const bfrt_arg args[2] = {BFRT_TILE(t0, s0), BFRT_IMM(f1)};
+  bfrt_op(cx, op, line, 2, args);
+}
+
+static void bf_op_tt(bfrt_ctx *cx, int op, int line, int t0, int64_t s0, int t1, int64_t s1) {
+  const bfrt_arg args[2] = {BFRT_TILE(t0, s0), BFRT_TILE(t1, s1)};
+  bfrt_op(cx, op, line, 2, args);
+}
+
+static void bf_op_ttf(bfrt_ctx *cx, int op, int line, int t0, int64_t s0, int t1, int64_t s1, float f2) {
+  const bfrt_arg args[3] = {BFRT_TILE(t0, s0), BFRT_TILE(t1, s1), BFRT_IMM(f2)};
+  bfrt_op(cx, op, line, 3, args);
+}
+
+static void bf_op_ttt(bfrt_ctx *cx, int op, int line, int t0, int64_t s0, int t1, int64_t s1, int t2, int64_t s2) {
+  const bfrt_arg args[3] = {BFRT_TILE(t0, s0), BFRT_TILE(t1, s1), BFRT_TILE(t2, s2)};
+  bfrt_op(cx, op, line, 3, args);
+}
+
+static void bf_op_th(bfrt_ctx *cx, int op, int line, int t0, int64_t s0, int h1, int64_t r1, int64_t c1) {
+  const bfrt_arg args[2] = {BFRT_TILE(t0, s0), BFRT_HBM(h1, r1, c1)};
+  bfrt_op(cx, op, line, 2, args);
+}
+
+static void bf_op_ht(bfrt_ctx *cx, int op, int line, int h0, int64_t r0, int64_t c0, int t1, int64_t s1) {
+  const bfrt_arg args[2] = {BFRT_HBM(h0, r0, c0), BFRT_TILE(t1, s1)};
+  bfrt_op(cx, op, line, 2, args);
+}
+
 /* Engine pe. */
 static void bf_engine_pe(bfrt_ctx *bf_cx, const int64_t *bf_params) {
   (void)bf_params;
@@ -58,49 +115,49 @@ static void bf_engine_pe(bfrt_ctx *bf_cx, const int64_t *bf_params) {
 static void bf_engine_act(bfrt_ctx *bf_cx, const int64_t *bf_params) {
   const int64_t N = bf_params[0];
   int64_t bf_known_dve = 0; /* highest threshold waited for on dve */
-  int64_t bf_known_dma = 0; /* highest threshold waited for on dma */
+  int64_t bf_known_dma0 = 0; /* highest threshold waited for on dma0 */
   int64_t *bf_a0 = bfrt_scratch(bf_cx, 1); /* dve_reads_t */
   /* line 23: act: fill t, 0.0; */
-  bfrt_op(bf_cx, BFRT_FILL, 23, 2, (const bfrt_arg[2]){BFRT_TILE(BF_TILE_t, 0), BFRT_IMM(0.0f)});
+  bf_op_tf(bf_cx, BFRT_FILL, 23, BF_TILE_t, 0, 0.0f);
   for (int64_t i = 0, bf_end0 = N; i < bf_end0; i++) {
     if ((i == 0)) { /* line 25 */
       bfrt_bookkeep(bf_cx, 1);
       bf_wait(bf_cx, BF_ENGINE_dve, &bf_known_dve, bf_a0[0], 26); /* after dve line 40: WAR, loop-carried (tracked) */
-      bf_wait(bf_cx, BF_ENGINE_dma, &bf_known_dma, 1, 26); /* after dma line 21: RAW, same iteration */
+      bf_wait(bf_cx, BF_ENGINE_dma0, &bf_known_dma0, 1, 26); /* after dma0 line 21: RAW, same iteration */
       /* line 26: act: exp t, a; */
-      bfrt_op(bf_cx, BFRT_EXP, 26, 2, (const bfrt_arg[2]){BFRT_TILE(BF_TILE_t, 0), BFRT_TILE(BF_TILE_a, 0)});
+      bf_op_tt(bf_cx, BFRT_EXP, 26, BF_TILE_t, 0, BF_TILE_a, 0);
     } else {
-      if (((i == (N + (-1))) && (N > 2))) { /* line 27 */
+      if (((i == bf_add(N, (-1))) && (N > 2))) { /* line 27 */
         bfrt_bookkeep(bf_cx, 1);
         bf_wait(bf_cx, BF_ENGINE_dve, &bf_known_dve, bf_a0[0], 28); /* after dve line 40: WAR, loop-carried (tracked) */
-        bf_wait(bf_cx, BF_ENGINE_dma, &bf_known_dma, 1, 28); /* after dma line 21: RAW, same iteration */
+        bf_wait(bf_cx, BF_ENGINE_dma0, &bf_known_dma0, 1, 28); /* after dma0 line 21: RAW, same iteration */
         /* line 28: copy t, a; */
-        bfrt_op(bf_cx, BFRT_COPY, 28, 2, (const bfrt_arg[2]){BFRT_TILE(BF_TILE_t, 0), BFRT_TILE(BF_TILE_a, 0)});
+        bf_op_tt(bf_cx, BFRT_COPY, 28, BF_TILE_t, 0, BF_TILE_a, 0);
         bfrt_bookkeep(bf_cx, 1);
         bf_wait(bf_cx, BF_ENGINE_dve, &bf_known_dve, bf_a0[0], 28); /* after dve line 40: WAR, loop-carried (tracked) */
         /* line 28: scale t, t, 3.0; */
-        bfrt_op(bf_cx, BFRT_SCALE, 28, 3, (const bfrt_arg[3]){BFRT_TILE(BF_TILE_t, 0), BFRT_TILE(BF_TILE_t, 0), BFRT_IMM(3.0f)});
+        bf_op_ttf(bf_cx, BFRT_SCALE, 28, BF_TILE_t, 0, BF_TILE_t, 0, 3.0f);
       } else {
         bfrt_bookkeep(bf_cx, 1);
         bf_wait(bf_cx, BF_ENGINE_dve, &bf_known_dve, bf_a0[0], 30); /* after dve line 40: WAR, loop-carried (tracked) */
-        bf_wait(bf_cx, BF_ENGINE_dma, &bf_known_dma, 1, 30); /* after dma line 21: RAW, same iteration */
+        bf_wait(bf_cx, BF_ENGINE_dma0, &bf_known_dma0, 1, 30); /* after dma0 line 21: RAW, same iteration */
         /* line 30: act: scale t, a, 2.0; */
-        bfrt_op(bf_cx, BFRT_SCALE, 30, 3, (const bfrt_arg[3]){BFRT_TILE(BF_TILE_t, 0), BFRT_TILE(BF_TILE_a, 0), BFRT_IMM(2.0f)});
+        bf_op_ttf(bf_cx, BFRT_SCALE, 30, BF_TILE_t, 0, BF_TILE_a, 0, 2.0f);
         if ((bf_mod(i, 2) == 1)) { /* line 31 */
           bfrt_bookkeep(bf_cx, 1);
           bf_wait(bf_cx, BF_ENGINE_dve, &bf_known_dve, bf_a0[0], 32); /* after dve line 40: WAR, loop-carried (tracked) */
           /* line 32: act: exp t, t; */
-          bfrt_op(bf_cx, BFRT_EXP, 32, 2, (const bfrt_arg[2]){BFRT_TILE(BF_TILE_t, 0), BFRT_TILE(BF_TILE_t, 0)});
+          bf_op_tt(bf_cx, BFRT_EXP, 32, BF_TILE_t, 0, BF_TILE_t, 0);
         } else {
           bfrt_bookkeep(bf_cx, 1);
           bf_wait(bf_cx, BF_ENGINE_dve, &bf_known_dve, bf_a0[0], 34); /* after dve line 40: WAR, loop-carried (tracked) */
           /* line 34: act: relu t, t; */
-          bfrt_op(bf_cx, BFRT_RELU, 34, 2, (const bfrt_arg[2]){BFRT_TILE(BF_TILE_t, 0), BFRT_TILE(BF_TILE_t, 0)});
+          bf_op_tt(bf_cx, BFRT_RELU, 34, BF_TILE_t, 0, BF_TILE_t, 0);
         }
       }
     }
     bfrt_bookkeep(bf_cx, 1);
-    bf_a0[0] = i + 1;
+    bf_a0[0] = bf_add(i, 1);
   }
 }
 
@@ -109,93 +166,189 @@ static void bf_engine_dve(bfrt_ctx *bf_cx, const int64_t *bf_params) {
   const int64_t N = bf_params[0];
   int64_t bf_known_act = 0; /* highest threshold waited for on act */
   int64_t bf_known_pool = 0; /* highest threshold waited for on pool */
-  int64_t bf_known_dma = 0; /* highest threshold waited for on dma */
+  int64_t bf_known_dma0 = 0; /* highest threshold waited for on dma0 */
+  int64_t bf_known_dma1 = 0; /* highest threshold waited for on dma1 */
   int64_t bf_v0 = 0; /* act_pos_i0 */
   int64_t bf_v1 = 0; /* pool_pos_i0 */
-  int64_t *bf_a0 = bfrt_scratch(bf_cx, 2); /* dma_reads_s */
-  int64_t *bf_a1 = bfrt_scratch(bf_cx, 1); /* dma_writes_a */
-  int64_t *bf_a2 = bfrt_scratch(bf_cx, 1); /* act_writes_t */
-  int64_t *bf_a3 = bfrt_scratch(bf_cx, 1); /* pool_writes_u */
-  bfrt_bookkeep(bf_cx, 5);
-  bf_a1[0] = 1;
-  bf_a3[0] = 1;
+  int64_t *bf_a0 = bfrt_scratch(bf_cx, 2); /* dma1_reads_s */
+  int64_t *bf_a1 = bfrt_scratch(bf_cx, 1); /* act_writes_t */
+  int64_t *bf_a2 = bfrt_scratch(bf_cx, 1); /* pool_writes_u */
+  bfrt_bookkeep(bf_cx, 4);
   bf_a2[0] = 1;
+  bf_a1[0] = 1;
   bf_v0 = 1;
   bf_v1 = 1;
   for (int64_t i = 0, bf_end0 = N; i < bf_end0; i++) {
     if ((i == 0)) { /* line 25 */
       bfrt_bookkeep(bf_cx, 1);
-      bf_a2[0] = bf_v0 + 1;
+      bf_a1[0] = bf_add(bf_v0, 1);
     } else {
-      if (((i == (N + (-1))) && (N > 2))) { /* line 27 */
+      if (((i == bf_add(N, (-1))) && (N > 2))) { /* line 27 */
         bfrt_bookkeep(bf_cx, 2);
-        bf_a2[0] = bf_v0 + 1;
-        bf_a2[0] = bf_v0 + 2;
+        bf_a1[0] = bf_add(bf_v0, 1);
+        bf_a1[0] = bf_add(bf_v0, 2);
       } else {
         bfrt_bookkeep(bf_cx, 1);
-        bf_a2[0] = bf_v0 + 1;
+        bf_a1[0] = bf_add(bf_v0, 1);
         if ((bf_mod(i, 2) == 1)) { /* line 31 */
           bfrt_bookkeep(bf_cx, 1);
-          bf_a2[0] = bf_v0 + 2;
+          bf_a1[0] = bf_add(bf_v0, 2);
         } else {
           bfrt_bookkeep(bf_cx, 1);
-          bf_a2[0] = bf_v0 + 2;
+          bf_a1[0] = bf_add(bf_v0, 2);
         }
       }
     }
     if ((i == 1)) { /* line 37 */
       bfrt_bookkeep(bf_cx, 1);
-      bf_a3[0] = bf_v1 + 1;
+      bf_a2[0] = bf_add(bf_v1, 1);
     }
     bfrt_bookkeep(bf_cx, 2);
-    bf_wait(bf_cx, BF_ENGINE_act, &bf_known_act, ((i == 0) ? (bf_v0 + 1) : (bf_v0 + 2)), 40); /* after act line 34: RAW, same iteration, end of a conditional */
-    bf_wait(bf_cx, BF_ENGINE_dma, &bf_known_dma, bf_max(bf_a0[bf_mod(i, 2)], bf_a1[0]), 40); /* after dma line 41, 21: RAW+WAR, loop-carried (tracked) */
+    bf_wait(bf_cx, BF_ENGINE_act, &bf_known_act, ((i == 0) ? bf_add(bf_v0, 1) : bf_add(bf_v0, 2)), 40); /* after act line 34: RAW, same iteration, end of a conditional */
+    bf_wait(bf_cx, BF_ENGINE_dma0, &bf_known_dma0, 1, 40); /* after dma0 line 21: RAW, same iteration */
+    bf_wait(bf_cx, BF_ENGINE_dma1, &bf_known_dma1, bf_a0[bf_mod(i, 2)], 40); /* after dma1 line 41: WAR, loop-carried (tracked) */
     /* line 40: dve: add s[i % 2], t, a; */
-    bfrt_op(bf_cx, BFRT_ADD, 40, 3, (const bfrt_arg[3]){BFRT_TILE(BF_TILE_s, bf_mod(i, 2)), BFRT_TILE(BF_TILE_t, 0), BFRT_TILE(BF_TILE_a, 0)});
+    bf_op_ttt(bf_cx, BFRT_ADD, 40, BF_TILE_s, bf_mod(i, 2), BF_TILE_t, 0, BF_TILE_a, 0);
     bfrt_bookkeep(bf_cx, 3);
-    bf_a0[bf_mod(i, 2)] = i + 2;
-    bf_v0 = ((i == 0) ? (bf_v0 + 1) : (bf_v0 + 2));
-    bf_v1 = ((i == 1) ? (bf_v1 + 1) : bf_v1);
+    bf_a0[bf_mod(i, 2)] = bf_add(i, 1);
+    bf_v0 = ((i == 0) ? bf_add(bf_v0, 1) : bf_add(bf_v0, 2));
+    bf_v1 = ((i == 1) ? bf_add(bf_v1, 1) : bf_v1);
   }
   bfrt_bookkeep(bf_cx, 3);
-  bf_wait(bf_cx, BF_ENGINE_act, &bf_known_act, bf_a2[0], 43); /* after act line 23, 26, 28, 30: RAW, loop-carried (tracked) */
-  bf_wait(bf_cx, BF_ENGINE_pool, &bf_known_pool, bf_a3[0], 43); /* after pool line 22, 38: RAW, loop-carried (tracked) */
-  bf_wait(bf_cx, BF_ENGINE_dma, &bf_known_dma, bf_a0[0], 43); /* after dma line 41: WAR, same iteration (tracked) */
+  bf_wait(bf_cx, BF_ENGINE_act, &bf_known_act, bf_a1[0], 43); /* after act line 23, 26, 28, 30: RAW, loop-carried (tracked) */
+  bf_wait(bf_cx, BF_ENGINE_pool, &bf_known_pool, bf_a2[0], 43); /* after pool line 22, 38: RAW, loop-carried (tracked) */
+  bf_wait(bf_cx, BF_ENGINE_dma1, &bf_known_dma1, bf_a0[0], 43); /* after dma1 line 41: WAR, same iteration (tracked) */
   /* line 43: dve: add s[0], t, u; */
-  bfrt_op(bf_cx, BFRT_ADD, 43, 3, (const bfrt_arg[3]){BFRT_TILE(BF_TILE_s, 0), BFRT_TILE(BF_TILE_t, 0), BFRT_TILE(BF_TILE_u, 0)});
+  bf_op_ttt(bf_cx, BFRT_ADD, 43, BF_TILE_s, 0, BF_TILE_t, 0, BF_TILE_u, 0);
 }
 
 /* Engine pool. */
 static void bf_engine_pool(bfrt_ctx *bf_cx, const int64_t *bf_params) {
   const int64_t N = bf_params[0];
-  int64_t bf_known_dma = 0; /* highest threshold waited for on dma */
+  int64_t bf_known_dma0 = 0; /* highest threshold waited for on dma0 */
   /* line 22: pool: fill u, 0.0; */
-  bfrt_op(bf_cx, BFRT_FILL, 22, 2, (const bfrt_arg[2]){BFRT_TILE(BF_TILE_u, 0), BFRT_IMM(0.0f)});
+  bf_op_tf(bf_cx, BFRT_FILL, 22, BF_TILE_u, 0, 0.0f);
   for (int64_t i = 0, bf_end0 = N; i < bf_end0; i++) {
     if ((i == 1)) { /* line 37 */
-      bf_wait(bf_cx, BF_ENGINE_dma, &bf_known_dma, 1, 38); /* after dma line 21: RAW, same iteration */
+      bf_wait(bf_cx, BF_ENGINE_dma0, &bf_known_dma0, 1, 38); /* after dma0 line 21: RAW, same iteration */
       /* line 38: pool: add u, u, a; */
-      bfrt_op(bf_cx, BFRT_ADD, 38, 3, (const bfrt_arg[3]){BFRT_TILE(BF_TILE_u, 0), BFRT_TILE(BF_TILE_u, 0), BFRT_TILE(BF_TILE_a, 0)});
+      bf_op_ttt(bf_cx, BFRT_ADD, 38, BF_TILE_u, 0, BF_TILE_u, 0, BF_TILE_a, 0);
     }
   }
 }
 
-/* Engine dma. */
-static void bf_engine_dma(bfrt_ctx *bf_cx, const int64_t *bf_params) {
+/* Engine dma0. */
+static void bf_engine_dma0(bfrt_ctx *bf_cx, const int64_t *bf_params) {
+  (void)bf_params;
+  /* line 21: dma: load a, X[0, 0]; */
+  bf_op_th(bf_cx, BFRT_LOAD, 21, BF_TILE_a, 0, BF_HBM_X, 0, 0);
+}
+
+/* Engine dma1. */
+static void bf_engine_dma1(bfrt_ctx *bf_cx, const int64_t *bf_params) {
   const int64_t N = bf_params[0];
   int64_t bf_known_dve = 0; /* highest threshold waited for on dve */
-  /* line 21: dma: load a, X[0, 0]; */
-  bfrt_op(bf_cx, BFRT_LOAD, 21, 2, (const bfrt_arg[2]){BFRT_TILE(BF_TILE_a, 0), BFRT_HBM(BF_HBM_X, 0, 0)});
   for (int64_t i = 0, bf_end0 = N; i < bf_end0; i++) {
     bfrt_bookkeep(bf_cx, 1);
-    bf_wait(bf_cx, BF_ENGINE_dve, &bf_known_dve, i + 1, 41); /* after dve line 40: RAW, same iteration */
+    bf_wait(bf_cx, BF_ENGINE_dve, &bf_known_dve, bf_add(i, 1), 41); /* after dve line 40: RAW, same iteration */
     /* line 41: dma: store Y[i, 0], s[i % 2]; */
-    bfrt_op(bf_cx, BFRT_STORE, 41, 2, (const bfrt_arg[2]){BFRT_HBM(BF_HBM_Y, i, 0), BFRT_TILE(BF_TILE_s, bf_mod(i, 2))});
+    bf_op_ht(bf_cx, BFRT_STORE, 41, BF_HBM_Y, i, 0, BF_TILE_s, bf_mod(i, 2));
   }
-  bfrt_bookkeep(bf_cx, 1);
-  bf_wait(bf_cx, BF_ENGINE_dve, &bf_known_dve, bf_max(0, N) + 1, 44); /* after dve line 43: RAW, same iteration */
+}
+
+/* Engine dma2. */
+static void bf_engine_dma2(bfrt_ctx *bf_cx, const int64_t *bf_params) {
+  const int64_t N = bf_params[0];
+  int64_t bf_known_dve = 0; /* highest threshold waited for on dve */
+  int64_t bf_known_dma1 = 0; /* highest threshold waited for on dma1 */
+  int64_t *bf_a0 = bfrt_scratch(bf_cx, 1); /* dma1_writes_Y */
+  for (int64_t i = bf_max(0, bf_add(N, (-1))), bf_end0 = bfrt_loop(bf_cx, i, N, 24); i < bf_end0; i++) {
+    bfrt_bookkeep(bf_cx, 1);
+    bf_a0[0] = bf_add(i, 1);
+  }
+  bfrt_bookkeep(bf_cx, 2);
+  bf_wait(bf_cx, BF_ENGINE_dve, &bf_known_dve, bf_add(bf_trips(0, N), 1), 44); /* after dve line 43: RAW, same iteration */
+  bf_wait(bf_cx, BF_ENGINE_dma1, &bf_known_dma1, bf_a0[0], 44); /* after dma1 line 41: WAW, same iteration (tracked); conservative: hbm regions tracked per tensor */
   /* line 44: dma: store Y[N, 0], s[0]; */
-  bfrt_op(bf_cx, BFRT_STORE, 44, 2, (const bfrt_arg[2]){BFRT_HBM(BF_HBM_Y, N, 0), BFRT_TILE(BF_TILE_s, 0)});
+  bf_op_ht(bf_cx, BFRT_STORE, 44, BF_HBM_Y, N, 0, BF_TILE_s, 0);
+}
+
+/* Engine dma3. */
+static void bf_engine_dma3(bfrt_ctx *bf_cx, const int64_t *bf_params) {
+  (void)bf_params;
+  (void)bf_cx;
+}
+
+/* Engine dma4. */
+static void bf_engine_dma4(bfrt_ctx *bf_cx, const int64_t *bf_params) {
+  (void)bf_params;
+  (void)bf_cx;
+}
+
+/* Engine dma5. */
+static void bf_engine_dma5(bfrt_ctx *bf_cx, const int64_t *bf_params) {
+  (void)bf_params;
+  (void)bf_cx;
+}
+
+/* Engine dma6. */
+static void bf_engine_dma6(bfrt_ctx *bf_cx, const int64_t *bf_params) {
+  (void)bf_params;
+  (void)bf_cx;
+}
+
+/* Engine dma7. */
+static void bf_engine_dma7(bfrt_ctx *bf_cx, const int64_t *bf_params) {
+  (void)bf_params;
+  (void)bf_cx;
+}
+
+/* Engine dma8. */
+static void bf_engine_dma8(bfrt_ctx *bf_cx, const int64_t *bf_params) {
+  (void)bf_params;
+  (void)bf_cx;
+}
+
+/* Engine dma9. */
+static void bf_engine_dma9(bfrt_ctx *bf_cx, const int64_t *bf_params) {
+  (void)bf_params;
+  (void)bf_cx;
+}
+
+/* Engine dma10. */
+static void bf_engine_dma10(bfrt_ctx *bf_cx, const int64_t *bf_params) {
+  (void)bf_params;
+  (void)bf_cx;
+}
+
+/* Engine dma11. */
+static void bf_engine_dma11(bfrt_ctx *bf_cx, const int64_t *bf_params) {
+  (void)bf_params;
+  (void)bf_cx;
+}
+
+/* Engine dma12. */
+static void bf_engine_dma12(bfrt_ctx *bf_cx, const int64_t *bf_params) {
+  (void)bf_params;
+  (void)bf_cx;
+}
+
+/* Engine dma13. */
+static void bf_engine_dma13(bfrt_ctx *bf_cx, const int64_t *bf_params) {
+  (void)bf_params;
+  (void)bf_cx;
+}
+
+/* Engine dma14. */
+static void bf_engine_dma14(bfrt_ctx *bf_cx, const int64_t *bf_params) {
+  (void)bf_params;
+  (void)bf_cx;
+}
+
+/* Engine dma15. */
+static void bf_engine_dma15(bfrt_ctx *bf_cx, const int64_t *bf_params) {
+  (void)bf_params;
+  (void)bf_cx;
 }
 
 /* Shape of tensor bf_tensor for these parameters; 0, or the source line
@@ -209,7 +362,7 @@ static int bf_tensor_shape(const int64_t *bf_params, int bf_tensor, int64_t bf_s
     bf_shape[1] = 8;
     break;
   case BF_HBM_Y:
-    bf_shape[0] = N * 8 + 8;
+    bf_shape[0] = bf_add(bf_mul(N, 8), 8);
     bf_shape[1] = 8;
     break;
   default:
@@ -221,9 +374,9 @@ static int bf_tensor_shape(const int64_t *bf_params, int bf_tensor, int64_t bf_s
 
 /* ---- The kernel descriptor. */
 static const char *const bf_param_names[1] = {"N"};
-static const char *const bf_engine_names[5] = {"pe", "act", "dve", "pool", "dma"};
-static const int bf_engine_kinds[5] = {BFRT_KIND_PE, BFRT_KIND_ACT, BFRT_KIND_DVE, BFRT_KIND_POOL, BFRT_KIND_DMA};
-static void (*const bf_entry[5])(bfrt_ctx *, const int64_t *) = {bf_engine_pe, bf_engine_act, bf_engine_dve, bf_engine_pool, bf_engine_dma};
+static const char *const bf_engine_names[20] = {"pe", "act", "dve", "pool", "dma0", "dma1", "dma2", "dma3", "dma4", "dma5", "dma6", "dma7", "dma8", "dma9", "dma10", "dma11", "dma12", "dma13", "dma14", "dma15"};
+static const int bf_engine_kinds[20] = {BFRT_KIND_PE, BFRT_KIND_ACT, BFRT_KIND_DVE, BFRT_KIND_POOL, BFRT_KIND_DMA, BFRT_KIND_DMA, BFRT_KIND_DMA, BFRT_KIND_DMA, BFRT_KIND_DMA, BFRT_KIND_DMA, BFRT_KIND_DMA, BFRT_KIND_DMA, BFRT_KIND_DMA, BFRT_KIND_DMA, BFRT_KIND_DMA, BFRT_KIND_DMA, BFRT_KIND_DMA, BFRT_KIND_DMA, BFRT_KIND_DMA, BFRT_KIND_DMA};
+static void (*const bf_entry[20])(bfrt_ctx *, const int64_t *) = {bf_engine_pe, bf_engine_act, bf_engine_dve, bf_engine_pool, bf_engine_dma0, bf_engine_dma1, bf_engine_dma2, bf_engine_dma3, bf_engine_dma4, bf_engine_dma5, bf_engine_dma6, bf_engine_dma7, bf_engine_dma8, bf_engine_dma9, bf_engine_dma10, bf_engine_dma11, bf_engine_dma12, bf_engine_dma13, bf_engine_dma14, bf_engine_dma15};
 static const bfrt_tile_desc bf_tiles[4] = {
   {"a", 1, 8, 8},
   {"t", 1, 8, 8},
@@ -235,8 +388,6 @@ static const bfrt_tensor_desc bf_tensors[2] = {
   {"Y", BFRT_OUT, 0}
 };
 
-const bfrt_kernel bfk_branch_ends = {
-  "branch_ends", 1, bf_param_names, 5, bf_engine_names, bf_engine_kinds, bf_entry,
+const bfrt_kernel bfk_branch_ends_barrier_free = {
+  "branch_ends", 1, bf_param_names, 20, bf_engine_names, bf_engine_kinds, bf_entry,
   4, bf_tiles, 2, bf_tensors, bf_tensor_shape};
-
-const bfrt_kernel *bfk_kernel(void) { return &bfk_branch_ends; }

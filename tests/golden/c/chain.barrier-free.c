@@ -6,11 +6,12 @@
  * target: trn1
  *
  * One function per engine runs that engine's instruction stream in order.
- * Every op, wait and barrier goes through the bfrt runtime (bfrt.h, see
- * docs/runtime.md); bfk_kernel() returns the kernel's descriptor. */
+ * Every op, wait and barrier goes through the bfrt runtime (bfrt_kernel.h,
+ * see docs/runtime.md); the one external symbol is the kernel's descriptor,
+ * named after the kernel and the sync mode. */
 #include <stdint.h>
 
-#include "bfrt.h"
+#include "bfrt_kernel.h"
 
 /* Engines: the index of each engine's counter. */
 enum {
@@ -18,7 +19,22 @@ enum {
   BF_ENGINE_act = 1,
   BF_ENGINE_dve = 2,
   BF_ENGINE_pool = 3,
-  BF_ENGINE_dma = 4
+  BF_ENGINE_dma0 = 4,
+  BF_ENGINE_dma1 = 5,
+  BF_ENGINE_dma2 = 6,
+  BF_ENGINE_dma3 = 7,
+  BF_ENGINE_dma4 = 8,
+  BF_ENGINE_dma5 = 9,
+  BF_ENGINE_dma6 = 10,
+  BF_ENGINE_dma7 = 11,
+  BF_ENGINE_dma8 = 12,
+  BF_ENGINE_dma9 = 13,
+  BF_ENGINE_dma10 = 14,
+  BF_ENGINE_dma11 = 15,
+  BF_ENGINE_dma12 = 16,
+  BF_ENGINE_dma13 = 17,
+  BF_ENGINE_dma14 = 18,
+  BF_ENGINE_dma15 = 19
 };
 
 /* Tiles (on-chip). */
@@ -33,6 +49,12 @@ enum {
   BF_HBM_Y = 1
 };
 
+/* The language's integer arithmetic: 64 bits, wrapping around (never
+ * undefined behaviour). */
+#define bf_add(a, b) ((int64_t)((uint64_t)(a) + (uint64_t)(b)))
+#define bf_sub(a, b) ((int64_t)((uint64_t)(a) - (uint64_t)(b)))
+#define bf_mul(a, b) ((int64_t)((uint64_t)(a) * (uint64_t)(b)))
+
 static int64_t bf_max(int64_t a, int64_t b) { return a > b ? a : b; }
 
 /* Floor modulo by a positive constant. */
@@ -46,6 +68,36 @@ static void bf_wait(bfrt_ctx *cx, int engine, int64_t *known, int64_t t, int lin
   }
 }
 
+static void bf_op_tt(bfrt_ctx *cx, int op, int line, int t0, int64_t s0, int t1, int64_t s1) {
+  const bfrt_arg args[2] = {BFRT_TILE(t0, s0), BFRT_TILE(t1, s1)};
+  bfrt_op(cx, op, line, 2, args);
+}
+
+static void bf_op_ttt(bfrt_ctx *cx, int op, int line, int t0, int64_t s0, int t1, int64_t s1, int t2, int64_t s2) {
+  const bfrt_arg args[3] = {BFRT_TILE(t0, s0), BFRT_TILE(t1, s1), BFRT_TILE(t2, s2)};
+  bfrt_op(cx, op, line, 3, args);
+}
+
+static void bf_op_tf(bfrt_ctx *cx, int op, int line, int t0, int64_t s0, float f1) {
+  const bfrt_arg args[2] = {BFRT_TILE(t0, s0), BFRT_IMM(f1)};
+  bfrt_op(cx, op, line, 2, args);
+}
+
+static void bf_op_ttf(bfrt_ctx *cx, int op, int line, int t0, int64_t s0, int t1, int64_t s1, float f2) {
+  const bfrt_arg args[3] = {BFRT_TILE(t0, s0), BFRT_TILE(t1, s1), BFRT_IMM(f2)};
+  bfrt_op(cx, op, line, 3, args);
+}
+
+static void bf_op_th(bfrt_ctx *cx, int op, int line, int t0, int64_t s0, int h1, int64_t r1, int64_t c1) {
+  const bfrt_arg args[2] = {BFRT_TILE(t0, s0), BFRT_HBM(h1, r1, c1)};
+  bfrt_op(cx, op, line, 2, args);
+}
+
+static void bf_op_ht(bfrt_ctx *cx, int op, int line, int h0, int64_t r0, int64_t c0, int t1, int64_t s1) {
+  const bfrt_arg args[2] = {BFRT_HBM(h0, r0, c0), BFRT_TILE(t1, s1)};
+  bfrt_op(cx, op, line, 2, args);
+}
+
 /* Engine pe. */
 static void bf_engine_pe(bfrt_ctx *bf_cx, const int64_t *bf_params) {
   (void)bf_params;
@@ -57,26 +109,29 @@ static void bf_engine_act(bfrt_ctx *bf_cx, const int64_t *bf_params) {
   const int64_t N = bf_params[0];
   int64_t bf_known_dve = 0; /* highest threshold waited for on dve */
   int64_t bf_known_pool = 0; /* highest threshold waited for on pool */
-  int64_t bf_known_dma = 0; /* highest threshold waited for on dma */
+  int64_t bf_known_dma0 = 0; /* highest threshold waited for on dma0 */
+  int64_t bf_known_dma1 = 0; /* highest threshold waited for on dma1 */
   int64_t *bf_a0 = bfrt_scratch(bf_cx, 2); /* dve_reads_t */
   int64_t *bf_a1 = bfrt_scratch(bf_cx, 3); /* dve_writes_x */
   int64_t *bf_a2 = bfrt_scratch(bf_cx, 3); /* pool_writes_x */
-  int64_t *bf_a3 = bfrt_scratch(bf_cx, 3); /* dma_writes_x */
+  int64_t *bf_a3 = bfrt_scratch(bf_cx, 3); /* dma0_writes_x */
+  int64_t *bf_a4 = bfrt_scratch(bf_cx, 3); /* dma1_writes_x */
   bfrt_bookkeep(bf_cx, 3);
   bf_a3[0] = 1;
-  bf_a3[1] = 2;
+  bf_a4[1] = 1;
   bf_a2[2] = 1;
   for (int64_t i = 0, bf_end0 = N; i < bf_end0; i++) {
-    bfrt_bookkeep(bf_cx, 3);
-    bf_wait(bf_cx, BF_ENGINE_dve, &bf_known_dve, bf_max(bf_a0[bf_mod(i, 2)], bf_a1[bf_mod(i + 1, 3)]), 24); /* after dve line 25: RAW+WAR, loop-carried (tracked) */
-    bf_wait(bf_cx, BF_ENGINE_pool, &bf_known_pool, bf_a2[bf_mod(i + 1, 3)], 24); /* after pool line 22, 26: RAW, loop-carried (tracked) */
-    bf_wait(bf_cx, BF_ENGINE_dma, &bf_known_dma, bf_a3[bf_mod(i + 1, 3)], 24); /* after dma line 21: RAW, loop-carried (tracked) */
+    bfrt_bookkeep(bf_cx, 4);
+    bf_wait(bf_cx, BF_ENGINE_dve, &bf_known_dve, bf_max(bf_a0[bf_mod(i, 2)], bf_a1[bf_mod(bf_add(i, 1), 3)]), 24); /* after dve line 25: RAW+WAR, loop-carried (tracked) */
+    bf_wait(bf_cx, BF_ENGINE_pool, &bf_known_pool, bf_a2[bf_mod(bf_add(i, 1), 3)], 24); /* after pool line 22, 26: RAW, loop-carried (tracked) */
+    bf_wait(bf_cx, BF_ENGINE_dma0, &bf_known_dma0, bf_a3[bf_mod(bf_add(i, 1), 3)], 24); /* after dma0 line 21: RAW, loop-carried (tracked) */
+    bf_wait(bf_cx, BF_ENGINE_dma1, &bf_known_dma1, bf_a4[bf_mod(bf_add(i, 1), 3)], 24); /* after dma1 line 21: RAW, loop-carried (tracked) */
     /* line 24: act: tanh t[i % 2], x[(i + 1) % 3]; */
-    bfrt_op(bf_cx, BFRT_TANH, 24, 2, (const bfrt_arg[2]){BFRT_TILE(BF_TILE_t, bf_mod(i, 2)), BFRT_TILE(BF_TILE_x, bf_mod(i + 1, 3))});
+    bf_op_tt(bf_cx, BFRT_TANH, 24, BF_TILE_t, bf_mod(i, 2), BF_TILE_x, bf_mod(bf_add(i, 1), 3));
     bfrt_bookkeep(bf_cx, 3);
-    bf_a1[bf_mod(i + 2, 3)] = i + 1;
-    bf_a0[bf_mod(i, 2)] = i + 1;
-    bf_a2[bf_mod(i + 2, 3)] = i + 2;
+    bf_a1[bf_mod(bf_add(i, 2), 3)] = bf_add(i, 1);
+    bf_a0[bf_mod(i, 2)] = bf_add(i, 1);
+    bf_a2[bf_mod(bf_add(i, 2), 3)] = bf_add(i, 2);
   }
 }
 
@@ -85,24 +140,27 @@ static void bf_engine_dve(bfrt_ctx *bf_cx, const int64_t *bf_params) {
   const int64_t N = bf_params[0];
   int64_t bf_known_act = 0; /* highest threshold waited for on act */
   int64_t bf_known_pool = 0; /* highest threshold waited for on pool */
-  int64_t bf_known_dma = 0; /* highest threshold waited for on dma */
+  int64_t bf_known_dma0 = 0; /* highest threshold waited for on dma0 */
+  int64_t bf_known_dma1 = 0; /* highest threshold waited for on dma1 */
   int64_t *bf_a0 = bfrt_scratch(bf_cx, 3); /* pool_writes_x */
   int64_t *bf_a1 = bfrt_scratch(bf_cx, 3); /* pool_reads_x */
-  int64_t *bf_a2 = bfrt_scratch(bf_cx, 3); /* dma_writes_x */
+  int64_t *bf_a2 = bfrt_scratch(bf_cx, 3); /* dma0_writes_x */
+  int64_t *bf_a3 = bfrt_scratch(bf_cx, 3); /* dma1_writes_x */
   bfrt_bookkeep(bf_cx, 3);
   bf_a2[0] = 1;
-  bf_a2[1] = 2;
+  bf_a3[1] = 1;
   bf_a0[2] = 1;
   for (int64_t i = 0, bf_end0 = N; i < bf_end0; i++) {
-    bfrt_bookkeep(bf_cx, 3);
-    bf_wait(bf_cx, BF_ENGINE_act, &bf_known_act, i + 1, 25); /* after act line 24: RAW+WAR, same iteration */
-    bf_wait(bf_cx, BF_ENGINE_pool, &bf_known_pool, bf_max(bf_max(bf_a1[bf_mod(i + 2, 3)], bf_a0[bf_mod(i + 2, 3)]), bf_a0[bf_mod(i, 3)]), 25); /* after pool line 26, 22: RAW+WAR+WAW, loop-carried (tracked) */
-    bf_wait(bf_cx, BF_ENGINE_dma, &bf_known_dma, bf_max(bf_a2[bf_mod(i + 2, 3)], bf_a2[bf_mod(i, 3)]), 25); /* after dma line 21: RAW+WAW, loop-carried (tracked) */
+    bfrt_bookkeep(bf_cx, 4);
+    bf_wait(bf_cx, BF_ENGINE_act, &bf_known_act, bf_add(i, 1), 25); /* after act line 24: RAW+WAR, same iteration */
+    bf_wait(bf_cx, BF_ENGINE_pool, &bf_known_pool, bf_max(bf_max(bf_a1[bf_mod(bf_add(i, 2), 3)], bf_a0[bf_mod(bf_add(i, 2), 3)]), bf_a0[bf_mod(i, 3)]), 25); /* after pool line 26, 22: RAW+WAR+WAW, loop-carried (tracked) */
+    bf_wait(bf_cx, BF_ENGINE_dma0, &bf_known_dma0, bf_max(bf_a2[bf_mod(bf_add(i, 2), 3)], bf_a2[bf_mod(i, 3)]), 25); /* after dma0 line 21: RAW+WAW, loop-carried (tracked) */
+    bf_wait(bf_cx, BF_ENGINE_dma1, &bf_known_dma1, bf_max(bf_a3[bf_mod(bf_add(i, 2), 3)], bf_a3[bf_mod(i, 3)]), 25); /* after dma1 line 21: RAW+WAW, loop-carried (tracked) */
     /* line 25: dve: add x[(i + 2) % 3], t[i % 2], x[i % 3]; */
-    bfrt_op(bf_cx, BFRT_ADD, 25, 3, (const bfrt_arg[3]){BFRT_TILE(BF_TILE_x, bf_mod(i + 2, 3)), BFRT_TILE(BF_TILE_t, bf_mod(i, 2)), BFRT_TILE(BF_TILE_x, bf_mod(i, 3))});
+    bf_op_ttt(bf_cx, BFRT_ADD, 25, BF_TILE_x, bf_mod(bf_add(i, 2), 3), BF_TILE_t, bf_mod(i, 2), BF_TILE_x, bf_mod(i, 3));
     bfrt_bookkeep(bf_cx, 2);
-    bf_a0[bf_mod(i + 2, 3)] = i + 2;
-    bf_a1[bf_mod(i + 2, 3)] = i + 2;
+    bf_a0[bf_mod(bf_add(i, 2), 3)] = bf_add(i, 2);
+    bf_a1[bf_mod(bf_add(i, 2), 3)] = bf_add(i, 2);
   }
 }
 
@@ -110,57 +168,172 @@ static void bf_engine_dve(bfrt_ctx *bf_cx, const int64_t *bf_params) {
 static void bf_engine_pool(bfrt_ctx *bf_cx, const int64_t *bf_params) {
   const int64_t N = bf_params[0];
   int64_t bf_known_dve = 0; /* highest threshold waited for on dve */
-  int64_t bf_known_dma = 0; /* highest threshold waited for on dma */
+  int64_t bf_known_dma0 = 0; /* highest threshold waited for on dma0 */
+  int64_t bf_known_dma1 = 0; /* highest threshold waited for on dma1 */
   int64_t *bf_a0 = bfrt_scratch(bf_cx, 3); /* act_reads_x */
-  int64_t *bf_a1 = bfrt_scratch(bf_cx, 3); /* dma_writes_x */
+  int64_t *bf_a1 = bfrt_scratch(bf_cx, 3); /* dma0_writes_x */
+  int64_t *bf_a2 = bfrt_scratch(bf_cx, 3); /* dma1_writes_x */
   bfrt_bookkeep(bf_cx, 2);
   bf_a1[0] = 1;
-  bf_a1[1] = 2;
+  bf_a2[1] = 1;
   /* line 22: pool: fill x[2], 0.0; */
-  bfrt_op(bf_cx, BFRT_FILL, 22, 2, (const bfrt_arg[2]){BFRT_TILE(BF_TILE_x, 2), BFRT_IMM(0.0f)});
+  bf_op_tf(bf_cx, BFRT_FILL, 22, BF_TILE_x, 2, 0.0f);
   for (int64_t i = 0, bf_end0 = N; i < bf_end0; i++) {
-    bfrt_bookkeep(bf_cx, 3);
-    bf_a0[bf_mod(i + 1, 3)] = i + 1;
-    bf_wait(bf_cx, BF_ENGINE_dve, &bf_known_dve, i + 1, 26); /* after dve line 25: RAW+WAR+WAW, same iteration */
-    bf_wait(bf_cx, BF_ENGINE_dma, &bf_known_dma, bf_a1[bf_mod(i + 2, 3)], 26); /* after dma line 21: RAW+WAW, loop-carried (tracked) */
+    bfrt_bookkeep(bf_cx, 4);
+    bf_a0[bf_mod(bf_add(i, 1), 3)] = bf_add(i, 1);
+    bf_wait(bf_cx, BF_ENGINE_dve, &bf_known_dve, bf_add(i, 1), 26); /* after dve line 25: RAW+WAR+WAW, same iteration */
+    bf_wait(bf_cx, BF_ENGINE_dma0, &bf_known_dma0, bf_a1[bf_mod(bf_add(i, 2), 3)], 26); /* after dma0 line 21: RAW+WAW, loop-carried (tracked) */
+    bf_wait(bf_cx, BF_ENGINE_dma1, &bf_known_dma1, bf_a2[bf_mod(bf_add(i, 2), 3)], 26); /* after dma1 line 21: RAW+WAW, loop-carried (tracked) */
     /* line 26: pool: scale x[(i + 2) % 3], x[(i + 2) % 3], 0.5; */
-    bfrt_op(bf_cx, BFRT_SCALE, 26, 3, (const bfrt_arg[3]){BFRT_TILE(BF_TILE_x, bf_mod(i + 2, 3)), BFRT_TILE(BF_TILE_x, bf_mod(i + 2, 3)), BFRT_IMM(0.5f)});
+    bf_op_ttf(bf_cx, BFRT_SCALE, 26, BF_TILE_x, bf_mod(bf_add(i, 2), 3), BF_TILE_x, bf_mod(bf_add(i, 2), 3), 0.5f);
   }
 }
 
-/* Engine dma. */
-static void bf_engine_dma(bfrt_ctx *bf_cx, const int64_t *bf_params) {
+/* Engine dma0. */
+static void bf_engine_dma0(bfrt_ctx *bf_cx, const int64_t *bf_params) {
+  (void)bf_params;
+  /* line 21: load x[0], X[0, 0]; */
+  bf_op_th(bf_cx, BFRT_LOAD, 21, BF_TILE_x, 0, BF_HBM_X, 0, 0);
+}
+
+/* Engine dma1. */
+static void bf_engine_dma1(bfrt_ctx *bf_cx, const int64_t *bf_params) {
+  (void)bf_params;
+  /* line 21: load x[1], X[1, 0]; */
+  bf_op_th(bf_cx, BFRT_LOAD, 21, BF_TILE_x, 1, BF_HBM_X, 1, 0);
+}
+
+/* Engine dma2. */
+static void bf_engine_dma2(bfrt_ctx *bf_cx, const int64_t *bf_params) {
+  const int64_t N = bf_params[0];
+  int64_t bf_known_dve = 0; /* highest threshold waited for on dve */
+  int64_t bf_known_pool = 0; /* highest threshold waited for on pool */
+  int64_t bf_known_dma0 = 0; /* highest threshold waited for on dma0 */
+  int64_t *bf_a0 = bfrt_scratch(bf_cx, 3); /* dve_writes_x */
+  int64_t *bf_a1 = bfrt_scratch(bf_cx, 3); /* pool_writes_x */
+  bfrt_bookkeep(bf_cx, 1);
+  bf_a1[2] = 1;
+  for (int64_t i = 0, bf_end0 = N; i < bf_end0; i++) {
+    bfrt_bookkeep(bf_cx, 2);
+    bf_a0[bf_mod(bf_add(i, 2), 3)] = bf_add(i, 1);
+    bf_a1[bf_mod(bf_add(i, 2), 3)] = bf_add(i, 2);
+  }
+  bfrt_bookkeep(bf_cx, 2);
+  bf_wait(bf_cx, BF_ENGINE_dve, &bf_known_dve, bf_a0[0], 29); /* after dve line 25: RAW, same iteration (tracked) */
+  bf_wait(bf_cx, BF_ENGINE_pool, &bf_known_pool, bf_a1[0], 29); /* after pool line 26: RAW, same iteration (tracked) */
+  bf_wait(bf_cx, BF_ENGINE_dma0, &bf_known_dma0, 1, 29); /* after dma0 line 21: RAW, same iteration */
+  /* line 29: store Y[0, 0], x[0]; */
+  bf_op_ht(bf_cx, BFRT_STORE, 29, BF_HBM_Y, 0, 0, BF_TILE_x, 0);
+}
+
+/* Engine dma3. */
+static void bf_engine_dma3(bfrt_ctx *bf_cx, const int64_t *bf_params) {
+  const int64_t N = bf_params[0];
+  int64_t bf_known_dve = 0; /* highest threshold waited for on dve */
+  int64_t bf_known_pool = 0; /* highest threshold waited for on pool */
+  int64_t bf_known_dma1 = 0; /* highest threshold waited for on dma1 */
+  int64_t *bf_a0 = bfrt_scratch(bf_cx, 3); /* dve_writes_x */
+  int64_t *bf_a1 = bfrt_scratch(bf_cx, 3); /* pool_writes_x */
+  bfrt_bookkeep(bf_cx, 1);
+  bf_a1[2] = 1;
+  for (int64_t i = 0, bf_end0 = N; i < bf_end0; i++) {
+    bfrt_bookkeep(bf_cx, 2);
+    bf_a0[bf_mod(bf_add(i, 2), 3)] = bf_add(i, 1);
+    bf_a1[bf_mod(bf_add(i, 2), 3)] = bf_add(i, 2);
+  }
+  bfrt_bookkeep(bf_cx, 2);
+  bf_wait(bf_cx, BF_ENGINE_dve, &bf_known_dve, bf_a0[1], 30); /* after dve line 25: RAW, same iteration (tracked) */
+  bf_wait(bf_cx, BF_ENGINE_pool, &bf_known_pool, bf_a1[1], 30); /* after pool line 26: RAW, same iteration (tracked) */
+  bf_wait(bf_cx, BF_ENGINE_dma1, &bf_known_dma1, 1, 30); /* after dma1 line 21: RAW, same iteration */
+  /* line 30: store Y[1, 0], x[1]; */
+  bf_op_ht(bf_cx, BFRT_STORE, 30, BF_HBM_Y, 1, 0, BF_TILE_x, 1);
+}
+
+/* Engine dma4. */
+static void bf_engine_dma4(bfrt_ctx *bf_cx, const int64_t *bf_params) {
   const int64_t N = bf_params[0];
   int64_t bf_known_dve = 0; /* highest threshold waited for on dve */
   int64_t bf_known_pool = 0; /* highest threshold waited for on pool */
   int64_t *bf_a0 = bfrt_scratch(bf_cx, 3); /* dve_writes_x */
   int64_t *bf_a1 = bfrt_scratch(bf_cx, 3); /* pool_writes_x */
-  /* line 21: load x[0], X[0, 0]; */
-  bfrt_op(bf_cx, BFRT_LOAD, 21, 2, (const bfrt_arg[2]){BFRT_TILE(BF_TILE_x, 0), BFRT_HBM(BF_HBM_X, 0, 0)});
-  /* line 21: load x[1], X[1, 0]; */
-  bfrt_op(bf_cx, BFRT_LOAD, 21, 2, (const bfrt_arg[2]){BFRT_TILE(BF_TILE_x, 1), BFRT_HBM(BF_HBM_X, 1, 0)});
   bfrt_bookkeep(bf_cx, 1);
   bf_a1[2] = 1;
   for (int64_t i = 0, bf_end0 = N; i < bf_end0; i++) {
     bfrt_bookkeep(bf_cx, 2);
-    bf_a0[bf_mod(i + 2, 3)] = i + 1;
-    bf_a1[bf_mod(i + 2, 3)] = i + 2;
+    bf_a0[bf_mod(bf_add(i, 2), 3)] = bf_add(i, 1);
+    bf_a1[bf_mod(bf_add(i, 2), 3)] = bf_add(i, 2);
   }
-  bfrt_bookkeep(bf_cx, 2);
-  bf_wait(bf_cx, BF_ENGINE_dve, &bf_known_dve, bf_a0[0], 29); /* after dve line 25: RAW, same iteration (tracked) */
-  bf_wait(bf_cx, BF_ENGINE_pool, &bf_known_pool, bf_a1[0], 29); /* after pool line 26: RAW, same iteration (tracked) */
-  /* line 29: store Y[0, 0], x[0]; */
-  bfrt_op(bf_cx, BFRT_STORE, 29, 2, (const bfrt_arg[2]){BFRT_HBM(BF_HBM_Y, 0, 0), BFRT_TILE(BF_TILE_x, 0)});
-  bfrt_bookkeep(bf_cx, 2);
-  bf_wait(bf_cx, BF_ENGINE_dve, &bf_known_dve, bf_a0[1], 30); /* after dve line 25: RAW, same iteration (tracked) */
-  bf_wait(bf_cx, BF_ENGINE_pool, &bf_known_pool, bf_a1[1], 30); /* after pool line 26: RAW, same iteration (tracked) */
-  /* line 30: store Y[1, 0], x[1]; */
-  bfrt_op(bf_cx, BFRT_STORE, 30, 2, (const bfrt_arg[2]){BFRT_HBM(BF_HBM_Y, 1, 0), BFRT_TILE(BF_TILE_x, 1)});
   bfrt_bookkeep(bf_cx, 2);
   bf_wait(bf_cx, BF_ENGINE_dve, &bf_known_dve, bf_a0[2], 31); /* after dve line 25: RAW, same iteration (tracked) */
   bf_wait(bf_cx, BF_ENGINE_pool, &bf_known_pool, bf_a1[2], 31); /* after pool line 22, 26: RAW, same iteration (tracked) */
   /* line 31: store Y[2, 0], x[2]; */
-  bfrt_op(bf_cx, BFRT_STORE, 31, 2, (const bfrt_arg[2]){BFRT_HBM(BF_HBM_Y, 2, 0), BFRT_TILE(BF_TILE_x, 2)});
+  bf_op_ht(bf_cx, BFRT_STORE, 31, BF_HBM_Y, 2, 0, BF_TILE_x, 2);
+}
+
+/* Engine dma5. */
+static void bf_engine_dma5(bfrt_ctx *bf_cx, const int64_t *bf_params) {
+  (void)bf_params;
+  (void)bf_cx;
+}
+
+/* Engine dma6. */
+static void bf_engine_dma6(bfrt_ctx *bf_cx, const int64_t *bf_params) {
+  (void)bf_params;
+  (void)bf_cx;
+}
+
+/* Engine dma7. */
+static void bf_engine_dma7(bfrt_ctx *bf_cx, const int64_t *bf_params) {
+  (void)bf_params;
+  (void)bf_cx;
+}
+
+/* Engine dma8. */
+static void bf_engine_dma8(bfrt_ctx *bf_cx, const int64_t *bf_params) {
+  (void)bf_params;
+  (void)bf_cx;
+}
+
+/* Engine dma9. */
+static void bf_engine_dma9(bfrt_ctx *bf_cx, const int64_t *bf_params) {
+  (void)bf_params;
+  (void)bf_cx;
+}
+
+/* Engine dma10. */
+static void bf_engine_dma10(bfrt_ctx *bf_cx, const int64_t *bf_params) {
+  (void)bf_params;
+  (void)bf_cx;
+}
+
+/* Engine dma11. */
+static void bf_engine_dma11(bfrt_ctx *bf_cx, const int64_t *bf_params) {
+  (void)bf_params;
+  (void)bf_cx;
+}
+
+/* Engine dma12. */
+static void bf_engine_dma12(bfrt_ctx *bf_cx, const int64_t *bf_params) {
+  (void)bf_params;
+  (void)bf_cx;
+}
+
+/* Engine dma13. */
+static void bf_engine_dma13(bfrt_ctx *bf_cx, const int64_t *bf_params) {
+  (void)bf_params;
+  (void)bf_cx;
+}
+
+/* Engine dma14. */
+static void bf_engine_dma14(bfrt_ctx *bf_cx, const int64_t *bf_params) {
+  (void)bf_params;
+  (void)bf_cx;
+}
+
+/* Engine dma15. */
+static void bf_engine_dma15(bfrt_ctx *bf_cx, const int64_t *bf_params) {
+  (void)bf_params;
+  (void)bf_cx;
 }
 
 /* Shape of tensor bf_tensor for these parameters; 0, or the source line
@@ -186,9 +359,9 @@ static int bf_tensor_shape(const int64_t *bf_params, int bf_tensor, int64_t bf_s
 
 /* ---- The kernel descriptor. */
 static const char *const bf_param_names[1] = {"N"};
-static const char *const bf_engine_names[5] = {"pe", "act", "dve", "pool", "dma"};
-static const int bf_engine_kinds[5] = {BFRT_KIND_PE, BFRT_KIND_ACT, BFRT_KIND_DVE, BFRT_KIND_POOL, BFRT_KIND_DMA};
-static void (*const bf_entry[5])(bfrt_ctx *, const int64_t *) = {bf_engine_pe, bf_engine_act, bf_engine_dve, bf_engine_pool, bf_engine_dma};
+static const char *const bf_engine_names[20] = {"pe", "act", "dve", "pool", "dma0", "dma1", "dma2", "dma3", "dma4", "dma5", "dma6", "dma7", "dma8", "dma9", "dma10", "dma11", "dma12", "dma13", "dma14", "dma15"};
+static const int bf_engine_kinds[20] = {BFRT_KIND_PE, BFRT_KIND_ACT, BFRT_KIND_DVE, BFRT_KIND_POOL, BFRT_KIND_DMA, BFRT_KIND_DMA, BFRT_KIND_DMA, BFRT_KIND_DMA, BFRT_KIND_DMA, BFRT_KIND_DMA, BFRT_KIND_DMA, BFRT_KIND_DMA, BFRT_KIND_DMA, BFRT_KIND_DMA, BFRT_KIND_DMA, BFRT_KIND_DMA, BFRT_KIND_DMA, BFRT_KIND_DMA, BFRT_KIND_DMA, BFRT_KIND_DMA};
+static void (*const bf_entry[20])(bfrt_ctx *, const int64_t *) = {bf_engine_pe, bf_engine_act, bf_engine_dve, bf_engine_pool, bf_engine_dma0, bf_engine_dma1, bf_engine_dma2, bf_engine_dma3, bf_engine_dma4, bf_engine_dma5, bf_engine_dma6, bf_engine_dma7, bf_engine_dma8, bf_engine_dma9, bf_engine_dma10, bf_engine_dma11, bf_engine_dma12, bf_engine_dma13, bf_engine_dma14, bf_engine_dma15};
 static const bfrt_tile_desc bf_tiles[2] = {
   {"x", 3, 16, 16},
   {"t", 2, 16, 16}
@@ -198,8 +371,6 @@ static const bfrt_tensor_desc bf_tensors[2] = {
   {"Y", BFRT_OUT, 0}
 };
 
-const bfrt_kernel bfk_chain = {
-  "chain", 1, bf_param_names, 5, bf_engine_names, bf_engine_kinds, bf_entry,
+const bfrt_kernel bfk_chain_barrier_free = {
+  "chain", 1, bf_param_names, 20, bf_engine_names, bf_engine_kinds, bf_entry,
   2, bf_tiles, 2, bf_tensors, bf_tensor_shape};
-
-const bfrt_kernel *bfk_kernel(void) { return &bfk_chain; }

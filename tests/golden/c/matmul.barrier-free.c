@@ -6,11 +6,12 @@
  * target: trn1
  *
  * One function per engine runs that engine's instruction stream in order.
- * Every op, wait and barrier goes through the bfrt runtime (bfrt.h, see
- * docs/runtime.md); bfk_kernel() returns the kernel's descriptor. */
+ * Every op, wait and barrier goes through the bfrt runtime (bfrt_kernel.h,
+ * see docs/runtime.md); the one external symbol is the kernel's descriptor,
+ * named after the kernel and the sync mode. */
 #include <stdint.h>
 
-#include "bfrt.h"
+#include "bfrt_kernel.h"
 
 /* Engines: the index of each engine's counter. */
 enum {
@@ -18,7 +19,22 @@ enum {
   BF_ENGINE_act = 1,
   BF_ENGINE_dve = 2,
   BF_ENGINE_pool = 3,
-  BF_ENGINE_dma = 4
+  BF_ENGINE_dma0 = 4,
+  BF_ENGINE_dma1 = 5,
+  BF_ENGINE_dma2 = 6,
+  BF_ENGINE_dma3 = 7,
+  BF_ENGINE_dma4 = 8,
+  BF_ENGINE_dma5 = 9,
+  BF_ENGINE_dma6 = 10,
+  BF_ENGINE_dma7 = 11,
+  BF_ENGINE_dma8 = 12,
+  BF_ENGINE_dma9 = 13,
+  BF_ENGINE_dma10 = 14,
+  BF_ENGINE_dma11 = 15,
+  BF_ENGINE_dma12 = 16,
+  BF_ENGINE_dma13 = 17,
+  BF_ENGINE_dma14 = 18,
+  BF_ENGINE_dma15 = 19
 };
 
 /* Tiles (on-chip). */
@@ -36,7 +52,18 @@ enum {
   BF_HBM_C = 2
 };
 
+/* The language's integer arithmetic: 64 bits, wrapping around (never
+ * undefined behaviour). */
+#define bf_add(a, b) ((int64_t)((uint64_t)(a) + (uint64_t)(b)))
+#define bf_sub(a, b) ((int64_t)((uint64_t)(a) - (uint64_t)(b)))
+#define bf_mul(a, b) ((int64_t)((uint64_t)(a) * (uint64_t)(b)))
+
 static int64_t bf_max(int64_t a, int64_t b) { return a > b ? a : b; }
+
+/* Iterations of for v in lo .. hi (below 2^63: bfrt_loop stops longer loops). */
+static int64_t bf_trips(int64_t lo, int64_t hi) {
+  return hi > lo ? (int64_t)((uint64_t)hi - (uint64_t)lo) : 0;
+}
 
 /* Floor modulo by a positive constant. */
 static int64_t bf_mod(int64_t a, int64_t b) { return a % b < 0 ? a % b + b : a % b; }
@@ -49,6 +76,31 @@ static void bf_wait(bfrt_ctx *cx, int engine, int64_t *known, int64_t t, int lin
   }
 }
 
+static void bf_op_ttt(bfrt_ctx *cx, int op, int line, int t0, int64_t s0, int t1, int64_t s1, int t2, int64_t s2) {
+  const bfrt_arg args[3] = {BFRT_TILE(t0, s0), BFRT_TILE(t1, s1), BFRT_TILE(t2, s2)};
+  bfrt_op(cx, op, line, 3, args);
+}
+
+static void bf_op_tt(bfrt_ctx *cx, int op, int line, int t0, int64_t s0, int t1, int64_t s1) {
+  const bfrt_arg args[2] = {BFRT_TILE(t0, s0), BFRT_TILE(t1, s1)};
+  bfrt_op(cx, op, line, 2, args);
+}
+
+static void bf_op_tf(bfrt_ctx *cx, int op, int line, int t0, int64_t s0, float f1) {
+  const bfrt_arg args[2] = {BFRT_TILE(t0, s0), BFRT_IMM(f1)};
+  bfrt_op(cx, op, line, 2, args);
+}
+
+static void bf_op_th(bfrt_ctx *cx, int op, int line, int t0, int64_t s0, int h1, int64_t r1, int64_t c1) {
+  const bfrt_arg args[2] = {BFRT_TILE(t0, s0), BFRT_HBM(h1, r1, c1)};
+  bfrt_op(cx, op, line, 2, args);
+}
+
+static void bf_op_ht(bfrt_ctx *cx, int op, int line, int h0, int64_t r0, int64_t c0, int t1, int64_t s1) {
+  const bfrt_arg args[2] = {BFRT_HBM(h0, r0, c0), BFRT_TILE(t1, s1)};
+  bfrt_op(cx, op, line, 2, args);
+}
+
 /* Engine pe. */
 static void bf_engine_pe(bfrt_ctx *bf_cx, const int64_t *bf_params) {
   const int64_t M = bf_params[0];
@@ -56,20 +108,22 @@ static void bf_engine_pe(bfrt_ctx *bf_cx, const int64_t *bf_params) {
   const int64_t K = bf_params[2];
   int64_t bf_known_act = 0; /* highest threshold waited for on act */
   int64_t bf_known_dve = 0; /* highest threshold waited for on dve */
-  int64_t bf_known_dma = 0; /* highest threshold waited for on dma */
+  int64_t bf_known_dma0 = 0; /* highest threshold waited for on dma0 */
+  int64_t bf_known_dma1 = 0; /* highest threshold waited for on dma1 */
   int64_t *bf_a0 = bfrt_scratch(bf_cx, 2); /* act_reads_acc */
   for (int64_t m = 0, bf_end0 = M; m < bf_end0; m++) {
     for (int64_t n = 0, bf_end1 = N; n < bf_end1; n++) {
       for (int64_t k = 0, bf_end2 = K; k < bf_end2; k++) {
-        bfrt_bookkeep(bf_cx, 3);
+        bfrt_bookkeep(bf_cx, 4);
         bf_wait(bf_cx, BF_ENGINE_act, &bf_known_act, bf_a0[bf_mod(n, 2)], 38); /* after act line 40: WAR, loop-carried (tracked) */
-        bf_wait(bf_cx, BF_ENGINE_dve, &bf_known_dve, m * bf_max(0, N) + n + 1, 38); /* after dve line 32: RAW+WAW, same iteration */
-        bf_wait(bf_cx, BF_ENGINE_dma, &bf_known_dma, m * (bf_max(0, N) * (bf_max(0, K) * 2 + 1)) + n * (bf_max(0, K) * 2 + 1) + k * 2 + 2, 38); /* after dma line 36: RAW, same iteration */
+        bf_wait(bf_cx, BF_ENGINE_dve, &bf_known_dve, bf_add(bf_add(bf_mul(m, bf_trips(0, N)), n), 1), 38); /* after dve line 32: RAW+WAW, same iteration */
+        bf_wait(bf_cx, BF_ENGINE_dma0, &bf_known_dma0, bf_add(bf_add(bf_add(bf_mul(m, bf_mul(bf_trips(0, N), bf_trips(0, K))), bf_mul(n, bf_trips(0, K))), k), 1), 38); /* after dma0 line 35: RAW, same iteration */
+        bf_wait(bf_cx, BF_ENGINE_dma1, &bf_known_dma1, bf_add(bf_add(bf_add(bf_mul(m, bf_mul(bf_trips(0, N), bf_trips(0, K))), bf_mul(n, bf_trips(0, K))), k), 1), 38); /* after dma1 line 36: RAW, same iteration */
         /* line 38: pe: matmul_acc acc[n % 2], a[k % 2], b[k % 2]; */
-        bfrt_op(bf_cx, BFRT_MATMUL_ACC, 38, 3, (const bfrt_arg[3]){BFRT_TILE(BF_TILE_acc, bf_mod(n, 2)), BFRT_TILE(BF_TILE_a, bf_mod(k, 2)), BFRT_TILE(BF_TILE_b, bf_mod(k, 2))});
+        bf_op_ttt(bf_cx, BFRT_MATMUL_ACC, 38, BF_TILE_acc, bf_mod(n, 2), BF_TILE_a, bf_mod(k, 2), BF_TILE_b, bf_mod(k, 2));
       }
       bfrt_bookkeep(bf_cx, 1);
-      bf_a0[bf_mod(n, 2)] = m * bf_max(0, N) + n + 1;
+      bf_a0[bf_mod(n, 2)] = bf_add(bf_add(bf_mul(m, bf_trips(0, N)), n), 1);
     }
   }
 }
@@ -81,20 +135,23 @@ static void bf_engine_act(bfrt_ctx *bf_cx, const int64_t *bf_params) {
   const int64_t K = bf_params[2];
   int64_t bf_known_pe = 0; /* highest threshold waited for on pe */
   int64_t bf_known_dve = 0; /* highest threshold waited for on dve */
-  int64_t bf_known_dma = 0; /* highest threshold waited for on dma */
+  int64_t bf_known_dma2 = 0; /* highest threshold waited for on dma2 */
   int64_t *bf_a0 = bfrt_scratch(bf_cx, 2); /* pe_writes_acc */
-  int64_t *bf_a1 = bfrt_scratch(bf_cx, 2); /* dma_reads_c */
+  int64_t *bf_a1 = bfrt_scratch(bf_cx, 2); /* dma2_reads_c */
   for (int64_t m = 0, bf_end0 = M; m < bf_end0; m++) {
     for (int64_t n = 0, bf_end1 = N; n < bf_end1; n++) {
-      bfrt_bookkeep(bf_cx, 4);
-      bf_a0[bf_mod(n, 2)] = bf_max(bf_a0[bf_mod(n, 2)], (m * (bf_max(0, N) * bf_max(0, K)) + n * bf_max(0, K) + K) * (bf_max(0, K) - bf_max(0, bf_max(0, K) + (-1))));
+      for (int64_t k = bf_max(0, bf_add(K, (-1))), bf_end2 = bfrt_loop(bf_cx, k, K, 33); k < bf_end2; k++) {
+        bfrt_bookkeep(bf_cx, 1);
+        bf_a0[bf_mod(n, 2)] = bf_add(bf_add(bf_add(bf_mul(m, bf_mul(bf_trips(0, N), bf_trips(0, K))), bf_mul(n, bf_trips(0, K))), k), 1);
+      }
+      bfrt_bookkeep(bf_cx, 3);
       bf_wait(bf_cx, BF_ENGINE_pe, &bf_known_pe, bf_a0[bf_mod(n, 2)], 40); /* after pe line 38: RAW, loop-carried (tracked) */
-      bf_wait(bf_cx, BF_ENGINE_dve, &bf_known_dve, m * bf_max(0, N) + n + 1, 40); /* after dve line 32: RAW, same iteration */
-      bf_wait(bf_cx, BF_ENGINE_dma, &bf_known_dma, bf_a1[bf_mod(n, 2)], 40); /* after dma line 41: WAR, loop-carried (tracked) */
+      bf_wait(bf_cx, BF_ENGINE_dve, &bf_known_dve, bf_add(bf_add(bf_mul(m, bf_trips(0, N)), n), 1), 40); /* after dve line 32: RAW, same iteration */
+      bf_wait(bf_cx, BF_ENGINE_dma2, &bf_known_dma2, bf_a1[bf_mod(n, 2)], 40); /* after dma2 line 41: WAR, loop-carried (tracked) */
       /* line 40: act: copy c[n % 2], acc[n % 2]; */
-      bfrt_op(bf_cx, BFRT_COPY, 40, 2, (const bfrt_arg[2]){BFRT_TILE(BF_TILE_c, bf_mod(n, 2)), BFRT_TILE(BF_TILE_acc, bf_mod(n, 2))});
+      bf_op_tt(bf_cx, BFRT_COPY, 40, BF_TILE_c, bf_mod(n, 2), BF_TILE_acc, bf_mod(n, 2));
       bfrt_bookkeep(bf_cx, 1);
-      bf_a1[bf_mod(n, 2)] = m * (bf_max(0, N) * (bf_max(0, K) * 2 + 1)) + n * (bf_max(0, K) * 2 + 1) + bf_max(0, K) * 2 + 1;
+      bf_a1[bf_mod(n, 2)] = bf_add(bf_add(bf_mul(m, bf_trips(0, N)), n), 1);
     }
   }
 }
@@ -115,11 +172,14 @@ static void bf_engine_dve(bfrt_ctx *bf_cx, const int64_t *bf_params) {
       bf_wait(bf_cx, BF_ENGINE_pe, &bf_known_pe, bf_max(bf_a1[bf_mod(n, 2)], bf_a0[bf_mod(n, 2)]), 32); /* after pe line 38: WAR+WAW, loop-carried (tracked) */
       bf_wait(bf_cx, BF_ENGINE_act, &bf_known_act, bf_a2[bf_mod(n, 2)], 32); /* after act line 40: WAR, loop-carried (tracked) */
       /* line 32: dve: fill acc[n % 2], 0.0; */
-      bfrt_op(bf_cx, BFRT_FILL, 32, 2, (const bfrt_arg[2]){BFRT_TILE(BF_TILE_acc, bf_mod(n, 2)), BFRT_IMM(0.0f)});
-      bfrt_bookkeep(bf_cx, 3);
-      bf_a1[bf_mod(n, 2)] = bf_max(bf_a1[bf_mod(n, 2)], (m * (bf_max(0, N) * bf_max(0, K)) + n * bf_max(0, K) + K) * (bf_max(0, K) - bf_max(0, bf_max(0, K) + (-1))));
-      bf_a0[bf_mod(n, 2)] = bf_max(bf_a0[bf_mod(n, 2)], (m * (bf_max(0, N) * bf_max(0, K)) + n * bf_max(0, K) + K) * (bf_max(0, K) - bf_max(0, bf_max(0, K) + (-1))));
-      bf_a2[bf_mod(n, 2)] = m * bf_max(0, N) + n + 1;
+      bf_op_tf(bf_cx, BFRT_FILL, 32, BF_TILE_acc, bf_mod(n, 2), 0.0f);
+      for (int64_t k = bf_max(0, bf_add(K, (-1))), bf_end2 = bfrt_loop(bf_cx, k, K, 33); k < bf_end2; k++) {
+        bfrt_bookkeep(bf_cx, 2);
+        bf_a1[bf_mod(n, 2)] = bf_add(bf_add(bf_add(bf_mul(m, bf_mul(bf_trips(0, N), bf_trips(0, K))), bf_mul(n, bf_trips(0, K))), k), 1);
+        bf_a0[bf_mod(n, 2)] = bf_add(bf_add(bf_add(bf_mul(m, bf_mul(bf_trips(0, N), bf_trips(0, K))), bf_mul(n, bf_trips(0, K))), k), 1);
+      }
+      bfrt_bookkeep(bf_cx, 1);
+      bf_a2[bf_mod(n, 2)] = bf_add(bf_add(bf_mul(m, bf_trips(0, N)), n), 1);
     }
   }
 }
@@ -130,36 +190,139 @@ static void bf_engine_pool(bfrt_ctx *bf_cx, const int64_t *bf_params) {
   (void)bf_cx;
 }
 
-/* Engine dma. */
-static void bf_engine_dma(bfrt_ctx *bf_cx, const int64_t *bf_params) {
+/* Engine dma0. */
+static void bf_engine_dma0(bfrt_ctx *bf_cx, const int64_t *bf_params) {
   const int64_t M = bf_params[0];
   const int64_t N = bf_params[1];
   const int64_t K = bf_params[2];
   int64_t bf_known_pe = 0; /* highest threshold waited for on pe */
-  int64_t bf_known_act = 0; /* highest threshold waited for on act */
   int64_t *bf_a0 = bfrt_scratch(bf_cx, 2); /* pe_reads_a */
-  int64_t *bf_a1 = bfrt_scratch(bf_cx, 2); /* pe_reads_b */
   for (int64_t m = 0, bf_end0 = M; m < bf_end0; m++) {
     for (int64_t n = 0, bf_end1 = N; n < bf_end1; n++) {
       for (int64_t k = 0, bf_end2 = K; k < bf_end2; k++) {
         bfrt_bookkeep(bf_cx, 1);
         bf_wait(bf_cx, BF_ENGINE_pe, &bf_known_pe, bf_a0[bf_mod(k, 2)], 35); /* after pe line 38: WAR, loop-carried (tracked) */
         /* line 35: load a[k % 2], A[m, k]; */
-        bfrt_op(bf_cx, BFRT_LOAD, 35, 2, (const bfrt_arg[2]){BFRT_TILE(BF_TILE_a, bf_mod(k, 2)), BFRT_HBM(BF_HBM_A, m, k)});
+        bf_op_th(bf_cx, BFRT_LOAD, 35, BF_TILE_a, bf_mod(k, 2), BF_HBM_A, m, k);
         bfrt_bookkeep(bf_cx, 1);
-        bf_wait(bf_cx, BF_ENGINE_pe, &bf_known_pe, bf_a1[bf_mod(k, 2)], 36); /* after pe line 38: WAR, loop-carried (tracked) */
-        /* line 36: load b[k % 2], B[k, n]; */
-        bfrt_op(bf_cx, BFRT_LOAD, 36, 2, (const bfrt_arg[2]){BFRT_TILE(BF_TILE_b, bf_mod(k, 2)), BFRT_HBM(BF_HBM_B, k, n)});
-        bfrt_bookkeep(bf_cx, 2);
-        bf_a0[bf_mod(k, 2)] = m * (bf_max(0, N) * bf_max(0, K)) + n * bf_max(0, K) + k + 1;
-        bf_a1[bf_mod(k, 2)] = m * (bf_max(0, N) * bf_max(0, K)) + n * bf_max(0, K) + k + 1;
+        bf_a0[bf_mod(k, 2)] = bf_add(bf_add(bf_add(bf_mul(m, bf_mul(bf_trips(0, N), bf_trips(0, K))), bf_mul(n, bf_trips(0, K))), k), 1);
       }
-      bfrt_bookkeep(bf_cx, 1);
-      bf_wait(bf_cx, BF_ENGINE_act, &bf_known_act, m * bf_max(0, N) + n + 1, 41); /* after act line 40: RAW, same iteration */
-      /* line 41: dma: store C[m, n], c[n % 2]; */
-      bfrt_op(bf_cx, BFRT_STORE, 41, 2, (const bfrt_arg[2]){BFRT_HBM(BF_HBM_C, m, n), BFRT_TILE(BF_TILE_c, bf_mod(n, 2))});
     }
   }
+}
+
+/* Engine dma1. */
+static void bf_engine_dma1(bfrt_ctx *bf_cx, const int64_t *bf_params) {
+  const int64_t M = bf_params[0];
+  const int64_t N = bf_params[1];
+  const int64_t K = bf_params[2];
+  int64_t bf_known_pe = 0; /* highest threshold waited for on pe */
+  int64_t *bf_a0 = bfrt_scratch(bf_cx, 2); /* pe_reads_b */
+  for (int64_t m = 0, bf_end0 = M; m < bf_end0; m++) {
+    for (int64_t n = 0, bf_end1 = N; n < bf_end1; n++) {
+      for (int64_t k = 0, bf_end2 = K; k < bf_end2; k++) {
+        bfrt_bookkeep(bf_cx, 1);
+        bf_wait(bf_cx, BF_ENGINE_pe, &bf_known_pe, bf_a0[bf_mod(k, 2)], 36); /* after pe line 38: WAR, loop-carried (tracked) */
+        /* line 36: load b[k % 2], B[k, n]; */
+        bf_op_th(bf_cx, BFRT_LOAD, 36, BF_TILE_b, bf_mod(k, 2), BF_HBM_B, k, n);
+        bfrt_bookkeep(bf_cx, 1);
+        bf_a0[bf_mod(k, 2)] = bf_add(bf_add(bf_add(bf_mul(m, bf_mul(bf_trips(0, N), bf_trips(0, K))), bf_mul(n, bf_trips(0, K))), k), 1);
+      }
+    }
+  }
+}
+
+/* Engine dma2. */
+static void bf_engine_dma2(bfrt_ctx *bf_cx, const int64_t *bf_params) {
+  const int64_t M = bf_params[0];
+  const int64_t N = bf_params[1];
+  int64_t bf_known_act = 0; /* highest threshold waited for on act */
+  for (int64_t m = 0, bf_end0 = M; m < bf_end0; m++) {
+    for (int64_t n = 0, bf_end1 = N; n < bf_end1; n++) {
+      bfrt_bookkeep(bf_cx, 1);
+      bf_wait(bf_cx, BF_ENGINE_act, &bf_known_act, bf_add(bf_add(bf_mul(m, bf_trips(0, N)), n), 1), 41); /* after act line 40: RAW, same iteration */
+      /* line 41: dma: store C[m, n], c[n % 2]; */
+      bf_op_ht(bf_cx, BFRT_STORE, 41, BF_HBM_C, m, n, BF_TILE_c, bf_mod(n, 2));
+    }
+  }
+}
+
+/* Engine dma3. */
+static void bf_engine_dma3(bfrt_ctx *bf_cx, const int64_t *bf_params) {
+  (void)bf_params;
+  (void)bf_cx;
+}
+
+/* Engine dma4. */
+static void bf_engine_dma4(bfrt_ctx *bf_cx, const int64_t *bf_params) {
+  (void)bf_params;
+  (void)bf_cx;
+}
+
+/* Engine dma5. */
+static void bf_engine_dma5(bfrt_ctx *bf_cx, const int64_t *bf_params) {
+  (void)bf_params;
+  (void)bf_cx;
+}
+
+/* Engine dma6. */
+static void bf_engine_dma6(bfrt_ctx *bf_cx, const int64_t *bf_params) {
+  (void)bf_params;
+  (void)bf_cx;
+}
+
+/* Engine dma7. */
+static void bf_engine_dma7(bfrt_ctx *bf_cx, const int64_t *bf_params) {
+  (void)bf_params;
+  (void)bf_cx;
+}
+
+/* Engine dma8. */
+static void bf_engine_dma8(bfrt_ctx *bf_cx, const int64_t *bf_params) {
+  (void)bf_params;
+  (void)bf_cx;
+}
+
+/* Engine dma9. */
+static void bf_engine_dma9(bfrt_ctx *bf_cx, const int64_t *bf_params) {
+  (void)bf_params;
+  (void)bf_cx;
+}
+
+/* Engine dma10. */
+static void bf_engine_dma10(bfrt_ctx *bf_cx, const int64_t *bf_params) {
+  (void)bf_params;
+  (void)bf_cx;
+}
+
+/* Engine dma11. */
+static void bf_engine_dma11(bfrt_ctx *bf_cx, const int64_t *bf_params) {
+  (void)bf_params;
+  (void)bf_cx;
+}
+
+/* Engine dma12. */
+static void bf_engine_dma12(bfrt_ctx *bf_cx, const int64_t *bf_params) {
+  (void)bf_params;
+  (void)bf_cx;
+}
+
+/* Engine dma13. */
+static void bf_engine_dma13(bfrt_ctx *bf_cx, const int64_t *bf_params) {
+  (void)bf_params;
+  (void)bf_cx;
+}
+
+/* Engine dma14. */
+static void bf_engine_dma14(bfrt_ctx *bf_cx, const int64_t *bf_params) {
+  (void)bf_params;
+  (void)bf_cx;
+}
+
+/* Engine dma15. */
+static void bf_engine_dma15(bfrt_ctx *bf_cx, const int64_t *bf_params) {
+  (void)bf_params;
+  (void)bf_cx;
 }
 
 /* Shape of tensor bf_tensor for these parameters; 0, or the source line
@@ -171,16 +334,16 @@ static int bf_tensor_shape(const int64_t *bf_params, int bf_tensor, int64_t bf_s
   int bf_bad = 0;
   switch (bf_tensor) {
   case BF_HBM_A:
-    bf_shape[0] = M * 64;
-    bf_shape[1] = K * 64;
+    bf_shape[0] = bf_mul(M, 64);
+    bf_shape[1] = bf_mul(K, 64);
     break;
   case BF_HBM_B:
-    bf_shape[0] = K * 64;
-    bf_shape[1] = N * 64;
+    bf_shape[0] = bf_mul(K, 64);
+    bf_shape[1] = bf_mul(N, 64);
     break;
   case BF_HBM_C:
-    bf_shape[0] = M * 64;
-    bf_shape[1] = N * 64;
+    bf_shape[0] = bf_mul(M, 64);
+    bf_shape[1] = bf_mul(N, 64);
     break;
   default:
     bf_shape[0] = bf_shape[1] = 0;
@@ -191,9 +354,9 @@ static int bf_tensor_shape(const int64_t *bf_params, int bf_tensor, int64_t bf_s
 
 /* ---- The kernel descriptor. */
 static const char *const bf_param_names[3] = {"M", "N", "K"};
-static const char *const bf_engine_names[5] = {"pe", "act", "dve", "pool", "dma"};
-static const int bf_engine_kinds[5] = {BFRT_KIND_PE, BFRT_KIND_ACT, BFRT_KIND_DVE, BFRT_KIND_POOL, BFRT_KIND_DMA};
-static void (*const bf_entry[5])(bfrt_ctx *, const int64_t *) = {bf_engine_pe, bf_engine_act, bf_engine_dve, bf_engine_pool, bf_engine_dma};
+static const char *const bf_engine_names[20] = {"pe", "act", "dve", "pool", "dma0", "dma1", "dma2", "dma3", "dma4", "dma5", "dma6", "dma7", "dma8", "dma9", "dma10", "dma11", "dma12", "dma13", "dma14", "dma15"};
+static const int bf_engine_kinds[20] = {BFRT_KIND_PE, BFRT_KIND_ACT, BFRT_KIND_DVE, BFRT_KIND_POOL, BFRT_KIND_DMA, BFRT_KIND_DMA, BFRT_KIND_DMA, BFRT_KIND_DMA, BFRT_KIND_DMA, BFRT_KIND_DMA, BFRT_KIND_DMA, BFRT_KIND_DMA, BFRT_KIND_DMA, BFRT_KIND_DMA, BFRT_KIND_DMA, BFRT_KIND_DMA, BFRT_KIND_DMA, BFRT_KIND_DMA, BFRT_KIND_DMA, BFRT_KIND_DMA};
+static void (*const bf_entry[20])(bfrt_ctx *, const int64_t *) = {bf_engine_pe, bf_engine_act, bf_engine_dve, bf_engine_pool, bf_engine_dma0, bf_engine_dma1, bf_engine_dma2, bf_engine_dma3, bf_engine_dma4, bf_engine_dma5, bf_engine_dma6, bf_engine_dma7, bf_engine_dma8, bf_engine_dma9, bf_engine_dma10, bf_engine_dma11, bf_engine_dma12, bf_engine_dma13, bf_engine_dma14, bf_engine_dma15};
 static const bfrt_tile_desc bf_tiles[4] = {
   {"a", 2, 64, 64},
   {"b", 2, 64, 64},
@@ -206,8 +369,6 @@ static const bfrt_tensor_desc bf_tensors[3] = {
   {"C", BFRT_OUT, 0}
 };
 
-const bfrt_kernel bfk_matmul = {
-  "matmul", 3, bf_param_names, 5, bf_engine_names, bf_engine_kinds, bf_entry,
+const bfrt_kernel bfk_matmul_barrier_free = {
+  "matmul", 3, bf_param_names, 20, bf_engine_names, bf_engine_kinds, bf_entry,
   4, bf_tiles, 3, bf_tensors, bf_tensor_shape};
-
-const bfrt_kernel *bfk_kernel(void) { return &bfk_matmul; }

@@ -6,11 +6,12 @@
  * target: trn1
  *
  * One function per engine runs that engine's instruction stream in order.
- * Every op, wait and barrier goes through the bfrt runtime (bfrt.h, see
- * docs/runtime.md); bfk_kernel() returns the kernel's descriptor. */
+ * Every op, wait and barrier goes through the bfrt runtime (bfrt_kernel.h,
+ * see docs/runtime.md); the one external symbol is the kernel's descriptor,
+ * named after the kernel and the sync mode. */
 #include <stdint.h>
 
-#include "bfrt.h"
+#include "bfrt_kernel.h"
 
 /* Engines: the index of each engine's counter. */
 enum {
@@ -18,7 +19,22 @@ enum {
   BF_ENGINE_act = 1,
   BF_ENGINE_dve = 2,
   BF_ENGINE_pool = 3,
-  BF_ENGINE_dma = 4
+  BF_ENGINE_dma0 = 4,
+  BF_ENGINE_dma1 = 5,
+  BF_ENGINE_dma2 = 6,
+  BF_ENGINE_dma3 = 7,
+  BF_ENGINE_dma4 = 8,
+  BF_ENGINE_dma5 = 9,
+  BF_ENGINE_dma6 = 10,
+  BF_ENGINE_dma7 = 11,
+  BF_ENGINE_dma8 = 12,
+  BF_ENGINE_dma9 = 13,
+  BF_ENGINE_dma10 = 14,
+  BF_ENGINE_dma11 = 15,
+  BF_ENGINE_dma12 = 16,
+  BF_ENGINE_dma13 = 17,
+  BF_ENGINE_dma14 = 18,
+  BF_ENGINE_dma15 = 19
 };
 
 /* Tiles (on-chip). */
@@ -35,6 +51,12 @@ enum {
   BF_HBM_Y = 1
 };
 
+/* The language's integer arithmetic: 64 bits, wrapping around (never
+ * undefined behaviour). */
+#define bf_add(a, b) ((int64_t)((uint64_t)(a) + (uint64_t)(b)))
+#define bf_sub(a, b) ((int64_t)((uint64_t)(a) - (uint64_t)(b)))
+#define bf_mul(a, b) ((int64_t)((uint64_t)(a) * (uint64_t)(b)))
+
 /* Floor modulo by a positive constant. */
 static int64_t bf_mod(int64_t a, int64_t b) { return a % b < 0 ? a % b + b : a % b; }
 
@@ -44,6 +66,26 @@ static void bf_wait(bfrt_ctx *cx, int engine, int64_t *known, int64_t t, int lin
     bfrt_wait(cx, engine, t, line);
     *known = t;
   }
+}
+
+static void bf_op_ttt(bfrt_ctx *cx, int op, int line, int t0, int64_t s0, int t1, int64_t s1, int t2, int64_t s2) {
+  const bfrt_arg args[3] = {BFRT_TILE(t0, s0), BFRT_TILE(t1, s1), BFRT_TILE(t2, s2)};
+  bfrt_op(cx, op, line, 3, args);
+}
+
+static void bf_op_tt(bfrt_ctx *cx, int op, int line, int t0, int64_t s0, int t1, int64_t s1) {
+  const bfrt_arg args[2] = {BFRT_TILE(t0, s0), BFRT_TILE(t1, s1)};
+  bfrt_op(cx, op, line, 2, args);
+}
+
+static void bf_op_th(bfrt_ctx *cx, int op, int line, int t0, int64_t s0, int h1, int64_t r1, int64_t c1) {
+  const bfrt_arg args[2] = {BFRT_TILE(t0, s0), BFRT_HBM(h1, r1, c1)};
+  bfrt_op(cx, op, line, 2, args);
+}
+
+static void bf_op_ht(bfrt_ctx *cx, int op, int line, int h0, int64_t r0, int64_t c0, int t1, int64_t s1) {
+  const bfrt_arg args[2] = {BFRT_HBM(h0, r0, c0), BFRT_TILE(t1, s1)};
+  bfrt_op(cx, op, line, 2, args);
 }
 
 /* Engine pe. */
@@ -59,20 +101,20 @@ static void bf_engine_pe(bfrt_ctx *bf_cx, const int64_t *bf_params) {
 static void bf_engine_act(bfrt_ctx *bf_cx, const int64_t *bf_params) {
   const int64_t R = bf_params[0];
   int64_t bf_known_dve = 0; /* highest threshold waited for on dve */
-  int64_t bf_known_dma = 0; /* highest threshold waited for on dma */
+  int64_t bf_known_dma0 = 0; /* highest threshold waited for on dma0 */
   bfrt_barrier(bf_cx, 25); /* counters restart from 0 */
   bf_known_dve = 0;
-  bf_known_dma = 0;
+  bf_known_dma0 = 0;
   for (int64_t r = 0, bf_end0 = R; r < bf_end0; r++) {
     bf_wait(bf_cx, BF_ENGINE_dve, &bf_known_dve, 1, 28); /* after dve line 27: RAW, static */
-    bf_wait(bf_cx, BF_ENGINE_dma, &bf_known_dma, 1, 28); /* after dma line 26: RAW, static */
+    bf_wait(bf_cx, BF_ENGINE_dma0, &bf_known_dma0, 1, 28); /* after dma0 line 26: RAW, static */
     /* line 28: sub_row y[r % 2], x[r % 2], m[r % 2]; */
-    bfrt_op(bf_cx, BFRT_SUB_ROW, 28, 3, (const bfrt_arg[3]){BFRT_TILE(BF_TILE_y, bf_mod(r, 2)), BFRT_TILE(BF_TILE_x, bf_mod(r, 2)), BFRT_TILE(BF_TILE_m, bf_mod(r, 2))});
+    bf_op_ttt(bf_cx, BFRT_SUB_ROW, 28, BF_TILE_y, bf_mod(r, 2), BF_TILE_x, bf_mod(r, 2), BF_TILE_m, bf_mod(r, 2));
     /* line 28: exp y[r % 2], y[r % 2]; */
-    bfrt_op(bf_cx, BFRT_EXP, 28, 2, (const bfrt_arg[2]){BFRT_TILE(BF_TILE_y, bf_mod(r, 2)), BFRT_TILE(BF_TILE_y, bf_mod(r, 2))});
+    bf_op_tt(bf_cx, BFRT_EXP, 28, BF_TILE_y, bf_mod(r, 2), BF_TILE_y, bf_mod(r, 2));
     bfrt_barrier(bf_cx, 25); /* counters restart from 0 */
     bf_known_dve = 0;
-    bf_known_dma = 0;
+    bf_known_dma0 = 0;
   }
 }
 
@@ -80,24 +122,24 @@ static void bf_engine_act(bfrt_ctx *bf_cx, const int64_t *bf_params) {
 static void bf_engine_dve(bfrt_ctx *bf_cx, const int64_t *bf_params) {
   const int64_t R = bf_params[0];
   int64_t bf_known_act = 0; /* highest threshold waited for on act */
-  int64_t bf_known_dma = 0; /* highest threshold waited for on dma */
+  int64_t bf_known_dma0 = 0; /* highest threshold waited for on dma0 */
   bfrt_barrier(bf_cx, 25); /* counters restart from 0 */
   bf_known_act = 0;
-  bf_known_dma = 0;
+  bf_known_dma0 = 0;
   for (int64_t r = 0, bf_end0 = R; r < bf_end0; r++) {
-    bf_wait(bf_cx, BF_ENGINE_dma, &bf_known_dma, 1, 27); /* after dma line 26: RAW, static */
+    bf_wait(bf_cx, BF_ENGINE_dma0, &bf_known_dma0, 1, 27); /* after dma0 line 26: RAW, static */
     /* line 27: dve: rowmax m[r % 2], x[r % 2]; */
-    bfrt_op(bf_cx, BFRT_ROWMAX, 27, 2, (const bfrt_arg[2]){BFRT_TILE(BF_TILE_m, bf_mod(r, 2)), BFRT_TILE(BF_TILE_x, bf_mod(r, 2))});
+    bf_op_tt(bf_cx, BFRT_ROWMAX, 27, BF_TILE_m, bf_mod(r, 2), BF_TILE_x, bf_mod(r, 2));
     bf_wait(bf_cx, BF_ENGINE_act, &bf_known_act, 2, 29); /* after act line 28: RAW, static */
     /* line 29: rowsum s[r % 2], y[r % 2]; */
-    bfrt_op(bf_cx, BFRT_ROWSUM, 29, 2, (const bfrt_arg[2]){BFRT_TILE(BF_TILE_s, bf_mod(r, 2)), BFRT_TILE(BF_TILE_y, bf_mod(r, 2))});
+    bf_op_tt(bf_cx, BFRT_ROWSUM, 29, BF_TILE_s, bf_mod(r, 2), BF_TILE_y, bf_mod(r, 2));
     /* line 29: recip s[r % 2], s[r % 2]; */
-    bfrt_op(bf_cx, BFRT_RECIP, 29, 2, (const bfrt_arg[2]){BFRT_TILE(BF_TILE_s, bf_mod(r, 2)), BFRT_TILE(BF_TILE_s, bf_mod(r, 2))});
+    bf_op_tt(bf_cx, BFRT_RECIP, 29, BF_TILE_s, bf_mod(r, 2), BF_TILE_s, bf_mod(r, 2));
     /* line 29: mul_row y[r % 2], y[r % 2], s[r % 2]; */
-    bfrt_op(bf_cx, BFRT_MUL_ROW, 29, 3, (const bfrt_arg[3]){BFRT_TILE(BF_TILE_y, bf_mod(r, 2)), BFRT_TILE(BF_TILE_y, bf_mod(r, 2)), BFRT_TILE(BF_TILE_s, bf_mod(r, 2))});
+    bf_op_ttt(bf_cx, BFRT_MUL_ROW, 29, BF_TILE_y, bf_mod(r, 2), BF_TILE_y, bf_mod(r, 2), BF_TILE_s, bf_mod(r, 2));
     bfrt_barrier(bf_cx, 25); /* counters restart from 0 */
     bf_known_act = 0;
-    bf_known_dma = 0;
+    bf_known_dma0 = 0;
   }
 }
 
@@ -110,8 +152,19 @@ static void bf_engine_pool(bfrt_ctx *bf_cx, const int64_t *bf_params) {
   }
 }
 
-/* Engine dma. */
-static void bf_engine_dma(bfrt_ctx *bf_cx, const int64_t *bf_params) {
+/* Engine dma0. */
+static void bf_engine_dma0(bfrt_ctx *bf_cx, const int64_t *bf_params) {
+  const int64_t R = bf_params[0];
+  bfrt_barrier(bf_cx, 25); /* counters restart from 0 */
+  for (int64_t r = 0, bf_end0 = R; r < bf_end0; r++) {
+    /* line 26: dma: load x[r % 2], X[r, 0]; */
+    bf_op_th(bf_cx, BFRT_LOAD, 26, BF_TILE_x, bf_mod(r, 2), BF_HBM_X, r, 0);
+    bfrt_barrier(bf_cx, 25); /* counters restart from 0 */
+  }
+}
+
+/* Engine dma1. */
+static void bf_engine_dma1(bfrt_ctx *bf_cx, const int64_t *bf_params) {
   const int64_t R = bf_params[0];
   int64_t bf_known_act = 0; /* highest threshold waited for on act */
   int64_t bf_known_dve = 0; /* highest threshold waited for on dve */
@@ -119,15 +172,139 @@ static void bf_engine_dma(bfrt_ctx *bf_cx, const int64_t *bf_params) {
   bf_known_act = 0;
   bf_known_dve = 0;
   for (int64_t r = 0, bf_end0 = R; r < bf_end0; r++) {
-    /* line 26: dma: load x[r % 2], X[r, 0]; */
-    bfrt_op(bf_cx, BFRT_LOAD, 26, 2, (const bfrt_arg[2]){BFRT_TILE(BF_TILE_x, bf_mod(r, 2)), BFRT_HBM(BF_HBM_X, r, 0)});
     bf_wait(bf_cx, BF_ENGINE_act, &bf_known_act, 2, 30); /* after act line 28: RAW, static */
     bf_wait(bf_cx, BF_ENGINE_dve, &bf_known_dve, 4, 30); /* after dve line 29: RAW, static */
     /* line 30: dma: store Y[r, 0], y[r % 2]; */
-    bfrt_op(bf_cx, BFRT_STORE, 30, 2, (const bfrt_arg[2]){BFRT_HBM(BF_HBM_Y, r, 0), BFRT_TILE(BF_TILE_y, bf_mod(r, 2))});
+    bf_op_ht(bf_cx, BFRT_STORE, 30, BF_HBM_Y, r, 0, BF_TILE_y, bf_mod(r, 2));
     bfrt_barrier(bf_cx, 25); /* counters restart from 0 */
     bf_known_act = 0;
     bf_known_dve = 0;
+  }
+}
+
+/* Engine dma2. */
+static void bf_engine_dma2(bfrt_ctx *bf_cx, const int64_t *bf_params) {
+  const int64_t R = bf_params[0];
+  bfrt_barrier(bf_cx, 25); /* counters restart from 0 */
+  for (int64_t r = 0, bf_end0 = R; r < bf_end0; r++) {
+    bfrt_barrier(bf_cx, 25); /* counters restart from 0 */
+  }
+}
+
+/* Engine dma3. */
+static void bf_engine_dma3(bfrt_ctx *bf_cx, const int64_t *bf_params) {
+  const int64_t R = bf_params[0];
+  bfrt_barrier(bf_cx, 25); /* counters restart from 0 */
+  for (int64_t r = 0, bf_end0 = R; r < bf_end0; r++) {
+    bfrt_barrier(bf_cx, 25); /* counters restart from 0 */
+  }
+}
+
+/* Engine dma4. */
+static void bf_engine_dma4(bfrt_ctx *bf_cx, const int64_t *bf_params) {
+  const int64_t R = bf_params[0];
+  bfrt_barrier(bf_cx, 25); /* counters restart from 0 */
+  for (int64_t r = 0, bf_end0 = R; r < bf_end0; r++) {
+    bfrt_barrier(bf_cx, 25); /* counters restart from 0 */
+  }
+}
+
+/* Engine dma5. */
+static void bf_engine_dma5(bfrt_ctx *bf_cx, const int64_t *bf_params) {
+  const int64_t R = bf_params[0];
+  bfrt_barrier(bf_cx, 25); /* counters restart from 0 */
+  for (int64_t r = 0, bf_end0 = R; r < bf_end0; r++) {
+    bfrt_barrier(bf_cx, 25); /* counters restart from 0 */
+  }
+}
+
+/* Engine dma6. */
+static void bf_engine_dma6(bfrt_ctx *bf_cx, const int64_t *bf_params) {
+  const int64_t R = bf_params[0];
+  bfrt_barrier(bf_cx, 25); /* counters restart from 0 */
+  for (int64_t r = 0, bf_end0 = R; r < bf_end0; r++) {
+    bfrt_barrier(bf_cx, 25); /* counters restart from 0 */
+  }
+}
+
+/* Engine dma7. */
+static void bf_engine_dma7(bfrt_ctx *bf_cx, const int64_t *bf_params) {
+  const int64_t R = bf_params[0];
+  bfrt_barrier(bf_cx, 25); /* counters restart from 0 */
+  for (int64_t r = 0, bf_end0 = R; r < bf_end0; r++) {
+    bfrt_barrier(bf_cx, 25); /* counters restart from 0 */
+  }
+}
+
+/* Engine dma8. */
+static void bf_engine_dma8(bfrt_ctx *bf_cx, const int64_t *bf_params) {
+  const int64_t R = bf_params[0];
+  bfrt_barrier(bf_cx, 25); /* counters restart from 0 */
+  for (int64_t r = 0, bf_end0 = R; r < bf_end0; r++) {
+    bfrt_barrier(bf_cx, 25); /* counters restart from 0 */
+  }
+}
+
+/* Engine dma9. */
+static void bf_engine_dma9(bfrt_ctx *bf_cx, const int64_t *bf_params) {
+  const int64_t R = bf_params[0];
+  bfrt_barrier(bf_cx, 25); /* counters restart from 0 */
+  for (int64_t r = 0, bf_end0 = R; r < bf_end0; r++) {
+    bfrt_barrier(bf_cx, 25); /* counters restart from 0 */
+  }
+}
+
+/* Engine dma10. */
+static void bf_engine_dma10(bfrt_ctx *bf_cx, const int64_t *bf_params) {
+  const int64_t R = bf_params[0];
+  bfrt_barrier(bf_cx, 25); /* counters restart from 0 */
+  for (int64_t r = 0, bf_end0 = R; r < bf_end0; r++) {
+    bfrt_barrier(bf_cx, 25); /* counters restart from 0 */
+  }
+}
+
+/* Engine dma11. */
+static void bf_engine_dma11(bfrt_ctx *bf_cx, const int64_t *bf_params) {
+  const int64_t R = bf_params[0];
+  bfrt_barrier(bf_cx, 25); /* counters restart from 0 */
+  for (int64_t r = 0, bf_end0 = R; r < bf_end0; r++) {
+    bfrt_barrier(bf_cx, 25); /* counters restart from 0 */
+  }
+}
+
+/* Engine dma12. */
+static void bf_engine_dma12(bfrt_ctx *bf_cx, const int64_t *bf_params) {
+  const int64_t R = bf_params[0];
+  bfrt_barrier(bf_cx, 25); /* counters restart from 0 */
+  for (int64_t r = 0, bf_end0 = R; r < bf_end0; r++) {
+    bfrt_barrier(bf_cx, 25); /* counters restart from 0 */
+  }
+}
+
+/* Engine dma13. */
+static void bf_engine_dma13(bfrt_ctx *bf_cx, const int64_t *bf_params) {
+  const int64_t R = bf_params[0];
+  bfrt_barrier(bf_cx, 25); /* counters restart from 0 */
+  for (int64_t r = 0, bf_end0 = R; r < bf_end0; r++) {
+    bfrt_barrier(bf_cx, 25); /* counters restart from 0 */
+  }
+}
+
+/* Engine dma14. */
+static void bf_engine_dma14(bfrt_ctx *bf_cx, const int64_t *bf_params) {
+  const int64_t R = bf_params[0];
+  bfrt_barrier(bf_cx, 25); /* counters restart from 0 */
+  for (int64_t r = 0, bf_end0 = R; r < bf_end0; r++) {
+    bfrt_barrier(bf_cx, 25); /* counters restart from 0 */
+  }
+}
+
+/* Engine dma15. */
+static void bf_engine_dma15(bfrt_ctx *bf_cx, const int64_t *bf_params) {
+  const int64_t R = bf_params[0];
+  bfrt_barrier(bf_cx, 25); /* counters restart from 0 */
+  for (int64_t r = 0, bf_end0 = R; r < bf_end0; r++) {
+    bfrt_barrier(bf_cx, 25); /* counters restart from 0 */
   }
 }
 
@@ -138,11 +315,11 @@ static int bf_tensor_shape(const int64_t *bf_params, int bf_tensor, int64_t bf_s
   int bf_bad = 0;
   switch (bf_tensor) {
   case BF_HBM_X:
-    bf_shape[0] = R * 32;
+    bf_shape[0] = bf_mul(R, 32);
     bf_shape[1] = 96;
     break;
   case BF_HBM_Y:
-    bf_shape[0] = R * 32;
+    bf_shape[0] = bf_mul(R, 32);
     bf_shape[1] = 96;
     break;
   default:
@@ -154,9 +331,9 @@ static int bf_tensor_shape(const int64_t *bf_params, int bf_tensor, int64_t bf_s
 
 /* ---- The kernel descriptor. */
 static const char *const bf_param_names[1] = {"R"};
-static const char *const bf_engine_names[5] = {"pe", "act", "dve", "pool", "dma"};
-static const int bf_engine_kinds[5] = {BFRT_KIND_PE, BFRT_KIND_ACT, BFRT_KIND_DVE, BFRT_KIND_POOL, BFRT_KIND_DMA};
-static void (*const bf_entry[5])(bfrt_ctx *, const int64_t *) = {bf_engine_pe, bf_engine_act, bf_engine_dve, bf_engine_pool, bf_engine_dma};
+static const char *const bf_engine_names[20] = {"pe", "act", "dve", "pool", "dma0", "dma1", "dma2", "dma3", "dma4", "dma5", "dma6", "dma7", "dma8", "dma9", "dma10", "dma11", "dma12", "dma13", "dma14", "dma15"};
+static const int bf_engine_kinds[20] = {BFRT_KIND_PE, BFRT_KIND_ACT, BFRT_KIND_DVE, BFRT_KIND_POOL, BFRT_KIND_DMA, BFRT_KIND_DMA, BFRT_KIND_DMA, BFRT_KIND_DMA, BFRT_KIND_DMA, BFRT_KIND_DMA, BFRT_KIND_DMA, BFRT_KIND_DMA, BFRT_KIND_DMA, BFRT_KIND_DMA, BFRT_KIND_DMA, BFRT_KIND_DMA, BFRT_KIND_DMA, BFRT_KIND_DMA, BFRT_KIND_DMA, BFRT_KIND_DMA};
+static void (*const bf_entry[20])(bfrt_ctx *, const int64_t *) = {bf_engine_pe, bf_engine_act, bf_engine_dve, bf_engine_pool, bf_engine_dma0, bf_engine_dma1, bf_engine_dma2, bf_engine_dma3, bf_engine_dma4, bf_engine_dma5, bf_engine_dma6, bf_engine_dma7, bf_engine_dma8, bf_engine_dma9, bf_engine_dma10, bf_engine_dma11, bf_engine_dma12, bf_engine_dma13, bf_engine_dma14, bf_engine_dma15};
 static const bfrt_tile_desc bf_tiles[4] = {
   {"x", 2, 32, 96},
   {"y", 2, 32, 96},
@@ -168,8 +345,6 @@ static const bfrt_tensor_desc bf_tensors[2] = {
   {"Y", BFRT_OUT, 0}
 };
 
-const bfrt_kernel bfk_softmax = {
-  "softmax", 1, bf_param_names, 5, bf_engine_names, bf_engine_kinds, bf_entry,
+const bfrt_kernel bfk_softmax_barrier = {
+  "softmax", 1, bf_param_names, 20, bf_engine_names, bf_engine_kinds, bf_entry,
   4, bf_tiles, 2, bf_tensors, bf_tensor_shape};
-
-const bfrt_kernel *bfk_kernel(void) { return &bfk_softmax; }

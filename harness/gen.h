@@ -1,8 +1,8 @@
-/* gen.h: random valid kernels for differential testing (`bfsync gen`).
- * The same seed always gives the same kernel and the same parameter set, so
+/* gen.h: random valid kernels for differential testing (`bfsync gen` and
+ * the campaign). The same seed always gives the same kernel and the same parameter set, so
  * a failing seed from a campaign is a reproducible test case. */
-#ifndef GEN_H
-#define GEN_H
+#ifndef HARNESS_GEN_H
+#define HARNESS_GEN_H
 
 #include <stdint.h>
 #include <stdio.h>
@@ -14,6 +14,8 @@
  * second line is `// params: ` followed by what gen_params prints, the
  * examples' convention, so a kernel file carries its own parameter set. */
 void gen_kernel(uint64_t seed, long size, FILE *out);
+/* gen_kernel's text, malloc'ed. */
+char *gen_kernel_text(uint64_t seed, long size);
 /* Print the parameter set for seed's kernel, as `NAME=V NAME=V`, to out. */
 void gen_params(uint64_t seed, FILE *out);
 

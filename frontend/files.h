@@ -1,0 +1,34 @@
+/* files.h: writing output files safely, and naming them unambiguously.
+ *
+ * Every file bfsync writes (compile -o, run --output, a minimized seed)
+ * goes through an AtomicFile: the bytes go to a temporary file in the same
+ * folder, which is renamed over the destination only once it is complete
+ * and closed. An interrupted or failed write leaves the previous file
+ * whole, and two runs writing one file each leave one complete file, never
+ * an interleaving. */
+#ifndef FILES_H
+#define FILES_H
+
+#include <stdbool.h>
+#include <stdio.h>
+
+typedef struct AtomicFile {
+  FILE *f;           /* write here */
+  const char *path;  /* the destination */
+  char *tmp;         /* the temporary file, malloc'ed */
+  char error[512];   /* why atomic_open or atomic_commit failed */
+} AtomicFile;
+
+/* Start writing path. 0, or -1 with the reason (strerror) in af->error. */
+int atomic_open(AtomicFile *af, const char *path);
+/* Finish: flush, close, rename over the destination. 0, or -1 with the
+ * reason in af->error (the temporary file removed, the destination as it was). */
+int atomic_commit(AtomicFile *af);
+/* Give up: close and remove the temporary file. */
+void atomic_abort(AtomicFile *af);
+
+/* Whether two paths name the same file (existing or not): the same inode,
+ * or the same folder and name. */
+bool same_file(const char *a, const char *b);
+
+#endif

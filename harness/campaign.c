@@ -1,0 +1,155 @@
+/* campaign.c: the differential campaign (see campaign.h): seeds dealt to
+ * the worker pool, outcomes summed in the parent, the summary, and the
+ * failing seeds minimized. The gcc step's scratch directory is removed on
+ * every way out, a SIGINT or SIGTERM included. */
+#include "harness/campaign.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "harness/gen.h"
+#include "harness/minimize.h"
+#include "harness/pool.h"
+
+#define MAX_REPORTED 20  /* failures and sim exceptions listed in the summary */
+#define MAX_MINIMIZED 10 /* failing seeds minimized per campaign */
+
+typedef struct Finding {
+  uint64_t seed;
+  Outcome out;
+} Finding;
+
+typedef struct Results {
+  const Campaign *c;
+  Counts totals;
+  int nfailed, nexceptions;
+  Finding failed[MAX_REPORTED], exceptions[MAX_REPORTED];
+  int64_t start_ms;
+} Results;
+
+static int64_t now_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* The sync mode whose C goes through gcc for seed, or -1: every K-th seed,
+ * the two modes in turn (one gcc build costs ten times the rest of a seed). */
+static int gcc_mode_of(const Campaign *c, uint64_t seed) {
+  if (!c->gcc_every || (seed - c->from) % c->gcc_every) return -1;
+  return (int)((seed - c->from) / c->gcc_every % 2);
+}
+
+static void check_seed(void *ctx, uint64_t seed, Outcome *out) {
+  const Campaign *c = ((const Results *)ctx)->c;
+  char *text = gen_kernel_text(seed, c->cfg.size);
+  char name[64];
+  snprintf(name, sizeof name, "gen-seed-%" PRIu64 ".bfk", seed);
+  check_kernel(&c->cfg, name, text, seed, gcc_mode_of(c, seed), out);
+  free(text);
+}
+
+static void note_seed(void *ctx, uint64_t seed, const Outcome *out) {
+  Results *r = ctx;
+  add_counts(&r->totals, &out->counts);
+  if (out->stage[0]) {
+    fprintf(stderr, "bfsync: campaign: seed %" PRIu64 " FAILED at %s: %s\n", seed, out->stage, out->message);
+    if (r->nfailed < MAX_REPORTED) r->failed[r->nfailed++] = (Finding){seed, *out};
+  }
+  if (out->sim_note[0] && r->nexceptions < MAX_REPORTED) r->exceptions[r->nexceptions++] = (Finding){seed, *out};
+}
+
+static void progress(void *ctx) {
+  const Results *r = ctx;
+  fprintf(stderr, "campaign: %" PRId64 "/%" PRIu64 " kernels, %" PRId64 " failures, %" PRId64 " sim exceptions, %.0f s\n",
+          r->totals.kernels, r->c->count, r->totals.failures, r->totals.sim_exceptions,
+          (double)(now_ms() - r->start_ms) / 1000);
+}
+
+/* ---- Reports. */
+
+static void print_summary(const Results *r, double seconds) {
+  const Campaign *c = r->c;
+  const Counts *t = &r->totals;
+  printf("campaign: seeds %" PRIu64 " .. %" PRIu64 ", size %ld, %d schedules, %d jobs, gcc every %" PRIu64 "\n",
+         c->from, c->from + c->count - 1, c->cfg.size, c->cfg.schedules, c->jobs, c->gcc_every);
+  printf("  kernels               %" PRId64 "\n", t->kernels);
+  printf("  dynamic instructions  %" PRId64 " (oracle, both sync modes)\n", t->instructions);
+  printf("  dynamic waits checked %" PRId64 " by the oracle, %" PRId64 " on threads under the race checker\n",
+         t->oracle_waits, t->thread_waits);
+  printf("  schedules             %" PRId64 "\n", t->schedules);
+  printf("  redundant waits       %" PRId64 " (barrier-free), bookkeeping ops %" PRId64 "\n", t->redundant,
+         t->bookkeeping);
+  printf("  thread runs           %" PRId64 " (jitter %s), gcc runs %" PRId64 ", sim runs %" PRId64 "\n",
+         t->thread_runs, c->cfg.jitter ? "on" : "off", t->gcc_runs, t->sim_runs);
+  printf("  failures              %" PRId64 "\n", t->failures);
+  for (int i = 0; i < r->nfailed; i++)
+    printf("    seed %" PRIu64 ": %s: %s\n", r->failed[i].seed, r->failed[i].out.stage, r->failed[i].out.message);
+  printf("  sim exceptions        %" PRId64 "\n", t->sim_exceptions);
+  for (int i = 0; i < r->nexceptions; i++)
+    printf("    seed %" PRIu64 ": %s\n", r->exceptions[i].seed, r->exceptions[i].out.sim_note);
+  printf("  time                  %.1f s (%.2f ms per kernel per job)\n", seconds,
+         t->kernels ? seconds * 1000 * c->jobs / (double)t->kernels : 0.0);
+}
+
+static void print_json(const Results *r, double seconds) {
+  const Campaign *c = r->c;
+  const Counts *t = &r->totals;
+  printf("{\"from\": %" PRIu64 ", \"count\": %" PRIu64 ", \"size\": %ld, \"jobs\": %d, \"gcc_every\": %" PRIu64
+         ", \"kernels\": %" PRId64 ", \"instructions\": %" PRId64 ", \"oracle_waits\": %" PRId64
+         ", \"thread_waits\": %" PRId64 ", \"schedules\": %" PRId64 ", \"redundant\": %" PRId64
+         ", \"bookkeeping\": %" PRId64 ", \"thread_runs\": %" PRId64 ", \"gcc_runs\": %" PRId64
+         ", \"sim_runs\": %" PRId64 ", \"failures\": %" PRId64 ", \"sim_exceptions\": %" PRId64
+         ", \"failed_seeds\": [",
+         c->from, c->count, c->cfg.size, c->jobs, c->gcc_every, t->kernels, t->instructions, t->oracle_waits,
+         t->thread_waits, t->schedules, t->redundant, t->bookkeeping, t->thread_runs, t->gcc_runs, t->sim_runs,
+         t->failures, t->sim_exceptions);
+  for (int i = 0; i < r->nfailed; i++) printf("%s%" PRIu64, i ? ", " : "", r->failed[i].seed);
+  printf("], \"seconds\": %.1f}\n", seconds);
+}
+
+/* ---- The campaign. */
+
+static void minimize_failures(const Campaign *c, const Results *r) {
+  struct stat st;
+  bool can_save = c->minimize && !stat(c->regress_dir, &st) && S_ISDIR(st.st_mode);
+  if (r->nfailed && c->minimize && !can_save)
+    fprintf(stderr, "bfsync: campaign: failing seeds not minimized: no directory %s (--regress)\n", c->regress_dir);
+  for (int i = 0; i < r->nfailed && i < MAX_MINIMIZED && can_save && !pool_interrupted(); i++)
+    save_regression(&c->cfg, c->regress_dir, r->failed[i].seed, r->failed[i].out.stage, r->failed[i].out.message);
+}
+
+int campaign_run(Campaign *c) {
+  pool_catch_signals();
+  if (c->gcc_every) {
+    if (gcc_setup(&c->gcc)) {
+      gcc_cleanup(&c->gcc);
+      return 1;
+    }
+    c->cfg.gcc = &c->gcc;
+  }
+  Results *r = calloc(1, sizeof *r);
+  if (!r) bug("campaign: out of memory");
+  r->c = c;
+  r->start_ms = now_ms();
+  Pool pool = {c->from, c->count, c->jobs, check_seed, note_seed, progress, r};
+  pool_run(&pool);
+  double seconds = (double)(now_ms() - r->start_ms) / 1000;
+  if (!pool_interrupted()) {
+    if (c->json)
+      print_json(r, seconds);
+    else
+      print_summary(r, seconds);
+    fflush(stdout);
+    minimize_failures(c, r);
+  }
+  gcc_cleanup(&c->gcc);
+  int status = r->totals.failures ? 1 : 0;
+  free(r);
+  pool_reraise();
+  return status;
+}

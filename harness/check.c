@@ -1,0 +1,233 @@
+/* check.c: the per-kernel differential check (see check.h). Runs go
+ * through the one execute-and-compare path (harness/exec.c) that
+ * `bfsync run` uses; this file adds what only a campaign does: the oracle
+ * on every kernel, the race checker on every threads run, both executors
+ * and the gcc step, and a record of the first failure. */
+#include "harness/check.h"
+
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backend/inputs.h"
+#include "harness/params.h"
+#include "transform/oracle.h"
+
+void add_counts(Counts *to, const Counts *c) {
+  to->kernels += c->kernels;
+  to->instructions += c->instructions;
+  to->oracle_waits += c->oracle_waits;
+  to->redundant += c->redundant;
+  to->bookkeeping += c->bookkeeping;
+  to->schedules += c->schedules;
+  to->thread_runs += c->thread_runs;
+  to->thread_waits += c->thread_waits;
+  to->sim_runs += c->sim_runs;
+  to->gcc_runs += c->gcc_runs;
+  to->failures += c->failures;
+  to->sim_exceptions += c->sim_exceptions;
+}
+
+void outcome_fail(Outcome *out, const char *stage, const char *fmt, ...) {
+  if (out->stage[0]) return; /* the first failure is the one reported */
+  snprintf(out->stage, sizeof out->stage, "%s", stage);
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(out->message, sizeof out->message, fmt, ap);
+  va_end(ap);
+  for (char *c = out->message; *c; c++)
+    if (*c == '\n') *c = ' ';
+}
+
+/* The first line of a memstream's text so far ("" if none). */
+static const char *first_line(FILE *f, char **buf) {
+  fflush(f);
+  if (!*buf) return "";
+  char *nl = strchr(*buf, '\n');
+  if (nl) *nl = 0;
+  return *buf;
+}
+
+typedef struct KernelCheck {
+  const Config *cfg;
+  Instance in;
+  uint64_t seed; /* of the inputs, the jitter and the schedules */
+  Outcome *out;
+} KernelCheck;
+
+/* Compare results with the reference; the first difference fails stage. */
+static int compare(KernelCheck *k, const RefTensor *results, const char *stage, const char *what) {
+  char *text = NULL;
+  size_t len = 0;
+  FILE *report = open_memstream(&text, &len);
+  bool match = instance_compare(&k->in, results, what, report, NULL);
+  if (!match) outcome_fail(k->out, stage, "%s", first_line(report, &text));
+  fclose(report);
+  free(text);
+  return match ? 0 : -1;
+}
+
+/* Run under opt and compare; 0, or -1 (failed, recorded). */
+static int execute(KernelCheck *k, const bfrt_kernel *bk, const bfrt_options *opt, const char *stage,
+                   const char *what, bfrt_stats *stats) {
+  RefTensor *results = instance_copy(&k->in, k->in.inputs);
+  const char *err;
+  int64_t wall_ns;
+  if (instance_execute(&k->in, bk, opt, results, stats, &wall_ns, &err)) {
+    outcome_fail(k->out, stage, "%s: %s", what, err);
+    return -1;
+  }
+  return compare(k, results, stage, what);
+}
+
+static int run_threads(KernelCheck *k, const bfrt_kernel *bk, SyncMode sync) {
+  bfrt_options opt = {.exec = BFRT_EXEC_THREADS, .costs = &k->in.p->target->costs, .check = 1};
+  opt.jitter_seed = k->cfg->jitter ? bf_splitmix64(k->seed) | 1 : 0;
+  bfrt_stats stats;
+  if (execute(k, bk, &opt, "run", sync_name(sync), &stats)) return -1;
+  k->out->counts.thread_runs++;
+  k->out->counts.thread_waits += stats.waits;
+  if (stats.races) {
+    outcome_fail(k->out, "race-check", "%s: the runtime's race checker found %" PRId64 " races", sync_name(sync),
+                 stats.races);
+    return -1;
+  }
+  return 0;
+}
+
+/* Cycles on the simulator, or -1 (failed). */
+static int64_t run_sim(KernelCheck *k, const bfrt_kernel *bk, SyncMode sync) {
+  bfrt_options opt = {.exec = BFRT_EXEC_SIM, .costs = &k->in.p->target->costs};
+  bfrt_stats stats;
+  if (execute(k, bk, &opt, "sim", sync_name(sync), &stats)) return -1;
+  k->out->counts.sim_runs++;
+  return stats.cycles;
+}
+
+static int run_gcc(KernelCheck *k, const char *c_source, SyncMode sync) {
+  RefTensor *results = instance_copy(&k->in, k->in.inputs);
+  char msg[sizeof k->out->message - 32];
+  if (gcc_run(k->cfg->gcc, &k->in, c_source, k->seed, results, msg, sizeof msg)) {
+    outcome_fail(k->out, "gcc", "%s: %s", sync_name(sync), msg);
+    return -1;
+  }
+  k->out->counts.gcc_runs++;
+  return compare(k, results, "gcc", sync_name(sync));
+}
+
+static int oracle_mode(KernelCheck *k, Oracle *o, SyncMode sync) {
+  char *log_text = NULL;
+  size_t log_len = 0;
+  FILE *log = open_memstream(&log_text, &log_len);
+  OracleStats st;
+  oracle_check(o, k->cfg->schedules, k->seed, log, &st);
+  Counts *c = &k->out->counts;
+  c->instructions += st.instructions;
+  c->oracle_waits += st.waits;
+  c->schedules += st.schedules;
+  c->bookkeeping += st.bookkeeping;
+  if (sync == SYNC_BARRIER_FREE) c->redundant += st.redundant;
+  int failed = oracle_failed(&st);
+  if (failed)
+    outcome_fail(k->out, "oracle",
+                 "%s: races %" PRId64 ", late %" PRId64 " (unexplained %" PRId64 "), deadlocks %" PRId64
+                 ", mismatches %" PRId64 ": %s",
+                 sync_name(sync), st.races, st.late, st.late - st.late_explained, st.deadlocks, st.mismatches,
+                 first_line(log, &log_text));
+  fclose(log);
+  free(log_text);
+  return failed ? -1 : 0;
+}
+
+/* Transform, judge, run; the simulator's cycles (or -1) in *cycles. */
+static int check_mode(KernelCheck *k, Oracle *o, SyncMode sync, int gcc_mode, int64_t *cycles) {
+  Program *p = k->in.p;
+  *cycles = -1;
+  transform_sync(p, sync);
+  if (p->diag.errors) {
+    outcome_fail(k->out, "transform", "%s: the transform reported an error", sync_name(sync));
+    return -1;
+  }
+  if (sync == SYNC_BARRIER_FREE && k->cfg->mutate_index >= 0)
+    ir_mutate(p, k->cfg->mutate_kind, k->cfg->mutate_index); /* no such wait: unchanged */
+  ir_validate(p);
+  if (oracle_mode(k, o, sync)) return -1;
+  const char *c_source = emit_c_string(p);
+  const char *err;
+  Jit *jit = jit_compile(p, c_source, &err);
+  if (!jit) {
+    outcome_fail(k->out, "jit", "%s", err);
+    return -1;
+  }
+  if (!run_threads(k, jit_kernel(jit), sync)) *cycles = run_sim(k, jit_kernel(jit), sync);
+  jit_free(jit);
+  if (k->out->stage[0]) return -1;
+  if ((int)sync == gcc_mode && k->cfg->gcc) return run_gcc(k, c_source, sync);
+  return 0;
+}
+
+/* Barrier-free against the barrier baseline and the ideal, on the
+ * simulator: a loss is a finding to explain, not a failure. */
+static void compare_cycles(KernelCheck *k, Oracle *o, const int64_t cycles[2]) {
+  int64_t bf = cycles[SYNC_BARRIER_FREE], barrier = cycles[SYNC_BARRIER];
+  if (bf < 0 || barrier < 0) return;
+  int64_t ideal = oracle_ideal_cycles(o, &k->in.p->target->costs);
+  Outcome *out = k->out;
+  if (bf > barrier)
+    snprintf(out->sim_note, sizeof out->sim_note,
+             "barrier-free %" PRId64 " cycles > barrier %" PRId64 " (ideal %" PRId64 ", %" PRId64 " instructions)",
+             bf, barrier, ideal, out->counts.instructions / 2);
+  else if (ideal > bf)
+    snprintf(out->sim_note, sizeof out->sim_note, "ideal %" PRId64 " cycles > barrier-free %" PRId64, ideal, bf);
+  if (out->sim_note[0]) out->counts.sim_exceptions++;
+}
+
+/* The `// params:` line of text into the instance's parameters. */
+static int bind_params(KernelCheck *k, const char *text, FILE *diag) {
+  Program *p = k->in.p;
+  ParamArgs pa = {0};
+  const char *line = strstr(text, "// params:");
+  if (line && param_args_add_line(&pa, p->arena, line + strlen("// params:"), diag)) return -1;
+  int64_t *params = ARENA_ARRAY(p->arena, int64_t, p->kernel->nparams + 1);
+  k->in.params = params;
+  return param_args_bind(&pa, p->kernel, params, diag);
+}
+
+static void check_program(KernelCheck *k, const char *text, int gcc_mode, FILE *diag, char **diag_text) {
+  Program *p = k->in.p;
+  const char *err;
+  Oracle *o;
+  int64_t cycles[2];
+  parse(p);
+  if (!p->diag.errors) check(p);
+  if (p->diag.errors)
+    outcome_fail(k->out, "check", "%s", first_line(diag, diag_text));
+  else if (bind_params(k, text, diag))
+    outcome_fail(k->out, "params", "%s", first_line(diag, diag_text));
+  else if (instance_inputs(&k->in, k->seed, &err)) /* first: the oracle reads the device integers */
+    outcome_fail(k->out, "reference", "%s", err);
+  else if (!(o = oracle_new(p, k->in.params)))
+    outcome_fail(k->out, "oracle", "the sequential walk stopped: %s", first_line(diag, diag_text));
+  else if (instance_reference(&k->in, &err))
+    outcome_fail(k->out, "reference", "%s", err);
+  else if (!check_mode(k, o, SYNC_BARRIER_FREE, gcc_mode, &cycles[SYNC_BARRIER_FREE]) &&
+           !check_mode(k, o, SYNC_BARRIER, gcc_mode, &cycles[SYNC_BARRIER]))
+    compare_cycles(k, o, cycles);
+}
+
+void check_kernel(const Config *cfg, const char *name, const char *text, uint64_t seed, int gcc_mode, Outcome *out) {
+  char *diag_text = NULL;
+  size_t diag_len = 0;
+  FILE *diag = open_memstream(&diag_text, &diag_len);
+  memset(out, 0, sizeof *out);
+  Program *p = program_new(name, text, strlen(text), target_default(), diag);
+  KernelCheck k = {.cfg = cfg, .in = {.p = p}, .seed = seed, .out = out};
+  check_program(&k, text, gcc_mode, diag, &diag_text);
+  out->counts.kernels = 1;
+  out->counts.failures = out->stage[0] != 0;
+  program_free(p);
+  fclose(diag);
+  free(diag_text);
+}

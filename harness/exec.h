@@ -1,0 +1,54 @@
+/* exec.h: the one execute-and-compare path. `bfsync run` and the
+ * differential campaign both run a kernel this way:
+ *
+ *   instance_inputs (shapes from the reference, seeded default contents)
+ *   -> instance_execute (bfrt_new, copy the inputs in, bfrt_run, copy the
+ *      tensors out) -> instance_compare against instance_reference's
+ *      results, bit for bit
+ *
+ * so a change to how inputs are made, copied or compared is made once. */
+#ifndef HARNESS_EXEC_H
+#define HARNESS_EXEC_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "backend/backend.h"
+
+/* One kernel with its parameters bound, and its tensors. */
+typedef struct Instance {
+  Program *p;
+  const int64_t *params;
+  RefTensor *inputs;   /* every tensor before a run: in and inout filled, out zero */
+  RefTensor *expected; /* the reference's results; NULL until instance_reference */
+} Instance;
+
+/* The most bytes all tensors of one instance may take: a quarter of the
+ * physical memory, since a run holds four copies of them (the inputs, the
+ * reference's results, a run's results, the runtime's own). */
+uint64_t tensor_byte_limit(void);
+/* Shape every tensor for the parameters and fill the in and inout ones
+ * with seed's default inputs (backend/inputs.h), out ones zero. 0, or -1
+ * with a message in *err (a bad shape; sizes that overflow, or over
+ * tensor_byte_limit, checked before anything is allocated). */
+int instance_inputs(Instance *in, uint64_t seed, const char **err);
+/* A copy of a tensor list shaped like the instance's (in its arena). */
+RefTensor *instance_copy(Instance *in, const RefTensor *from);
+/* The reference's results from the inputs, computed once. 0, or -1 with
+ * the reference's run-time error in *err. */
+int instance_reference(Instance *in, const char **err);
+/* Run the compiled kernel once on a fresh copy of the inputs under opt; the
+ * tensors after the run go into results (shaped by instance_copy), the
+ * statistics into *stats and the wall time into *wall_ns. 0, or -1 with the
+ * run's error in *err. */
+int instance_execute(Instance *in, const bfrt_kernel *bk, const bfrt_options *opt, RefTensor *results,
+                     bfrt_stats *stats, int64_t *wall_ns, const char **err);
+/* Compare every out and inout tensor of got with the reference's bit for
+ * bit (instance_reference first). Each tensor that differs gets one line on
+ * report: "WHAT: tensor T differs from the reference, first at [r, c]: g,
+ * expected e". Whether all match; the largest absolute difference (NaN
+ * against a number is infinite) in *max_abs_err when not NULL. */
+bool instance_compare(const Instance *in, const RefTensor *got, const char *what, FILE *report, double *max_abs_err);
+
+#endif

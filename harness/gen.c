@@ -1,0 +1,485 @@
+/* gen.c: random valid kernels for differential testing (`bfsync gen` and
+ * the campaign).
+ *
+ * The verification campaigns need kernels nobody wrote by hand, and a kernel
+ * the frontend rejects tests nothing, so the generator is correct by
+ * construction rather than by filtering: every choice is drawn from what the
+ * op table (runtime/ops.def) and the target allow.
+ *
+ *  - Shapes come in two families: square tiles [4, 4] and row tiles [4, 1].
+ *    Every shape rule has a fixed answer in those terms (matmul and
+ *    transpose are square, a row reduction goes square -> row, a row
+ *    broadcast takes square, square, row; elementwise ops stay within one
+ *    family), so operands are picked per family and always fit.
+ *  - Engines are picked among those the target says can run the op; inside
+ *    an engine block, ops are picked among those the block's engine runs.
+ *  - Ops are dealt round-robin from a shuffled deck, so a kernel of at least
+ *    as many instructions as there are ops uses every op.
+ *  - Loops nest at most three deep; their bounds are drawn from forms that
+ *    cover parameter bounds, triangular bounds on an outer variable, lower
+ *    bounds from an outer variable, single-trip and zero-trip loops.
+ *  - Conditionals (at most three deep) test loop variables against
+ *    constants, parameters and each other (`v == 0`, `v == u`, `v % 2 == 0`,
+ *    `v < P`), combined with &&, || and !, with else branches and `else if`
+ *    chains: so branches run in some iterations only, on every engine alike.
+ *  - Every loop variable stays below max(1, largest parameter), so an hbm
+ *    coordinate `v + 1` is below (sum of parameters + 2): sizing the tensors
+ *    that way keeps every access in bounds for any non-negative parameters.
+ *  - A small pool of tiles and tensors (one of each io kind, the inout ones
+ *    loaded and stored) makes RAW, WAR and WAW conflicts, on one engine
+ *    and across engines, the common case rather than a lucky one.
+ *
+ * Randomness is splitmix64, seeded from --seed: the same seed prints the
+ * same kernel on every machine. The kernel and its parameter set come from
+ * separate streams, so --params needs no kernel to be generated. */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "harness/gen.h"
+#include "frontend/arena.h"
+#include "frontend/diag.h"
+#include "frontend/ops.h"
+#include "frontend/target.h"
+
+#define TILE_DIM 4
+#define MAX_LOOP_DEPTH 3
+#define MAX_PARAMS 3
+#define MAX_TILES 6
+#define MAX_PARAM_VALUE 4
+#define MAX_IF_DEPTH 3
+
+/* ---- Randomness: splitmix64, small and good enough for test generation. */
+typedef struct Rng {
+  uint64_t state;
+} Rng;
+
+static uint64_t rng_next(Rng *rng) {
+  uint64_t z = (rng->state += 0x9e3779b97f4a7c15u);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9u;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebu;
+  return z ^ (z >> 31);
+}
+
+static int rng_below(Rng *rng, int n) { return (int)(rng_next(rng) % (uint64_t)n); }
+
+static bool rng_percent(Rng *rng, int percent) { return rng_below(rng, 100) < percent; }
+
+/* Independent streams per purpose, so adding a draw to one never changes another. */
+static Rng rng_stream(uint64_t seed, uint64_t purpose) {
+  Rng rng = {seed ^ (purpose * 0xd1b54a32d192ed03u)};
+  rng_next(&rng);
+  return rng;
+}
+
+enum { STREAM_PARAMS = 1, STREAM_KERNEL = 2 };
+
+typedef enum Family { FAM_SQUARE, FAM_ROW, NFAMILIES } Family;
+
+typedef struct GenTensor {
+  const char *name;
+  const char *io;
+  Family family;
+  bool readable, writable;
+} GenTensor;
+
+static const GenTensor gen_tensors[] = {
+    {"X", "in", FAM_SQUARE, true, false},
+    {"Y", "out", FAM_SQUARE, false, true},
+    {"Z", "inout", FAM_SQUARE, true, true},
+    {"V", "inout", FAM_ROW, true, true},
+};
+
+static const char *const param_names[MAX_PARAMS] = {"N", "M", "K"};
+static const char *const immediates[] = {"0.5", "-2", "1e-3", "0.25", "1.5", "-0.75", "3"};
+
+typedef struct Gen {
+  Rng rng;
+  FILE *out;
+  const Target *target;
+  int nparams;
+  int ntiles[NFAMILIES];
+  int slots[NFAMILIES][MAX_TILES];
+  int deck[BFRT_NOPS]; /* ops in dealing order */
+  int dealt;
+  int nloops;                  /* loops printed so far: names v0, v1, ... */
+  int depth;                   /* enclosing loops */
+  int scope[MAX_LOOP_DEPTH];   /* their numbers */
+  int if_depth;                /* enclosing conditionals */
+} Gen;
+
+/* The parameter set of seed's kernel; returns how many parameters it has.
+ * The first is at least 2, so the loops bounded by it iterate and triangular
+ * loops see more than one shape; the others may be 0 or 1. */
+static int choose_params(uint64_t seed, int64_t values[MAX_PARAMS]) {
+  Rng rng = rng_stream(seed, STREAM_PARAMS);
+  int n = 1 + rng_below(&rng, MAX_PARAMS);
+  values[0] = 2 + rng_below(&rng, MAX_PARAM_VALUE - 1);
+  for (int i = 1; i < n; i++) values[i] = rng_below(&rng, MAX_PARAM_VALUE + 1);
+  return n;
+}
+
+void gen_params(uint64_t seed, FILE *out) {
+  int64_t values[MAX_PARAMS];
+  int n = choose_params(seed, values);
+  for (int i = 0; i < n; i++) fprintf(out, "%s%s=%" PRId64, i ? " " : "", param_names[i], values[i]);
+  fputc('\n', out);
+}
+
+static void indent(Gen *g, int level) {
+  for (int i = 0; i < level; i++) fputs("  ", g->out);
+}
+
+static const char *random_param(Gen *g) { return param_names[rng_below(&g->rng, g->nparams)]; }
+
+static int random_scope_var(Gen *g) { return g->scope[rng_below(&g->rng, g->depth)]; }
+
+/* ---- Declarations. */
+
+/* The extent, in tiles, of every tensor: more than any coordinate can reach. */
+static void print_extent(Gen *g) {
+  fputc('(', g->out);
+  for (int i = 0; i < g->nparams; i++) fprintf(g->out, "%s + ", param_names[i]);
+  fputs("2)", g->out);
+}
+
+static void print_tensor(Gen *g, const GenTensor *t) {
+  fprintf(g->out, "  hbm %s %s: f32[", t->io, t->name);
+  print_extent(g);
+  fprintf(g->out, " * %d, ", TILE_DIM);
+  print_extent(g);
+  if (t->family == FAM_SQUARE) fprintf(g->out, " * %d", TILE_DIM);
+  fputs("];\n", g->out);
+}
+
+static char tile_prefix(Family f) { return f == FAM_SQUARE ? 't' : 'r'; }
+
+static void declare_tiles(Gen *g) {
+  static const int max_tiles[NFAMILIES] = {5, 3};
+  for (int f = 0; f < NFAMILIES; f++) {
+    g->ntiles[f] = 1 + rng_below(&g->rng, max_tiles[f]);
+    for (int i = 0; i < g->ntiles[f]; i++) {
+      int slots = 1 + rng_below(&g->rng, 3);
+      bool psum = f == FAM_SQUARE && rng_percent(&g->rng, 20);
+      g->slots[f][i] = slots;
+      fprintf(g->out, "  %s %c%d", psum ? "psum" : "sbuf", tile_prefix(f), i);
+      if (slots > 1) fprintf(g->out, "[%d]", slots);
+      fprintf(g->out, ": f32[%d, %d];\n", TILE_DIM, f == FAM_SQUARE ? TILE_DIM : 1);
+    }
+  }
+}
+
+/* ---- Operands. */
+
+/* slot ::= const | v % S | (v + c) % S | (v - 1) % S | (u + v) % S   (S >= 2) */
+static void print_slot(Gen *g, int slots) {
+  int form = g->depth ? rng_below(&g->rng, 5) : 0;
+  if (form == 4 && g->depth < 2) form = 1;
+  switch (form) {
+  case 0: fprintf(g->out, "%d", rng_below(&g->rng, slots)); break;
+  case 1: fprintf(g->out, "v%d %% %d", random_scope_var(g), slots); break;
+  case 2: fprintf(g->out, "(v%d + %d) %% %d", random_scope_var(g), 1 + rng_below(&g->rng, slots - 1), slots); break;
+  case 3: fprintf(g->out, "(v%d - 1) %% %d", random_scope_var(g), slots); break;
+  default: fprintf(g->out, "(v%d + v%d) %% %d", g->scope[0], g->scope[g->depth - 1], slots); break;
+  }
+}
+
+static void print_tile(Gen *g, Family f) {
+  int i = rng_below(&g->rng, g->ntiles[f]);
+  fprintf(g->out, "%c%d", tile_prefix(f), i);
+  if (g->slots[f][i] == 1) return;
+  fputc('[', g->out);
+  print_slot(g, g->slots[f][i]);
+  fputc(']', g->out);
+}
+
+/* coordinate ::= 0 | 1 | PARAM | v | v + 1 */
+static void print_coordinate(Gen *g) {
+  int form = rng_below(&g->rng, g->depth ? 5 : 3);
+  switch (form) {
+  case 0: fputs("0", g->out); break;
+  case 1: fputs("1", g->out); break;
+  case 2: fputs(random_param(g), g->out); break;
+  case 3: fprintf(g->out, "v%d", random_scope_var(g)); break;
+  default: fprintf(g->out, "v%d + 1", random_scope_var(g)); break;
+  }
+}
+
+static void print_hbm(Gen *g, Family f, bool write) {
+  const GenTensor *pick[4];
+  int n = 0;
+  for (size_t i = 0; i < sizeof gen_tensors / sizeof gen_tensors[0]; i++) {
+    const GenTensor *t = &gen_tensors[i];
+    if (t->family == f && (write ? t->writable : t->readable)) pick[n++] = t;
+  }
+  fprintf(g->out, "%s[", pick[rng_below(&g->rng, n)]->name);
+  print_coordinate(g);
+  fputs(", ", g->out);
+  print_coordinate(g);
+  fputc(']', g->out);
+}
+
+static void print_imm(Gen *g) {
+  fputs(immediates[rng_below(&g->rng, sizeof immediates / sizeof immediates[0])], g->out);
+}
+
+/* Operand families of a tile-only op, destination first. */
+static int tile_families(Gen *g, const OpInfo *op, Family fam[3]) {
+  static const Family fixed[][3] = {
+      [SHAPE_MATMUL] = {FAM_SQUARE, FAM_SQUARE, FAM_SQUARE},
+      [SHAPE_TRANSPOSE] = {FAM_SQUARE, FAM_SQUARE},
+      [SHAPE_ROWREDUCE] = {FAM_ROW, FAM_SQUARE},
+      [SHAPE_ROWBCAST] = {FAM_SQUARE, FAM_SQUARE, FAM_ROW},
+  };
+  int n = op->sig == SIG_T_TT ? 3 : 2;
+  Family any = (Family)rng_below(&g->rng, NFAMILIES);
+  bool same = op->shape == SHAPE_SAME || op->shape == SHAPE_NONE;
+  for (int i = 0; i < n; i++) fam[i] = same ? any : fixed[op->shape][i];
+  return n;
+}
+
+static void print_operands(Gen *g, const OpInfo *op) {
+  Family f = (Family)rng_below(&g->rng, NFAMILIES);
+  switch (op->sig) {
+  case SIG_T_H:
+    print_tile(g, f);
+    fputs(", ", g->out);
+    print_hbm(g, f, false);
+    return;
+  case SIG_H_T:
+    print_hbm(g, f, true);
+    fputs(", ", g->out);
+    print_tile(g, f);
+    return;
+  case SIG_T_F:
+    print_tile(g, f);
+    fputs(", ", g->out);
+    print_imm(g);
+    return;
+  default: break;
+  }
+  Family fam[3];
+  int n = tile_families(g, op, fam);
+  for (int i = 0; i < n; i++) {
+    if (i) fputs(", ", g->out);
+    print_tile(g, fam[i]);
+  }
+  if (op->sig == SIG_T_TF) {
+    fputs(", ", g->out);
+    print_imm(g);
+  }
+}
+
+/* ---- Instructions. */
+
+static bool engine_runs(const Gen *g, int engine, int op) {
+  return op_info(op)->engines & (1u << g->target->engines[engine].kind);
+}
+
+static int random_engine_for(Gen *g, int op) {
+  int capable[BFRT_MAX_ENGINES], n = 0;
+  for (int e = 0; e < g->target->nengines; e++)
+    if (engine_runs(g, e, op)) capable[n++] = e;
+  if (!n) bug("gen: no engine of target %s runs %s", g->target->name, op_info(op)->name);
+  return capable[rng_below(&g->rng, n)];
+}
+
+static int random_op_for(Gen *g, int engine) {
+  int capable[BFRT_NOPS], n = 0;
+  for (int op = 0; op < BFRT_NOPS; op++)
+    if (engine_runs(g, engine, op)) capable[n++] = op;
+  if (!n) bug("gen: engine %s runs no op", g->target->engines[engine].name);
+  return capable[rng_below(&g->rng, n)];
+}
+
+static void shuffle_deck(Gen *g) {
+  for (int i = BFRT_NOPS - 1; i > 0; i--) {
+    int j = rng_below(&g->rng, i + 1);
+    int t = g->deck[i];
+    g->deck[i] = g->deck[j], g->deck[j] = t;
+  }
+}
+
+/* The next op from the deck; loads and stores come extra often, since they
+ * alone make the hbm conflicts. */
+static int deal_op(Gen *g) {
+  if (rng_percent(&g->rng, 15)) return rng_percent(&g->rng, 50) ? BFRT_LOAD : BFRT_STORE;
+  if (g->dealt == BFRT_NOPS) {
+    g->dealt = 0;
+    shuffle_deck(g);
+  }
+  return g->deck[g->dealt++];
+}
+
+/* instr ::= [ENGINE ':'] op operand {',' operand} ';'   (engine given by a block when block_engine >= 0) */
+static void gen_instr(Gen *g, int level, int block_engine) {
+  int op = block_engine >= 0 ? random_op_for(g, block_engine) : deal_op(g);
+  indent(g, level);
+  if (block_engine < 0) fprintf(g->out, "%s: ", g->target->engines[random_engine_for(g, op)].name);
+  fprintf(g->out, "%s ", op_info(op)->name);
+  print_operands(g, op_info(op));
+  fputs(";\n", g->out);
+}
+
+/* ---- Statements. */
+
+static void gen_body(Gen *g, int level, int block_engine, long budget);
+
+/* bounds ::= 0 .. P | 1 .. P | 0 .. P - 4 | 0 .. 1 | 0 .. u + 1 | 0 .. u | u .. P | u .. u + 1
+ * Every form keeps the variable below max(1, largest parameter). Weighted
+ * so that most loops iterate: zero-trip forms are the rarer ones. */
+static void print_bounds(Gen *g) {
+  static const int outer_forms[] = {0, 0, 0, 1, 2, 3};
+  static const int inner_forms[] = {0, 0, 1, 2, 3, 4, 4, 4, 5, 6, 6, 7};
+  int form = g->depth ? inner_forms[rng_below(&g->rng, sizeof inner_forms / sizeof inner_forms[0])]
+                      : outer_forms[rng_below(&g->rng, sizeof outer_forms / sizeof outer_forms[0])];
+  const char *p = random_param(g);
+  int u = g->depth ? random_scope_var(g) : 0;
+  switch (form) {
+  case 0: fprintf(g->out, "0 .. %s", p); break;
+  case 1: fprintf(g->out, "1 .. %s", p); break;
+  case 2: fprintf(g->out, "0 .. %s - %d", p, MAX_PARAM_VALUE); break; /* zero-trip */
+  case 3: fputs("0 .. 1", g->out); break;                             /* single-trip */
+  case 4: fprintf(g->out, "0 .. v%d + 1", u); break;                  /* triangular */
+  case 5: fprintf(g->out, "0 .. v%d", u); break;
+  case 6: fprintf(g->out, "v%d .. %s", u, p); break;
+  default: fprintf(g->out, "v%d .. v%d + 1", u, u); break;
+  }
+}
+
+/* for ::= 'for' NAME 'in' expr '..' expr '{' body '}' */
+static void gen_loop(Gen *g, int level, int block_engine, long budget) {
+  int var = g->nloops++;
+  indent(g, level);
+  fprintf(g->out, "for v%d in ", var);
+  print_bounds(g);
+  fputs(" {\n", g->out);
+  g->scope[g->depth++] = var;
+  gen_body(g, level + 1, block_engine, budget);
+  g->depth--;
+  indent(g, level);
+  fputs("}\n", g->out);
+}
+
+/* block ::= ENGINE '{' body '}' */
+static void gen_block(Gen *g, int level, long budget) {
+  int engine = rng_below(&g->rng, g->target->nengines);
+  indent(g, level);
+  fprintf(g->out, "%s {\n", g->target->engines[engine].name);
+  gen_body(g, level + 1, engine, budget);
+  indent(g, level);
+  fputs("}\n", g->out);
+}
+
+/* atom ::= v == c | v == u | v % 2 == 0 | v < P | v >= c | P == c | P > c
+ * (with no loop around: the parameter forms only) */
+static void print_atom(Gen *g) {
+  int form = g->depth ? rng_below(&g->rng, 7) : 5 + rng_below(&g->rng, 2);
+  int v = g->depth ? random_scope_var(g) : 0, c = rng_below(&g->rng, 3);
+  switch (form) {
+  case 0: fprintf(g->out, "v%d == %d", v, c); break;
+  case 1: fprintf(g->out, "v%d == v%d", v, random_scope_var(g)); break;
+  case 2: fprintf(g->out, "v%d %% 2 == 0", v); break;
+  case 3: fprintf(g->out, "v%d < %s", v, random_param(g)); break;
+  case 4: fprintf(g->out, "v%d >= %d", v, c); break;
+  case 5: fprintf(g->out, "%s == %d", random_param(g), c); break;
+  default: fprintf(g->out, "%s > %d", random_param(g), c); break;
+  }
+}
+
+/* cond ::= atom | atom '&&' atom | atom '||' atom | '!(' atom ')' */
+static void print_cond(Gen *g) {
+  int form = rng_below(&g->rng, 6);
+  if (form == 3) fputs("!(", g->out);
+  print_atom(g);
+  if (form == 1 || form == 2) {
+    fputs(form == 1 ? " && " : " || ", g->out);
+    print_atom(g);
+  }
+  if (form == 3) fputc(')', g->out);
+}
+
+/* if ::= 'if' '(' cond ')' '{' body '}' ['else' ('{' body '}' | if)]
+ * The budget is split between the branches: then gets at least one. */
+static void gen_if(Gen *g, int level, int block_engine, long budget, bool chained) {
+  long then = budget > 1 ? 1 + rng_below(&g->rng, (int)budget) : budget;
+  if (!chained) indent(g, level);
+  fputs("if (", g->out);
+  print_cond(g);
+  fputs(") {\n", g->out);
+  g->if_depth++;
+  gen_body(g, level + 1, block_engine, then);
+  indent(g, level);
+  fputc('}', g->out);
+  if (budget > then && rng_percent(&g->rng, 30)) {
+    fputs(" else ", g->out);
+    gen_if(g, level, block_engine, budget - then, true);
+  } else if (budget > then) {
+    fputs(" else {\n", g->out);
+    gen_body(g, level + 1, block_engine, budget - then);
+    indent(g, level);
+    fputs("}\n", g->out);
+  } else {
+    fputc('\n', g->out);
+  }
+  g->if_depth--;
+}
+
+/* A nested statement's share of the budget: small, so that nests of three
+ * loops with parameters up to 4 stay at a few thousand dynamic instructions. */
+static long nested_budget(Gen *g, long budget) {
+  long share = 1 + rng_below(&g->rng, 6);
+  return share < budget ? share : budget;
+}
+
+/* body ::= { for | if | block | instr }, about budget instructions in all. */
+static void gen_body(Gen *g, int level, int block_engine, long budget) {
+  while (budget > 0) {
+    long used = 1;
+    if (g->depth < MAX_LOOP_DEPTH && rng_percent(&g->rng, 30)) {
+      used = nested_budget(g, budget);
+      gen_loop(g, level, block_engine, used);
+    } else if (g->if_depth < MAX_IF_DEPTH && rng_percent(&g->rng, 15)) {
+      used = nested_budget(g, budget);
+      gen_if(g, level, block_engine, used, false);
+    } else if (block_engine < 0 && rng_percent(&g->rng, 20)) {
+      used = nested_budget(g, budget);
+      gen_block(g, level, used);
+    } else {
+      gen_instr(g, level, block_engine);
+    }
+    budget -= used;
+  }
+}
+
+void gen_kernel(uint64_t seed, long size, FILE *out) {
+  Gen g = {.rng = rng_stream(seed, STREAM_KERNEL), .out = out, .target = target_default()};
+  int64_t values[MAX_PARAMS];
+  g.nparams = choose_params(seed, values);
+  for (int i = 0; i < BFRT_NOPS; i++) g.deck[i] = i;
+  g.dealt = BFRT_NOPS;
+
+  fprintf(out, "// Generated by `bfsync gen --seed %" PRIu64 " --size %ld`.\n// params: ", seed, size);
+  gen_params(seed, out);
+  fprintf(out, "kernel gen%" PRIu64 "(", seed);
+  for (int i = 0; i < g.nparams; i++) fprintf(out, "%s%s: int", i ? ", " : "", param_names[i]);
+  fputs(") {\n", out);
+  for (size_t i = 0; i < sizeof gen_tensors / sizeof gen_tensors[0]; i++)
+    print_tensor(&g, &gen_tensors[i]);
+  declare_tiles(&g);
+  fputc('\n', out);
+  gen_body(&g, 1, -1, size);
+  fputs("}\n", out);
+}
+
+char *gen_kernel_text(uint64_t seed, long size) {
+  char *text = NULL;
+  size_t len = 0;
+  FILE *f = open_memstream(&text, &len);
+  if (!f) bug("gen: out of memory");
+  gen_kernel(seed, size, f);
+  fclose(f);
+  return text;
+}

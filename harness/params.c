@@ -1,0 +1,88 @@
+/* params.c: parameter bindings and the number parser (see params.h),
+ * shared by the commands and the campaign so both report the same errors
+ * the same way. */
+#include "harness/params.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+int parse_number(const char *what, const char *text, int64_t min, uint64_t max, uint64_t *out, FILE *err) {
+  char *end = NULL;
+  bool negative = text[0] == '-';
+  bool ok = (negative ? text[1] >= '0' && text[1] <= '9' : text[0] >= '0' && text[0] <= '9');
+  errno = 0;
+  if (ok && negative) {
+    long long v = strtoll(text, &end, 10);
+    ok = !errno && !*end && v >= min;
+    *out = (uint64_t)v;
+  } else if (ok) {
+    unsigned long long v = strtoull(text, &end, 10);
+    ok = !errno && !*end && v <= max && (min <= 0 || v >= (uint64_t)min);
+    *out = v;
+  }
+  if (ok) return 0;
+  fprintf(err, "bfsync: error: %s needs an integer from %" PRId64 " to %" PRIu64 ", not '%s'\n", what, min, max,
+          text);
+  return -1;
+}
+
+int param_args_add(ParamArgs *pa, Arena *arena, const char *arg, FILE *err) {
+  const char *eq = strchr(arg, '=');
+  if (!eq || eq == arg || !eq[1]) {
+    fprintf(err, "bfsync: error: parameter '%s' is not NAME=VALUE\n", arg);
+    return -1;
+  }
+  const char *name = arena_strndup(arena, arg, (size_t)(eq - arg));
+  uint64_t value;
+  if (parse_number(arena_printf(arena, "parameter %s", name), eq + 1, INT64_MIN, INT64_MAX, &value, err))
+    return -1;
+  int cap = pa->cap;
+  pa->names = arena_grow(arena, pa->names, sizeof *pa->names, pa->n, &cap);
+  pa->values = arena_grow(arena, pa->values, sizeof *pa->values, pa->n, &pa->cap);
+  pa->names[pa->n] = name;
+  pa->values[pa->n++] = (int64_t)value;
+  return 0;
+}
+
+int param_args_add_line(ParamArgs *pa, Arena *arena, const char *line, FILE *err) {
+  char *copy = arena_strndup(arena, line, strcspn(line, "\n"));
+  for (char *save, *tok = strtok_r(copy, " \t\r", &save); tok; tok = strtok_r(NULL, " \t\r", &save))
+    if (param_args_add(pa, arena, tok, err)) return -1;
+  return 0;
+}
+
+static int find_param(const Kernel *k, const char *name) {
+  for (int i = 0; i < k->nparams; i++)
+    if (!strcmp(k->params[i].name, name)) return i;
+  return -1;
+}
+
+int param_args_bind(const ParamArgs *pa, const Kernel *k, int64_t *values, FILE *err) {
+  bool *given = calloc((size_t)k->nparams + 1, sizeof *given);
+  if (!given) bug("out of memory");
+  int status = 0;
+  for (int i = 0; i < pa->n; i++) {
+    int p = find_param(k, pa->names[i]);
+    if (p < 0) {
+      fprintf(err, "bfsync: error: kernel '%s' has no parameter '%s'\n", k->name, pa->names[i]);
+      status = -1;
+    } else if (given[p]) {
+      fprintf(err, "bfsync: error: parameter '%s' given twice\n", pa->names[i]);
+      status = -1;
+    } else {
+      given[p] = true;
+      values[p] = pa->values[i];
+    }
+  }
+  for (int p = 0; p < k->nparams; p++)
+    if (!given[p]) {
+      fprintf(err, "bfsync: error: missing parameter '%s' (give -p %s=VALUE)\n", k->params[p].name,
+              k->params[p].name);
+      status = -1;
+    }
+  free(given);
+  return status;
+}

@@ -1,0 +1,34 @@
+/* params.h: kernel parameters as NAME=VALUE words, from -p options or a
+ * `// params:` line, bound to a kernel's parameter order; and the one
+ * number parser every command-line number goes through. No fixed limits:
+ * any number of parameters, names of any length. */
+#ifndef HARNESS_PARAMS_H
+#define HARNESS_PARAMS_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "frontend/arena.h"
+#include "frontend/ast.h"
+
+/* Kernel parameters as given, in order. */
+typedef struct ParamArgs {
+  int n, cap;
+  const char **names;
+  int64_t *values;
+} ParamArgs;
+
+/* The one number parser: text as a decimal integer within [min, max]
+ * (signed when min < 0). 0, or -1 after "WHAT needs an integer from MIN to
+ * MAX, not 'TEXT'" on err. */
+int parse_number(const char *what, const char *text, int64_t min, uint64_t max, uint64_t *out, FILE *err);
+
+/* Add "NAME=VALUE"; -1 with a message on err if malformed. */
+int param_args_add(ParamArgs *pa, Arena *arena, const char *arg, FILE *err);
+/* Add each NAME=VALUE word of a `// params:` line (text after the colon). */
+int param_args_add_line(ParamArgs *pa, Arena *arena, const char *line, FILE *err);
+/* Values in the kernel's parameter order, into values (k->nparams of them);
+ * -1 with a message on an unknown, missing or repeated parameter. */
+int param_args_bind(const ParamArgs *pa, const Kernel *k, int64_t *values, FILE *err);
+
+#endif

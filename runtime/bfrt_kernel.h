@@ -1,0 +1,101 @@
+/* bfrt_kernel.h: the ABI generated kernels compile against.
+ *
+ * A generated kernel is a bfrt_kernel descriptor plus one C function per
+ * engine. Each engine function runs its instruction stream in order and
+ * touches the machine only through the calls below: ops (each counts one
+ * completion on its engine's counter), waits on another engine's counter,
+ * barriers (baseline only) and a charge for bookkeeping arithmetic. A
+ * hardware team ports bfsync by implementing these calls on their device;
+ * bfsync ships two implementations: real threads and a cycle simulator.
+ *
+ * Kernel-side calls never return an error: a failing call (bounds,
+ * division by zero, deadlock) stops the whole kernel and bfrt_run()
+ * returns -1. Host programs need only bfrt.h. See docs/runtime.md. */
+#ifndef BFRT_KERNEL_H
+#define BFRT_KERNEL_H
+
+#include <stdint.h>
+
+#include "bfrt.h"
+
+/* ---- Ops: the table in ops.def, installed beside this header. */
+enum {
+#define OP(id, name, sig, engines, shape, cls) BFRT_##id,
+#include "ops.def"
+#undef OP
+  BFRT_NOPS
+};
+
+/* ---- The kernel descriptor, emitted by the backend. */
+typedef struct bfrt_ctx bfrt_ctx; /* one engine's view of a running kernel */
+
+enum { BFRT_KIND_PE, BFRT_KIND_ACT, BFRT_KIND_DVE, BFRT_KIND_POOL, BFRT_KIND_DMA, BFRT_NKINDS };
+
+typedef struct bfrt_tile_desc {
+  const char *name;
+  int64_t slots, rows, cols; /* unslotted tiles have 1 slot */
+} bfrt_tile_desc;
+
+typedef struct bfrt_tensor_desc {
+  const char *name;
+  int io; /* BFRT_IN | BFRT_OUT | BFRT_INOUT */
+  int ints; /* 1: i32 elements (device integers, read with bfrt_elem), stored in 4-byte cells */
+} bfrt_tensor_desc;
+
+struct bfrt_kernel {
+  const char *name;
+  int nparams;
+  const char *const *param_names;
+  int nengines;
+  const char *const *engine_names;
+  const int *engine_kinds;                                 /* BFRT_KIND_* of each engine */
+  void (*const *entry)(bfrt_ctx *, const int64_t *params); /* one per engine */
+  int ntiles;
+  const bfrt_tile_desc *tiles;
+  int ntensors;
+  const bfrt_tensor_desc *tensors;
+  /* Shape of tensor t for these parameters; returns 0, or the source line of a
+   * division by zero in the shape expression. */
+  int (*tensor_shape)(const int64_t *params, int t, int64_t shape[2]);
+};
+
+/* ---- Kernel side: what generated engine functions call. */
+enum { BFRT_ARG_TILE, BFRT_ARG_HBM, BFRT_ARG_IMM };
+
+typedef struct bfrt_arg {
+  int kind;     /* BFRT_ARG_* */
+  int id;       /* tile or tensor index in the descriptor */
+  int64_t a, b; /* tile: a = slot; hbm: (a, b) = tile coordinates */
+  float imm;
+} bfrt_arg;
+
+#define BFRT_TILE(id, slot) {BFRT_ARG_TILE, (id), (slot), 0, 0.0f}
+#define BFRT_HBM(id, r, c) {BFRT_ARG_HBM, (id), (r), (c), 0.0f}
+#define BFRT_IMM(x) {BFRT_ARG_IMM, 0, 0, 0, (x)}
+
+/* Run op on this engine's operands; counts one completion when it is done. */
+void bfrt_op(bfrt_ctx *cx, int op, int line, int nargs, const bfrt_arg *args);
+/* Stall this engine until engine's counter reaches threshold. */
+void bfrt_wait(bfrt_ctx *cx, int engine, int64_t threshold, int line);
+/* Full barrier of all engines; every counter reads 0 after it (baseline). */
+void bfrt_barrier(bfrt_ctx *cx, int line);
+/* Charge n bookkeeping operations (sync arithmetic) to this engine. */
+void bfrt_bookkeep(bfrt_ctx *cx, int64_t n);
+/* Floor division and modulo; a zero divisor stops the kernel naming line. */
+int64_t bfrt_div(bfrt_ctx *cx, int64_t a, int64_t b, int line);
+int64_t bfrt_mod(bfrt_ctx *cx, int64_t a, int64_t b, int line);
+/* Element (row, col) of i32 tensor `tensor` (a device integer, read by this
+ * engine: costs device_read cycles in the simulator); out of bounds stops
+ * the kernel naming line, the tensor and the element. */
+int64_t bfrt_elem(bfrt_ctx *cx, int tensor, int64_t row, int64_t col, int line);
+/* Returns slot, the slot of tile that op at line uses, once it is in
+ * range; else stops the kernel with the op's own slot error. Bookkeeping
+ * indexes its arrays with it, so it never touches memory out of range. */
+int64_t bfrt_slot(bfrt_ctx *cx, int op, int tile, int64_t slot, int line);
+/* Enter `for v in lo .. hi`: returns hi; a loop of 2^63 or more iterations
+ * (more than a 64-bit counter can count) stops the kernel naming line. */
+int64_t bfrt_loop(bfrt_ctx *cx, int64_t lo, int64_t hi, int line);
+/* A zeroed array of n counters owned by this engine until the run ends. */
+int64_t *bfrt_scratch(bfrt_ctx *cx, int64_t n);
+
+#endif

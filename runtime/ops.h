@@ -1,0 +1,50 @@
+/* ops.h: the op vocabulary, one table for the compiler and the runtime.
+ *
+ * runtime/ops.def declares every op once; this header gives its columns
+ * their types (the operand signature, the engine kinds, the shape rule,
+ * the cost class) and rt_ops is the table itself, built from ops.def in
+ * runtime/ops.c. Sema, the dependence analysis, the generator, the
+ * runtime's operand checks and the cost model all read this one table.
+ *
+ * Like the rest of the runtime this includes nothing from the compiler. */
+#ifndef BFRT_OPS_H
+#define BFRT_OPS_H
+
+#include "bfrt_cost.h"
+#include "bfrt_kernel.h"
+
+/* Engine-kind bits, the engines column of ops.def. */
+enum {
+  BFK_PE = 1 << BFRT_KIND_PE,
+  BFK_ACT = 1 << BFRT_KIND_ACT,
+  BFK_DVE = 1 << BFRT_KIND_DVE,
+  BFK_POOL = 1 << BFRT_KIND_POOL,
+  BFK_DMA = 1 << BFRT_KIND_DMA,
+};
+
+/* Operands after the destination, destination first: T tile, H hbm tile, F immediate. */
+typedef enum Signature { SIG_T_H, SIG_H_T, SIG_T_TT, SIG_T_T, SIG_T_F, SIG_T_TF } Signature;
+
+/* How operand shapes must relate (shapes are [rows, cols]). */
+typedef enum ShapeRule {
+  SHAPE_SAME,      /* every tile operand has the destination's shape; an hbm tile takes it */
+  SHAPE_MATMUL,    /* dst [M,N] = a [M,K] . b [K,N] */
+  SHAPE_TRANSPOSE, /* dst [N,M] = src [M,N] transposed */
+  SHAPE_ROWREDUCE, /* dst [M,1] from src [M,N] */
+  SHAPE_ROWBCAST,  /* dst [M,N] = src [M,N] op row [M,1] */
+  SHAPE_NONE,      /* fill: no relation */
+} ShapeRule;
+
+typedef struct OpInfo {
+  const char *name;
+  Signature sig;
+  unsigned engines; /* BFK_* bits */
+  ShapeRule shape;
+  int cls;              /* BFRT_CLASS_*: its throughput in the cost model */
+  const char *operands; /* one letter per operand, destination first: T, H or F */
+} OpInfo;
+
+/* Indexed by BFRT_<OP>. */
+extern const OpInfo rt_ops[BFRT_NOPS];
+
+#endif

@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# hostile.sh: kernels from hostile testing (issue 9) that must stop with a
+# clear error, never a signal, a hang or an internal error.
+#
+# Each tests/hostile/NAME.bfk has `// params:` lines, one `// error:` line
+# and one `// line:` line. At every parameter set, `bfsync verify` (both
+# sync modes) and `bfsync run` (both modes, threads with --check, then
+# --exec=sim) must exit 1 with a message containing the error text and
+# naming the line (FILE:LINE:COL: from verify, "line LINE:" from run).
+# Then a kernel of 150,000 straight-line ops must run. Kernels that must pass go to
+# tests/regress/ instead. No golden files: UPDATE=1 skips it.
+set -u
+if [[ -n ${UPDATE:-} ]]; then echo "hostile.sh: no golden files to update"; exit 0; fi
+cd "$(dirname "$0")/.."
+: "${BFSYNC:?BFSYNC must name the bfsync binary}"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+failures=0 runs=0
+
+expect_error() { # want, line, command...
+  local want=$1 line=$2 status; shift 2
+  timeout 60 "$BFSYNC" "$@" >"$tmp/out" 2>"$tmp/err"
+  status=$?
+  runs=$((runs + 1))
+  if [[ $status != 1 ]]; then
+    echo "hostile.sh: FAIL: bfsync $* exited $status, not 1: $(head -c 300 "$tmp/err")"
+    failures=$((failures + 1))
+  elif ! grep -qF -- "$want" "$tmp/err"; then
+    echo "hostile.sh: FAIL: bfsync $*: no '$want' in: $(head -c 300 "$tmp/err")"
+    failures=$((failures + 1))
+  elif ! grep -qE -- "(:$line:[0-9]+: error|line $line:)" "$tmp/err"; then
+    echo "hostile.sh: FAIL: bfsync $*: the error does not name line $line: $(head -c 300 "$tmp/err")"
+    failures=$((failures + 1))
+  elif grep -q "internal error" "$tmp/err"; then
+    echo "hostile.sh: FAIL: bfsync $*: internal error: $(head -c 300 "$tmp/err")"
+    failures=$((failures + 1))
+  fi
+}
+
+for k in tests/hostile/*.bfk; do
+  want=$(sed -n 's|^// error: ||p' "$k" | head -1)
+  line=$(sed -n 's|^// line: ||p' "$k" | head -1)
+  [[ -n $want && -n $line ]] || { echo "hostile.sh: FAIL: $k has no '// error:' or '// line:' line"; failures=$((failures + 1)); continue; }
+  while IFS= read -r set; do
+    args=()
+    for kv in $set; do args+=(-p "$kv"); done
+    for sync in barrier-free barrier; do
+      expect_error "$want" "$line" verify "$k" "${args[@]}" --sync=$sync
+      expect_error "$want" "$line" run "$k" "${args[@]}" --sync=$sync --check
+      expect_error "$want" "$line" run "$k" "${args[@]}" --sync=$sync --exec=sim
+    done
+  done < <(sed -n 's|^// params:||p' "$k")
+done
+
+# 150,000 straight-line ops on one engine: the engine function's stack
+# once grew with every op (a compound literal each) and overflowed.
+python3 - "$tmp/long.bfk" <<'PY'
+import sys
+body = "\n".join("  dve: add a, a, b;" for _ in range(150000))
+open(sys.argv[1], "w").write("kernel long_line(N: int) {\n  hbm in X: f32[4, 4];\n  hbm out Y: f32[4, 4];\n"
+    "  sbuf a: f32[4, 4];\n  sbuf b: f32[4, 4];\n  dma: load a, X[0, 0];\n" + body +
+    "\n  dma: store Y[0, 0], a;\n}\n")
+PY
+runs=$((runs + 1))
+if ! timeout 120 "$BFSYNC" run "$tmp/long.bfk" -p N=1 >"$tmp/out" 2>"$tmp/err"; then
+  echo "hostile.sh: FAIL: 150,000 straight-line ops: $(tail -c 300 "$tmp/err")"
+  failures=$((failures + 1))
+fi
+
+echo "hostile.sh: $runs runs"
+[[ $failures == 0 ]] || { echo "hostile.sh: $failures failures"; exit 1; }
+echo "hostile.sh: ok"
