@@ -22,6 +22,11 @@
  *    constants, parameters and each other (`v == 0`, `v == u`, `v % 2 == 0`,
  *    `v < P`), combined with &&, || and !, with else branches and `else if`
  *    chains: so branches run in some iterations only, on every engine alike.
+ *  - Some kernels read device integers from `hbm in C: i32[8, 2]` (values
+ *    0 .. 4 at run time): loop bounds `0 .. C[u, 0] % P0` (P0, the first
+ *    parameter, is at least 2, so 0, 1 and more trips all occur, and the
+ *    variable stays below P0) and conditions `C[u, 1] > c`, rows indexed
+ *    by loop variables (below 4) or constants.
  *  - Every loop variable stays below max(1, largest parameter), so an hbm
  *    coordinate `v + 1` is below (sum of parameters + 2): sizing the tensors
  *    that way keeps every access in bounds for any non-negative parameters.
@@ -108,6 +113,7 @@ typedef struct Gen {
   int depth;                   /* enclosing loops */
   int scope[MAX_LOOP_DEPTH];   /* their numbers */
   int if_depth;                /* enclosing conditionals */
+  bool ints;                   /* the kernel has device integers C: i32[8, 2] */
 } Gen;
 
 /* The parameter set of seed's kernel; returns how many parameters it has.
@@ -337,6 +343,11 @@ static void print_bounds(Gen *g) {
                       : outer_forms[rng_below(&g->rng, sizeof outer_forms / sizeof outer_forms[0])];
   const char *p = random_param(g);
   int u = g->depth ? random_scope_var(g) : 0;
+  if (g->ints && rng_percent(&g->rng, 30)) { /* a device-read bound */
+    if (g->depth) fprintf(g->out, "0 .. C[v%d, 0] %% %s", u, param_names[0]);
+    else fprintf(g->out, "0 .. C[%d, 0] %% %s", rng_below(&g->rng, 8), param_names[0]);
+    return;
+  }
   switch (form) {
   case 0: fprintf(g->out, "0 .. %s", p); break;
   case 1: fprintf(g->out, "1 .. %s", p); break;
@@ -378,6 +389,11 @@ static void gen_block(Gen *g, int level, long budget) {
 static void print_atom(Gen *g) {
   int form = g->depth ? rng_below(&g->rng, 7) : 5 + rng_below(&g->rng, 2);
   int v = g->depth ? random_scope_var(g) : 0, c = rng_below(&g->rng, 3);
+  if (g->ints && rng_percent(&g->rng, 25)) { /* a device integer */
+    if (g->depth) fprintf(g->out, "C[v%d, 1] > %d", v, c);
+    else fprintf(g->out, "C[%d, 1] > %d", rng_below(&g->rng, 8), c);
+    return;
+  }
   switch (form) {
   case 0: fprintf(g->out, "v%d == %d", v, c); break;
   case 1: fprintf(g->out, "v%d == v%d", v, random_scope_var(g)); break;
@@ -458,6 +474,7 @@ void gen_kernel(uint64_t seed, long size, FILE *out) {
   Gen g = {.rng = rng_stream(seed, STREAM_KERNEL), .out = out, .target = target_default()};
   int64_t values[MAX_PARAMS];
   g.nparams = choose_params(seed, values);
+  g.ints = rng_percent(&g.rng, 40);
   for (int i = 0; i < BFRT_NOPS; i++) g.deck[i] = i;
   g.dealt = BFRT_NOPS;
 
@@ -468,6 +485,7 @@ void gen_kernel(uint64_t seed, long size, FILE *out) {
   fputs(") {\n", out);
   for (size_t i = 0; i < sizeof gen_tensors / sizeof gen_tensors[0]; i++)
     print_tensor(&g, &gen_tensors[i]);
+  if (g.ints) fputs("  hbm in C: i32[8, 2];\n", out);
   declare_tiles(&g);
   fputc('\n', out);
   gen_body(&g, 1, -1, size);
