@@ -34,7 +34,7 @@ UNIT_SRC     = $(sort $(wildcard tests/unit/test_*.c))
 UNIT_BIN     = $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 TEST_SCRIPTS = $(sort $(wildcard tests/*.sh))
 
-.PHONY: all deps test test-unit test-scripts test-asan test-update run bench install clean fuzz-kernels fuzz exhaustive
+.PHONY: all deps test test-unit test-scripts test-asan test-update run bench bench-compile install clean fuzz-kernels fuzz exhaustive
 all: $(BUILD)/bfsync $(BUILD)/libbfrt.a $(BUILD_HDR)
 
 deps:
@@ -67,7 +67,7 @@ $(BUILD)/include/bfsync/%: runtime/%
 $(BUILD)/libbfrt.a: $(RUNTIME_OBJ)
 	ar rcs $@ $^
 
-$(BUILD)/bfsync: $(COMPILER_OBJ) $(BUILD)/libbfrt.a
+$(BUILD)/bfsync: $(COMPILER_OBJ) $(BUILD)/libbfrt.a | $(BUILD_HDR)
 	$(CC) $(BASEFLAGS) $(CFLAGS) -rdynamic -o $@ $(COMPILER_OBJ) $(BUILD)/libbfrt.a $(LDLIBS)
 
 $(BUILD)/tests/%: tests/unit/%.c $(LIB_OBJ) $(BUILD)/libbfrt.a $(BUILD_HDR)
@@ -101,6 +101,10 @@ run:
 
 bench: all
 	@bash bench/run.sh $(BUILD)/bfsync
+
+# Only the compile section of bench/results.md (the others are kept).
+bench-compile: all
+	@COMPILE_ONLY=1 bash bench/run.sh $(BUILD)/bfsync
 
 # Verification at scale (docs/correctness.md). fuzz-kernels: the
 # differential campaign over N random kernels from seed FROM (the documented

@@ -18,7 +18,7 @@
 #include "runtime/semantics.h"
 
 static const char *const op_names[] = {
-#define OP(id, name, sig, engines, shape, cls) name,
+#define OP(id, name, sig, engines, shape, cls, acc) name,
 #include "runtime/ops.def"
 #undef OP
 };

@@ -7,7 +7,8 @@
  *   verify   parse -> check -> transform -> ir_validate -> oracle
  *   run      parse -> check -> transform -> ir_validate -> emit_c -> jit -> run,
  *            and reference, compared bit for bit
- *   gen      random valid kernels for differential testing */
+ *   gen      random valid kernels for differential testing
+ *   ops      the op table, with the target's engines */
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
@@ -27,6 +28,7 @@ static const struct {
     {"run", cmd_run, "JIT-compile and run a kernel, compared with the reference"},
     {"gen", cmd_gen, "print a random valid kernel"},
     {"campaign", cmd_campaign, "differential campaign over random kernels; exhaustive small scope"},
+    {"ops", cmd_ops, "list every op with its engines and shape rule"},
 };
 
 /* The command's status, or 1 after a message when its output could not

@@ -85,6 +85,35 @@ Program *program_load(const char *path, const Target *target, FILE *out) {
   return p;
 }
 
+/* The path after the first "// target:" at the start of a line, or NULL. */
+static char *target_line(const Program *p) {
+  static const char mark[] = "// target:";
+  for (size_t at = 0; at < p->src.len;) {
+    const char *line = p->src.text + at, *nl = memchr(line, '\n', p->src.len - at);
+    size_t len = nl ? (size_t)(nl - line) : p->src.len - at;
+    if (len > sizeof mark - 1 && !memcmp(line, mark, sizeof mark - 1)) {
+      const char *path = line + sizeof mark - 1, *end = line + len;
+      while (path < end && (*path == ' ' || *path == '\t')) path++;
+      while (end > path && (end[-1] == ' ' || end[-1] == '\t' || end[-1] == '\r')) end--;
+      return end > path ? arena_strndup(p->arena, path, (size_t)(end - path)) : NULL;
+    }
+    at += len + 1;
+  }
+  return NULL;
+}
+
+int program_use_target_line(Program *p, FILE *out) {
+  char *path = target_line(p);
+  if (!path) return 0;
+  const char *slash = strrchr(p->src.path, '/');
+  if (path[0] != '/' && slash)
+    path = arena_printf(p->arena, "%.*s/%s", (int)(slash - p->src.path), p->src.path, path);
+  Target *t = ARENA_NEW(p->arena, Target);
+  if (target_load(path, p->arena, t, out)) return -1;
+  p->target = t;
+  return 0;
+}
+
 int line_of(const Program *p, Span span) { return source_line(&p->src, span.begin); }
 
 void program_free(Program *p) {

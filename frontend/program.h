@@ -40,6 +40,12 @@ Program *program_new(const char *path, const char *text, size_t len, const Targe
 /* Read path ("-": standard input) into a new program; NULL (with a message
  * on out) if unreadable or larger than MAX_SOURCE_BYTES. */
 Program *program_load(const char *path, const Target *target, FILE *out);
+/* The kernel file may name its target in a line `// target: FILE` (FILE
+ * relative to the kernel file's folder); when it does, load that target
+ * into p (in p's arena). 0 (also when there is no such line), or -1 after
+ * the target file's errors on out. Commands call it when no --target is
+ * given, so a kernel for another machine checks and formats without flags. */
+int program_use_target_line(Program *p, FILE *out);
 /* Free the program and its arena. */
 void program_free(Program *p);
 /* The 1-based source line where span starts (what messages, the IR and

@@ -10,8 +10,10 @@ Print Assumptions Theorems.progress.
 Print Assumptions Theorems.redundant_wait_elimination.
 Print Assumptions Machine.wrap_ge_agrees.
 Print Assumptions Theorems.window_agrees.
+Print Assumptions Machine.stepped_lower.
 Print Assumptions Theorems.window_soundness.
 Print Assumptions Transform.count_correct.
+Print Assumptions Model.need_latest.
 Print Assumptions Validate.check_soundness.
 Print Assumptions Validate.check_progress.
 Print Assumptions Extract.bf_validated_soundness.

@@ -327,10 +327,11 @@ Proof.
     destruct (Z.geb a b) eqn:E; [apply Z.geb_le in E; lia|]. apply Z.ltb_ge. lia.
 Qed.
 
-(* The window rule in a state: a producer is never 2^(B-1) or more
-   increments ahead of a consumer that still has to wait on it
-   (back-pressure), and no pending wait asks for more than 2^(B-1)
-   increments beyond the counter (lag). *)
+(* The window rule in a state, t - H <= S_e < t + H for every pending
+   wait (H = 2^(B-1)): a producer is never H or more increments ahead of
+   a consumer that still has to wait on it (the upper side, back-pressure),
+   and no pending wait asks for more than H beyond the counter (the lower
+   side, which stepped waits give by construction: stepped_lower). *)
 Definition window (B : nat) (st : mstate) :=
   forall c k f T, nth_error (groups c) (done st c) = Some k ->
     nth_error (W k) (passed st c) = Some (f, T) ->
@@ -349,16 +350,61 @@ Proof.
   - eapply StepOp; eassumption.
 Qed.
 
-(* Executions of the B-bit machine that keep the window. *)
-Inductive reachable_wrapped (B : nat) : mstate -> Prop :=
-| WReachInit : reachable_wrapped B init
-| WReachStep : forall st c st', reachable_wrapped B st -> window B st ->
-    step (wrap_ge B) st c st' -> reachable_wrapped B st'.
+(* ---- The lower side of the window, by construction.
 
-Theorem window_reachable : forall B st, (1 <= B)%nat -> reachable_wrapped B st -> reachable st.
+   bfsync's guarded wait never asks for more than 2^(B-1) above what its
+   engine already passed on the same counter (known[e]; it steps a larger
+   threshold up in waits of at most 2^(B-1) each, docs/algorithm.md). In
+   stream terms: every wait's threshold is at most H, or at most H above
+   an earlier wait of the same engine on the same counter. *)
+Definition stepped (H : Z) :=
+  forall c g k i f T, nth_error (groups c) g = Some k -> nth_error (W k) i = Some (f, T) ->
+    T <= H \/
+    exists g' k' i' T', ((g' < g)%nat \/ (g' = g /\ (i' < i)%nat)) /\
+      nth_error (groups c) g' = Some k' /\ nth_error (W k') i' = Some (f, T') /\ T <= T' + H.
+
+Lemma stepped_lower : forall H st c k f T, stepped H -> reachable st ->
+  nth_error (groups c) (done st c) = Some k -> nth_error (W k) (passed st c) = Some (f, T) ->
+  T - Z.of_nat (done st f) <= H.
 Proof.
-  intros B st HB R. induction R; [constructor|].
-  apply ReachStep with st c; [exact IHR|]. apply (window_step B st c st' HB H). exact H0.
+  intros H st c k f T Hs R Hg Hw. pose proof (reachable_holds st R) as Hh.
+  destruct (Hs c (done st c) k (passed st c) f T Hg Hw) as [Hle | [g' [k' [i' [T' [Hord [Hg' [Hw' Hle]]]]]]]].
+  - pose proof (Nat2Z.is_nonneg (done st f)). lia.
+  - destruct Hord as [Hlt | [Heq Hlt]].
+    + pose proof (proj1 (Hh c g' k' Hg') Hlt f T' (nth_error_In _ _ Hw')). lia.
+    + subst g'. rewrite Hg in Hg'. injection Hg' as <-.
+      pose proof (proj2 (proj2 (Hh c (done st c) k Hg) eq_refl) i' f T' Hlt Hw'). lia.
+Qed.
+
+(* The back-pressure rule in a state: no producer is 2^(B-1) or more
+   increments ahead of a consumer that still has to wait on it. *)
+Definition backpressure (B : nat) (st : mstate) :=
+  forall c k f T, nth_error (groups c) (done st c) = Some k ->
+    nth_error (W k) (passed st c) = Some (f, T) -> Z.of_nat (done st f) - T < 2 ^ (Z.of_nat B - 1).
+
+(* Executions of the B-bit machine under the back-pressure rule. *)
+Inductive reachable_bp (B : nat) : mstate -> Prop :=
+| BReachInit : reachable_bp B init
+| BReachStep : forall st c st', reachable_bp B st -> backpressure B st ->
+    step (wrap_ge B) st c st' -> reachable_bp B st'.
+
+(* Window: with stepped waits and the back-pressure rule, the B-bit
+   machine compares exactly as the unbounded one, step by step, so its
+   executions are executions of the unbounded machine. *)
+Theorem backpressure_window : forall B st, (1 <= B)%nat -> stepped (2 ^ (Z.of_nat B - 1)) ->
+  reachable st -> backpressure B st -> window B st.
+Proof.
+  intros B st HB Hs R Hbp c k f T Hg Hw. split.
+  - exact (Hbp c k f T Hg Hw).
+  - exact (stepped_lower _ st c k f T Hs R Hg Hw).
+Qed.
+
+Theorem backpressure_reachable : forall B st, (1 <= B)%nat -> stepped (2 ^ (Z.of_nat B - 1)) ->
+  reachable_bp B st -> reachable st.
+Proof.
+  intros B st HB Hs R. induction R; [constructor|].
+  apply ReachStep with st c; [exact IHR|].
+  apply (window_step B st c st' HB (backpressure_window B st HB Hs IHR H)). exact H0.
 Qed.
 
 End Machine.

@@ -3,7 +3,8 @@
    A kernel is a structured program: instructions placed on engines, loops
    `for l in lo .. hi` whose bounds are evaluated once at entry (a range
    that is empty or negative runs no iteration), and conditionals
-   `if (a op b) { t } else { f }`, a scope that runs zero or one time.
+   `if (c) { t } else { f }`, c comparisons combined with && || !: a
+   scope that runs zero or one time.
    Expressions are bfsync's: integers, parameters, loop variables, + - *,
    floor division and modulo (Coq's Z.div and Z.modulo round toward
    negative infinity, as docs/language.md specifies), and max, which the
@@ -85,10 +86,25 @@ Qed.
 
 Inductive cmp := CLt | CLe | CGt | CGe | CEq | CNe.
 
+(* Conditions of `if`: comparisons combined with && || !. *)
+Inductive cond :=
+| CCmp (c : cmp) (a b : expr)
+| CAnd (a b : cond)
+| COr (a b : cond)
+| CNot (a : cond).
+
 Definition holds (c : cmp) (a b : Z) : bool :=
   match c with
   | CLt => a <? b | CLe => a <=? b | CGt => b <? a
   | CGe => b <=? a | CEq => a =? b | CNe => negb (a =? b)
+  end.
+
+Fixpoint evalc (p v : env) (c : cond) : bool :=
+  match c with
+  | CCmp op a b => holds op (eval p v a) (eval p v b)
+  | CAnd a b => evalc p v a && evalc p v b
+  | COr a b => evalc p v a || evalc p v b
+  | CNot a => negb (evalc p v a)
   end.
 
 (* The values lo, lo + 1, ..., lo + n - 1 fed to f, results concatenated. *)
@@ -113,7 +129,7 @@ Variable kc : key -> key -> bool.
 Inductive stmt :=
 | SInstr (id eng : nat) (accs : list acc)
 | SFor (l : nat) (lo hi : expr) (body : block)
-| SIf (c : cmp) (a b : expr) (t f : block)
+| SIf (c : cond) (t f : block)
 with block :=
 | BNil
 | BCons (s : stmt) (rest : block).
@@ -130,7 +146,7 @@ Fixpoint trace_s (p v : env) (s : stmt) : list inst :=
   | SFor l lo hi body =>
       let lo' := eval p v lo in
       iter (fun i => trace_b p (set v l i) body) (Z.to_nat (eval p v hi - lo')) lo'
-  | SIf c a b t f => if holds c (eval p v a) (eval p v b) then trace_b p v t else trace_b p v f
+  | SIf c t f => if evalc p v c then trace_b p v t else trace_b p v f
   end
 with trace_b (p v : env) (b : block) : list inst :=
   match b with
@@ -239,5 +255,34 @@ Proof.
   rewrite app_assoc, need_aux_split, need_aux_snoc, He, Nat.eqb_refl, Hc.
   apply need_aux_mono. rewrite cnt_app. simpl. rewrite He, Nat.eqb_refl. lia.
 Qed.
+
+(* need is the position after the latest conflicting instance: what a
+   static scan (deps.c's closed and last-iteration thresholds) must
+   establish to replace the tracked lookup by a compile-time position. *)
+Lemma need_aux_quiet : forall f ys l c a,
+  (forall y, In y l -> ieng y = f -> conflict (ikeys y) ys = false) -> need_aux f ys l c a = a.
+Proof.
+  induction l as [|y l IH]; simpl; intros c a H; [reflexivity|].
+  destruct (Nat.eqb (ieng y) f) eqn:E.
+  - apply Nat.eqb_eq in E. rewrite (H y (or_introl eq_refl) E). apply IH. auto.
+  - apply IH. auto.
+Qed.
+
+Lemma need_latest : forall f ys pre j x,
+  nth_error pre j = Some x -> ieng x = f -> conflict (ikeys x) ys = true ->
+  (forall y, In y (skipn (S j) pre) -> ieng y = f -> conflict (ikeys y) ys = false) ->
+  need pre f ys = cnt f (firstn j pre) + 1.
+Proof.
+  intros f ys pre j x Hj He Hc Hq.
+  pose proof (nth_error_split pre j x Hj) as Hs.
+  set (l1 := firstn j pre) in *. set (l2 := skipn (S j) pre) in *.
+  rewrite Hs. unfold need.
+  rewrite app_assoc, need_aux_split, need_aux_snoc, He, Nat.eqb_refl, Hc.
+  apply need_aux_quiet. exact Hq.
+Qed.
+
+Lemma need_none : forall f ys pre,
+  (forall y, In y pre -> ieng y = f -> conflict (ikeys y) ys = false) -> need pre f ys = 0.
+Proof. intros. unfold need. apply need_aux_quiet. exact H. Qed.
 
 End Lang.

@@ -105,23 +105,33 @@ Proof. intros W H. apply soundness_general. apply covers_from_need. exact H. Qed
 
 (* Window: with B-bit counters compared modulo 2^B, in every state that
    keeps the window rule the wrapped comparison takes exactly the steps of
-   the unbounded one; so every execution of the B-bit machine that keeps
-   the rule is an execution of the unbounded machine, and is sound. *)
-Theorem window_agrees : forall B st c st', (1 <= B)%nat -> window key tr waits B st ->
-  (step key tr waits (wrap_ge B) st c st' <-> step key tr waits Z.geb st c st').
+   the unbounded one. *)
+Theorem window_agrees : forall W B st c st', (1 <= B)%nat -> window key tr W B st ->
+  (step key tr W (wrap_ge B) st c st' <-> step key tr W Z.geb st c st').
 Proof. intros. apply window_step; assumption. Qed.
 
-Theorem window_soundness : forall B st c st', (1 <= B)%nat ->
-  reachable_wrapped key tr waits B st -> window key tr waits B st ->
-  step key tr waits (wrap_ge B) st c st' ->
-  forall k xk, nth_error (groups key tr c) (done st c) = Some k -> passed st c = length (waits k) ->
+(* And the narrow machine is sound: take any waits W that imply the needs
+   (the transform's, thinned by the guard and the drops) and that are
+   stepped (no wait asks for more than 2^(B-1) above one its engine passed
+   on the same counter, or above 0: bfsync's guarded wait). Every execution
+   of the B-bit machine that keeps the back-pressure rule (no producer
+   2^(B-1) or more ahead of a consumer that still has to wait on it) is an
+   execution of the unbounded machine, and so is sound. *)
+Theorem window_soundness : forall B W, (1 <= B)%nat -> stepped key tr W (2 ^ (Z.of_nat B - 1)) ->
+  (forall c g k xk f, nth_error (groups key tr c) g = Some k -> nth_error tr k = Some xk ->
+     In f (others engs (ieng key xk)) -> implied key tr W c g f (need (firstn k tr) f (ikeys key xk))) ->
+  forall st c st', reachable_bp key tr W B st -> backpressure key tr W B st ->
+  step key tr W (wrap_ge B) st c st' ->
+  forall k xk, nth_error (groups key tr c) (done st c) = Some k -> passed st c = length (W k) ->
   nth_error tr k = Some xk ->
   forall j x, (j < k)%nat -> nth_error tr j = Some x -> ieng key x <> c ->
   conflict key kc (ikeys key x) (ikeys key xk) = true -> completed key tr st j.
 Proof.
-  intros B st c st' HB R Hw S.
-  apply (soundness st c st' (window_reachable key tr waits B st HB R)).
-  apply (window_step key tr waits B st c st' HB Hw). exact S.
+  intros B W HB Hs Himp st c st' R Hbp S.
+  pose proof (backpressure_reachable key tr W B st HB Hs R) as Ru.
+  apply (redundant_wait_elimination W Himp st c st' Ru).
+  apply (window_step key tr W B st c st' HB (backpressure_window key tr W B st HB Hs Ru Hbp)).
+  exact S.
 Qed.
 
 End Theorems.

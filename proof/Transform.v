@@ -57,7 +57,7 @@ Fixpoint count_s (s : stmt) (e : nat) : option expr :=
       | Some k => if uses l k then None else Some (EMul (EMax (EConst 0) (ESub hi lo)) k)
       | None => None
       end
-  | SIf _ _ _ _ t f =>
+  | SIf _ _ t f =>
       match count_b t e, count_b f e with
       | Some a, Some b => if expr_eq_dec a b then Some a else None
       | _, _ => None
@@ -102,9 +102,9 @@ Proof.
   - destruct (count_b t e) as [a'|] eqn:Ea; [|discriminate].
     destruct (count_b f e) as [b'|] eqn:Eb; [|discriminate].
     destruct (expr_eq_dec a' b'); [|discriminate]. injection H1 as <-. subst b'.
-    change (trace_s p v (SIf acc c a b t f)) with
-      (if holds c (eval p v a) (eval p v b) then trace_b p v t else trace_b p v f).
-    destruct (holds c _ _); [apply H | apply H0]; assumption.
+    change (trace_s p v (SIf acc c t f)) with
+      (if evalc p v c then trace_b p v t else trace_b p v f).
+    destruct (evalc p v c); [apply H | apply H0]; assumption.
   - injection H as <-. reflexivity.
   - destruct (count_s s e) as [a'|] eqn:Ea; [|discriminate].
     destruct (count_b rest e) as [b'|] eqn:Eb; [|discriminate].
@@ -166,8 +166,8 @@ Fixpoint walk_s (p v : env) (s : stmt) (w : state) : list out * state :=
                           | Some k => entry e + Z.max 0 (eval p v hi - lo') * eval p v k
                           | None => spos w2 e
                           end) (stracked w2))
-  | SIf _ c a b t f =>
-      if holds c (eval p v a) (eval p v b) then walk_b p v t w else walk_b p v f w
+  | SIf _ c t f =>
+      if evalc p v c then walk_b p v t w else walk_b p v f w
   end
 with walk_b (p v : env) (b : block) (w : state) : list out * state :=
   match b with
@@ -347,9 +347,9 @@ Proof.
     intros e. destruct (body_count body l e) eqn:E; [|apply Hp].
     rewrite (H3 e e0 E). unfold n. rewrite of_to_nat. lia.
   - (* conditional *)
-    change (trace_s p v (SIf acc c a b t f)) with
-      (if holds c (eval p v a) (eval p v b) then trace_b p v t else trace_b p v f).
-    destruct (holds c _ _); auto.
+    change (trace_s p v (SIf acc c t f)) with
+      (if evalc p v c then trace_b p v t else trace_b p v f).
+    destruct (evalc p v c); auto.
   - rewrite app_nil_r. auto.
   - destruct (walk_s p v s w) as [o1 w1] eqn:E1.
     destruct (H v pre w H1) as [Ha Hb]. rewrite E1 in Ha, Hb. simpl in Ha, Hb.

@@ -16,7 +16,7 @@
      (the streams are the trace's projections, as Machine.v assumes), and
      that every evaluated wait `S_f >= T` before an instance has T equal to
      the extracted need_f, or at least need_f for a wait whose WaitWhy names
-     a fallback (conservative tracking, late by design);
+     a fallback (hbm tracked per tensor across DMA queues: late by design);
    - runs the extracted validator (Validate.v) on exactly the waits the
      streams evaluate: if it accepts, Extract.bf_validated_soundness and
      bf_validated_progress say the machine running those waits, dropped
@@ -92,6 +92,14 @@ let cmp_of = function
   | "lt" -> CLt | "le" -> CLe | "gt" -> CGt | "ge" -> CGe | "eq" -> CEq | "ne" -> CNe
   | t -> fail 2 "unknown comparison '%s'" t
 
+let rec cond () =
+  match next () with
+  | "cmp" -> let op = cmp_of (next ()) in let a = expr () in CCmp (op, a, expr ())
+  | "and" -> let a = cond () in CAnd (a, cond ())
+  | "or" -> let a = cond () in COr (a, cond ())
+  | "not" -> CNot (cond ())
+  | t -> fail 2 "unknown condition '%s'" t
+
 let rec block () =
   expect "{";
   List.fold_right (fun s b -> BCons (s, b)) (items stmt) BNil
@@ -104,11 +112,9 @@ and stmt () =
       let hi = expr () in
       SFor (l, lo, hi, block ())
   | "if" ->
-      let c = cmp_of (next ()) in
-      let a = expr () in
-      let b = expr () in
+      let c = cond () in
       let t = block () in
-      SIf (c, a, b, t, block ())
+      SIf (c, t, block ())
   | "instr" ->
       let id = int () in
       let e = int () in

@@ -16,8 +16,9 @@
 #    wait of matmul in turn, the validator must reject some drops (those
 #    no other wait implies); bad input is a usage error (exit 2).
 # 3. check_assumptions.sh rejects a development with an assumption.
-# Defaults: 300 generated kernels (QUICK=1, the sanitizer pass: 60). The
-# long run: PROOF_COUNT=5000 bash tests/proof.sh. No golden files.
+# Defaults: 300 generated kernels of `bfsync gen`'s default size (QUICK=1,
+# the sanitizer pass: 60). The long run: PROOF_COUNT=3000 bash
+# tests/proof.sh; PROOF_SIZE=200 makes larger kernels. No golden files.
 set -u
 cd "$(dirname "$0")/.."
 BFSYNC=${BFSYNC:-build/bfsync}
@@ -25,11 +26,12 @@ BFCHECK=${BFCHECK:-build/proof/bfcheck}
 COUNT=${PROOF_COUNT:-300}
 [[ -n ${QUICK:-} ]] && COUNT=${PROOF_COUNT:-60}
 FROM=${PROOF_FROM:-1}
+SIZE=${PROOF_SIZE:-40}
 [[ -x $BFSYNC ]] || { echo "proof.sh: FAIL: $BFSYNC is not an executable" >&2; exit 1; }
 [[ -x $BFCHECK ]] || { echo "proof.sh: FAIL: $BFCHECK is missing: run make proof" >&2; exit 1; }
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-failures=0 kernels=0 waits=0 outside=0
+failures=0 kernels=0 waits=0 exact=0 conservative=0 outside=0
 
 fail() {
   echo "proof.sh: FAIL: $*" >&2
@@ -48,7 +50,8 @@ check() {
   fi
   if "$BFCHECK" "$tmp/k.dump" "$@" >"$tmp/out" 2>"$tmp/err"; then
     kernels=$((kernels + 1))
-    waits=$((waits + $(awk '{print $5}' "$tmp/out")))
+    read -r w e c < <(awk '{print $5, $7, $9}' "$tmp/out")
+    waits=$((waits + w)) exact=$((exact + e)) conservative=$((conservative + c))
   else
     fail "$file $*: $(head -3 "$tmp/err")"
   fi
@@ -62,9 +65,9 @@ for f in examples/*.bfk tests/kernels/*.bfk; do
 done
 
 for seed in $(seq "$FROM" $((FROM + COUNT - 1))); do
-  "$BFSYNC" gen --seed "$seed" >"$tmp/gen.bfk" || { fail "gen --seed $seed"; continue; }
+  "$BFSYNC" gen --seed "$seed" --size "$SIZE" >"$tmp/gen.bfk" || { fail "gen --seed $seed"; continue; }
   # shellcheck disable=SC2046
-  check "$tmp/gen.bfk" $("$BFSYNC" gen --seed "$seed" --params)
+  check "$tmp/gen.bfk" $("$BFSYNC" gen --seed "$seed" --size "$SIZE" --params)
 done
 
 # 2. Broken dumps must be caught.
@@ -102,7 +105,7 @@ bash proof/check_assumptions.sh "$tmp/axiom" >/dev/null 2>&1 && fail "check_assu
 printf 'Theorem t : True. Proof. exact I. Qed.\nPrint Assumptions t.\n' >"$tmp/axiom/Assumptions.v"
 bash proof/check_assumptions.sh "$tmp/axiom" >/dev/null 2>&1 || fail "check_assumptions.sh rejected a closed theorem"
 
-echo "proof.sh: $kernels kernel runs validated, $waits waits equal to the extracted need ($COUNT generated kernels; $outside runs outside the proof's model, not checked); $rejected of matmul's $nwaits single-wait drops rejected"
+echo "proof.sh: $kernels kernel runs validated ($COUNT generated kernels of size $SIZE); of $waits waits, $exact equal to the extracted need and $conservative conservative fallbacks above it; $outside runs outside the proof's model (device integers), not checked; $rejected of matmul's $nwaits single-wait drops rejected"
 if ((failures)); then
   echo "proof.sh: $failures failure(s)" >&2
   exit 1

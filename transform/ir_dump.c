@@ -11,8 +11,10 @@
  *             "kernel" block stream*  "end"
  *   block   = "{" stmt* "}"
  *   stmt    = "for" loop expr expr block
- *           | "if" cmp expr expr block block
+ *           | "if" cond block block
  *           | "instr" id engine N access*
+ *   cond    = "cmp" ("lt"|"le"|"gt"|"ge"|"eq"|"ne") expr expr
+ *           | ("and"|"or") cond cond | "not" cond
  *   access  = resource write(0|1) row-expr rows col-expr cols
  *   stream  = "stream" engine "vars" N "arrays" N expr* nodes
  *   nodes   = "{" node* "}"
@@ -24,9 +26,8 @@
  *           | ("lt"|"le"|"gt"|"ge"|"eq"|"ne"|"and"|"or") expr expr | "not" expr
  *           | "sel" expr expr expr
  *
- * The kernel model has conditionals of one comparison and no device
- * integers: a kernel with a condition combined by && || ! or with an i32
- * tensor is outside it, and the dump says so instead (ir_dump_proof < 0).
+ * The kernel model has no device integers: a kernel with an i32 tensor is
+ * outside it, and ir_dump_proof says so instead of a usable dump.
  *
  * (trips a b: the iterations of `for v in a .. b`, b - a when b > a, else 0.)
  *
@@ -56,6 +57,7 @@ static void dump_binary(const char *name, const Expr *e, FILE *out) {
 static void dump_expr(const Expr *e, FILE *out) {
   switch (e->kind) {
   case EX_INT: fprintf(out, " k %" PRId64, e->value); return;
+  case EX_FLOAT: fprintf(out, " r %a", e->real); return;
   case EX_NAME: fprintf(out, " %s %d", e->sym == SYM_PARAM ? "p" : "v", e->index); return;
   case EX_NEG: fputs(" neg", out); dump_expr(e->lhs, out); return;
   case EX_ADD: dump_binary("add", e, out); return;
@@ -134,6 +136,27 @@ static const char *cmp_name(CondOp op) {
   return names[op];
 }
 
+/* cond = "cmp" op expr expr | ("and"|"or") cond cond | "not" cond */
+static void dump_cond(const Cond *c, FILE *out) {
+  switch (c->kind) {
+  case COND_CMP:
+    fprintf(out, " cmp %s", cmp_name(c->op));
+    dump_expr(c->lhs, out);
+    dump_expr(c->rhs, out);
+    return;
+  case COND_AND:
+  case COND_OR:
+    fputs(c->kind == COND_AND ? " and" : " or", out);
+    dump_cond(c->left, out);
+    dump_cond(c->right, out);
+    return;
+  case COND_NOT:
+    fputs(" not", out);
+    dump_cond(c->left, out);
+    return;
+  }
+}
+
 static void dump_stmts(const Deps *d, const Stmt *s, int depth, FILE *out);
 
 static void dump_block(const Deps *d, const Stmt *s, int depth, FILE *out) {
@@ -157,14 +180,8 @@ static void dump_stmts(const Deps *d, const Stmt *s, int depth, FILE *out) {
       dump_block(d, s->body, depth, out);
       break;
     case ST_IF:
-      if (s->cond->kind != COND_CMP) { /* outside the model: the dump is not used */
-        if (!outside_model) outside_model = "conditions combined with && || !";
-        fputs("if eq k 0 k 0", out);
-      } else {
-        fprintf(out, "if %s", cmp_name(s->cond->op));
-        dump_expr(s->cond->lhs, out);
-        dump_expr(s->cond->rhs, out);
-      }
+      fputs("if", out);
+      dump_cond(s->cond, out);
       dump_block(d, s->body, depth, out);
       dump_block(d, s->orelse, depth, out);
       break;
