@@ -43,7 +43,7 @@ check() {
   local file=$1
   shift
   if ! "$BFSYNC" compile --emit=proof "$file" >"$tmp/k.dump" 2>"$tmp/err"; then
-    # outside the proof's model (compound conditions, device integers): counted, not checked
+    # outside the proof's model (device integers): counted, not checked
     if grep -q "the proof's model has no" "$tmp/err"; then outside=$((outside + 1)); return; fi
     fail "$file: compile --emit=proof failed: $(head -1 "$tmp/err")"
     return
