@@ -69,9 +69,10 @@ static int64_t bf_mod(int64_t a, int64_t b) { return a % b < 0 ? a % b + b : a %
 
 /* Wait until engine's counter reaches t, unless a wait for as much is done. */
 static void bf_wait(bfrt_ctx *cx, int engine, int64_t *known, int64_t t, int line) {
-  if (t > *known) {
-    bfrt_wait(cx, engine, t, line);
-    *known = t;
+  while (t > known[engine]) { /* counters are 32 bits: steps of at most 2^31 */
+    int64_t step = t - known[engine] > INT64_C(2147483648) ? known[engine] + INT64_C(2147483648) : t;
+    bfrt_wait(cx, engine, step, line);
+    known[engine] = step;
   }
 }
 
@@ -114,43 +115,42 @@ static void bf_engine_pe(bfrt_ctx *bf_cx, const int64_t *bf_params) {
 /* Engine act. */
 static void bf_engine_act(bfrt_ctx *bf_cx, const int64_t *bf_params) {
   const int64_t N = bf_params[0];
-  int64_t bf_known_dve = 0; /* highest threshold waited for on dve */
-  int64_t bf_known_dma0 = 0; /* highest threshold waited for on dma0 */
+  int64_t bf_known[20] = {0}; /* by engine: highest threshold waited for */
   int64_t *bf_a0 = bfrt_scratch(bf_cx, 1); /* dve_reads_t */
   /* line 23: act: fill t, 0.0; */
   bf_op_tf(bf_cx, BFRT_FILL, 23, BF_TILE_t, 0, 0.0f);
   for (int64_t i = 0, bf_end0 = N; i < bf_end0; i++) {
     if ((i == 0)) { /* line 25 */
       bfrt_bookkeep(bf_cx, 1);
-      bf_wait(bf_cx, BF_ENGINE_dve, &bf_known_dve, bf_a0[0], 26); /* after dve line 40: WAR, loop-carried (tracked) */
-      bf_wait(bf_cx, BF_ENGINE_dma0, &bf_known_dma0, 1, 26); /* after dma0 line 21: RAW, same iteration */
+      bf_wait(bf_cx, BF_ENGINE_dve, bf_known, bf_a0[0], 26); /* after dve line 40: WAR, loop-carried (tracked) */
+      bf_wait(bf_cx, BF_ENGINE_dma0, bf_known, 1, 26); /* after dma0 line 21: RAW, same iteration */
       /* line 26: act: exp t, a; */
       bf_op_tt(bf_cx, BFRT_EXP, 26, BF_TILE_t, 0, BF_TILE_a, 0);
     } else {
       if (((i == bf_add(N, (-1))) && (N > 2))) { /* line 27 */
         bfrt_bookkeep(bf_cx, 1);
-        bf_wait(bf_cx, BF_ENGINE_dve, &bf_known_dve, bf_a0[0], 28); /* after dve line 40: WAR, loop-carried (tracked) */
-        bf_wait(bf_cx, BF_ENGINE_dma0, &bf_known_dma0, 1, 28); /* after dma0 line 21: RAW, same iteration */
+        bf_wait(bf_cx, BF_ENGINE_dve, bf_known, bf_a0[0], 28); /* after dve line 40: WAR, loop-carried (tracked) */
+        bf_wait(bf_cx, BF_ENGINE_dma0, bf_known, 1, 28); /* after dma0 line 21: RAW, same iteration */
         /* line 28: copy t, a; */
         bf_op_tt(bf_cx, BFRT_COPY, 28, BF_TILE_t, 0, BF_TILE_a, 0);
         bfrt_bookkeep(bf_cx, 1);
-        bf_wait(bf_cx, BF_ENGINE_dve, &bf_known_dve, bf_a0[0], 28); /* after dve line 40: WAR, loop-carried (tracked) */
+        bf_wait(bf_cx, BF_ENGINE_dve, bf_known, bf_a0[0], 28); /* after dve line 40: WAR, loop-carried (tracked) */
         /* line 28: scale t, t, 3.0; */
         bf_op_ttf(bf_cx, BFRT_SCALE, 28, BF_TILE_t, 0, BF_TILE_t, 0, 3.0f);
       } else {
         bfrt_bookkeep(bf_cx, 1);
-        bf_wait(bf_cx, BF_ENGINE_dve, &bf_known_dve, bf_a0[0], 30); /* after dve line 40: WAR, loop-carried (tracked) */
-        bf_wait(bf_cx, BF_ENGINE_dma0, &bf_known_dma0, 1, 30); /* after dma0 line 21: RAW, same iteration */
+        bf_wait(bf_cx, BF_ENGINE_dve, bf_known, bf_a0[0], 30); /* after dve line 40: WAR, loop-carried (tracked) */
+        bf_wait(bf_cx, BF_ENGINE_dma0, bf_known, 1, 30); /* after dma0 line 21: RAW, same iteration */
         /* line 30: act: scale t, a, 2.0; */
         bf_op_ttf(bf_cx, BFRT_SCALE, 30, BF_TILE_t, 0, BF_TILE_a, 0, 2.0f);
         if ((bf_mod(i, 2) == 1)) { /* line 31 */
           bfrt_bookkeep(bf_cx, 1);
-          bf_wait(bf_cx, BF_ENGINE_dve, &bf_known_dve, bf_a0[0], 32); /* after dve line 40: WAR, loop-carried (tracked) */
+          bf_wait(bf_cx, BF_ENGINE_dve, bf_known, bf_a0[0], 32); /* after dve line 40: WAR, loop-carried (tracked) */
           /* line 32: act: exp t, t; */
           bf_op_tt(bf_cx, BFRT_EXP, 32, BF_TILE_t, 0, BF_TILE_t, 0);
         } else {
           bfrt_bookkeep(bf_cx, 1);
-          bf_wait(bf_cx, BF_ENGINE_dve, &bf_known_dve, bf_a0[0], 34); /* after dve line 40: WAR, loop-carried (tracked) */
+          bf_wait(bf_cx, BF_ENGINE_dve, bf_known, bf_a0[0], 34); /* after dve line 40: WAR, loop-carried (tracked) */
           /* line 34: act: relu t, t; */
           bf_op_tt(bf_cx, BFRT_RELU, 34, BF_TILE_t, 0, BF_TILE_t, 0);
         }
@@ -164,10 +164,7 @@ static void bf_engine_act(bfrt_ctx *bf_cx, const int64_t *bf_params) {
 /* Engine dve. */
 static void bf_engine_dve(bfrt_ctx *bf_cx, const int64_t *bf_params) {
   const int64_t N = bf_params[0];
-  int64_t bf_known_act = 0; /* highest threshold waited for on act */
-  int64_t bf_known_pool = 0; /* highest threshold waited for on pool */
-  int64_t bf_known_dma0 = 0; /* highest threshold waited for on dma0 */
-  int64_t bf_known_dma1 = 0; /* highest threshold waited for on dma1 */
+  int64_t bf_known[20] = {0}; /* by engine: highest threshold waited for */
   int64_t bf_v0 = 0; /* act_pos_i0 */
   int64_t bf_v1 = 0; /* pool_pos_i0 */
   int64_t *bf_a0 = bfrt_scratch(bf_cx, 2); /* dma1_reads_s */
@@ -204,9 +201,9 @@ static void bf_engine_dve(bfrt_ctx *bf_cx, const int64_t *bf_params) {
       bf_a2[0] = bf_add(bf_v1, 1);
     }
     bfrt_bookkeep(bf_cx, 2);
-    bf_wait(bf_cx, BF_ENGINE_act, &bf_known_act, ((i == 0) ? bf_add(bf_v0, 1) : bf_add(bf_v0, 2)), 40); /* after act line 34: RAW, same iteration, end of a conditional */
-    bf_wait(bf_cx, BF_ENGINE_dma0, &bf_known_dma0, 1, 40); /* after dma0 line 21: RAW, same iteration */
-    bf_wait(bf_cx, BF_ENGINE_dma1, &bf_known_dma1, bf_a0[bf_mod(i, 2)], 40); /* after dma1 line 41: WAR, loop-carried (tracked) */
+    bf_wait(bf_cx, BF_ENGINE_act, bf_known, ((i == 0) ? bf_add(bf_v0, 1) : bf_add(bf_v0, 2)), 40); /* after act line 34: RAW, same iteration, end of a conditional */
+    bf_wait(bf_cx, BF_ENGINE_dma0, bf_known, 1, 40); /* after dma0 line 21: RAW, same iteration */
+    bf_wait(bf_cx, BF_ENGINE_dma1, bf_known, bf_a0[bf_mod(i, 2)], 40); /* after dma1 line 41: WAR, loop-carried (tracked) */
     /* line 40: dve: add s[i % 2], t, a; */
     bf_op_ttt(bf_cx, BFRT_ADD, 40, BF_TILE_s, bf_mod(i, 2), BF_TILE_t, 0, BF_TILE_a, 0);
     bfrt_bookkeep(bf_cx, 3);
@@ -215,9 +212,9 @@ static void bf_engine_dve(bfrt_ctx *bf_cx, const int64_t *bf_params) {
     bf_v1 = ((i == 1) ? bf_add(bf_v1, 1) : bf_v1);
   }
   bfrt_bookkeep(bf_cx, 3);
-  bf_wait(bf_cx, BF_ENGINE_act, &bf_known_act, bf_a1[0], 43); /* after act line 23, 26, 28, 30: RAW, loop-carried (tracked) */
-  bf_wait(bf_cx, BF_ENGINE_pool, &bf_known_pool, bf_a2[0], 43); /* after pool line 22, 38: RAW, loop-carried (tracked) */
-  bf_wait(bf_cx, BF_ENGINE_dma1, &bf_known_dma1, bf_a0[0], 43); /* after dma1 line 41: WAR, same iteration (tracked) */
+  bf_wait(bf_cx, BF_ENGINE_act, bf_known, bf_a1[0], 43); /* after act line 23, 26, 28, 30: RAW, loop-carried (tracked) */
+  bf_wait(bf_cx, BF_ENGINE_pool, bf_known, bf_a2[0], 43); /* after pool line 22, 38: RAW, loop-carried (tracked) */
+  bf_wait(bf_cx, BF_ENGINE_dma1, bf_known, bf_a0[0], 43); /* after dma1 line 41: WAR, same iteration (tracked) */
   /* line 43: dve: add s[0], t, u; */
   bf_op_ttt(bf_cx, BFRT_ADD, 43, BF_TILE_s, 0, BF_TILE_t, 0, BF_TILE_u, 0);
 }
@@ -225,12 +222,12 @@ static void bf_engine_dve(bfrt_ctx *bf_cx, const int64_t *bf_params) {
 /* Engine pool. */
 static void bf_engine_pool(bfrt_ctx *bf_cx, const int64_t *bf_params) {
   const int64_t N = bf_params[0];
-  int64_t bf_known_dma0 = 0; /* highest threshold waited for on dma0 */
+  int64_t bf_known[20] = {0}; /* by engine: highest threshold waited for */
   /* line 22: pool: fill u, 0.0; */
   bf_op_tf(bf_cx, BFRT_FILL, 22, BF_TILE_u, 0, 0.0f);
   for (int64_t i = 0, bf_end0 = N; i < bf_end0; i++) {
     if ((i == 1)) { /* line 37 */
-      bf_wait(bf_cx, BF_ENGINE_dma0, &bf_known_dma0, 1, 38); /* after dma0 line 21: RAW, same iteration */
+      bf_wait(bf_cx, BF_ENGINE_dma0, bf_known, 1, 38); /* after dma0 line 21: RAW, same iteration */
       /* line 38: pool: add u, u, a; */
       bf_op_ttt(bf_cx, BFRT_ADD, 38, BF_TILE_u, 0, BF_TILE_u, 0, BF_TILE_a, 0);
     }
@@ -247,10 +244,10 @@ static void bf_engine_dma0(bfrt_ctx *bf_cx, const int64_t *bf_params) {
 /* Engine dma1. */
 static void bf_engine_dma1(bfrt_ctx *bf_cx, const int64_t *bf_params) {
   const int64_t N = bf_params[0];
-  int64_t bf_known_dve = 0; /* highest threshold waited for on dve */
+  int64_t bf_known[20] = {0}; /* by engine: highest threshold waited for */
   for (int64_t i = 0, bf_end0 = N; i < bf_end0; i++) {
     bfrt_bookkeep(bf_cx, 1);
-    bf_wait(bf_cx, BF_ENGINE_dve, &bf_known_dve, bf_add(i, 1), 41); /* after dve line 40: RAW, same iteration */
+    bf_wait(bf_cx, BF_ENGINE_dve, bf_known, bf_add(i, 1), 41); /* after dve line 40: RAW, same iteration */
     /* line 41: dma: store Y[i, 0], s[i % 2]; */
     bf_op_ht(bf_cx, BFRT_STORE, 41, BF_HBM_Y, i, 0, BF_TILE_s, bf_mod(i, 2));
   }
@@ -259,16 +256,15 @@ static void bf_engine_dma1(bfrt_ctx *bf_cx, const int64_t *bf_params) {
 /* Engine dma2. */
 static void bf_engine_dma2(bfrt_ctx *bf_cx, const int64_t *bf_params) {
   const int64_t N = bf_params[0];
-  int64_t bf_known_dve = 0; /* highest threshold waited for on dve */
-  int64_t bf_known_dma1 = 0; /* highest threshold waited for on dma1 */
+  int64_t bf_known[20] = {0}; /* by engine: highest threshold waited for */
   int64_t *bf_a0 = bfrt_scratch(bf_cx, 1); /* dma1_writes_Y */
   for (int64_t i = bf_max(0, bf_add(N, (-1))), bf_end0 = bfrt_loop(bf_cx, i, N, 24); i < bf_end0; i++) {
     bfrt_bookkeep(bf_cx, 1);
     bf_a0[0] = bf_add(i, 1);
   }
   bfrt_bookkeep(bf_cx, 2);
-  bf_wait(bf_cx, BF_ENGINE_dve, &bf_known_dve, bf_add(bf_trips(0, N), 1), 44); /* after dve line 43: RAW, same iteration */
-  bf_wait(bf_cx, BF_ENGINE_dma1, &bf_known_dma1, bf_a0[0], 44); /* after dma1 line 41: WAW, same iteration (tracked); conservative: hbm regions tracked per tensor */
+  bf_wait(bf_cx, BF_ENGINE_dve, bf_known, bf_add(bf_trips(0, N), 1), 44); /* after dve line 43: RAW, same iteration */
+  bf_wait(bf_cx, BF_ENGINE_dma1, bf_known, bf_a0[0], 44); /* after dma1 line 41: WAW, same iteration (tracked); conservative: hbm regions tracked per tensor */
   /* line 44: dma: store Y[N, 0], s[0]; */
   bf_op_ht(bf_cx, BFRT_STORE, 44, BF_HBM_Y, N, 0, BF_TILE_s, 0);
 }
@@ -390,4 +386,4 @@ static const bfrt_tensor_desc bf_tensors[2] = {
 
 const bfrt_kernel bfk_branch_ends_barrier_free = {
   "branch_ends", 1, bf_param_names, 20, bf_engine_names, bf_engine_kinds, bf_entry,
-  4, bf_tiles, 2, bf_tensors, bf_tensor_shape};
+  4, bf_tiles, 2, bf_tensors, bf_tensor_shape, 32};

@@ -62,10 +62,16 @@ static int64_t bf_mod(int64_t a, int64_t b) { return a % b < 0 ? a % b + b : a %
 
 /* Wait until engine's counter reaches t, unless a wait for as much is done. */
 static void bf_wait(bfrt_ctx *cx, int engine, int64_t *known, int64_t t, int line) {
-  if (t > *known) {
-    bfrt_wait(cx, engine, t, line);
-    *known = t;
+  while (t > known[engine]) { /* counters are 32 bits: steps of at most 2^31 */
+    int64_t step = t - known[engine] > INT64_C(2147483648) ? known[engine] + INT64_C(2147483648) : t;
+    bfrt_wait(cx, engine, step, line);
+    known[engine] = step;
   }
+}
+
+/* After a barrier every counter restarts from 0. */
+static void bf_forget(int64_t *known) {
+  for (int e = 0; e < 20; e++) known[e] = 0;
 }
 
 static void bf_op_tf(bfrt_ctx *cx, int op, int line, int t0, int64_t s0, float f1) {
@@ -280,95 +286,95 @@ static void bf_engine_dma0(bfrt_ctx *bf_cx, const int64_t *bf_params) {
 /* Engine dma1. */
 static void bf_engine_dma1(bfrt_ctx *bf_cx, const int64_t *bf_params) {
   const int64_t N = bf_params[0];
-  int64_t bf_known_dve = 0; /* highest threshold waited for on dve */
+  int64_t bf_known[20] = {0}; /* by engine: highest threshold waited for */
   bfrt_barrier(bf_cx, 24); /* counters restart from 0 */
-  bf_known_dve = 0;
+  bf_forget(bf_known);
   for (int64_t i = 0, bf_end0 = N; i < bf_end0; i++) {
     bfrt_barrier(bf_cx, 25); /* counters restart from 0 */
-    bf_known_dve = 0;
+    bf_forget(bf_known);
     if ((i == 0)) { /* line 25 */
       bfrt_barrier(bf_cx, 25); /* counters restart from 0 */
-      bf_known_dve = 0;
+      bf_forget(bf_known);
     } else {
       bfrt_barrier(bf_cx, 27); /* counters restart from 0 */
-      bf_known_dve = 0;
+      bf_forget(bf_known);
       if (((i == bf_add(N, (-1))) && (N > 2))) { /* line 27 */
         bfrt_barrier(bf_cx, 27); /* counters restart from 0 */
-        bf_known_dve = 0;
+        bf_forget(bf_known);
       } else {
         bfrt_barrier(bf_cx, 31); /* counters restart from 0 */
-        bf_known_dve = 0;
+        bf_forget(bf_known);
         if ((bf_mod(i, 2) == 1)) { /* line 31 */
           bfrt_barrier(bf_cx, 31); /* counters restart from 0 */
-          bf_known_dve = 0;
+          bf_forget(bf_known);
         } else {
           bfrt_barrier(bf_cx, 31); /* counters restart from 0 */
-          bf_known_dve = 0;
+          bf_forget(bf_known);
         }
         bfrt_barrier(bf_cx, 27); /* counters restart from 0 */
-        bf_known_dve = 0;
+        bf_forget(bf_known);
       }
       bfrt_barrier(bf_cx, 25); /* counters restart from 0 */
-      bf_known_dve = 0;
+      bf_forget(bf_known);
     }
     bfrt_barrier(bf_cx, 37); /* counters restart from 0 */
-    bf_known_dve = 0;
+    bf_forget(bf_known);
     if ((i == 1)) { /* line 37 */
       bfrt_barrier(bf_cx, 37); /* counters restart from 0 */
-      bf_known_dve = 0;
+      bf_forget(bf_known);
     }
-    bf_wait(bf_cx, BF_ENGINE_dve, &bf_known_dve, 1, 41); /* after dve line 40: RAW, static */
+    bf_wait(bf_cx, BF_ENGINE_dve, bf_known, 1, 41); /* after dve line 40: RAW, static */
     /* line 41: dma: store Y[i, 0], s[i % 2]; */
     bf_op_ht(bf_cx, BFRT_STORE, 41, BF_HBM_Y, i, 0, BF_TILE_s, bf_mod(i, 2));
     bfrt_barrier(bf_cx, 24); /* counters restart from 0 */
-    bf_known_dve = 0;
+    bf_forget(bf_known);
   }
 }
 
 /* Engine dma2. */
 static void bf_engine_dma2(bfrt_ctx *bf_cx, const int64_t *bf_params) {
   const int64_t N = bf_params[0];
-  int64_t bf_known_dve = 0; /* highest threshold waited for on dve */
+  int64_t bf_known[20] = {0}; /* by engine: highest threshold waited for */
   bfrt_barrier(bf_cx, 24); /* counters restart from 0 */
-  bf_known_dve = 0;
+  bf_forget(bf_known);
   for (int64_t i = 0, bf_end0 = N; i < bf_end0; i++) {
     bfrt_barrier(bf_cx, 25); /* counters restart from 0 */
-    bf_known_dve = 0;
+    bf_forget(bf_known);
     if ((i == 0)) { /* line 25 */
       bfrt_barrier(bf_cx, 25); /* counters restart from 0 */
-      bf_known_dve = 0;
+      bf_forget(bf_known);
     } else {
       bfrt_barrier(bf_cx, 27); /* counters restart from 0 */
-      bf_known_dve = 0;
+      bf_forget(bf_known);
       if (((i == bf_add(N, (-1))) && (N > 2))) { /* line 27 */
         bfrt_barrier(bf_cx, 27); /* counters restart from 0 */
-        bf_known_dve = 0;
+        bf_forget(bf_known);
       } else {
         bfrt_barrier(bf_cx, 31); /* counters restart from 0 */
-        bf_known_dve = 0;
+        bf_forget(bf_known);
         if ((bf_mod(i, 2) == 1)) { /* line 31 */
           bfrt_barrier(bf_cx, 31); /* counters restart from 0 */
-          bf_known_dve = 0;
+          bf_forget(bf_known);
         } else {
           bfrt_barrier(bf_cx, 31); /* counters restart from 0 */
-          bf_known_dve = 0;
+          bf_forget(bf_known);
         }
         bfrt_barrier(bf_cx, 27); /* counters restart from 0 */
-        bf_known_dve = 0;
+        bf_forget(bf_known);
       }
       bfrt_barrier(bf_cx, 25); /* counters restart from 0 */
-      bf_known_dve = 0;
+      bf_forget(bf_known);
     }
     bfrt_barrier(bf_cx, 37); /* counters restart from 0 */
-    bf_known_dve = 0;
+    bf_forget(bf_known);
     if ((i == 1)) { /* line 37 */
       bfrt_barrier(bf_cx, 37); /* counters restart from 0 */
-      bf_known_dve = 0;
+      bf_forget(bf_known);
     }
     bfrt_barrier(bf_cx, 24); /* counters restart from 0 */
-    bf_known_dve = 0;
+    bf_forget(bf_known);
   }
-  bf_wait(bf_cx, BF_ENGINE_dve, &bf_known_dve, 1, 44); /* after dve line 43: RAW, static */
+  bf_wait(bf_cx, BF_ENGINE_dve, bf_known, 1, 44); /* after dve line 43: RAW, static */
   /* line 44: dma: store Y[N, 0], s[0]; */
   bf_op_ht(bf_cx, BFRT_STORE, 44, BF_HBM_Y, N, 0, BF_TILE_s, 0);
 }
@@ -815,4 +821,4 @@ static const bfrt_tensor_desc bf_tensors[2] = {
 
 const bfrt_kernel bfk_branch_ends_barrier = {
   "branch_ends", 1, bf_param_names, 20, bf_engine_names, bf_engine_kinds, bf_entry,
-  4, bf_tiles, 2, bf_tensors, bf_tensor_shape};
+  4, bf_tiles, 2, bf_tensors, bf_tensor_shape, 32};
