@@ -303,15 +303,22 @@ static bool nodes_use(const IrNode *n, bool (*want)(const IrExpr *)) {
   return false;
 }
 
-static bool nodes_have_wait(const IrNode *n) {
+static bool nodes_have(const IrNode *n, IrKind kind) {
   for (; n; n = n->next)
-    if (n->kind == IR_WAIT || (n->kind == IR_LOOP && nodes_have_wait(n->body))) return true;
+    if (n->kind == kind || (n->kind == IR_LOOP && nodes_have(n->body, kind))) return true;
   return false;
 }
 
 static bool program_has_wait(const IrProgram *ir) {
   for (int e = 0; e < ir->nengines; e++)
-    if (nodes_have_wait(ir->streams[e].body)) return true;
+    if (nodes_have(ir->streams[e].body, IR_WAIT)) return true;
+  return false;
+}
+
+/* Whether some stream resets its known thresholds at a barrier (bf_forget). */
+static bool program_forgets(const IrProgram *ir) {
+  for (int e = 0; e < ir->nengines; e++)
+    if (nodes_have(ir->streams[e].body, IR_WAIT) && nodes_have(ir->streams[e].body, IR_BARRIER)) return true;
   return false;
 }
 
@@ -952,7 +959,7 @@ void emit_c(const Program *p, FILE *out) {
           "  }\n"
           "}\n",
           out);
-  if (program_has_wait(p->ir) && p->ir->sync == SYNC_BARRIER)
+  if (program_forgets(p->ir))
     fprintf(out, "\n/* After a barrier every counter restarts from 0. */\n"
             "static void bf_forget(int64_t *known) {\n"
             "  for (int e = 0; e < %d; e++) known[e] = 0;\n"
