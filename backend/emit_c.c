@@ -315,7 +315,7 @@ static bool program_has_wait(const IrProgram *ir) {
   return false;
 }
 
-/* Whether some stream resets its known thresholds at a barrier (bf_forget). */
+/* bf_forget runs at a barrier of an engine that also waits (put_barrier). */
 static bool program_forgets(const IrProgram *ir) {
   for (int e = 0; e < ir->nengines; e++)
     if (nodes_have(ir->streams[e].body, IR_WAIT) && nodes_have(ir->streams[e].body, IR_BARRIER)) return true;
@@ -566,7 +566,16 @@ static int by_size(const void *a, const void *b) {
   return (x->size > y->size) - (x->size < y->size);
 }
 
-/* Declare the body's temporaries; returns how many (popped after the body). */
+/* Whether an enclosing loop already hoisted x (it prints as that name). */
+static bool hoisted_outside(const Emitter *em, const IrExpr *x) {
+  for (int i = 0; i < em->nhoisted; i++)
+    if (em->hoisted[i] == x) return true;
+  return false;
+}
+
+/* Declare the body's temporaries; returns how many (popped after the body).
+ * An expression an enclosing loop hoisted is a name already: hoisting it
+ * again would declare an unused copy, which gcc -Werror rejects. */
 static int hoist_loop(Emitter *em, const IrNode *body) {
   const Program *p = em->p;
   Candidates c = {0};
@@ -589,7 +598,8 @@ static int hoist_loop(Emitter *em, const IrNode *body) {
   for (int i = 0; i < c.n;) {
     int j = i;
     while (j < c.n && c.x[j] == c.x[i]) j++;
-    if ((int64_t)c.x[i]->size * (j - i - 1) >= 8 && hoistable(em, c.x[i])) c.x[chosen++] = c.x[i];
+    if ((int64_t)c.x[i]->size * (j - i - 1) >= 8 && hoistable(em, c.x[i]) && !hoisted_outside(em, c.x[i]))
+      c.x[chosen++] = c.x[i];
     i = j;
   }
   mark_sets(em, body, false);
@@ -890,8 +900,8 @@ static void put_descriptor(const Emitter *em) {
   fprintf(em->out,
           "\nconst bfrt_kernel %s = {\n"
           "  \"%s\", %d, bf_param_names, %d, bf_engine_names, bf_engine_kinds, bf_entry,\n"
-          "  %d, bf_tiles, %d, bf_tensors, bf_tensor_shape};\n",
-          emit_c_symbol(p), k->name, k->nparams, ne, k->ntiles, k->ntensors);
+          "  %d, bf_tiles, %d, bf_tensors, bf_tensor_shape, %d};\n",
+          emit_c_symbol(p), k->name, k->nparams, ne, k->ntiles, k->ntensors, p->target->counter_bits);
 }
 
 const char *emit_c_symbol(const Program *p) {
@@ -917,6 +927,34 @@ static const char **sanitized_ids(const Program *p, int n,
   const char **ids = ARENA_ARRAY(p->arena, const char *, n + 1);
   for (int i = 0; i < n; i++) ids[i] = sanitize_id(p->arena, name(p, i), i);
   return ids;
+}
+
+/* bf_wait, the guarded wait of ir.h. With counters narrower than 64 bits a
+ * compare is exact only within half the counter's range of the count it
+ * tests, so a threshold further than that above the last one waited for
+ * is reached in steps of at most that much (docs/algorithm.md, "The
+ * counter window"). */
+static void put_guarded_wait(const Program *p, FILE *out) {
+  fputs("\n/* Wait until engine's counter reaches t, unless a wait for as much is done. */\n"
+        "static void bf_wait(bfrt_ctx *cx, int engine, int64_t *known, int64_t t, int line) {\n",
+        out);
+  if (p->target->counter_bits < 64)
+    fprintf(out,
+            "  while (t > known[engine]) { /* counters are %d bits: steps of at most 2^%d */\n"
+            "    int64_t step = t - known[engine] > INT64_C(%" PRId64 ") ? known[engine] + INT64_C(%" PRId64 ") : t;\n"
+            "    bfrt_wait(cx, engine, step, line);\n"
+            "    known[engine] = step;\n"
+            "  }\n"
+            "}\n",
+            p->target->counter_bits, p->target->counter_bits - 1, target_counter_half(p->target),
+            target_counter_half(p->target));
+  else
+    fputs("  if (t > known[engine]) {\n"
+          "    bfrt_wait(cx, engine, t, line);\n"
+          "    known[engine] = t;\n"
+          "  }\n"
+          "}\n",
+          out);
 }
 
 void emit_c(const Program *p, FILE *out) {
@@ -950,15 +988,7 @@ void emit_c(const Program *p, FILE *out) {
     fputs("\n/* Floor modulo by a positive constant. */\n"
           "static int64_t bf_mod(int64_t a, int64_t b) { return a % b < 0 ? a % b + b : a % b; }\n",
           out);
-  if (program_has_wait(p->ir))
-    fputs("\n/* Wait until engine's counter reaches t, unless a wait for as much is done. */\n"
-          "static void bf_wait(bfrt_ctx *cx, int engine, int64_t *known, int64_t t, int line) {\n"
-          "  if (t > known[engine]) {\n"
-          "    bfrt_wait(cx, engine, t, line);\n"
-          "    known[engine] = t;\n"
-          "  }\n"
-          "}\n",
-          out);
+  if (program_has_wait(p->ir)) put_guarded_wait(p, out);
   if (program_forgets(p->ir))
     fprintf(out, "\n/* After a barrier every counter restarts from 0. */\n"
             "static void bf_forget(int64_t *known) {\n"
