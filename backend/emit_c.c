@@ -619,7 +619,16 @@ static int by_size(const void *a, const void *b) {
   return (x->size > y->size) - (x->size < y->size);
 }
 
-/* Declare the body's temporaries; returns how many (popped after the body). */
+/* Whether an enclosing loop already hoisted x (it prints as that name). */
+static bool hoisted_outside(const Emitter *em, const IrExpr *x) {
+  for (int i = 0; i < em->nhoisted; i++)
+    if (em->hoisted[i] == x) return true;
+  return false;
+}
+
+/* Declare the body's temporaries; returns how many (popped after the body).
+ * An expression an enclosing loop hoisted is a name already: hoisting it
+ * again would declare an unused copy, which gcc -Werror rejects. */
 static int hoist_loop(Emitter *em, const IrNode *body) {
   const Program *p = em->p;
   Candidates c = {0};
@@ -642,7 +651,8 @@ static int hoist_loop(Emitter *em, const IrNode *body) {
   for (int i = 0; i < c.n;) {
     int j = i;
     while (j < c.n && c.x[j] == c.x[i]) j++;
-    if ((int64_t)c.x[i]->size * (j - i - 1) >= 8 && hoistable(em, c.x[i])) c.x[chosen++] = c.x[i];
+    if ((int64_t)c.x[i]->size * (j - i - 1) >= 8 && hoistable(em, c.x[i]) && !hoisted_outside(em, c.x[i]))
+      c.x[chosen++] = c.x[i];
     i = j;
   }
   mark_sets(em, body, false);
