@@ -95,6 +95,33 @@ r = run(["timeline", trace, "-o", svg_us])
 if r.returncode or not [t for t in ET.parse(svg_us).getroot().iter(SVG + "text") if t.text == "us"]:
     fail("timeline in microseconds: %d %s" % (r.returncode, r.stderr))
 
+# Hand-written: names in UTF-8 and as escapes (a surrogate pair, characters
+# XML cannot hold), a bare array of events, unknown fields and ph kinds,
+# spans that overlap and cover the whole run: a well-formed SVG.
+odd = os.path.join(tmp, "odd.json")
+text = json.dumps([
+    {"name": "process_name", "ph": "M", "pid": 7, "tid": 0, "args": {"name": "caf\u00e9 @PAIR@"}},
+    {"name": "thread_name", "ph": "M", "pid": 7, "tid": 3, "args": {"name": "e\u0001\ufffe<&>"}},
+    {"name": "exp", "ph": "X", "pid": 7, "tid": 3, "ts": 0, "dur": 1e6, "args": {"line": 2, "x": [1, {"y": None}]}},
+    {"name": "mystery", "ph": "X", "pid": 7, "tid": 3, "ts": 0.5, "dur": 2.25, "extra": True},
+    {"name": "wait", "ph": "X", "pid": 7, "tid": 5, "ts": 10, "dur": 0},
+    {"name": "counter", "ph": "C", "pid": 7, "tid": 3, "ts": 1, "args": {"v": 1}},
+], ensure_ascii=False)
+open(odd, "wb").write(text.replace("@PAIR@", "\\ud83d\\ude00").encode("utf-8"))
+odd_svg = os.path.join(tmp, "odd.svg")
+r = run(["timeline", odd, "-o", odd_svg])
+if r.returncode:
+    fail("odd trace: exit %d %s" % (r.returncode, r.stderr))
+else:
+    oroot = ET.parse(odd_svg).getroot()
+    otexts = [t.text for t in oroot.iter(SVG + "text")]
+    if not any(t.startswith("caf\u00e9 \U0001f600: events end at 1,000,000 us") for t in otexts):
+        fail("odd trace heading: %s" % otexts[:4])
+    if otexts.count("e??<&>") != 2 or otexts.count("engine 5") != 2:
+        fail("odd trace lanes: %s" % otexts)
+    if len([x for x in oroot.iter(SVG + "rect") if x.find(SVG + "title") is not None]) != 3:
+        fail("odd trace: not one rectangle per X event")
+
 # ---- 2. Malformed traces: exit 1, one positioned message, the output untouched.
 good = open(trace, "rb").read()
 first_x = good.index(b'"ph":"X"')
@@ -102,7 +129,7 @@ cases = {
     "truncated": good[: len(good) // 2],
     "empty": b"",
     "not json": b"hello",
-    "ts a string": good.replace(b'"ts":', b'"ts":"1"+', 1).replace(b'"1"+', b'"1",', 1).replace(b'"1",', b'"1"', 1),
+    "ts a string": re.sub(rb'"ts":([0-9.]+)', rb'"ts":"\1"', good, count=1),
     "pid a string": b'{"traceEvents":[{"name":"load","ph":"X","pid":"1","tid":0,"ts":0}]}',
     "args not an object": b'{"traceEvents":[{"name":"load","ph":"X","pid":1,"tid":0,"ts":0,"args":[1]}]}',
     "traceEvents an object": b'{"traceEvents":{}}',
