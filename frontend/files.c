@@ -99,6 +99,7 @@ char *read_all(FILE *f, size_t limit, size_t *len) {
     n += fread(buf + n, 1, cap - n, f);
     if (ferror(f)) break;
     if (n < cap) {
+      buf[n] = 0;
       *len = n;
       return buf;
     }
