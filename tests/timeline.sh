@@ -11,7 +11,9 @@
 # 2. Malformed and hostile traces (truncated, wrong types, numbers too large
 #    or out of range, NUL bytes, invalid UTF-8, nesting 10,000 deep,
 #    duplicate keys, trailing text, empty) exit 1 with one positioned
-#    message (FILE:LINE:COL: error:) and leave the output as it was.
+#    message (FILE:LINE:COL: error:) and leave the output as it was; 200
+#    randomly damaged copies of the real trace give exit 0 and a valid SVG
+#    or exit 1 and one message, never a signal.
 # 3. Usage errors exit 2; an unreadable trace exits 1.
 # No golden files: UPDATE=1 changes nothing here.
 set -euo pipefail
@@ -165,6 +167,42 @@ for what, text in cases.items():
     if open(out).read() != "previous":
         fail("%s: the output was changed" % what)
 
+# Random damage (seeded): 200 copies of the real trace with bytes changed,
+# inserted or cut, each drawn: exit 0 with an SVG that parses, or exit 1
+# with one positioned message; never a signal (make test-asan runs this
+# under ASan and UBSan).
+import random
+rng = random.Random(13)
+path = os.path.join(tmp, "damaged.json")
+drawn = 0
+for i in range(200):
+    text = bytearray(good)
+    for _ in range(rng.randint(1, 4)):
+        at = rng.randrange(len(text))
+        what = rng.randrange(4)
+        if what == 0:
+            text[at] = rng.randrange(256)
+        elif what == 1:
+            text[at:at] = bytes([rng.choice(b'{}[]",:0-e.\\u\x00\xff')])
+        elif what == 2:
+            del text[at:at + rng.randint(1, 40)]
+        else:
+            text = text[:at]
+    open(path, "wb").write(bytes(text))
+    if os.path.exists(out):
+        os.remove(out)
+    r = subprocess.run([bfsync, "timeline", path, "-o", out], capture_output=True)
+    err = r.stderr.decode("utf-8", "replace")
+    if r.returncode == 0:
+        drawn += 1
+        try:
+            ET.parse(out)
+        except ET.ParseError as e:
+            fail("damaged trace %d: an SVG that does not parse: %s" % (i, e))
+    elif r.returncode != 1 or not re.match(r"^%s:\d+:\d+: error: \S" % re.escape(path), err) or err.count("\n") != 1:
+        fail("damaged trace %d: exit %d, stderr %r" % (i, r.returncode, err[:300]))
+        open(os.path.join(tmp, "failed-%d.json" % i), "wb").write(bytes(text))
+
 # ---- 3. Usage and unreadable files.
 for args, status in ((["timeline", trace], 2), (["timeline", "-o", svg], 2), (["timeline", trace, "-o", trace], 2),
                      (["timeline", trace, "-o", svg, "--target", "targets/trn1.target"], 2),
@@ -177,5 +215,6 @@ for f in failures:
     print("FAIL:", f)
 if failures:
     raise SystemExit(1)
-print("timeline.sh: ok (%d lanes, %d events drawn; %d malformed traces refused)" % (len(expect), len(spans), len(cases)))
+print("timeline.sh: ok (%d lanes, %d events drawn; %d malformed traces refused; of 200 damaged ones, %d drawn, "
+      "the others refused)" % (len(expect), len(spans), len(cases), drawn))
 EOF_PY
