@@ -27,7 +27,9 @@ GEN_HDR      = $(BUILD)/gen/dsl/parser.h $(BUILD)/gen/dsl/lexer.h
 endif
 COMPILER_OBJ = $(COMPILER_SRC:%.c=$(BUILD)/obj/%.o) $(GEN_SRC:$(BUILD)/gen/%.c=$(BUILD)/obj/%.o)
 LIB_OBJ      = $(filter-out $(BUILD)/obj/driver/main.o,$(COMPILER_OBJ))
-RUNTIME_OBJ  = $(RUNTIME_SRC:%.c=$(BUILD)/obj/%.o)
+# libbfrt carries the one target-file reader (bfrt_costs_load) and what it uses.
+RUNTIME_OBJ  = $(RUNTIME_SRC:%.c=$(BUILD)/obj/%.o) \
+               $(addprefix $(BUILD)/obj/frontend/,target_file.o diag.o arena.o)
 PUBLIC_HDR   = runtime/bfrt.h runtime/bfrt_kernel.h runtime/bfrt_cost.h runtime/ops.def
 BUILD_HDR    = $(PUBLIC_HDR:runtime/%=$(BUILD)/include/bfsync/%)
 UNIT_SRC     = $(sort $(wildcard tests/unit/test_*.c))

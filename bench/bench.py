@@ -25,7 +25,7 @@ This script measures that claim reproducibly and writes it down:
      carrying both loads and stores serializes iterations whatever the
      synchronization, which caps what any scheme can gain.
   5. One SVG timeline per kernel from the simulator's traces
-     (bench/timeline.py).
+     (`bfsync timeline`).
   6. Compile side: bfsync compile (parse + transform + emit) and tcc on the
      emitted C, for generated kernels and plain straight-line kernels of
      1k, 10k and 100k instructions, in both sync modes: CPU seconds (median
@@ -164,11 +164,8 @@ def measure_kernel(bfsync, root, tmp, target, name, path, cls, svg_dir):
     params = bench_params(path)
     entry = {"kernel": name, "class": cls, "params": params,
              "source": os.path.relpath(path, root)}
-    traces = {}
-    objs = {}
-    for sync in ("barrier", "barrier-free"):
-        traces[sync] = os.path.join(tmp, "%s-%s.json" % (name, sync))
-        objs.update(sim_runs(bfsync, path, params, target, sync, traces[sync]))
+    trace = os.path.join(tmp, "%s.json" % name)  # both modes, one process each
+    objs = sim_runs(bfsync, path, params, target, "both", trace)
     b, f = objs["barrier"], objs["barrier-free"]
     entry["cycles"] = {"barrier": b["cycles"], "barrier_free": f["cycles"], "ideal": f["ideal_cycles"]}
     entry.update(ratios(b["cycles"], f["cycles"], f["ideal_cycles"]))
@@ -184,10 +181,7 @@ def measure_kernel(bfsync, root, tmp, target, name, path, cls, svg_dir):
     title = "%s (%s), %s: barrier %s vs barrier-free %s cycles, ideal %s" % (
         name, " ".join(params), os.path.basename(target), format(b["cycles"], ","),
         format(f["cycles"], ","), cyc(f["ideal_cycles"]))
-    run([sys.executable, os.path.join(root, "bench", "timeline.py"), "--ops", os.path.join(root, "runtime", "ops.def"),
-         "--title", title, "--unit", "cycles", "-o", svg,
-         "--run", "barrier", traces["barrier"], str(b["cycles"]),
-         "--run", "barrier-free", traces["barrier-free"], str(f["cycles"])])
+    run([bfsync, "timeline", trace, "--cycles", "--target", target, "--title", title, "-o", svg])
     entry["svg"] = os.path.relpath(svg, os.path.dirname(svg_dir))
     return entry
 

@@ -345,28 +345,8 @@ static void print_table_row(Run *r, const ModeResult *res) {
 /* The bytes of path (malloc'ed, NUL-terminated), or NULL. */
 static char *slurp(const char *path, size_t *len) {
   FILE *f = fopen(path, "rb");
-  if (!f) return NULL;
-  char *text = NULL;
-  *len = 0;
-  size_t cap = 0, n;
-  char buf[65536];
-  while ((n = fread(buf, 1, sizeof buf, f)) > 0) {
-    if (*len + n + 1 > cap) {
-      cap = 2 * (*len + n + 1);
-      char *grown = realloc(text, cap);
-      if (!grown) break;
-      text = grown;
-    }
-    memcpy(text + *len, buf, n);
-    *len += n;
-  }
-  bool bad = ferror(f) || n > 0;
-  fclose(f);
-  if (bad || !text) {
-    free(text);
-    return NULL;
-  }
-  text[*len] = 0;
+  char *text = f ? read_all(f, SIZE_MAX / 2, len) : NULL;
+  if (f) fclose(f);
   return text;
 }
 

@@ -8,7 +8,8 @@
  *   run      parse -> check -> transform -> ir_validate -> emit_c -> jit -> run,
  *            and reference, compared bit for bit
  *   gen      random valid kernels for differential testing
- *   ops      the op table, with the target's engines */
+ *   ops      the op table, with the target's engines
+ *   timeline a trace drawn as an SVG */
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
@@ -29,6 +30,7 @@ static const struct {
     {"gen", cmd_gen, "print a random valid kernel"},
     {"campaign", cmd_campaign, "differential campaign over random kernels; exhaustive small scope"},
     {"ops", cmd_ops, "list every op with its engines and shape rule"},
+    {"timeline", cmd_timeline, "draw a trace of `run --trace` as an SVG timeline"},
 };
 
 /* The command's status, or 1 after a message when its output could not

@@ -1,4 +1,4 @@
-/* files.c: atomic output files and path identity (see files.h). */
+/* files.c: atomic output files, path identity and whole-file input (see files.h). */
 #include "frontend/files.h"
 
 #include <errno.h>
@@ -90,4 +90,28 @@ bool same_file(const char *a, const char *b) {
   free(ra);
   free(rb);
   return same;
+}
+
+char *read_all(FILE *f, size_t limit, size_t *len) {
+  size_t cap = 1 << 16, n = 0;
+  char *buf = malloc(cap);
+  while (buf) {
+    n += fread(buf + n, 1, cap - n, f);
+    if (ferror(f)) break;
+    if (n < cap) {
+      buf[n] = 0;
+      *len = n;
+      return buf;
+    }
+    if (n > limit) {
+      errno = EFBIG;
+      break;
+    }
+    cap = cap * 2 > limit + 1 ? limit + 1 : cap * 2;
+    char *bigger = realloc(buf, cap);
+    if (!bigger) break;
+    buf = bigger;
+  }
+  free(buf);
+  return NULL;
 }

@@ -31,4 +31,9 @@ void atomic_abort(AtomicFile *af);
  * or the same folder and name. */
 bool same_file(const char *a, const char *b);
 
+/* The whole of f, malloc'ed and NUL-terminated (len bytes before the NUL),
+ * or NULL with errno set (EFBIG past limit bytes, found after reading at
+ * most one byte more). Works on pipes too. */
+char *read_all(FILE *f, size_t limit, size_t *len);
+
 #endif

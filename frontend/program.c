@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "frontend/files.h"
+
 static void index_lines(Arena *arena, Source *src) {
   uint32_t n = 1;
   for (const char *p = src->text; (p = memchr(p, '\n', (size_t)(src->text + src->len - p))); p++)
@@ -38,37 +40,11 @@ Program *program_new(const char *path, const char *text, size_t len, const Targe
   return p;
 }
 
-/* The whole file, malloc'ed, or NULL with errno set (EFBIG past
- * MAX_SOURCE_BYTES, found after reading at most one byte more). Works on
- * pipes too. */
-static char *read_all(FILE *f, size_t *len) {
-  size_t cap = 1 << 16, n = 0;
-  char *buf = malloc(cap);
-  while (buf) {
-    n += fread(buf + n, 1, cap - n, f);
-    if (ferror(f)) break;
-    if (n < cap) {
-      *len = n;
-      return buf;
-    }
-    if (n > MAX_SOURCE_BYTES) {
-      errno = EFBIG;
-      break;
-    }
-    cap = cap * 2 > MAX_SOURCE_BYTES + 1 ? MAX_SOURCE_BYTES + 1 : cap * 2;
-    char *bigger = realloc(buf, cap);
-    if (!bigger) break;
-    buf = bigger;
-  }
-  free(buf);
-  return NULL;
-}
-
 Program *program_load(const char *path, const Target *target, FILE *out) {
   bool from_stdin = !strcmp(path, "-");
   FILE *f = from_stdin ? stdin : fopen(path, "rb");
   size_t len = 0;
-  char *text = f ? read_all(f, &len) : NULL;
+  char *text = f ? read_all(f, MAX_SOURCE_BYTES, &len) : NULL;
   int saved = errno;
   if (f && !from_stdin) fclose(f);
   if (!text && saved == EFBIG) {

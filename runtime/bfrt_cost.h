@@ -1,11 +1,13 @@
 /* bfrt_cost.h: the cycle simulator's cost model. A host that runs kernels
  * on the simulator (bfrt_options.exec = BFRT_EXEC_SIM) fills a bfrt_costs,
- * usually from a target file (docs/targets.md), and passes it in
- * bfrt_options.costs; the oracle's ideal makespan uses the same model.
+ * usually from a target file (docs/targets.md) with bfrt_costs_load, and
+ * passes it in bfrt_options.costs; the oracle's ideal makespan uses the
+ * same model.
  * Every value is in cycles of the target's clock. */
 #ifndef BFRT_COST_H
 #define BFRT_COST_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "bfrt_kernel.h"
@@ -39,6 +41,12 @@ struct bfrt_costs {
   double clock_ghz; /* the clock every cycle count above is in (trace times) */
   bfrt_engine_cost kind[BFRT_NKINDS]; /* per engine kind */
 };
+
+/* Read the target file at path (docs/targets.md) into *out: 0, or -1 with
+ * every diagnostic (file:line:col: error: ..., with its source line and
+ * caret) in err, errsize bytes, NUL-terminated, truncated if longer; *out
+ * is untouched on error. The compiler's own reader (bfsync --target). */
+int bfrt_costs_load(bfrt_costs *out, const char *path, char *err, size_t errsize);
 
 /* Cycles op takes on an engine of kind for these operand shapes (rows, cols
  * of the destination and of the first source). Shared with the oracle's ideal. */

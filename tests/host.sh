@@ -8,6 +8,8 @@
 #    prefix is also moved, so no build-time path can be used).
 # 3. examples/host is built as its README says (bfsync compile, gcc with
 #    pkg-config --cflags --libs bfrt), runs and checks itself.
+#    Then again on the simulator with targets/trn1.target loaded through
+#    bfrt_costs_load, and with a malformed target file (positioned error).
 # 4. Three kernels in one program: softmax in both sync modes and matmul,
 #    linked as emitted (tests/host_two.c), the two modes equal bit for bit.
 # Env: BUILD (the build dir to install from).
@@ -56,6 +58,16 @@ grep -q "const bfrt_kernel bfk_softmax_barrier_free" "$tmp/out/softmax.c" ||
 "$tmp/out/host" >"$tmp/run.log" 2>&1 || { cat "$tmp/run.log" >&2; echo "FAIL: examples/host/host" >&2; exit 1; }
 grep -q "instructions" "$tmp/run.log" && grep -q ": ok$" "$tmp/run.log" ||
   { cat "$tmp/run.log" >&2; echo "FAIL: host output" >&2; exit 1; }
+
+# The same host on the simulator, its cost model loaded from a target file;
+# a malformed one is a positioned error the library hands back, exit 1.
+"$tmp/out/host" targets/trn1.target >"$tmp/sim.log" 2>&1 || { cat "$tmp/sim.log" >&2; echo "FAIL: host on the simulator" >&2; exit 1; }
+grep -q "simulated on targets/trn1.target: [1-9][0-9]* cycles" "$tmp/sim.log" && grep -q ": ok$" "$tmp/sim.log" ||
+  { cat "$tmp/sim.log" >&2; echo "FAIL: host simulator output" >&2; exit 1; }
+printf 'name = t\nclock_ghz = 1.4\n[engines]\npe = pe\n[kind pe]\noverhead = -3\n' >"$tmp/bad.target"
+status=0; "$tmp/out/host" "$tmp/bad.target" >"$tmp/bad.log" 2>&1 || status=$?
+[ "$status" = 1 ] && grep -q "bad.target:6:12: error: expected a non-negative integer" "$tmp/bad.log" ||
+  { cat "$tmp/bad.log" >&2; echo "FAIL: a malformed target file in the host (status $status)" >&2; exit 1; }
 
 # ---- Three kernels, two of them one kernel in both modes, in one program.
 cflags=$(PKG_CONFIG_PATH="$tmp/prefix/lib/pkgconfig" pkg-config --cflags bfrt)

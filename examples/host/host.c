@@ -6,11 +6,15 @@
  * an instance for its parameters, fill the input tensor, run the engines
  * on threads, read the output. It checks the result against a softmax
  * written here the obvious way and prints what the runtime counted.
+ * `host TARGET_FILE` runs it on the cycle simulator instead, with the cost
+ * model read from a target file (bfrt_costs_load, targets/trn1.target),
+ * and also prints the simulated makespan.
  * Build: see the Makefile and README.md next to this file. */
 #include <math.h>
 #include <stdio.h>
 
 #include "bfrt.h"
+#include "bfrt_cost.h"
 
 extern const bfrt_kernel bfk_softmax_barrier_free; /* from softmax.c */
 
@@ -28,7 +32,18 @@ static double max_error(const float *x, const float *y) {
   return worst;
 }
 
-int main(void) {
+int main(int argc, char **argv) {
+  bfrt_options opt = {0}; /* threads, no jitter, no trace */
+  bfrt_costs costs;
+  if (argc > 1) {
+    char why[4096];
+    if (bfrt_costs_load(&costs, argv[1], why, sizeof why)) {
+      fprintf(stderr, "%s\n", why);
+      return 1;
+    }
+    opt.exec = BFRT_EXEC_SIM;
+    opt.costs = &costs;
+  }
   const int64_t params[] = {ROW_BLOCKS}; /* R, in the kernel's parameter order */
   const char *err;
   bfrt *rt = bfrt_new(&bfk_softmax_barrier_free, params, &err);
@@ -39,7 +54,6 @@ int main(void) {
   float *x = bfrt_tensor_data(rt, bfrt_tensor_find(rt, "X"));
   for (int i = 0; i < ROWS * COLS; i++) x[i] = (float)((i * 37) % 101) / 25.0f - 2.0f;
 
-  bfrt_options opt = {0}; /* threads, no jitter, no trace */
   if (bfrt_run(rt, &opt)) {
     fprintf(stderr, "host: %s\n", bfrt_error(rt));
     bfrt_delete(rt);
@@ -49,6 +63,7 @@ int main(void) {
   double err_max = max_error(x, bfrt_tensor_data(rt, bfrt_tensor_find(rt, "Y")));
   printf("softmax of a %d x %d tensor: %lld instructions, %lld waits\n", ROWS, COLS,
          (long long)st->instructions, (long long)st->waits);
+  if (opt.exec == BFRT_EXEC_SIM) printf("simulated on %s: %lld cycles\n", argv[1], (long long)st->cycles);
   printf("max |bfsync - reference| = %.3g: %s\n", err_max, err_max < 1e-6 ? "ok" : "WRONG");
   bfrt_delete(rt);
   return err_max < 1e-6 ? 0 : 1;

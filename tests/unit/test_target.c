@@ -13,12 +13,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
 #include "frontend/ops.h"
 #include "frontend/program.h"
 #include "frontend/target.h"
+#include "runtime/bfrt_cost.h"
 
 /* Parse text; the diagnostics in *messages (static buffer). */
 static int parse_text(const char *text, Arena *arena, Target *t, const char **messages) {
@@ -236,9 +238,46 @@ static void test_binary(void **state) {
   arena_free(arena);
 }
 
+/* The host's door (bfrt_costs_load): the same costs as the compiler reads,
+ * and every error handed back positioned, truncated to the buffer, with
+ * the destination untouched. */
+static void test_costs_load(void **state) {
+  (void)state;
+  bfrt_costs costs, before;
+  char err[512];
+  assert_int_equal(bfrt_costs_load(&costs, "targets/trn1.target", err, sizeof err), 0);
+  assert_string_equal(err, "");
+  assert_memory_equal(&costs, &target_default()->costs, sizeof costs);
+
+  char path[] = "/tmp/bfsync-costs-XXXXXX";
+  int fd = mkstemp(path);
+  assert_true(fd >= 0);
+  FILE *f = fdopen(fd, "w");
+  fputs("name = t\nclock_ghz = 1.4\n[engines]\npe = pe\n[kind pe]\noverhead = x\nlanes = 1e9\n", f);
+  fclose(f);
+  memset(&before, 0x5a, sizeof before);
+  costs = before;
+  assert_int_equal(bfrt_costs_load(&costs, path, err, sizeof err), -1);
+  assert_memory_equal(&costs, &before, sizeof costs);
+  char expect[128];
+  snprintf(expect, sizeof expect, "%s:6:12: error: expected a non-negative integer", path);
+  assert_non_null(strstr(err, expect));
+  assert_non_null(strstr(err, ":7:9: error:")); /* every error, not only the first */
+  char tiny[8];
+  assert_int_equal(bfrt_costs_load(&costs, path, tiny, sizeof tiny), -1);
+  assert_int_equal(strlen(tiny), sizeof tiny - 1);
+  assert_int_equal(strncmp(tiny, path, sizeof tiny - 1), 0);
+  assert_int_equal(bfrt_costs_load(&costs, path, NULL, 0), -1);
+  unlink(path);
+
+  assert_int_equal(bfrt_costs_load(&costs, "/nonexistent/x.target", err, sizeof err), -1);
+  assert_non_null(strstr(err, "cannot open target file /nonexistent/x.target"));
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_builtin_is_the_file),
+      cmocka_unit_test(test_costs_load),
       cmocka_unit_test(test_two_queues),
       cmocka_unit_test(test_errors),
       cmocka_unit_test(test_ranges),
