@@ -4,6 +4,7 @@
 # ASan+UBSan; `make run` is the main job. Those two call `make deps` first,
 # which installs what is missing; plain `make` never does.
 
+VERSION   = 0.1.0
 BUILD    ?= build
 CC       ?= gcc
 SAN      ?=
@@ -11,7 +12,7 @@ OPT      ?= -O2
 CFLAGS   ?= $(OPT) -g
 BASEFLAGS = -std=c11 -Wall -Wextra -Werror -I. -I$(BUILD)/gen -Iruntime \
             -D_DEFAULT_SOURCE -D_POSIX_C_SOURCE=200809L -pthread \
-            -DBFSYNC_SOURCE_DIR='"$(CURDIR)"' $(if $(SAN),-fsanitize=address$(,)undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined)
+            -DBFSYNC_SOURCE_DIR='"$(CURDIR)"' -DBFSYNC_VERSION='"$(VERSION)"' $(if $(SAN),-fsanitize=address$(,)undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined)
 ,        := ,
 LDLIBS    = -ltcc -ldl -lpthread -lm
 GENFLAGS  = -Wno-unused-function -Wno-sign-compare -Wno-unused-parameter
@@ -33,7 +34,7 @@ UNIT_SRC     = $(sort $(wildcard tests/unit/test_*.c))
 UNIT_BIN     = $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 TEST_SCRIPTS = $(sort $(wildcard tests/*.sh))
 
-.PHONY: all deps test test-unit test-scripts test-asan test-update run bench install clean fuzz-kernels fuzz exhaustive
+.PHONY: all deps test test-unit test-scripts test-asan test-update run bench bench-compile install clean fuzz-kernels fuzz exhaustive
 all: $(BUILD)/bfsync $(BUILD)/libbfrt.a $(BUILD_HDR)
 
 deps:
@@ -66,7 +67,7 @@ $(BUILD)/include/bfsync/%: runtime/%
 $(BUILD)/libbfrt.a: $(RUNTIME_OBJ)
 	ar rcs $@ $^
 
-$(BUILD)/bfsync: $(COMPILER_OBJ) $(BUILD)/libbfrt.a
+$(BUILD)/bfsync: $(COMPILER_OBJ) $(BUILD)/libbfrt.a | $(BUILD_HDR)
 	$(CC) $(BASEFLAGS) $(CFLAGS) -rdynamic -o $@ $(COMPILER_OBJ) $(BUILD)/libbfrt.a $(LDLIBS)
 
 $(BUILD)/tests/%: tests/unit/%.c $(LIB_OBJ) $(BUILD)/libbfrt.a $(BUILD_HDR)
@@ -101,10 +102,15 @@ run:
 bench: all
 	@bash bench/run.sh $(BUILD)/bfsync
 
+# Only the compile section of bench/results.md (the others are kept).
+bench-compile: all
+	@COMPILE_ONLY=1 bash bench/run.sh $(BUILD)/bfsync
+
 # Verification at scale (docs/correctness.md). fuzz-kernels: the
 # differential campaign over N random kernels from seed FROM (the documented
 # long campaign is the default: 100,000 kernels, gcc on every 100th seed);
-# exhaustive: every kernel of the small scope through the oracle.
+# exhaustive: every kernel of the small scope, every engine at 3
+# instructions, through the oracle (tests/exhaustive.sh runs a smaller bound).
 N    ?= 100000
 FROM ?= 1000000
 SIZE ?= 40
@@ -113,7 +119,7 @@ fuzz-kernels: all
 	$(BUILD)/bfsync campaign --from $(FROM) --count $(N) --size $(SIZE) --jobs $(JOBS) --gcc-every 100
 
 exhaustive: all
-	BFSYNC=$(BUILD)/bfsync BUILD=$(BUILD) bash tests/exhaustive.sh
+	FULL=1 BFSYNC=$(BUILD)/bfsync BUILD=$(BUILD) bash tests/exhaustive.sh
 
 # libFuzzer over parse + check + the fmt round trip, the frontend and the
 # generated parser compiled by clang with ASan and UBSan: `make fuzz
@@ -138,7 +144,7 @@ install: all
 	install -m 755 $(BUILD)/bfsync $(DESTDIR)$(PREFIX)/bin/bfsync
 	install -m 644 $(PUBLIC_HDR) $(DESTDIR)$(PREFIX)/include/bfsync/
 	install -m 644 $(BUILD)/libbfrt.a $(DESTDIR)$(PREFIX)/lib/libbfrt.a
-	sed 's|@PREFIX@|$(PREFIX)|' runtime/bfrt.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/bfrt.pc
+	sed 's|@PREFIX@|$(PREFIX)|; s|@VERSION@|$(VERSION)|' runtime/bfrt.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/bfrt.pc
 
 clean:
 	rm -rf build build-asan
@@ -148,3 +154,22 @@ clean:
 # The default target is targets/trn1.target itself, embedded with .incbin,
 # which the compiler's dependency files do not see.
 $(BUILD)/obj/frontend/target.o: targets/trn1.target
+
+# The Coq development (docs/proof.md). `make proof` checks every proof,
+# fails unless each main theorem is closed under the global context, and
+# builds build/proof/bfcheck, the extracted threshold function and
+# validator that tests/proof.sh runs against bfsync. `make test` runs it
+# before the script tests.
+PROOF_DIR = build/proof
+PROOF_V   = Model Transform Machine Theorems Validate Extract
+DEBS     += coq ocaml-nox
+.PHONY: proof
+proof:
+	@$(MAKE) --no-print-directory deps
+	@$(MAKE) --no-print-directory $(PROOF_DIR)/bfcheck
+$(PROOF_DIR)/bfcheck: $(wildcard proof/*.v) proof/bfcheck.ml proof/check_assumptions.sh
+	@rm -rf $(PROOF_DIR) && mkdir -p $(PROOF_DIR) && cp proof/*.v proof/bfcheck.ml $(PROOF_DIR)/
+	cd $(PROOF_DIR) && for f in $(PROOF_V); do coqc -q -Q . BF $$f.v || exit 1; done
+	bash proof/check_assumptions.sh $(PROOF_DIR)
+	cd $(PROOF_DIR) && ocamlopt -o bfcheck.tmp thresholds.mli thresholds.ml bfcheck.ml && mv bfcheck.tmp bfcheck
+test-scripts: proof

@@ -14,8 +14,8 @@
 #include "frontend/program.h"
 #include "runtime/bfrt_cost.h"
 
-/* The version stamped into generated files (kept equal to driver/main.c). */
-#define BFSYNC_VERSION "0.1.0"
+/* BFSYNC_VERSION, stamped into generated files and printed by --version,
+ * comes from the Makefile's VERSION, its one definition. */
 
 /* Requires: p->ir validated. Ensures: one self-contained C99 file on out. */
 void emit_c(const Program *p, FILE *out);
@@ -32,6 +32,9 @@ typedef struct Jit Jit;
  * headers are not installed beside bfsync; a libtcc error is a backend bug
  * (reported, abort). */
 Jit *jit_compile(Program *p, const char *c_source, const char **err);
+/* Requires: a checked kernel. Ensures: a C header on out naming its
+ * descriptors and the index of every parameter and tensor (compile --header). */
+void emit_header(const Program *p, FILE *out);
 /* The descriptor the compiled file exports (emit_c_symbol). */
 const bfrt_kernel *jit_kernel(const Jit *jit);
 /* Release the compiled code; the descriptor is gone after this. */
@@ -51,15 +54,53 @@ int reference_shapes(Program *p, const int64_t *params, RefTensor *tensors, cons
  * error (hbm tile out of bounds, bad slot, division by zero) in *err. */
 int reference_run(Program *p, const int64_t *params, RefTensor *tensors, const char **err);
 
+/* ---- The independent numerical reference (reference_f64.c). */
+/* A tensor's exact values, and for each the bound on how far an f32
+ * computation of it may be (docs/language.md, "Numerical checks"). */
+typedef struct ExactTensor {
+  int64_t rows, cols;
+  double *value, *bound;
+} ExactTensor;
+
+/* Run the checked kernel in double precision on inputs (shaped and filled
+ * as for reference_run; read only), every op computed from its definition
+ * without the runtime's code, with a first-order error bound beside every
+ * value; results[t] gets tensor t (in p's arena). 0, or -1 with the first
+ * diagnostic in *err: a tile slot read before it was written, NaN or Inf
+ * (or a value beyond f32) produced from finite inputs, elements of an out
+ * tensor never stored, or a run-time error. */
+int reference_f64(Program *p, const int64_t *params, const RefTensor *inputs, ExactTensor *results,
+                  const char **err);
+
+typedef struct ExactErrors {
+  double max_abs_err;     /* the largest |got - exact| */
+  double max_rel_err;     /* the largest relative error (reference_f64_rel_err) */
+  double max_bound_ratio; /* the largest |got - exact| / its bound: over 1 is out of tolerance */
+} ExactErrors;
+
+/* Compare every out and inout tensor of got (f32 results) with exact.
+ * Whether every element is within its bound; *errors gets the largest
+ * errors, *report a description of the worst element beyond its bound
+ * (else NULL). */
+bool reference_f64_compare(Program *p, const RefTensor *got, const ExactTensor *exact, ExactErrors *errors,
+                           const char **report);
+/* Relative error of got against want, the exact value, where scale is the
+ * largest |value| of want's tensor: |got - want| / max(|want|, scale * 2^-10,
+ * FLT_MIN); a NaN or an infinity on one side only is infinite. */
+double reference_f64_rel_err(float got, double want, double scale);
+
 /* ---- numpy .npy files: 2-D, '<f4', C order. */
 typedef struct NpyArray {
   int64_t rows, cols;
   float *data;
 } NpyArray;
 
-/* Read path into arena memory; 0, or -1 with a message in *err. */
-int npy_read(Arena *arena, const char *path, NpyArray *out, const char **err);
-/* Write a version 1.0 file; 0, or -1 with a message in *err. */
+/* Read path into into->data, which is into->rows x into->cols: a file of
+ * any other shape is an error (naming tensor) before anything is read. 0,
+ * or -1 with a message in *err. */
+int npy_read(Arena *arena, const char *path, const char *tensor, const NpyArray *into, const char **err);
+/* Write a version 1.0 file, atomically (a temporary file renamed over
+ * path); 0, or -1 with a message (and the reason) in *err. */
 int npy_write(Arena *arena, const char *path, const NpyArray *array, const char **err);
 
 #endif

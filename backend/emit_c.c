@@ -39,7 +39,7 @@
 #include "backend/backend.h"
 
 static const char *const op_ids[] = {
-#define OP(id, name, sig, engines, shape, cls) #id,
+#define OP(id, name, sig, engines, shape, cls, acc) #id,
 #include "runtime/ops.def"
 #undef OP
 };
@@ -68,6 +68,11 @@ typedef struct Emitter {
   const char **tile_ids;    /* per-use copies would cost the arena a few words */
   const char **tensor_ids;  /* for every wait and operand */
   int depth;                /* indentation level */
+  /* Loop-invariant subexpressions printed once per iteration as const
+   * temporaries bf_tK (hoist_loop): active ones, innermost last. */
+  const IrExpr **hoisted;
+  int nhoisted, hoist_cap, ntemps;
+  bool *var_set; /* by bookkeeping scalar: set somewhere in the body being hoisted from */
 } Emitter;
 
 /* What one engine's stream refers to, so that it declares exactly that and
@@ -103,9 +108,13 @@ static const char *c_name(Arena *a, const char *source, const char *kind, int id
   return arena_printf(a, "bf_%s%d", kind, id);
 }
 
-/* name with every character outside [A-Za-z0-9_] replaced, for invented names. */
-static const char *sanitize_id(Arena *a, const char *name) {
-  char *s = arena_strndup(a, name, strlen(name) < 40 ? strlen(name) : 40);
+/* name (the id-th of its kind) with every character outside [A-Za-z0-9_]
+ * replaced, for invented names. Names longer than 40 characters (C99
+ * promises 63 significant ones) are cut to 40 and given "_ID", so two
+ * long names with one prefix stay distinct, and distinct from any name of
+ * 40 characters or fewer. */
+static const char *sanitize_id(Arena *a, const char *name, int id) {
+  char *s = strlen(name) <= 40 ? arena_strndup(a, name, strlen(name)) : arena_printf(a, "%.40s_%d", name, id);
   for (char *c = s; *c; c++)
     if (!(isalnum((unsigned char)*c) || *c == '_')) *c = '_';
   return s;
@@ -113,7 +122,7 @@ static const char *sanitize_id(Arena *a, const char *name) {
 
 static const char *known_name(const Emitter *em, int e) {
   return arena_printf(em->p->arena, "bf_known_%s",
-                      sanitize_id(em->p->arena, em->p->target->engines[e].name));
+                      sanitize_id(em->p->arena, em->p->target->engines[e].name, e));
 }
 
 /* Source text made safe inside a one-line block comment. */
@@ -135,11 +144,6 @@ static void put_comment_text(FILE *out, const char *text, size_t len) {
   }
 }
 
-static int line_of(const Program *p, Span span) {
-  int line, col;
-  source_position(&p->src, span.begin, &line, &col);
-  return line;
-}
 
 /* ---- Uses of one stream. */
 
@@ -262,6 +266,11 @@ static void put_element(const Emitter *em, int array, const IrExpr *index, int o
 }
 
 static void put_ir_expr(const Emitter *em, const IrExpr *x) {
+  for (int i = em->nhoisted - 1; i >= 0; i--)
+    if (em->hoisted[i] == x) {
+      fprintf(em->out, "bf_t%d", em->ntemps - em->nhoisted + i);
+      return;
+    }
   switch (x->kind) {
   case IX_CONST: put_const(em->out, x->value); return;
   case IX_PARAM: fputs(em->param_names[x->id], em->out); return;
@@ -479,6 +488,125 @@ static void put_op(const Emitter *em, const IrNode *n) {
 
 static void put_nodes(Emitter *em, const IrNode *n, const Uses *u);
 
+/* ---- Hoisting. Positions in a loop body share their base, entry + (i -
+ * lo) * K, by pointer (ir.c keeps them `base + k`), and every store and
+ * wait of the iteration would print it again. A subexpression used at
+ * least twice in the body's own nodes, invariant in the iteration (no
+ * scalar the body sets, no array load) and unable to fail (no division
+ * but by a positive constant) is printed once, at the top of the body, as
+ * `const int64_t bf_tK`. It changes no value and no bookkeeping charge
+ * (ir.h counts IR nodes, not arithmetic); it keeps the file and tcc's
+ * work smaller. */
+
+static void mark_sets(Emitter *em, const IrNode *n, bool value) {
+  for (; n; n = n->next) {
+    if (n->kind == IR_SET) em->var_set[n->var] = value;
+    if (n->kind == IR_LOOP) mark_sets(em, n->body, value);
+  }
+}
+
+static bool hoistable(const Emitter *em, const IrExpr *x) {
+  if (!x) return true;
+  switch (x->kind) {
+  case IX_VAR: return !em->var_set[x->id];
+  case IX_LOAD: return false;
+  case IX_DIV: return x->b->kind == IX_CONST && x->b->value > 0 && hoistable(em, x->a);
+  case IX_MOD: return is_const_mod(x) && hoistable(em, x->a);
+  default: return hoistable(em, x->a) && hoistable(em, x->b);
+  }
+}
+
+typedef struct Candidates {
+  const IrExpr **x;
+  int n, cap;
+} Candidates;
+
+static void add_candidate(const Program *p, Candidates *c, const IrExpr *x) {
+  if (!x || x->size < 3) return;
+  if (c->n == c->cap) {
+    c->cap = c->cap ? 2 * c->cap : 32;
+    const IrExpr **grown = ARENA_ARRAY(p->arena, const IrExpr *, c->cap);
+    if (c->n) memcpy(grown, c->x, sizeof *grown * (size_t)c->n);
+    c->x = grown;
+  }
+  c->x[c->n++] = x;
+}
+
+static bool is_hoisted(const Emitter *em, const IrExpr *x) {
+  for (int i = 0; i < em->nhoisted; i++)
+    if (em->hoisted[i] == x) return true;
+  return false;
+}
+
+/* x itself, the bases of its `base + k` nodes and the indices of its loads.
+ * An enclosing loop's temporary is printed by name, so nothing inside it
+ * counts as a use: hoisting it again would declare an unused variable. */
+static void gather(const Emitter *em, Candidates *c, const IrExpr *x, bool top) {
+  const Program *p = em->p;
+  if (!x || is_hoisted(em, x)) return;
+  if (top) add_candidate(p, c, x);
+  if (x->kind == IX_ADD && x->b->kind == IX_CONST) add_candidate(p, c, x->a);
+  if (x->kind == IX_LOAD) add_candidate(p, c, x->a);
+  gather(em, c, x->a, false);
+  gather(em, c, x->b, false);
+}
+
+static int by_pointer_then_size(const void *a, const void *b) {
+  const IrExpr *x = *(const IrExpr *const *)a, *y = *(const IrExpr *const *)b;
+  if (x != y) return (uintptr_t)x < (uintptr_t)y ? -1 : 1;
+  return 0;
+}
+
+static int by_size(const void *a, const void *b) {
+  const IrExpr *x = *(const IrExpr *const *)a, *y = *(const IrExpr *const *)b;
+  return (x->size > y->size) - (x->size < y->size);
+}
+
+/* Declare the body's temporaries; returns how many (popped after the body). */
+static int hoist_loop(Emitter *em, const IrNode *body) {
+  const Program *p = em->p;
+  Candidates c = {0};
+  for (const IrNode *n = body; n; n = n->next) {
+    for (int i = 0; i < n->noperands; i++) {
+      gather(em, &c, n->operands[i].slot, true);
+      gather(em, &c, n->operands[i].row, true);
+      gather(em, &c, n->operands[i].col, true);
+    }
+    gather(em, &c, n->threshold, true);
+    gather(em, &c, n->index, true);
+    gather(em, &c, n->value, true);
+    gather(em, &c, n->lo, true);
+    gather(em, &c, n->hi, true);
+  }
+  if (c.n < 2) return 0;
+  mark_sets(em, body, true);
+  qsort(c.x, (size_t)c.n, sizeof *c.x, by_pointer_then_size);
+  int chosen = 0;
+  for (int i = 0; i < c.n;) {
+    int j = i;
+    while (j < c.n && c.x[j] == c.x[i]) j++;
+    if ((int64_t)c.x[i]->size * (j - i - 1) >= 8 && hoistable(em, c.x[i])) c.x[chosen++] = c.x[i];
+    i = j;
+  }
+  mark_sets(em, body, false);
+  qsort(c.x, (size_t)chosen, sizeof *c.x, by_size); /* inner ones first: the outer print them by name */
+  for (int i = 0; i < chosen; i++) {
+    indent(em);
+    fprintf(em->out, "const int64_t bf_t%d = ", em->ntemps);
+    put_ir_expr(em, c.x[i]);
+    fputs(";\n", em->out);
+    if (em->nhoisted == em->hoist_cap) {
+      em->hoist_cap = em->hoist_cap ? 2 * em->hoist_cap : 16;
+      const IrExpr **grown = ARENA_ARRAY(p->arena, const IrExpr *, em->hoist_cap);
+      if (em->nhoisted) memcpy(grown, em->hoisted, sizeof *grown * (size_t)em->nhoisted);
+      em->hoisted = grown;
+    }
+    em->hoisted[em->nhoisted++] = c.x[i];
+    em->ntemps++;
+  }
+  return chosen;
+}
+
 static void put_loop(Emitter *em, const IrNode *n, const Uses *u) {
   const char *v = em->loop_names[n->loop_id];
   indent(em);
@@ -490,7 +618,10 @@ static void put_loop(Emitter *em, const IrNode *n, const Uses *u) {
   if (loop_checked(n)) fprintf(em->out, ", %d)", n->line);
   fprintf(em->out, "; %s < bf_end%d; %s++) {\n", v, n->loop_id, v);
   em->depth++;
+  int temps = hoist_loop(em, n->body);
   put_nodes(em, n->body, u);
+  em->nhoisted -= temps;
+  em->ntemps -= temps;
   em->depth--;
   indent(em);
   fputs("}\n", em->out);
@@ -567,10 +698,11 @@ static void put_locals(Emitter *em, const Uses *u) {
 static void put_engine(Emitter *em, int e) {
   const Engine *eng = &em->p->target->engines[e];
   em->stream = &em->p->ir->streams[e];
+  em->var_set = ARENA_ARRAY(em->p->arena, bool, em->stream->nvars + 1);
   Uses u = stream_uses(em->p, em->stream);
   fprintf(em->out, "\n/* Engine %s. */\n", eng->name);
   fprintf(em->out, "static void bf_engine_%s(bfrt_ctx *bf_cx, const int64_t *bf_params) {\n",
-          sanitize_id(em->p->arena, eng->name));
+          sanitize_id(em->p->arena, eng->name, e));
   put_locals(em, &u);
   em->depth = 1;
   put_nodes(em, em->stream->body, &u);
@@ -605,6 +737,7 @@ static void put_ast_expr(const Emitter *em, const Expr *x) {
     if (x->kind == EX_DIV || x->kind == EX_MOD) fprintf(em->out, ", %d, &bf_bad", line_of(em->p, x->span));
     fputc(')', em->out);
     return;
+  case EX_FLOAT: bug("emit_c: a real number in a tensor shape");
   }
   bug("emit_c: unknown expression kind %d", x->kind);
 }
@@ -669,7 +802,7 @@ static void put_tensor_shape(const Emitter *em) {
   fprintf(em->out, "  int bf_bad = 0;\n  switch (bf_tensor) {\n");
   for (int t = 0; t < k->ntensors; t++) {
     const Tensor *x = &k->tensors[t];
-    fprintf(em->out, "  case BF_HBM_%s:\n    bf_shape[0] = ", sanitize_id(em->p->arena, x->name));
+    fprintf(em->out, "  case BF_HBM_%s:\n    bf_shape[0] = ", sanitize_id(em->p->arena, x->name, t));
     put_ast_expr(em, x->rows);
     fputs(";\n    bf_shape[1] = ", em->out);
     put_ast_expr(em, x->cols);
@@ -704,7 +837,7 @@ static void put_enum(const Emitter *em, const char *what, const char *prefix, in
   fprintf(em->out, "\n/* %s */\nenum {", what);
   for (int i = 0; i < n; i++)
     fprintf(em->out, "%s\n  %s%s = %d", i ? "," : "", prefix,
-            sanitize_id(em->p->arena, name(em->p, i)), i);
+            sanitize_id(em->p->arena, name(em->p, i), i), i);
   fputs("\n};\n", em->out);
 }
 
@@ -733,7 +866,7 @@ static void put_descriptor(const Emitter *em) {
     fprintf(em->out, "%sBFRT_KIND_%s", e ? ", " : "", kind_ids[p->target->engines[e].kind]);
   fprintf(em->out, "};\nstatic void (*const bf_entry[%d])(bfrt_ctx *, const int64_t *) = {", ne);
   for (int e = 0; e < ne; e++)
-    fprintf(em->out, "%sbf_engine_%s", e ? ", " : "", sanitize_id(p->arena, p->target->engines[e].name));
+    fprintf(em->out, "%sbf_engine_%s", e ? ", " : "", sanitize_id(p->arena, p->target->engines[e].name, e));
   fprintf(em->out, "};\nstatic const bfrt_tile_desc bf_tiles[%d] = {", k->ntiles ? k->ntiles : 1);
   for (int i = 0; i < k->ntiles; i++) {
     const Tile *t = &k->tiles[i];
@@ -775,7 +908,7 @@ static const char **param_c_names(const Program *p) {
 static const char **sanitized_ids(const Program *p, int n,
                                   const char *(*name)(const Program *, int)) {
   const char **ids = ARENA_ARRAY(p->arena, const char *, n + 1);
-  for (int i = 0; i < n; i++) ids[i] = sanitize_id(p->arena, name(p, i));
+  for (int i = 0; i < n; i++) ids[i] = sanitize_id(p->arena, name(p, i), i);
   return ids;
 }
 
@@ -783,7 +916,7 @@ void emit_c(const Program *p, FILE *out) {
   if (!p->ir || !p->kernel) bug("emit_c: no IR to print");
   if (p->ir->nengines != p->target->nengines)
     bug("emit_c: IR has %d streams for %d engines", p->ir->nengines, p->target->nengines);
-  Emitter em = {p, out, loop_c_names(p), param_c_names(p), NULL, NULL, NULL, NULL, 0};
+  Emitter em = {p, out, loop_c_names(p), param_c_names(p), NULL, NULL, NULL, NULL, 0, NULL, 0, 0, 0, NULL};
   em.engine_ids = sanitized_ids(p, p->target->nengines, engine_name);
   em.tile_ids = sanitized_ids(p, p->kernel->ntiles, tile_name);
   em.tensor_ids = sanitized_ids(p, p->kernel->ntensors, tensor_name);

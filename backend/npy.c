@@ -6,7 +6,9 @@
  * padded to a multiple of 64 bytes, then the raw data. The dict is parsed
  * strictly enough that anything numpy would not have written is rejected
  * with a message saying what is wrong, and a short file is never read past
- * its end. Files are written as version 1.0, which every numpy reads. */
+ * its end, and a header is checked against the tensor it fills before any
+ * data is read. Files are written as version 1.0, which every numpy reads,
+ * atomically (frontend/files.h). */
 #include <ctype.h>
 #include <errno.h>
 #include <inttypes.h>
@@ -15,6 +17,7 @@
 #include <string.h>
 
 #include "backend/backend.h"
+#include "frontend/files.h"
 
 #define NPY_MAGIC "\x93NUMPY"
 #define NPY_MAGIC_LEN 6
@@ -170,13 +173,17 @@ static long remaining_bytes(FILE *f) {
   return end - here;
 }
 
-static int read_data(Arena *a, FILE *f, const char *path, const Header *h, NpyArray *out,
-                     const char **err) {
-  if (h->shape[0] && h->shape[1] > INT64_MAX / 4 / h->shape[0]) {
-    *err = arena_printf(a, "%s: shape (%" PRId64 ", %" PRId64 ") is too large", path, h->shape[0], h->shape[1]);
+/* The data into want's storage, once the header's shape is want's: a
+ * header that claims any other shape (a huge one included) is rejected
+ * before anything is read or allocated. */
+static int read_data(Arena *a, FILE *f, const char *path, const Header *h, const NpyArray *want,
+                     const char *tensor, const char **err) {
+  if (h->shape[0] != want->rows || h->shape[1] != want->cols) {
+    *err = arena_printf(a, "%s: shape (%" PRId64 ", %" PRId64 ") does not match tensor %s [%" PRId64 ", %" PRId64 "]",
+                        path, h->shape[0], h->shape[1], tensor, want->rows, want->cols);
     return -1;
   }
-  int64_t n = h->shape[0] * h->shape[1];
+  int64_t n = want->rows * want->cols; /* the tensor's, within the size limit */
   long left = remaining_bytes(f);
   if (left >= 0 && left != n * 4) {
     *err = arena_printf(a, "%s: %s data: %ld bytes for shape (%" PRId64 ", %" PRId64 "), expected %" PRId64,
@@ -184,10 +191,7 @@ static int read_data(Arena *a, FILE *f, const char *path, const Header *h, NpyAr
                         h->shape[1], n * 4);
     return -1;
   }
-  out->rows = h->shape[0];
-  out->cols = h->shape[1];
-  out->data = ARENA_ARRAY(a, float, n + 1);
-  if (fread(out->data, sizeof(float), (size_t)n, f) != (size_t)n || fgetc(f) != EOF) {
+  if (fread(want->data, sizeof(float), (size_t)n, f) != (size_t)n || fgetc(f) != EOF) {
     *err = arena_printf(a, "%s: data does not match shape (%" PRId64 ", %" PRId64 ")", path, h->shape[0],
                         h->shape[1]);
     return -1;
@@ -195,7 +199,7 @@ static int read_data(Arena *a, FILE *f, const char *path, const Header *h, NpyAr
   return 0;
 }
 
-int npy_read(Arena *a, const char *path, NpyArray *out, const char **err) {
+int npy_read(Arena *a, const char *path, const char *tensor, const NpyArray *into, const char **err) {
   FILE *f = fopen(path, "rb");
   if (!f) {
     *err = arena_printf(a, "%s: %s", path, strerror(errno));
@@ -203,7 +207,7 @@ int npy_read(Arena *a, const char *path, NpyArray *out, const char **err) {
   }
   Header h;
   int status = read_header(a, f, path, &h, err);
-  if (!status) status = read_data(a, f, path, &h, out, err);
+  if (!status) status = read_data(a, f, path, &h, into, tensor, err);
   fclose(f);
   return status;
 }
@@ -222,17 +226,16 @@ int npy_write(Arena *a, const char *path, const NpyArray *array, const char **er
   memset(header + 10, ' ', hlen);
   memcpy(header + 10, dict, (size_t)n);
   header[total - 1] = '\n';
-  FILE *f = fopen(path, "wb");
-  if (!f) {
-    *err = arena_printf(a, "%s: %s", path, strerror(errno));
+  AtomicFile out;
+  if (atomic_open(&out, path)) {
+    *err = arena_printf(a, "%s", out.error);
     return -1;
   }
   size_t count = (size_t)(array->rows * array->cols);
-  bool ok = fwrite(header, 1, total, f) == total &&
-            (count == 0 || fwrite(array->data, sizeof(float), count, f) == count);
-  ok &= fclose(f) == 0;
-  if (!ok) {
-    *err = arena_printf(a, "%s: write failed", path);
+  fwrite(header, 1, total, out.f);
+  if (count) fwrite(array->data, sizeof(float), count, out.f);
+  if (atomic_commit(&out)) {
+    *err = arena_printf(a, "%s", out.error);
     return -1;
   }
   return 0;

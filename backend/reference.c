@@ -18,7 +18,7 @@
 #include "runtime/semantics.h"
 
 static const char *const op_names[] = {
-#define OP(id, name, sig, engines, shape, cls) name,
+#define OP(id, name, sig, engines, shape, cls, acc) name,
 #include "runtime/ops.def"
 #undef OP
 };
@@ -32,11 +32,6 @@ typedef struct Ref {
   const char *err;
 } Ref;
 
-static int line_of(const Program *p, Span span) {
-  int line, col;
-  source_position(&p->src, span.begin, &line, &col);
-  return line;
-}
 
 /* Record the first error as "kernel K, line L: message"; returns -1. */
 static int fail(Ref *r, Span span, const char *message) {

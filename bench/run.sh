@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # run.sh: `make bench`. Builds bench/wait_cost.c against the runtime library
-# next to the bfsync binary, then runs bench/bench.py, which writes
+# next to the bfsync binary, and bench/rusage.c (a command's CPU time and
+# peak memory), then runs bench/bench.py, which writes
 # bench/results.md, bench/results.json and bench/svg/<kernel>.svg.
 #
 # The figures are reproducible: the simulator's cycles are identical on
@@ -11,7 +12,8 @@
 # env:   TARGET=file (default targets/trn1.target), REPEAT=n (runs per
 #        compile-time median, default 3), THREADS_REPEAT=n (runs per
 #        threads-executor median, default 5), QUICK=1 (skip the
-#        100k-instruction compile), OUT=dir (default bench/)
+#        100k-instruction compile), OUT=dir (default bench/), COMPILE_ONLY=1
+#        (only the compile section; the others are kept from results.json)
 set -euo pipefail
 
 bfsync=${1:?usage: bash bench/run.sh path/to/bfsync}
@@ -25,9 +27,11 @@ command -v tcc >/dev/null || { echo "bench: tcc is required (make deps installs 
 
 ${CC:-gcc} -std=c11 -O2 -I"$root/runtime" -o "$build/wait_cost" "$root/bench/wait_cost.c" \
   "$build/libbfrt.a" -lpthread -lm
+${CC:-gcc} -std=c11 -O2 -o "$build/rusage" "$root/bench/rusage.c"
 
 quick=()
 [ -n "${QUICK:-}" ] && quick=(--quick)
+[ -n "${COMPILE_ONLY:-}" ] && quick+=(--compile-only)
 python3 "$root/bench/bench.py" --bfsync "$(cd "$(dirname "$bfsync")" && pwd)/$(basename "$bfsync")" \
-  --target "$target" --out "$out" --wait-cost "$build/wait_cost" --repeat "${REPEAT:-3}" \
+  --target "$target" --out "$out" --wait-cost "$build/wait_cost" --rusage "$build/rusage" --repeat "${REPEAT:-3}" \
   --threads-repeat "${THREADS_REPEAT:-5}" "${quick[@]}"

@@ -55,8 +55,9 @@ ZOOM_OPS = 40  # ops in the busiest lane of the slowest run that the zoom window
 
 
 def op_classes(ops_def_path):
-    """name -> class name (DMA, MATMUL, ...), from the OP(...) rows of ops.def."""
-    row = re.compile(r'^OP\(\s*\w+\s*,\s*"(\w+)"\s*,.*,\s*(\w+)\s*\)\s*$')
+    """name -> class name (DMA, MATMUL, ...), from the OP(...) rows of ops.def:
+    the cost class is the last-but-one column (the last is the accuracy class)."""
+    row = re.compile(r'^OP\(\s*\w+\s*,\s*"(\w+)"\s*,.*,\s*(\w+)\s*,\s*\w+\s*\)\s*$')
     classes = {}
     with open(ops_def_path) as f:
         for line in f:

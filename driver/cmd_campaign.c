@@ -49,6 +49,8 @@ static const char usage_text[] =
     "  --json           the summary as one JSON object\n"
     "  --dry-run        with --exhaustive: count the kernels, judge none\n"
     "  --instructions N with --exhaustive: at most N instructions (1..3, default 3)\n"
+    "  --engines all|core  with --exhaustive: act, dve, pool, pe and dma with an hbm\n"
+    "                   tensor (all, the default), or act, dve and pool (core)\n"
     "  --mutate=drop:K|lower:K|raise:K\n"
     "                   TEST ONLY: break the K-th barrier-free wait of every kernel,\n"
     "                   to see the campaign catch and minimize failures\n"
@@ -71,6 +73,8 @@ int cmd_campaign(int argc, char **argv) {
   bool json = false, exhaustive = false, dry_run = false, no_jitter = false, no_minimize = false;
   const char *lib = NULL, *regress_dir = "tests/regress";
   Mutation mutation = {0, -1};
+  int engines = 1; /* scope_choices: all */
+  static const char *const scope_choices[] = {"core", "all", NULL};
   const ArgSpec specs[] = {
       {.name = "--from", .kind = ARG_NUMBER, .dest = &from, .max = UINT64_MAX / 2},
       {.name = "--count", .kind = ARG_NUMBER, .dest = &count, .min = 1, .max = UINT64_MAX / 2},
@@ -80,6 +84,7 @@ int cmd_campaign(int argc, char **argv) {
       {.name = "--schedules", .kind = ARG_NUMBER, .dest = &schedules, .min = 1, .max = 1000},
       {.name = "--instructions", .kind = ARG_NUMBER, .dest = &instructions, .min = 1,
        .max = EXHAUSTIVE_MAX_INSTRUCTIONS},
+      {.name = "--engines", .kind = ARG_CHOICE, .dest = &engines, .choices = scope_choices},
       {.name = "--json", .kind = ARG_FLAG, .dest = &json},
       {.name = "--exhaustive", .kind = ARG_FLAG, .dest = &exhaustive},
       {.name = "--dry-run", .kind = ARG_FLAG, .dest = &dry_run},
@@ -100,7 +105,7 @@ int cmd_campaign(int argc, char **argv) {
   mallopt(M_MMAP_THRESHOLD, 256 << 20);
   char *exe_dir = dir_of_exe();
   if (status < 0 && exhaustive) {
-    ExhaustiveScope scope = {(int)instructions, (int)jobs, (int)schedules, dry_run, json};
+    ExhaustiveScope scope = {(int)instructions, engines == 0 ? 3 : 5, (int)jobs, (int)schedules, dry_run, json};
     status = exhaustive_run(&scope);
   } else if (status < 0) {
     Campaign c = {from, count, (int)jobs, gcc_every, json, !no_minimize, regress_dir,

@@ -11,16 +11,21 @@
 #include "frontend/program.h"
 
 static const char usage_text[] =
-    "usage: bfsync check FILE...\n\n"
+    "usage: bfsync check [--target FILE] FILE...\n\n"
     "Parse and analyze each kernel file (- reads standard input). Prints\n"
     "nothing on success; each error as FILE:LINE:COL: error: MESSAGE, then\n"
     "the source line and a caret under the place.\n"
+    "  --target FILE  the machine's engines and limits (default: the built-in trn1)\n"
     "Exit status: 0 all files clean, 1 errors found, 2 usage error.\n";
 
 /* 0 when path is a clean kernel, 1 otherwise. */
-static int check_file(const char *path) {
-  Program *p = program_load(path, NULL, stderr);
+static int check_file(const char *path, const Target *target) {
+  Program *p = program_load(path, target, stderr);
   if (!p) return 1;
+  if (!target && program_use_target_line(p, stderr)) {
+    program_free(p);
+    return 1;
+  }
   parse(p);
   if (!p->diag.errors) check(p);
   int status = p->diag.errors ? 1 : 0;
@@ -29,13 +34,16 @@ static int check_file(const char *path) {
 }
 
 int cmd_check(int argc, char **argv) {
-  static const ArgSpec specs[] = {{0}};
+  const char *target_path = NULL;
+  const ArgSpec specs[] = {{.name = "--target", .kind = ARG_STRING, .dest = &target_path}, {0}};
   Arena *arena = arena_new();
   CommandLine cl = {"check", usage_text, specs, 1, INT_MAX, arena, NULL, 0};
   int status = args_parse(&cl, argc, argv);
+  Target *target = ARENA_NEW(arena, Target);
+  if (status < 0 && target_path && target_load(target_path, arena, target, stderr)) status = 1;
   if (status < 0) {
     status = 0;
-    for (int i = 0; i < cl.nfiles; i++) status |= check_file(cl.files[i]);
+    for (int i = 0; i < cl.nfiles; i++) status |= check_file(cl.files[i], target_path ? target : NULL);
   }
   arena_free(arena);
   return status;

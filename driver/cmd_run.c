@@ -6,11 +6,18 @@
  *   reference (once; program order on the AST) gives the expected tensors
  *
  * Inputs are .npy files or seeded pseudo-random values, the same for every
- * sync mode and for the reference. Exit status: 0 only when every out and
- * inout tensor matches the reference in every mode; 1 on a mismatch, a
+ * sync mode and for the reference. The results are also compared with the
+ * independent f64 reference (backend/reference_f64.c), which checks the
+ * arithmetic rather than the synchronization: their largest relative error
+ * must be within the tolerance of the kernel's op classes, and its
+ * diagnostics (a tile read before written, NaN or Inf from finite inputs,
+ * out elements never stored) fail the run. Exit status: 0 only when every
+ * out and inout tensor matches the reference in every mode and is within
+ * tolerance of the f64 one; 1 on a mismatch, a numerical diagnostic, a
  * kernel error (bounds, division by zero, deadlock) or a bad file; 2 on a
  * usage error. */
 #include <inttypes.h>
+#include <limits.h>
 #include <math.h>
 #include <stdbool.h>
 #include <stdlib.h>
@@ -35,7 +42,7 @@ typedef struct RunArgs {
   int exec; /* BFRT_EXEC_* */
   uint64_t seed;
   NamedPaths inputs, outputs;
-  bool json, jitter, check;
+  bool json, jitter, check, all_params;
   const char *trace_path;
   const char *target_path; /* NULL: the built-in trn1 */
   Mutation mutation;
@@ -47,6 +54,8 @@ typedef struct ModeResult {
   int64_t wall_ns;
   bool match;
   double max_abs_err;
+  ExactErrors f64;  /* against the f64 reference */
+  bool within_f64; /* every element within its error bound */
 } ModeResult;
 
 typedef struct Run {
@@ -56,14 +65,19 @@ typedef struct Run {
   RefTensor *results; /* the last mode's results, for --output */
   int64_t ideal;      /* sim: the oracle's ideal makespan; -1 until computed, -2 if it cannot be */
   int64_t ideal_sync; /* sim: the same, charging each dependence its semaphore latency and one wait */
+  ExactTensor *exact; /* the f64 reference's results; NULL until computed */
 } Run;
 
 static const char usage_text[] =
-    "usage: bfsync run FILE -p NAME=VALUE... [options]\n"
+    "usage: bfsync run FILE [NAME=VALUE...] [-p NAME=VALUE...] [options]\n"
     "\n"
     "JIT-compile the kernel, run it, and compare every out and inout tensor\n"
-    "with the sequential reference, bit for bit. Exit status 0 only on a match.\n"
-    "  -p NAME=VALUE          a kernel parameter (every parameter is required)\n"
+    "with the sequential reference, bit for bit, and with the f64 reference\n"
+    "within its error bounds. Exit status 0 only when all of it holds.\n"
+    "  NAME=VALUE, -p NAME=VALUE\n"
+    "                         a kernel parameter; without any, the kernel's first\n"
+    "                         `// params:` line\n"
+    "  --all-params           run every `// params:` line of the kernel in turn\n"
     "  --sync=MODE            barrier-free (default), barrier, or both\n"
     "  --exec=threads|sim     real threads (default) or the cycle simulator\n"
     "  --target FILE          the machine and its cost model (default: the built-in\n"
@@ -73,7 +87,7 @@ static const char usage_text[] =
     "  --output NAME=Y.npy    write a tensor after the run (repeatable)\n"
     "  --json                 one JSON object per sync mode on stdout\n"
     "  --jitter               random delays before instructions (threads; seeded)\n"
-    "  --trace FILE.json      Chrome trace of the run (of the last mode with --sync=both)\n"
+    "  --trace FILE.json      Chrome trace of the run (--sync=both: each mode a process)\n"
     "  --check                race-check the run with vector clocks; races fail it\n"
     "  --mutate=drop:K|lower:K|raise:K\n"
     "                         TEST ONLY: break the K-th wait of the synchronization\n";
@@ -95,8 +109,8 @@ static int find_tensor(const Kernel *k, const char *name) {
 }
 
 /* Check every --input and --output names a tensor it may name, at most
- * once, and that no two outputs (or an output and an input) share a file;
- * 0 or 2. */
+ * once, and that no two outputs share a file and no output or trace is
+ * the kernel file; 0 or 2. */
 static int check_tensor_args(const Kernel *k, const RunArgs *a) {
   for (int i = 0; i < a->inputs.n; i++) {
     const NamedPath *in = &a->inputs.items[i];
@@ -107,9 +121,12 @@ static int check_tensor_args(const Kernel *k, const RunArgs *a) {
     for (int j = 0; j < i; j++)
       if (!strcmp(a->inputs.items[j].name, in->name)) return usage_error("--input: '%s' given twice", in->name);
   }
+  if (a->trace_path && same_file(a->trace_path, a->file))
+    return usage_error("--trace %s would overwrite the kernel file", a->trace_path);
   for (int i = 0; i < a->outputs.n; i++) {
     const NamedPath *out = &a->outputs.items[i];
     if (find_tensor(k, out->name) < 0) return usage_error("--output: kernel has no tensor '%s'", out->name);
+    if (same_file(out->path, a->file)) return usage_error("--output: %s would overwrite the kernel file", out->path);
     for (int j = 0; j < i; j++) {
       if (!strcmp(a->outputs.items[j].name, out->name)) return usage_error("--output: '%s' given twice", out->name);
       if (same_file(a->outputs.items[j].path, out->path))
@@ -127,20 +144,12 @@ static const NamedPath *input_for(const RunArgs *a, const char *name) {
 
 static int read_input(Run *r, int t, const NamedPath *in) {
   RefTensor *x = &r->in.inputs[t];
-  NpyArray arr;
+  NpyArray into = {x->rows, x->cols, x->data};
   const char *err;
-  if (npy_read(r->p->arena, in->path, &arr, &err)) {
+  if (npy_read(r->p->arena, in->path, in->name, &into, &err)) {
     fprintf(stderr, "bfsync: error: %s\n", err);
     return 1;
   }
-  if (arr.rows != x->rows || arr.cols != x->cols) {
-    fprintf(stderr,
-            "bfsync: error: %s: shape (%" PRId64 ", %" PRId64 ") does not match tensor %s [%" PRId64
-            ", %" PRId64 "]\n",
-            in->path, arr.rows, arr.cols, in->name, x->rows, x->cols);
-    return 1;
-  }
-  x->data = arr.data;
   return 0;
 }
 
@@ -173,6 +182,21 @@ static int write_outputs(Run *r) {
   return 0;
 }
 
+/* ---- The f64 reference. */
+
+/* The f64 reference, once; 1 after a diagnostic. */
+static int compute_exact(Run *r) {
+  if (r->exact) return 0;
+  ExactTensor *exact = ARENA_ARRAY(r->p->arena, ExactTensor, r->p->kernel->ntensors + 1);
+  const char *err;
+  if (reference_f64(r->p, r->in.params, r->in.inputs, exact, &err)) {
+    fprintf(stderr, "bfsync: error: %s\n", err);
+    return 1;
+  }
+  r->exact = exact;
+  return 0;
+}
+
 /* ---- One sync mode. */
 
 static int transform_mode(Run *r, SyncMode sync) {
@@ -189,17 +213,25 @@ static int transform_mode(Run *r, SyncMode sync) {
   return 0;
 }
 
-static bfrt_options run_options(const Run *r, bool trace) {
+/* The trace file of one mode: --trace itself, or with --sync=both a part
+ * that merge_traces folds into it. */
+static const char *trace_part(const Run *r, SyncMode sync) {
+  if (!r->args->trace_path) return NULL;
+  if (r->args->sync != RUN_BOTH) return r->args->trace_path;
+  return arena_printf(r->p->arena, "%s.%s.part", r->args->trace_path, sync_name(sync));
+}
+
+static bfrt_options run_options(const Run *r, SyncMode sync) {
   bfrt_options opt = {0};
   opt.exec = r->args->exec;
   opt.jitter_seed = r->args->jitter ? bf_splitmix64(r->args->seed) | 1 : 0;
-  opt.trace_path = trace ? r->args->trace_path : NULL;
+  opt.trace_path = trace_part(r, sync);
   opt.costs = &r->p->target->costs;
   opt.check = r->args->check;
   return opt;
 }
 
-static int run_mode(Run *r, SyncMode sync, bool trace, ModeResult *res) {
+static int run_mode(Run *r, SyncMode sync, ModeResult *res) {
   res->sync = sync;
   int status = transform_mode(r, sync);
   if (status) return status;
@@ -210,7 +242,7 @@ static int run_mode(Run *r, SyncMode sync, bool trace, ModeResult *res) {
     return 1;
   }
   RefTensor *results = instance_copy(&r->in, r->in.inputs);
-  bfrt_options opt = run_options(r, trace);
+  bfrt_options opt = run_options(r, sync);
   if (instance_execute(&r->in, jit_kernel(jit), &opt, results, &res->stats, &res->wall_ns, &err) ||
       instance_reference(&r->in, &err)) {
     fprintf(stderr, "bfsync: error: %s\n", err);
@@ -218,9 +250,13 @@ static int run_mode(Run *r, SyncMode sync, bool trace, ModeResult *res) {
     return 1;
   }
   jit_free(jit);
+  if (compute_exact(r)) return 1;
   r->results = results;
   res->match = instance_compare(&r->in, results, arena_printf(r->p->arena, "bfsync: %s", sync_name(sync)), stderr,
                                 &res->max_abs_err);
+  const char *report;
+  res->within_f64 = reference_f64_compare(r->p, results, r->exact, &res->f64, &report);
+  if (report) fprintf(stderr, "bfsync: %s: %s\n", sync_name(sync), report);
   return 0;
 }
 
@@ -239,6 +275,12 @@ static int64_t ideal_cycles(Run *r) {
   return r->ideal;
 }
 
+/* "key": value, with null for a value JSON cannot hold. */
+static void print_json_number(const char *key, double value) {
+  if (isfinite(value)) printf("\"%s\": %.9g, ", key, value);
+  else printf("\"%s\": null, ", key);
+}
+
 static void print_json(Run *r, const ModeResult *res) {
   const Kernel *k = r->p->kernel;
   const bfrt_stats *s = &res->stats;
@@ -252,6 +294,9 @@ static void print_json(Run *r, const ModeResult *res) {
     printf("\"max_abs_err\": %.9g, ", res->max_abs_err);
   else
     printf("\"max_abs_err\": null, ");
+  print_json_number("max_abs_err_f64", res->f64.max_abs_err);
+  print_json_number("max_rel_err_f64", res->f64.max_rel_err);
+  print_json_number("error_bound_ratio_f64", res->f64.max_bound_ratio);
   printf("\"instructions\": %" PRId64 ", \"bookkeeping\": %" PRId64 ", \"barriers\": %" PRId64,
          s->instructions, s->bookkeeping, s->barriers);
   if (r->args->check) printf(", \"races\": %" PRId64, s->races);
@@ -277,7 +322,7 @@ static void print_table_head(const Run *r) {
          r->args->jitter ? "  jitter" : "");
   printf("%-13s %-6s %10s %12s %12s %12s", "sync", "match", "waits", "instructions", "bookkeeping", "time");
   if (r->args->exec == BFRT_EXEC_SIM) printf(" %12s %12s", "cycles", "ideal");
-  printf("\n");
+  printf(" %12s %12s\n", "f64 rel err", "err/bound");
 }
 
 static void print_table_row(Run *r, const ModeResult *res) {
@@ -289,11 +334,98 @@ static void print_table_row(Run *r, const ModeResult *res) {
     if (ideal_cycles(r) >= 0) printf(" %12" PRId64, ideal_cycles(r));
     else printf(" %12s", "-");
   }
+  printf(" %12.2g %12.2g", res->f64.max_rel_err, res->f64.max_bound_ratio);
   if (r->args->check) printf("  races %" PRId64, s->races);
   printf("\n");
 }
 
 /* ---- The command. */
+
+/* The bytes of path (malloc'ed, NUL-terminated), or NULL. */
+static char *slurp(const char *path, size_t *len) {
+  FILE *f = fopen(path, "rb");
+  if (!f) return NULL;
+  char *text = NULL;
+  *len = 0;
+  size_t cap = 0, n;
+  char buf[65536];
+  while ((n = fread(buf, 1, sizeof buf, f)) > 0) {
+    if (*len + n + 1 > cap) {
+      cap = 2 * (*len + n + 1);
+      char *grown = realloc(text, cap);
+      if (!grown) break;
+      text = grown;
+    }
+    memcpy(text + *len, buf, n);
+    *len += n;
+  }
+  bool bad = ferror(f) || n > 0;
+  fclose(f);
+  if (bad || !text) {
+    free(text);
+    return NULL;
+  }
+  text[*len] = 0;
+  return text;
+}
+
+/* One mode's trace events (the text between the runtime's first line and
+ * its closing "]}") onto out as process pid, named "KERNEL (MODE)". The
+ * runtime writes every event with "pid":1 and the process name first. */
+static void copy_events(FILE *out, const char *text, int pid, const char *kernel, SyncMode sync) {
+  const char *body = strchr(text, '\n'), *end = strstr(text, "\n]}");
+  if (!body || !end || end < body) return;
+  body++;
+  char name[256];
+  snprintf(name, sizeof name, "\"args\":{\"name\":\"%s\"}}", kernel);
+  const char *process = strstr(body, name);
+  for (const char *at = body; at < end;) {
+    if (!strncmp(at, "\"pid\":1,", 8)) {
+      fprintf(out, "\"pid\":%d,", pid);
+      at += 8;
+    } else if (at == process) {
+      fprintf(out, "\"args\":{\"name\":\"%s (%s)\"}}", kernel, sync_name(sync));
+      at += strlen(name);
+    } else {
+      fputc(*at++, out);
+    }
+  }
+}
+
+/* --sync=both --trace T: both modes' traces as two processes of T. */
+static int merge_traces(Run *r, const SyncMode modes[2]) {
+  AtomicFile out;
+  if (atomic_open(&out, r->args->trace_path)) {
+    fprintf(stderr, "bfsync: error: %s\n", out.error);
+    return 1;
+  }
+  fputs("{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n", out.f);
+  int status = 0;
+  for (int m = 0; m < 2; m++) {
+    const char *part = trace_part(r, modes[m]);
+    size_t len;
+    char *text = slurp(part, &len);
+    if (!text) {
+      fprintf(stderr, "bfsync: error: cannot read the trace part %s\n", part);
+      status = 1;
+    } else {
+      if (m) fputs(",\n", out.f);
+      copy_events(out.f, text, m + 1, r->p->kernel->name, modes[m]);
+      free(text);
+    }
+    remove(part);
+  }
+  fputs("\n]}\n", out.f);
+  if (status) {
+    atomic_abort(&out);
+    return 1;
+  }
+  if (atomic_commit(&out)) {
+    fprintf(stderr, "bfsync: error: %s\n", out.error);
+    return 1;
+  }
+  return 0;
+}
 
 static int run_all(Run *r) {
   const RunArgs *a = r->args;
@@ -303,8 +435,11 @@ static int run_all(Run *r) {
   bool all_match = true;
   for (int m = 0; m < nmodes; m++) {
     ModeResult res = {0};
-    int status = run_mode(r, modes[m], m == nmodes - 1, &res);
-    if (status) return status;
+    int status = run_mode(r, modes[m], &res);
+    if (status) {
+      for (int k = 0; nmodes == 2 && a->trace_path && k <= m; k++) remove(trace_part(r, modes[k]));
+      return status;
+    }
     if (a->json) {
       print_json(r, &res);
     } else {
@@ -316,24 +451,59 @@ static int run_all(Run *r) {
               res.stats.races);
       all_match = false;
     }
-    all_match &= res.match;
+    all_match &= res.match && res.within_f64;
   }
   fflush(stdout);
+  if (nmodes == 2 && a->trace_path && merge_traces(r, modes)) return 1;
   if (write_outputs(r)) return 1;
   return all_match ? 0 : 1;
 }
 
+/* One parameter set. */
+static int run_params(Program *p, const RunArgs *a, const ParamArgs *pa) {
+  int64_t *params = ARENA_ARRAY(p->arena, int64_t, p->kernel->nparams + 1);
+  Run r = {{p, params, NULL, NULL}, p, a, NULL, -1, -1, NULL};
+  if (param_args_bind(pa, p->kernel, params, stderr)) return 2;
+  int status = check_tensor_args(p->kernel, a);
+  if (status || (status = make_inputs(&r))) return status;
+  return run_all(&r);
+}
+
+/* The text after "// params:" of each such line of the source, in order. */
+static int params_lines(const Program *p, const char **lines, int cap) {
+  static const char mark[] = "// params:";
+  int n = 0;
+  for (size_t at = 0; at < p->src.len && n < cap;) {
+    const char *line = p->src.text + at, *nl = memchr(line, '\n', p->src.len - at);
+    size_t len = nl ? (size_t)(nl - line) : p->src.len - at;
+    if (len >= sizeof mark - 1 && !memcmp(line, mark, sizeof mark - 1))
+      lines[n++] = arena_strndup(p->arena, line + sizeof mark - 1, len - (sizeof mark - 1));
+    at += len + 1;
+  }
+  return n;
+}
+
+enum { MAX_PARAMS_LINES = 64 };
+
+/* The parameters given, else the first `// params:` line, or every line
+ * with --all-params (each run in turn, the worst status kept). */
 static int run_program(Program *p, const RunArgs *a) {
   parse(p);
   if (p->diag.errors) return 1;
   check(p);
   if (p->diag.errors) return 1;
-  int64_t *params = ARENA_ARRAY(p->arena, int64_t, p->kernel->nparams + 1);
-  Run r = {{p, params, NULL, NULL}, p, a, NULL, -1, -1};
-  if (param_args_bind(&a->params, p->kernel, params, stderr)) return 2;
-  int status = check_tensor_args(p->kernel, a);
-  if (status || (status = make_inputs(&r))) return status;
-  return run_all(&r);
+  const char *lines[MAX_PARAMS_LINES];
+  int nlines = a->params.n || !p->kernel->nparams ? 0 : params_lines(p, lines, MAX_PARAMS_LINES);
+  if (a->all_params && !nlines) return usage_error("--all-params: %s has no `// params:` line to run", p->src.path);
+  if (!nlines) return run_params(p, a, &a->params);
+  int status = 0;
+  for (int i = 0; i < (a->all_params ? nlines : 1); i++) {
+    ParamArgs pa = {0};
+    if (param_args_add_line(&pa, p->arena, lines[i], stderr)) return 1;
+    int s = run_params(p, a, &pa);
+    if (s > status) status = s;
+  }
+  return status;
 }
 
 int cmd_run(int argc, char **argv) {
@@ -352,17 +522,27 @@ int cmd_run(int argc, char **argv) {
       {.name = "--json", .kind = ARG_FLAG, .dest = &a.json},
       {.name = "--jitter", .kind = ARG_FLAG, .dest = &a.jitter},
       {.name = "--check", .kind = ARG_FLAG, .dest = &a.check},
+      {.name = "--all-params", .kind = ARG_FLAG, .dest = &a.all_params},
       {0},
   };
   Arena *arena = arena_new();
-  CommandLine cl = {"run", usage_text, specs, 1, 1, arena, NULL, 0};
+  CommandLine cl = {"run", usage_text, specs, 1, INT_MAX, arena, NULL, 0};
   int status = args_parse(&cl, argc, argv);
   a.file = cl.nfiles ? cl.files[0] : NULL;
+  /* NAME=VALUE after the file, as a `// params:` line has them */
+  for (int i = 1; status < 0 && i < cl.nfiles; i++) {
+    if (!strchr(cl.files[i], '='))
+      status = args_error(&cl, "run takes one FILE (also got '%s'); parameters are NAME=VALUE", cl.files[i]);
+    else if (param_args_add(&a.params, arena, cl.files[i], stderr))
+      status = 2;
+  }
+  if (status < 0 && a.all_params && a.params.n) status = args_error(&cl, "--all-params runs the file's parameters: give no others");
   Target *target = ARENA_NEW(arena, Target);
   if (status < 0 && a.target_path && target_load(a.target_path, arena, target, stderr)) status = 1;
   if (status < 0) {
     Program *p = program_load(a.file, a.target_path ? target : target_default(), stderr);
-    status = p ? run_program(p, &a) : 1;
+    if (p && !a.target_path && program_use_target_line(p, stderr)) status = 1;
+    else status = p ? run_program(p, &a) : 1;
     program_free(p);
   }
   arena_free(arena);

@@ -188,7 +188,8 @@ int cmd_verify(int argc, char **argv) {
   if (status < 0 && a.target_path && target_load(a.target_path, arena, target, stderr)) status = 1;
   if (status < 0) {
     Program *p = program_load(a.path, a.target_path ? target : target_default(), stderr);
-    status = p ? verify(p, &a) : 1;
+    if (p && !a.target_path && program_use_target_line(p, stderr)) status = 1;
+    else status = p ? verify(p, &a) : 1;
     program_free(p);
   }
   arena_free(arena);

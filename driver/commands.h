@@ -11,5 +11,6 @@ int cmd_verify(int argc, char **argv);  /* driver/cmd_verify.c */
 int cmd_run(int argc, char **argv);     /* driver/cmd_run.c */
 int cmd_gen(int argc, char **argv);     /* driver/cmd_gen.c */
 int cmd_campaign(int argc, char **argv); /* driver/cmd_campaign.c */
+int cmd_ops(int argc, char **argv);     /* driver/cmd_ops.c */
 
 #endif

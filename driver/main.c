@@ -7,7 +7,9 @@
  *   verify   parse -> check -> transform -> ir_validate -> oracle
  *   run      parse -> check -> transform -> ir_validate -> emit_c -> jit -> run,
  *            and reference, compared bit for bit
- *   gen      random valid kernels for differential testing */
+ *   gen      random valid kernels for differential testing
+ *   ops      the op table, with the target's engines */
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -26,7 +28,16 @@ static const struct {
     {"run", cmd_run, "JIT-compile and run a kernel, compared with the reference"},
     {"gen", cmd_gen, "print a random valid kernel"},
     {"campaign", cmd_campaign, "differential campaign over random kernels; exhaustive small scope"},
+    {"ops", cmd_ops, "list every op with its engines and shape rule"},
 };
+
+/* The command's status, or 1 after a message when its output could not
+ * be written (a full disk, a closed pipe): a lost output is never silent. */
+static int stdout_written(int status) {
+  if (fflush(stdout) == 0 && !ferror(stdout)) return status;
+  fprintf(stderr, "bfsync: error: cannot write the output: %s\n", strerror(errno));
+  return status ? status : 1;
+}
 
 static void usage(FILE *out) {
   fprintf(out, "usage: bfsync COMMAND [options] FILE...\n\ncommands:\n");
@@ -49,7 +60,7 @@ int main(int argc, char **argv) {
     return 0;
   }
   for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
-    if (!strcmp(argv[1], commands[i].name)) return commands[i].run(argc - 1, argv + 1);
+    if (!strcmp(argv[1], commands[i].name)) return stdout_written(commands[i].run(argc - 1, argv + 1));
   fprintf(stderr, "bfsync: unknown command '%s'\n", argv[1]);
   usage(stderr);
   return 2;

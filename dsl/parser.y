@@ -33,7 +33,7 @@ typedef struct Lit {
 typedef struct ParseState {
   Program *p;
   Kernel *kernel;
-  int param_cap, tensor_cap, tile_cap, comment_cap;
+  int param_cap, tensor_cap, tile_cap, const_cap, comment_cap;
   uint32_t offset;        /* scanner: bytes consumed */
   uint32_t comment_begin; /* scanner: where the open comment started */
   int brace_depth, bracket_depth;
@@ -87,7 +87,7 @@ static void yyerror(Span *at, yyscan_t scanner, ParseState *ps, const char *mess
 %token <name> IDENT "identifier"
 %token <lit> INT "integer"
 %token <lit> FLOAT "number"
-%token KERNEL "'kernel'" INT_KW "'int'" HBM "'hbm'" IN "'in'" OUT "'out'" INOUT "'inout'"
+%token KERNEL "'kernel'" CONST "'const'" INT_KW "'int'" HBM "'hbm'" IN "'in'" OUT "'out'" INOUT "'inout'"
 %token SBUF "'sbuf'" PSUM "'psum'" F32 "'f32'" FOR "'for'" IF "'if'" ELSE "'else'"
 %token DOTDOT "'..'" LE "'<='" GE "'>='" EQ "'=='" NE "'!='"
 
@@ -124,13 +124,17 @@ param: IDENT ':' INT_KW { kernel_add_param(ARENA, ps->kernel, &ps->param_cap, $1
 decls: %empty | decls decl ;
 
 /* decl = "hbm" io IDENT ":" "f32" "[" expr "," expr "]" ";"
- *      | mem IDENT ["[" expr "]"] ":" "f32" "[" expr "," expr "]" ";" */
+ *      | mem IDENT ["[" expr "]"] ":" "f32" "[" expr "," expr "]" ";"
+ *      | "const" IDENT "=" expr ";" */
 decl:
   HBM io IDENT ':' F32 '[' expr ',' expr ']' ';'
     { kernel_add_tensor(ARENA, ps->kernel, &ps->tensor_cap, $2, $3, @3, $7, $9); }
 | mem IDENT slots ':' F32 '[' expr ',' expr ']' ';'
     { kernel_add_tile(ARENA, ps->kernel, &ps->tile_cap, $1, $2, @2, $3, $7, $9); }
+| CONST IDENT '=' expr ';'
+    { kernel_add_const(ARENA, ps->kernel, &ps->const_cap, $2, @2, $4); }
 | HBM error ';'
+| CONST error ';'
 | mem error ';'
 ;
 
@@ -167,15 +171,11 @@ operands:
 | operands ',' operand { $$ = operand_list_add(ARENA, $1, $3); }
 ;
 
-/* operand = IDENT ["[" expr ["," expr] "]"] | ["-"] (INT | FLOAT) */
+/* operand = IDENT "[" expr ["," expr] "]" | expr   (a bare name, or an immediate) */
 operand:
-  IDENT                           { $$ = operand_name(@$, $1, 0, NULL, NULL); }
-| IDENT '[' expr ']'              { $$ = operand_name(@$, $1, 1, $3, NULL); }
+  IDENT '[' expr ']'              { $$ = operand_name(@$, $1, 1, $3, NULL); }
 | IDENT '[' expr ',' expr ']'     { $$ = operand_name(@$, $1, 2, $3, $5); }
-| INT                             { $$ = operand_imm(@$, $1.text); }
-| FLOAT                           { $$ = operand_imm(@$, $1.text); }
-| '-' INT                         { $$ = operand_imm(@$, arena_printf(ARENA, "-%s", $2.text)); }
-| '-' FLOAT                       { $$ = operand_imm(@$, arena_printf(ARENA, "-%s", $2.text)); }
+| expr                            { $$ = operand_expr(@$, $1); }
 ;
 
 /* cond = expr ("<" | "<=" | ">" | ">=" | "==" | "!=") expr */
@@ -198,9 +198,10 @@ expr:
 unary: primary | minuses primary { $$ = expr_negs(ARENA, @1, $1, $2); } ;
 minuses: '-' { $$ = 1; } | minuses '-' { $$ = $1 + 1; } ;
 
-/* primary = INT | IDENT | "(" expr ")" */
+/* primary = INT | FLOAT | IDENT | "(" expr ")" */
 primary:
   INT          { $$ = expr_int(ARENA, @$, $1.value); }
+| FLOAT        { $$ = expr_float(ARENA, @$, $1.text); }
 | IDENT        { $$ = expr_name(ARENA, @$, $1); }
 | '(' expr ')' { $$ = $2; }
 ;

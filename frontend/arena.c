@@ -14,6 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "frontend/diag.h"
+
 enum { FIRST_CHUNK = 64 << 10, LARGEST_CHUNK = 4 << 20 };
 
 typedef struct Chunk {
@@ -26,16 +28,6 @@ struct Arena {
   Chunk *head;
   size_t next_size;
 };
-
-_Noreturn void bug(const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  fprintf(stderr, "bfsync: internal error: ");
-  vfprintf(stderr, fmt, ap);
-  fputc('\n', stderr);
-  va_end(ap);
-  abort();
-}
 
 Arena *arena_new(void) {
   Arena *arena = calloc(1, sizeof *arena);

@@ -24,7 +24,4 @@ void *arena_grow(Arena *arena, void *items, size_t elem, int n, int *cap);
 #define ARENA_NEW(arena, type) ((type *)arena_alloc((arena), sizeof(type)))
 #define ARENA_ARRAY(arena, type, n) ((type *)arena_alloc((arena), sizeof(type) * (size_t)(n)))
 
-/* Internal compiler bugs (never user errors): print and abort. */
-_Noreturn void bug(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-
 #endif

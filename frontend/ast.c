@@ -27,6 +27,13 @@ Expr *expr_int(Arena *a, Span span, int64_t value) {
   return e;
 }
 
+Expr *expr_float(Arena *a, Span span, const char *text) {
+  Expr *e = new_expr(a, EX_FLOAT, span, 1);
+  e->name = text;
+  e->real = strtod(text, NULL);
+  return e;
+}
+
 Expr *expr_name(Arena *a, Span span, const char *name) {
   Expr *e = new_expr(a, EX_NAME, span, 1);
   e->name = name;
@@ -67,9 +74,9 @@ Operand operand_name(Span span, const char *name, int nindex, Expr *i0, Expr *i1
   return o;
 }
 
-Operand operand_imm(Span span, const char *text) {
-  Operand o = {.kind = OPND_IMM, .span = span, .imm_text = text};
-  o.imm = strtof(text, NULL);
+Operand operand_expr(Span span, Expr *e) {
+  Operand o = {.kind = e->kind == EX_NAME ? OPND_NAME : OPND_IMM, .span = span, .imm_expr = e};
+  if (e->kind == EX_NAME) o.name = e->name;
   return o;
 }
 
@@ -157,6 +164,11 @@ void kernel_add_tile(Arena *a, Kernel *k, int *cap, MemKind mem, const char *nam
   k->tiles = arena_grow(a, k->tiles, sizeof(Tile), k->ntiles, cap);
   k->tiles[k->ntiles++] = (Tile){.name = name, .span = span, .mem = mem, .slots_expr = slots,
                                  .rows_expr = rows, .cols_expr = cols, .slotted = slots != NULL};
+}
+
+void kernel_add_const(Arena *a, Kernel *k, int *cap, const char *name, Span span, Expr *value) {
+  k->consts = arena_grow(a, k->consts, sizeof(Const), k->nconsts, cap);
+  k->consts[k->nconsts++] = (Const){.name = name, .span = span, .value = value};
 }
 
 void kernel_add_comment(Arena *a, Kernel *k, int *cap, Span span) {

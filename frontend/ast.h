@@ -10,9 +10,14 @@
 #include "frontend/arena.h"
 #include "frontend/diag.h"
 
-/* ---- Integer expressions (64-bit; / and % round toward negative infinity). */
+/* ---- Expressions. Integer expressions (shapes, indices, loop bounds) are
+ * 64-bit, with / and % rounding toward negative infinity. Immediates and
+ * const declarations may also hold real numbers (EX_FLOAT), which sema
+ * admits nowhere else. A name of a const is replaced by sema with its value
+ * (EX_INT or EX_FLOAT), keeping the name in `name` for fmt. */
 typedef enum ExprKind {
-  EX_INT,  /* value */
+  EX_INT,  /* value; name: the const it came from, or NULL */
+  EX_FLOAT, /* real; name: the literal as written, or the const it came from */
   EX_NAME, /* name; sema: sym and index */
   EX_NEG,  /* -lhs */
   EX_ADD,
@@ -28,6 +33,7 @@ typedef struct Expr {
   ExprKind kind;
   Span span;
   int64_t value;          /* EX_INT */
+  double real;            /* EX_FLOAT */
   const char *name;       /* EX_NAME */
   SymKind sym;            /* EX_NAME, sema */
   int index;              /* EX_NAME, sema: parameter index or loop id */
@@ -50,7 +56,7 @@ typedef enum OperandKind {
   OPND_NAME, /* parser: not yet resolved */
   OPND_TILE, /* sema: tile decl, slot (NULL when unslotted) */
   OPND_HBM,  /* sema: tensor decl, row and col */
-  OPND_IMM,  /* float immediate */
+  OPND_IMM,  /* an immediate: a constant expression, or the name of a const (sema) */
 } OperandKind;
 
 typedef struct Operand {
@@ -62,8 +68,9 @@ typedef struct Operand {
   int decl;       /* sema: tile or tensor index */
   Expr *slot;     /* sema, OPND_TILE: index[0] or NULL */
   Expr *row, *col; /* sema, OPND_HBM */
-  float imm;      /* OPND_IMM */
-  const char *imm_text; /* OPND_IMM: as written, for fmt */
+  Expr *imm_expr; /* OPND_IMM, and OPND_NAME without indices (it may name a const) */
+  double imm_value; /* OPND_IMM, sema: the exact value (the f64 reference uses it) */
+  float imm;        /* OPND_IMM, sema: imm_value rounded to f32 (what the engines use) */
 } Operand;
 
 /* ---- Statements: a sibling list (next). */
@@ -123,6 +130,17 @@ typedef struct Tensor {
 
 typedef enum MemKind { MEM_SBUF, MEM_PSUM } MemKind;
 
+/* const NAME = expr; an integer when expr has no real number in it. */
+typedef struct Const {
+  const char *name;
+  Span span;
+  Expr *value;
+  bool real;       /* sema */
+  int64_t integer; /* sema, when !real */
+  double number;   /* sema: the value, also of an integer const */
+  bool ok;         /* sema: evaluated without error */
+} Const;
+
 typedef struct Tile {
   const char *name;
   Span span;
@@ -136,8 +154,9 @@ typedef struct Tile {
 typedef struct Kernel {
   const char *name;
   Span span;
-  int nparams, ntensors, ntiles;
+  int nparams, ntensors, ntiles, nconsts;
   Param *params;
+  Const *consts;
   Tensor *tensors;
   Tile *tiles;
   Stmt *body;
@@ -178,8 +197,10 @@ Cond *cond_new(Arena *a, Span span, CondOp op, Expr *lhs, Expr *rhs);
 
 /* name, name[i0] or name[i0, i1] as written (nindex of them). */
 Operand operand_name(Span span, const char *name, int nindex, Expr *i0, Expr *i1);
-/* A float immediate as written, e.g. "0.5", "-2", "1e-3". */
-Operand operand_imm(Span span, const char *text);
+Expr *expr_float(Arena *a, Span span, const char *text);
+/* An operand written as an expression: a bare name (a tile, or a const) or
+ * an immediate. */
+Operand operand_expr(Span span, Expr *e);
 OperandList operand_list_add(Arena *a, OperandList list, Operand operand);
 
 /* Appends s (a NULL s, from error recovery, is skipped). */
@@ -198,11 +219,11 @@ void kernel_add_tensor(Arena *a, Kernel *k, int *cap, IoKind io, const char *nam
                        Expr *rows, Expr *cols);
 void kernel_add_tile(Arena *a, Kernel *k, int *cap, MemKind mem, const char *name, Span span,
                      Expr *slots, Expr *rows, Expr *cols);
+void kernel_add_const(Arena *a, Kernel *k, int *cap, const char *name, Span span, Expr *value);
 /* Records a comment (scanner). */
 void kernel_add_comment(Arena *a, Kernel *k, int *cap, Span span);
 /* Names the kernel and gives it its statements; whole spans it all. */
 void kernel_finish(Kernel *k, const char *name, Span span, Span whole, StmtList body);
-
 /* The language's / and % for b != 0: floor division and modulo, with
  * a / -1 = -a wrapping (INT64_MIN / -1 = INT64_MIN) and a % -1 = 0. The
  * one definition: the IR's folding and the oracle use it too. */

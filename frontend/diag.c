@@ -14,6 +14,7 @@
 
 #include <stdarg.h>
 #include <stdbool.h>
+#include <stdlib.h>
 #include <string.h>
 
 enum {
@@ -152,4 +153,14 @@ void diag_note(Diag *d, Span span, const char *fmt, ...) {
   va_start(ap, fmt);
   report(d, "note", span, fmt, ap);
   va_end(ap);
+}
+
+_Noreturn void bug(const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  fprintf(stderr, "bfsync: internal error: ");
+  vfprintf(stderr, fmt, ap);
+  fputc('\n', stderr);
+  va_end(ap);
+  abort();
 }

@@ -39,4 +39,7 @@ int source_line(const Source *src, uint32_t offset);
 /* Span covering a and b. */
 Span span_join(Span a, Span b);
 
+/* An internal compiler bug (never a user error): print and abort. */
+_Noreturn void bug(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
 #endif

@@ -8,7 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "frontend/arena.h"
+#include "frontend/diag.h"
 
 static int failed(AtomicFile *af, const char *what) {
   snprintf(af->error, sizeof af->error, "cannot %s '%s': %s", what, af->path, strerror(errno));

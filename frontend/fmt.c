@@ -8,11 +8,15 @@
  * Comments are kept, re-attached by position: a comment that starts on the
  * line where a statement ends stays at the end of that line; any other
  * comment goes on a line of its own before the next thing printed after
- * it, or before the closing brace of its body. Both rules give the same
+ * it, or before the closing brace of its body. A trailing comment keeps
+ * its column when the code before it leaves room (two spaces at least), so
+ * comments aligned in a column stay aligned. These rules give the same
  * placement again on fmt's own output, so fmt of fmt is the identity.
  * Blank lines between statements (or comments) are kept, one for any run
  * of them, except at the start of a body; declarations and statements are
  * always separated by one. */
+#include <stdlib.h>
+
 #include "frontend/program.h"
 
 static const char *const io_name[] = {[IO_IN] = "in", [IO_OUT] = "out", [IO_INOUT] = "inout"};
@@ -20,8 +24,17 @@ static const char *const mem_name[] = {[MEM_SBUF] = "sbuf", [MEM_PSUM] = "psum"}
 static const char *const cond_name[] = {[COND_LT] = "<",  [COND_LE] = "<=", [COND_GT] = ">",
                                         [COND_GE] = ">=", [COND_EQ] = "==", [COND_NE] = "!="};
 
+/* A trailing comment: where its "  " separator was printed, and the column
+ * (from 0) it had in the source. */
+typedef struct Trailing {
+  long at;
+  int column;
+} Trailing;
+
 typedef struct Printer {
-  FILE *out;
+  FILE *out; /* a memory stream; the trailing comments are aligned at the end */
+  Trailing *trailing;
+  size_t ntrailing, trailing_cap;
   const Source *src;
   const Kernel *k;
   int next_comment; /* the first comment not printed yet */
@@ -61,7 +74,11 @@ static void print_expr(FILE *out, const Expr *e, int min_prec) {
   bool parens = precedence(e->kind) < min_prec;
   if (parens) fputc('(', out);
   switch (e->kind) {
-  case EX_INT: fprintf(out, "%lld", (long long)e->value); break;
+  case EX_INT:
+    if (e->name) fputs(e->name, out);
+    else fprintf(out, "%lld", (long long)e->value);
+    break;
+  case EX_FLOAT: fputs(e->name, out); break;
   case EX_NAME: fputs(e->name, out); break;
   case EX_NEG:
     fputc('-', out);
@@ -77,7 +94,7 @@ static void print_expr(FILE *out, const Expr *e, int min_prec) {
 
 static void print_operand(FILE *out, const Operand *o) {
   if (o->kind == OPND_IMM) {
-    fputs(o->imm_text, out);
+    print_expr(out, o->imm_expr, 0);
     return;
   }
   fputs(o->name, out);
@@ -134,14 +151,26 @@ static void comments_before(Printer *pr, uint32_t offset, int depth) {
 }
 
 /* Comments that start on the line where something ends (at end) and
- * before the next thing printed (at limit). */
-static void comments_trailing(Printer *pr, uint32_t end, uint32_t limit) {
+ * before the next thing printed (at limit). keep_column: the thing is one
+ * line both in the source and printed (a declaration, an instruction), so
+ * its comment may keep its source column; after a closing brace the source
+ * column means nothing. */
+static void comments_trailing(Printer *pr, uint32_t end, uint32_t limit, bool keep_column) {
   const Kernel *k = pr->k;
   int line = source_line(pr->src, end - 1);
   for (; pr->next_comment < k->ncomments && k->comments[pr->next_comment].begin >= end &&
          k->comments[pr->next_comment].begin < limit &&
          source_line(pr->src, k->comments[pr->next_comment].begin) == line;
        pr->next_comment++) {
+    int line, column;
+    source_position(pr->src, k->comments[pr->next_comment].begin, &line, &column);
+    if (pr->ntrailing == pr->trailing_cap) {
+      pr->trailing_cap = pr->trailing_cap ? 2 * pr->trailing_cap : 16;
+      pr->trailing = realloc(pr->trailing, pr->trailing_cap * sizeof *pr->trailing);
+      if (!pr->trailing) bug("fmt: out of memory");
+    }
+    fflush(pr->out);
+    pr->trailing[pr->ntrailing++] = (Trailing){ftell(pr->out), keep_column ? column - 1 : 0};
     fputs("  ", pr->out);
     print_comment(pr, k->comments[pr->next_comment]);
     pr->seen = k->comments[pr->next_comment].end;
@@ -208,7 +237,7 @@ static void print_stmt(Printer *pr, const Stmt *st, uint32_t limit, int depth) {
   case ST_IF: print_if(pr, st, depth); break;
   }
   if (pr->seen < st->span.end) pr->seen = st->span.end;
-  comments_trailing(pr, st->span.end, limit);
+  comments_trailing(pr, st->span.end, limit, st->kind == ST_INSTR);
   fputc('\n', out);
 }
 
@@ -233,7 +262,7 @@ static void print_tensor(Printer *pr, const Tensor *t, uint32_t limit) {
   fprintf(pr->out, "hbm %s %s", io_name[t->io], t->name);
   print_shape(pr->out, t->rows, t->cols);
   pr->seen = t->cols->span.end + 1;
-  comments_trailing(pr, t->cols->span.end + 1, limit);
+  comments_trailing(pr, t->cols->span.end + 1, limit, true);
   fputc('\n', pr->out);
 }
 
@@ -248,31 +277,87 @@ static void print_tile(Printer *pr, const Tile *t, uint32_t limit) {
   }
   print_shape(pr->out, t->rows_expr, t->cols_expr);
   pr->seen = t->cols_expr->span.end + 1;
-  comments_trailing(pr, t->cols_expr->span.end + 1, limit);
+  comments_trailing(pr, t->cols_expr->span.end + 1, limit, true);
   fputc('\n', pr->out);
 }
 
-/* Declarations merged from the two arrays by position; limit follows them. */
+static void print_const(Printer *pr, const Const *c, uint32_t limit) {
+  comments_before(pr, c->value->span.end, 1);
+  start_line(pr, c->span.begin, 1);
+  fprintf(pr->out, "const %s = ", c->name);
+  print_expr(pr->out, c->value, 0);
+  fputc(';', pr->out);
+  pr->seen = c->value->span.end + 1;
+  comments_trailing(pr, c->value->span.end + 1, limit, true);
+  fputc('\n', pr->out);
+}
+
+enum { DECL_TENSOR, DECL_TILE, DECL_CONST, NDECL_KINDS };
+
+/* Where the next declaration of each kind starts (UINT32_MAX: none left). */
+static uint32_t decl_begin(const Kernel *k, int kind, int i) {
+  int n[NDECL_KINDS] = {k->ntensors, k->ntiles, k->nconsts};
+  if (i >= n[kind]) return UINT32_MAX;
+  return kind == DECL_TENSOR ? k->tensors[i].span.begin
+         : kind == DECL_TILE ? k->tiles[i].span.begin
+                             : k->consts[i].span.begin;
+}
+
+/* Declarations of the three kinds merged by position; limit follows them.
+ * (A const's span is its name, after the keyword, which is still before
+ * anything declared after it.) */
 static void print_decls(Printer *pr, uint32_t limit) {
   const Kernel *k = pr->k;
-  for (int i = 0, j = 0; i < k->ntensors || j < k->ntiles;) {
-    bool tensor = j == k->ntiles ||
-                  (i < k->ntensors && k->tensors[i].span.begin < k->tiles[j].span.begin);
-    int ni = i + tensor, nj = j + !tensor;
-    uint32_t next = limit;
-    if (ni < k->ntensors) next = k->tensors[ni].span.begin;
-    if (nj < k->ntiles && k->tiles[nj].span.begin < next) next = k->tiles[nj].span.begin;
-    if (tensor) print_tensor(pr, &k->tensors[i], next);
-    else print_tile(pr, &k->tiles[j], next);
-    i = ni;
-    j = nj;
+  int next[NDECL_KINDS] = {0};
+  for (;;) {
+    int kind = 0;
+    for (int c = 1; c < NDECL_KINDS; c++)
+      if (decl_begin(k, c, next[c]) < decl_begin(k, kind, next[kind])) kind = c;
+    if (decl_begin(k, kind, next[kind]) == UINT32_MAX) return;
+    int i = next[kind]++;
+    uint32_t after = limit;
+    for (int c = 0; c < NDECL_KINDS; c++)
+      if (decl_begin(k, c, next[c]) < after) after = decl_begin(k, c, next[c]);
+    if (kind == DECL_TENSOR) print_tensor(pr, &k->tensors[i], after);
+    else if (kind == DECL_TILE) print_tile(pr, &k->tiles[i], after);
+    else print_const(pr, &k->consts[i], after);
   }
 }
 
+/* text (n bytes) on out, each trailing comment moved right to its source
+ * column when the code before it is short enough. */
+static void align_trailing(const char *text, size_t n, const Trailing *t, size_t nt, FILE *out) {
+  size_t from = 0;
+  for (size_t i = 0; i < nt; i++) {
+    size_t at = (size_t)t[i].at, line = at;
+    while (line > 0 && text[line - 1] != '\n') line--;
+    fwrite(text + from, 1, at - from, out);
+    for (long col = (long)(at - line) + 2; col < t[i].column; col++) fputc(' ', out);
+    from = at;
+  }
+  fwrite(text + from, 1, n - from, out);
+}
+
+static void print_kernel(Printer *pr);
+
 void fmt(const Program *p, FILE *out) {
-  const Kernel *k = p->kernel;
-  if (!k) bug("fmt: no kernel");
-  Printer pr = {out, &p->src, k, 0, 0, true};
+  if (!p->kernel) bug("fmt: no kernel");
+  char *text = NULL;
+  size_t n = 0;
+  FILE *mem = open_memstream(&text, &n);
+  if (!mem) bug("fmt: cannot open a memory stream");
+  Printer pr = {.out = mem, .src = &p->src, .k = p->kernel, .fresh = true};
+  print_kernel(&pr);
+  fclose(mem);
+  align_trailing(text, n, pr.trailing, pr.ntrailing, out);
+  free(pr.trailing);
+  free(text);
+}
+
+static void print_kernel(Printer *pr0) {
+  Printer pr = *pr0;
+  const Kernel *k = pr.k;
+  FILE *out = pr.out;
   comments_before(&pr, k->span.begin, 0);
   start_line(&pr, k->span.begin, 0);
   fprintf(out, "kernel %s(", k->name);
@@ -281,13 +366,14 @@ void fmt(const Program *p, FILE *out) {
   pr.seen = k->span.end;
   pr.fresh = true;
   print_decls(&pr, k->body ? k->body->span.begin : k->end);
-  if ((k->ntensors || k->ntiles) && k->body) {
+  if ((k->ntensors || k->ntiles || k->nconsts) && k->body) {
     fputc('\n', out);
     pr.fresh = true;
   }
   print_stmts(&pr, k->body, k->end, 1);
   fputs("}", out);
-  comments_trailing(&pr, k->end + 1, UINT32_MAX);
+  comments_trailing(&pr, k->end + 1, UINT32_MAX, false);
   fputc('\n', out);
   comments_before(&pr, UINT32_MAX, 0);
+  *pr0 = pr;
 }

@@ -38,7 +38,9 @@ Program *program_new(const char *path, const char *text, size_t len, const Targe
   return p;
 }
 
-/* The whole file, malloc'ed, or NULL with errno set. Works on pipes too. */
+/* The whole file, malloc'ed, or NULL with errno set (EFBIG past
+ * MAX_SOURCE_BYTES, found after reading at most one byte more). Works on
+ * pipes too. */
 static char *read_all(FILE *f, size_t *len) {
   size_t cap = 1 << 16, n = 0;
   char *buf = malloc(cap);
@@ -49,11 +51,12 @@ static char *read_all(FILE *f, size_t *len) {
       *len = n;
       return buf;
     }
-    if (cap >= UINT32_MAX) {
+    if (n > MAX_SOURCE_BYTES) {
       errno = EFBIG;
       break;
     }
-    char *bigger = realloc(buf, cap *= 2);
+    cap = cap * 2 > MAX_SOURCE_BYTES + 1 ? MAX_SOURCE_BYTES + 1 : cap * 2;
+    char *bigger = realloc(buf, cap);
     if (!bigger) break;
     buf = bigger;
   }
@@ -68,6 +71,11 @@ Program *program_load(const char *path, const Target *target, FILE *out) {
   char *text = f ? read_all(f, &len) : NULL;
   int saved = errno;
   if (f && !from_stdin) fclose(f);
+  if (!text && saved == EFBIG) {
+    fprintf(out, "bfsync: error: '%s' is larger than %d MiB, the limit for a kernel file\n", path,
+            MAX_SOURCE_BYTES >> 20);
+    return NULL;
+  }
   if (!text) {
     fprintf(out, "bfsync: error: cannot read '%s': %s\n", path, strerror(saved));
     return NULL;
@@ -76,6 +84,37 @@ Program *program_load(const char *path, const Target *target, FILE *out) {
   free(text);
   return p;
 }
+
+/* The path after the first "// target:" at the start of a line, or NULL. */
+static char *target_line(const Program *p) {
+  static const char mark[] = "// target:";
+  for (size_t at = 0; at < p->src.len;) {
+    const char *line = p->src.text + at, *nl = memchr(line, '\n', p->src.len - at);
+    size_t len = nl ? (size_t)(nl - line) : p->src.len - at;
+    if (len > sizeof mark - 1 && !memcmp(line, mark, sizeof mark - 1)) {
+      const char *path = line + sizeof mark - 1, *end = line + len;
+      while (path < end && (*path == ' ' || *path == '\t')) path++;
+      while (end > path && (end[-1] == ' ' || end[-1] == '\t' || end[-1] == '\r')) end--;
+      return end > path ? arena_strndup(p->arena, path, (size_t)(end - path)) : NULL;
+    }
+    at += len + 1;
+  }
+  return NULL;
+}
+
+int program_use_target_line(Program *p, FILE *out) {
+  char *path = target_line(p);
+  if (!path) return 0;
+  const char *slash = strrchr(p->src.path, '/');
+  if (path[0] != '/' && slash)
+    path = arena_printf(p->arena, "%.*s/%s", (int)(slash - p->src.path), p->src.path, path);
+  Target *t = ARENA_NEW(p->arena, Target);
+  if (target_load(path, p->arena, t, out)) return -1;
+  p->target = t;
+  return 0;
+}
+
+int line_of(const Program *p, Span span) { return source_line(&p->src, span.begin); }
 
 void program_free(Program *p) {
   if (p) arena_free(p->arena);

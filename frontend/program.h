@@ -29,11 +29,23 @@ typedef struct Program {
 /* A new program for the file's text (copied into the arena); diagnostics go to out. */
 Program *program_new(const char *path, const char *text, size_t len, const Target *target,
                      FILE *out);
+/* The largest kernel file program_load reads (256 MiB: a kernel of a
+ * million instructions is about 30 MB; spans are 32-bit offsets). */
+#define MAX_SOURCE_BYTES (256 << 20)
 /* Read path ("-": standard input) into a new program; NULL (with a message
- * on out) if unreadable. */
+ * on out) if unreadable or larger than MAX_SOURCE_BYTES. */
 Program *program_load(const char *path, const Target *target, FILE *out);
+/* The kernel file may name its target in a line `// target: FILE` (FILE
+ * relative to the kernel file's folder); when it does, load that target
+ * into p (in p's arena). 0 (also when there is no such line), or -1 after
+ * the target file's errors on out. Commands call it when no --target is
+ * given, so a kernel for another machine checks and formats without flags. */
+int program_use_target_line(Program *p, FILE *out);
 /* Free the program and its arena. */
 void program_free(Program *p);
+/* The 1-based source line where span starts (what messages, the IR and
+ * the generated code cite). */
+int line_of(const Program *p, Span span);
 
 /* Requires: src. Ensures: kernel (unresolved) or errors. dsl/parser.y */
 void parse(Program *p);

@@ -14,6 +14,7 @@
  * Recursion is bounded: statements by MAX_NESTING (checked again here for
  * ASTs not built by the parser), expressions by MAX_EXPR_DEPTH, which is
  * checked on each expression's recorded height before walking it. */
+#include <float.h>
 #include <math.h>
 #include <stdbool.h>
 #include <string.h>
@@ -21,7 +22,7 @@
 #include "frontend/ops.h"
 #include "frontend/program.h"
 
-typedef enum DeclKind { DECL_PARAM, DECL_TENSOR, DECL_TILE } DeclKind;
+typedef enum DeclKind { DECL_PARAM, DECL_TENSOR, DECL_TILE, DECL_CONST } DeclKind;
 
 typedef struct Decl {
   const char *name; /* NULL: an empty slot of the table */
@@ -35,6 +36,7 @@ typedef enum ExprScope {
   IN_CONSTANT, /* none: tile shapes and slot counts */
   IN_PARAMS,   /* parameters: tensor shapes */
   IN_LOOPS,    /* parameters and the enclosing loops' variables */
+  IN_REAL,     /* an immediate or a const's value: consts only, real numbers allowed */
 } ExprScope;
 
 typedef struct Sema {
@@ -49,9 +51,10 @@ typedef struct Sema {
   int depth; /* enclosing loops, blocks and conditionals */
   Stmt *block; /* the enclosing engine block, or NULL */
   int instr_cap, loop_cap;
+  int consts_defined; /* consts[0 .. consts_defined) have their values */
 } Sema;
 
-static const char *const decl_kind_name[] = {"parameter", "tensor", "tile"};
+static const char *const decl_kind_name[] = {"parameter", "tensor", "tile", "constant"};
 
 /* ---- The declaration table. */
 static size_t name_hash(const char *name) {
@@ -97,6 +100,25 @@ static const Expr *too_deep_at(const Expr *e) {
   return e;
 }
 
+/* A const's name becomes its value, keeping the name for fmt. */
+static bool substitute_const(Sema *s, Expr *e, ExprScope scope, const Decl *d) {
+  const Const *c = &s->k->consts[d->index];
+  if (d->index >= s->consts_defined) {
+    diag_error(s->diag, e->span, "constant '%s' is used before its value is defined", e->name);
+    diag_note(s->diag, d->span, "'%s' is declared here", e->name);
+    return false;
+  }
+  if (!c->ok) return false;
+  if (c->real && scope != IN_REAL) {
+    diag_error(s->diag, e->span, "'%s' is a real constant, but an integer is needed here", e->name);
+    return false;
+  }
+  e->kind = c->real ? EX_FLOAT : EX_INT;
+  e->value = c->integer;
+  e->real = c->number;
+  return true;
+}
+
 static bool resolve_name(Sema *s, Expr *e, ExprScope scope, const char *what) {
   Stmt *loop = scope == IN_LOOPS ? find_loop(s, e->name) : NULL;
   if (loop) {
@@ -105,11 +127,12 @@ static bool resolve_name(Sema *s, Expr *e, ExprScope scope, const char *what) {
     return true;
   }
   const Decl *d = find_decl(s, e->name);
+  if (d && d->kind == DECL_CONST) return substitute_const(s, e, scope, d);
   if (!d) {
     diag_error(s->diag, e->span, "undeclared name '%s'", e->name);
   } else if (d->kind != DECL_PARAM) {
     diag_error(s->diag, e->span, "'%s' is a %s, not an integer", e->name, decl_kind_name[d->kind]);
-  } else if (scope == IN_CONSTANT) {
+  } else if (scope == IN_CONSTANT || scope == IN_REAL) {
     diag_error(s->diag, e->span, "%s must be a constant, but uses parameter '%s'", what, e->name);
   } else {
     e->sym = SYM_PARAM;
@@ -126,9 +149,16 @@ static bool walk_expr(Sema *s, Expr *e, ExprScope scope, const char *what, bool 
   case EX_INT:
     *constant = true;
     return true;
-  case EX_NAME:
-    *constant = false;
-    return resolve_name(s, e, scope, what);
+  case EX_FLOAT:
+    *constant = true;
+    if (scope == IN_REAL) return true;
+    diag_error(s->diag, e->span, "%s must be an integer, not the real number %s", what, e->name);
+    return false;
+  case EX_NAME: {
+    bool ok = resolve_name(s, e, scope, what);
+    *constant = ok && e->kind != EX_NAME; /* a const, substituted */
+    return ok;
+  }
   case EX_NEG:
     return walk_expr(s, e->lhs, scope, what, constant);
   default:
@@ -139,7 +169,7 @@ static bool walk_expr(Sema *s, Expr *e, ExprScope scope, const char *what, bool 
   ok &= walk_expr(s, e->rhs, scope, what, &rconst);
   *constant = lconst && rconst;
   int64_t divisor;
-  if (ok && rconst && (e->kind == EX_DIV || e->kind == EX_MOD) &&
+  if (ok && rconst && scope != IN_REAL && (e->kind == EX_DIV || e->kind == EX_MOD) &&
       expr_eval(e->rhs, NULL, NULL, &divisor, NULL) == 0 && divisor == 0) {
     diag_error(s->diag, e->span, "%s by zero", e->kind == EX_DIV ? "division" : "modulo");
     ok = false;
@@ -151,7 +181,9 @@ static bool walk_expr(Sema *s, Expr *e, ExprScope scope, const char *what, bool 
 static bool check_expr(Sema *s, Expr *e, ExprScope scope, const char *what, bool *constant) {
   *constant = false;
   if (e->height > MAX_EXPR_DEPTH) {
-    diag_error(s->diag, too_deep_at(e)->span, "expression nested too deeply: more than %d levels",
+    diag_error(s->diag, too_deep_at(e)->span,
+               "expression too deep: more than %d levels (each operator and each pair of parentheses is a level: "
+               "a + b + c has two)",
                MAX_EXPR_DEPTH);
     return false;
   }
@@ -171,19 +203,87 @@ static int64_t positive_constant(Sema *s, Expr *e, const char *what) {
   return value;
 }
 
+/* Whether e, checked, holds a real number anywhere. */
+static bool has_real(const Expr *e) {
+  if (e->kind == EX_FLOAT) return true;
+  if (e->kind == EX_INT || e->kind == EX_NAME) return false;
+  return has_real(e->lhs) || (e->rhs && has_real(e->rhs));
+}
+
+/* e (checked IN_REAL) in real arithmetic; false (reported) on a division by
+ * zero or a %, which real numbers do not have. */
+static bool real_value(Sema *s, const Expr *e, double *out) {
+  double l, r;
+  switch (e->kind) {
+  case EX_INT: *out = (double)e->value; return true;
+  case EX_FLOAT: *out = e->real; return true;
+  case EX_NAME: bug("real_value: unresolved name '%s'", e->name);
+  case EX_NEG:
+    if (!real_value(s, e->lhs, &l)) return false;
+    *out = -l;
+    return true;
+  default: break;
+  }
+  if (!real_value(s, e->lhs, &l) || !real_value(s, e->rhs, &r)) return false;
+  switch (e->kind) {
+  case EX_ADD: *out = l + r; return true;
+  case EX_SUB: *out = l - r; return true;
+  case EX_MUL: *out = l * r; return true;
+  case EX_DIV:
+    if (r == 0) {
+      diag_error(s->diag, e->span, "division by zero");
+      return false;
+    }
+    *out = l / r;
+    return true;
+  default:
+    diag_error(s->diag, e->span, "'%%' needs integers; this expression is real");
+    return false;
+  }
+}
+
+/* decl = "const" IDENT "=" expr ";" : an integer const when its expression
+ * has only integers (evaluated as integer expressions are), a real one
+ * otherwise. */
+static void check_const(Sema *s, Const *c) {
+  bool constant;
+  c->ok = false;
+  if (!check_expr(s, c->value, IN_REAL, "a constant's value", &constant)) return;
+  c->real = has_real(c->value);
+  if (!c->real) {
+    if (expr_eval(c->value, NULL, NULL, &c->integer, NULL)) {
+      diag_error(s->diag, c->value->span, "division by zero");
+      return;
+    }
+    c->number = (double)c->integer;
+  } else if (!real_value(s, c->value, &c->number)) {
+    return;
+  } else if (!isfinite(c->number)) {
+    diag_error(s->diag, c->value->span, "constant '%s' is out of range", c->name);
+    return;
+  }
+  c->ok = true;
+}
+
 /* ---- Declarations. */
 
 /* decl = "hbm" io IDENT ":" "f32" "[" expr "," expr "]" ";" */
 static void check_tensor(Sema *s, Tensor *t) {
   Expr *dims[2] = {t->rows, t->cols};
+  int64_t value[2];
+  int known = 0;
   for (int i = 0; i < 2; i++) {
     bool constant;
-    int64_t value;
     if (check_expr(s, dims[i], IN_PARAMS, "a tensor dimension", &constant) && constant &&
-        expr_eval(dims[i], NULL, NULL, &value, NULL) == 0 && value <= 0)
+        expr_eval(dims[i], NULL, NULL, &value[i], NULL) == 0 && ++known && value[i] <= 0)
       diag_error(s->diag, dims[i]->span, "a tensor dimension must be positive, not %lld",
-                 (long long)value);
+                 (long long)value[i]);
   }
+  int64_t bytes;
+  if (known == 2 && value[0] > 0 && value[1] > 0 &&
+      (__builtin_mul_overflow(value[0], value[1], &bytes) || __builtin_mul_overflow(bytes, 4, &bytes)))
+    diag_error(s->diag, t->span, "tensor '%s' is too large: [%lld, %lld] f32 is more than 2^63 bytes", t->name,
+               (long long)value[0], (long long)value[1]);
 }
 
 /* decl = ("sbuf" | "psum") IDENT ["[" expr "]"] ":" "f32" "[" expr "," expr "]" ";" */
@@ -201,19 +301,32 @@ static bool check_tile(Sema *s, Tile *t) {
   return true;
 }
 
+/* Where declaration i of kind starts (UINT32_MAX: past the last). */
+static uint32_t decl_begin(const Kernel *k, DeclKind kind, int i) {
+  if (kind == DECL_TENSOR) return i < k->ntensors ? k->tensors[i].span.begin : UINT32_MAX;
+  if (kind == DECL_TILE) return i < k->ntiles ? k->tiles[i].span.begin : UINT32_MAX;
+  return i < k->nconsts ? k->consts[i].span.begin : UINT32_MAX;
+}
+
 static void check_decls(Sema *s) {
   Kernel *k = s->k;
   for (int i = 0; i < k->nparams; i++) declare(s, k->params[i].name, k->params[i].span, DECL_PARAM, i);
-  /* Tensors and tiles in source order, so a duplicate is reported where it repeats. */
-  for (int i = 0, j = 0; i < k->ntensors || j < k->ntiles;) {
-    if (j == k->ntiles || (i < k->ntensors && k->tensors[i].span.begin < k->tiles[j].span.begin)) {
-      declare(s, k->tensors[i].name, k->tensors[i].span, DECL_TENSOR, i);
-      i++;
-    } else {
-      declare(s, k->tiles[j].name, k->tiles[j].span, DECL_TILE, j);
-      j++;
-    }
+  /* Tensors, tiles and consts in source order, so a duplicate is reported where it repeats. */
+  int next[DECL_CONST + 1] = {0};
+  for (;;) {
+    DeclKind kind = DECL_TENSOR;
+    if (decl_begin(k, DECL_TILE, next[DECL_TILE]) < decl_begin(k, kind, next[kind])) kind = DECL_TILE;
+    if (decl_begin(k, DECL_CONST, next[DECL_CONST]) < decl_begin(k, kind, next[kind])) kind = DECL_CONST;
+    if (decl_begin(k, kind, next[kind]) == UINT32_MAX) break;
+    int i = next[kind]++;
+    const char *name = kind == DECL_TENSOR ? k->tensors[i].name : kind == DECL_TILE ? k->tiles[i].name : k->consts[i].name;
+    declare(s, name, (Span){decl_begin(k, kind, i), decl_begin(k, kind, i) + (uint32_t)strlen(name)}, kind, i);
   }
+  for (int i = 0; i < k->nconsts; i++) {
+    s->consts_defined = i;
+    check_const(s, &k->consts[i]);
+  }
+  s->consts_defined = k->nconsts;
   for (int i = 0; i < k->ntensors; i++) check_tensor(s, &k->tensors[i]);
   for (int i = 0; i < k->ntiles; i++) s->tile_ok[i] = check_tile(s, &k->tiles[i]);
 }
@@ -221,15 +334,33 @@ static void check_decls(Sema *s) {
 /* ---- Operands. */
 
 /* operand = IDENT ["[" expr ["," expr] "]"] | ["-"] (INT | FLOAT) */
-static bool resolve_operand(Sema *s, Operand *o) {
-  if (o->kind == OPND_IMM) {
-    if (isfinite(o->imm)) return true;
-    diag_error(s->diag, o->span, "immediate %s is out of range for f32", o->imm_text);
+/* An immediate: a constant expression over numbers and consts, in real
+ * arithmetic, which f32 must be able to hold. */
+static bool resolve_immediate(Sema *s, Operand *o) {
+  bool constant;
+  o->kind = OPND_IMM;
+  if (!check_expr(s, o->imm_expr, IN_REAL, "an immediate", &constant) ||
+      !real_value(s, o->imm_expr, &o->imm_value))
+    return false;
+  if (!(fabs(o->imm_value) <= FLT_MAX)) {
+    diag_error(s->diag, o->span, "immediate %.*s is out of range for f32", (int)(o->span.end - o->span.begin),
+               s->p->src.text + o->span.begin);
     return false;
   }
+  o->imm = (float)o->imm_value;
+  return true;
+}
+
+static bool resolve_operand(Sema *s, Operand *o) {
+  if (o->kind == OPND_IMM) return resolve_immediate(s, o);
   bool ok = true, constant;
   for (int i = 0; i < o->nindex; i++) ok &= check_expr(s, o->index[i], IN_LOOPS, "an index", &constant);
   const Decl *d = find_decl(s, o->name);
+  if (d && d->kind == DECL_CONST && o->nindex == 0 && !find_loop(s, o->name)) return resolve_immediate(s, o);
+  if (d && d->kind == DECL_CONST) {
+    diag_error(s->diag, o->span, "'%s' is a constant, not a tile or tensor", o->name);
+    return false;
+  }
   if (!d || d->kind == DECL_PARAM) {
     if (d || find_loop(s, o->name))
       diag_error(s->diag, o->span, "'%s' is an integer, not a tile or tensor", o->name);
@@ -375,6 +506,12 @@ static void check_shapes(Sema *s, const Stmt *in, ShapeRule rule) {
   } else if (rule == SHAPE_ROWREDUCE) {
     if (!same_shape(d, (Shape){a.rows, 1}))
       shape_error(s, in, &o[0], d, (Shape){a.rows, 1}, "the row reduction is");
+  } else if (rule == SHAPE_COLBCAST) {
+    Shape c = shape_of(s, &o[2]);
+    if (!same_shape(d, a))
+      shape_error(s, in, &o[1], a, d, "the destination is");
+    else if (!same_shape(c, (Shape){1, d.cols}))
+      shape_error(s, in, &o[2], c, (Shape){1, d.cols}, "the column operand must be");
   } else if (rule == SHAPE_ROWBCAST) {
     Shape r = shape_of(s, &o[2]);
     if (!same_shape(d, a))
@@ -473,19 +610,41 @@ static int place_instr(Sema *s, Stmt *in) {
   return e;
 }
 
-/* The op, and whether engine can run it; -1 (reported) otherwise. */
+/* "; it can with OPERAND as operand N" when another entry of op's name,
+ * differing in one operand, runs on engine; or "". */
+static const char *other_form(Sema *s, int op, int engine) {
+  const OpInfo *info = op_info(op);
+  for (int other = 0; other < BFRT_NOPS; other++) {
+    const OpInfo *o = op_info(other);
+    if (other == op || strcmp(o->name, info->name) || !target_can_run(s->p->target, engine, other)) continue;
+    for (int i = 0; o->operands[i] && info->operands[i]; i++)
+      if (o->operands[i] != info->operands[i])
+        return arena_printf(s->p->arena, "; it can with %s as operand %d", wanted(o->operands[i]), i + 1);
+  }
+  return "";
+}
+
+/* The op, and whether engine can run it; -1 (reported) otherwise. Of two
+ * entries with the op's name, the one the operands' kinds fit. */
 static int lookup_op(Sema *s, Stmt *in, int engine) {
-  int op = op_lookup(in->op_name);
+  char kinds[8] = {0};
+  for (int i = 0; i < in->noperands && i < 7; i++) {
+    OperandKind k = in->operands[i].kind;
+    kinds[i] = k == OPND_TILE ? 'T' : k == OPND_HBM ? 'H' : k == OPND_IMM ? 'F' : '?';
+  }
+  int op = op_lookup_for(in->op_name, kinds);
   if (op < 0) {
     diag_error(s->diag, in->op_span, "unknown op '%s'%s", in->op_name, op_suggestion(s, in->op_name));
     return -1;
   }
+  if (strchr(kinds, '?')) return op; /* an operand failed (reported): nothing more to say */
   if (engine >= 0 && !target_can_run(s->p->target, engine, op)) {
     char engines[256];
     engine_names(s->p->target, op, engines, sizeof engines);
-    diag_error(s->diag, in->op_span, "engine '%s' cannot run '%s' (%s%s)",
+    diag_error(s->diag, in->op_span, "engine '%s' cannot run '%s' (%s%s)%s",
                s->p->target->engines[engine].name, in->op_name,
-               engines[0] ? "it runs on " : "no engine of this target runs it", engines);
+               engines[0] ? "it runs on " : "no engine of this target runs it", engines,
+               other_form(s, op, engine));
     return -1;
   }
   return op;
@@ -503,9 +662,9 @@ static void number_instr(Sema *s, Stmt *in) {
 static void check_instr(Sema *s, Stmt *in) {
   number_instr(s, in);
   in->engine = place_instr(s, in);
-  in->op = lookup_op(s, in, in->engine);
   bool resolved = true;
   for (int i = 0; i < in->noperands; i++) resolved &= resolve_operand(s, &in->operands[i]);
+  in->op = lookup_op(s, in, in->engine);
   if (in->op < 0) return;
   const OpInfo *info = op_info(in->op);
   int want = (int)strlen(info->operands);
@@ -607,6 +766,110 @@ static void check_stmts(Sema *s, Stmt *list) {
   }
 }
 
+/* Every out tensor is the destination of some store: one that none writes
+ * would hand the host whatever its buffer held. (An inout tensor's unstored
+ * elements keep their input values, which is well defined.) Which elements
+ * the stores cover depends on the parameters, so `bfsync run` checks the
+ * rest (backend/reference_f64.c). */
+static void check_tensors_stored(Sema *s) {
+  const Kernel *k = s->k;
+  bool *stored = ARENA_ARRAY(s->p->arena, bool, k->ntensors + 1);
+  for (int i = 0; i < k->ninstrs; i++) {
+    const Stmt *in = k->instrs[i];
+    if (in->noperands > 0 && in->operands[0].kind == OPND_HBM) stored[in->operands[0].decl] = true;
+  }
+  for (int t = 0; t < k->ntensors; t++) {
+    if (k->tensors[t].io == IO_OUT && !stored[t])
+      diag_error(s->diag, k->tensors[t].span, "out tensor '%s' is never stored to", k->tensors[t].name);
+  }
+}
+
+/* ---- Hardware limits (the target's [limits]; docs/targets.md). Tiles are
+ * f32, 4 bytes an element; a tile's rows are its partitions, so a slot
+ * takes cols * 4 bytes of every partition it spans. */
+enum { ELEM_BYTES = 4 };
+
+static int64_t slot_bytes(const Tile *t) { return t->cols * ELEM_BYTES; }
+
+static void check_tile_limits(Sema *s) {
+  const Kernel *k = s->k;
+  const Target *target = s->p->target;
+  const TargetLimits *l = &target->limits;
+  int64_t bank = l->psum_banks ? l->psum_bytes_per_partition / l->psum_banks : 0;
+  int64_t sbuf = 0, psum = 0, banks = 0;
+  bool sbuf_reported = false, psum_reported = false;
+  for (int i = 0; i < k->ntiles; i++) {
+    const Tile *t = &k->tiles[i];
+    if (!s->tile_ok[i]) continue;
+    if (l->partitions && t->rows > l->partitions)
+      diag_error(s->diag, t->span, "tile '%s' spans %lld partitions (rows); target %s has %lld (partitions)",
+                 t->name, (long long)t->rows, target->name, (long long)l->partitions);
+    if (t->mem == MEM_SBUF) {
+      sbuf += t->slots * slot_bytes(t);
+      if (l->sbuf_bytes_per_partition && sbuf > l->sbuf_bytes_per_partition && !sbuf_reported) {
+        diag_error(s->diag, t->span,
+                   "SBUF is full: the sbuf tiles up to '%s' take %lld bytes of each partition; target %s has "
+                   "%lld (sbuf_bytes_per_partition)",
+                   t->name, (long long)sbuf, target->name, (long long)l->sbuf_bytes_per_partition);
+        sbuf_reported = true;
+      }
+      continue;
+    }
+    if (bank && slot_bytes(t) > bank) {
+      diag_error(s->diag, t->span,
+                 "psum tile '%s' takes %lld bytes of each partition per slot; a PSUM bank of target %s holds "
+                 "%lld (psum_bytes_per_partition / psum_banks)",
+                 t->name, (long long)slot_bytes(t), target->name, (long long)bank);
+      continue;
+    }
+    psum += t->slots * slot_bytes(t);
+    banks += t->slots;
+    if (psum_reported) continue;
+    if (l->psum_banks && banks > l->psum_banks) {
+      diag_error(s->diag, t->span,
+                 "PSUM is full: the psum tiles up to '%s' take %lld banks, one per slot; target %s has %lld "
+                 "(psum_banks)",
+                 t->name, (long long)banks, target->name, (long long)l->psum_banks);
+      psum_reported = true;
+    } else if (l->psum_bytes_per_partition && psum > l->psum_bytes_per_partition) {
+      diag_error(s->diag, t->span,
+                 "PSUM is full: the psum tiles up to '%s' take %lld bytes of each partition; target %s has "
+                 "%lld (psum_bytes_per_partition)",
+                 t->name, (long long)psum, target->name, (long long)l->psum_bytes_per_partition);
+      psum_reported = true;
+    }
+  }
+}
+
+/* Which engines may read or write psum (DMA included: a load or store
+ * whose tile is in psum is a DMA access to it). */
+static void check_psum_access(Sema *s) {
+  const Kernel *k = s->k;
+  const Target *target = s->p->target;
+  unsigned allowed = target->limits.psum_kinds;
+  if (!allowed) return;
+  for (int i = 0; i < k->ninstrs; i++) {
+    const Stmt *in = k->instrs[i];
+    if (in->engine < 0 || in->op < 0) continue;
+    const Engine *e = &target->engines[in->engine];
+    if (allowed & (1u << e->kind)) continue;
+    for (int j = 0; j < in->noperands; j++) {
+      const Operand *o = &in->operands[j];
+      if (o->kind != OPND_TILE || k->tiles[o->decl].mem != MEM_PSUM) continue;
+      char kinds[64] = "";
+      size_t n = 0;
+      static const char *const kind_name[BFRT_NKINDS] = {"pe", "act", "dve", "pool", "dma"};
+      for (int kind = 0; kind < BFRT_NKINDS; kind++)
+        if (allowed & (1u << kind)) n += (size_t)snprintf(kinds + n, sizeof kinds - n, "%s%s", n ? "," : "", kind_name[kind]);
+      diag_error(s->diag, o->span,
+                 "engine '%s' cannot access psum tile '%s': on target %s only engines of kinds %s do "
+                 "(psum_engines)",
+                 in->engine_name ? in->engine_name : e->name, o->name, target->name, kinds);
+      break;
+    }
+  }
+}
+
 void check(Program *p) {
   if (!p->kernel) return;
   Kernel *k = p->kernel;
@@ -619,5 +882,8 @@ void check(Program *p) {
   k->ninstrs = k->nloops = 0;
   check_decls(&s);
   check_stmts(&s, k->body);
+  check_tile_limits(&s);
+  check_psum_access(&s);
+  if (!p->diag.errors) check_tensors_stored(&s);
   assign_queues(p);
 }

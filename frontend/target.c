@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "frontend/diag.h"
 #include "frontend/ops.h"
 
 extern const char bf_trn1_target_text[], bf_trn1_target_end[];

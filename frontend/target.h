@@ -15,11 +15,22 @@ typedef struct Engine {
   int kind;         /* BFRT_KIND_* */
 } Engine;
 
+/* Hardware limits sema enforces (the [limits] section of a target file);
+ * 0 (or psum_kinds 0) means the target sets no such limit. */
+typedef struct TargetLimits {
+  int64_t partitions;               /* tile rows */
+  int64_t sbuf_bytes_per_partition; /* all sbuf tiles and slots together */
+  int64_t psum_bytes_per_partition; /* all psum tiles and slots together */
+  int64_t psum_banks;               /* each psum slot fits one bank: psum bytes / banks */
+  unsigned psum_kinds;              /* BFK_* bits of the engine kinds that may access psum */
+} TargetLimits;
+
 typedef struct Target {
   const char *name;
   int nengines;
   Engine engines[BFRT_MAX_ENGINES];
   bfrt_costs costs;
+  TargetLimits limits;
 } Target;
 
 /* The built-in default target: targets/trn1.target, embedded in the binary

@@ -10,6 +10,8 @@
  *   pe = pe
  *   [kind pe]                   # costs of every engine of this kind
  *   overhead = 60
+ *   [limits]                    # hardware limits sema enforces (optional)
+ *   partitions = 128
  *
  * Each line is read on its own, so an error names its line and column and
  * the next line starts afresh: every mistake of a file is reported in one
@@ -77,7 +79,21 @@ static const KindKey kind_keys[] = {
 #undef CYCLES
 
 /* SECTION_SKIP: after a malformed header, whose entries would only cascade. */
-enum { SECTION_TOP, SECTION_ENGINES, SECTION_KIND, SECTION_SKIP };
+enum { SECTION_TOP, SECTION_ENGINES, SECTION_KIND, SECTION_LIMITS, SECTION_SKIP };
+
+/* [limits]: integers, and psum_engines, a comma-separated list of kinds. */
+#define LIMIT(field) offsetof(TargetLimits, field)
+static const struct {
+  const char *name;
+  size_t offset;
+} limit_keys[] = {
+    {"partitions", LIMIT(partitions)},
+    {"sbuf_bytes_per_partition", LIMIT(sbuf_bytes_per_partition)},
+    {"psum_bytes_per_partition", LIMIT(psum_bytes_per_partition)},
+    {"psum_banks", LIMIT(psum_banks)},
+};
+#undef LIMIT
+#define NLIMIT_KEYS (sizeof limit_keys / sizeof limit_keys[0])
 enum { TOP_NAME, TOP_CLOCK, NTOP_KEYS };
 
 /* Where each setting came from (0 = not set; else 1 + the key's offset),
@@ -94,6 +110,8 @@ typedef struct Reader {
   uint32_t kind_set[BFRT_NKINDS][NKIND_KEYS];
   uint32_t engine_at[BFRT_MAX_ENGINES];
   uint32_t engines_section;
+  uint32_t limits_section;
+  uint32_t limit_set[NLIMIT_KEYS + 1]; /* the last: psum_engines */
 } Reader;
 
 /* ---- Lexical pieces of a line. */
@@ -289,6 +307,42 @@ static void set_cost(Reader *r, Span key, Span value) {
              (int)(key.end - key.begin), r->text + key.begin);
 }
 
+/* psum_engines = KIND{,KIND} */
+static void set_psum_engines(Reader *r, Span value) {
+  unsigned kinds = 0;
+  for (uint32_t at = value.begin; at <= value.end;) {
+    uint32_t stop = at;
+    while (stop < value.end && r->text[stop] != ',') stop++;
+    int kind = kind_named(r, (Span){at, stop});
+    if (kind < 0) {
+      diag_error(&r->diag, (Span){at, stop > at ? stop : at + 1},
+                 "expected an engine kind (pe, act, dve, pool, dma) in the list");
+      return;
+    }
+    kinds |= 1u << kind;
+    at = stop + 1;
+  }
+  r->out->limits.psum_kinds = kinds;
+}
+
+/* entry in [limits] */
+static void set_limit(Reader *r, Span key, Span value) {
+  if (span_is(r, key, "psum_engines")) {
+    if (first_setting(r, &r->limit_set[NLIMIT_KEYS], key)) set_psum_engines(r, value);
+    return;
+  }
+  for (size_t i = 0; i < NLIMIT_KEYS; i++) {
+    if (!span_is(r, key, limit_keys[i].name)) continue;
+    if (first_setting(r, &r->limit_set[i], key))
+      read_integer(r, value, (int64_t *)(void *)((char *)&r->out->limits + limit_keys[i].offset));
+    return;
+  }
+  diag_error(&r->diag, key,
+             "unknown key '%.*s' in [limits] (partitions, sbuf_bytes_per_partition, "
+             "psum_bytes_per_partition, psum_banks, psum_engines)",
+             (int)(key.end - key.begin), r->text + key.begin);
+}
+
 /* ---- Lines. */
 
 /* section: "[" ( "engines" | "kind" KIND ) "]" */
@@ -317,6 +371,13 @@ static void read_section(Reader *r, uint32_t at, uint32_t end) {
     }
     r->engines_section = open + 1;
     r->section = SECTION_ENGINES;
+  } else if (span_is(r, first, "limits") && second.begin == second.end && tail_empty) {
+    if (r->limits_section) {
+      diag_error(&r->diag, (Span){open, stop + 1}, "duplicate section [limits]");
+      diag_note(&r->diag, (Span){r->limits_section - 1, r->limits_section - 1}, "first here");
+    }
+    r->limits_section = open + 1;
+    r->section = SECTION_LIMITS;
   } else if (span_is(r, first, "kind") && tail_empty && kind_named(r, second) >= 0) {
     int kind = kind_named(r, second);
     if (r->kind_section[kind]) {
@@ -328,7 +389,7 @@ static void read_section(Reader *r, uint32_t at, uint32_t end) {
     r->kind = kind;
   } else {
     diag_error(&r->diag, (Span){open, stop + 1},
-               "unknown section (expected [engines] or [kind K], K one of pe, act, dve, pool, dma)");
+               "unknown section (expected [engines], [limits] or [kind K], K one of pe, act, dve, pool, dma)");
   }
 }
 
@@ -356,6 +417,7 @@ static void read_entry(Reader *r, uint32_t at, uint32_t end) {
   if (r->section == SECTION_SKIP) return;
   if (r->section == SECTION_TOP) set_top(r, key, value);
   else if (r->section == SECTION_ENGINES) add_engine(r, key, value);
+  else if (r->section == SECTION_LIMITS) set_limit(r, key, value);
   else set_cost(r, key, value);
 }
 
@@ -372,6 +434,11 @@ static void read_line(Reader *r, uint32_t end) {
 /* ---- The whole file. */
 
 static void check_complete(Reader *r) {
+  const TargetLimits *l = &r->out->limits;
+  if (l->psum_banks && l->psum_bytes_per_partition % l->psum_banks)
+    diag_error(&r->diag, (Span){r->limit_set[3] - 1, r->limit_set[3] - 1},
+               "psum_banks must divide psum_bytes_per_partition (%lld bytes in %lld banks)",
+               (long long)l->psum_bytes_per_partition, (long long)l->psum_banks);
   Span eof = {r->len, r->len};
   if (!r->top_set[TOP_NAME]) diag_error(&r->diag, eof, "missing 'name = ...' at the top of the file");
   if (!r->top_set[TOP_CLOCK]) diag_error(&r->diag, eof, "missing 'clock_ghz = ...' at the top of the file");

@@ -6,13 +6,48 @@
 #include <math.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "backend/inputs.h"
+
+uint64_t tensor_byte_limit(void) {
+  long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
+  if (pages <= 0 || page <= 0) return UINT64_C(1) << 32;
+  return (uint64_t)pages * (uint64_t)page / 4;
+}
+
+/* Every tensor's byte size, in checked arithmetic, and their sum within
+ * tensor_byte_limit; 0, or -1 with a message naming the sizes. */
+static int check_sizes(Instance *in, const char **err) {
+  const Kernel *k = in->p->kernel;
+  uint64_t total = 0, limit = tensor_byte_limit(), largest = 0;
+  int big = 0;
+  for (int t = 0; t < k->ntensors; t++) {
+    const RefTensor *x = &in->inputs[t];
+    uint64_t elems, bytes;
+    if (__builtin_mul_overflow((uint64_t)x->rows, (uint64_t)x->cols, &elems) ||
+        __builtin_mul_overflow(elems, (uint64_t)sizeof(float), &bytes) || __builtin_add_overflow(total, bytes, &total)) {
+      *err = arena_printf(in->p->arena, "tensor %s [%" PRId64 ", %" PRId64 "] is too large: its size in bytes overflows 64 bits",
+                          k->tensors[t].name, x->rows, x->cols);
+      return -1;
+    }
+    if (bytes > largest) {
+      largest = bytes;
+      big = t;
+    }
+  }
+  if (total <= limit) return 0;
+  *err = arena_printf(in->p->arena,
+                      "the tensors need %" PRIu64 " bytes (the largest, %s [%" PRId64 ", %" PRId64 "], %" PRIu64
+                      "); the limit is %" PRIu64 " bytes, a quarter of this machine's memory (a run keeps four copies)",
+                      total, k->tensors[big].name, in->inputs[big].rows, in->inputs[big].cols, largest, limit);
+  return -1;
+}
 
 int instance_inputs(Instance *in, uint64_t seed, const char **err) {
   const Kernel *k = in->p->kernel;
   in->inputs = ARENA_ARRAY(in->p->arena, RefTensor, k->ntensors + 1);
-  if (reference_shapes(in->p, in->params, in->inputs, err)) return -1;
+  if (reference_shapes(in->p, in->params, in->inputs, err) || check_sizes(in, err)) return -1;
   for (int t = 0; t < k->ntensors; t++) {
     RefTensor *x = &in->inputs[t];
     x->data = ARENA_ARRAY(in->p->arena, float, x->rows * x->cols + 1);

@@ -1,19 +1,31 @@
 /* exhaustive.c: the exhaustive small scope.
  *
- * Every kernel within the bound: at most 3 instructions over 3 engines, at
- * most 2 loops (nested or side by side, never empty), at most 2 shared
- * tiles with 1 or 2 slots, loop bounds from the parameter N or the outer
- * loop variable:
+ * Every kernel within the bound: at most 3 instructions over the engines
+ * of the scope (core: act, dve, pool; all: also pe and dma), at most 2
+ * loops (nested or side by side, never empty), at most 2 shared tiles with
+ * 1 or 2 slots, with dma, one hbm tensor, loop bounds from the parameter N
+ * or the outer loop variable:
  *
  *   kernel  = decl* item+
- *   item    = ENGINE ":" access ";"                  (ENGINE: act | dve | pool)
+ *   item    = ENGINE ":" access ";"
  *           | "for" v "in" 0 ".." hi "{" item+ "}"
  *   hi      = "N" | u | u "+" 1                      (u: the enclosing loop's variable)
- *   access  = "fill" ref "," 1                       (write)
+ *   access  = "fill" ref "," 1                       (act | dve | pool: write)
  *           | "copy" own "," ref                     (read; own: the engine's private tile)
  *           | "scale" ref "," ref "," 2              (read and write)
+ *           | "transpose" ref "," own                (pe: write)
+ *           | "transpose" own "," ref                (pe: read)
+ *           | "matmul_acc" ref "," own "," own       (pe: read and write)
+ *           | "load" ref "," hbm                     (dma: write the tile, read H)
+ *           | "store" hbm "," ref                    (dma: read the tile, write H)
  *   ref     = tile | tile "[" 0 | 1 | v "%" 2 | "(" v "+" 1 ")" "%" 2 "]"
  *                                                    (v: the innermost loop's variable)
+ *   hbm     = "H[" row ", 0]"                        (row: the ref's slot expression, or 0)
+ *
+ * The hbm tensor is moved by the one dma queue of the default target, so
+ * its own conflicts are ordered by program order; what dma adds is its
+ * tile side against the other engines, and the hbm operand's coordinates
+ * through the transform and the oracle.
  *
  * Every pair of instructions then meets as RAW, WAR, WAW or not at all, on
  * one engine or across two, in straight-line code, in one loop (same or
@@ -21,9 +33,9 @@
  * kernel is judged by the oracle at N = 0, 1, 2, 3 (trip counts 0 to 3;
  * inner loops bounded by u run 0 to 3 times too), under both sync modes.
  *
- * Canonical forms, so no kernel is a mere renaming of another: engines,
- * and tiles, are numbered in order of first use (act, dve and pool run
- * these ops identically; the tiles differ only by their slot counts, which
+ * Canonical forms, so no kernel is a mere renaming of another: act, dve
+ * and pool, and the tiles, are numbered in order of first use (act, dve
+ * and pool run these ops identically; pe and dma are themselves; the tiles differ only by their slot counts, which
  * are enumerated); a tile never used is not declared; and the first slot
  * expression of each two-slot tile is 0 or v % 2, since relabelling its
  * slots (0 <-> 1, v % 2 <-> (v + 1) % 2) gives an equivalent kernel. */
@@ -45,6 +57,8 @@
 #define EX_MAX_LOOPS 2
 #define EX_MAX_TOKENS (3 * EX_MAX_INSTRS)
 
+#define EX_ENGINES 5
+enum { EX_PE = 3, EX_DMA = 4 }; /* engines 0..2 (act, dve, pool) run the generic ops alike */
 enum { TOK_INSTR, TOK_LOOP, TOK_END };
 enum { ACC_WRITE, ACC_READ, ACC_UPDATE, ACC_KINDS };
 
@@ -83,24 +97,67 @@ static void print_ref(FILE *f, const Exhaustive *x, int i, int tile, int form) {
     fprintf(f, form == 2 ? "[v%d %% 2]" : "[(v%d + 1) %% 2]", x->inner[i]);
 }
 
-static const char *const ex_engines[] = {"act", "dve", "pool"};
+static const char *const ex_engines[EX_ENGINES] = {"act", "dve", "pool", "pe", "dma"};
+
+/* The access kinds each engine has here (dma has no update). */
+static int access_count(int engine) { return engine == EX_DMA ? 2 : ACC_KINDS; }
+
+/* Whether the instruction names its engine's private tile own_ENGINE. */
+static bool uses_own(const ExInstr *in) { return in->engine == EX_PE || (in->engine < EX_PE && in->access == ACC_READ); }
 
 static void print_decls(FILE *f, const Exhaustive *x) {
-  bool tile[2] = {false, false}, own[3] = {false, false, false};
+  bool tile[2] = {false, false}, own[EX_ENGINES] = {false}, hbm = false;
   for (int i = 0; i < x->nins; i++) {
     tile[x->ins[i].tile] = true;
-    own[x->ins[i].engine] |= x->ins[i].access == ACC_READ;
+    own[x->ins[i].engine] |= uses_own(&x->ins[i]);
+    hbm |= x->ins[i].engine == EX_DMA;
   }
+  if (hbm) fputs("  hbm inout H: f32[2, 1];\n", f);
   for (int t = 0; t < 2; t++)
     if (tile[t]) fprintf(f, "  sbuf %c%s: f32[1, 1];\n", "ab"[t], x->slots[t] == 2 ? "[2]" : "");
-  for (int e = 0; e < 3; e++)
+  for (int e = 0; e < EX_ENGINES; e++)
     if (own[e]) fprintf(f, "  sbuf own_%s: f32[1, 1];\n", ex_engines[e]);
+}
+
+/* H's row for a dma access: the tile's slot expression, so a slotted
+ * buffer moves through matching rows of H; 0 for a one-slot tile. */
+static void print_hbm(FILE *f, const Exhaustive *x, int i) {
+  const ExInstr *in = &x->ins[i];
+  if (x->slots[in->tile] == 1 || in->form == 0)
+    fputs("H[0, 0]", f);
+  else if (in->form == 1)
+    fputs("H[1, 0]", f);
+  else
+    fprintf(f, in->form == 2 ? "H[v%d %% 2, 0]" : "H[(v%d + 1) %% 2, 0]", x->inner[i]);
 }
 
 static void print_access(FILE *f, const Exhaustive *x, int i) {
   const ExInstr *in = &x->ins[i];
+  const char *own = ex_engines[in->engine];
+  if (in->engine == EX_DMA) {
+    if (in->access == ACC_WRITE) {
+      fputs("load ", f);
+      print_ref(f, x, i, in->tile, in->form);
+      fputs(", ", f);
+      print_hbm(f, x, i);
+    } else {
+      fputs("store ", f);
+      print_hbm(f, x, i);
+      fputs(", ", f);
+      print_ref(f, x, i, in->tile, in->form);
+    }
+    return;
+  }
+  if (in->engine == EX_PE) {
+    fputs(in->access == ACC_UPDATE ? "matmul_acc " : "transpose ", f);
+    if (in->access == ACC_READ) fprintf(f, "own_%s, ", own);
+    print_ref(f, x, i, in->tile, in->form);
+    if (in->access == ACC_WRITE) fprintf(f, ", own_%s", own);
+    if (in->access == ACC_UPDATE) fprintf(f, ", own_%s, own_%s", own, own);
+    return;
+  }
   fputs(in->access == ACC_WRITE ? "fill " : in->access == ACC_READ ? "copy " : "scale ", f);
-  if (in->access == ACC_READ) fprintf(f, "own_%s, ", ex_engines[in->engine]);
+  if (in->access == ACC_READ) fprintf(f, "own_%s, ", own);
   print_ref(f, x, i, in->tile, in->form);
   if (in->access == ACC_UPDATE) {
     fputs(", ", f);
@@ -148,8 +205,9 @@ static bool canonical(const Exhaustive *x) {
   bool seen_form[2] = {false, false};
   for (int i = 0; i < x->nins; i++) {
     const ExInstr *in = &x->ins[i];
-    if (in->engine > next_engine || in->tile > next_tile) return false;
-    next_engine += in->engine == next_engine;
+    bool generic = in->engine < EX_PE; /* act, dve, pool: numbered by first use */
+    if ((generic && in->engine > next_engine) || in->tile > next_tile) return false;
+    next_engine += generic && in->engine == next_engine;
     next_tile += in->tile == next_tile;
     if (x->slots[in->tile] == 2 && !seen_form[in->tile]) {
       if (in->form % 2) return false;
@@ -210,8 +268,8 @@ static void ex_assign(Exhaustive *x, int k) {
     ex_kernel(x);
     return;
   }
-  for (int e = 0; e < 3; e++)
-    for (int a = 0; a < ACC_KINDS; a++)
+  for (int e = 0; e < x->scope->engines; e++)
+    for (int a = 0; a < access_count(e); a++)
       for (int t = 0; t < 2; t++)
         for (int f = 0; f < (x->slots[t] == 2 ? form_count(x, k) : 1); f++) {
           x->ins[k] = (ExInstr){e, a, t, f};
@@ -315,10 +373,10 @@ int exhaustive_run(const ExhaustiveScope *c) {
            ", \"waits\": %" PRId64 ", \"failures\": %" PRId64 ", \"crashed\": %s, \"seconds\": %.1f}\n",
            sum.kernels, sum.schedules, sum.instructions, sum.oracle_waits, sum.failures, crashed ? "true" : "false", seconds);
   else
-    printf("exhaustive: %" PRId64 " kernels (<= %d instructions over 3 engines, <= %d loops, 1-2 slots), %" PRId64
+    printf("exhaustive: %" PRId64 " kernels (<= %d instructions over %d engines, <= %d loops, 1-2 slots), %" PRId64
            " oracle checks (N = 0..3, both sync modes), %" PRId64 " dynamic instructions, %" PRId64
            " waits; %" PRId64 " failures%s; %.1f s\n",
-           sum.kernels, c->instructions, EX_MAX_LOOPS, sum.schedules, sum.instructions, sum.oracle_waits, sum.failures,
+           sum.kernels, c->instructions, c->engines, EX_MAX_LOOPS, sum.schedules, sum.instructions, sum.oracle_waits, sum.failures,
            crashed ? ", a worker CRASHED" : "", seconds);
   return sum.failures || crashed ? 1 : 0;
 }

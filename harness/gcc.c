@@ -25,9 +25,10 @@ static int shell(const char *cmd) {
 }
 
 int gcc_setup(GccStep *g) {
-  snprintf(g->dir, sizeof g->dir, "/tmp/bfsync-campaign-XXXXXX");
+  const char *tmp = getenv("TMPDIR") && *getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
+  snprintf(g->dir, sizeof g->dir, "%s/bfsync-campaign-XXXXXX", tmp);
   if (!mkdtemp(g->dir)) {
-    fprintf(stderr, "bfsync: campaign: cannot make a directory in /tmp: %s\n", strerror(errno));
+    fprintf(stderr, "bfsync: campaign: cannot make a directory in %s: %s\n", tmp, strerror(errno));
     g->dir[0] = 0;
     return -1;
   }
@@ -36,7 +37,7 @@ int gcc_setup(GccStep *g) {
             strerror(errno));
     return -1;
   }
-  char cmd[4 * PATH_MAX];
+  char cmd[5 * PATH_MAX];
   snprintf(cmd, sizeof cmd, GCC_FLAGS " -I'%s' -I'%s/runtime' -c '%s/tests/host_main.c' -o '%s/host_main.o'",
            g->root, g->root, g->root, g->dir);
   if (shell(cmd)) {
@@ -75,7 +76,7 @@ static int read_raw(Instance *in, const char *dir, RefTensor *results, char *msg
 
 int gcc_run(const GccStep *g, Instance *in, const char *c_source, uint64_t seed, RefTensor *results, char *msg,
             size_t msg_size) {
-  char base[PATH_MAX], cmd[4 * PATH_MAX + 512];
+  char base[PATH_MAX + 32], cmd[6 * PATH_MAX + 512];
   snprintf(base, sizeof base, "%s/k%d", g->dir, (int)getpid());
   snprintf(cmd, sizeof cmd, "%s.c", base);
   FILE *f = fopen(cmd, "w");
@@ -94,12 +95,17 @@ int gcc_run(const GccStep *g, Instance *in, const char *c_source, uint64_t seed,
                    emit_c_symbol(in->p), seed, base);
   for (int i = 0; i < in->p->kernel->nparams && n < (int)sizeof cmd; i++)
     n += snprintf(cmd + n, sizeof cmd - (size_t)n, " %" PRId64, in->params[i]);
-  if (n < (int)sizeof cmd) snprintf(cmd + n, sizeof cmd - (size_t)n, " 2>'%s.log'", base);
+  if (n < (int)sizeof cmd) n += snprintf(cmd + n, sizeof cmd - (size_t)n, " 2>'%s.log'", base);
+  if (n >= (int)sizeof cmd) {
+    snprintf(msg, msg_size, "the host_main command line for %d parameters is over %zu bytes", in->p->kernel->nparams,
+             sizeof cmd);
+    return -1;
+  }
   if (shell(cmd)) {
     snprintf(msg, msg_size, "the gcc-built kernel failed (see %s.log)", base);
     return -1;
   }
-  char dir[PATH_MAX + 8];
+  char dir[PATH_MAX + 40];
   snprintf(dir, sizeof dir, "%s.out", base);
   return read_raw(in, dir, results, msg, msg_size);
 }

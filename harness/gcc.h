@@ -4,7 +4,8 @@
  * default inputs, and its out tensors read back for comparison.
  *
  * The step works in one temporary directory per campaign,
- * /tmp/bfsync-campaign-XXXXXX, removed by gcc_cleanup. */
+ * $TMPDIR/bfsync-campaign-XXXXXX (TMPDIR defaults to /tmp), removed by
+ * gcc_cleanup. */
 #ifndef HARNESS_GCC_H
 #define HARNESS_GCC_H
 
@@ -14,7 +15,7 @@
 #include "harness/exec.h"
 
 typedef struct GccStep {
-  char dir[64];         /* the scratch directory, "" until gcc_setup */
+  char dir[PATH_MAX];   /* the scratch directory, "" until gcc_setup */
   const char *lib;      /* libbfrt.a */
   const char *root;     /* the source tree: runtime/ headers and tests/host_main.c */
 } GccStep;

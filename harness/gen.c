@@ -36,6 +36,7 @@
 
 #include "harness/gen.h"
 #include "frontend/arena.h"
+#include "frontend/diag.h"
 #include "frontend/ops.h"
 #include "frontend/target.h"
 
@@ -70,7 +71,8 @@ static Rng rng_stream(uint64_t seed, uint64_t purpose) {
 
 enum { STREAM_PARAMS = 1, STREAM_KERNEL = 2 };
 
-typedef enum Family { FAM_SQUARE, FAM_ROW, NFAMILIES } Family;
+/* Tile shapes: square [D, D], row [D, 1] and column [1, D] vectors. */
+typedef enum Family { FAM_SQUARE, FAM_ROW, FAM_COL, NFAMILIES } Family;
 
 typedef struct GenTensor {
   const char *name;
@@ -84,6 +86,7 @@ static const GenTensor gen_tensors[] = {
     {"Y", "out", FAM_SQUARE, false, true},
     {"Z", "inout", FAM_SQUARE, true, true},
     {"V", "inout", FAM_ROW, true, true},
+    {"W", "inout", FAM_COL, true, true},
 };
 
 static const char *const param_names[MAX_PARAMS] = {"N", "M", "K"};
@@ -97,6 +100,9 @@ typedef struct Gen {
   int ntiles[NFAMILIES];
   int slots[NFAMILIES][MAX_TILES];
   int deck[BFRT_NOPS]; /* ops in dealing order */
+  bool stored[sizeof gen_tensors / sizeof gen_tensors[0]]; /* a store names it */
+  bool psum[NFAMILIES][MAX_TILES]; /* the tile is in psum */
+  bool psum_ok; /* the current instruction's engine may access psum tiles */
   int dealt;
   int nloops;                  /* loops printed so far: names v0, v1, ... */
   int depth;                   /* enclosing loops */
@@ -141,25 +147,31 @@ static void print_extent(Gen *g) {
 static void print_tensor(Gen *g, const GenTensor *t) {
   fprintf(g->out, "  hbm %s %s: f32[", t->io, t->name);
   print_extent(g);
-  fprintf(g->out, " * %d, ", TILE_DIM);
+  if (t->family != FAM_COL) fprintf(g->out, " * %d", TILE_DIM);
+  fputs(", ", g->out);
   print_extent(g);
-  if (t->family == FAM_SQUARE) fprintf(g->out, " * %d", TILE_DIM);
+  if (t->family != FAM_ROW) fprintf(g->out, " * %d", TILE_DIM);
   fputs("];\n", g->out);
 }
 
-static char tile_prefix(Family f) { return f == FAM_SQUARE ? 't' : 'r'; }
+static char tile_prefix(Family f) { return "trc"[f]; }
 
 static void declare_tiles(Gen *g) {
-  static const int max_tiles[NFAMILIES] = {5, 3};
+  static const int max_tiles[NFAMILIES] = {5, 3, 2};
+  static const int rows[NFAMILIES] = {TILE_DIM, TILE_DIM, 1}, cols[NFAMILIES] = {TILE_DIM, 1, TILE_DIM};
+  int64_t psum_slots = 0; /* one PSUM bank each */
   for (int f = 0; f < NFAMILIES; f++) {
     g->ntiles[f] = 1 + rng_below(&g->rng, max_tiles[f]);
     for (int i = 0; i < g->ntiles[f]; i++) {
       int slots = 1 + rng_below(&g->rng, 3);
-      bool psum = f == FAM_SQUARE && rng_percent(&g->rng, 20);
+      bool psum = f == FAM_SQUARE && rng_percent(&g->rng, 20) && i > 0 &&
+                  (!g->target->limits.psum_banks || psum_slots + slots <= g->target->limits.psum_banks);
+      g->psum[f][i] = psum;
+      if (psum) psum_slots += slots;
       g->slots[f][i] = slots;
       fprintf(g->out, "  %s %c%d", psum ? "psum" : "sbuf", tile_prefix(f), i);
       if (slots > 1) fprintf(g->out, "[%d]", slots);
-      fprintf(g->out, ": f32[%d, %d];\n", TILE_DIM, f == FAM_SQUARE ? TILE_DIM : 1);
+      fprintf(g->out, ": f32[%d, %d];\n", rows[f], cols[f]);
     }
   }
 }
@@ -179,8 +191,16 @@ static void print_slot(Gen *g, int slots) {
   }
 }
 
+/* Whether engine may access psum on the target (its [limits]). */
+static bool psum_allowed(const Gen *g, int engine) {
+  unsigned kinds = g->target->limits.psum_kinds;
+  return !kinds || (kinds & (1u << g->target->engines[engine].kind));
+}
+
+/* A tile of family f (an sbuf one unless g->psum_ok; tile 0 is always sbuf). */
 static void print_tile(Gen *g, Family f) {
   int i = rng_below(&g->rng, g->ntiles[f]);
+  if (!g->psum_ok && g->psum[f][i]) i = 0;
   fprintf(g->out, "%c%d", tile_prefix(f), i);
   if (g->slots[f][i] == 1) return;
   fputc('[', g->out);
@@ -201,13 +221,15 @@ static void print_coordinate(Gen *g) {
 }
 
 static void print_hbm(Gen *g, Family f, bool write) {
-  const GenTensor *pick[4];
+  const GenTensor *pick[sizeof gen_tensors / sizeof gen_tensors[0]];
   int n = 0;
   for (size_t i = 0; i < sizeof gen_tensors / sizeof gen_tensors[0]; i++) {
     const GenTensor *t = &gen_tensors[i];
     if (t->family == f && (write ? t->writable : t->readable)) pick[n++] = t;
   }
-  fprintf(g->out, "%s[", pick[rng_below(&g->rng, n)]->name);
+  const GenTensor *t = pick[rng_below(&g->rng, n)];
+  if (write) g->stored[t - gen_tensors] = true;
+  fprintf(g->out, "%s[", t->name);
   print_coordinate(g);
   fputs(", ", g->out);
   print_coordinate(g);
@@ -225,6 +247,7 @@ static int tile_families(Gen *g, const OpInfo *op, Family fam[3]) {
       [SHAPE_TRANSPOSE] = {FAM_SQUARE, FAM_SQUARE},
       [SHAPE_ROWREDUCE] = {FAM_ROW, FAM_SQUARE},
       [SHAPE_ROWBCAST] = {FAM_SQUARE, FAM_SQUARE, FAM_ROW},
+      [SHAPE_COLBCAST] = {FAM_SQUARE, FAM_SQUARE, FAM_COL},
   };
   int n = op->sig == SIG_T_TT ? 3 : 2;
   Family any = (Family)rng_below(&g->rng, NFAMILIES);
@@ -316,9 +339,11 @@ static const char *engine_word(Gen *g, int engine) {
 /* instr ::= [ENGINE ':'] op operand {',' operand} ';'   (engine given by a block when block_engine >= 0) */
 static void gen_instr(Gen *g, int level, int block_engine) {
   int op = block_engine >= 0 ? random_op_for(g, block_engine) : deal_op(g);
+  int engine = block_engine >= 0 ? block_engine : random_engine_for(g, op);
   indent(g, level);
-  if (block_engine < 0) fprintf(g->out, "%s: ", engine_word(g, random_engine_for(g, op)));
+  if (block_engine < 0) fprintf(g->out, "%s: ", engine_word(g, engine));
   fprintf(g->out, "%s ", op_info(op)->name);
+  g->psum_ok = psum_allowed(g, engine);
   print_operands(g, op_info(op));
   fputs(";\n", g->out);
 }
@@ -414,6 +439,14 @@ void gen_kernel(uint64_t seed, long size, FILE *out) {
   declare_tiles(&g);
   fputc('\n', out);
   gen_body(&g, 1, -1, size);
+  /* sema wants every out tensor stored to somewhere. */
+  g.psum_ok = psum_allowed(&g, target_engine(g.target, "dma") >= 0 ? target_engine(g.target, "dma") : 0);
+  for (size_t i = 0; i < sizeof gen_tensors / sizeof gen_tensors[0]; i++)
+    if (!strcmp(gen_tensors[i].io, "out") && !g.stored[i]) {
+      fprintf(out, "  dma: store %s[0, 0], ", gen_tensors[i].name);
+      print_tile(&g, gen_tensors[i].family);
+      fputs(";\n", out);
+    }
   fputs("}\n", out);
 }
 

@@ -13,6 +13,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "frontend/files.h"
 #include "frontend/program.h"
 #include "harness/gen.h"
 #include "harness/pool.h"
@@ -43,7 +44,13 @@ static bool still_fails(const Goal *g, const char *text) {
     _exit(!strcmp(out.stage, g->stage) ? 3 : 0);
   }
   int status;
-  if (pid < 0 || waitpid(pid, &status, 0) < 0) return false;
+  if (pid < 0) return false;
+  while (waitpid(pid, &status, 0) < 0)
+    if (errno != EINTR || pool_interrupted()) {
+      kill(pid, SIGKILL); /* interrupted: no candidate outlives the campaign */
+      waitpid(pid, &status, 0);
+      return false;
+    }
   if (WIFSIGNALED(status)) return !strcmp(g->stage, "crash");
   return WIFEXITED(status) && WEXITSTATUS(status) == 3;
 }
@@ -166,18 +173,18 @@ static void print_canonical(const char *text, FILE *out) {
 }
 
 /* tests/regress/seed-S.bfk: the minimized kernel, what failed, its params. */
-void save_regression(const Config *cfg, const char *dir, uint64_t seed, const char *stage,
-                            const char *message) {
+void save_regression(const Config *cfg, const char *dir, uint64_t seed, const char *stage, const char *message) {
   char *text = gen_kernel_text(seed, cfg->size);
   Goal goal = {cfg, seed, stage, -1};
   if (!strcmp(stage, "gcc")) goal.gcc_mode = strncmp(message, "barrier-free", 12) ? SYNC_BARRIER : SYNC_BARRIER_FREE;
   char *small = strcmp(stage, "check") ? minimize(&goal, text) : strdup(text);
   char path[PATH_MAX];
   snprintf(path, sizeof path, "%s/seed-%" PRIu64 ".bfk", dir, seed);
-  FILE *f = fopen(path, "w");
-  if (!f) {
-    fprintf(stderr, "bfsync: campaign: cannot write %s: %s\n", path, strerror(errno));
+  AtomicFile out;
+  if (atomic_open(&out, path)) {
+    fprintf(stderr, "bfsync: campaign: %s\n", out.error);
   } else {
+    FILE *f = out.f;
     fprintf(f, "// Minimized by `bfsync campaign` from `bfsync gen --seed %" PRIu64 " --size %ld`.\n", seed,
             cfg->size);
     if (cfg->mutate_index >= 0)
@@ -185,8 +192,10 @@ void save_regression(const Config *cfg, const char *dir, uint64_t seed, const ch
               cfg->mutate_kind == DROP_WAIT ? "drop" : cfg->mutate_kind == LOWER_THRESHOLD ? "lower" : "raise", cfg->mutate_index);
     fprintf(f, "// failed: %s: %s\n// status: open\n", stage, message);
     print_canonical(small, f);
-    fclose(f);
-    fprintf(stderr, "bfsync: campaign: seed %" PRIu64 " minimized into %s\n", seed, path);
+    if (atomic_commit(&out))
+      fprintf(stderr, "bfsync: campaign: %s\n", out.error);
+    else
+      fprintf(stderr, "bfsync: campaign: seed %" PRIu64 " minimized into %s\n", seed, path);
   }
   free(small);
   free(text);

@@ -45,7 +45,8 @@ typedef struct bfrt_stats {
 
 /* New instance of kernel with its parameters (in the kernel's order);
  * NULL if a tensor shape is invalid or too large, or memory runs out
- * (message in *err, static storage). */
+ * (message in *err: static storage, kept until this thread calls bfrt_new
+ * again). */
 bfrt *bfrt_new(const bfrt_kernel *kernel, const int64_t *params, const char **err);
 /* Release the instance. */
 void bfrt_delete(bfrt *rt);

@@ -20,7 +20,7 @@
 
 /* ---- Ops: the table in ops.def, installed beside this header. */
 enum {
-#define OP(id, name, sig, engines, shape, cls) BFRT_##id,
+#define OP(id, name, sig, engines, shape, cls, acc) BFRT_##id,
 #include "ops.def"
 #undef OP
   BFRT_NOPS

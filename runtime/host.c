@@ -7,6 +7,7 @@
  * executor run the engines, then gathers the statistics, writes the trace
  * and frees what the engines allocated. Errors from inside a run are
  * recorded once (the first failure wins) and returned as -1. */
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -81,6 +82,9 @@ static const char *descriptor_error(const bfrt_kernel *k, const int64_t *params)
   return NULL;
 }
 
+/* bfrt_new's messages that name a tensor, one per thread. */
+static _Thread_local char tensor_message[256];
+
 static const char *allocate_tensors(bfrt *rt) {
   const bfrt_kernel *k = rt->k;
   rt->tensors = calloc((size_t)k->ntensors + 1, sizeof *rt->tensors);
@@ -90,7 +94,16 @@ static const char *allocate_tensors(bfrt *rt) {
     if (k->tensor_shape(rt->params, t, shape)) return "division by zero in a tensor shape";
     if (shape[0] < 0 || shape[1] < 0) return "a tensor shape is negative";
     rt->tensors[t] = (Tensor){shape[0], shape[1], zeroed_floats(shape[0], shape[1])};
-    if (!rt->tensors[t].data) return "out of memory for a tensor";
+    if (!rt->tensors[t].data) {
+      uint64_t bytes;
+      if (__builtin_mul_overflow((uint64_t)shape[0], (uint64_t)shape[1] * 4, &bytes) || shape[1] > INT64_MAX / 4)
+        snprintf(tensor_message, sizeof tensor_message, "tensor %s [%lld, %lld] is too large: its size in bytes overflows 64 bits",
+                 k->tensors[t].name, (long long)shape[0], (long long)shape[1]);
+      else
+        snprintf(tensor_message, sizeof tensor_message, "out of memory for tensor %s [%lld, %lld] (%llu bytes)",
+                 k->tensors[t].name, (long long)shape[0], (long long)shape[1], (unsigned long long)bytes);
+      return tensor_message;
+    }
   }
   return NULL;
 }
@@ -241,7 +254,7 @@ int bfrt_run(bfrt *rt, const bfrt_options *opt) {
   gather(rt);
   if (rt->checker) report_races(rt);
   if (opt->trace_path && trace_write(rt, opt->trace_path))
-    rt_record_failure(rt, 0, "cannot write the trace to %s", opt->trace_path);
+    rt_record_failure(rt, 0, "cannot write the trace to %s: %s", opt->trace_path, strerror(errno));
   release(rt);
   return rt_failed(rt) ? -1 : 0;
 }

@@ -89,6 +89,7 @@ static int shapes_fit(int rule, int sig, const SemView v[3]) {
   case SHAPE_TRANSPOSE: return v[0].rows == v[1].cols && v[0].cols == v[1].rows;
   case SHAPE_ROWREDUCE: return v[0].rows == v[1].rows && v[0].cols == 1;
   case SHAPE_ROWBCAST: return same_shape(v[0], v[1]) && v[2].rows == v[0].rows && v[2].cols == 1;
+  case SHAPE_COLBCAST: return same_shape(v[0], v[1]) && v[2].rows == 1 && v[2].cols == v[0].cols;
   default: return 1;
   }
 }

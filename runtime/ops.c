@@ -12,8 +12,8 @@
 #define OPERANDS_SIG_T_TF "TTF"
 
 const OpInfo rt_ops[BFRT_NOPS] = {
-#define OP(id, name, sig, engines, shape, cls) \
-  [BFRT_##id] = {name, sig, engines, shape, BFRT_CLASS_##cls, OPERANDS_##sig},
+#define OP(id, name, sig, engines, shape, cls, acc) \
+  [BFRT_##id] = {name, sig, engines, shape, BFRT_CLASS_##cls, OPERANDS_##sig, BFRT_ACC_##acc},
 #include "ops.def"
 #undef OP
 };

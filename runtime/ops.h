@@ -22,6 +22,12 @@ enum {
   BFK_DMA = 1 << BFRT_KIND_DMA,
 };
 
+/* Accuracy classes: how far an op's f32 result may be from the exact value
+ * (docs/language.md, "Numerical checks"): EXACT (a copy, a comparison),
+ * ROUND (one f32 rounding), LIBM (a libm function, a few ulp), SUM (an
+ * accumulation whose error grows with its length). */
+enum { BFRT_ACC_EXACT, BFRT_ACC_ROUND, BFRT_ACC_LIBM, BFRT_ACC_SUM, BFRT_NACCS };
+
 /* Operands after the destination, destination first: T tile, H hbm tile, F immediate. */
 typedef enum Signature { SIG_T_H, SIG_H_T, SIG_T_TT, SIG_T_T, SIG_T_F, SIG_T_TF } Signature;
 
@@ -32,6 +38,7 @@ typedef enum ShapeRule {
   SHAPE_TRANSPOSE, /* dst [N,M] = src [M,N] transposed */
   SHAPE_ROWREDUCE, /* dst [M,1] from src [M,N] */
   SHAPE_ROWBCAST,  /* dst [M,N] = src [M,N] op row [M,1] */
+  SHAPE_COLBCAST,  /* dst [M,N] = src [M,N] op col [1,N] */
   SHAPE_NONE,      /* fill: no relation */
 } ShapeRule;
 
@@ -42,6 +49,7 @@ typedef struct OpInfo {
   ShapeRule shape;
   int cls;              /* BFRT_CLASS_*: its throughput in the cost model */
   const char *operands; /* one letter per operand, destination first: T, H or F */
+  int accuracy;         /* BFRT_ACC_*: its tolerance against the f64 reference */
 } OpInfo;
 
 /* Indexed by BFRT_<OP>. */

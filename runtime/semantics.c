@@ -31,6 +31,17 @@ static float rectified(float x, float imm) { (void)imm; return x > 0 ? x : 0.0f;
 static float hyperbolic_tangent(float x, float imm) { (void)imm; return tanhf(x); }
 static float reciprocal_sqrt(float x, float imm) { (void)imm; return 1.0f / sqrtf(x); }
 static float reciprocal(float x, float imm) { (void)imm; return 1.0f / x; }
+static float logistic(float x, float imm) { (void)imm; return 1.0f / (1.0f + expf(-x)); }
+/* GELU, tanh form: 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))). */
+static float gelu_tanh(float x, float imm) {
+  (void)imm;
+  float inner = 0.7978845608f * (x + 0.044715f * x * x * x);
+  return 0.5f * x * (1.0f + tanhf(inner));
+}
+static float sigmoid_linear(float x, float imm) { (void)imm; return x / (1.0f + expf(-x)); }
+static float squared(float x, float imm) { (void)imm; return x * x; }
+static float square_root(float x, float imm) { (void)imm; return sqrtf(x); }
+static float absolute(float x, float imm) { (void)imm; return fabsf(x); }
 static float sum(float x, float y) { return x + y; }
 static float difference(float x, float y) { return x - y; }
 static float product(float x, float y) { return x * y; }
@@ -59,6 +70,29 @@ static inline void map_row(Elementwise *f, SemView d, SemView s, SemView r) {
   for (int64_t i = 0; i < d.rows; i++) {
     float ri = *at(r, i, 0);
     for (int64_t j = 0; j < d.cols; j++) *at(d, i, j) = f(*at(s, i, j), ri);
+  }
+}
+
+/* d[i,j] = s[i,j] op c[0,j]: d may be s, not c (sema keeps them apart when
+ * shapes differ; when the tile is [1, N] itself, c is read before d[0,j]). */
+static inline void map_col(Elementwise *f, SemView d, SemView s, SemView c) {
+  for (int64_t i = 0; i < d.rows; i++)
+    for (int64_t j = 0; j < d.cols; j++) *at(d, i, j) = f(*at(s, i, j), *at(c, 0, j));
+}
+
+/* d[i,j] = s[i,j] op imm. */
+static inline void map_imm(Elementwise *f, SemView d, SemView s, float imm) {
+  for (int64_t i = 0; i < d.rows; i++)
+    for (int64_t j = 0; j < d.cols; j++) *at(d, i, j) = f(*at(s, i, j), imm);
+}
+
+/* rowsum of g(s[i,j]) from 0, left to right: the activation then the sum,
+ * each step rounded, as ScalarE's activation_reduce is defined. */
+static inline void reduce_rows_of(Elementwise *g, SemView d, SemView s) {
+  for (int64_t i = 0; i < s.rows; i++) {
+    float acc = 0.0f;
+    for (int64_t j = 0; j < s.cols; j++) acc = g(*at(s, i, j), 0.0f) + acc;
+    *at(d, i, 0) = acc;
   }
 }
 
@@ -129,6 +163,21 @@ void sem_apply(int op, SemView dst, SemView a, SemView b, float imm) {
   case BFRT_ADD_ROW: map_row(sum, dst, a, b); break;
   case BFRT_SUB_ROW: map_row(difference, dst, a, b); break;
   case BFRT_MUL_ROW: map_row(product, dst, a, b); break;
+  case BFRT_ADD_COL: map_col(sum, dst, a, b); break;
+  case BFRT_SUB_COL: map_col(difference, dst, a, b); break;
+  case BFRT_MUL_COL: map_col(product, dst, a, b); break;
+  case BFRT_ADD_IMM: map_imm(sum, dst, a, imm); break;
+  case BFRT_SUB_IMM: map_imm(difference, dst, a, imm); break;
+  case BFRT_MUL_IMM: map_imm(product, dst, a, imm); break;
+  case BFRT_MAX_IMM: map_imm(maximum, dst, a, imm); break;
+  case BFRT_SIGMOID: map_unary(logistic, dst, a, imm); break;
+  case BFRT_GELU: map_unary(gelu_tanh, dst, a, imm); break;
+  case BFRT_SILU: map_unary(sigmoid_linear, dst, a, imm); break;
+  case BFRT_SQUARE: map_unary(squared, dst, a, imm); break;
+  case BFRT_SQRT: map_unary(square_root, dst, a, imm); break;
+  case BFRT_ABS: map_unary(absolute, dst, a, imm); break;
+  case BFRT_ROWSUM_SQUARE: reduce_rows_of(squared, dst, a); break;
+  case BFRT_ROWSUM_EXP: reduce_rows_of(exponential, dst, a); break;
   case BFRT_ROWSUM: reduce_rows(sum, 1, dst, a); break;
   case BFRT_ROWMAX: reduce_rows(maximum, 0, dst, a); break;
   case BFRT_MATMUL: matmul(dst, a, b, 0); break;

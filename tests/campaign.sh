@@ -75,6 +75,11 @@ assert all(k in d for k in keys) and d["kernels"] == 2 and d["failures"] == 0, d
 regress_one() { # file, params...: 0 when everything passes
   local f=$1; shift
   local args=(); for p in "$@"; do args+=(-p "$p"); done
+  local sync
+  for sync in barrier-free barrier; do # the emitted C passes gcc -Werror, as in the campaign
+    "$BFSYNC" compile "$f" --sync=$sync -o "$scratch/regress.c" 2>/dev/null &&
+      gcc -std=c99 -Wall -Wextra -Werror -Iruntime -c "$scratch/regress.c" -o "$scratch/regress.o" 2>/dev/null || return 1
+  done
   "$BFSYNC" verify "$f" "${args[@]}" --sync=barrier-free >/dev/null 2>&1 &&
     "$BFSYNC" verify "$f" "${args[@]}" --sync=barrier >/dev/null 2>&1 &&
     "$BFSYNC" run "$f" "${args[@]}" --sync=both --jitter --check >/dev/null 2>&1

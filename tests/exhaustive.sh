@@ -1,25 +1,32 @@
 #!/usr/bin/env bash
 # exhaustive.sh: every kernel of the small scope (at most 3 instructions
-# over 3 engines, at most 2 loops nested or not, bounds from N or the outer
-# variable, tiles with 1 or 2 slots; the grammar and the canonical forms are
-# described in harness/exhaustive.c), judged by the oracle at N = 0..3
-# under both sync modes. Every one must pass, and the count is checked so
-# the scope cannot shrink unnoticed. QUICK=1 (the sanitizer pass): at most
-# 2 instructions. No golden files: UPDATE=1 skips it.
+# over act, dve and pool, the core scope; at most 2 over every engine of
+# the default target, pe and dma with an hbm tensor included; at most 2
+# loops nested or not, bounds from N or the outer variable, tiles with 1 or
+# 2 slots; the grammar and the canonical forms are described in
+# harness/exhaustive.c), judged by the oracle at N = 0..3 under both sync
+# modes. Every one must pass, and the counts are checked so the scope
+# cannot shrink unnoticed. QUICK=1 (the sanitizer pass): the core scope at
+# 2 instructions. FULL=1 (`make exhaustive`): every engine at 3
+# instructions. No golden files: UPDATE=1 skips it.
 set -euo pipefail
 if [[ -n ${UPDATE:-} ]]; then echo "exhaustive.sh: no golden files to update"; exit 0; fi
 cd "$(dirname "$0")/.."
 BFSYNC=${BFSYNC:-build/bfsync}
-expected=594996 instructions=3
-[[ -n ${QUICK:-} ]] && expected=5316 instructions=2
-out=$("$BFSYNC" campaign --exhaustive --instructions $instructions --schedules 1 --json)
-echo "$out"
-python3 - "$out" "$expected" <<'PY'
+scopes=("core 3 594996" "all 2 21501")
+[[ -n ${QUICK:-} ]] && scopes=("core 2 5316" "all 2 21501")
+[[ -n ${FULL:-} ]] && scopes=("all 3 3319341")
+for scope in "${scopes[@]}"; do
+  read -r engines instructions expected <<<"$scope"
+  out=$("$BFSYNC" campaign --exhaustive --engines "$engines" --instructions "$instructions" --schedules 1 --json)
+  echo "$engines: $out"
+  python3 - "$out" "$expected" "$engines" <<'PY'
 import json, sys
 d = json.loads(sys.argv[1])
-want = int(sys.argv[2])
-assert d["kernels"] == want, f"exhaustive: {d['kernels']} kernels, expected {want}"
+want, scope = int(sys.argv[2]), sys.argv[3]
+assert d["kernels"] == want, f"exhaustive ({scope}): {d['kernels']} kernels, expected {want}"
 assert d["oracle_checks"] == 8 * want, "exhaustive: not 8 oracle checks per kernel"
 assert d["failures"] == 0 and not d["crashed"], "exhaustive: failures"
-print(f"exhaustive.sh: ok, {want} kernels, {d['oracle_checks']} oracle checks")
+print(f"exhaustive.sh: ok, {scope}: {want} kernels, {d['oracle_checks']} oracle checks")
 PY
+done

@@ -53,6 +53,65 @@ for kernel in examples/*.bfk tests/kernels/*.bfk; do
   "$BFSYNC" fmt "$tmp/once.bfk" >"$tmp/twice.bfk" || fail "fmt of fmt $kernel failed"
   cmp -s "$tmp/once.bfk" "$tmp/twice.bfk" || fail "fmt of fmt $kernel differs from fmt"
 done
+# The examples are what users copy: each is in canonical form already.
+"$BFSYNC" fmt --check examples/*.bfk || fail "an example is not in canonical form (bfsync fmt --check)"
+
+# fmt -i rewrites a file in place, and only then is fmt --check content.
+sed 's/^  hbm in X/  hbm in   X/' examples/layernorm.bfk >"$tmp/ln.bfk"
+"$BFSYNC" fmt --check "$tmp/ln.bfk" 2>"$tmp/err"; [ $? = 1 ] || fail "fmt --check passed a file not in canonical form"
+grep -q "ln.bfk: not in canonical form" "$tmp/err" || fail "fmt --check does not name the file"
+"$BFSYNC" fmt -i "$tmp/ln.bfk" && "$BFSYNC" fmt --check "$tmp/ln.bfk" && cmp -s "$tmp/ln.bfk" examples/layernorm.bfk ||
+  fail "fmt -i did not rewrite the file into canonical form"
+"$BFSYNC" fmt -i --check "$tmp/ln.bfk" 2>/dev/null; [ $? = 2 ] || fail "fmt -i --check is not a usage error"
+"$BFSYNC" fmt "$tmp/ln.bfk" "$tmp/ln.bfk" 2>/dev/null; [ $? = 2 ] || fail "fmt of two files to stdout is not a usage error"
+# --target: the engines are the target's (round has act, dma, dma1).
+"$BFSYNC" check --target tests/sim/round.target examples/softmax.bfk 2>"$tmp/err"; [ $? = 1 ] ||
+  fail "check --target accepted dve on a target without it"
+grep -q "unknown engine 'dve' (target round has act, dma, dma1)" "$tmp/err" || fail "check --target: wrong message"
+"$BFSYNC" check --target tests/sim/round.target tests/sim/pipe.bfk || fail "check --target rejected a kernel of its target"
+# A `// target: FILE` line (relative to the kernel's folder) stands for --target.
+mkdir -p "$tmp/tl" && cp tests/sim/round.target "$tmp/tl/" && { echo "// target: round.target"; cat tests/sim/pipe.bfk; } >"$tmp/tl/k.bfk"
+"$BFSYNC" check "$tmp/tl/k.bfk" || fail "check did not use the kernel's // target: line"
+"$BFSYNC" fmt "$tmp/tl/k.bfk" >/dev/null || fail "fmt did not use the kernel's // target: line"
+{ echo "// target: round.target"; cat examples/softmax.bfk; } >"$tmp/tl/s.bfk"
+"$BFSYNC" check "$tmp/tl/s.bfk" 2>/dev/null && fail "the // target: line was ignored (round has no dve)"
+"$BFSYNC" check --target targets/trn1.target "$tmp/tl/s.bfk" || fail "--target did not override the // target: line"
+{ echo "// target: missing.target"; cat tests/sim/pipe.bfk; } >"$tmp/tl/m.bfk"
+"$BFSYNC" check "$tmp/tl/m.bfk" 2>"$tmp/err"; [ $? = 1 ] && grep -q "cannot open target file .*/tl/missing.target" "$tmp/err" ||
+  fail "a // target: line naming a missing file is not an error"
+
+# Trailing comments keep their column when the code leaves room, so a
+# column of comments stays aligned; code too long for it pushes its comment
+# to two spaces after it.
+printf 'kernel k() {
+  sbuf t:  f32[4,4];      // one
+  sbuf uu: f32[4, 4];     // two
+  sbuf v: f32[4, 4]; // three
+  sbuf longer_name_here: f32[4, 4]; // four
+}
+' >"$tmp/align.bfk"
+printf 'kernel k() {
+  sbuf t: f32[4, 4];      // one
+  sbuf uu: f32[4, 4];     // two
+  sbuf v: f32[4, 4];  // three
+  sbuf longer_name_here: f32[4, 4];  // four
+}
+' >"$tmp/aligned.bfk"
+"$BFSYNC" fmt "$tmp/align.bfk" >"$tmp/out.bfk" 2>&1 && cmp -s "$tmp/out.bfk" "$tmp/aligned.bfk" ||
+  { fail "fmt does not keep trailing comments aligned:"; diff "$tmp/aligned.bfk" "$tmp/out.bfk" >&2; }
+
+# ---- bfsync ops: every op of runtime/ops.def, with the target's engines.
+if "$BFSYNC" ops >"$tmp/ops" 2>"$tmp/err"; then
+  for op in $(sed -n 's/^OP([A-Z_]*, *"\([a-z_]*\)".*/\1/p' runtime/ops.def | sort -u); do
+    grep -q "^$op " "$tmp/ops" || fail "bfsync ops does not list '$op'"
+  done
+  grep -q '^add  *d, s, f  *act, dve, pool ' "$tmp/ops" || fail "bfsync ops lacks add with an immediate on act, dve, pool"
+  grep -q '^gelu  *d, s  *act ' "$tmp/ops" || fail "bfsync ops lacks gelu on act"
+else
+  fail "bfsync ops exited $?"
+fi
+"$BFSYNC" ops --target tests/sim/round.target >/dev/null 2>&1 || fail "bfsync ops --target failed"
+"$BFSYNC" ops stray >/dev/null 2>&1; [ $? = 2 ] || fail "bfsync ops with an operand is not a usage error"
 
 # ---- 3. The command line.
 expect_status() {

@@ -137,9 +137,76 @@ for name in matmul softmax chain; do
   done
 done
 
+# ---- compile --header: a host indexes parameters and tensors by constant.
+if expect_status 0 compile examples/matmul.bfk --header -o "$tmp/matmul.h" &&
+  expect_status 0 compile examples/matmul.bfk -o "$tmp/matmul.c"; then
+  cat >"$tmp/header_host.c" <<'C'
+#include <stdio.h>
+#include "bfrt.h"
+#include "matmul.h"
+int main(void) {
+  int64_t params[bfk_matmul_nparams];
+  params[bfk_matmul_param_M] = 1, params[bfk_matmul_param_N] = 2, params[bfk_matmul_param_K] = 3;
+  const char *err;
+  bfrt *rt = bfrt_new(&bfk_matmul_barrier_free, params, &err);
+  if (!rt) return fprintf(stderr, "%s\n", err), 1;
+  int64_t shape[2];
+  bfrt_tensor_shape(rt, bfk_matmul_tensor_C, shape);
+  int ok = bfk_matmul_ntensors == 3 && bfrt_tensor_find(rt, "A") == bfk_matmul_tensor_A &&
+           bfrt_tensor_find(rt, "B") == bfk_matmul_tensor_B && bfrt_tensor_find(rt, "C") == bfk_matmul_tensor_C &&
+           shape[0] == 64 && shape[1] == 128;
+  bfrt_delete(rt);
+  return ok ? 0 : 1;
+}
+C
+  gcc -std=c99 -Wall -Wextra -Werror -pedantic $san_flags -Iruntime -I"$tmp" "$tmp/header_host.c" "$tmp/matmul.c" \
+      "$BUILD/libbfrt.a" -ldl -lpthread -lm -o "$tmp/header_host" 2>"$tmp/gcc.err" && "$tmp/header_host" ||
+    { fail "a host built with compile --header's indices failed:"; head -5 "$tmp/gcc.err" >&2; }
+fi
+
 # ---- The bounds-error path.
 if expect_status 1 run tests/bad_run/store_oob.bfk -p N=2 --sync=both; then
   expect_stderr "kernel oob, line 12: store to Y[2, 0] is out of bounds (rows 8..11 of 8)"
+fi
+
+# ---- The f64 reference: numerical diagnostics with the line, and the
+# tolerance. Each of these kernels is synchronized correctly, so it matches
+# the sequential reference bit for bit; before the f64 reference every one
+# of them reported `match yes`.
+if expect_status 1 run tests/bad_run/no_store.bfk -p N=1 --sync=both; then
+  expect_stderr "no_store.bfk:5:11: error: out tensor 'Y' is never stored to"
+fi
+if expect_status 1 run tests/bad_run/never_stored.bfk -p N=2; then
+  expect_stderr "kernel never_stored, line 9: 16 of the 32 elements of out tensor Y are never stored, the first at [0, 0]"
+fi
+if expect_status 1 run tests/bad_run/nan.bfk -p N=1; then
+  expect_stderr "kernel nan, line 11: 'rsqrt' produces NaN from finite inputs, at [0, 0] of 'x'"
+fi
+if expect_status 1 run tests/bad_run/overflow.bfk -p N=1; then
+  expect_stderr "kernel overflow, line 9: 'exp' produces 1.14412e+42, which overflows f32 to Inf, from finite inputs"
+fi
+if expect_status 1 run tests/bad_run/uninit.bfk -p N=2; then
+  expect_stderr "kernel uninit, line 12: 'add' reads tile s before anything wrote it"
+fi
+# (x + 1e8) - 1e8 in f32 loses x: the relative error is 1, which the run
+# reports, but it is within what f32 arithmetic can do there (the bound is
+# ~6), so the engines computed it right: exit 0.
+if expect_status 0 run tests/bad_run/cancellation.bfk -p N=1 --json; then
+  python3 -c '
+import json, sys
+for line in open(sys.argv[1]):
+    o = json.loads(line)
+    assert o["outputs_match"] is True and o["max_rel_err_f64"] > 0.5 and o["error_bound_ratio_f64"] <= 1, o
+' "$tmp/out" || fail "cancellation: --json should show a relative error of ~1 within the f32 bound"
+fi
+# A well-computed kernel is within its bounds and says so in --json.
+if expect_status 0 run examples/softmax.bfk -p R=2 --json; then
+  python3 -c '
+import json, sys
+for line in open(sys.argv[1]):
+    o = json.loads(line)
+    assert 0 <= o["max_rel_err_f64"] < 1e-5 and 0 < o["error_bound_ratio_f64"] <= 1 and o["max_abs_err_f64"] > 0, o
+' "$tmp/out" || fail "softmax: the f64 errors are missing from --json or out of bounds"
 fi
 
 # ---- The deadlock watchdog: raise the last wait so it can never be met.
@@ -156,7 +223,18 @@ fi
 # ---- Bad arguments: usage errors exit 2, the rest 1.
 k=examples/softmax.bfk
 expect_status 2 run && expect_stderr "no input file"
-expect_status 2 run "$k" && expect_stderr "missing parameter 'R'"
+grep -v '^// params:' "$k" >"$tmp/noparams.bfk"
+expect_status 2 run "$tmp/noparams.bfk" && expect_stderr "missing parameter 'R'"
+# Parameters as a `// params:` line has them, the first line by default, every line with --all-params.
+expect_status 0 run "$k" R=2 --json && expect_json_matches 1 "softmax R=2 (bare)" &&
+  grep -q '"params": {"R": 2}' "$tmp/out" || fail "run FILE R=2 did not run R=2"
+expect_status 0 run "$k" --json && grep -q '"params": {"R": 3}' "$tmp/out" || fail "run FILE did not take the first // params: line (R=3)"
+expect_status 0 run examples/matmul.bfk --all-params --json &&
+  [ "$(grep -c '"outputs_match": true' "$tmp/out")" = "$(grep -c '^// params:' examples/matmul.bfk)" ] ||
+  fail "--all-params did not run every // params: line of matmul"
+expect_status 2 run "$k" --all-params R=1 && expect_stderr "--all-params runs the file's parameters"
+expect_status 2 run "$tmp/noparams.bfk" --all-params && expect_stderr "has no \`// params:\` line"
+expect_status 2 run "$k" R && expect_stderr "NAME=VALUE"
 expect_status 2 run "$k" -p R=1 -p Q=2 && expect_stderr "no parameter 'Q'"
 expect_status 2 run "$k" -p R=1 -p R=2 && expect_stderr "given twice"
 expect_status 2 run "$k" -p R=x && expect_stderr "parameter R needs an integer from -9223372036854775808 to 9223372036854775807"
@@ -219,6 +297,21 @@ for tid in names:
     ts = [e["ts"] for e in xs if e["tid"] == tid]
     assert ts == sorted(ts), "track %s out of order" % names[tid]
 EOF
+fi
+
+# --sync=both --trace: both modes in one trace, as processes 1 (barrier) and 2 (barrier-free).
+if expect_status 0 run examples/softmax.bfk R=2 --sync=both --trace "$tmp/both.json"; then
+  python3 - "$tmp/both.json" <<'EOF' || fail "--sync=both --trace does not hold both modes as two processes"
+import json, sys
+events = json.load(open(sys.argv[1]))["traceEvents"]
+procs = {e["pid"]: e["args"]["name"] for e in events if e.get("name") == "process_name"}
+assert procs == {1: "softmax (barrier)", 2: "softmax (barrier-free)"}, procs
+for pid in (1, 2):
+    assert any(e["ph"] == "X" and e["pid"] == pid and e["name"] == "exp" for e in events), pid
+assert any(e["ph"] == "X" and e["pid"] == 1 and e["name"] == "barrier" for e in events)
+assert not any(e["ph"] == "X" and e["pid"] == 2 and e["name"] == "barrier" for e in events)
+EOF
+  ls "$tmp"/both.json.*.part >/dev/null 2>&1 && fail "--sync=both --trace left its parts behind"
 fi
 
 # Whether the runtime says the executor or checker is still missing (then

@@ -18,11 +18,11 @@ typedef struct NodeList {
   IrNode *head, **tail;
 } NodeList;
 
-/* The region being walked: which instructions it holds so far. */
+/* The region being walked. Its instructions are consecutive ids (a
+ * region ends at every loop boundary): [first, next id). */
 typedef struct Region {
-  int *ids;      /* instruction ids in program order */
-  int *position; /* [n]: the instruction's 1-based position on its engine in the region */
-  int n;
+  int first;     /* id of its first instruction */
+  int *position; /* [instruction id]: its 1-based position on its engine in the region */
   int count[BFRT_MAX_ENGINES];
 } Region;
 
@@ -40,30 +40,45 @@ static void append(NodeList *l, IrNode *n) {
   l->tail = &n->next;
 }
 
-static void begin_region(Builder *b) {
-  b->region.n = 0;
+static void begin_region(Builder *b, int first) {
+  b->region.first = first;
   memset(b->region.count, 0, sizeof b->region.count);
+}
+
+/* The latest e-instruction of the region before consumer that may conflict
+ * with it, or -1: for each resource the consumer touches, a backward scan
+ * of e's accessors of it from the consumer down to the region's start.
+ * (Scanning the region itself made the baseline quadratic in its length.) */
+static int latest_in_region(const Builder *b, int consumer, int e) {
+  const Deps *d = b->d;
+  const InstrInfo *in = &d->instrs[consumer];
+  int best = -1;
+  for (int j = 0; j < in->naccesses; j++) {
+    const AccessorList *l = deps_accessors(d, in->accesses[j].res, e);
+    for (int i = deps_lower_bound(l, consumer) - 1; i >= 0 && l->ids[i] >= b->region.first && l->ids[i] > best; i--)
+      if (deps_may_conflict(d, l->ids[i], consumer, INT_MAX)) {
+        best = l->ids[i];
+        break;
+      }
+  }
+  return best;
 }
 
 /* The wait of b on engine e: the latest may-conflicting e-instruction of the region. */
 static IrNode *region_wait(Builder *b, int consumer, int e) {
-  const Region *r = &b->region;
-  for (int i = r->n - 1; i >= 0; i--) {
-    int a = r->ids[i];
-    if (b->d->instrs[a].engine != e || !deps_may_conflict(b->d, a, consumer, INT_MAX)) continue;
-    IrNode *w = ir_node(b->p->arena, IR_WAIT, b->d->instrs[consumer].line);
-    WaitWhy *why = ARENA_NEW(b->p->arena, WaitWhy);
-    why->consumer_line = b->d->instrs[consumer].line;
-    why->producer_lines[0] = b->d->instrs[a].line;
-    why->nproducers = 1;
-    why->kind = deps_kind(b->d, a, consumer);
-    why->distance = "static";
-    w->engine = e;
-    w->threshold = ir_const(b->p->arena, r->position[i]);
-    w->why = why;
-    return w;
-  }
-  return NULL;
+  int a = latest_in_region(b, consumer, e);
+  if (a < 0) return NULL;
+  IrNode *w = ir_node(b->p->arena, IR_WAIT, b->d->instrs[consumer].line);
+  WaitWhy *why = ARENA_NEW(b->p->arena, WaitWhy);
+  why->consumer_line = b->d->instrs[consumer].line;
+  why->producer_lines[0] = b->d->instrs[a].line;
+  why->nproducers = 1;
+  why->kind = deps_kind(b->d, a, consumer);
+  why->distance = "static";
+  w->engine = e;
+  w->threshold = ir_const(b->p->arena, b->region.position[a]);
+  w->why = why;
+  return w;
 }
 
 /* Engine c's copy of the region's instruction `id`, with its waits. A wait
@@ -84,10 +99,7 @@ static void walk_list(Builder *b, const Stmt *s, NodeList *outs, Waited *waited)
 static void add_to_region(Builder *b, int id, NodeList *outs, Waited *waited) {
   int e = b->d->instrs[id].engine;
   emit_instr(b, e, id, waited[e], &outs[e]);
-  Region *r = &b->region;
-  r->ids[r->n] = id;
-  r->position[r->n] = ++r->count[e];
-  r->n++;
+  b->region.position[id] = ++b->region.count[e];
 }
 
 static IrNode *barrier(Program *p, int line) { return ir_node(p->arena, IR_BARRIER, line); }
@@ -99,7 +111,7 @@ static void walk_loop(Builder *b, const Stmt *loop, NodeList *outs, Waited *wait
   NodeList *bodies = ARENA_ARRAY(p->arena, NodeList, ne);
   Waited *inner = ARENA_ARRAY(p->arena, Waited, ne);
   for (int e = 0; e < ne; e++) bodies[e] = (NodeList){NULL, &bodies[e].head};
-  begin_region(b);
+  begin_region(b, b->d->loops[loop->loop_id].first);
   walk_list(b, loop->body, bodies, inner);
   for (int e = 0; e < ne; e++) {
     append(&bodies[e], barrier(p, line));
@@ -112,7 +124,7 @@ static void walk_loop(Builder *b, const Stmt *loop, NodeList *outs, Waited *wait
     append(&outs[e], n);
     memset(waited[e], 0, sizeof waited[e]);
   }
-  begin_region(b);
+  begin_region(b, b->d->loops[loop->loop_id].end);
 }
 
 static void walk_list(Builder *b, const Stmt *s, NodeList *outs, Waited *waited) {
@@ -132,7 +144,6 @@ void transform_barrier(Program *p) {
   Builder b = {0};
   b.p = p;
   b.d = deps_build(p);
-  b.region.ids = ARENA_ARRAY(p->arena, int, b.d->ninstrs + 1);
   b.region.position = ARENA_ARRAY(p->arena, int, b.d->ninstrs + 1);
   p->ir = ARENA_NEW(p->arena, IrProgram);
   p->ir->sync = SYNC_BARRIER;
@@ -140,7 +151,7 @@ void transform_barrier(Program *p) {
   NodeList outs[BFRT_MAX_ENGINES];
   Waited waited[BFRT_MAX_ENGINES] = {{0}};
   for (int e = 0; e < b.d->nengines; e++) outs[e] = (NodeList){NULL, &outs[e].head};
-  begin_region(&b);
+  begin_region(&b, 0);
   walk_list(&b, p->kernel->body, outs, waited);
   for (int e = 0; e < b.d->nengines; e++) p->ir->streams[e].body = outs[e].head;
 }

@@ -111,13 +111,16 @@ static LoopBounds bounds_of(Program *p, const Stmt *loop) {
   return lb;
 }
 
-/* count_e(list) as a closed form, or NULL; fills body_count for its loops. */
+/* count_e(list) as a closed form, or NULL; fills body_count for its loops.
+ * The instructions' constant part is summed apart: one IR node per loop,
+ * not one per instruction. */
 static IrExpr *count_list(Program *p, Analysis *an, const Stmt *s, int e) {
   IrExpr *sum = ir_const(p->arena, 0);
+  int64_t direct = 0;
   for (; s; s = s->next) {
     IrExpr *k = NULL;
     switch (s->kind) {
-    case ST_INSTR: k = ir_const(p->arena, s->engine == e); break;
+    case ST_INSTR: direct += s->engine == e; continue;
     case ST_BLOCK: k = count_list(p, an, s->body, e); break;
     case ST_FOR: {
       IrExpr *body = count_list(p, an, s->body, e);
@@ -130,7 +133,7 @@ static IrExpr *count_list(Program *p, Analysis *an, const Stmt *s, int e) {
     }
     sum = sum && k ? ir_binary(p->arena, IX_ADD, sum, k, 0) : NULL;
   }
-  return sum;
+  return sum ? ir_binary(p->arena, IX_ADD, sum, ir_const(p->arena, direct), 0) : NULL;
 }
 
 /* A last-iteration threshold needs the loop's per-iteration count in
@@ -469,12 +472,23 @@ static void emit_waits(Builder *b, int consumer, NodeList *out) {
   }
 }
 
+/* Whether access j of in stores what an earlier access of it already does:
+ * the same resource, kind and index (`add y, x[i], x[i]` reads x[i] twice). */
+static bool stored_before(Builder *b, const InstrInfo *in, int j) {
+  const Access *x = &in->accesses[j];
+  for (int k = 0; k < j; k++)
+    if (in->accesses[k].res == x->res && in->accesses[k].write == x->write &&
+        ir_expr_equal(access_index(b, &in->accesses[k]), access_index(b, x)))
+      return true;
+  return false;
+}
+
 static void emit_stores(Builder *b, int id, IrExpr *position, NodeList *out) {
   const InstrInfo *in = &b->an->d->instrs[id];
   for (int j = 0; j < in->naccesses; j++) {
     const Access *x = &in->accesses[j];
     int a = *array_slot(b, in->engine, x->res, x->write ? WRITES : READS);
-    if (a < 0 || id > b->last_use[a]) continue;
+    if (a < 0 || id > b->last_use[a] || stored_before(b, in, j)) continue;
     IrNode *n = ir_node(b->p->arena, IR_STORE, in->line);
     n->array = a;
     n->op = in->stmt->op;

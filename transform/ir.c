@@ -26,7 +26,18 @@ static int tree_size(const IrExpr *a, const IrExpr *b) {
   return n > INT_MAX / 2 ? INT_MAX / 2 : (int)n;
 }
 
+/* IrExpr nodes are never changed once built, so the small constants every
+ * position and count uses are shared, not allocated per use. */
+#define SMALL_CONST(v) {IX_CONST, (v), 0, 0, 1, NULL, NULL}
+static IrExpr small_consts[] = {
+    SMALL_CONST(-1), SMALL_CONST(0),  SMALL_CONST(1),  SMALL_CONST(2),  SMALL_CONST(3),
+    SMALL_CONST(4),  SMALL_CONST(5),  SMALL_CONST(6),  SMALL_CONST(7),  SMALL_CONST(8),
+    SMALL_CONST(9),  SMALL_CONST(10), SMALL_CONST(11), SMALL_CONST(12), SMALL_CONST(13),
+    SMALL_CONST(14), SMALL_CONST(15), SMALL_CONST(16)};
+#undef SMALL_CONST
+
 IrExpr *ir_const(Arena *arena, int64_t value) {
+  if (value >= -1 && value <= 16) return &small_consts[value + 1];
   IrExpr *e = ARENA_NEW(arena, IrExpr);
   e->kind = IX_CONST;
   e->value = value;

@@ -149,7 +149,8 @@ void ir_validate(struct Program *p);
 
 /* ---- Builders (transform/ir.c). Nodes come from the arena; the arithmetic
  * builders fold constants, so thresholds that are known at compile time
- * stay IX_CONST (no bookkeeping). */
+ * stay IX_CONST (no bookkeeping). An IrExpr is never changed once built:
+ * builders share subtrees, and ir_const shares small constants. */
 struct Arena;
 IrExpr *ir_const(struct Arena *arena, int64_t value);
 IrExpr *ir_leaf(struct Arena *arena, IrExprKind kind, int id); /* PARAM, LOOPVAR, VAR */

@@ -95,11 +95,6 @@ static int64_t gcd(int64_t a, int64_t b) {
   return a;
 }
 
-static int line_of(const Program *p, Span span) {
-  int line, col;
-  source_position(&p->src, span.begin, &line, &col);
-  return line;
-}
 
 static bool eval(Oracle *o, const Expr *e, int64_t *out) {
   const Expr *bad = NULL;

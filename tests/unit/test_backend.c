@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "backend/backend.h"
+#include "frontend/ops.h"
 
 /* ---- .npy */
 
@@ -57,13 +58,12 @@ static void npy_round_trip(void **state) {
   float data[12];
   for (int i = 0; i < 12; i++) data[i] = (float)i * 0.25f - 1.0f;
   data[5] = -0.0f;
-  NpyArray in = {3, 4, data}, out;
+  float back[12];
+  NpyArray in = {3, 4, data}, out = {3, 4, back};
   const char *path = temp_path(), *err = NULL;
   assert_int_equal(npy_write(a, path, &in, &err), 0);
-  assert_int_equal(npy_read(a, path, &out, &err), 0);
-  assert_int_equal(out.rows, 3);
-  assert_int_equal(out.cols, 4);
-  assert_memory_equal(out.data, data, sizeof data);
+  assert_int_equal(npy_read(a, path, "T", &out, &err), 0);
+  assert_memory_equal(back, data, sizeof data);
   FILE *f = fopen(path, "rb");
   long size = (fseek(f, 0, SEEK_END), ftell(f));
   fclose(f);
@@ -78,11 +78,10 @@ static void npy_reads_version_2(void **state) {
   float data[2] = {1.5f, -2.0f};
   const char *path = temp_path(), *err = NULL;
   write_npy(path, 2, "{\"descr\": \"<f4\", \"shape\": (1, 2), \"fortran_order\": False}\n", data, 2);
-  NpyArray out;
-  assert_int_equal(npy_read(a, path, &out, &err), 0);
-  assert_int_equal(out.rows, 1);
-  assert_int_equal(out.cols, 2);
-  assert_memory_equal(out.data, data, sizeof data);
+  float back[2];
+  NpyArray out = {1, 2, back};
+  assert_int_equal(npy_read(a, path, "T", &out, &err), 0);
+  assert_memory_equal(back, data, sizeof data);
   unlink(path);
   arena_free(a);
 }
@@ -93,8 +92,9 @@ static void expect_bad(int major, const char *dict, size_t n, const char *want) 
   float data[8] = {0};
   const char *path = temp_path(), *err = NULL;
   write_npy(path, major, dict, data, n);
-  NpyArray out;
-  assert_int_equal(npy_read(a, path, &out, &err), -1);
+  float back[4];
+  NpyArray out = {2, 2, back};
+  assert_int_equal(npy_read(a, path, "T", &out, &err), -1);
   assert_non_null(err);
   if (!strstr(err, want)) fail_msg("message '%s' does not mention '%s'", err, want);
   unlink(path);
@@ -114,18 +114,22 @@ static void npy_bad_files(void **state) {
   expect_bad(1, "{'descr': '<f4', 'shape': (2, 2), }", 4, "bad .npy header");
   expect_bad(1, "not a dict at all", 4, "bad .npy header");
   expect_bad(1, "{'descr': '<f4', 'fortran_order': False, 'shape': (2, 2), 'x': 1}", 4, "bad .npy header");
+  /* A header claiming 2^40 rows is rejected by its shape before any allocation. */
+  expect_bad(1, "{'descr': '<f4', 'fortran_order': False, 'shape': (1099511627776, 2), }", 4,
+             "shape (1099511627776, 2) does not match tensor T [2, 2]");
 
   Arena *a = arena_new();
   const char *path = temp_path(), *err = NULL;
-  NpyArray out;
+  float back[4];
+  NpyArray out = {2, 2, back};
   write_bytes(path, "PK\3\4 not numpy", 15);
-  assert_int_equal(npy_read(a, path, &out, &err), -1);
+  assert_int_equal(npy_read(a, path, "T", &out, &err), -1);
   assert_non_null(strstr(err, "bad magic"));
   write_bytes(path, "\x93NUMPY\1\0\xff", 9);
-  assert_int_equal(npy_read(a, path, &out, &err), -1);
+  assert_int_equal(npy_read(a, path, "T", &out, &err), -1);
   assert_non_null(strstr(err, "truncated"));
   unlink(path);
-  assert_int_equal(npy_read(a, path, &out, &err), -1);
+  assert_int_equal(npy_read(a, path, "T", &out, &err), -1);
   assert_non_null(strstr(err, path));
   arena_free(a);
 }
@@ -209,6 +213,141 @@ static void reference_reports_errors(void **state) {
                       "kernel tiny, line 7: load from X[0, 1] is out of bounds (cols 2..3 of 2)");
   assert_string_equal(reference_error("dve: rowsum s, x[i % 2]", "dve: rowsum s, x[i]", 3),
                       "kernel tiny, line 8: rowsum: slot x[2] is out of range (2 slots)");
+}
+
+/* ---- The f64 reference. */
+
+static ExactTensor *exact_for(Program *p, const int64_t *params, const RefTensor *inputs) {
+  ExactTensor *exact = ARENA_ARRAY(p->arena, ExactTensor, p->kernel->ntensors);
+  const char *err = NULL;
+  if (reference_f64(p, params, inputs, exact, &err)) fail_msg("reference_f64: %s", err);
+  return exact;
+}
+
+static RefTensor *copied(Program *p, const RefTensor *from) {
+  RefTensor *to = ARENA_ARRAY(p->arena, RefTensor, p->kernel->ntensors);
+  for (int i = 0; i < p->kernel->ntensors; i++) {
+    to[i] = from[i];
+    to[i].data = ARENA_ARRAY(p->arena, float, from[i].rows * from[i].cols + 1);
+    memcpy(to[i].data, from[i].data, (size_t)(from[i].rows * from[i].cols) * sizeof(float));
+  }
+  return to;
+}
+
+/* The f64 reference computes the tiny kernel exactly; the f32 results are
+ * within its bounds, and a result off by 0.1% is not. */
+static void f64_reference_by_hand(void **state) {
+  (void)state;
+  Program *p = checked(tiny_kernel);
+  int64_t params[1] = {2};
+  RefTensor *inputs = tensors_for(p, params);
+  RefTensor *got = copied(p, inputs);
+  const char *err = NULL;
+  assert_int_equal(reference_run(p, params, got, &err), 0);
+  ExactTensor *exact = exact_for(p, params, inputs);
+  const double want[8] = {3, 6, 21, 28, 55, 66, 105, 120};
+  for (int i = 0; i < 8; i++) {
+    assert_true(exact[1].value[i] == want[i]);
+    /* one rounding of the row sum, then of the product */
+    assert_true(exact[1].bound[i] > 0 && exact[1].bound[i] < 1e-5 * want[i]);
+  }
+  ExactErrors errors;
+  const char *report;
+  assert_true(reference_f64_compare(p, got, exact, &errors, &report));
+  assert_null(report);
+  assert_true(errors.max_abs_err == 0 && errors.max_bound_ratio == 0);
+  got[1].data[3] *= 1.001f;
+  assert_false(reference_f64_compare(p, got, exact, &errors, &report));
+  assert_non_null(report);
+  assert_non_null(strstr(report, "tensor Y is off the f64 reference at [1, 1]: 28.02"));
+  assert_true(errors.max_bound_ratio > 1000 && errors.max_rel_err > 0.0009 && errors.max_rel_err < 0.0011);
+  program_free(p);
+}
+
+/* Every op of the table, run by the runtime's code (the sequential
+ * reference) and by the f64 reference's own definitions, one small kernel
+ * per op storing the op's result directly: they agree within the bounds,
+ * and a wrong constant in either (a gelu off by 1e-4) would not. x is in
+ * (-1, 1], x2 = x^2 + 0.5, c a [1, 8] and r an [8, 1] vector. */
+static void f64_agrees_with_every_op(void **state) {
+  (void)state;
+  static const struct {
+    const char *shape, *instr;
+  } cases[] = {
+      {"8, 8", "act: copy y, x"},         {"8, 8", "act: fill y, 0.1"},        {"8, 8", "act: scale y, x, 0.7"},
+      {"8, 8", "act: exp y, x"},          {"8, 8", "act: relu y, x"},          {"8, 8", "act: tanh y, x"},
+      {"8, 8", "act: rsqrt y, x2"},       {"8, 8", "act: recip y, x2"},        {"8, 8", "dve: add y, x, x2"},
+      {"8, 8", "dve: sub y, x, x2"},      {"8, 8", "dve: mul y, x, x2"},       {"8, 8", "dve: max y, x, x2"},
+      {"8, 1", "dve: rowsum y, x"},       {"8, 1", "dve: rowmax y, x"},        {"8, 8", "act: add_row y, x, r"},
+      {"8, 8", "act: sub_row y, x, r"},   {"8, 8", "act: mul_row y, x, r"},    {"8, 8", "act: add y, x, 0.3"},
+      {"8, 8", "act: sub y, x, 1e-5"},    {"8, 8", "act: mul y, x, 1.0 / 3"},  {"8, 8", "act: max y, x, -0.25"},
+      {"8, 8", "dve: add_col y, x, c"},   {"8, 8", "dve: sub_col y, x, c"},    {"8, 8", "pool: mul_col y, x, c"},
+      {"8, 8", "act: sigmoid y, x"},      {"8, 8", "act: gelu y, x"},          {"8, 8", "act: silu y, x"},
+      {"8, 8", "act: square y, x"},       {"8, 8", "act: sqrt y, x2"},         {"8, 8", "act: abs y, x"},
+      {"8, 1", "act: rowsum_square y, x"}, {"8, 1", "act: rowsum_exp y, x"},   {"8, 8", "pe: transpose y, x"},
+      {"8, 8", "pe: matmul y, x, x2"},    {"8, 8", "pe: matmul y, x, x2;\n  pe: matmul_acc y, x2, x"},
+  };
+  bool used[BFRT_NOPS] = {false};
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    char text[1024];
+    snprintf(text, sizeof text,
+             "kernel op(N: int) {\n"
+             "  hbm in X: f32[8, 8];\n  hbm in C: f32[1, 8];\n  hbm in R: f32[8, 1];\n  hbm out Y: f32[%s];\n"
+             "  sbuf x: f32[8, 8];\n  sbuf x2: f32[8, 8];\n  sbuf c: f32[1, 8];\n  sbuf r: f32[8, 1];\n"
+             "  sbuf y: f32[%s];\n"
+             "  dma { load x, X[0, 0]; load c, C[0, 0]; load r, R[0, 0]; }\n"
+             "  act { mul x, x, 1.0 / 32; sub x, x, 1; }\n"
+             "  dve { mul x2, x, x; add x2, x2, 0.5; }\n"
+             "  %s;\n"
+             "  dma: store Y[0, 0], y;\n"
+             "}\n",
+             cases[i].shape, cases[i].shape, cases[i].instr);
+    Program *p = checked(text);
+    int64_t params[1] = {1};
+    RefTensor *inputs = tensors_for(p, params);
+    RefTensor *got = copied(p, inputs);
+    const char *err = NULL;
+    assert_int_equal(reference_run(p, params, got, &err), 0);
+    ExactTensor *exact = exact_for(p, params, inputs);
+    ExactErrors errors;
+    const char *report;
+    if (!reference_f64_compare(p, got, exact, &errors, &report)) fail_msg("%s: %s", cases[i].instr, report);
+    for (int j = 0; j < p->kernel->ninstrs; j++) used[p->kernel->instrs[j]->op] = true;
+    program_free(p);
+  }
+  for (int op = 0; op < BFRT_NOPS; op++)
+    if (!used[op]) fail_msg("op %s (%d) is not tested", op_info(op)->name, op);
+}
+
+/* The diagnostics: run the tiny kernel edited, through reference_f64. */
+static const char *f64_error(const char *from, const char *to, int64_t n) {
+  static char text[1024];
+  const char *at = strstr(tiny_kernel, from);
+  assert_non_null(at);
+  snprintf(text, sizeof text, "%.*s%s%s", (int)(at - tiny_kernel), tiny_kernel, to, at + strlen(from));
+  Program *p = checked(text);
+  int64_t params[1] = {n};
+  RefTensor *inputs = tensors_for(p, params);
+  ExactTensor *exact = ARENA_ARRAY(p->arena, ExactTensor, p->kernel->ntensors);
+  const char *err = NULL;
+  assert_int_equal(reference_f64(p, params, inputs, exact, &err), -1);
+  static char copy[512];
+  snprintf(copy, sizeof copy, "%s", err);
+  program_free(p);
+  return copy;
+}
+
+static void f64_diagnostics(void **state) {
+  (void)state;
+  assert_string_equal(f64_error("dve: rowsum s, x[i % 2]", "dve: rowsum s, x[(i + 1) % 2]", 2),
+                      "kernel tiny, line 8: 'rowsum' reads tile x[1] before anything wrote it");
+  assert_string_equal(f64_error("Y[i, 0]", "Y[0, 0]", 2),
+                      "kernel tiny, line 3: 4 of the 8 elements of out tensor Y are never stored, the first at [2, 0]");
+  assert_string_equal(f64_error("dve: rowsum s, x[i % 2]",
+                                "act: sub x[i % 2], x[i % 2], 4;\n    act: rsqrt x[i % 2], x[i % 2];\n"
+                                "    dve: rowsum s, x[i % 2]",
+                                2),
+                      "kernel tiny, line 9: 'rsqrt' produces NaN from finite inputs, at [0, 0] of 'x'");
 }
 
 static void reference_division_by_zero(void **state) {
@@ -400,6 +539,9 @@ int main(void) {
       cmocka_unit_test(reference_computes_by_hand),
       cmocka_unit_test(reference_reports_errors),
       cmocka_unit_test(reference_division_by_zero),
+      cmocka_unit_test(f64_reference_by_hand),
+      cmocka_unit_test(f64_agrees_with_every_op),
+      cmocka_unit_test(f64_diagnostics),
       cmocka_unit_test(emitted_c_runs_and_matches),
       cmocka_unit_test(emitted_tensor_shapes),
   };

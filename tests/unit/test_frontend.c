@@ -178,7 +178,7 @@ static void test_syntax_errors(void **state) {
   assert_first_error("kernel k() { sbuf t: f32[1, 1] }",
                      "1:32: error: syntax error: unexpected '}', expected ';'");
   assert_first_error("kernel k() {\n  dve: fill t 0;\n}",
-                     "2:15: error: syntax error: unexpected integer '0', expected ',', '[' or ';'");
+                     "2:15: error: syntax error: unexpected integer '0'");
   assert_first_error("kernel k() { for 3 in 0 .. 1 {} }",
                      "1:18: error: syntax error: unexpected integer '3', expected identifier");
   assert_first_error("kernel k() { /* open", "1:14: error: unterminated comment");
@@ -250,7 +250,7 @@ static void test_name_errors(void **state) {
   assert_stmt_error("  dve: copy N, b;", "10:13: error: 'N' is an integer, not a tile or tensor");
   assert_first_error("kernel k() { hbm in X: f32[M, 1]; }", "1:28: error: undeclared name 'M'");
   /* Sibling loops may reuse a name. */
-  assert_clean(PRELUDE "  for i in 0 .. 2 { } for i in 0 .. 2 { }\n}\n");
+  assert_clean(PRELUDE "  for i in 0 .. 2 { } for i in 0 .. 2 { } dma: store Y[0, 0], b;\n}\n");
 }
 
 static void test_engine_and_op_errors(void **state) {
@@ -261,6 +261,15 @@ static void test_engine_and_op_errors(void **state) {
   assert_stmt_error("  dve: frob b, b;", "10:8: error: unknown op 'frob'");
   assert_stmt_error("  dve: rowmx r, b;", "10:8: error: unknown op 'rowmx'; did you mean 'rowmax'?");
   assert_stmt_error("  dve: m b, b, b;", "10:8: error: unknown op 'm'");
+  assert_stmt_error("  act: gleu b, b;", "10:8: error: unknown op 'gleu'; did you mean 'gelu'?");
+  assert_stmt_error("  dve: mul_cl b, b, r;", "10:8: error: unknown op 'mul_cl'; did you mean 'mul_col'?");
+  /* the two forms of add: a tile on dve and pool, an immediate on act too */
+  assert_stmt_error("  act: add b, b, b;", "10:8: error: engine 'act' cannot run 'add' (it runs on dve, pool); "
+                                           "it can with a float immediate as operand 3");
+  assert_stmt_error("  pe: add b, b, 1e-5;", "10:7: error: engine 'pe' cannot run 'add' (it runs on act, dve, pool)");
+  assert_stmt_error("  act: add_col b, b, r;", "10:8: error: engine 'act' cannot run 'add_col' (it runs on dve, pool)");
+  assert_stmt_error("  dve: add_col b, b, r;", "10:22: error: shape mismatch in 'add_col': 'r' is [32, 1] but the "
+                                               "column operand must be [1, 32]");
   assert_stmt_error("  dev: copy b, b;", "10:3: error: unknown engine 'dev' (target trn1 has pe, act, "
                                          "dve, pool, dma0..dma15); did you mean 'dve'?");
   assert_stmt_error("  dve: exp b, b;", "10:8: error: engine 'dve' cannot run 'exp' (it runs on act)");
@@ -278,7 +287,7 @@ static void test_engine_and_op_errors(void **state) {
   assert_stmt_error("  if (N < 2) { dve: copy b, b; } else { }",
                     "10:3: error: conditionals are not supported yet");
   /* The same engine inside its own block is fine. */
-  assert_clean(PRELUDE "  act { act: copy b, b; exp b, b; }\n}\n");
+  assert_clean(PRELUDE "  act { act: copy b, b; exp b, b; } dma: store Y[0, 0], b;\n}\n");
 }
 
 static void test_operand_errors(void **state) {
@@ -305,7 +314,7 @@ static void test_operand_errors(void **state) {
   assert_reports(PRELUDE "  dma: store X[0, 0], b;\n}\n", "t.bfk:2:10: note: 'X' is declared hbm in here");
   assert_stmt_error("  dma: load b, Y[0, 0];", "10:16: error: load from output tensor 'Y'");
   /* A slot that is not constant is checked at run time, not here. */
-  assert_clean(PRELUDE "  for i in 0 .. N { dve: copy a[i], b; dve: copy a[(i - 1) % 2], b; }\n}\n");
+  assert_clean(PRELUDE "  for i in 0 .. N { dve: copy a[i], b; dve: copy a[(i - 1) % 2], b; } dma: store Y[0, 0], b;\n}\n");
 }
 
 static void test_shape_errors(void **state) {
@@ -327,7 +336,7 @@ static void test_shape_errors(void **state) {
   assert_stmt_error("  dve: sub_row b, b, b;",
                     "10:22: error: shape mismatch in 'sub_row': 'b' is [32, 32] but the row operand must be [32, 1]");
   /* load and store: only the tile has a shape. */
-  assert_clean(PRELUDE "  dma: load w, X[0, 0]; dve: fill r, 0;\n}\n");
+  assert_clean(PRELUDE "  dma: load w, X[0, 0]; dve: fill r, 0; dma: store Y[0, 0], b;\n}\n");
 }
 
 static void test_declaration_errors(void **state) {
@@ -351,7 +360,7 @@ static void test_declaration_errors(void **state) {
   assert_stmt_error("  for i in 0 .. N / (1 - 1) { }", "10:17: error: division by zero");
   assert_stmt_error("  dve: copy a[N % (3 - 3)], b;", "10:15: error: modulo by zero");
   /* A non-constant divisor is the run time's business. */
-  assert_clean(PRELUDE "  for i in 1 .. N { dve: copy a[N % i], b; }\n}\n");
+  assert_clean(PRELUDE "  for i in 1 .. N { dve: copy a[N % i], b; } dma: store Y[0, 0], b;\n}\n");
 }
 
 static void test_several_errors(void **state) {
@@ -503,14 +512,14 @@ static void assert_formats(const char *text, const char *want) {
 static void test_fmt(void **state) {
   (void)state;
   assert_formats("kernel   k ( N:int,M : int ){hbm inout Z:f32[(N*32),M];psum p [ 2 ]:f32[4,4];"
-                 "for i in 0..N{pool:copy p[i%2],p[(i+1)%2];act{exp p[0],p[1];fill p[1],-1e-3;}}"
+                 "for i in 0..N{dve:copy p[i%2],p[(i+1)%2];act{exp p[0],p[1];fill p[1],-1e-3;}}"
                  "dma{}}",
                  "kernel k(N: int, M: int) {\n"
                  "  hbm inout Z: f32[N * 32, M];\n"
                  "  psum p[2]: f32[4, 4];\n"
                  "\n"
                  "  for i in 0 .. N {\n"
-                 "    pool: copy p[i % 2], p[(i + 1) % 2];\n"
+                 "    dve: copy p[i % 2], p[(i + 1) % 2];\n"
                  "    act {\n"
                  "      exp p[0], p[1];\n"
                  "      fill p[1], -1e-3;\n"
@@ -529,7 +538,7 @@ static void test_fmt_comments(void **state) {
                  "  // before the loop\n"
                  "  for i in 0 .. N { // header\n"
                  "    act { exp a, a; exp b, b; } // after the block\n\n\n"
-                 "    dve: copy a, /* inside */ b; // trailing\n"
+                 "    dve: copy a, /* inside */ b; // trailing (its column kept)\n"
                  "    // last in the loop\n"
                  "  }\n"
                  "  // last in the kernel\n"
@@ -551,7 +560,7 @@ static void test_fmt_comments(void **state) {
                  "    }  // after the block\n"
                  "\n"
                  "    /* inside */\n"
-                 "    dve: copy a, b;  // trailing\n"
+                 "    dve: copy a, b;              // trailing (its column kept)\n"
                  "    // last in the loop\n"
                  "  }\n"
                  "  // last in the kernel\n"
@@ -599,7 +608,7 @@ static void test_fmt_softmax(void **state) {
   char *once = format(softmax);
   assert_non_null(strstr(once, "// comments: // to end of line, and /* ... */\nkernel softmax(R: int) {\n"
                                "  // parameters: int scalars, known only at run time\n"
-                               "  hbm in X: f32[R * 32, 96];  // off-chip tensors:"));
+                               "  hbm in X: f32[R * 32, 96];             // off-chip tensors:"));
   assert_non_null(strstr(once, "  sbuf s: f32[32, 1];\n\n  for r in 0 .. R {\n    // half-open;"));
   assert_non_null(strstr(once, "    act {\n      sub_row y, x[r % 2], m;\n      exp y, y;\n"
                                "    }  // per-engine block: every instruction in it runs on act\n"));
@@ -661,12 +670,12 @@ static void test_deep_expressions(void **state) {
   free(open);
   free(text);
   text = repeat("kernel k() { sbuf t: f32[", "-", 1000000, "1, 1]; }");
-  assert_first_error(text, "1:999026: error: expression nested too deeply: more than 1000 levels");
+  assert_first_error(text, "1:999026: error: expression too deep: more than 1000 levels (each operator and each pair of parentheses is a level: a + b + c has two)");
   free(text);
   text = repeat("kernel k() { sbuf t: f32[1", " + 1", 1000000, ", 1]; }");
-  assert_first_error(text, "1:26: error: expression nested too deeply: more than 1000 levels");
+  assert_first_error(text, "1:26: error: expression too deep: more than 1000 levels (each operator and each pair of parentheses is a level: a + b + c has two)");
   free(text);
-  text = repeat("kernel k() { sbuf t: f32[1", " + 1", MAX_EXPR_DEPTH / 2, ", 1]; }");
+  text = repeat("kernel k() { sbuf t: f32[1, 1", " + 1", MAX_EXPR_DEPTH / 2, "]; }");
   assert_clean(text);
   free(text);
 }

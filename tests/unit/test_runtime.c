@@ -534,7 +534,7 @@ static void test_new_errors(void **state) {
   assert_null(bfrt_new(&shapes, (int64_t[]){-4, 0, 0}, &err));
   assert_string_equal(err, "a tensor shape is negative");
   assert_null(bfrt_new(&shapes, (int64_t[]){INT64_MAX / 2, 0, 0}, &err));
-  assert_string_equal(err, "out of memory for a tensor");
+  assert_string_equal(err, "tensor Y [4611686018427387903, 4] is too large: its size in bytes overflows 64 bits");
   bfrt *rt = bfrt_new(&shapes, (int64_t[]){0, 0, 0}, &err);
   assert_non_null(rt);
   assert_non_null(bfrt_tensor_data(rt, 0));
@@ -614,7 +614,7 @@ static void test_trace_unwritable(void **state) {
   bfrt *rt = new_scale2(1);
   bfrt_options opt = {.trace_path = "/nonexistent/dir/trace.json"};
   assert_int_equal(bfrt_run(rt, &opt), -1);
-  assert_string_equal(bfrt_error(rt), "kernel scale2: cannot write the trace to /nonexistent/dir/trace.json");
+  assert_string_equal(bfrt_error(rt), "kernel scale2: cannot write the trace to /nonexistent/dir/trace.json: No such file or directory");
   bfrt_delete(rt);
 }
 

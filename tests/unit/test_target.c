@@ -60,6 +60,13 @@ static void test_builtin_is_the_file(void **state) {
   assert_true(builtin->costs.kind[BFRT_KIND_DMA].dma_bytes_per_cycle == 12.48);
   assert_int_equal(builtin->costs.kind[BFRT_KIND_DMA].dma_outstanding, 16); /* pipelined queues by default */
   assert_int_equal(builtin->costs.kind[BFRT_KIND_DMA].dma_split, 16);       /* 16 DMA engines per transfer [dma] */
+  /* the hardware limits: 128 partitions, 192 KiB SBUF and 16 KiB PSUM (8 banks) per partition */
+  assert_memory_equal(&file.limits, &builtin->limits, sizeof file.limits);
+  assert_int_equal(builtin->limits.partitions, 128);
+  assert_int_equal(builtin->limits.sbuf_bytes_per_partition, 192 * 1024);
+  assert_int_equal(builtin->limits.psum_bytes_per_partition, 16 * 1024);
+  assert_int_equal(builtin->limits.psum_banks, 8);
+  assert_int_equal(builtin->limits.psum_kinds, BFK_PE | BFK_ACT | BFK_DVE);
   arena_free(arena);
 }
 
@@ -80,6 +87,7 @@ static const char two_queues[] =
     "elems_per_cycle.transcendental = 1e1\r\n"
     "overhead = 3";
 
+/* A target without [limits] sets none. */
 static void test_two_queues(void **state) {
   (void)state;
   Arena *arena = arena_new();
@@ -90,6 +98,8 @@ static void test_two_queues(void **state) {
   assert_string_equal(t.name, "q2");
   assert_true(t.costs.clock_ghz == 2.5);
   assert_int_equal(t.nengines, 3);
+  assert_int_equal(t.limits.partitions, 0);
+  assert_int_equal(t.limits.psum_kinds, 0);
   assert_int_equal(target_engine(&t, "dma1"), 2);
   assert_int_equal(t.engines[2].kind, BFRT_KIND_DMA);
   assert_true(target_can_run(&t, 2, BFRT_LOAD));

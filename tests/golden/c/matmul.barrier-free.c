@@ -174,9 +174,11 @@ static void bf_engine_dve(bfrt_ctx *bf_cx, const int64_t *bf_params) {
       /* line 32: dve: fill acc[n % 2], 0.0; */
       bf_op_tf(bf_cx, BFRT_FILL, 32, BF_TILE_acc, bf_mod(n, 2), 0.0f);
       for (int64_t k = bf_max(0, bf_add(K, (-1))), bf_end2 = bfrt_loop(bf_cx, k, K, 33); k < bf_end2; k++) {
+        const int64_t bf_t0 = bf_add(bf_add(bf_mul(m, bf_mul(bf_trips(0, N), bf_trips(0, K))), bf_mul(n, bf_trips(0, K))), k);
+        const int64_t bf_t1 = bf_add(bf_t0, 1);
         bfrt_bookkeep(bf_cx, 2);
-        bf_a1[bf_mod(n, 2)] = bf_add(bf_add(bf_add(bf_mul(m, bf_mul(bf_trips(0, N), bf_trips(0, K))), bf_mul(n, bf_trips(0, K))), k), 1);
-        bf_a0[bf_mod(n, 2)] = bf_add(bf_add(bf_add(bf_mul(m, bf_mul(bf_trips(0, N), bf_trips(0, K))), bf_mul(n, bf_trips(0, K))), k), 1);
+        bf_a1[bf_mod(n, 2)] = bf_t1;
+        bf_a0[bf_mod(n, 2)] = bf_t1;
       }
       bfrt_bookkeep(bf_cx, 1);
       bf_a2[bf_mod(n, 2)] = bf_add(bf_add(bf_mul(m, bf_trips(0, N)), n), 1);

@@ -1,0 +1,455 @@
+/* reference_f64.c: the independent numerical reference.
+ *
+ * The sequential reference (reference.c) runs the same op code as the
+ * engines (runtime/semantics.c), so a match with it proves the
+ * synchronization, not the arithmetic: a kernel that computes nonsense the
+ * same way twice matches. This file is the second opinion. It walks the
+ * checked AST in program order like reference.c, but every value is a
+ * double, every op is written out again here from its definition in
+ * docs/language.md, in the plainest loops, and nothing is shared with the
+ * runtime but the op numbering. `bfsync run` compares the engines' f32
+ * results with it (max_abs_err_f64, max_rel_err_f64) against the tolerance
+ * of the op classes the kernel uses.
+ *
+ * Because it sees every value the kernel computes, it is also where the
+ * numerical diagnostics live, each stopping the run with the source line:
+ *   - a tile slot read before anything wrote it (on hardware, SBUF and
+ *     PSUM hold whatever the last kernel left there; bfsync zeroes them,
+ *     which would hide the bug);
+ *   - an op that turns finite inputs into NaN or Inf, or into a value too
+ *     large for f32 (which the engines would round to Inf);
+ *   - elements of an out tensor that no store ever wrote (they would be
+ *     whatever the host's buffer held).
+ * Immediates are the decimal values as written (o->imm_value), not their
+ * f32 roundings, so the reference sees the kernel the writer meant. */
+#include <float.h>
+#include <inttypes.h>
+#include <math.h>
+#include <string.h>
+
+#include "backend/backend.h"
+#include "frontend/ops.h"
+
+/* An exact value and the bound on an f32 computation's distance from it. */
+typedef struct Cell {
+  double v, e;
+} Cell;
+
+/* A window of cells: rows x cols, stride between rows. */
+typedef struct View {
+  Cell *data;
+  int64_t rows, cols, stride;
+} View;
+
+typedef struct F64 {
+  Program *p;
+  const int64_t *params;
+  int64_t *loopvars;   /* by loop id */
+  Cell **tensors;      /* by tensor */
+  int64_t (*shapes)[2];
+  bool **stored;       /* by tensor: which elements a store wrote */
+  Cell **tiles;        /* by tile: slots * rows * cols */
+  bool **slot_written; /* by tile: which slots an op wrote */
+  const char *err;
+} F64;
+
+static Cell *at(View v, int64_t i, int64_t j) { return v.data + i * v.stride + j; }
+
+static int fail(F64 *r, Span span, const char *message) {
+  int line, col;
+  source_position(&r->p->src, span.begin, &line, &col);
+  r->err = arena_printf(r->p->arena, "kernel %s, line %d: %s", r->p->kernel->name, line, message);
+  return -1;
+}
+
+static int eval(F64 *r, const Expr *e, int64_t *out) {
+  const Expr *bad = NULL;
+  if (expr_eval(e, r->params, r->loopvars, out, &bad) == 0) return 0;
+  return fail(r, bad ? bad->span : e->span, "division by zero");
+}
+
+/* ---- Operands. */
+
+typedef struct Operands {
+  View v[3];
+  Cell imm; /* the exact immediate; its bound is its rounding to f32 */
+  int hbm;     /* which operand is an hbm tile, or -1 */
+  int64_t slot[3];
+} Operands;
+
+static int tile_operand(F64 *r, const Operand *o, View *v, int64_t *slot) {
+  const Tile *t = &r->p->kernel->tiles[o->decl];
+  *slot = 0;
+  if (o->slot && eval(r, o->slot, slot)) return -1;
+  if (*slot < 0 || *slot >= t->slots)
+    return fail(r, o->span, arena_printf(r->p->arena, "slot %s[%" PRId64 "] is out of range", t->name, *slot));
+  *v = (View){r->tiles[o->decl] + *slot * t->rows * t->cols, t->rows, t->cols, t->cols};
+  return 0;
+}
+
+static int hbm_operand(F64 *r, const Operand *o, View unit, View *v) {
+  int64_t row, col, rows = r->shapes[o->decl][0], cols = r->shapes[o->decl][1];
+  if (eval(r, o->row, &row) || eval(r, o->col, &col)) return -1;
+  if (row < 0 || col < 0 || unit.rows > rows || unit.cols > cols || row > (rows - unit.rows) / unit.rows ||
+      col > (cols - unit.cols) / unit.cols)
+    return fail(r, o->span, arena_printf(r->p->arena, "%s[%" PRId64 ", %" PRId64 "] is out of bounds",
+                                         r->p->kernel->tensors[o->decl].name, row, col));
+  *v = (View){r->tensors[o->decl] + row * unit.rows * cols + col * unit.cols, unit.rows, unit.cols, cols};
+  return 0;
+}
+
+static int resolve(F64 *r, const Stmt *s, Operands *ops) {
+  memset(ops, 0, sizeof *ops);
+  ops->hbm = -1;
+  for (int i = 0; i < s->noperands && i < 3; i++) {
+    const Operand *o = &s->operands[i];
+    if (o->kind == OPND_TILE && tile_operand(r, o, &ops->v[i], &ops->slot[i])) return -1;
+    if (o->kind == OPND_HBM) ops->hbm = i;
+    if (o->kind == OPND_IMM) ops->imm = (Cell){o->imm_value, fabs(o->imm_value - (double)o->imm)};
+  }
+  if (ops->hbm >= 0 && hbm_operand(r, &s->operands[ops->hbm], ops->v[1 - ops->hbm], &ops->v[ops->hbm]))
+    return -1;
+  return 0;
+}
+
+/* ---- Diagnostics. */
+
+/* Every tile slot the op reads must have been written. */
+static int check_reads(F64 *r, const Stmt *s, const Operands *ops) {
+  for (int i = 0; i < s->noperands; i++) {
+    const Operand *o = &s->operands[i];
+    bool reads = i > 0 || s->op == BFRT_MATMUL_ACC;
+    if (o->kind != OPND_TILE || !reads || r->slot_written[o->decl][ops->slot[i]]) continue;
+    const Tile *t = &r->p->kernel->tiles[o->decl];
+    return fail(r, o->span,
+                arena_printf(r->p->arena, "'%s' reads %s %s%s before anything wrote it", s->op_name,
+                             t->mem == MEM_PSUM ? "psum tile" : "tile", t->name,
+                             t->slotted ? arena_printf(r->p->arena, "[%" PRId64 "]", ops->slot[i]) : ""));
+  }
+  return 0;
+}
+
+static bool all_finite(View v) {
+  for (int64_t i = 0; i < v.rows; i++)
+    for (int64_t j = 0; j < v.cols; j++)
+      if (!isfinite(at(v, i, j)->v)) return false;
+  return true;
+}
+
+/* An op whose inputs are finite must give values f32 can hold. */
+static int check_finite(F64 *r, const Stmt *s, const Operands *ops, bool inputs_finite) {
+  if (!inputs_finite) return 0;
+  View d = ops->v[0];
+  for (int64_t i = 0; i < d.rows; i++)
+    for (int64_t j = 0; j < d.cols; j++) {
+      double x = at(d, i, j)->v;
+      if (isfinite(x) && fabs(x) <= FLT_MAX) continue;
+      const char *what = isnan(x)   ? "NaN"
+                         : isinf(x) ? "Inf"
+                                    : arena_printf(r->p->arena, "%g, which overflows f32 to Inf,", x);
+      return fail(r, s->op_span,
+                  arena_printf(r->p->arena, "'%s' produces %s from finite inputs, at [%" PRId64 ", %" PRId64
+                               "] of '%s'", s->op_name, what, i, j, s->operands[0].name));
+    }
+  return 0;
+}
+
+/* ---- The ops, from their definitions, with their error bounds.
+ *
+ * Next to each exact value the reference keeps a bound on how far an f32
+ * computation of it may be from it: a first-order running error analysis.
+ * An op's bound is the error it inherits from its inputs, through its
+ * derivative, plus the rounding it adds itself, which its accuracy class
+ * (the last column of ops.def) sets: EXACT ops add none, a ROUND op one
+ * rounding (u |result|, u = 2^-24), a LIBM op LIBM_ULPS of them (libm is
+ * within a few ulp, and sigmoid, silu and gelu round a few times more), a
+ * SUM one rounding per addition, of the partial sum so far. Immediates add
+ * their own rounding to f32. Inputs are exact. An f32 result is within
+ * tolerance when it is within its bound: correct f32 code always is, to
+ * first order, however long its chains of ops, while an op computed wrongly
+ * is off by far more. */
+enum { LIBM_ULPS = 8 };
+static const double U = 0x1p-24;
+
+static double class_ulps(int op) {
+  static const double ulps[BFRT_NACCS] = {[BFRT_ACC_EXACT] = 0, [BFRT_ACC_ROUND] = 1, [BFRT_ACC_LIBM] = LIBM_ULPS,
+                                          [BFRT_ACC_SUM] = 1};
+  return ulps[op_info(op)->accuracy];
+}
+
+static double gelu_tanh(double x) {
+  return 0.5 * x * (1.0 + tanh(0.7978845608028654 * (x + 0.044715 * x * x * x)));
+}
+
+/* max(a, b): the larger's bound, unless the two are close enough for the
+ * f32 values to be in either order. */
+static Cell larger(Cell a, Cell b) {
+  Cell big = a.v >= b.v ? a : b;
+  if (fabs(a.v - b.v) <= a.e + b.e) big.e = a.e > b.e ? a.e : b.e;
+  return big;
+}
+
+/* d = f(a, b): the value, and its bound from a's bound ea and b's eb (b
+ * is the second tile's element, its row or column broadcast, or the
+ * immediate). */
+static Cell elementwise(int op, Cell a, Cell b) {
+  double x = a.v, y = b.v, r;
+  double e; /* inherited error */
+  switch (op) {
+  case BFRT_LOAD: case BFRT_STORE: case BFRT_COPY: return a;
+  case BFRT_RELU: return (Cell){x > 0 ? x : 0, a.e};
+  case BFRT_ABS: return (Cell){fabs(x), a.e};
+  case BFRT_MAX: case BFRT_MAX_IMM: return larger(a, b);
+  case BFRT_SCALE: case BFRT_MUL: case BFRT_MUL_ROW: case BFRT_MUL_COL: case BFRT_MUL_IMM:
+    r = x * y, e = fabs(y) * a.e + fabs(x) * b.e; break;
+  case BFRT_ADD: case BFRT_ADD_ROW: case BFRT_ADD_COL: case BFRT_ADD_IMM: r = x + y, e = a.e + b.e; break;
+  case BFRT_SUB: case BFRT_SUB_ROW: case BFRT_SUB_COL: case BFRT_SUB_IMM: r = x - y, e = a.e + b.e; break;
+  case BFRT_EXP: r = exp(x), e = r * a.e; break;
+  case BFRT_TANH: r = tanh(x), e = (1 - r * r) * a.e; break;
+  case BFRT_RSQRT: r = 1 / sqrt(x), e = 0.5 * fabs(r * r * r) * a.e; break;
+  case BFRT_RECIP: r = 1 / x, e = r * r * a.e; break;
+  case BFRT_SQRT: r = sqrt(x), e = r > 0 ? a.e / (2 * r) : sqrt(a.e); break;
+  case BFRT_SQUARE: r = x * x, e = 2 * fabs(x) * a.e; break;
+  case BFRT_SIGMOID: r = 1 / (1 + exp(-x)), e = r * (1 - r) * a.e; break;
+  case BFRT_SILU: r = x / (1 + exp(-x)), e = 1.1 * a.e + LIBM_ULPS * U * fabs(x); break; /* |silu'| < 1.1 */
+  case BFRT_GELU: r = gelu_tanh(x), e = 1.13 * a.e + LIBM_ULPS * U * fabs(x); break; /* |gelu'| < 1.13 */
+  default: bug("reference_f64: op %d is not elementwise", op);
+  }
+  return (Cell){r, e + class_ulps(op) * U * fabs(r)};
+}
+
+/* The operand op combines with a[i,j] besides a itself. */
+static Cell second(int op, const Operands *o, int64_t i, int64_t j) {
+  switch (op) {
+  case BFRT_ADD: case BFRT_SUB: case BFRT_MUL: case BFRT_MAX: return *at(o->v[2], i, j);
+  case BFRT_ADD_ROW: case BFRT_SUB_ROW: case BFRT_MUL_ROW: return *at(o->v[2], i, 0);
+  case BFRT_ADD_COL: case BFRT_SUB_COL: case BFRT_MUL_COL: return *at(o->v[2], 0, j);
+  default: return o->imm;
+  }
+}
+
+/* acc + term, left to right: one rounding of the new partial sum. */
+static Cell accumulate(Cell acc, Cell term) {
+  double sum = acc.v + term.v;
+  return (Cell){sum, acc.e + term.e + U * fabs(sum)};
+}
+
+/* One term of a row reduction: the element, its square or its exponential. */
+static Cell reduction_term(int op, Cell x) {
+  if (op == BFRT_ROWSUM_SQUARE) return (Cell){x.v * x.v, 2 * fabs(x.v) * x.e + U * x.v * x.v};
+  if (op == BFRT_ROWSUM_EXP) return (Cell){exp(x.v), exp(x.v) * (x.e + LIBM_ULPS * U)};
+  return x;
+}
+
+/* The result goes to out first, so a destination that is also a source
+ * reads only old values. */
+static void compute(int op, const Operands *o, View out) {
+  View a = o->v[1], d = o->v[0];
+  switch (op) {
+  case BFRT_FILL:
+    for (int64_t i = 0; i < d.rows; i++)
+      for (int64_t j = 0; j < d.cols; j++) *at(out, i, j) = o->imm;
+    return;
+  case BFRT_MATMUL: case BFRT_MATMUL_ACC:
+    for (int64_t i = 0; i < d.rows; i++)
+      for (int64_t j = 0; j < d.cols; j++) {
+        Cell acc = op == BFRT_MATMUL_ACC ? *at(d, i, j) : (Cell){0, 0};
+        for (int64_t k = 0; k < a.cols; k++) {
+          Cell x = *at(a, i, k), y = *at(o->v[2], k, j);
+          double prod = x.v * y.v;
+          acc = accumulate(acc, (Cell){prod, fabs(y.v) * x.e + fabs(x.v) * y.e + U * fabs(prod)});
+        }
+        *at(out, i, j) = acc;
+      }
+    return;
+  case BFRT_TRANSPOSE:
+    for (int64_t i = 0; i < d.rows; i++)
+      for (int64_t j = 0; j < d.cols; j++) *at(out, i, j) = *at(a, j, i);
+    return;
+  case BFRT_ROWMAX:
+    for (int64_t i = 0; i < a.rows; i++) {
+      Cell m = *at(a, i, 0);
+      for (int64_t j = 1; j < a.cols; j++) m = larger(*at(a, i, j), m);
+      *at(out, i, 0) = m;
+    }
+    return;
+  case BFRT_ROWSUM: case BFRT_ROWSUM_SQUARE: case BFRT_ROWSUM_EXP:
+    for (int64_t i = 0; i < a.rows; i++) {
+      Cell acc = {0, 0};
+      for (int64_t j = 0; j < a.cols; j++) acc = accumulate(acc, reduction_term(op, *at(a, i, j)));
+      *at(out, i, 0) = acc;
+    }
+    return;
+  default:
+    for (int64_t i = 0; i < d.rows; i++)
+      for (int64_t j = 0; j < d.cols; j++) *at(out, i, j) = elementwise(op, *at(a, i, j), second(op, o, i, j));
+  }
+}
+
+static bool inputs_finite(const Stmt *s, const Operands *o) {
+  for (int i = 1; i < s->noperands; i++)
+    if (s->operands[i].kind != OPND_IMM && !all_finite(o->v[i])) return false;
+  return s->op != BFRT_MATMUL_ACC || all_finite(o->v[0]);
+}
+
+static void mark_stored(F64 *r, const Stmt *s, const Operands *o) {
+  const Operand *dst = &s->operands[0];
+  int64_t cols = r->shapes[dst->decl][1];
+  int64_t first = o->v[0].data - r->tensors[dst->decl];
+  for (int64_t i = 0; i < o->v[0].rows; i++)
+    for (int64_t j = 0; j < o->v[0].cols; j++) r->stored[dst->decl][first + i * cols + j] = true;
+}
+
+static int run_instr(F64 *r, const Stmt *s) {
+  Operands o;
+  if (resolve(r, s, &o) || check_reads(r, s, &o)) return -1;
+  View d = o.v[0];
+  View out = {ARENA_ARRAY(r->p->arena, Cell, d.rows * d.cols + 1), d.rows, d.cols, d.cols};
+  bool finite_in = inputs_finite(s, &o); /* before the destination, maybe a source, changes */
+  compute(s->op, &o, out);
+  for (int64_t i = 0; i < d.rows; i++) memcpy(at(d, i, 0), at(out, i, 0), (size_t)d.cols * sizeof(Cell));
+  if (s->operands[0].kind == OPND_TILE) r->slot_written[s->operands[0].decl][o.slot[0]] = true;
+  else mark_stored(r, s, &o);
+  return check_finite(r, s, &o, finite_in);
+}
+
+static int run_stmts(F64 *r, const Stmt *s);
+
+static int run_for(F64 *r, const Stmt *s) {
+  int64_t lo, hi;
+  if (eval(r, s->lo, &lo) || eval(r, s->hi, &hi)) return -1;
+  for (int64_t i = lo; i < hi; i++) {
+    r->loopvars[s->loop_id] = i;
+    if (run_stmts(r, s->body)) return -1;
+  }
+  return 0;
+}
+
+static int run_if(F64 *r, const Stmt *s) {
+  int64_t a, b;
+  if (eval(r, s->cond->lhs, &a) || eval(r, s->cond->rhs, &b)) return -1;
+  return run_stmts(r, cond_holds(s->cond->op, a, b) ? s->body : s->orelse);
+}
+
+static int run_stmts(F64 *r, const Stmt *s) {
+  for (; s; s = s->next) {
+    int status = 0;
+    switch (s->kind) {
+    case ST_FOR: status = run_for(r, s); break;
+    case ST_BLOCK: status = run_stmts(r, s->body); break;
+    case ST_INSTR: status = run_instr(r, s); break;
+    case ST_IF: status = run_if(r, s); break;
+    }
+    if (status) return status;
+  }
+  return 0;
+}
+
+/* Every element of every out tensor was stored to. */
+static int check_stored(F64 *r) {
+  const Kernel *k = r->p->kernel;
+  for (int t = 0; t < k->ntensors; t++) {
+    if (k->tensors[t].io != IO_OUT) continue;
+    int64_t n = r->shapes[t][0] * r->shapes[t][1], missing = 0, first = -1;
+    for (int64_t i = 0; i < n; i++)
+      if (!r->stored[t][i]) {
+        missing++;
+        if (first < 0) first = i;
+      }
+    if (missing)
+      return fail(r, k->tensors[t].span,
+                  arena_printf(r->p->arena,
+                               "%" PRId64 " of the %" PRId64 " elements of out tensor %s are never stored, the "
+                               "first at [%" PRId64 ", %" PRId64 "]",
+                               missing, n, k->tensors[t].name, first / r->shapes[t][1], first % r->shapes[t][1]));
+  }
+  return 0;
+}
+
+/* ---- The comparison. */
+
+double reference_f64_rel_err(float got, double want, double scale) {
+  if (isnan(got) || isnan(want)) return isnan(got) && isnan(want) ? 0 : INFINITY;
+  if (isinf(got) || isinf(want)) return got == want ? 0 : INFINITY;
+  double floor = scale * 0x1p-10 > FLT_MIN ? scale * 0x1p-10 : FLT_MIN;
+  double denom = fabs(want) > floor ? fabs(want) : floor;
+  return fabs((double)got - want) / denom;
+}
+
+/* |got - exact| over its bound; within tolerance when at most 1. The bound
+ * gets a hair of slack for the f64 reference's own roundings, and f32's
+ * smallest normal for underflow. */
+static double bound_ratio(float got, double exact, double bound) {
+  double diff = fabs((double)got - exact);
+  if (isnan(diff)) return INFINITY;
+  double allowed = bound * (1 + 0x1p-20) + FLT_MIN;
+  return diff / allowed;
+}
+
+bool reference_f64_compare(Program *p, const RefTensor *got, const ExactTensor *exact, ExactErrors *errors,
+                           const char **report) {
+  const Kernel *k = p->kernel;
+  *errors = (ExactErrors){0, 0, 0};
+  *report = NULL;
+  for (int t = 0; t < k->ntensors; t++) {
+    if (k->tensors[t].io == IO_IN) continue;
+    int64_t n = got[t].rows * got[t].cols;
+    double scale = 0;
+    for (int64_t i = 0; i < n; i++)
+      if (fabs(exact[t].value[i]) > scale) scale = fabs(exact[t].value[i]);
+    for (int64_t i = 0; i < n; i++) {
+      float g = got[t].data[i];
+      double want = exact[t].value[i], diff = fabs((double)g - want);
+      if (!(diff <= errors->max_abs_err)) errors->max_abs_err = isnan(diff) ? INFINITY : diff;
+      double rel = reference_f64_rel_err(g, want, scale);
+      if (rel > errors->max_rel_err) errors->max_rel_err = rel;
+      double ratio = bound_ratio(g, want, exact[t].bound[i]);
+      if (!(ratio > errors->max_bound_ratio)) continue;
+      errors->max_bound_ratio = ratio;
+      if (ratio > 1)
+        *report = arena_printf(p->arena,
+                               "tensor %s is off the f64 reference at [%" PRId64 ", %" PRId64 "]: %.9g, exactly "
+                               "%.9g, by %.3g, %.3g times the error f32 arithmetic can make there (%.3g)",
+                               k->tensors[t].name, i / got[t].cols, i % got[t].cols, (double)g, want, diff, ratio,
+                               exact[t].bound[i]);
+    }
+  }
+  return errors->max_bound_ratio <= 1;
+}
+
+int reference_f64(Program *p, const int64_t *params, const RefTensor *inputs, ExactTensor *results,
+                  const char **err) {
+  const Kernel *k = p->kernel;
+  Arena *a = p->arena;
+  F64 r = {p, params, ARENA_ARRAY(a, int64_t, k->nloops + 1), ARENA_ARRAY(a, Cell *, k->ntensors + 1), NULL,
+           ARENA_ARRAY(a, bool *, k->ntensors + 1), ARENA_ARRAY(a, Cell *, k->ntiles + 1),
+           ARENA_ARRAY(a, bool *, k->ntiles + 1), NULL};
+  r.shapes = arena_alloc(a, (size_t)(k->ntensors + 1) * sizeof *r.shapes);
+  for (int t = 0; t < k->ntensors; t++) {
+    int64_t n = inputs[t].rows * inputs[t].cols;
+    r.shapes[t][0] = inputs[t].rows;
+    r.shapes[t][1] = inputs[t].cols;
+    r.tensors[t] = ARENA_ARRAY(a, Cell, n + 1);
+    for (int64_t i = 0; i < n; i++) r.tensors[t][i] = (Cell){inputs[t].data[i], 0};
+    r.stored[t] = ARENA_ARRAY(a, bool, n + 1);
+  }
+  for (int t = 0; t < k->ntiles; t++) {
+    const Tile *x = &k->tiles[t];
+    r.tiles[t] = ARENA_ARRAY(a, Cell, x->slots * x->rows * x->cols);
+    r.slot_written[t] = ARENA_ARRAY(a, bool, x->slots);
+  }
+  if (run_stmts(&r, k->body) || check_stored(&r)) {
+    *err = r.err;
+    return -1;
+  }
+  for (int t = 0; t < k->ntensors; t++) {
+    int64_t n = inputs[t].rows * inputs[t].cols;
+    results[t] = (ExactTensor){inputs[t].rows, inputs[t].cols, ARENA_ARRAY(a, double, n + 1),
+                               ARENA_ARRAY(a, double, n + 1)};
+    for (int64_t i = 0; i < n; i++) {
+      results[t].value[i] = r.tensors[t][i].v;
+      results[t].bound[i] = r.tensors[t][i].e;
+    }
+  }
+  return 0;
+}

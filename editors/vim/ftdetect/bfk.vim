@@ -1,0 +1,1 @@
+au BufRead,BufNewFile *.bfk setfiletype bfk

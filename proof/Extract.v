@@ -1,0 +1,78 @@
+(* Extract.v: the threshold function for bfsync's conflicts, extracted to
+   OCaml (bfcheck.ml runs it against bfsync's own streams).
+
+   The keys are bfsync's regions: an access is a resource (a tile, or an
+   hbm tensor numbered after the tiles), a write flag and a rectangle
+   [row * rows, row * rows + rows) x [col * cols, col * cols + cols) of
+   that resource; a tile slot s is the rectangle [s, s + 1) x [0, 1). Two
+   accesses conflict when they touch the same resource, one of them
+   writes, and the rectangles overlap: the relation transform/deps.c and
+   the oracle decide. bf_exactness is Exactness for exactly the function
+   extracted. *)
+From Coq Require Import ZArith List Bool Arith Lia.
+From Coq Require Extraction ExtrOcamlBasic ExtrOcamlNatInt.
+Import ListNotations.
+From BF Require Import Model Transform Machine Validate.
+Open Scope Z_scope.
+
+Record access := Access { ares : nat; awrite : bool; arow : expr; arows : Z; acol : expr; acols : Z }.
+
+Definition rect := (nat * bool * Z * Z * Z * Z)%type.
+
+Definition eval_rect (p v : env) (a : access) : rect :=
+  let r := eval p v (arow a) * arows a in
+  let c := eval p v (acol a) * acols a in
+  (ares a, awrite a, r, r + arows a, c, c + acols a).
+
+Definition rect_conflict (x y : rect) : bool :=
+  let '(rx, wx, x0, x1, y0, y1) := x in
+  let '(ry, wy, u0, u1, v0, v1) := y in
+  Nat.eqb rx ry && (wx || wy) && (x0 <? u1) && (u0 <? x1) && (y0 <? v1) && (v0 <? y1).
+
+Definition rect_eqb (x y : rect) : bool :=
+  let '(rx, wx, x0, x1, y0, y1) := x in
+  let '(ry, wy, u0, u1, v0, v1) := y in
+  Nat.eqb rx ry && Bool.eqb wx wy && (x0 =? u0) && (x1 =? u1) && (y0 =? v0) && (y1 =? v1).
+
+Lemma rect_eqb_eq : forall a b, rect_eqb a b = true -> a = b.
+Proof.
+  intros [[[[[rx wx] x0] x1] y0] y1] [[[[[ry wy] u0] u1] v0] v1] H. simpl in H.
+  repeat rewrite andb_true_iff in H.
+  destruct H as [[[[[H1 H2] H3] H4] H5] H6].
+  apply Nat.eqb_eq in H1. apply Bool.eqb_prop in H2.
+  apply Z.eqb_eq in H3. apply Z.eqb_eq in H4. apply Z.eqb_eq in H5. apply Z.eqb_eq in H6.
+  subst. reflexivity.
+Qed.
+
+(* The thresholds of kernel prog on a machine with engines 0 .. ne - 1. *)
+Definition bf_thresholds (ne : nat) (p : env) (prog : block access) : list out :=
+  thresholds access rect eval_rect rect_conflict (seq 0 ne) rect_eqb p prog.
+
+Theorem bf_exactness : forall ne p prog,
+  bf_thresholds ne p prog =
+  spec rect rect_conflict (seq 0 ne) [] (trace access rect eval_rect p prog).
+Proof. intros. apply exactness. exact rect_eqb_eq. Qed.
+
+(* The checker of bfsync's own waits: w k is the list of waits bfsync's
+   streams evaluate before the k-th instance of the trace. *)
+Definition bf_validate (ne : nat) (p : env) (prog : block access) (w : nat -> list (nat * Z)) : bool :=
+  check rect rect_conflict (trace access rect eval_rect p prog) w ne.
+
+Theorem bf_validated_soundness : forall ne p prog w, bf_validate ne p prog w = true ->
+  forall st c st', reachable rect (trace access rect eval_rect p prog) w st ->
+  step rect (trace access rect eval_rect p prog) w Z.geb st c st' ->
+  forall k xk, nth_error (groups rect (trace access rect eval_rect p prog) c) (done st c) = Some k ->
+  passed st c = length (w k) -> nth_error (trace access rect eval_rect p prog) k = Some xk ->
+  forall j x, (j < k)%nat -> nth_error (trace access rect eval_rect p prog) j = Some x ->
+  ieng rect x <> c -> conflict rect rect_conflict (ikeys rect x) (ikeys rect xk) = true ->
+  completed rect (trace access rect eval_rect p prog) st j.
+Proof. intros ne p prog w V. exact (check_soundness rect rect_conflict _ w ne V). Qed.
+
+Theorem bf_validated_progress : forall ne p prog w, bf_validate ne p prog w = true ->
+  forall st, reachable rect (trace access rect eval_rect p prog) w st ->
+  forall c k, nth_error (groups rect (trace access rect eval_rect p prog) c) (done st c) = Some k ->
+  exists c' st', step rect (trace access rect eval_rect p prog) w Z.geb st c' st'.
+Proof. intros ne p prog w V. exact (check_progress rect rect_conflict _ w ne V). Qed.
+
+Extraction Language OCaml.
+Extraction "thresholds.ml" bf_thresholds bf_validate.

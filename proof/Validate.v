@@ -1,0 +1,302 @@
+(* Validate.v: a checker, proved sound, for the waits a compiler actually
+   emitted (translation validation of bfsync's streams).
+
+   Given the trace tr of a kernel and the waits W k that bfsync's streams
+   evaluate before each instance k (recovered by interpreting them), the
+   checker computes, for every instance k on engine c, the vector
+   hb k: for every engine f, a value that S_f is certain to have reached
+   when k's op runs, from
+   - c's own count (c ran gidx k ops before k),
+   - what was certain before c's previous op (the guard: waits already
+     passed stay passed),
+   - each wait `S_e >= T` before k: S_e >= T itself, and everything that was
+     certain before e's op of group T - 1, which has completed (transitive
+     waits),
+   a vector clock over the waits. validate then checks that every
+   instance's engine is one of the machine's ne engines, that hb k covers
+   need_f(k) for every other engine f, and that no wait asks for an
+   instance later in program order.
+
+   Theorems validated_soundness and validated_progress: if validate says
+   true, the machine running exactly those waits is sound and cannot
+   deadlock. This is how the redundant-wait theorem reaches bfsync's real
+   streams, whose waits the guard and the static drop thin out. *)
+From Coq Require Import ZArith List Bool Arith Lia.
+Import ListNotations.
+From BF Require Import Model Machine.
+Open Scope Z_scope.
+
+Section Validate.
+Variable key : Type.
+Variable kc : key -> key -> bool.
+Variable tr : list (inst key).
+Variable W : nat -> list (nat * Z).
+Variable ne : nat.
+
+Notation groups := (groups key tr).
+Notation eng_at := (eng_at key tr).
+
+(* k is the gidx k-th op of its engine. *)
+Definition gidx (k : nat) : nat :=
+  length (filter (fun i => Nat.eqb (eng_at i) (eng_at k)) (seq 0 k)).
+
+(* The same two functions, computed faster (a table of groups, one pass
+   for gidx); the checker runs these. *)
+Variable grp : nat -> list nat.
+Hypothesis grp_ok : forall e, grp e = groups e.
+Variable gix : nat -> nat.
+Hypothesis gix_ok : forall k, (k < length tr)%nat -> gix k = gidx k.
+
+Notation implied := (implied key tr W).
+Notation need := (need key kc).
+Notation cnt := (cnt key).
+
+Definition vget (v : list Z) (f : nat) : Z := nth f v 0.
+
+(* The vector of e's op of group i, if that op comes before k. *)
+Definition hb_of (done : list (list Z)) (k e i : nat) : Z -> nat -> Z :=
+  fun _ f => match nth_error (grp e) i with
+             | Some j => if Nat.ltb j k then vget (nth j done []) f else 0
+             | None => 0
+             end.
+
+Definition hb_step (done : list (list Z)) (k : nat) : list Z :=
+  let c := eng_at k in
+  let g := gix k in
+  map (fun f =>
+         fold_right Z.max 0
+           ((if Nat.eqb f c then Z.of_nat g else 0) ::
+            (match g with O => 0 | S g' => hb_of done k c g' 0 f end) ::
+            flat_map (fun w => let '(e, T) := w in
+                        [if Nat.eqb f e then T else 0;
+                         if 1 <=? T then hb_of done k e (Z.to_nat (T - 1)) 0 f else 0]) (W k)))
+      (seq 0 ne).
+
+Fixpoint hbs (n : nat) : list (list Z) :=
+  match n with
+  | O => []
+  | S m => let d := hbs m in d ++ [hb_step d m]
+  end.
+
+Definition hb (k : nat) : list Z := hb_step (hbs k) k.
+
+Lemma hbs_length : forall n, length (hbs n) = n.
+Proof. induction n; simpl; [reflexivity|]. rewrite app_length, IHn. simpl. lia. Qed.
+
+Lemma hbs_nth : forall n j, (j < n)%nat -> nth j (hbs n) [] = hb j.
+Proof.
+  induction n; intros j H; [lia|]. simpl.
+  destruct (Nat.eq_dec j n).
+  - subst. rewrite app_nth2 by (rewrite hbs_length; lia). rewrite hbs_length, Nat.sub_diag.
+    reflexivity.
+  - rewrite app_nth1 by (rewrite hbs_length; lia). apply IHn. lia.
+Qed.
+
+Definition validate : bool :=
+  let hs := hbs (length tr) in
+  forallb (fun x => Nat.ltb (ieng key x) ne) tr &&
+  forallb (fun k =>
+    match nth_error tr k with
+    | Some xk =>
+        forallb (fun f => Nat.eqb f (ieng key xk) ||
+                          (need (firstn k tr) f (ikeys key xk) <=? vget (nth k hs []) f)) (seq 0 ne) &&
+        forallb (fun w => let '(f, T) := w in T <=? cnt f (firstn k tr)) (W k)
+    | None => true
+    end) (seq 0 (length tr)).
+
+(* ---- Indices in a filtered range. *)
+
+Lemma nth_filter_seq : forall (P : nat -> bool) m s i j,
+  nth_error (filter P (seq s m)) i = Some j -> length (filter P (seq s (j - s))) = i.
+Proof.
+  induction m; intros s i j H; simpl in H; [destruct i; discriminate|].
+  assert (Hge: forall i' j', nth_error (filter P (seq (S s) m)) i' = Some j' -> (S s <= j')%nat).
+  { intros i' j' Hn. apply nth_error_In, filter_In in Hn. destruct Hn as [Hn _].
+    apply in_seq in Hn. lia. }
+  destruct (P s) eqn:Ps.
+  - destruct i as [|i]; simpl in H.
+    + injection H as <-. rewrite Nat.sub_diag. reflexivity.
+    + pose proof (Hge _ _ H). specialize (IHm (S s) i j H).
+      replace (j - s)%nat with (S (j - S s)) by lia. simpl. rewrite Ps. simpl. lia.
+  - pose proof (Hge _ _ H). specialize (IHm (S s) i j H).
+    replace (j - s)%nat with (S (j - S s)) by lia. simpl. rewrite Ps. exact IHm.
+Qed.
+
+Lemma gidx_of_group : forall e i j, nth_error (groups e) i = Some j -> gidx j = i /\ eng_at j = e.
+Proof.
+  intros e i j H. destruct (groups_in key tr e i j H) as [_ He].
+  split; [|exact He]. unfold gidx. rewrite He.
+  pose proof (nth_filter_seq _ _ 0 i j H). rewrite Nat.sub_0_r in H0. exact H0.
+Qed.
+
+Lemma group_of_gidx : forall k, (k < length tr)%nat -> nth_error (groups (eng_at k)) (gidx k) = Some k.
+Proof.
+  intros k Hk. destruct (nth_error tr k) as [x|] eqn:E; [|apply nth_error_None in E; lia].
+  pose proof (group_index key tr k x E) as G. rewrite <- (groups_count key tr) in G by lia.
+  rewrite Nat2Z.id in G. unfold gidx. rewrite (eng_at_nth key tr k x E). exact G.
+Qed.
+
+Lemma nth_map_seq : forall (F : nat -> Z) f n, (f < n)%nat -> nth f (map F (seq 0 n)) 0 = F f.
+Proof.
+  intros F f n H. rewrite nth_indep with (d' := F 0%nat) by (rewrite map_length, seq_length; exact H).
+  rewrite map_nth, seq_nth by exact H. reflexivity.
+Qed.
+
+(* ---- hb is implied. *)
+
+Lemma implied_max : forall c g f l, (forall x, In x l -> implied c g f x) ->
+  implied c g f (fold_right Z.max 0 l).
+Proof.
+  induction l; simpl; intros H. - apply ImpNothing. lia.
+  - destruct (Z.max_spec a (fold_right Z.max 0 l)) as [[_ ->] | [_ ->]]; auto.
+Qed.
+
+Lemma hb_implied : forall k, (k < length tr)%nat ->
+  forall f, implied (eng_at k) (gidx k) f (vget (hb k) f).
+Proof.
+  induction k as [k IH] using lt_wf_ind. intros Hk f.
+  pose proof (group_of_gidx k Hk) as Gk.
+  (* what an earlier op j of engine e at group i guarantees at k *)
+  assert (Hprev: forall e i, (i <= gidx k)%nat -> e = eng_at k ->
+            implied (eng_at k) (gidx k) f (hb_of (hbs k) k e i 0 f)).
+  { intros e i Hi ->. unfold hb_of. rewrite grp_ok.
+    destruct (nth_error (groups (eng_at k)) i) as [j|] eqn:Ej; [|apply ImpNothing; lia].
+    destruct (Nat.ltb j k) eqn:Ejk; [|apply ImpNothing; lia]. apply Nat.ltb_lt in Ejk.
+    rewrite hbs_nth by exact Ejk. destruct (gidx_of_group _ _ _ Ej) as [G1 G2].
+    pose proof (IH j Ejk ltac:(lia) f) as Hj. rewrite G1, G2 in Hj.
+    apply (implied_later key tr W _ _ _ _ Hj). exact Hi. }
+  unfold vget, hb, hb_step. rewrite (gix_ok k Hk).
+  destruct (Nat.lt_ge_cases f ne) as [Hf|Hf];
+    [|rewrite nth_overflow by (rewrite map_length, seq_length; lia); apply ImpNothing; lia].
+  rewrite nth_map_seq by exact Hf. cbv beta.
+  apply implied_max. intros x Hin. destruct Hin as [<- | [<- | Hin]].
+  - destruct (Nat.eqb f (eng_at k)) eqn:E; [|apply ImpNothing; lia].
+    apply Nat.eqb_eq in E. subst f. apply ImpOwn. lia.
+  - destruct (gidx k) as [|g'] eqn:G; [apply ImpNothing; lia|]. apply Hprev; [lia | reflexivity].
+  - apply in_flat_map in Hin. destruct Hin as [[e T] [Hw Hin]].
+    destruct Hin as [<- | [<- | []]].
+    + destruct (Nat.eqb f e) eqn:E; [|apply ImpNothing; lia]. apply Nat.eqb_eq in E. subst f.
+      apply (ImpWait key tr W (eng_at k) (gidx k) (gidx k) k e T T); auto; lia.
+    + destruct (1 <=? T) eqn:E1; [|apply ImpNothing; lia]. apply Z.leb_le in E1.
+      unfold hb_of. rewrite grp_ok.
+      destruct (nth_error (groups e) (Z.to_nat (T - 1))) as [j|] eqn:Ej; [|apply ImpNothing; lia].
+      destruct (Nat.ltb j k) eqn:Ejk; [|apply ImpNothing; lia]. apply Nat.ltb_lt in Ejk.
+      rewrite hbs_nth by exact Ejk. destruct (gidx_of_group _ _ _ Ej) as [G1 G2].
+      pose proof (IH j Ejk ltac:(lia) f) as Hj. rewrite G1, G2 in Hj.
+      apply (ImpThrough key tr W (eng_at k) (gidx k) (gidx k) k e T f); auto.
+Qed.
+
+(* ---- What validate establishes. *)
+
+Lemma validate_spec : validate = true ->
+  (forall x, In x tr -> (ieng key x < ne)%nat) /\
+  (forall k xk f, nth_error tr k = Some xk -> f <> ieng key xk -> (f < ne)%nat ->
+     need (firstn k tr) f (ikeys key xk) <= vget (hb k) f) /\
+  earlier_only key tr W.
+Proof.
+  unfold validate. intros H. apply andb_true_iff in H. destruct H as [H1 H2].
+  rewrite forallb_forall in H1, H2. split; [|split].
+  - intros x Hx. apply Nat.ltb_lt. auto.
+  - intros k xk f Hk Hf Hfl.
+    assert (Hlt: (k < length tr)%nat) by (apply nth_error_Some; congruence).
+    specialize (H2 k (proj2 (in_seq _ 0 k) (conj (Nat.le_0_l k) Hlt))). rewrite Hk in H2.
+    apply andb_true_iff in H2. destruct H2 as [H2 _]. rewrite forallb_forall in H2.
+    specialize (H2 f (proj2 (in_seq _ 0 f) (conj (Nat.le_0_l f) Hfl))).
+    apply orb_true_iff in H2. destruct H2 as [E|E]; [apply Nat.eqb_eq in E; contradiction|].
+    apply Z.leb_le in E. rewrite hbs_nth in E by (rewrite ?hbs_length; lia). exact E.
+  - intros k xk f T Hk Hin.
+    assert (Hlt: (k < length tr)%nat) by (apply nth_error_Some; congruence).
+    specialize (H2 k (proj2 (in_seq _ 0 k) (conj (Nat.le_0_l k) Hlt))). rewrite Hk in H2.
+    apply andb_true_iff in H2. destruct H2 as [_ H2]. rewrite forallb_forall in H2.
+    specialize (H2 (f, T) Hin). apply Z.leb_le. exact H2.
+Qed.
+
+(* If validate accepts the waits, every interleaving is sound... *)
+Theorem validated_soundness : validate = true ->
+  forall st c st', reachable key tr W st -> step key tr W Z.geb st c st' ->
+  forall k xk, nth_error (groups c) (done st c) = Some k -> passed st c = length (W k) ->
+  nth_error tr k = Some xk ->
+  forall j x, (j < k)%nat -> nth_error tr j = Some x -> ieng key x <> c ->
+  conflict key kc (ikeys key x) (ikeys key xk) = true -> completed key tr st j.
+Proof.
+  intros V. destruct (validate_spec V) as [Hne [Hcov _]].
+  apply soundness_general. intros c g k xk j x Hg Hk Hj Hx Hxc Hc.
+  destruct (gidx_of_group c g k Hg) as [G1 G2].
+  assert (Hlt: (k < length tr)%nat) by (apply nth_error_Some; congruence).
+  pose proof (hb_implied k Hlt (ieng key x)) as I. rewrite G1, G2 in I.
+  apply (implied_weaken key tr W _ _ _ _ I).
+  eapply Z.le_trans; [|apply (Hcov k xk (ieng key x) Hk)].
+  - pose proof (need_ge key kc (ieng key x) (ikeys key xk) (firstn k tr) j x) as G.
+    rewrite firstn_firstn, Nat.min_l in G by lia. apply G; [|reflexivity|exact Hc].
+    rewrite nth_error_firstn_lt by exact Hj. exact Hx.
+  - rewrite <- (eng_at_nth key tr k xk Hk), G2. exact Hxc.
+  - apply Hne. apply nth_error_In with j. exact Hx.
+Qed.
+
+(* ... and no interleaving deadlocks. *)
+Theorem validated_progress : validate = true ->
+  forall st, reachable key tr W st -> forall c k, nth_error (groups c) (done st c) = Some k ->
+  exists c' st', step key tr W Z.geb st c' st'.
+Proof.
+  intros V. destruct (validate_spec V) as [_ [_ Hearly]]. apply progress_general. exact Hearly.
+Qed.
+
+End Validate.
+
+(* ---- The checker as run: the faster groups and gidx. *)
+
+Section Check.
+Variable key : Type.
+Variable kc : key -> key -> bool.
+Variable tr : list (inst key).
+Variable W : nat -> list (nat * Z).
+Variable ne : nat.
+
+Definition gidx_fast (k : nat) : nat :=
+  let c := eng_at key tr k in length (filter (fun e => Nat.eqb e c) (firstn k (map (ieng key) tr))).
+
+Definition check : bool :=
+  let table := map (groups key tr) (seq 0 ne) in
+  validate key kc tr W ne (fun e => if Nat.ltb e ne then nth e table [] else groups key tr e) gidx_fast.
+
+Lemma firstn_map_ieng : forall k, (k <= length tr)%nat ->
+  firstn k (map (ieng key) tr) = map (eng_at key tr) (seq 0 k).
+Proof.
+  induction k; intros Hk; [reflexivity|].
+  destruct (nth_error tr k) as [x|] eqn:E; [|apply nth_error_None in E; lia].
+  rewrite (firstn_snoc (map (ieng key) tr) k (ieng key x)) by (rewrite nth_error_map, E; reflexivity).
+  rewrite IHk by lia. rewrite seq_S, map_app. simpl. rewrite (eng_at_nth key tr k x E). reflexivity.
+Qed.
+
+Lemma length_filter_map : forall {A} (P : nat -> bool) (g : A -> nat) l,
+  length (filter P (map g l)) = length (filter (fun x => P (g x)) l).
+Proof. induction l; simpl; [reflexivity|]. destruct (P (g a)); simpl; auto. Qed.
+
+Lemma gidx_fast_ok : forall k, (k < length tr)%nat -> gidx_fast k = gidx key tr k.
+Proof.
+  intros k Hk. unfold gidx_fast, gidx. rewrite firstn_map_ieng by lia.
+  rewrite length_filter_map. reflexivity.
+Qed.
+
+Lemma table_ok : forall e,
+  (if Nat.ltb e ne then nth e (map (groups key tr) (seq 0 ne)) [] else groups key tr e) = groups key tr e.
+Proof.
+  intros e. destruct (Nat.ltb e ne) eqn:E; [|reflexivity]. apply Nat.ltb_lt in E.
+  rewrite nth_indep with (d' := groups key tr 0) by (rewrite map_length, seq_length; exact E).
+  rewrite map_nth, seq_nth by exact E. reflexivity.
+Qed.
+
+Theorem check_soundness : check = true ->
+  forall st c st', reachable key tr W st -> step key tr W Z.geb st c st' ->
+  forall k xk, nth_error (groups key tr c) (done st c) = Some k -> passed st c = length (W k) ->
+  nth_error tr k = Some xk ->
+  forall j x, (j < k)%nat -> nth_error tr j = Some x -> ieng key x <> c ->
+  conflict key kc (ikeys key x) (ikeys key xk) = true -> completed key tr st j.
+Proof. exact (validated_soundness key kc tr W ne _ table_ok _ gidx_fast_ok). Qed.
+
+Theorem check_progress : check = true ->
+  forall st, reachable key tr W st -> forall c k, nth_error (groups key tr c) (done st c) = Some k ->
+  exists c' st', step key tr W Z.geb st c' st'.
+Proof. exact (validated_progress key kc tr W ne _ _). Qed.
+
+End Check.

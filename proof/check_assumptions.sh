@@ -1,0 +1,19 @@
+#!/bin/bash
+# check_assumptions.sh DIR: after the development compiled in DIR, fail
+# unless no source admits anything and `Print Assumptions` answers "Closed
+# under the global context" for every main theorem Assumptions.v lists.
+set -u
+dir=$1
+if grep -nwE 'Admitted|admit|Axiom|Axioms|Parameter|Conjecture' "$dir"/*.v; then
+  echo "proof: FAIL: the lines above admit or assume something" >&2
+  exit 1
+fi
+(cd "$dir" && coqc -q -Q . BF Assumptions.v) >"$dir/assumptions.txt" || exit 1
+want=$(grep -c '^Print Assumptions' "$dir/Assumptions.v")
+closed=$(grep -cx 'Closed under the global context' "$dir/assumptions.txt")
+if [[ $closed != "$want" ]] || [[ $(wc -l <"$dir/assumptions.txt") != "$want" ]]; then
+  cat "$dir/assumptions.txt" >&2
+  echo "proof: FAIL: $closed of $want main theorems are closed under the global context" >&2
+  exit 1
+fi
+echo "proof: $want main theorems, each closed under the global context"

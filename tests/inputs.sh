@@ -1,0 +1,166 @@
+#!/usr/bin/env bash
+# inputs.sh: bad input and output files: bad input never crashes, hangs, loses a file or is silently
+# misread (issue 9's input and safety defects, one check each):
+#  - tensor sizes: byte sizes that overflow 64 bits, and tensors larger
+#    than the memory limit, are user errors naming the size and the limit,
+#    before anything is allocated; so is a .npy header claiming 2^40 rows;
+#  - parameters: any number of them (70 here), names of any length;
+#  - output files: written atomically (two concurrent runs leave one whole
+#    file, no temporary left), two outputs to one file rejected, compile
+#    refusing to overwrite its input, write failures saying why;
+#  - numbers: one parser and one range error for every option;
+#  - the source: a UTF-8 byte order mark, a file over the size limit, a
+#    flat sum over the depth limit;
+#  - campaign: its scratch directory removed on SIGTERM.
+# No golden files: UPDATE=1 skips it.
+set -u
+if [[ -n ${UPDATE:-} ]]; then echo "inputs.sh: no golden files to update"; exit 0; fi
+: "${BFSYNC:?BFSYNC must name the bfsync binary}"
+BFSYNC=$(cd "$(dirname "$BFSYNC")" && pwd)/$(basename "$BFSYNC")
+cd "$(dirname "$0")/.."
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+failures=0
+fail() {
+  echo "inputs.sh: FAIL: $*" >&2
+  failures=$((failures + 1))
+}
+# expect STATUS TEXT bfsync-args...: the exit status, TEXT on stderr, no internal error.
+expect() {
+  local want=$1 text=$2
+  shift 2
+  "$BFSYNC" "$@" >"$tmp/out" 2>"$tmp/err"
+  local got=$?
+  [[ $got == "$want" ]] || { fail "bfsync $* exited $got, not $want: $(head -c 300 "$tmp/err")"; return 1; }
+  [[ -z $text ]] || grep -qF -- "$text" "$tmp/err" || { fail "bfsync $*: stderr lacks '$text': $(head -c 300 "$tmp/err")"; return 1; }
+  ! grep -q "internal error" "$tmp/err" || { fail "bfsync $*: internal error"; return 1; }
+}
+
+# ---- Tensor sizes.
+cat >"$tmp/big.bfk" <<'K'
+kernel big(N: int) {
+  hbm in X: f32[N, 1];
+  hbm out Y: f32[N, 1];
+  sbuf t: f32[1, 1];
+  dma: load t, X[0, 0];
+  dma: store Y[0, 0], t;
+}
+K
+expect 1 "tensor X [4611686018427387904, 1] is too large: its size in bytes overflows 64 bits" \
+  run "$tmp/big.bfk" -p N=4611686018427387904
+expect 1 "the limit is" run "$tmp/big.bfk" -p N=10000000000 # 40 GB each: over a quarter of any test machine
+expect 1 "the limit is" run "$tmp/big.bfk" -p N=1099511627776 --exec=sim
+printf "kernel c() {\n  hbm out Y: f32[4611686018427387904, 1];\n  sbuf t: f32[1, 1];\n  dma: store Y[0, 0], t;\n}\n" >"$tmp/const.bfk"
+expect 1 "is more than 2^63 bytes" check "$tmp/const.bfk"
+# A .npy header claiming 2^40 rows, through a pipe (no file size to check it against).
+python3 - "$tmp/huge.npy" <<'PY'
+import struct, sys
+d = "{'descr': '<f4', 'fortran_order': False, 'shape': (1099511627776, 96), }"
+d += " " * ((64 - (10 + len(d) + 1) % 64) % 64) + "\n"
+open(sys.argv[1], "wb").write(b"\x93NUMPY\x01\x00" + struct.pack("<H", len(d)) + d.encode() + b"\0" * 64)
+PY
+"$BFSYNC" run examples/softmax.bfk -p R=1 --input X=/dev/stdin <"$tmp/huge.npy" >/dev/null 2>"$tmp/err"
+[[ $? == 1 ]] && grep -q "shape (1099511627776, 96) does not match tensor X \[32, 96\]" "$tmp/err" ||
+  fail "a .npy header claiming 2^40 rows: $(cat "$tmp/err")"
+
+# ---- Parameters: 70 of them, one with a 100-character name; the last one sizes Y.
+long=P$(printf 'x%.0s' {1..99})
+{
+  printf "kernel many("
+  for i in $(seq 1 69); do printf "P%d: int, " "$i"; done
+  printf "%s: int) {\n  hbm out Y: f32[%s, 1];\n  sbuf t: f32[1, 1];\n" "$long" "$long"
+  printf "  for i in 0 .. %s { dve: fill t, 1; dma: store Y[i, 0], t; }\n}\n" "$long"
+} >"$tmp/many.bfk"
+args=()
+for i in $(seq 1 69); do args+=(-p "P$i=$i"); done
+args+=(-p "$long=5")
+if expect 0 "" run "$tmp/many.bfk" "${args[@]}" --json; then
+  python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["params"]["P69"] == 69 and d["params"][sys.argv[2]] == 5, d["params"]
+assert d["instructions"] == 10, d' "$tmp/out" "$long" || fail "70 parameters were not all applied"
+fi
+expect 2 "missing parameter '$long'" run "$tmp/many.bfk" "${args[@]:0:138}"
+# Long names sharing a 45-character prefix: distinct in the emitted C too.
+a=$(printf 'a%.0s' {1..45})
+cat >"$tmp/long.bfk" <<K
+kernel k(${a}1: int, ${a}2: int) {
+  hbm in ${a}X: f32[${a}1, 1];
+  hbm out ${a}Y: f32[${a}2, 1];
+  sbuf ${a}t: f32[1, 1];
+  sbuf ${a}u: f32[1, 1];
+  dma: load ${a}t, ${a}X[0, 0];
+  dve: copy ${a}u, ${a}t;
+  dma: store ${a}Y[0, 0], ${a}u;
+}
+K
+# (Y is one row, all of it stored: run checks that out tensors are written whole.)
+expect 0 "" run "$tmp/long.bfk" -p "${a}1=2" -p "${a}2=1" --sync=both
+
+# ---- Output files.
+k=examples/softmax.bfk
+expect 2 "two tensors would be written to '$tmp/o.npy'" run "$k" -p R=1 --output Y="$tmp/o.npy" --output X="$tmp/o.npy"
+expect 2 "two tensors would be written" run "$k" -p R=1 --output Y="$tmp/o.npy" --output X="$tmp/../$(basename "$tmp")/o.npy"
+expect 2 "--output: 'Y' given twice" run "$k" -p R=1 --output Y="$tmp/a.npy" --output Y="$tmp/b.npy"
+[[ -e $tmp/o.npy ]] && fail "a rejected run wrote an output"
+cp "$k" "$tmp/k.bfk"
+expect 2 "--output: $tmp/k.bfk would overwrite the kernel file" run "$tmp/k.bfk" -p R=1 --output Y="$tmp/k.bfk"
+expect 2 "--trace $tmp/k.bfk would overwrite the kernel file" run "$tmp/k.bfk" -p R=1 --trace "$tmp/k.bfk"
+expect 2 "would overwrite the input file" compile "$tmp/k.bfk" -o "$tmp/k.bfk"
+expect 2 "would overwrite the input file" compile "$tmp/k.bfk" -o "$tmp/./k.bfk"
+cmp -s "$k" "$tmp/k.bfk" || fail "compile -o overwrote its input"
+expect 1 "cannot write '/nonexistent/k.c': No such file or directory" compile "$k" -o /nonexistent/k.c
+expect 1 "No such file or directory" run "$k" -p R=1 --output Y=/nonexistent/y.npy
+"$BFSYNC" compile "$k" >/dev/full 2>"$tmp/err" && fail "compile to a full disk succeeded"
+grep -q "No space left on device" "$tmp/err" || fail "a write to a full disk does not say why: $(cat "$tmp/err")"
+# Two runs writing one file: one of the two whole files results, and no temporary is left.
+"$BFSYNC" run "$k" -p R=64 --seed 1 --output Y="$tmp/y1.npy" >/dev/null &&
+  "$BFSYNC" run "$k" -p R=64 --seed 2 --output Y="$tmp/y2.npy" >/dev/null || fail "softmax R=64"
+for round in 1 2 3; do
+  "$BFSYNC" run "$k" -p R=64 --seed 1 --output Y="$tmp/y.npy" >/dev/null &
+  "$BFSYNC" run "$k" -p R=64 --seed 2 --output Y="$tmp/y.npy" >/dev/null &
+  wait
+  cmp -s "$tmp/y.npy" "$tmp/y1.npy" || cmp -s "$tmp/y.npy" "$tmp/y2.npy" || fail "two runs writing one file mixed it (round $round)"
+done
+ls "$tmp" | grep -q "tmp-" && fail "a temporary output file was left behind"
+
+# ---- Numbers: one parser, one range error.
+range="needs an integer from 0 to 18446744073709551615, not '99999999999999999999999'"
+expect 2 "--seed $range" run "$k" -p R=1 --seed 99999999999999999999999
+expect 2 "--seed $range" gen --seed 99999999999999999999999
+expect 2 "--seed $range" verify "$k" -p R=1 --seed 99999999999999999999999
+expect 2 "--from needs an integer from 0 to 9223372036854775807, not '9999999999999999999'" campaign --from 9999999999999999999
+expect 2 "--jobs needs an integer from 1 to 64" campaign --jobs 65
+expect 2 "--mutate must be drop:K, lower:K or raise:K" campaign --mutate=flip:1
+
+# ---- The source.
+printf '\xef\xbb\xbfkernel k() {\n  sbuf t: f32[1, 1];\n  dve: fill t, 1;\n}\n' >"$tmp/bom.bfk"
+expect 0 "" check "$tmp/bom.bfk"
+printf 'kernel k() {\n  sbuf t: f32[1, 1];\xef\xbb\xbf\n  dve: fill t, 1;\n}\n' >"$tmp/bom2.bfk"
+expect 1 "a UTF-8 byte order mark is allowed only at the start of the file" check "$tmp/bom2.bfk"
+expect 1 "'/dev/zero' is larger than 256 MiB, the limit for a kernel file" check /dev/zero
+{
+  printf "kernel k(N: int) {\n  sbuf t: f32[1, 1];\n  for i in 0 .. N"
+  for i in $(seq 1 1000); do printf " + N"; done
+  printf " { dve: fill t, 1; }\n}\n"
+} >"$tmp/sum.bfk"
+expect 1 "expression too deep: more than 1000 levels (each operator and each pair of parentheses is a level" check "$tmp/sum.bfk"
+
+# ---- Campaign: SIGTERM removes the gcc step's scratch directory.
+mkdir -p "$tmp/t"
+TMPDIR="$tmp/t" "$BFSYNC" campaign --from 1 --count 100000 --gcc-every 1 --jobs 1 >/dev/null 2>&1 &
+pid=$!
+for _ in $(seq 1 100); do
+  compgen -G "$tmp/t/bfsync-campaign-*/k*" >/dev/null && break
+  sleep 0.1
+done
+compgen -G "$tmp/t/bfsync-campaign-*" >/dev/null || fail "campaign made no scratch directory in TMPDIR"
+kill -TERM "$pid"
+wait "$pid"
+status=$?
+[[ $status == 143 ]] || fail "campaign after SIGTERM exited $status, not 143 (killed by SIGTERM)"
+compgen -G "$tmp/t/bfsync-campaign-*" >/dev/null && fail "campaign left $(ls "$tmp/t") after SIGTERM"
+
+[[ $failures == 0 ]] || { echo "inputs.sh: $failures failures"; exit 1; }
+echo "inputs.sh: ok"
