@@ -126,7 +126,7 @@ exhaustive: all
 # SECONDS=3600` fuzzes that long; the corpus grows in $(BUILD)/fuzz/corpus.
 SECONDS ?= 600
 FUZZ_BIN   = $(BUILD)/fuzz/fuzz_frontend
-FUZZ_SRC   = tests/fuzz/fuzz_frontend.c $(wildcard frontend/*.c) runtime/ops.c $(GEN_SRC)
+FUZZ_SRC   = tests/fuzz/fuzz_frontend.c $(wildcard frontend/*.c) transform/queues.c runtime/ops.c $(GEN_SRC)
 FUZZ_FLAGS = -std=c11 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
              -I. -I$(BUILD)/gen -Iruntime -D_DEFAULT_SOURCE -D_POSIX_C_SOURCE=200809L -Wno-unused-function
 $(FUZZ_BIN): $(FUZZ_SRC) $(GEN_HDR) $(wildcard frontend/*.h)

@@ -16,9 +16,10 @@
  * could collide with those, with a C keyword or with <stdint.h> is replaced
  * by an invented one.
  *
- * Guarded waits follow transform/ir.h: `bf_wait(cx, e, &known_e, T, line)`
- * waits only when T > known_e and then sets known_e = T; one known_e per
- * producer engine, reset by barriers. Each op is one call of a helper per
+ * Guarded waits follow transform/ir.h: `bf_wait(cx, e, bf_known, T, line)`
+ * waits only when T > bf_known[e] and then sets bf_known[e] = T; one array
+ * per engine function, reset by bf_forget after a barrier (one call, not
+ * one line per producer engine: trn1 has 20 engines). Each op is one call of a helper per
  * operand shape, bf_op_ttt(cx, op, line, tile, slot, ...), which builds
  * the operand array in its own frame and calls bfrt_op: the engine
  * function's stack stays the same size however many ops it has. Both keep
@@ -120,10 +121,6 @@ static const char *sanitize_id(Arena *a, const char *name, int id) {
   return s;
 }
 
-static const char *known_name(const Emitter *em, int e) {
-  return arena_printf(em->p->arena, "bf_known_%s",
-                      sanitize_id(em->p->arena, em->p->target->engines[e].name, e));
-}
 
 /* Source text made safe inside a one-line block comment. */
 static void put_comment_text(FILE *out, const char *text, size_t len) {
@@ -306,15 +303,22 @@ static bool nodes_use(const IrNode *n, bool (*want)(const IrExpr *)) {
   return false;
 }
 
-static bool nodes_have_wait(const IrNode *n) {
+static bool nodes_have(const IrNode *n, IrKind kind) {
   for (; n; n = n->next)
-    if (n->kind == IR_WAIT || (n->kind == IR_LOOP && nodes_have_wait(n->body))) return true;
+    if (n->kind == kind || (n->kind == IR_LOOP && nodes_have(n->body, kind))) return true;
   return false;
 }
 
 static bool program_has_wait(const IrProgram *ir) {
   for (int e = 0; e < ir->nengines; e++)
-    if (nodes_have_wait(ir->streams[e].body)) return true;
+    if (nodes_have(ir->streams[e].body, IR_WAIT)) return true;
+  return false;
+}
+
+/* bf_forget runs at a barrier of an engine that also waits (put_barrier). */
+static bool program_forgets(const IrProgram *ir) {
+  for (int e = 0; e < ir->nengines; e++)
+    if (nodes_have(ir->streams[e].body, IR_WAIT) && nodes_have(ir->streams[e].body, IR_BARRIER)) return true;
   return false;
 }
 
@@ -374,7 +378,7 @@ static void put_wait_comment(const Emitter *em, const IrNode *n) {
 static void put_wait(const Emitter *em, const IrNode *n) {
   indent(em);
   const char *e = em->engine_ids[n->engine];
-  fprintf(em->out, "bf_wait(bf_cx, BF_ENGINE_%s, &bf_known_%s, ", e, e);
+  fprintf(em->out, "bf_wait(bf_cx, BF_ENGINE_%s, bf_known, ", e);
   put_ir_expr(em, n->threshold);
   fprintf(em->out, ", %d);", n->line);
   put_wait_comment(em, n);
@@ -562,7 +566,16 @@ static int by_size(const void *a, const void *b) {
   return (x->size > y->size) - (x->size < y->size);
 }
 
-/* Declare the body's temporaries; returns how many (popped after the body). */
+/* Whether an enclosing loop already hoisted x (it prints as that name). */
+static bool hoisted_outside(const Emitter *em, const IrExpr *x) {
+  for (int i = 0; i < em->nhoisted; i++)
+    if (em->hoisted[i] == x) return true;
+  return false;
+}
+
+/* Declare the body's temporaries; returns how many (popped after the body).
+ * An expression an enclosing loop hoisted is a name already: hoisting it
+ * again would declare an unused copy, which gcc -Werror rejects. */
 static int hoist_loop(Emitter *em, const IrNode *body) {
   const Program *p = em->p;
   Candidates c = {0};
@@ -585,7 +598,8 @@ static int hoist_loop(Emitter *em, const IrNode *body) {
   for (int i = 0; i < c.n;) {
     int j = i;
     while (j < c.n && c.x[j] == c.x[i]) j++;
-    if ((int64_t)c.x[i]->size * (j - i - 1) >= 8 && hoistable(em, c.x[i])) c.x[chosen++] = c.x[i];
+    if ((int64_t)c.x[i]->size * (j - i - 1) >= 8 && hoistable(em, c.x[i]) && !hoisted_outside(em, c.x[i]))
+      c.x[chosen++] = c.x[i];
     i = j;
   }
   mark_sets(em, body, false);
@@ -627,14 +641,18 @@ static void put_loop(Emitter *em, const IrNode *n, const Uses *u) {
   fputs("}\n", em->out);
 }
 
+static bool any_known(const Emitter *em, const Uses *u) {
+  for (int e = 0; e < em->p->target->nengines; e++)
+    if (u->known[e]) return true;
+  return false;
+}
+
 static void put_barrier(const Emitter *em, const IrNode *n, const Uses *u) {
   indent(em);
   fprintf(em->out, "bfrt_barrier(bf_cx, %d); /* counters restart from 0 */\n", n->line);
-  for (int e = 0; e < em->p->target->nengines; e++)
-    if (u->known[e]) {
-      indent(em);
-      fprintf(em->out, "%s = 0;\n", known_name(em, e));
-    }
+  if (!any_known(em, u)) return;
+  indent(em);
+  fputs("bf_forget(bf_known);\n", em->out);
 }
 
 static void put_nodes(Emitter *em, const IrNode *n, const Uses *u) {
@@ -671,10 +689,9 @@ static void put_locals(Emitter *em, const Uses *u) {
   for (int i = 0; i < p->kernel->nparams; i++)
     if (u->param[i])
       fprintf(em->out, "  const int64_t %s = bf_params[%d];\n", em->param_names[i], i);
-  for (int e = 0; e < p->target->nengines; e++)
-    if (u->known[e])
-      fprintf(em->out, "  int64_t %s = 0; /* highest threshold waited for on %s */\n",
-              known_name(em, e), p->target->engines[e].name);
+  if (any_known(em, u))
+    fprintf(em->out, "  int64_t bf_known[%d] = {0}; /* by engine: highest threshold waited for */\n",
+            p->target->nengines);
   for (int i = 0; i < s->nvars; i++) {
     fprintf(em->out, "  int64_t bf_v%d = 0; /* ", i);
     const char *name = s->var_names ? s->var_names[i] : NULL;
@@ -883,8 +900,8 @@ static void put_descriptor(const Emitter *em) {
   fprintf(em->out,
           "\nconst bfrt_kernel %s = {\n"
           "  \"%s\", %d, bf_param_names, %d, bf_engine_names, bf_engine_kinds, bf_entry,\n"
-          "  %d, bf_tiles, %d, bf_tensors, bf_tensor_shape};\n",
-          emit_c_symbol(p), k->name, k->nparams, ne, k->ntiles, k->ntensors);
+          "  %d, bf_tiles, %d, bf_tensors, bf_tensor_shape, %d};\n",
+          emit_c_symbol(p), k->name, k->nparams, ne, k->ntiles, k->ntensors, p->target->counter_bits);
 }
 
 const char *emit_c_symbol(const Program *p) {
@@ -910,6 +927,34 @@ static const char **sanitized_ids(const Program *p, int n,
   const char **ids = ARENA_ARRAY(p->arena, const char *, n + 1);
   for (int i = 0; i < n; i++) ids[i] = sanitize_id(p->arena, name(p, i), i);
   return ids;
+}
+
+/* bf_wait, the guarded wait of ir.h. With counters narrower than 64 bits a
+ * compare is exact only within half the counter's range of the count it
+ * tests, so a threshold further than that above the last one waited for
+ * is reached in steps of at most that much (docs/algorithm.md, "The
+ * counter window"). */
+static void put_guarded_wait(const Program *p, FILE *out) {
+  fputs("\n/* Wait until engine's counter reaches t, unless a wait for as much is done. */\n"
+        "static void bf_wait(bfrt_ctx *cx, int engine, int64_t *known, int64_t t, int line) {\n",
+        out);
+  if (p->target->counter_bits < 64)
+    fprintf(out,
+            "  while (t > known[engine]) { /* counters are %d bits: steps of at most 2^%d */\n"
+            "    int64_t step = t - known[engine] > INT64_C(%" PRId64 ") ? known[engine] + INT64_C(%" PRId64 ") : t;\n"
+            "    bfrt_wait(cx, engine, step, line);\n"
+            "    known[engine] = step;\n"
+            "  }\n"
+            "}\n",
+            p->target->counter_bits, p->target->counter_bits - 1, target_counter_half(p->target),
+            target_counter_half(p->target));
+  else
+    fputs("  if (t > known[engine]) {\n"
+          "    bfrt_wait(cx, engine, t, line);\n"
+          "    known[engine] = t;\n"
+          "  }\n"
+          "}\n",
+          out);
 }
 
 void emit_c(const Program *p, FILE *out) {
@@ -943,15 +988,13 @@ void emit_c(const Program *p, FILE *out) {
     fputs("\n/* Floor modulo by a positive constant. */\n"
           "static int64_t bf_mod(int64_t a, int64_t b) { return a % b < 0 ? a % b + b : a % b; }\n",
           out);
-  if (program_has_wait(p->ir))
-    fputs("\n/* Wait until engine's counter reaches t, unless a wait for as much is done. */\n"
-          "static void bf_wait(bfrt_ctx *cx, int engine, int64_t *known, int64_t t, int line) {\n"
-          "  if (t > *known) {\n"
-          "    bfrt_wait(cx, engine, t, line);\n"
-          "    *known = t;\n"
-          "  }\n"
-          "}\n",
-          out);
+  if (program_has_wait(p->ir)) put_guarded_wait(p, out);
+  if (program_forgets(p->ir))
+    fprintf(out, "\n/* After a barrier every counter restarts from 0. */\n"
+            "static void bf_forget(int64_t *known) {\n"
+            "  for (int e = 0; e < %d; e++) known[e] = 0;\n"
+            "}\n",
+            p->target->nengines);
   put_op_helpers(p, out);
   for (int e = 0; e < p->ir->nengines; e++) put_engine(&em, e);
   put_tensor_shape(&em);

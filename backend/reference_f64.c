@@ -7,9 +7,11 @@
  * checked AST in program order like reference.c, but every value is a
  * double, every op is written out again here from its definition in
  * docs/language.md, in the plainest loops, and nothing is shared with the
- * runtime but the op numbering. `bfsync run` compares the engines' f32
- * results with it (max_abs_err_f64, max_rel_err_f64) against the tolerance
- * of the op classes the kernel uses.
+ * runtime but the op numbering. Beside each exact value it keeps a bound on
+ * how far an f32 computation may be from it (see "The ops" below), and
+ * `bfsync run` fails when an engine's result is over its bound
+ * (reference_f64_compare: error_bound_ratio_f64 > 1; max_abs_err_f64 and
+ * max_rel_err_f64 are reported too).
  *
  * Because it sees every value the kernel computes, it is also where the
  * numerical diagnostics live, each stopping the run with the source line:

@@ -360,12 +360,13 @@ def median_times(cmd, runs):
             max(m for _, _, m in samples))
 
 
-def compile_point(bfsync, root, tcc, src, runs, sync):
+def compile_point(bfsync, root, tcc, src, runs, sync, target=None):
     out_c = src[:-4] + ".c"
     row = {"instructions": count_instructions(src), "runs": runs, "sync": sync}
+    target_args = ["--target", target] if target else []
     row["check_wall_s"], row["check_cpu_s"], _ = median_times([bfsync, "check", src], runs)
     row["compile_wall_s"], row["compile_cpu_s"], row["compile_peak_kb"] = median_times(
-        [bfsync, "compile", "--sync=" + sync, src, "-o", out_c], runs)
+        [bfsync, "compile", "--sync=" + sync] + target_args + [src, "-o", out_c], runs)
     row["tcc_wall_s"], row["tcc_cpu_s"], row["tcc_peak_kb"] = median_times(
         [tcc, "-c", "-I", os.path.join(root, "runtime"), out_c, "-o", out_c + ".o"], runs)
     row["c_bytes"] = os.path.getsize(out_c)
@@ -398,28 +399,46 @@ def with_growth(rows):
     return rows
 
 
-def compile_side(bfsync, root, tmp, repeat, quick):
+def one_queue_target(src, dst):
+    """The target with its DMA queues dma1, dma2, ... removed: one DMA engine, as before the
+    16-queue trn1, to tell the cost of many producer engines from the rest."""
+    with open(src) as f, open(dst, "w") as out:
+        for line in f:
+            if not re.match(r"\s*dma([1-9][0-9]*)\s*=", line):
+                out.write(line)
+
+
+def compile_side(bfsync, root, tmp, repeat, quick, target):
     """bfsync compile and tcc over kernels of growing size, in both sync modes: the generated
-    kernels (`bfsync gen`, every feature) and plain straight-line ones. One run at 100k."""
+    kernels (`bfsync gen`, every feature) and plain straight-line ones, on the target; and the
+    generated ones barrier-free on the target with one DMA queue. One run at 100k."""
     tcc = shutil.which("tcc")
     series = {}
-    for kind in ("gen", "plain"):
-        for sync in ("barrier-free", "barrier"):
-            rows = []
-            for size in GEN_SIZES:
-                if quick and size >= 100000:
-                    continue
-                src = os.path.join(tmp, "%s%d.bfk" % (kind, size))
-                if not os.path.exists(src):
-                    if kind == "gen":
-                        with open(src, "w") as f:
-                            f.write(run([bfsync, "gen", "--seed", str(GEN_SEED), "--size", str(size)]))
-                    else:
-                        plain_kernel(src, size)
-                step("  compile %s %d (%s)" % (kind, size, sync))
-                rows.append(dict(size=size, kernel=kind,
-                                 **compile_point(bfsync, root, tcc, src, 1 if size >= 100000 else repeat, sync)))
-            series["%s/%s" % (kind, sync)] = with_growth(rows)
+    one_queue = os.path.join(tmp, "one-queue.target")
+    one_queue_target(target, one_queue)
+    for kind, sync, tgt in [(k, s, None) for k in ("gen", "plain") for s in ("barrier-free", "barrier")] + \
+            [("gen", "barrier-free", one_queue)]:
+        rows = []
+        for size in GEN_SIZES:
+            if quick and size >= 100000:
+                continue
+            src = os.path.join(tmp, "%s%d.bfk" % (kind, size))
+            if not os.path.exists(src):
+                if kind == "gen":
+                    with open(src, "w") as f:
+                        f.write(run([bfsync, "gen", "--seed", str(GEN_SEED), "--size", str(size)]))
+                else:
+                    plain_kernel(src, size)
+            label = kind if tgt is None else kind + ", 1 DMA queue"
+            if tgt is not None:  # the generator pins some transfers to queues dmaN: unpin them
+                one = src[:-4] + "-1q.bfk"
+                with open(src) as f, open(one, "w") as out:
+                    out.write(re.sub(r"\bdma[0-9]+(\s*[:{])", r"dma\1", f.read()))
+                src = one
+            step("  compile %s %d (%s)" % (label, size, sync))
+            rows.append(dict(size=size, kernel=label, **compile_point(
+                bfsync, root, tcc, src, 1 if size >= 100000 else repeat, sync, tgt)))
+        series["%s/%s" % (label, sync)] = with_growth(rows)
     return series
 
 
@@ -565,7 +584,7 @@ def compile_summary(series):
     rows = [r for rs in series.values() for r in rs]
     big = [r for r in rows if r["instructions"] >= 100000 and r["sync"] == "barrier-free"]
     growth = [r["growth_per_10x"] for r in rows if "growth_per_10x" in r]
-    gen = [r for r in rows if r["kernel"] == "gen"]
+    gen = [r for r in rows if r["kernel"].startswith("gen")]
     s = {"compile_cpu_100k_max": max((r["total_cpu_s"] for r in big), default=None),
          "compile_growth_max": max(growth, default=None),
          "c_bytes_per_instr_max": max((r["c_bytes_per_instr"] for r in gen), default=None),
@@ -608,6 +627,51 @@ def md_compile_targets(c):
                  "<= 250", m["c_bytes_per_instr_max"]),
             line("peak memory per instruction, worst (bytes)", num(c["peak_bytes_per_instr_max"], "%.0f"),
                  "<= 1024", m["peak_bytes_per_instr_max"])]
+
+
+# ---- resources (issue 12): what each engine needs beside the paper's figures
+
+# The paper's per-engine registers for kernels with 1, 2 and 3 nested loops,
+# and its semaphore range (4-13; 19 for FlashAttention).
+PAPER_REGISTERS = {1: 4, 2: 8, 3: 11}
+PAPER_SEMAPHORES = "4-13 (19 for FlashAttention)"
+
+
+def resources_point(bfsync, target, name, path):
+    """`bfsync compile --resources --json` at the kernel's bench sizes."""
+    out = run([bfsync, "compile", path, "--resources", "--json", "--target", target] +
+              param_args(bench_params(path)))
+    r = json.loads(out)
+    engines = r["engines"]
+    instructions = sum(e.get("instructions", 0) for e in engines)
+    bookkeeping = sum(e.get("bookkeeping", 0) for e in engines)
+    depth = max(e["loop_depth"] for e in engines)
+    return {"kernel": name, "loop_depth": depth,
+            "registers": max(e["registers"] for e in engines),
+            "registers_by_engine": {e["engine"]: e["registers"] for e in engines},
+            "semaphores": sum(e["semaphores"] for e in engines),
+            "semaphores_per_engine": max(e["semaphores"] for e in engines),
+            "scratch_bytes": max(int(e["scratch_bytes"]) if e["scratch_bytes"].isdigit() else -1 for e in engines),
+            "bookkeeping_per_instruction": bookkeeping / instructions if instructions else 0.0,
+            "paper_registers": PAPER_REGISTERS.get(depth)}
+
+
+def resources_side(bfsync, target, kernels, pool):
+    return list(pool.map(lambda k: resources_point(bfsync, target, k[0], k[1]), kernels))
+
+
+def md_resources(rows):
+    L = ["| kernel | loops | registers (max engine) | paper registers | semaphores (all engines) |"
+         " per engine | scratch bytes (max engine) | bookkeeping / instruction |",
+         "|---|---|---|---|---|---|---|---|"]
+    for r in rows:
+        paper = r["paper_registers"]
+        mark = "" if paper is None or r["registers"] <= paper else " (above)"
+        L.append("| %s | %d | %d%s | %s | %d | %d | %s | %.2f |" % (
+            r["kernel"], r["loop_depth"], r["registers"], mark, paper if paper is not None else "-",
+            r["semaphores"], r["semaphores_per_engine"],
+            r["scratch_bytes"] if r["scratch_bytes"] >= 0 else "symbolic", r["bookkeeping_per_instruction"]))
+    return L
 
 
 def write_markdown(path, res):
@@ -658,6 +722,14 @@ def write_markdown(path, res):
               "`%s`, median wall seconds of %d runs: simulator %.2f s, threads executor %.2f s, ratio %.2f"
               " (the simulator runs the engines as coroutines on one thread; docs/runtime.md)." % (
                   s["command"], s["repeats"], s["sim_s"], s["threads_s"], s["ratio"])]
+    L += ["", "## Resources per engine", "",
+          "`%s` at each kernel's bench sizes (docs/algorithm.md, \"Fitting the machine\"): registers are 2 per loop"
+          " level an engine runs, its bookkeeping scalars, one guard per counter it waits on and one temporary;"
+          " semaphores are the counters an engine waits on, summed over the engines beside the paper's %s;"
+          " the paper's registers are 4, 8 and 11 for kernels with 1, 2 and 3 loops (\"above\" marks a kernel"
+          " over them). Bookkeeping per instruction is every engine's bookkeeping operations over every"
+          " engine's instructions, measured by the oracle." % (res["commands"]["resources"], PAPER_SEMAPHORES), ""]
+    L += md_resources(res["resources"])
     L += ["", "## Compile time", "",
           "Kernels: `bfsync gen --seed %d --size N` (gen: every feature, loops, tracking) and a plain"
           " straight-line kernel of N instructions (plain: act, dve, pool in turn, each waiting for the one"
@@ -710,7 +782,7 @@ def compile_only(args, root, res):
         old = json.load(f)
     with tempfile.TemporaryDirectory(prefix="bfsync-bench-") as tmp:
         step("compile time (1k, 10k%s instructions)" % ("" if args.quick else ", 100k"))
-        compile_series = compile_side(args.bfsync, root, tmp, args.repeat, args.quick)
+        compile_series = compile_side(args.bfsync, root, tmp, args.repeat, args.quick, args.target)
     for key in ("date", "bfsync", "git", "host", "commands", "targets"):
         old[key] = res[key] if key != "host" else dict(old.get("host", {}), **res["host"])
     old["compile"] = compile_series
@@ -753,7 +825,8 @@ def main():
                "calibration": "bfsync run bench/calibration/KERNEL.bfk -p N=... --exec=sim --sync=... --json",
                "compile": "bfsync compile --sync=SYNC GEN.bfk -o GEN.c",
                "tcc": "tcc -c -I runtime GEN.c",
-               "threads": "bfsync run KERNEL -p ... --sync=both --json"},
+               "threads": "bfsync run KERNEL -p ... --sync=both --json",
+               "resources": "bfsync compile KERNEL -p ... --resources --json"},
            "targets": TARGETS}
     if args.compile_only:
         compile_only(args, root, res)
@@ -772,6 +845,8 @@ def main():
                 e["redundant_drop_saved"] = saved
             step("barrier-free with each sync cost zeroed")
             res["gap"] = gap_attribution(args.bfsync, tmp, args.target, kernels, pool)
+            step("resources per engine")
+            res["resources"] = resources_side(args.bfsync, args.target, kernels, pool)
             step("the paper's seven kernels")
             res["paper"] = paper_suite(args.bfsync, root, args.target, pool)
         step("calibration against the documented trn1 timings")
@@ -779,7 +854,7 @@ def main():
         step("simulator speed against the threads executor")
         res["sim_speed"] = dict(sim_speed(args.bfsync, root, args.repeat), repeats=args.repeat)
         step("compile time (1k, 10k%s instructions)" % ("" if args.quick else ", 100k"))
-        res["compile"] = compile_side(args.bfsync, root, tmp, args.repeat, args.quick)
+        res["compile"] = compile_side(args.bfsync, root, tmp, args.repeat, args.quick, args.target)
         step("threads executor")
         res["host"]["load_before_threads"] = os.getloadavg()[0]
         res["threads"] = threads_side(args.bfsync, kernels, args.threads_repeat)

@@ -45,6 +45,10 @@ static const char usage_text[] =
     "  --lib PATH       libbfrt.a for the gcc step (default: beside bfsync; the gcc\n"
     "                   step also needs the source tree bfsync was built from)\n"
     "  --regress DIR    where minimized failing seeds go (default tests/regress)\n"
+    "  --target FILE    the machine (default: the built-in trn1), e.g. a target\n"
+    "                   with narrow counters (targets/trn1_c8.target)\n"
+    "  --scale K        every kernel parameter times K (default 1): longer runs, so\n"
+    "                   that narrow counters wrap many times\n"
     "  --no-minimize    report failing seeds without minimizing them\n"
     "  --json           the summary as one JSON object\n"
     "  --dry-run        with --exhaustive: count the kernels, judge none\n"
@@ -68,10 +72,10 @@ static char *dir_of_exe(void) {
 }
 
 int cmd_campaign(int argc, char **argv) {
-  uint64_t from = 1, count = 100, jobs = 2, gcc_every = 1, size = 12, schedules = 2,
+  uint64_t scale = 1, from = 1, count = 100, jobs = 2, gcc_every = 1, size = 12, schedules = 2,
            instructions = EXHAUSTIVE_MAX_INSTRUCTIONS;
   bool json = false, exhaustive = false, dry_run = false, no_jitter = false, no_minimize = false;
-  const char *lib = NULL, *regress_dir = "tests/regress";
+  const char *lib = NULL, *regress_dir = "tests/regress", *target_path = NULL;
   Mutation mutation = {0, -1};
   int engines = 1; /* scope_choices: all */
   static const char *const scope_choices[] = {"core", "all", NULL};
@@ -93,6 +97,8 @@ int cmd_campaign(int argc, char **argv) {
       {.name = "--mutate", .kind = ARG_MUTATION, .dest = &mutation},
       {.name = "--lib", .kind = ARG_STRING, .dest = &lib},
       {.name = "--regress", .kind = ARG_STRING, .dest = &regress_dir},
+      {.name = "--target", .kind = ARG_STRING, .dest = &target_path},
+      {.name = "--scale", .kind = ARG_NUMBER, .dest = &scale, .min = 1, .max = 1000},
       {0},
   };
   Arena *arena = arena_new();
@@ -103,13 +109,16 @@ int cmd_campaign(int argc, char **argv) {
    * time, which cost 70% of the exhaustive run in TLB flushes. */
   mallopt(M_TRIM_THRESHOLD, 512 << 20);
   mallopt(M_MMAP_THRESHOLD, 256 << 20);
+  Target *target = ARENA_NEW(arena, Target);
+  if (status < 0 && target_path && target_load(target_path, arena, target, stderr)) status = 1;
+  if (!target_path) target = NULL;
   char *exe_dir = dir_of_exe();
   if (status < 0 && exhaustive) {
-    ExhaustiveScope scope = {(int)instructions, engines == 0 ? 3 : 5, (int)jobs, (int)schedules, dry_run, json};
+    ExhaustiveScope scope = {(int)instructions, engines == 0 ? 3 : 5, (int)jobs, (int)schedules, dry_run, json, target};
     status = exhaustive_run(&scope);
   } else if (status < 0) {
     Campaign c = {from, count, (int)jobs, gcc_every, json, !no_minimize, regress_dir,
-                  {(long)size, (int)schedules, !no_jitter, NULL, mutation.kind, mutation.index},
+                  {(long)size, (int)schedules, !no_jitter, NULL, mutation.kind, mutation.index, target, (int64_t)scale},
                   {.lib = lib ? lib : arena_printf(arena, "%s/libbfrt.a", exe_dir),
                    .root = BFSYNC_SOURCE_DIR}};
     status = campaign_run(&c);

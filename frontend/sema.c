@@ -3,6 +3,13 @@
  * grammar cannot express, and numbers instructions and loops in program
  * order so later passes can keep side tables indexed by id.
  *
+ * Beyond the grammar's rules it evaluates `const` declarations (integers
+ * substituted into integer expressions, reals only in immediates, which it
+ * computes in real arithmetic), picks the form of an op the operands fit
+ * (add with a tile or an immediate), enforces the target's hardware limits
+ * (partitions, SBUF and PSUM capacity, PSUM banks, which engines reach
+ * PSUM) and requires every out tensor to be stored to.
+ *
  * Each rule has its own positioned message, and checking goes on after an
  * error so one run reports as much as it sensibly can; a construct that
  * already failed (an unknown op, an operand that did not resolve) is not

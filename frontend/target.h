@@ -31,7 +31,20 @@ typedef struct Target {
   Engine engines[BFRT_MAX_ENGINES];
   bfrt_costs costs;
   TargetLimits limits;
+  /* Finite hardware (docs/targets.md): a completion counter holds
+   * counter_bits bits and wraps modulo 2^counter_bits (64 when the file does
+   * not say); per engine kind, how many counters an engine can wait on and
+   * how many integer registers its sequencer has (0: not limited). */
+  int counter_bits;
+  int64_t semaphores[BFRT_NKINDS], registers[BFRT_NKINDS];
 } Target;
+
+/* Half a counter's range, 2^(counter_bits - 1): a wait's compare is exact
+ * while the count it tests is within this much of its threshold
+ * (INT64_MAX for 64-bit counters). */
+static inline int64_t target_counter_half(const Target *t) {
+  return t->counter_bits >= 64 ? INT64_MAX : (int64_t)1 << (t->counter_bits - 1);
+}
 
 /* The built-in default target: targets/trn1.target, embedded in the binary
  * (pe act dve pool dma, NeuronCore-v2 costs). */

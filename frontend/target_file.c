@@ -4,8 +4,9 @@
  * edits and cites sources in: the engines (name and kind) and, per engine
  * kind, the cost model the simulator charges. It is line-based, INI-like:
  *
- *   name = trn1                 # top level: name, clock_ghz
+ *   name = trn1                 # top level: name, clock_ghz, counter_bits
  *   clock_ghz = 1.4
+ *   counter_bits = 32
  *   [engines]                   # NAME = KIND, in engine order
  *   pe = pe
  *   [kind pe]                   # costs of every engine of this kind
@@ -94,7 +95,12 @@ static const struct {
 };
 #undef LIMIT
 #define NLIMIT_KEYS (sizeof limit_keys / sizeof limit_keys[0])
-enum { TOP_NAME, TOP_CLOCK, NTOP_KEYS };
+enum { TOP_NAME, TOP_CLOCK, TOP_COUNTER_BITS, NTOP_KEYS };
+
+/* The resource keys of a [kind] section, beside its costs: limits the
+ * transform must fit (Target.semaphores, Target.registers). */
+enum { RES_SEMAPHORES, RES_REGISTERS, NRES_KEYS };
+static const char *const resource_keys[NRES_KEYS] = {"semaphores", "registers"};
 
 /* Where each setting came from (0 = not set; else 1 + the key's offset),
  * for duplicate reports and required keys. */
@@ -108,6 +114,7 @@ typedef struct Reader {
   uint32_t top_set[NTOP_KEYS];
   uint32_t kind_section[BFRT_NKINDS];
   uint32_t kind_set[BFRT_NKINDS][NKIND_KEYS];
+  uint32_t resource_set[BFRT_NKINDS][NRES_KEYS];
   uint32_t engine_at[BFRT_MAX_ENGINES];
   uint32_t engines_section;
   uint32_t limits_section;
@@ -230,8 +237,15 @@ static void set_top(Reader *r, Span key, Span value) {
     if (read_real(r, value, &ghz)) return;
     if (ghz < 1e-3 || ghz > 1e3) diag_error(&r->diag, value, "clock_ghz must be from 0.001 to 1000");
     else r->out->costs.clock_ghz = ghz;
+  } else if (span_is(r, key, "counter_bits")) {
+    if (!first_setting(r, &r->top_set[TOP_COUNTER_BITS], key)) return;
+    int64_t bits = 0;
+    if (!read_integer(r, value, &bits) && (bits < 2 || bits > 64))
+      diag_error(&r->diag, value, "counter_bits must be 2 to 64");
+    else
+      r->out->counter_bits = (int)bits;
   } else {
-    diag_error(&r->diag, key, "unknown key '%.*s' at the top level (name, clock_ghz; costs go in a [kind ...] section)",
+    diag_error(&r->diag, key, "unknown key '%.*s' at the top level (name, clock_ghz, counter_bits; costs go in a [kind ...] section)",
                (int)(key.end - key.begin), r->text + key.begin);
   }
 }
@@ -288,6 +302,14 @@ static void add_engine(Reader *r, Span key, Span value) {
 /* entry in [kind K]: one of kind_keys */
 static void set_cost(Reader *r, Span key, Span value) {
   bfrt_engine_cost *c = &r->out->costs.kind[r->kind];
+  int64_t *limits[NRES_KEYS] = {&r->out->semaphores[r->kind], &r->out->registers[r->kind]};
+  for (int i = 0; i < NRES_KEYS; i++) {
+    if (!span_is(r, key, resource_keys[i])) continue;
+    if (!first_setting(r, &r->resource_set[r->kind][i], key)) return;
+    if (!read_integer(r, value, limits[i]) && *limits[i] < 1)
+      diag_error(&r->diag, value, "%s must be at least 1", resource_keys[i]);
+    return;
+  }
   for (size_t i = 0; i < NKIND_KEYS; i++) {
     if (!span_is(r, key, kind_keys[i].name)) continue;
     if (!first_setting(r, &r->kind_set[r->kind][i], key)) return;
@@ -471,6 +493,7 @@ int target_parse(const char *path, const char *text, size_t len, Arena *arena, T
     r->pos = end + 1;
   }
   check_complete(r);
+  if (!out->counter_bits) out->counter_bits = 64;
   return r->diag.errors ? -1 : 0;
 }
 

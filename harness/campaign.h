@@ -33,6 +33,7 @@ typedef struct ExhaustiveScope {
   int engines;      /* 3: act, dve, pool (core); 5: also pe and dma with an hbm tensor (all) */
   int jobs, schedules;
   bool dry_run, json;
+  const Target *target; /* NULL: the built-in trn1 */
 } ExhaustiveScope;
 
 #define EXHAUSTIVE_MAX_INSTRUCTIONS 3

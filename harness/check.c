@@ -192,7 +192,9 @@ static int bind_params(KernelCheck *k, const char *text, FILE *diag) {
   if (line && param_args_add_line(&pa, p->arena, line + strlen("// params:"), diag)) return -1;
   int64_t *params = ARENA_ARRAY(p->arena, int64_t, p->kernel->nparams + 1);
   k->in.params = params;
-  return param_args_bind(&pa, p->kernel, params, diag);
+  if (param_args_bind(&pa, p->kernel, params, diag)) return -1;
+  for (int i = 0; i < p->kernel->nparams && k->cfg->param_scale > 1; i++) params[i] *= k->cfg->param_scale;
+  return 0;
 }
 
 static void check_program(KernelCheck *k, const char *text, int gcc_mode, FILE *diag, char **diag_text) {
@@ -220,7 +222,7 @@ void check_kernel(const Config *cfg, const char *name, const char *text, uint64_
   size_t diag_len = 0;
   FILE *diag = open_memstream(&diag_text, &diag_len);
   memset(out, 0, sizeof *out);
-  Program *p = program_new(name, text, strlen(text), target_default(), diag);
+  Program *p = program_new(name, text, strlen(text), cfg->target ? cfg->target : target_default(), diag);
   KernelCheck k = {.cfg = cfg, .in = {.p = p}, .seed = seed, .out = out};
   check_program(&k, text, gcc_mode, diag, &diag_text);
   out->counts.kernels = 1;

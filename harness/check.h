@@ -18,6 +18,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "frontend/target.h"
 #include "harness/gcc.h"
 
 /* What is checked. */
@@ -27,6 +28,8 @@ typedef struct Config {
   bool jitter;     /* random delays on threads */
   const GccStep *gcc; /* NULL: no gcc step */
   int mutate_kind, mutate_index; /* TEST ONLY: break a barrier-free wait (index < 0: none) */
+  const Target *target; /* NULL: the built-in trn1 */
+  int64_t param_scale;  /* every parameter of the `// params:` line times this (0, 1: as given) */
 } Config;
 
 /* What one kernel (or a sum of kernels) contributed. */

@@ -219,7 +219,8 @@ static bool canonical(const Exhaustive *x) {
 
 /* Judge one kernel text with the oracle at N = 0..3, both sync modes. */
 static void ex_check(Exhaustive *x, const char *text) {
-  Program *p = program_new("small.bfk", text, strlen(text), target_default(), stderr);
+  const Target *target = x->scope->target ? x->scope->target : target_default();
+  Program *p = program_new("small.bfk", text, strlen(text), target, stderr);
   parse(p);
   if (!p->diag.errors) check(p);
   if (p->diag.errors) bug("exhaustive: the enumerated kernel does not check:\n%s", text);

@@ -56,7 +56,21 @@ struct bfrt_kernel {
   /* Shape of tensor t for these parameters; returns 0, or the source line of a
    * division by zero in the shape expression. */
   int (*tensor_shape)(const int64_t *params, int t, int64_t shape[2]);
+  /* The target's counter width: counters wrap modulo 2^counter_bits and a
+   * wait compares modulo 2^counter_bits (bfrt_counter_reached); 0 = 64. */
+  int counter_bits;
 };
+
+/* Whether a counter that reads raw (its low bits bits) has reached
+ * threshold, compared modulo 2^bits: the signed difference raw - threshold,
+ * taken modulo 2^bits, is not negative. Exact while the true count is
+ * within 2^(bits-1) of the threshold on either side (docs/algorithm.md,
+ * "The counter window"); with 64 bits, an ordinary compare. */
+static inline int bfrt_counter_reached(int64_t raw, int64_t threshold, int bits) {
+  if (bits <= 0 || bits >= 64) return raw >= threshold;
+  uint64_t mask = (UINT64_C(1) << bits) - 1;
+  return (((uint64_t)raw - (uint64_t)threshold) & mask) < (UINT64_C(1) << (bits - 1));
+}
 
 /* ---- Kernel side: what generated engine functions call. */
 enum { BFRT_ARG_TILE, BFRT_ARG_HBM, BFRT_ARG_IMM };

@@ -141,8 +141,8 @@ void bfrt_wait(Ctx *cx, int engine, int64_t threshold, int line) {
   cx->line = line;
   cx->waits++;
   int64_t start = trace_now(cx);
-  rt->exec->wait(cx, engine, threshold);
-  if (rt->checker) check_wait(cx, engine, threshold);
+  int64_t read = rt->exec->wait(cx, engine, threshold);
+  if (rt->checker) check_wait(cx, engine, read < threshold ? read : threshold);
   trace_record(cx, TRACE_WAIT, line, engine, threshold, start);
 }
 

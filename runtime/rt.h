@@ -93,8 +93,11 @@ typedef struct Executor {
   void (*before_op)(Ctx *cx);
   /* Count one completion on cx's engine; the op's effects are visible first. */
   void (*complete)(Ctx *cx);
-  /* Return once engine's counter has reached threshold (or unwind). */
-  void (*wait)(Ctx *cx, int engine, int64_t threshold);
+  /* Return once engine's counter, compared modulo 2^counter_bits
+   * (bfrt_counter_reached), has reached threshold (or unwind); the result is
+   * the true count the counter read then (below threshold only when a
+   * wrapped compare was fooled: the race checker orders no more than it). */
+  int64_t (*wait)(Ctx *cx, int engine, int64_t threshold);
   /* Meet every engine, then every counter reads 0 (or unwind); before
    * releasing, record every engine's completed count in
    * rt->barrier_positions (the race checker's barrier edges). */
@@ -159,6 +162,16 @@ void check_complete(Ctx *cx);
 void check_wait(Ctx *cx, int engine, int64_t threshold);
 /* After cx left a barrier. */
 void check_barrier(Ctx *cx);
+
+/* The kernel's counter width in bits (64 when it does not say). */
+static inline int rt_counter_bits(const struct bfrt *rt) {
+  return rt->k->counter_bits > 0 && rt->k->counter_bits < 64 ? rt->k->counter_bits : 64;
+}
+/* A true count as the counter stores it: its low rt_counter_bits bits. */
+static inline int64_t rt_counter_raw(const struct bfrt *rt, int64_t count) {
+  int bits = rt_counter_bits(rt);
+  return bits >= 64 ? count : (int64_t)((uint64_t)count & ((UINT64_C(1) << bits) - 1));
+}
 
 /* Monotonic nanoseconds. */
 int64_t rt_now_ns(void);

@@ -18,6 +18,10 @@
  *              engine keeps them itself, as a queue would.
  *   wait       S_e >= T ends at max(own clock, when S_e reached T +
  *              e's sem_latency) + the waiter's wait_cost; all of it stall.
+ *              The counter reads modulo 2^counter_bits: the wait ends at
+ *              the first count, from the one visible at the clock, whose
+ *              low bits compare as reached (sim_wait), so a broken window
+ *              is a race or a deadlock here as on hardware.
  *   bookkeep   n operations cost n * bookkeep_cost.
  *   barrier    an engine arrives when its clock and every stamp of its
  *              own ops have passed (in-flight transfers drain); every
@@ -374,18 +378,40 @@ static void sim_complete(Ctx *cx) {
   if (x->window > 1) remember_flight(cx, x, stamp);
 }
 
-static void sim_wait(Ctx *cx, int engine, int64_t threshold) {
+/* How many of x's increments are visible at time t: stamps are monotone,
+ * so a binary search over done_at. */
+static int64_t visible_count(const SimEngine *x, int64_t t) {
+  int64_t lo = 0, hi = x->count;
+  while (lo < hi) {
+    int64_t mid = lo + (hi - lo) / 2;
+    if (add_cycles(x->done_at[mid], x->cost->sem_latency) <= t) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+/* The wait reads the producer's counter modulo 2^counter_bits: it ends at
+ * the first count n, from the one visible now, that reads as reached. That
+ * is n = threshold when the window holds; a broken window ends it early (a
+ * race the checker reports) or late or never (a deadlock). */
+static int64_t sim_wait(Ctx *cx, int engine, int64_t threshold) {
   Sim *s = sim_of(cx);
   SimEngine *x = me(cx), *producer = &s->eng[engine];
-  if (producer->count < threshold) {
+  int bits = rt_counter_bits(cx->rt);
+  int64_t n = visible_count(producer, x->clock);
+  if (!bfrt_counter_reached(rt_counter_raw(cx->rt, n), threshold, bits))
+    n += bits >= 64 ? threshold - n
+                    : (int64_t)(((uint64_t)threshold - (uint64_t)n) & ((UINT64_C(1) << bits) - 1));
+  if (producer->count < n) {
     x->state = SIM_WAITING;
     x->on = engine;
-    x->threshold = threshold;
+    x->threshold = n;
     block(cx);
     x->state = SIM_RUNNING;
   }
-  int64_t visible = threshold > 0 ? add_cycles(producer->done_at[threshold - 1], producer->cost->sem_latency) : 0;
+  int64_t visible = n > 0 ? add_cycles(producer->done_at[n - 1], producer->cost->sem_latency) : 0;
   stall_until(cx->rt, cx->engine, x, add_cycles(max64(x->clock, visible), x->cost->wait_cost));
+  return n;
 }
 
 /* The last engine to arrive releases everyone, counters reset. */

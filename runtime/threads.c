@@ -18,6 +18,13 @@
  * them, so a chain of hand-offs does not wake every sleeper at every
  * increment.
  *
+ * Narrow counters. The atomic holds the true count (the watchdog reports
+ * it), but a wait sees only its low counter_bits bits and compares them
+ * modulo 2^counter_bits (bfrt_counter_reached), as narrow hardware
+ * semaphores do: a window the transform failed to keep shows up here as a
+ * race (a wait fooled early) or a deadlock (a wait that never reads as
+ * reached), not as luck.
+ *
  * Barriers. The last engine to arrive resets every counter to 0 while all
  * the others are still inside the barrier (so no counter changes under a
  * waiter), then releases them by bumping the generation. The others yield
@@ -97,6 +104,12 @@ static void threads_before_op(Ctx *cx) {
 
 /* ---- Counters and waits. */
 
+/* Whether a counter whose true count is value reads as having reached
+ * threshold: the engine sees only the low counter_bits bits. */
+static int reached(const bfrt *rt, int64_t value, int64_t threshold) {
+  return bfrt_counter_reached(rt_counter_raw(rt, value), threshold, rt_counter_bits(rt));
+}
+
 static void threads_complete(Ctx *cx) {
   Threads *th = state(cx);
   Counter *c = &th->counters[cx->engine];
@@ -106,7 +119,7 @@ static void threads_complete(Ctx *cx) {
     pthread_mutex_lock(&c->mu);
     int64_t value = atomic_load(&c->value);
     for (int e = 0; e < BFRT_MAX_ENGINES; e++)
-      if (c->sleeping_for[e] <= value) {
+      if (c->sleeping_for[e] != INT64_MAX && reached(cx->rt, value, c->sleeping_for[e])) {
         pthread_cond_broadcast(&c->cv);
         break;
       }
@@ -114,23 +127,26 @@ static void threads_complete(Ctx *cx) {
   }
 }
 
-static void threads_wait(Ctx *cx, int engine, int64_t threshold) {
+static int64_t threads_wait(Ctx *cx, int engine, int64_t threshold) {
   Counter *c = &state(cx)->counters[engine];
   for (int i = 0; i < SPIN_READS + YIELDS; i++) {
-    if (atomic_load_explicit(&c->value, memory_order_acquire) >= threshold) return;
+    int64_t value = atomic_load_explicit(&c->value, memory_order_acquire);
+    if (reached(cx->rt, value, threshold)) return value;
     if (i >= SPIN_READS) sched_yield();
   }
   publish(cx, ENGINE_WAITING, engine, threshold);
   pthread_mutex_lock(&c->mu);
   c->sleeping_for[cx->engine] = threshold;
   atomic_fetch_add(&c->waiters, 1);
-  while (atomic_load(&c->value) < threshold && !rt_failed(cx->rt)) pthread_cond_wait(&c->cv, &c->mu);
+  while (!reached(cx->rt, atomic_load(&c->value), threshold) && !rt_failed(cx->rt))
+    pthread_cond_wait(&c->cv, &c->mu);
   atomic_fetch_sub(&c->waiters, 1);
   c->sleeping_for[cx->engine] = INT64_MAX;
-  int reached = atomic_load(&c->value) >= threshold;
+  int64_t value = atomic_load(&c->value);
   pthread_mutex_unlock(&c->mu);
   atomic_store(&cx->state, ENGINE_RUNNING);
-  if (!reached) rt_unwind(cx);
+  if (!reached(cx->rt, value, threshold)) rt_unwind(cx);
+  return value;
 }
 
 /* Release the others when cx is the last to arrive; 1 if it was. */

@@ -137,6 +137,14 @@ for name in matmul softmax chain; do
   done
 done
 
+# ---- The regression kernels' C through gcc -Werror too (hoist-twice.bfk: an unused hoisted copy).
+for k in tests/regress/*.bfk; do
+  for sync in barrier-free barrier; do
+    expect_status 0 compile "$k" --sync=$sync -o "$tmp/regress.c" || continue
+    gcc $cc_flags -c "$tmp/regress.c" -o "$tmp/regress.o" 2>"$tmp/gcc.err" || { fail "gcc rejects the C of $k ($sync):"; head -5 "$tmp/gcc.err" >&2; }
+  done
+done
+
 # ---- compile --header: a host indexes parameters and tensors by constant.
 if expect_status 0 compile examples/matmul.bfk --header -o "$tmp/matmul.h" &&
   expect_status 0 compile examples/matmul.bfk -o "$tmp/matmul.c"; then

@@ -64,7 +64,9 @@ typedef struct WaitWhy {
  * IR_STORE, and each evaluated IR_WAIT whose threshold is not IX_CONST. */
 typedef enum IrKind {
   IR_OP,      /* run instr (counts on this engine) */
-  IR_WAIT,    /* t = threshold; if t > known[engine]: wait S_engine >= t; known = t */
+  IR_WAIT,    /* t = threshold; if t > known[engine]: wait S_engine >= t; known = t.
+                 With counters of B < 64 bits the wait is taken in steps of at
+                 most 2^(B-1) above known (docs/algorithm.md, section 7) */
   IR_SET,     /* var = value (bookkeeping) */
   IR_STORE,   /* array[index] = value (bookkeeping) */
   IR_LOOP,    /* for loop_id in lo .. hi { body } (bounds evaluated at entry) */

@@ -74,6 +74,10 @@ struct Oracle {
   int64_t *last_write, *last_read; /* [cell * nengines + engine] */
   int64_t *loopvars;
   bool failed;
+  /* Each engine's clock snapshots, one row per op (row 0: all zero); shared
+   * by the schedules one after the other, since a schedule reads only the
+   * rows its own ops wrote: memory does not grow with --schedules. */
+  int64_t *snap[BFRT_MAX_ENGINES];
 };
 
 /* Cells beyond this make the grid too large to track exactly (each costs
@@ -380,6 +384,8 @@ typedef struct Interp {
   Status status;
   const IrNode *waiting; /* WAITING: the wait; AT_BARRIER: the barrier */
   int64_t wait_threshold;
+  int64_t window_first, window_count; /* WAITING: its first compare, the count then */
+  bool window_broken;                 /* ... 2^(B-1) or more apart */
   int64_t *loopvars, *vars, **arrays, *array_len;
   int64_t known[BFRT_MAX_ENGINES];
   int64_t clock[BFRT_MAX_ENGINES]; /* vector clock over stream positions */
@@ -527,6 +533,29 @@ static void push_pending(Schedule *s, Interp *in, Pending pw) {
   in->pending[in->npending++] = pw;
 }
 
+/* The counter window: a compare of S_e against t is exact only while
+ * t - H <= S_e < t + H, H = 2^(counter_bits - 1). A guarded wait above
+ * known[e] + H is taken in steps of H (bf_wait), so its first compare tests
+ * min(t, known + H) when the wait is evaluated (window_first), and its last
+ * tests t when the engine resumes; the steps between start where the count
+ * is. The count never falls below known[e], so only the upper side can
+ * fail: the producer 2^(B-1) or more ahead of a compare still to be made. */
+static int64_t window_first(const Schedule *s, const Interp *in, int e, int64_t t) {
+  int64_t half = target_counter_half(s->o->p->target);
+  return t - in->known[e] > half ? in->known[e] + half : t;
+}
+
+static void check_window(Schedule *s, int c, int e, int64_t t) {
+  Interp *in = &s->in[c];
+  int64_t half = target_counter_half(s->o->p->target), at = in->window_broken ? in->window_first : t;
+  if (!in->window_broken && s->counter[e] - t < half) return;
+  s->st->window++;
+  report(s, "%d: counter window: %s compares S_%s = %lld with %lld, 2^%d or more apart",
+         in->waiting->line, engine_name(s, c), engine_name(s, e),
+         (long long)(in->window_broken ? in->window_count : s->counter[e]), (long long)at,
+         s->o->p->target->counter_bits - 1);
+}
+
 static void finish_wait(Schedule *s, int c) {
   Interp *in = &s->in[c];
   const IrNode *w = in->waiting;
@@ -540,6 +569,7 @@ static void finish_wait(Schedule *s, int c) {
   s->st->wait_redundant[k] += redundant;
   push_pending(s, in, (Pending){e, global, w, k, redundant});
   join(in->clock, s->snap[e] + global * s->n, s->n);
+  check_window(s, c, e, in->wait_threshold);
   in->known[e] = in->wait_threshold;
   in->status = RUNNING;
 }
@@ -549,10 +579,14 @@ static void exec_wait(Schedule *s, int c, const IrNode *w) {
   Interp *in = &s->in[c];
   int64_t t = ir_eval(s, in, w->threshold);
   s->st->bookkeeping += w->threshold->kind != IX_CONST;
+  s->st->engine_bookkeeping[c] += w->threshold->kind != IX_CONST;
   if (s->stop || t <= in->known[w->engine]) return;
   in->waiting = w;
   in->wait_threshold = t;
   in->status = WAITING;
+  in->window_first = window_first(s, in, w->engine, t);
+  in->window_count = s->counter[w->engine];
+  in->window_broken = in->window_count - in->window_first >= target_counter_half(s->o->p->target);
   if (s->counter[w->engine] >= t) finish_wait(s, c);
 }
 
@@ -652,6 +686,7 @@ static void exec_op(Schedule *s, int c, const IrNode *node) {
   in->clock[c] = k;
   memcpy(s->snap[c] + k * s->n, in->clock, sizeof(int64_t) * (size_t)s->n);
   s->st->instructions++;
+  s->st->engine_instructions[c]++;
 }
 
 static void enter_loop(Schedule *s, int c, const IrNode *loop) {
@@ -679,6 +714,7 @@ static void step(Schedule *s, int c) {
   case IR_SET:
     in->vars[node->var] = ir_eval(s, in, node->value);
     s->st->bookkeeping++;
+    s->st->engine_bookkeeping[c]++;
     break;
   case IR_STORE: {
     int64_t i = ir_eval(s, in, node->index), v = ir_eval(s, in, node->value);
@@ -687,6 +723,7 @@ static void step(Schedule *s, int c) {
           node->array, (long long)i);
     in->arrays[node->array][i] = v;
     s->st->bookkeeping++;
+    s->st->engine_bookkeeping[c]++;
     break;
   }
   case IR_LOOP: enter_loop(s, c, node); break;
@@ -760,7 +797,8 @@ static void init_interp(Schedule *s, int c) {
   in->frames[0] = (Frame){st->body, NULL, 0};
   in->depth = 1;
   settle(in);
-  s->snap[c] = ARENA_ARRAY(arena, int64_t, (s->o->trace[c].n + 1) * s->n);
+  if (!s->o->snap[c]) s->o->snap[c] = ARENA_ARRAY(arena, int64_t, (s->o->trace[c].n + 1) * s->n);
+  s->snap[c] = s->o->snap[c];
 }
 
 /* Every engine must have run exactly the walk's instances. */
@@ -824,6 +862,7 @@ static WaitIndex *build_wait_index(const Oracle *o) {
 static void merge(OracleStats *total, const OracleStats *one) {
   if (one->races > total->races) total->races = one->races;
   if (one->mismatches > total->mismatches) total->mismatches = one->mismatches;
+  if (one->window > total->window) total->window = one->window;
   total->deadlocks += one->deadlocks;
 }
 
@@ -859,7 +898,7 @@ void oracle_check(Oracle *o, int schedules, uint64_t seed, FILE *log, OracleStat
 
 int oracle_failed(const OracleStats *st) {
   bool late = st->sync == SYNC_BARRIER_FREE && st->late > 0;
-  return st->races > 0 || late || st->deadlocks > 0 || st->mismatches > 0;
+  return st->races > 0 || late || st->deadlocks > 0 || st->mismatches > 0 || st->window > 0;
 }
 
 /* ---- The ideal makespan. */

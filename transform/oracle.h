@@ -38,6 +38,9 @@ typedef struct OracleStats {
   int64_t subsumed;     /* other waits made needless by the rest of the waits before the
                            same instruction (a later one in the group implies it) */
   int64_t bookkeeping;  /* bookkeeping operations executed (ir.h's definition) */
+  int64_t engine_instructions[BFRT_MAX_ENGINES], engine_bookkeeping[BFRT_MAX_ENGINES]; /* by engine */
+  int64_t window;       /* compares outside the counter window: the count a wait tested was
+                           2^(counter_bits-1) or more from its threshold (docs/algorithm.md) */
   int64_t deadlocks;
   int64_t mismatches;   /* transform bugs: a stream's ops differ from the sequential walk */
   int schedules;
@@ -63,7 +66,8 @@ int64_t oracle_need(const Oracle *o, int engine, int64_t position, int producer)
  * schedules interleavings seeded by seed; races, late waits, deadlocks and
  * mismatches are described on log (NULL: silent). */
 void oracle_check(Oracle *o, int schedules, uint64_t seed, FILE *log, OracleStats *st);
-/* Whether st fails verification: a race, a deadlock, a mismatch, or (for
+/* Whether st fails verification: a race, a deadlock, a mismatch, a
+ * compare outside the counter window, or (for
  * barrier-free streams) an unexplained late wait. The barrier baseline's
  * static thresholds must hold for every iteration of a region, so they are
  * not exact by design: its late waits are counted, not failed. */

@@ -90,7 +90,7 @@ static void scale2_act(bfrt_ctx *cx, const int64_t *p) {
 
 static void (*const scale2_entry[])(bfrt_ctx *, const int64_t *) = {scale2_dma, scale2_act};
 static const bfrt_kernel scale2 = {"scale2", 1, n_param, 2, two_engines, two_kinds, scale2_entry,
-                                   2, tiles, 2, tensors, shape_of};
+                                   2, tiles, 2, tensors, shape_of, 0};
 
 static bfrt *new_instance(const bfrt_kernel *k, int64_t n) {
   const char *err = NULL;
@@ -212,7 +212,7 @@ static void idle(bfrt_ctx *cx, const int64_t *p) {
 
 static void (*const bounce_entry[])(bfrt_ctx *, const int64_t *) = {bounce_dma, idle};
 static const bfrt_kernel bounce = {"bounce", 1, n_param, 2, two_engines, two_kinds, bounce_entry,
-                                   2, tiles, 2, tensors, shape_of};
+                                   2, tiles, 2, tensors, shape_of, 0};
 
 static void assert_copied(bfrt *rt, int64_t rows) {
   const float *x = bfrt_tensor_data(rt, 0), *y = bfrt_tensor_data(rt, 1);
@@ -250,7 +250,7 @@ static void three_loads(bfrt_ctx *cx, const int64_t *p) {
 
 static void (*const loads_entry[])(bfrt_ctx *, const int64_t *) = {three_loads, idle};
 static const bfrt_kernel loads = {"loads", 1, n_param, 2, two_engines, two_kinds, loads_entry,
-                                  2, tiles, 2, tensors, shape_of};
+                                  2, tiles, 2, tensors, shape_of, 0};
 
 static void test_pipelined_window(void **state) {
   (void)state;
@@ -293,7 +293,7 @@ static void phases_act(bfrt_ctx *cx, const int64_t *p) {
 
 static void (*const phases_entry[])(bfrt_ctx *, const int64_t *) = {phases_dma, phases_act};
 static const bfrt_kernel phases = {"phases", 1, n_param, 2, two_engines, two_kinds, phases_entry,
-                                   2, tiles, 2, tensors, shape_of};
+                                   2, tiles, 2, tensors, shape_of, 0};
 
 static void test_hand_computed_barriers(void **state) {
   (void)state;
@@ -368,7 +368,7 @@ static void one_load(bfrt_ctx *cx, const int64_t *p) {
 
 static void (*const stuck_entry[])(bfrt_ctx *, const int64_t *) = {one_load, stuck_act};
 static const bfrt_kernel stuck = {"stuck", 1, n_param, 2, two_engines, two_kinds, stuck_entry,
-                                  2, tiles, 2, tensors, shape_of};
+                                  2, tiles, 2, tensors, shape_of, 0};
 
 static void lonely_act(bfrt_ctx *cx, const int64_t *p) {
   (void)p;
@@ -377,7 +377,7 @@ static void lonely_act(bfrt_ctx *cx, const int64_t *p) {
 
 static void (*const lonely_entry[])(bfrt_ctx *, const int64_t *) = {one_load, lonely_act};
 static const bfrt_kernel lonely = {"lonely", 1, n_param, 2, two_engines, two_kinds, lonely_entry,
-                                   2, tiles, 2, tensors, shape_of};
+                                   2, tiles, 2, tensors, shape_of, 0};
 
 static void out_of_bounds(bfrt_ctx *cx, const int64_t *p) {
   (void)p;
@@ -386,7 +386,7 @@ static void out_of_bounds(bfrt_ctx *cx, const int64_t *p) {
 
 static void (*const oob_entry[])(bfrt_ctx *, const int64_t *) = {out_of_bounds, stuck_act};
 static const bfrt_kernel oob = {"oob", 1, n_param, 2, two_engines, two_kinds, oob_entry,
-                                2, tiles, 2, tensors, shape_of};
+                                2, tiles, 2, tensors, shape_of, 0};
 
 static void test_deadlocks_and_errors(void **state) {
   (void)state;
@@ -447,7 +447,7 @@ static void racy_act(bfrt_ctx *cx, const int64_t *p) {
 
 static void (*const racy_entry[])(bfrt_ctx *, const int64_t *) = {scale2_dma, racy_act};
 static const bfrt_kernel racy = {"racy", 1, n_param, 2, two_engines, two_kinds, racy_entry,
-                                 2, tiles, 2, tensors, shape_of};
+                                 2, tiles, 2, tensors, shape_of, 0};
 
 static void test_race_checker_under_sim(void **state) {
   (void)state;
@@ -530,7 +530,7 @@ static const char *const two_queue_names[] = {"dma0", "dma1"};
 static const int two_queue_kinds[] = {BFRT_KIND_DMA, BFRT_KIND_DMA};
 static void (*const two_loads_entry[])(bfrt_ctx *, const int64_t *) = {load_slot0, load_slot1};
 static const bfrt_kernel two_loads = {"two_loads", 1, n_param, 2, two_queue_names, two_queue_kinds, two_loads_entry,
-                                      2, tiles, 2, tensors, shape_of};
+                                      2, tiles, 2, tensors, shape_of, 0};
 
 /* split = 2: dma0 streams 10..13 on both engines, done 113; dma1 finds
  * them busy until 13, so it stalls 3 and streams 13..16, done 116.

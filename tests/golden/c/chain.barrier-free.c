@@ -62,9 +62,10 @@ static int64_t bf_mod(int64_t a, int64_t b) { return a % b < 0 ? a % b + b : a %
 
 /* Wait until engine's counter reaches t, unless a wait for as much is done. */
 static void bf_wait(bfrt_ctx *cx, int engine, int64_t *known, int64_t t, int line) {
-  if (t > *known) {
-    bfrt_wait(cx, engine, t, line);
-    *known = t;
+  while (t > known[engine]) { /* counters are 32 bits: steps of at most 2^31 */
+    int64_t step = t - known[engine] > INT64_C(2147483648) ? known[engine] + INT64_C(2147483648) : t;
+    bfrt_wait(cx, engine, step, line);
+    known[engine] = step;
   }
 }
 
@@ -107,10 +108,7 @@ static void bf_engine_pe(bfrt_ctx *bf_cx, const int64_t *bf_params) {
 /* Engine act. */
 static void bf_engine_act(bfrt_ctx *bf_cx, const int64_t *bf_params) {
   const int64_t N = bf_params[0];
-  int64_t bf_known_dve = 0; /* highest threshold waited for on dve */
-  int64_t bf_known_pool = 0; /* highest threshold waited for on pool */
-  int64_t bf_known_dma0 = 0; /* highest threshold waited for on dma0 */
-  int64_t bf_known_dma1 = 0; /* highest threshold waited for on dma1 */
+  int64_t bf_known[20] = {0}; /* by engine: highest threshold waited for */
   int64_t *bf_a0 = bfrt_scratch(bf_cx, 2); /* dve_reads_t */
   int64_t *bf_a1 = bfrt_scratch(bf_cx, 3); /* dve_writes_x */
   int64_t *bf_a2 = bfrt_scratch(bf_cx, 3); /* pool_writes_x */
@@ -122,10 +120,10 @@ static void bf_engine_act(bfrt_ctx *bf_cx, const int64_t *bf_params) {
   bf_a2[2] = 1;
   for (int64_t i = 0, bf_end0 = N; i < bf_end0; i++) {
     bfrt_bookkeep(bf_cx, 4);
-    bf_wait(bf_cx, BF_ENGINE_dve, &bf_known_dve, bf_max(bf_a0[bf_mod(i, 2)], bf_a1[bf_mod(bf_add(i, 1), 3)]), 24); /* after dve line 25: RAW+WAR, loop-carried (tracked) */
-    bf_wait(bf_cx, BF_ENGINE_pool, &bf_known_pool, bf_a2[bf_mod(bf_add(i, 1), 3)], 24); /* after pool line 22, 26: RAW, loop-carried (tracked) */
-    bf_wait(bf_cx, BF_ENGINE_dma0, &bf_known_dma0, bf_a3[bf_mod(bf_add(i, 1), 3)], 24); /* after dma0 line 21: RAW, loop-carried (tracked) */
-    bf_wait(bf_cx, BF_ENGINE_dma1, &bf_known_dma1, bf_a4[bf_mod(bf_add(i, 1), 3)], 24); /* after dma1 line 21: RAW, loop-carried (tracked) */
+    bf_wait(bf_cx, BF_ENGINE_dve, bf_known, bf_max(bf_a0[bf_mod(i, 2)], bf_a1[bf_mod(bf_add(i, 1), 3)]), 24); /* after dve line 25: RAW+WAR, loop-carried (tracked) */
+    bf_wait(bf_cx, BF_ENGINE_pool, bf_known, bf_a2[bf_mod(bf_add(i, 1), 3)], 24); /* after pool line 22, 26: RAW, loop-carried (tracked) */
+    bf_wait(bf_cx, BF_ENGINE_dma0, bf_known, bf_a3[bf_mod(bf_add(i, 1), 3)], 24); /* after dma0 line 21: RAW, loop-carried (tracked) */
+    bf_wait(bf_cx, BF_ENGINE_dma1, bf_known, bf_a4[bf_mod(bf_add(i, 1), 3)], 24); /* after dma1 line 21: RAW, loop-carried (tracked) */
     /* line 24: act: tanh t[i % 2], x[(i + 1) % 3]; */
     bf_op_tt(bf_cx, BFRT_TANH, 24, BF_TILE_t, bf_mod(i, 2), BF_TILE_x, bf_mod(bf_add(i, 1), 3));
     bfrt_bookkeep(bf_cx, 3);
@@ -138,10 +136,7 @@ static void bf_engine_act(bfrt_ctx *bf_cx, const int64_t *bf_params) {
 /* Engine dve. */
 static void bf_engine_dve(bfrt_ctx *bf_cx, const int64_t *bf_params) {
   const int64_t N = bf_params[0];
-  int64_t bf_known_act = 0; /* highest threshold waited for on act */
-  int64_t bf_known_pool = 0; /* highest threshold waited for on pool */
-  int64_t bf_known_dma0 = 0; /* highest threshold waited for on dma0 */
-  int64_t bf_known_dma1 = 0; /* highest threshold waited for on dma1 */
+  int64_t bf_known[20] = {0}; /* by engine: highest threshold waited for */
   int64_t *bf_a0 = bfrt_scratch(bf_cx, 3); /* pool_writes_x */
   int64_t *bf_a1 = bfrt_scratch(bf_cx, 3); /* pool_reads_x */
   int64_t *bf_a2 = bfrt_scratch(bf_cx, 3); /* dma0_writes_x */
@@ -152,10 +147,10 @@ static void bf_engine_dve(bfrt_ctx *bf_cx, const int64_t *bf_params) {
   bf_a0[2] = 1;
   for (int64_t i = 0, bf_end0 = N; i < bf_end0; i++) {
     bfrt_bookkeep(bf_cx, 4);
-    bf_wait(bf_cx, BF_ENGINE_act, &bf_known_act, bf_add(i, 1), 25); /* after act line 24: RAW+WAR, same iteration */
-    bf_wait(bf_cx, BF_ENGINE_pool, &bf_known_pool, bf_max(bf_max(bf_a1[bf_mod(bf_add(i, 2), 3)], bf_a0[bf_mod(bf_add(i, 2), 3)]), bf_a0[bf_mod(i, 3)]), 25); /* after pool line 26, 22: RAW+WAR+WAW, loop-carried (tracked) */
-    bf_wait(bf_cx, BF_ENGINE_dma0, &bf_known_dma0, bf_max(bf_a2[bf_mod(bf_add(i, 2), 3)], bf_a2[bf_mod(i, 3)]), 25); /* after dma0 line 21: RAW+WAW, loop-carried (tracked) */
-    bf_wait(bf_cx, BF_ENGINE_dma1, &bf_known_dma1, bf_max(bf_a3[bf_mod(bf_add(i, 2), 3)], bf_a3[bf_mod(i, 3)]), 25); /* after dma1 line 21: RAW+WAW, loop-carried (tracked) */
+    bf_wait(bf_cx, BF_ENGINE_act, bf_known, bf_add(i, 1), 25); /* after act line 24: RAW+WAR, same iteration */
+    bf_wait(bf_cx, BF_ENGINE_pool, bf_known, bf_max(bf_max(bf_a1[bf_mod(bf_add(i, 2), 3)], bf_a0[bf_mod(bf_add(i, 2), 3)]), bf_a0[bf_mod(i, 3)]), 25); /* after pool line 26, 22: RAW+WAR+WAW, loop-carried (tracked) */
+    bf_wait(bf_cx, BF_ENGINE_dma0, bf_known, bf_max(bf_a2[bf_mod(bf_add(i, 2), 3)], bf_a2[bf_mod(i, 3)]), 25); /* after dma0 line 21: RAW+WAW, loop-carried (tracked) */
+    bf_wait(bf_cx, BF_ENGINE_dma1, bf_known, bf_max(bf_a3[bf_mod(bf_add(i, 2), 3)], bf_a3[bf_mod(i, 3)]), 25); /* after dma1 line 21: RAW+WAW, loop-carried (tracked) */
     /* line 25: dve: add x[(i + 2) % 3], t[i % 2], x[i % 3]; */
     bf_op_ttt(bf_cx, BFRT_ADD, 25, BF_TILE_x, bf_mod(bf_add(i, 2), 3), BF_TILE_t, bf_mod(i, 2), BF_TILE_x, bf_mod(i, 3));
     bfrt_bookkeep(bf_cx, 2);
@@ -167,9 +162,7 @@ static void bf_engine_dve(bfrt_ctx *bf_cx, const int64_t *bf_params) {
 /* Engine pool. */
 static void bf_engine_pool(bfrt_ctx *bf_cx, const int64_t *bf_params) {
   const int64_t N = bf_params[0];
-  int64_t bf_known_dve = 0; /* highest threshold waited for on dve */
-  int64_t bf_known_dma0 = 0; /* highest threshold waited for on dma0 */
-  int64_t bf_known_dma1 = 0; /* highest threshold waited for on dma1 */
+  int64_t bf_known[20] = {0}; /* by engine: highest threshold waited for */
   int64_t *bf_a0 = bfrt_scratch(bf_cx, 3); /* act_reads_x */
   int64_t *bf_a1 = bfrt_scratch(bf_cx, 3); /* dma0_writes_x */
   int64_t *bf_a2 = bfrt_scratch(bf_cx, 3); /* dma1_writes_x */
@@ -181,9 +174,9 @@ static void bf_engine_pool(bfrt_ctx *bf_cx, const int64_t *bf_params) {
   for (int64_t i = 0, bf_end0 = N; i < bf_end0; i++) {
     bfrt_bookkeep(bf_cx, 4);
     bf_a0[bf_mod(bf_add(i, 1), 3)] = bf_add(i, 1);
-    bf_wait(bf_cx, BF_ENGINE_dve, &bf_known_dve, bf_add(i, 1), 26); /* after dve line 25: RAW+WAR+WAW, same iteration */
-    bf_wait(bf_cx, BF_ENGINE_dma0, &bf_known_dma0, bf_a1[bf_mod(bf_add(i, 2), 3)], 26); /* after dma0 line 21: RAW+WAW, loop-carried (tracked) */
-    bf_wait(bf_cx, BF_ENGINE_dma1, &bf_known_dma1, bf_a2[bf_mod(bf_add(i, 2), 3)], 26); /* after dma1 line 21: RAW+WAW, loop-carried (tracked) */
+    bf_wait(bf_cx, BF_ENGINE_dve, bf_known, bf_add(i, 1), 26); /* after dve line 25: RAW+WAR+WAW, same iteration */
+    bf_wait(bf_cx, BF_ENGINE_dma0, bf_known, bf_a1[bf_mod(bf_add(i, 2), 3)], 26); /* after dma0 line 21: RAW+WAW, loop-carried (tracked) */
+    bf_wait(bf_cx, BF_ENGINE_dma1, bf_known, bf_a2[bf_mod(bf_add(i, 2), 3)], 26); /* after dma1 line 21: RAW+WAW, loop-carried (tracked) */
     /* line 26: pool: scale x[(i + 2) % 3], x[(i + 2) % 3], 0.5; */
     bf_op_ttf(bf_cx, BFRT_SCALE, 26, BF_TILE_x, bf_mod(bf_add(i, 2), 3), BF_TILE_x, bf_mod(bf_add(i, 2), 3), 0.5f);
   }
@@ -206,9 +199,7 @@ static void bf_engine_dma1(bfrt_ctx *bf_cx, const int64_t *bf_params) {
 /* Engine dma2. */
 static void bf_engine_dma2(bfrt_ctx *bf_cx, const int64_t *bf_params) {
   const int64_t N = bf_params[0];
-  int64_t bf_known_dve = 0; /* highest threshold waited for on dve */
-  int64_t bf_known_pool = 0; /* highest threshold waited for on pool */
-  int64_t bf_known_dma0 = 0; /* highest threshold waited for on dma0 */
+  int64_t bf_known[20] = {0}; /* by engine: highest threshold waited for */
   int64_t *bf_a0 = bfrt_scratch(bf_cx, 3); /* dve_writes_x */
   int64_t *bf_a1 = bfrt_scratch(bf_cx, 3); /* pool_writes_x */
   bfrt_bookkeep(bf_cx, 1);
@@ -219,9 +210,9 @@ static void bf_engine_dma2(bfrt_ctx *bf_cx, const int64_t *bf_params) {
     bf_a1[bf_mod(bf_add(i, 2), 3)] = bf_add(i, 2);
   }
   bfrt_bookkeep(bf_cx, 2);
-  bf_wait(bf_cx, BF_ENGINE_dve, &bf_known_dve, bf_a0[0], 29); /* after dve line 25: RAW, same iteration (tracked) */
-  bf_wait(bf_cx, BF_ENGINE_pool, &bf_known_pool, bf_a1[0], 29); /* after pool line 26: RAW, same iteration (tracked) */
-  bf_wait(bf_cx, BF_ENGINE_dma0, &bf_known_dma0, 1, 29); /* after dma0 line 21: RAW, same iteration */
+  bf_wait(bf_cx, BF_ENGINE_dve, bf_known, bf_a0[0], 29); /* after dve line 25: RAW, same iteration (tracked) */
+  bf_wait(bf_cx, BF_ENGINE_pool, bf_known, bf_a1[0], 29); /* after pool line 26: RAW, same iteration (tracked) */
+  bf_wait(bf_cx, BF_ENGINE_dma0, bf_known, 1, 29); /* after dma0 line 21: RAW, same iteration */
   /* line 29: store Y[0, 0], x[0]; */
   bf_op_ht(bf_cx, BFRT_STORE, 29, BF_HBM_Y, 0, 0, BF_TILE_x, 0);
 }
@@ -229,9 +220,7 @@ static void bf_engine_dma2(bfrt_ctx *bf_cx, const int64_t *bf_params) {
 /* Engine dma3. */
 static void bf_engine_dma3(bfrt_ctx *bf_cx, const int64_t *bf_params) {
   const int64_t N = bf_params[0];
-  int64_t bf_known_dve = 0; /* highest threshold waited for on dve */
-  int64_t bf_known_pool = 0; /* highest threshold waited for on pool */
-  int64_t bf_known_dma1 = 0; /* highest threshold waited for on dma1 */
+  int64_t bf_known[20] = {0}; /* by engine: highest threshold waited for */
   int64_t *bf_a0 = bfrt_scratch(bf_cx, 3); /* dve_writes_x */
   int64_t *bf_a1 = bfrt_scratch(bf_cx, 3); /* pool_writes_x */
   bfrt_bookkeep(bf_cx, 1);
@@ -242,9 +231,9 @@ static void bf_engine_dma3(bfrt_ctx *bf_cx, const int64_t *bf_params) {
     bf_a1[bf_mod(bf_add(i, 2), 3)] = bf_add(i, 2);
   }
   bfrt_bookkeep(bf_cx, 2);
-  bf_wait(bf_cx, BF_ENGINE_dve, &bf_known_dve, bf_a0[1], 30); /* after dve line 25: RAW, same iteration (tracked) */
-  bf_wait(bf_cx, BF_ENGINE_pool, &bf_known_pool, bf_a1[1], 30); /* after pool line 26: RAW, same iteration (tracked) */
-  bf_wait(bf_cx, BF_ENGINE_dma1, &bf_known_dma1, 1, 30); /* after dma1 line 21: RAW, same iteration */
+  bf_wait(bf_cx, BF_ENGINE_dve, bf_known, bf_a0[1], 30); /* after dve line 25: RAW, same iteration (tracked) */
+  bf_wait(bf_cx, BF_ENGINE_pool, bf_known, bf_a1[1], 30); /* after pool line 26: RAW, same iteration (tracked) */
+  bf_wait(bf_cx, BF_ENGINE_dma1, bf_known, 1, 30); /* after dma1 line 21: RAW, same iteration */
   /* line 30: store Y[1, 0], x[1]; */
   bf_op_ht(bf_cx, BFRT_STORE, 30, BF_HBM_Y, 1, 0, BF_TILE_x, 1);
 }
@@ -252,8 +241,7 @@ static void bf_engine_dma3(bfrt_ctx *bf_cx, const int64_t *bf_params) {
 /* Engine dma4. */
 static void bf_engine_dma4(bfrt_ctx *bf_cx, const int64_t *bf_params) {
   const int64_t N = bf_params[0];
-  int64_t bf_known_dve = 0; /* highest threshold waited for on dve */
-  int64_t bf_known_pool = 0; /* highest threshold waited for on pool */
+  int64_t bf_known[20] = {0}; /* by engine: highest threshold waited for */
   int64_t *bf_a0 = bfrt_scratch(bf_cx, 3); /* dve_writes_x */
   int64_t *bf_a1 = bfrt_scratch(bf_cx, 3); /* pool_writes_x */
   bfrt_bookkeep(bf_cx, 1);
@@ -264,8 +252,8 @@ static void bf_engine_dma4(bfrt_ctx *bf_cx, const int64_t *bf_params) {
     bf_a1[bf_mod(bf_add(i, 2), 3)] = bf_add(i, 2);
   }
   bfrt_bookkeep(bf_cx, 2);
-  bf_wait(bf_cx, BF_ENGINE_dve, &bf_known_dve, bf_a0[2], 31); /* after dve line 25: RAW, same iteration (tracked) */
-  bf_wait(bf_cx, BF_ENGINE_pool, &bf_known_pool, bf_a1[2], 31); /* after pool line 22, 26: RAW, same iteration (tracked) */
+  bf_wait(bf_cx, BF_ENGINE_dve, bf_known, bf_a0[2], 31); /* after dve line 25: RAW, same iteration (tracked) */
+  bf_wait(bf_cx, BF_ENGINE_pool, bf_known, bf_a1[2], 31); /* after pool line 22, 26: RAW, same iteration (tracked) */
   /* line 31: store Y[2, 0], x[2]; */
   bf_op_ht(bf_cx, BFRT_STORE, 31, BF_HBM_Y, 2, 0, BF_TILE_x, 2);
 }
@@ -373,4 +361,4 @@ static const bfrt_tensor_desc bf_tensors[2] = {
 
 const bfrt_kernel bfk_chain_barrier_free = {
   "chain", 1, bf_param_names, 20, bf_engine_names, bf_engine_kinds, bf_entry,
-  2, bf_tiles, 2, bf_tensors, bf_tensor_shape};
+  2, bf_tiles, 2, bf_tensors, bf_tensor_shape, 32};

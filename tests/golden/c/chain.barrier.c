@@ -60,10 +60,16 @@ static int64_t bf_mod(int64_t a, int64_t b) { return a % b < 0 ? a % b + b : a %
 
 /* Wait until engine's counter reaches t, unless a wait for as much is done. */
 static void bf_wait(bfrt_ctx *cx, int engine, int64_t *known, int64_t t, int line) {
-  if (t > *known) {
-    bfrt_wait(cx, engine, t, line);
-    *known = t;
+  while (t > known[engine]) { /* counters are 32 bits: steps of at most 2^31 */
+    int64_t step = t - known[engine] > INT64_C(2147483648) ? known[engine] + INT64_C(2147483648) : t;
+    bfrt_wait(cx, engine, step, line);
+    known[engine] = step;
   }
+}
+
+/* After a barrier every counter restarts from 0. */
+static void bf_forget(int64_t *known) {
+  for (int e = 0; e < 20; e++) known[e] = 0;
 }
 
 static void bf_op_tt(bfrt_ctx *cx, int op, int line, int t0, int64_t s0, int t1, int64_t s1) {
@@ -119,32 +125,32 @@ static void bf_engine_act(bfrt_ctx *bf_cx, const int64_t *bf_params) {
 /* Engine dve. */
 static void bf_engine_dve(bfrt_ctx *bf_cx, const int64_t *bf_params) {
   const int64_t N = bf_params[0];
-  int64_t bf_known_act = 0; /* highest threshold waited for on act */
+  int64_t bf_known[20] = {0}; /* by engine: highest threshold waited for */
   bfrt_barrier(bf_cx, 23); /* counters restart from 0 */
-  bf_known_act = 0;
+  bf_forget(bf_known);
   for (int64_t i = 0, bf_end0 = N; i < bf_end0; i++) {
-    bf_wait(bf_cx, BF_ENGINE_act, &bf_known_act, 1, 25); /* after act line 24: RAW+WAR, static */
+    bf_wait(bf_cx, BF_ENGINE_act, bf_known, 1, 25); /* after act line 24: RAW+WAR, static */
     /* line 25: dve: add x[(i + 2) % 3], t[i % 2], x[i % 3]; */
     bf_op_ttt(bf_cx, BFRT_ADD, 25, BF_TILE_x, bf_mod(bf_add(i, 2), 3), BF_TILE_t, bf_mod(i, 2), BF_TILE_x, bf_mod(i, 3));
     bfrt_barrier(bf_cx, 23); /* counters restart from 0 */
-    bf_known_act = 0;
+    bf_forget(bf_known);
   }
 }
 
 /* Engine pool. */
 static void bf_engine_pool(bfrt_ctx *bf_cx, const int64_t *bf_params) {
   const int64_t N = bf_params[0];
-  int64_t bf_known_dve = 0; /* highest threshold waited for on dve */
+  int64_t bf_known[20] = {0}; /* by engine: highest threshold waited for */
   /* line 22: pool: fill x[2], 0.0; */
   bf_op_tf(bf_cx, BFRT_FILL, 22, BF_TILE_x, 2, 0.0f);
   bfrt_barrier(bf_cx, 23); /* counters restart from 0 */
-  bf_known_dve = 0;
+  bf_forget(bf_known);
   for (int64_t i = 0, bf_end0 = N; i < bf_end0; i++) {
-    bf_wait(bf_cx, BF_ENGINE_dve, &bf_known_dve, 1, 26); /* after dve line 25: RAW+WAR+WAW, static */
+    bf_wait(bf_cx, BF_ENGINE_dve, bf_known, 1, 26); /* after dve line 25: RAW+WAR+WAW, static */
     /* line 26: pool: scale x[(i + 2) % 3], x[(i + 2) % 3], 0.5; */
     bf_op_ttf(bf_cx, BFRT_SCALE, 26, BF_TILE_x, bf_mod(bf_add(i, 2), 3), BF_TILE_x, bf_mod(bf_add(i, 2), 3), 0.5f);
     bfrt_barrier(bf_cx, 23); /* counters restart from 0 */
-    bf_known_dve = 0;
+    bf_forget(bf_known);
   }
 }
 
@@ -339,4 +345,4 @@ static const bfrt_tensor_desc bf_tensors[2] = {
 
 const bfrt_kernel bfk_chain_barrier = {
   "chain", 1, bf_param_names, 20, bf_engine_names, bf_engine_kinds, bf_entry,
-  2, bf_tiles, 2, bf_tensors, bf_tensor_shape};
+  2, bf_tiles, 2, bf_tensors, bf_tensor_shape, 32};

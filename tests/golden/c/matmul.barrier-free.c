@@ -70,9 +70,10 @@ static int64_t bf_mod(int64_t a, int64_t b) { return a % b < 0 ? a % b + b : a %
 
 /* Wait until engine's counter reaches t, unless a wait for as much is done. */
 static void bf_wait(bfrt_ctx *cx, int engine, int64_t *known, int64_t t, int line) {
-  if (t > *known) {
-    bfrt_wait(cx, engine, t, line);
-    *known = t;
+  while (t > known[engine]) { /* counters are 32 bits: steps of at most 2^31 */
+    int64_t step = t - known[engine] > INT64_C(2147483648) ? known[engine] + INT64_C(2147483648) : t;
+    bfrt_wait(cx, engine, step, line);
+    known[engine] = step;
   }
 }
 
@@ -106,19 +107,16 @@ static void bf_engine_pe(bfrt_ctx *bf_cx, const int64_t *bf_params) {
   const int64_t M = bf_params[0];
   const int64_t N = bf_params[1];
   const int64_t K = bf_params[2];
-  int64_t bf_known_act = 0; /* highest threshold waited for on act */
-  int64_t bf_known_dve = 0; /* highest threshold waited for on dve */
-  int64_t bf_known_dma0 = 0; /* highest threshold waited for on dma0 */
-  int64_t bf_known_dma1 = 0; /* highest threshold waited for on dma1 */
+  int64_t bf_known[20] = {0}; /* by engine: highest threshold waited for */
   int64_t *bf_a0 = bfrt_scratch(bf_cx, 2); /* act_reads_acc */
   for (int64_t m = 0, bf_end0 = M; m < bf_end0; m++) {
     for (int64_t n = 0, bf_end1 = N; n < bf_end1; n++) {
       for (int64_t k = 0, bf_end2 = K; k < bf_end2; k++) {
         bfrt_bookkeep(bf_cx, 4);
-        bf_wait(bf_cx, BF_ENGINE_act, &bf_known_act, bf_a0[bf_mod(n, 2)], 38); /* after act line 40: WAR, loop-carried (tracked) */
-        bf_wait(bf_cx, BF_ENGINE_dve, &bf_known_dve, bf_add(bf_add(bf_mul(m, bf_trips(0, N)), n), 1), 38); /* after dve line 32: RAW+WAW, same iteration */
-        bf_wait(bf_cx, BF_ENGINE_dma0, &bf_known_dma0, bf_add(bf_add(bf_add(bf_mul(m, bf_mul(bf_trips(0, N), bf_trips(0, K))), bf_mul(n, bf_trips(0, K))), k), 1), 38); /* after dma0 line 35: RAW, same iteration */
-        bf_wait(bf_cx, BF_ENGINE_dma1, &bf_known_dma1, bf_add(bf_add(bf_add(bf_mul(m, bf_mul(bf_trips(0, N), bf_trips(0, K))), bf_mul(n, bf_trips(0, K))), k), 1), 38); /* after dma1 line 36: RAW, same iteration */
+        bf_wait(bf_cx, BF_ENGINE_act, bf_known, bf_a0[bf_mod(n, 2)], 38); /* after act line 40: WAR, loop-carried (tracked) */
+        bf_wait(bf_cx, BF_ENGINE_dve, bf_known, bf_add(bf_add(bf_mul(m, bf_trips(0, N)), n), 1), 38); /* after dve line 32: RAW+WAW, same iteration */
+        bf_wait(bf_cx, BF_ENGINE_dma0, bf_known, bf_add(bf_add(bf_add(bf_mul(m, bf_mul(bf_trips(0, N), bf_trips(0, K))), bf_mul(n, bf_trips(0, K))), k), 1), 38); /* after dma0 line 35: RAW, same iteration */
+        bf_wait(bf_cx, BF_ENGINE_dma1, bf_known, bf_add(bf_add(bf_add(bf_mul(m, bf_mul(bf_trips(0, N), bf_trips(0, K))), bf_mul(n, bf_trips(0, K))), k), 1), 38); /* after dma1 line 36: RAW, same iteration */
         /* line 38: pe: matmul_acc acc[n % 2], a[k % 2], b[k % 2]; */
         bf_op_ttt(bf_cx, BFRT_MATMUL_ACC, 38, BF_TILE_acc, bf_mod(n, 2), BF_TILE_a, bf_mod(k, 2), BF_TILE_b, bf_mod(k, 2));
       }
@@ -133,9 +131,7 @@ static void bf_engine_act(bfrt_ctx *bf_cx, const int64_t *bf_params) {
   const int64_t M = bf_params[0];
   const int64_t N = bf_params[1];
   const int64_t K = bf_params[2];
-  int64_t bf_known_pe = 0; /* highest threshold waited for on pe */
-  int64_t bf_known_dve = 0; /* highest threshold waited for on dve */
-  int64_t bf_known_dma2 = 0; /* highest threshold waited for on dma2 */
+  int64_t bf_known[20] = {0}; /* by engine: highest threshold waited for */
   int64_t *bf_a0 = bfrt_scratch(bf_cx, 2); /* pe_writes_acc */
   int64_t *bf_a1 = bfrt_scratch(bf_cx, 2); /* dma2_reads_c */
   for (int64_t m = 0, bf_end0 = M; m < bf_end0; m++) {
@@ -145,9 +141,9 @@ static void bf_engine_act(bfrt_ctx *bf_cx, const int64_t *bf_params) {
         bf_a0[bf_mod(n, 2)] = bf_add(bf_add(bf_add(bf_mul(m, bf_mul(bf_trips(0, N), bf_trips(0, K))), bf_mul(n, bf_trips(0, K))), k), 1);
       }
       bfrt_bookkeep(bf_cx, 3);
-      bf_wait(bf_cx, BF_ENGINE_pe, &bf_known_pe, bf_a0[bf_mod(n, 2)], 40); /* after pe line 38: RAW, loop-carried (tracked) */
-      bf_wait(bf_cx, BF_ENGINE_dve, &bf_known_dve, bf_add(bf_add(bf_mul(m, bf_trips(0, N)), n), 1), 40); /* after dve line 32: RAW, same iteration */
-      bf_wait(bf_cx, BF_ENGINE_dma2, &bf_known_dma2, bf_a1[bf_mod(n, 2)], 40); /* after dma2 line 41: WAR, loop-carried (tracked) */
+      bf_wait(bf_cx, BF_ENGINE_pe, bf_known, bf_a0[bf_mod(n, 2)], 40); /* after pe line 38: RAW, loop-carried (tracked) */
+      bf_wait(bf_cx, BF_ENGINE_dve, bf_known, bf_add(bf_add(bf_mul(m, bf_trips(0, N)), n), 1), 40); /* after dve line 32: RAW, same iteration */
+      bf_wait(bf_cx, BF_ENGINE_dma2, bf_known, bf_a1[bf_mod(n, 2)], 40); /* after dma2 line 41: WAR, loop-carried (tracked) */
       /* line 40: act: copy c[n % 2], acc[n % 2]; */
       bf_op_tt(bf_cx, BFRT_COPY, 40, BF_TILE_c, bf_mod(n, 2), BF_TILE_acc, bf_mod(n, 2));
       bfrt_bookkeep(bf_cx, 1);
@@ -161,16 +157,15 @@ static void bf_engine_dve(bfrt_ctx *bf_cx, const int64_t *bf_params) {
   const int64_t M = bf_params[0];
   const int64_t N = bf_params[1];
   const int64_t K = bf_params[2];
-  int64_t bf_known_pe = 0; /* highest threshold waited for on pe */
-  int64_t bf_known_act = 0; /* highest threshold waited for on act */
+  int64_t bf_known[20] = {0}; /* by engine: highest threshold waited for */
   int64_t *bf_a0 = bfrt_scratch(bf_cx, 2); /* pe_writes_acc */
   int64_t *bf_a1 = bfrt_scratch(bf_cx, 2); /* pe_reads_acc */
   int64_t *bf_a2 = bfrt_scratch(bf_cx, 2); /* act_reads_acc */
   for (int64_t m = 0, bf_end0 = M; m < bf_end0; m++) {
     for (int64_t n = 0, bf_end1 = N; n < bf_end1; n++) {
       bfrt_bookkeep(bf_cx, 2);
-      bf_wait(bf_cx, BF_ENGINE_pe, &bf_known_pe, bf_max(bf_a1[bf_mod(n, 2)], bf_a0[bf_mod(n, 2)]), 32); /* after pe line 38: WAR+WAW, loop-carried (tracked) */
-      bf_wait(bf_cx, BF_ENGINE_act, &bf_known_act, bf_a2[bf_mod(n, 2)], 32); /* after act line 40: WAR, loop-carried (tracked) */
+      bf_wait(bf_cx, BF_ENGINE_pe, bf_known, bf_max(bf_a1[bf_mod(n, 2)], bf_a0[bf_mod(n, 2)]), 32); /* after pe line 38: WAR+WAW, loop-carried (tracked) */
+      bf_wait(bf_cx, BF_ENGINE_act, bf_known, bf_a2[bf_mod(n, 2)], 32); /* after act line 40: WAR, loop-carried (tracked) */
       /* line 32: dve: fill acc[n % 2], 0.0; */
       bf_op_tf(bf_cx, BFRT_FILL, 32, BF_TILE_acc, bf_mod(n, 2), 0.0f);
       for (int64_t k = bf_max(0, bf_add(K, (-1))), bf_end2 = bfrt_loop(bf_cx, k, K, 33); k < bf_end2; k++) {
@@ -197,13 +192,13 @@ static void bf_engine_dma0(bfrt_ctx *bf_cx, const int64_t *bf_params) {
   const int64_t M = bf_params[0];
   const int64_t N = bf_params[1];
   const int64_t K = bf_params[2];
-  int64_t bf_known_pe = 0; /* highest threshold waited for on pe */
+  int64_t bf_known[20] = {0}; /* by engine: highest threshold waited for */
   int64_t *bf_a0 = bfrt_scratch(bf_cx, 2); /* pe_reads_a */
   for (int64_t m = 0, bf_end0 = M; m < bf_end0; m++) {
     for (int64_t n = 0, bf_end1 = N; n < bf_end1; n++) {
       for (int64_t k = 0, bf_end2 = K; k < bf_end2; k++) {
         bfrt_bookkeep(bf_cx, 1);
-        bf_wait(bf_cx, BF_ENGINE_pe, &bf_known_pe, bf_a0[bf_mod(k, 2)], 35); /* after pe line 38: WAR, loop-carried (tracked) */
+        bf_wait(bf_cx, BF_ENGINE_pe, bf_known, bf_a0[bf_mod(k, 2)], 35); /* after pe line 38: WAR, loop-carried (tracked) */
         /* line 35: load a[k % 2], A[m, k]; */
         bf_op_th(bf_cx, BFRT_LOAD, 35, BF_TILE_a, bf_mod(k, 2), BF_HBM_A, m, k);
         bfrt_bookkeep(bf_cx, 1);
@@ -218,13 +213,13 @@ static void bf_engine_dma1(bfrt_ctx *bf_cx, const int64_t *bf_params) {
   const int64_t M = bf_params[0];
   const int64_t N = bf_params[1];
   const int64_t K = bf_params[2];
-  int64_t bf_known_pe = 0; /* highest threshold waited for on pe */
+  int64_t bf_known[20] = {0}; /* by engine: highest threshold waited for */
   int64_t *bf_a0 = bfrt_scratch(bf_cx, 2); /* pe_reads_b */
   for (int64_t m = 0, bf_end0 = M; m < bf_end0; m++) {
     for (int64_t n = 0, bf_end1 = N; n < bf_end1; n++) {
       for (int64_t k = 0, bf_end2 = K; k < bf_end2; k++) {
         bfrt_bookkeep(bf_cx, 1);
-        bf_wait(bf_cx, BF_ENGINE_pe, &bf_known_pe, bf_a0[bf_mod(k, 2)], 36); /* after pe line 38: WAR, loop-carried (tracked) */
+        bf_wait(bf_cx, BF_ENGINE_pe, bf_known, bf_a0[bf_mod(k, 2)], 36); /* after pe line 38: WAR, loop-carried (tracked) */
         /* line 36: load b[k % 2], B[k, n]; */
         bf_op_th(bf_cx, BFRT_LOAD, 36, BF_TILE_b, bf_mod(k, 2), BF_HBM_B, k, n);
         bfrt_bookkeep(bf_cx, 1);
@@ -238,11 +233,11 @@ static void bf_engine_dma1(bfrt_ctx *bf_cx, const int64_t *bf_params) {
 static void bf_engine_dma2(bfrt_ctx *bf_cx, const int64_t *bf_params) {
   const int64_t M = bf_params[0];
   const int64_t N = bf_params[1];
-  int64_t bf_known_act = 0; /* highest threshold waited for on act */
+  int64_t bf_known[20] = {0}; /* by engine: highest threshold waited for */
   for (int64_t m = 0, bf_end0 = M; m < bf_end0; m++) {
     for (int64_t n = 0, bf_end1 = N; n < bf_end1; n++) {
       bfrt_bookkeep(bf_cx, 1);
-      bf_wait(bf_cx, BF_ENGINE_act, &bf_known_act, bf_add(bf_add(bf_mul(m, bf_trips(0, N)), n), 1), 41); /* after act line 40: RAW, same iteration */
+      bf_wait(bf_cx, BF_ENGINE_act, bf_known, bf_add(bf_add(bf_mul(m, bf_trips(0, N)), n), 1), 41); /* after act line 40: RAW, same iteration */
       /* line 41: dma: store C[m, n], c[n % 2]; */
       bf_op_ht(bf_cx, BFRT_STORE, 41, BF_HBM_C, m, n, BF_TILE_c, bf_mod(n, 2));
     }
@@ -373,4 +368,4 @@ static const bfrt_tensor_desc bf_tensors[3] = {
 
 const bfrt_kernel bfk_matmul_barrier_free = {
   "matmul", 3, bf_param_names, 20, bf_engine_names, bf_engine_kinds, bf_entry,
-  4, bf_tiles, 3, bf_tensors, bf_tensor_shape};
+  4, bf_tiles, 3, bf_tensors, bf_tensor_shape, 32};

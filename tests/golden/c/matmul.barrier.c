@@ -63,10 +63,16 @@ static int64_t bf_mod(int64_t a, int64_t b) { return a % b < 0 ? a % b + b : a %
 
 /* Wait until engine's counter reaches t, unless a wait for as much is done. */
 static void bf_wait(bfrt_ctx *cx, int engine, int64_t *known, int64_t t, int line) {
-  if (t > *known) {
-    bfrt_wait(cx, engine, t, line);
-    *known = t;
+  while (t > known[engine]) { /* counters are 32 bits: steps of at most 2^31 */
+    int64_t step = t - known[engine] > INT64_C(2147483648) ? known[engine] + INT64_C(2147483648) : t;
+    bfrt_wait(cx, engine, step, line);
+    known[engine] = step;
   }
+}
+
+/* After a barrier every counter restarts from 0. */
+static void bf_forget(int64_t *known) {
+  for (int e = 0; e < 20; e++) known[e] = 0;
 }
 
 static void bf_op_ttt(bfrt_ctx *cx, int op, int line, int t0, int64_t s0, int t1, int64_t s1, int t2, int64_t s2) {
@@ -99,35 +105,28 @@ static void bf_engine_pe(bfrt_ctx *bf_cx, const int64_t *bf_params) {
   const int64_t M = bf_params[0];
   const int64_t N = bf_params[1];
   const int64_t K = bf_params[2];
-  int64_t bf_known_dma0 = 0; /* highest threshold waited for on dma0 */
-  int64_t bf_known_dma1 = 0; /* highest threshold waited for on dma1 */
+  int64_t bf_known[20] = {0}; /* by engine: highest threshold waited for */
   bfrt_barrier(bf_cx, 30); /* counters restart from 0 */
-  bf_known_dma0 = 0;
-  bf_known_dma1 = 0;
+  bf_forget(bf_known);
   for (int64_t m = 0, bf_end0 = M; m < bf_end0; m++) {
     bfrt_barrier(bf_cx, 31); /* counters restart from 0 */
-    bf_known_dma0 = 0;
-    bf_known_dma1 = 0;
+    bf_forget(bf_known);
     for (int64_t n = 0, bf_end1 = N; n < bf_end1; n++) {
       bfrt_barrier(bf_cx, 33); /* counters restart from 0 */
-      bf_known_dma0 = 0;
-      bf_known_dma1 = 0;
+      bf_forget(bf_known);
       for (int64_t k = 0, bf_end2 = K; k < bf_end2; k++) {
-        bf_wait(bf_cx, BF_ENGINE_dma0, &bf_known_dma0, 1, 38); /* after dma0 line 35: RAW, static */
-        bf_wait(bf_cx, BF_ENGINE_dma1, &bf_known_dma1, 1, 38); /* after dma1 line 36: RAW, static */
+        bf_wait(bf_cx, BF_ENGINE_dma0, bf_known, 1, 38); /* after dma0 line 35: RAW, static */
+        bf_wait(bf_cx, BF_ENGINE_dma1, bf_known, 1, 38); /* after dma1 line 36: RAW, static */
         /* line 38: pe: matmul_acc acc[n % 2], a[k % 2], b[k % 2]; */
         bf_op_ttt(bf_cx, BFRT_MATMUL_ACC, 38, BF_TILE_acc, bf_mod(n, 2), BF_TILE_a, bf_mod(k, 2), BF_TILE_b, bf_mod(k, 2));
         bfrt_barrier(bf_cx, 33); /* counters restart from 0 */
-        bf_known_dma0 = 0;
-        bf_known_dma1 = 0;
+        bf_forget(bf_known);
       }
       bfrt_barrier(bf_cx, 31); /* counters restart from 0 */
-      bf_known_dma0 = 0;
-      bf_known_dma1 = 0;
+      bf_forget(bf_known);
     }
     bfrt_barrier(bf_cx, 30); /* counters restart from 0 */
-    bf_known_dma0 = 0;
-    bf_known_dma1 = 0;
+    bf_forget(bf_known);
   }
 }
 
@@ -239,27 +238,27 @@ static void bf_engine_dma2(bfrt_ctx *bf_cx, const int64_t *bf_params) {
   const int64_t M = bf_params[0];
   const int64_t N = bf_params[1];
   const int64_t K = bf_params[2];
-  int64_t bf_known_act = 0; /* highest threshold waited for on act */
+  int64_t bf_known[20] = {0}; /* by engine: highest threshold waited for */
   bfrt_barrier(bf_cx, 30); /* counters restart from 0 */
-  bf_known_act = 0;
+  bf_forget(bf_known);
   for (int64_t m = 0, bf_end0 = M; m < bf_end0; m++) {
     bfrt_barrier(bf_cx, 31); /* counters restart from 0 */
-    bf_known_act = 0;
+    bf_forget(bf_known);
     for (int64_t n = 0, bf_end1 = N; n < bf_end1; n++) {
       bfrt_barrier(bf_cx, 33); /* counters restart from 0 */
-      bf_known_act = 0;
+      bf_forget(bf_known);
       for (int64_t k = 0, bf_end2 = K; k < bf_end2; k++) {
         bfrt_barrier(bf_cx, 33); /* counters restart from 0 */
-        bf_known_act = 0;
+        bf_forget(bf_known);
       }
-      bf_wait(bf_cx, BF_ENGINE_act, &bf_known_act, 1, 41); /* after act line 40: RAW, static */
+      bf_wait(bf_cx, BF_ENGINE_act, bf_known, 1, 41); /* after act line 40: RAW, static */
       /* line 41: dma: store C[m, n], c[n % 2]; */
       bf_op_ht(bf_cx, BFRT_STORE, 41, BF_HBM_C, m, n, BF_TILE_c, bf_mod(n, 2));
       bfrt_barrier(bf_cx, 31); /* counters restart from 0 */
-      bf_known_act = 0;
+      bf_forget(bf_known);
     }
     bfrt_barrier(bf_cx, 30); /* counters restart from 0 */
-    bf_known_act = 0;
+    bf_forget(bf_known);
   }
 }
 
@@ -556,4 +555,4 @@ static const bfrt_tensor_desc bf_tensors[3] = {
 
 const bfrt_kernel bfk_matmul_barrier = {
   "matmul", 3, bf_param_names, 20, bf_engine_names, bf_engine_kinds, bf_entry,
-  4, bf_tiles, 3, bf_tensors, bf_tensor_shape};
+  4, bf_tiles, 3, bf_tensors, bf_tensor_shape, 32};

@@ -62,9 +62,10 @@ static int64_t bf_mod(int64_t a, int64_t b) { return a % b < 0 ? a % b + b : a %
 
 /* Wait until engine's counter reaches t, unless a wait for as much is done. */
 static void bf_wait(bfrt_ctx *cx, int engine, int64_t *known, int64_t t, int line) {
-  if (t > *known) {
-    bfrt_wait(cx, engine, t, line);
-    *known = t;
+  while (t > known[engine]) { /* counters are 32 bits: steps of at most 2^31 */
+    int64_t step = t - known[engine] > INT64_C(2147483648) ? known[engine] + INT64_C(2147483648) : t;
+    bfrt_wait(cx, engine, step, line);
+    known[engine] = step;
   }
 }
 
@@ -97,20 +98,19 @@ static void bf_engine_pe(bfrt_ctx *bf_cx, const int64_t *bf_params) {
 /* Engine act. */
 static void bf_engine_act(bfrt_ctx *bf_cx, const int64_t *bf_params) {
   const int64_t R = bf_params[0];
-  int64_t bf_known_dve = 0; /* highest threshold waited for on dve */
-  int64_t bf_known_dma1 = 0; /* highest threshold waited for on dma1 */
+  int64_t bf_known[20] = {0}; /* by engine: highest threshold waited for */
   int64_t *bf_a0 = bfrt_scratch(bf_cx, 2); /* dma1_reads_y */
   int64_t *bf_a1 = bfrt_scratch(bf_cx, 2); /* dve_writes_y */
   int64_t *bf_a2 = bfrt_scratch(bf_cx, 2); /* dve_reads_y */
   for (int64_t r = 0, bf_end0 = R; r < bf_end0; r++) {
     const int64_t bf_t0 = bf_mul(r, 4);
     bfrt_bookkeep(bf_cx, 2);
-    bf_wait(bf_cx, BF_ENGINE_dve, &bf_known_dve, bf_add(bf_t0, 1), 28); /* after dve line 27: RAW, same iteration */
-    bf_wait(bf_cx, BF_ENGINE_dma1, &bf_known_dma1, bf_a0[bf_mod(r, 2)], 28); /* after dma1 line 30: WAR, loop-carried (tracked) */
+    bf_wait(bf_cx, BF_ENGINE_dve, bf_known, bf_add(bf_t0, 1), 28); /* after dve line 27: RAW, same iteration */
+    bf_wait(bf_cx, BF_ENGINE_dma1, bf_known, bf_a0[bf_mod(r, 2)], 28); /* after dma1 line 30: WAR, loop-carried (tracked) */
     /* line 28: sub_row y[r % 2], x[r % 2], m[r % 2]; */
     bf_op_ttt(bf_cx, BFRT_SUB_ROW, 28, BF_TILE_y, bf_mod(r, 2), BF_TILE_x, bf_mod(r, 2), BF_TILE_m, bf_mod(r, 2));
     bfrt_bookkeep(bf_cx, 1);
-    bf_wait(bf_cx, BF_ENGINE_dma1, &bf_known_dma1, bf_a0[bf_mod(r, 2)], 28); /* after dma1 line 30: WAR, loop-carried (tracked) */
+    bf_wait(bf_cx, BF_ENGINE_dma1, bf_known, bf_a0[bf_mod(r, 2)], 28); /* after dma1 line 30: WAR, loop-carried (tracked) */
     /* line 28: exp y[r % 2], y[r % 2]; */
     bf_op_tt(bf_cx, BFRT_EXP, 28, BF_TILE_y, bf_mod(r, 2), BF_TILE_y, bf_mod(r, 2));
     bfrt_bookkeep(bf_cx, 4);
@@ -124,26 +124,24 @@ static void bf_engine_act(bfrt_ctx *bf_cx, const int64_t *bf_params) {
 /* Engine dve. */
 static void bf_engine_dve(bfrt_ctx *bf_cx, const int64_t *bf_params) {
   const int64_t R = bf_params[0];
-  int64_t bf_known_act = 0; /* highest threshold waited for on act */
-  int64_t bf_known_dma0 = 0; /* highest threshold waited for on dma0 */
-  int64_t bf_known_dma1 = 0; /* highest threshold waited for on dma1 */
+  int64_t bf_known[20] = {0}; /* by engine: highest threshold waited for */
   int64_t *bf_a0 = bfrt_scratch(bf_cx, 2); /* act_reads_m */
   int64_t *bf_a1 = bfrt_scratch(bf_cx, 2); /* dma1_reads_y */
   for (int64_t r = 0, bf_end0 = R; r < bf_end0; r++) {
     bfrt_bookkeep(bf_cx, 2);
-    bf_wait(bf_cx, BF_ENGINE_act, &bf_known_act, bf_a0[bf_mod(r, 2)], 27); /* after act line 28: WAR, loop-carried (tracked) */
-    bf_wait(bf_cx, BF_ENGINE_dma0, &bf_known_dma0, bf_add(r, 1), 27); /* after dma0 line 26: RAW, same iteration */
+    bf_wait(bf_cx, BF_ENGINE_act, bf_known, bf_a0[bf_mod(r, 2)], 27); /* after act line 28: WAR, loop-carried (tracked) */
+    bf_wait(bf_cx, BF_ENGINE_dma0, bf_known, bf_add(r, 1), 27); /* after dma0 line 26: RAW, same iteration */
     /* line 27: dve: rowmax m[r % 2], x[r % 2]; */
     bf_op_tt(bf_cx, BFRT_ROWMAX, 27, BF_TILE_m, bf_mod(r, 2), BF_TILE_x, bf_mod(r, 2));
     bfrt_bookkeep(bf_cx, 2);
     bf_a0[bf_mod(r, 2)] = bf_add(bf_mul(r, 2), 1);
-    bf_wait(bf_cx, BF_ENGINE_act, &bf_known_act, bf_add(bf_mul(r, 2), 2), 29); /* after act line 28: RAW, same iteration */
+    bf_wait(bf_cx, BF_ENGINE_act, bf_known, bf_add(bf_mul(r, 2), 2), 29); /* after act line 28: RAW, same iteration */
     /* line 29: rowsum s[r % 2], y[r % 2]; */
     bf_op_tt(bf_cx, BFRT_ROWSUM, 29, BF_TILE_s, bf_mod(r, 2), BF_TILE_y, bf_mod(r, 2));
     /* line 29: recip s[r % 2], s[r % 2]; */
     bf_op_tt(bf_cx, BFRT_RECIP, 29, BF_TILE_s, bf_mod(r, 2), BF_TILE_s, bf_mod(r, 2));
     bfrt_bookkeep(bf_cx, 1);
-    bf_wait(bf_cx, BF_ENGINE_dma1, &bf_known_dma1, bf_a1[bf_mod(r, 2)], 29); /* after dma1 line 30: WAR, loop-carried (tracked) */
+    bf_wait(bf_cx, BF_ENGINE_dma1, bf_known, bf_a1[bf_mod(r, 2)], 29); /* after dma1 line 30: WAR, loop-carried (tracked) */
     /* line 29: mul_row y[r % 2], y[r % 2], s[r % 2]; */
     bf_op_ttt(bf_cx, BFRT_MUL_ROW, 29, BF_TILE_y, bf_mod(r, 2), BF_TILE_y, bf_mod(r, 2), BF_TILE_s, bf_mod(r, 2));
     bfrt_bookkeep(bf_cx, 1);
@@ -160,14 +158,13 @@ static void bf_engine_pool(bfrt_ctx *bf_cx, const int64_t *bf_params) {
 /* Engine dma0. */
 static void bf_engine_dma0(bfrt_ctx *bf_cx, const int64_t *bf_params) {
   const int64_t R = bf_params[0];
-  int64_t bf_known_act = 0; /* highest threshold waited for on act */
-  int64_t bf_known_dve = 0; /* highest threshold waited for on dve */
+  int64_t bf_known[20] = {0}; /* by engine: highest threshold waited for */
   int64_t *bf_a0 = bfrt_scratch(bf_cx, 2); /* act_reads_x */
   int64_t *bf_a1 = bfrt_scratch(bf_cx, 2); /* dve_reads_x */
   for (int64_t r = 0, bf_end0 = R; r < bf_end0; r++) {
     bfrt_bookkeep(bf_cx, 2);
-    bf_wait(bf_cx, BF_ENGINE_act, &bf_known_act, bf_a0[bf_mod(r, 2)], 26); /* after act line 28: WAR, loop-carried (tracked) */
-    bf_wait(bf_cx, BF_ENGINE_dve, &bf_known_dve, bf_a1[bf_mod(r, 2)], 26); /* after dve line 27: WAR, loop-carried (tracked) */
+    bf_wait(bf_cx, BF_ENGINE_act, bf_known, bf_a0[bf_mod(r, 2)], 26); /* after act line 28: WAR, loop-carried (tracked) */
+    bf_wait(bf_cx, BF_ENGINE_dve, bf_known, bf_a1[bf_mod(r, 2)], 26); /* after dve line 27: WAR, loop-carried (tracked) */
     /* line 26: dma: load x[r % 2], X[r, 0]; */
     bf_op_th(bf_cx, BFRT_LOAD, 26, BF_TILE_x, bf_mod(r, 2), BF_HBM_X, r, 0);
     bfrt_bookkeep(bf_cx, 2);
@@ -179,10 +176,10 @@ static void bf_engine_dma0(bfrt_ctx *bf_cx, const int64_t *bf_params) {
 /* Engine dma1. */
 static void bf_engine_dma1(bfrt_ctx *bf_cx, const int64_t *bf_params) {
   const int64_t R = bf_params[0];
-  int64_t bf_known_dve = 0; /* highest threshold waited for on dve */
+  int64_t bf_known[20] = {0}; /* by engine: highest threshold waited for */
   for (int64_t r = 0, bf_end0 = R; r < bf_end0; r++) {
     bfrt_bookkeep(bf_cx, 1);
-    bf_wait(bf_cx, BF_ENGINE_dve, &bf_known_dve, bf_add(bf_mul(r, 4), 4), 30); /* after dve line 29: RAW, same iteration */
+    bf_wait(bf_cx, BF_ENGINE_dve, bf_known, bf_add(bf_mul(r, 4), 4), 30); /* after dve line 29: RAW, same iteration */
     /* line 30: dma: store Y[r, 0], y[r % 2]; */
     bf_op_ht(bf_cx, BFRT_STORE, 30, BF_HBM_Y, r, 0, BF_TILE_y, bf_mod(r, 2));
   }
@@ -311,4 +308,4 @@ static const bfrt_tensor_desc bf_tensors[2] = {
 
 const bfrt_kernel bfk_softmax_barrier_free = {
   "softmax", 1, bf_param_names, 20, bf_engine_names, bf_engine_kinds, bf_entry,
-  4, bf_tiles, 2, bf_tensors, bf_tensor_shape};
+  4, bf_tiles, 2, bf_tensors, bf_tensor_shape, 32};

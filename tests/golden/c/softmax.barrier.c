@@ -62,10 +62,16 @@ static int64_t bf_mod(int64_t a, int64_t b) { return a % b < 0 ? a % b + b : a %
 
 /* Wait until engine's counter reaches t, unless a wait for as much is done. */
 static void bf_wait(bfrt_ctx *cx, int engine, int64_t *known, int64_t t, int line) {
-  if (t > *known) {
-    bfrt_wait(cx, engine, t, line);
-    *known = t;
+  while (t > known[engine]) { /* counters are 32 bits: steps of at most 2^31 */
+    int64_t step = t - known[engine] > INT64_C(2147483648) ? known[engine] + INT64_C(2147483648) : t;
+    bfrt_wait(cx, engine, step, line);
+    known[engine] = step;
   }
+}
+
+/* After a barrier every counter restarts from 0. */
+static void bf_forget(int64_t *known) {
+  for (int e = 0; e < 20; e++) known[e] = 0;
 }
 
 static void bf_op_ttt(bfrt_ctx *cx, int op, int line, int t0, int64_t s0, int t1, int64_t s1, int t2, int64_t s2) {
@@ -100,37 +106,32 @@ static void bf_engine_pe(bfrt_ctx *bf_cx, const int64_t *bf_params) {
 /* Engine act. */
 static void bf_engine_act(bfrt_ctx *bf_cx, const int64_t *bf_params) {
   const int64_t R = bf_params[0];
-  int64_t bf_known_dve = 0; /* highest threshold waited for on dve */
-  int64_t bf_known_dma0 = 0; /* highest threshold waited for on dma0 */
+  int64_t bf_known[20] = {0}; /* by engine: highest threshold waited for */
   bfrt_barrier(bf_cx, 25); /* counters restart from 0 */
-  bf_known_dve = 0;
-  bf_known_dma0 = 0;
+  bf_forget(bf_known);
   for (int64_t r = 0, bf_end0 = R; r < bf_end0; r++) {
-    bf_wait(bf_cx, BF_ENGINE_dve, &bf_known_dve, 1, 28); /* after dve line 27: RAW, static */
-    bf_wait(bf_cx, BF_ENGINE_dma0, &bf_known_dma0, 1, 28); /* after dma0 line 26: RAW, static */
+    bf_wait(bf_cx, BF_ENGINE_dve, bf_known, 1, 28); /* after dve line 27: RAW, static */
+    bf_wait(bf_cx, BF_ENGINE_dma0, bf_known, 1, 28); /* after dma0 line 26: RAW, static */
     /* line 28: sub_row y[r % 2], x[r % 2], m[r % 2]; */
     bf_op_ttt(bf_cx, BFRT_SUB_ROW, 28, BF_TILE_y, bf_mod(r, 2), BF_TILE_x, bf_mod(r, 2), BF_TILE_m, bf_mod(r, 2));
     /* line 28: exp y[r % 2], y[r % 2]; */
     bf_op_tt(bf_cx, BFRT_EXP, 28, BF_TILE_y, bf_mod(r, 2), BF_TILE_y, bf_mod(r, 2));
     bfrt_barrier(bf_cx, 25); /* counters restart from 0 */
-    bf_known_dve = 0;
-    bf_known_dma0 = 0;
+    bf_forget(bf_known);
   }
 }
 
 /* Engine dve. */
 static void bf_engine_dve(bfrt_ctx *bf_cx, const int64_t *bf_params) {
   const int64_t R = bf_params[0];
-  int64_t bf_known_act = 0; /* highest threshold waited for on act */
-  int64_t bf_known_dma0 = 0; /* highest threshold waited for on dma0 */
+  int64_t bf_known[20] = {0}; /* by engine: highest threshold waited for */
   bfrt_barrier(bf_cx, 25); /* counters restart from 0 */
-  bf_known_act = 0;
-  bf_known_dma0 = 0;
+  bf_forget(bf_known);
   for (int64_t r = 0, bf_end0 = R; r < bf_end0; r++) {
-    bf_wait(bf_cx, BF_ENGINE_dma0, &bf_known_dma0, 1, 27); /* after dma0 line 26: RAW, static */
+    bf_wait(bf_cx, BF_ENGINE_dma0, bf_known, 1, 27); /* after dma0 line 26: RAW, static */
     /* line 27: dve: rowmax m[r % 2], x[r % 2]; */
     bf_op_tt(bf_cx, BFRT_ROWMAX, 27, BF_TILE_m, bf_mod(r, 2), BF_TILE_x, bf_mod(r, 2));
-    bf_wait(bf_cx, BF_ENGINE_act, &bf_known_act, 2, 29); /* after act line 28: RAW, static */
+    bf_wait(bf_cx, BF_ENGINE_act, bf_known, 2, 29); /* after act line 28: RAW, static */
     /* line 29: rowsum s[r % 2], y[r % 2]; */
     bf_op_tt(bf_cx, BFRT_ROWSUM, 29, BF_TILE_s, bf_mod(r, 2), BF_TILE_y, bf_mod(r, 2));
     /* line 29: recip s[r % 2], s[r % 2]; */
@@ -138,8 +139,7 @@ static void bf_engine_dve(bfrt_ctx *bf_cx, const int64_t *bf_params) {
     /* line 29: mul_row y[r % 2], y[r % 2], s[r % 2]; */
     bf_op_ttt(bf_cx, BFRT_MUL_ROW, 29, BF_TILE_y, bf_mod(r, 2), BF_TILE_y, bf_mod(r, 2), BF_TILE_s, bf_mod(r, 2));
     bfrt_barrier(bf_cx, 25); /* counters restart from 0 */
-    bf_known_act = 0;
-    bf_known_dma0 = 0;
+    bf_forget(bf_known);
   }
 }
 
@@ -166,19 +166,16 @@ static void bf_engine_dma0(bfrt_ctx *bf_cx, const int64_t *bf_params) {
 /* Engine dma1. */
 static void bf_engine_dma1(bfrt_ctx *bf_cx, const int64_t *bf_params) {
   const int64_t R = bf_params[0];
-  int64_t bf_known_act = 0; /* highest threshold waited for on act */
-  int64_t bf_known_dve = 0; /* highest threshold waited for on dve */
+  int64_t bf_known[20] = {0}; /* by engine: highest threshold waited for */
   bfrt_barrier(bf_cx, 25); /* counters restart from 0 */
-  bf_known_act = 0;
-  bf_known_dve = 0;
+  bf_forget(bf_known);
   for (int64_t r = 0, bf_end0 = R; r < bf_end0; r++) {
-    bf_wait(bf_cx, BF_ENGINE_act, &bf_known_act, 2, 30); /* after act line 28: RAW, static */
-    bf_wait(bf_cx, BF_ENGINE_dve, &bf_known_dve, 4, 30); /* after dve line 29: RAW, static */
+    bf_wait(bf_cx, BF_ENGINE_act, bf_known, 2, 30); /* after act line 28: RAW, static */
+    bf_wait(bf_cx, BF_ENGINE_dve, bf_known, 4, 30); /* after dve line 29: RAW, static */
     /* line 30: dma: store Y[r, 0], y[r % 2]; */
     bf_op_ht(bf_cx, BFRT_STORE, 30, BF_HBM_Y, r, 0, BF_TILE_y, bf_mod(r, 2));
     bfrt_barrier(bf_cx, 25); /* counters restart from 0 */
-    bf_known_act = 0;
-    bf_known_dve = 0;
+    bf_forget(bf_known);
   }
 }
 
@@ -347,4 +344,4 @@ static const bfrt_tensor_desc bf_tensors[2] = {
 
 const bfrt_kernel bfk_softmax_barrier = {
   "softmax", 1, bf_param_names, 20, bf_engine_names, bf_engine_kinds, bf_entry,
-  4, bf_tiles, 2, bf_tensors, bf_tensor_shape};
+  4, bf_tiles, 2, bf_tensors, bf_tensor_shape, 32};

@@ -1,0 +1,124 @@
+#!/usr/bin/env bash
+# finite.sh: finite hardware (issue 12): narrow counters and the machine's
+# semaphores and registers.
+#
+# 1. Every example at each of its `// params:` lines verifies on targets
+#    with 8- and 16-bit counters (targets/trn1_c8.target, trn1_c16.target)
+#    and the default trn1 (32 bits), and runs with --sync=both --jitter
+#    --check at its first line on the narrow targets, matching the
+#    reference with 0 races.
+# 2. A broken window is seen, not lucky: on 4-bit counters
+#    (targets/trn1_c4.target) the oracle reports `counter window` for a
+#    kernel whose producer runs far ahead of a waiting consumer, and the
+#    simulator, storing 4 bits and comparing modulo 16, ends it in a
+#    deadlock or a race, never a silent pass.
+# 3. `compile --resources`: the table and the JSON (per engine: semaphores,
+#    registers and their limits, scratch, bookkeeping per instruction with
+#    -p); a target whose semaphores or registers are too few is refused
+#    with an error naming the engine and the shortfall (exit 1), never a
+#    barrier; usage errors exit 2.
+# No golden files: UPDATE=1 changes nothing here.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+BFSYNC=${BFSYNC:-build/bfsync}
+export BFSYNC
+
+python3 - <<'EOF'
+import glob, json, os, re, subprocess, tempfile
+
+bfsync = os.environ["BFSYNC"]
+failures = []
+
+def param_sets(path):
+    return [l.split(":", 1)[1].split() for l in open(path) if l.startswith("// params:")] or [[]]
+
+def pargs(params):
+    return [a for kv in params for a in ("-p", kv)]
+
+def run(args):
+    return subprocess.run([bfsync] + args, capture_output=True, text=True, timeout=600)
+
+# 1. The examples on 8, 16 and 32 bits.
+for path in sorted(glob.glob("examples/*.bfk")):
+    for bits in ("c8", "c16", None):
+        target = ["--target", "targets/trn1_%s.target" % bits] if bits else []
+        for params in param_sets(path):
+            r = run(["verify", path, "--json"] + pargs(params) + target)
+            if r.returncode != 0 or json.loads(r.stdout)["window"] != 0:
+                failures.append("verify %s %s %s: %s" % (path, params, bits, (r.stdout + r.stderr).strip()[-300:]))
+        if bits:
+            r = run(["run", path, "--sync=both", "--jitter", "--check", "--json"] + pargs(param_sets(path)[0]) + target)
+            if r.returncode != 0:
+                failures.append("run %s %s: %s" % (path, bits, r.stderr.strip()[-300:]))
+
+# 2. A window the oracle and the simulator catch: dve waits once, after act
+# has run 3 * 3 * 2 = 18 ops, more than 2^(4-1) past dve's knowledge (in
+# the simulator dve is busy with its long fill of c meanwhile).
+window_kernel = """kernel overrun(N: int) {
+  sbuf a: f32[1, 1];
+  sbuf b[2]: f32[1, 1];
+  sbuf c: f32[128, 4096];
+  dve: fill c, 1;
+  for i in 0 .. N {
+    for j in 0 .. N {
+      act: fill a, 1;
+      act: scale b[j % 2], b[j % 2], 2;
+    }
+  }
+  dve: fill b[0], 1;
+}
+"""
+with tempfile.TemporaryDirectory() as tmp:
+    k = os.path.join(tmp, "overrun.bfk")
+    open(k, "w").write(window_kernel)
+    c4 = ["--target", "targets/trn1_c4.target"]
+    r = run(["verify", k, "-p", "N=3"] + c4)
+    if r.returncode != 1 or "counter window" not in r.stderr:
+        failures.append("4-bit window not reported by verify: %s" % (r.stdout + r.stderr))
+    r = run(["verify", k, "-p", "N=3"])
+    if r.returncode != 0:
+        failures.append("overrun on 32 bits: %s" % (r.stdout + r.stderr))
+    r = run(["run", k, "-p", "N=3", "--exec=sim", "--check"] + c4)
+    if r.returncode == 0 and "races 0" in r.stdout:
+        failures.append("4-bit overrun passed the simulator silently: %s" % r.stdout)
+
+    # 3. --resources.
+    r = run(["compile", "examples/matmul.bfk", "--resources", "--json", "-p", "M=2", "-p", "N=2", "-p", "K=3"])
+    res = json.loads(r.stdout) if r.returncode == 0 else {}
+    engines = {e["engine"]: e for e in res.get("engines", [])}
+    keys = ["semaphores", "semaphores_limit", "registers", "registers_limit", "loop_depth", "scalars",
+            "guards", "temporaries", "scratch_bytes", "bookkeeping_per_instruction"]
+    if not {"pe", "act", "dve", "pool"} <= set(engines) or any(x not in e for e in engines.values() for x in keys):
+        failures.append("--resources --json: %s" % (r.stdout + r.stderr))
+    else:
+        pe = engines["pe"]
+        # pe waits on act, dve and the dma queues that load its operands: a
+        # guard per counter, 3 loop levels.
+        if pe["semaphores"] < 3 or pe["guards"] != pe["semaphores"] or (pe["loop_depth"], pe["semaphores_limit"]) != (3, 0):
+            failures.append("--resources pe: %s" % pe)
+        if pe["registers"] != 2 * pe["loop_depth"] + pe["scalars"] + pe["guards"] + pe["temporaries"]:
+            failures.append("--resources registers do not add up: %s" % pe)
+        if not pe["bookkeeping_per_instruction"] or engines["pool"]["bookkeeping_per_instruction"] is not None:
+            failures.append("--resources bookkeeping per instruction: %s" % res)
+    r = run(["compile", "examples/softmax.bfk", "--resources"])
+    if r.returncode != 0 or not re.search(r"^dve\s+\d+\s+\d+\s+1\s", r.stdout, re.M) or re.search(r"^dma15\s", r.stdout, re.M):
+        failures.append("--resources table: %s" % (r.stdout + r.stderr))
+    small = os.path.join(tmp, "small.target")
+    text = open("targets/trn1.target").read()
+    text = re.sub(r"^\[kind pe\].*$", "[kind pe]\nsemaphores = 1\nregisters = 4", text, count=1, flags=re.M)
+    open(small, "w").write(text)
+    for cmd in (["compile", "examples/matmul.bfk"], ["run", "examples/matmul.bfk", "-p", "M=1", "-p", "N=1", "-p", "K=1"]):
+        r = run(cmd + ["--target", small])
+        if (r.returncode != 1 or not re.search(r"engine pe waits on \d+ counters, but the target's pe engines can wait on 1", r.stderr)
+                or not re.search(r"engine pe needs \d+ registers .* but the target gives it 4", r.stderr)):
+            failures.append("too few semaphores/registers (%s): %s" % (cmd[0], r.stderr))
+    for bad in (["--json"], ["-p", "M=1"], ["--resources", "--explain"], ["--resources", "-o", os.path.join(tmp, "x")]):
+        r = run(["compile", "examples/matmul.bfk"] + bad)
+        if r.returncode != 2:
+            failures.append("compile %s: exit %d, not 2" % (" ".join(bad), r.returncode))
+
+for f in failures[:20]:
+    print("finite.sh: FAIL", f)
+print("finite.sh: %d failures" % len(failures))
+raise SystemExit(1 if failures else 0)
+EOF
