@@ -53,6 +53,12 @@ int reference_shapes(Program *p, const int64_t *params, RefTensor *tensors, cons
  * tensors (shaped by reference_shapes); 0, or -1 with the first run-time
  * error (hbm tile out of bounds, bad slot, division by zero) in *err. */
 int reference_run(Program *p, const int64_t *params, RefTensor *tensors, const char **err);
+/* Make tensors' i32 contents the device integers that p's reference and
+ * oracle read (p->device_ints); tensors must outlive their use. */
+void device_ints_bind(Program *p, const RefTensor *tensors);
+/* `, "device": {"NAME": [v, ...], ...}` for p's i32 tensors (row-major),
+ * nothing when the kernel has none: what --json reports of them. */
+void device_ints_json(const Program *p, FILE *out);
 
 /* ---- The independent numerical reference (reference_f64.c). */
 /* A tensor's exact values, and for each the bound on how far an f32
@@ -92,10 +98,12 @@ double reference_f64_rel_err(float got, double want, double scale);
 /* ---- numpy .npy files: 2-D, '<f4', C order. */
 typedef struct NpyArray {
   int64_t rows, cols;
-  float *data;
+  float *data; /* rows * cols 4-byte cells: f32, or int32 when ints */
+  bool ints;   /* '<i4' (an i32 tensor's values) rather than '<f4' */
 } NpyArray;
 
-/* Read path into into->data, which is into->rows x into->cols: a file of
+/* Read path into into->data, which is into->rows x into->cols and f32 or,
+ * with into->ints, i32 (the dtype must match): a file of
  * any other shape is an error (naming tensor) before anything is read. 0,
  * or -1 with a message in *err. */
 int npy_read(Arena *arena, const char *path, const char *tensor, const NpyArray *into, const char **err);

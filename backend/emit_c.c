@@ -150,11 +150,13 @@ static void uses_expr(Uses *u, const IrExpr *x) {
   case IX_PARAM: u->param[x->id] = true; break;
   case IX_VAR: u->var_read[x->id] = true; break;
   case IX_DIV:
-  case IX_MOD: u->cx = true; break;
+  case IX_MOD:
+  case IX_ELEM: u->cx = true; break;
   default: break;
   }
   uses_expr(u, x->a);
   uses_expr(u, x->b);
+  uses_expr(u, x->c);
 }
 
 /* Whether a loop must check its trip count at entry (bfrt_loop): hi - lo
@@ -192,6 +194,11 @@ static void uses_nodes(Uses *u, const IrNode *n) {
       uses_nodes(u, n->body);
       break;
     case IR_BARRIER: u->cx = true; break;
+    case IR_IF:
+      uses_expr(u, n->cond);
+      uses_nodes(u, n->body);
+      uses_nodes(u, n->orelse);
+      break;
     }
   }
 }
@@ -262,6 +269,15 @@ static void put_element(const Emitter *em, int array, const IrExpr *index, int o
   fputc(']', em->out);
 }
 
+/* A comparison or a logical operator: parenthesized, an int 0 or 1 in C. */
+static void put_condition(const Emitter *em, const IrExpr *x, const char *op) {
+  fputc('(', em->out);
+  put_ir_expr(em, x->a);
+  fprintf(em->out, " %s ", op);
+  put_ir_expr(em, x->b);
+  fputc(')', em->out);
+}
+
 static void put_ir_expr(const Emitter *em, const IrExpr *x) {
   for (int i = em->nhoisted - 1; i >= 0; i--)
     if (em->hoisted[i] == x) {
@@ -280,13 +296,41 @@ static void put_ir_expr(const Emitter *em, const IrExpr *x) {
   case IX_DIV: put_call(em, x, "bfrt_div", true); return;
   case IX_MOD: put_call(em, x, is_const_mod(x) ? "bf_mod" : "bfrt_mod", !is_const_mod(x)); return;
   case IX_MAX: put_call(em, x, "bf_max", false); return;
+  case IX_ELEM:
+    fprintf(em->out, "bfrt_elem(bf_cx, %d, ", x->id);
+    put_ir_expr(em, x->a);
+    fputs(", ", em->out);
+    put_ir_expr(em, x->b);
+    fprintf(em->out, ", %d)", x->line);
+    return;
+  case IX_LT: put_condition(em, x, "<"); return;
+  case IX_LE: put_condition(em, x, "<="); return;
+  case IX_GT: put_condition(em, x, ">"); return;
+  case IX_GE: put_condition(em, x, ">="); return;
+  case IX_EQ: put_condition(em, x, "=="); return;
+  case IX_NE: put_condition(em, x, "!="); return;
+  case IX_AND: put_condition(em, x, "&&"); return;
+  case IX_OR: put_condition(em, x, "||"); return;
+  case IX_NOT:
+    fputs("!", em->out);
+    put_ir_expr(em, x->a);
+    return;
+  case IX_SELECT:
+    fputc('(', em->out);
+    put_ir_expr(em, x->a);
+    fputs(" ? ", em->out);
+    put_ir_expr(em, x->b);
+    fputs(" : ", em->out);
+    put_ir_expr(em, x->c);
+    fputc(')', em->out);
+    return;
   case IX_TRIPS: put_call(em, x, "bf_trips", false); return;
   }
   bug("emit_c: unknown IR expression kind %d", x->kind);
 }
 
 static bool expr_uses(const IrExpr *x, bool (*want)(const IrExpr *)) {
-  return x && (want(x) || expr_uses(x->a, want) || expr_uses(x->b, want));
+  return x && (want(x) || expr_uses(x->a, want) || expr_uses(x->b, want) || expr_uses(x->c, want));
 }
 
 static bool nodes_use(const IrNode *n, bool (*want)(const IrExpr *)) {
@@ -297,7 +341,7 @@ static bool nodes_use(const IrNode *n, bool (*want)(const IrExpr *)) {
                expr_uses(n->operands[i].col, want);
     found |= expr_uses(n->threshold, want) || expr_uses(n->index, want) ||
              expr_uses(n->value, want) || expr_uses(n->lo, want) || expr_uses(n->hi, want) ||
-             nodes_use(n->body, want);
+             expr_uses(n->cond, want) || nodes_use(n->body, want) || nodes_use(n->orelse, want);
     if (found) return true;
   }
   return false;
@@ -305,7 +349,9 @@ static bool nodes_use(const IrNode *n, bool (*want)(const IrExpr *)) {
 
 static bool nodes_have(const IrNode *n, IrKind kind) {
   for (; n; n = n->next)
-    if (n->kind == kind || (n->kind == IR_LOOP && nodes_have(n->body, kind))) return true;
+    if (n->kind == kind || ((n->kind == IR_LOOP || n->kind == IR_IF) && nodes_have(n->body, kind)) ||
+        (n->kind == IR_IF && nodes_have(n->orelse, kind)))
+      return true;
   return false;
 }
 
@@ -432,7 +478,8 @@ static void put_op_helper(FILE *out, const char *letters) {
 
 static void collect_op_shapes(const IrNode *n, char (*seen)[8], int *nseen, int cap) {
   for (; n; n = n->next) {
-    if (n->kind == IR_LOOP) collect_op_shapes(n->body, seen, nseen, cap);
+    if (n->kind == IR_LOOP || n->kind == IR_IF) collect_op_shapes(n->body, seen, nseen, cap);
+    if (n->kind == IR_IF) collect_op_shapes(n->orelse, seen, nseen, cap);
     if (n->kind != IR_OP) continue;
     char letters[8];
     operand_letters(n, letters);
@@ -505,7 +552,8 @@ static void put_nodes(Emitter *em, const IrNode *n, const Uses *u);
 static void mark_sets(Emitter *em, const IrNode *n, bool value) {
   for (; n; n = n->next) {
     if (n->kind == IR_SET) em->var_set[n->var] = value;
-    if (n->kind == IR_LOOP) mark_sets(em, n->body, value);
+    if (n->kind == IR_LOOP || n->kind == IR_IF) mark_sets(em, n->body, value);
+    if (n->kind == IR_IF) mark_sets(em, n->orelse, value);
   }
 }
 
@@ -513,7 +561,11 @@ static bool hoistable(const Emitter *em, const IrExpr *x) {
   if (!x) return true;
   switch (x->kind) {
   case IX_VAR: return !em->var_set[x->id];
-  case IX_LOAD: return false;
+  case IX_LOAD:
+  case IX_ELEM: /* a device read costs a read, and may be out of bounds where unused */
+  case IX_SELECT:
+  case IX_AND:
+  case IX_OR: return false; /* evaluated lazily: hoisting would evaluate the side not taken */
   case IX_DIV: return x->b->kind == IX_CONST && x->b->value > 0 && hoistable(em, x->a);
   case IX_MOD: return is_const_mod(x) && hoistable(em, x->a);
   default: return hoistable(em, x->a) && hoistable(em, x->b);
@@ -552,7 +604,8 @@ static void gather(const Emitter *em, Candidates *c, const IrExpr *x, bool top) 
   if (x->kind == IX_ADD && x->b->kind == IX_CONST) add_candidate(p, c, x->a);
   if (x->kind == IX_LOAD) add_candidate(p, c, x->a);
   gather(em, c, x->a, false);
-  gather(em, c, x->b, false);
+  /* the lazy operands of ? : && || are evaluated only when chosen: not hoisted */
+  if (x->kind != IX_SELECT && x->kind != IX_AND && x->kind != IX_OR) gather(em, c, x->b, false);
 }
 
 static int by_pointer_then_size(const void *a, const void *b) {
@@ -641,6 +694,27 @@ static void put_loop(Emitter *em, const IrNode *n, const Uses *u) {
   fputs("}\n", em->out);
 }
 
+/* if (cond) { body } else { orelse }: the condition reads only parameters
+ * and loop variables, so every engine takes the same branch. */
+static void put_if(Emitter *em, const IrNode *n, const Uses *u) {
+  indent(em);
+  fputs("if (", em->out);
+  put_ir_expr(em, n->cond);
+  fprintf(em->out, ") { /* line %d */\n", n->line);
+  em->depth++;
+  put_nodes(em, n->body, u);
+  em->depth--;
+  if (n->orelse) {
+    indent(em);
+    fputs("} else {\n", em->out);
+    em->depth++;
+    put_nodes(em, n->orelse, u);
+    em->depth--;
+  }
+  indent(em);
+  fputs("}\n", em->out);
+}
+
 static bool any_known(const Emitter *em, const Uses *u) {
   for (int e = 0; e < em->p->target->nengines; e++)
     if (u->known[e]) return true;
@@ -677,6 +751,7 @@ static void put_nodes(Emitter *em, const IrNode *n, const Uses *u) {
       break;
     case IR_LOOP: put_loop(em, n, u); break;
     case IR_BARRIER: put_barrier(em, n, u); break;
+    case IR_IF: put_if(em, n, u); break;
     }
   }
 }
@@ -733,6 +808,7 @@ static void put_ast_expr(const Emitter *em, const Expr *x) {
                                    [EX_DIV] = "bf_shape_div", [EX_MOD] = "bf_shape_mod"};
   switch (x->kind) {
   case EX_INT: put_const(em->out, x->value); return;
+  case EX_ELEM: bug("emit_c: tensor shape reads device integer '%s'", x->name);
   case EX_NAME:
     if (x->sym != SYM_PARAM) bug("emit_c: tensor shape uses a non-parameter '%s'", x->name);
     fputs(em->param_names[x->index], em->out);
@@ -894,9 +970,9 @@ static void put_descriptor(const Emitter *em) {
   fprintf(em->out, "static const bfrt_tensor_desc bf_tensors[%d] = {", k->ntensors ? k->ntensors : 1);
   static const char *const io_names[] = {"BFRT_IN", "BFRT_OUT", "BFRT_INOUT"};
   for (int i = 0; i < k->ntensors; i++)
-    fprintf(em->out, "%s\n  {\"%s\", %s}", i ? "," : "", k->tensors[i].name,
-            io_names[k->tensors[i].io]);
-  fputs(k->ntensors ? "\n};\n" : "{0, 0}};\n", em->out);
+    fprintf(em->out, "%s\n  {\"%s\", %s, %d}", i ? "," : "", k->tensors[i].name,
+            io_names[k->tensors[i].io], k->tensors[i].ints);
+  fputs(k->ntensors ? "\n};\n" : "{0, 0, 0}};\n", em->out);
   fprintf(em->out,
           "\nconst bfrt_kernel %s = {\n"
           "  \"%s\", %d, bf_param_names, %d, bf_engine_names, bf_engine_kinds, bf_entry,\n"

@@ -25,4 +25,14 @@ static inline void bf_default_inputs(float *data, int64_t n, uint64_t seed, int 
   }
 }
 
+/* Fill the cells of an i32 tensor with its default device integers for
+ * seed: values 0 .. 4 (small trip counts, both outcomes of a comparison). */
+static inline void bf_default_ints(float *data, int64_t n, uint64_t seed, int tensor) {
+  uint64_t base = bf_splitmix64(seed ^ bf_splitmix64((uint64_t)tensor + 1));
+  for (int64_t i = 0; i < n; i++) {
+    int32_t v = (int32_t)(bf_splitmix64(base + (uint64_t)i) % 5);
+    __builtin_memcpy(&data[i], &v, sizeof v);
+  }
+}
+
 #endif

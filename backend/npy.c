@@ -149,8 +149,9 @@ static int read_header(Arena *a, FILE *f, const char *path, Header *h, const cha
     *err = arena_printf(a, "%s: bad .npy header (expected {'descr': ..., 'fortran_order': ..., 'shape': (...)})", path);
     return -1;
   }
-  if (strcmp(h->descr, "<f4")) {
-    *err = arena_printf(a, "%s: dtype is '%s', expected float32 ('<f4')", path, h->descr);
+  if (strcmp(h->descr, "<f4") && strcmp(h->descr, "<i4")) {
+    *err = arena_printf(a, "%s: dtype is '%s', expected float32 ('<f4') or, for an i32 tensor, int32 ('<i4')",
+                        path, h->descr);
     return -1;
   }
   if (h->fortran) {
@@ -207,6 +208,12 @@ int npy_read(Arena *a, const char *path, const char *tensor, const NpyArray *int
   }
   Header h;
   int status = read_header(a, f, path, &h, err);
+  if (!status && strcmp(h.descr, into->ints ? "<i4" : "<f4")) {
+    *err = arena_printf(a, "%s: dtype is '%s', but tensor %s is %s", path, h.descr, tensor,
+                        into->ints ? "i32: give int32 ('<i4')" : "f32: give float32 ('<f4')");
+    status = -1;
+  }
+  /* i32 values stay the file's 4-byte little-endian cells, read as they are */
   if (!status) status = read_data(a, f, path, &h, into, tensor, err);
   fclose(f);
   return status;
@@ -214,8 +221,8 @@ int npy_read(Arena *a, const char *path, const char *tensor, const NpyArray *int
 
 int npy_write(Arena *a, const char *path, const NpyArray *array, const char **err) {
   char dict[128];
-  int n = snprintf(dict, sizeof dict, "{'descr': '<f4', 'fortran_order': False, 'shape': (%" PRId64 ", %" PRId64 "), }",
-                   array->rows, array->cols);
+  int n = snprintf(dict, sizeof dict, "{'descr': '%s', 'fortran_order': False, 'shape': (%" PRId64 ", %" PRId64 "), }",
+                   array->ints ? "<i4" : "<f4", array->rows, array->cols);
   /* Pad with spaces so magic + version + length + header is a multiple of 64. */
   size_t total = (size_t)(NPY_MAGIC_LEN + 2 + 2 + n + 1 + 63) / 64 * 64;
   size_t hlen = total - (NPY_MAGIC_LEN + 2 + 2);

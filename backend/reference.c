@@ -40,10 +40,32 @@ static int fail(Ref *r, Span span, const char *message) {
   return -1;
 }
 
+static EvalEnv env_of(const Ref *r) {
+  return (EvalEnv){r->params, r->loopvars, r->p->device_ints, r->p->device_shape, {0, 0}};
+}
+
+/* The error of a failed evaluation, worded as the runtime words it. */
+static int eval_failed(Ref *r, int status, const EvalEnv *env, const Expr *bad, Span span) {
+  if (status != EVAL_OUT_OF_RANGE) return fail(r, bad ? bad->span : span, "division by zero");
+  return fail(r, bad->span,
+              arena_printf(r->p->arena, "element %s[%" PRId64 ", %" PRId64 "] is out of bounds (%s is %" PRId64
+                                        " x %" PRId64 ")",
+                           bad->name, env->bad_at[0], env->bad_at[1], bad->name, env->shape[bad->index][0],
+                           env->shape[bad->index][1]));
+}
+
 static int eval(Ref *r, const Expr *e, int64_t *out) {
   const Expr *bad = NULL;
-  if (expr_eval(e, r->params, r->loopvars, out, &bad) == 0) return 0;
-  return fail(r, bad ? bad->span : e->span, "division by zero");
+  EvalEnv env = env_of(r);
+  int status = expr_eval_in(e, &env, out, &bad);
+  return status ? eval_failed(r, status, &env, bad, e->span) : 0;
+}
+
+static int eval_cond(Ref *r, const Cond *c, bool *out) {
+  const Expr *bad = NULL;
+  EvalEnv env = env_of(r);
+  int status = cond_eval(c, &env, out, &bad);
+  return status ? eval_failed(r, status, &env, bad, c->span) : 0;
 }
 
 /* ---- Operands. */
@@ -128,11 +150,11 @@ static int run_for(Ref *r, const Stmt *s) {
   return 0;
 }
 
-/* if (lhs op rhs) { body } else { orelse } */
+/* if (cond) { body } else { orelse } */
 static int run_if(Ref *r, const Stmt *s) {
-  int64_t a, b;
-  if (eval(r, s->cond->lhs, &a) || eval(r, s->cond->rhs, &b)) return -1;
-  return run_stmts(r, cond_holds(s->cond->op, a, b) ? s->body : s->orelse);
+  bool holds;
+  if (eval_cond(r, s->cond, &holds)) return -1;
+  return run_stmts(r, holds ? s->body : s->orelse);
 }
 
 static int run_stmts(Ref *r, const Stmt *s) {
@@ -182,4 +204,36 @@ int reference_run(Program *p, const int64_t *params, RefTensor *tensors, const c
     return -1;
   }
   return 0;
+}
+
+void device_ints_bind(Program *p, const RefTensor *tensors) {
+  const Kernel *k = p->kernel;
+  const void **ints = ARENA_ARRAY(p->arena, const void *, k->ntensors + 1);
+  typedef int64_t Pair[2];
+  Pair *shape = ARENA_ARRAY(p->arena, Pair, k->ntensors + 1);
+  for (int t = 0; t < k->ntensors; t++) {
+    ints[t] = k->tensors[t].ints ? tensors[t].data : NULL;
+    shape[t][0] = tensors[t].rows;
+    shape[t][1] = tensors[t].cols;
+  }
+  p->device_ints = ints;
+  p->device_shape = (const int64_t(*)[2])shape;
+}
+
+void device_ints_json(const Program *p, FILE *out) {
+  const Kernel *k = p->kernel;
+  bool any = false;
+  for (int t = 0; t < k->ntensors; t++) {
+    if (!k->tensors[t].ints || !p->device_ints) continue;
+    fprintf(out, "%s\"%s\": [", any ? ", " : ", \"device\": {", k->tensors[t].name);
+    int64_t n = p->device_shape[t][0] * p->device_shape[t][1];
+    for (int64_t i = 0; i < n; i++) {
+      int32_t v;
+      memcpy(&v, (const char *)p->device_ints[t] + 4 * i, sizeof v);
+      fprintf(out, "%s%" PRId32, i ? ", " : "", v);
+    }
+    fputc(']', out);
+    any = true;
+  }
+  if (any) fputc('}', out);
 }

@@ -64,10 +64,21 @@ static int fail(F64 *r, Span span, const char *message) {
   return -1;
 }
 
+/* Device integers come from p->device_ints, like the f32 reference's. */
+static EvalEnv env_of(const F64 *r) {
+  return (EvalEnv){r->params, r->loopvars, r->p->device_ints, r->p->device_shape, {0, 0}};
+}
+
+static int eval_failed(F64 *r, int status, const Expr *bad, Span span) {
+  return fail(r, bad ? bad->span : span,
+              status == EVAL_OUT_OF_RANGE ? "element of an i32 tensor out of bounds" : "division by zero");
+}
+
 static int eval(F64 *r, const Expr *e, int64_t *out) {
   const Expr *bad = NULL;
-  if (expr_eval(e, r->params, r->loopvars, out, &bad) == 0) return 0;
-  return fail(r, bad ? bad->span : e->span, "division by zero");
+  EvalEnv env = env_of(r);
+  int status = expr_eval_in(e, &env, out, &bad);
+  return status ? eval_failed(r, status, bad, e->span) : 0;
 }
 
 /* ---- Operands. */
@@ -328,9 +339,12 @@ static int run_for(F64 *r, const Stmt *s) {
 }
 
 static int run_if(F64 *r, const Stmt *s) {
-  int64_t a, b;
-  if (eval(r, s->cond->lhs, &a) || eval(r, s->cond->rhs, &b)) return -1;
-  return run_stmts(r, cond_holds(s->cond->op, a, b) ? s->body : s->orelse);
+  const Expr *bad = NULL;
+  EvalEnv env = env_of(r);
+  bool holds;
+  int status = cond_eval(s->cond, &env, &holds, &bad);
+  if (status) return eval_failed(r, status, bad, s->cond->span);
+  return run_stmts(r, holds ? s->body : s->orelse);
 }
 
 static int run_stmts(F64 *r, const Stmt *s) {

@@ -8,6 +8,7 @@
  * asking whether it fits their engines (transform/resources.c). */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "backend/backend.h"
@@ -52,14 +53,29 @@ static const char usage_text[] =
     "  -o FILE     write to FILE instead of stdout\n"
     "  --target FILE  the machine's engines (default: the built-in trn1)\n";
 
-static void emit(Program *p, Emit what, FILE *out) {
+/* The proof's dump, printed only when the kernel is inside its model. */
+static int emit_proof(Program *p, FILE *out) {
+  char *text = NULL;
+  size_t len = 0;
+  FILE *mem = open_memstream(&text, &len);
+  if (!mem) bug("open_memstream: %s", strerror(errno));
+  const char *outside = ir_dump_proof(p, mem);
+  fclose(mem);
+  if (!outside) fwrite(text, 1, len, out);
+  else fprintf(stderr, "bfsync: error: --emit=proof: the proof's model has no %s (docs/proof.md)\n", outside);
+  free(text);
+  return outside ? 1 : 0;
+}
+
+static int emit(Program *p, Emit what, FILE *out) {
   switch (what) {
   case EMIT_C: emit_c(p, out); break;
   case EMIT_IR: ir_print(p, out); break;
-  case EMIT_PROOF: ir_dump_proof(p, out); break;
+  case EMIT_PROOF: return emit_proof(p, out);
   case EMIT_EXPLAIN: ir_explain(p, out); break;
   case EMIT_HEADER: emit_header(p, out); break;
   }
+  return 0;
 }
 
 /* Bookkeeping operations per instruction of engine e; -1 when the engine
@@ -163,7 +179,7 @@ static int compile_program(Program *p, const CompileArgs *a) {
   }
   if (a->resources) return report_resources(p, a, o);
   if (!a->out_path) {
-    emit(p, what, stdout);
+    if (emit(p, what, stdout)) return 1;
     if (fflush(stdout) || ferror(stdout)) {
       fprintf(stderr, "bfsync: error: cannot write to standard output: %s\n", strerror(errno));
       return 1;
@@ -175,7 +191,10 @@ static int compile_program(Program *p, const CompileArgs *a) {
     fprintf(stderr, "bfsync: error: %s\n", out.error);
     return 1;
   }
-  emit(p, what, out.f);
+  if (emit(p, what, out.f)) {
+    atomic_abort(&out);
+    return 1;
+  }
   if (atomic_commit(&out)) {
     fprintf(stderr, "bfsync: error: %s\n", out.error);
     return 1;

@@ -14,7 +14,8 @@ static const char usage_text[] =
     "usage: bfsync gen --seed S [--size N] [--params]\n\n"
     "Print a random valid kernel (deterministic per seed) that uses every op,\n"
     "slotted tiles, nested loops with parameter, triangular, zero-trip and\n"
-    "single-trip bounds, inout tensors, and RAW/WAR/WAW conflicts.\n\n"
+    "single-trip bounds, nested conditionals over loop variables and\n"
+    "parameters, inout tensors, and RAW/WAR/WAW conflicts.\n\n"
     "  --seed S    the seed (an unsigned 64-bit integer)\n"
     "  --size N    about N instructions (default " XSTR(GEN_DEFAULT_SIZE) ", at most " XSTR(GEN_MAX_SIZE) ")\n"
     "  --params    print a parameter set for this seed instead: NAME=V ...\n";

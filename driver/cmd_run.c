@@ -144,7 +144,7 @@ static const NamedPath *input_for(const RunArgs *a, const char *name) {
 
 static int read_input(Run *r, int t, const NamedPath *in) {
   RefTensor *x = &r->in.inputs[t];
-  NpyArray into = {x->rows, x->cols, x->data};
+  NpyArray into = {x->rows, x->cols, x->data, r->p->kernel->tensors[t].ints};
   const char *err;
   if (npy_read(r->p->arena, in->path, in->name, &into, &err)) {
     fprintf(stderr, "bfsync: error: %s\n", err);
@@ -172,7 +172,7 @@ static int write_outputs(Run *r) {
   for (int i = 0; i < r->args->outputs.n; i++) {
     const NamedPath *o = &r->args->outputs.items[i];
     const RefTensor *x = &r->results[find_tensor(r->p->kernel, o->name)];
-    NpyArray arr = {x->rows, x->cols, x->data};
+    NpyArray arr = {x->rows, x->cols, x->data, r->p->kernel->tensors[find_tensor(r->p->kernel, o->name)].ints};
     const char *err;
     if (npy_write(r->p->arena, o->path, &arr, &err)) {
       fprintf(stderr, "bfsync: error: %s\n", err);
@@ -288,7 +288,10 @@ static void print_json(Run *r, const ModeResult *res) {
          sync_name(res->sync), exec_name(r->args->exec));
   for (int i = 0; i < k->nparams; i++)
     printf("%s\"%s\": %" PRId64, i ? ", " : "", k->params[i].name, r->in.params[i]);
-  printf("}, \"wall_ns\": %" PRId64 ", \"waits_executed\": %" PRId64 ", \"outputs_match\": %s, ",
+  putchar('}');
+  fflush(stdout);
+  device_ints_json(r->p, stdout);
+  printf(", \"wall_ns\": %" PRId64 ", \"waits_executed\": %" PRId64 ", \"outputs_match\": %s, ",
          res->wall_ns, s->waits, res->match ? "true" : "false");
   if (isfinite(res->max_abs_err))
     printf("\"max_abs_err\": %.9g, ", res->max_abs_err);

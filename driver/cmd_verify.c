@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "driver/args.h"
+#include "harness/exec.h"
 #include "driver/commands.h"
 #include "frontend/program.h"
 #include "transform/oracle.h"
@@ -25,6 +26,7 @@ typedef struct VerifyArgs {
   uint64_t schedules, seed;
   bool json;
   Mutation mutation;
+  NamedPaths inputs; /* values of i32 tensors */
 } VerifyArgs;
 
 static const char *const sync_choices[] = {"barrier-free", "barrier", NULL}; /* SyncMode order */
@@ -45,7 +47,10 @@ static const char usage_text[] =
     "  -p NAME=VALUE   a kernel parameter (repeat for each)\n"
     "  --sync=MODE     barrier-free (default) or barrier\n"
     "  --schedules K   number of random interleavings (at least 1)\n"
-    "  --seed S        seed of the interleavings (default 1)\n"
+    "  --seed S        seed of the interleavings, and of the default values of\n"
+    "                  i32 tensors (0 .. 4, as bfsync run makes them; default 1)\n"
+    "  --input NAME=X.npy\n"
+    "                  the values of i32 tensor NAME (int32 .npy; repeatable)\n"
     "  --target FILE   the machine whose engines the kernel names (default: the\n"
     "                  built-in trn1; see docs/targets.md)\n"
     "  --json          print one JSON object with the counts on the last line:\n"
@@ -108,8 +113,10 @@ static void print_json(FILE *out, const Program *p, const VerifyArgs *a, const i
     print_json_string(out, k->params[i].name);
     fprintf(out, ": %lld", (long long)params[i]);
   }
+  fputc('}', out);
+  device_ints_json(p, out);
   fprintf(out,
-          "}, \"instructions\": %lld, \"waits\": %lld, \"races\": %lld, \"early\": %lld, "
+          ", \"instructions\": %lld, \"waits\": %lld, \"races\": %lld, \"early\": %lld, "
           "\"late\": %lld, \"late_explained\": %lld, \"redundant\": %lld, \"bookkeeping\": %lld, "
           "\"deadlocks\": %lld, \"subsumed\": %lld, \"mismatches\": %lld, \"schedules\": %d, "
           "\"wait_nodes\": %d",
@@ -146,6 +153,34 @@ static void print_summary(FILE *out, const Program *p, const VerifyArgs *a, cons
   fprintf(out, "  %d schedule%s\n", st->schedules, st->schedules == 1 ? "" : "s");
 }
 
+/* The i32 tensors' values, bound for the oracle: bfsync run's defaults for
+ * --seed, or --input. 0, or an exit status. */
+static int device_values(Program *p, const VerifyArgs *a, const int64_t *params) {
+  const Kernel *k = p->kernel;
+  Instance in = {p, params, NULL, NULL};
+  const char *err;
+  if (instance_inputs(&in, a->seed, &err)) {
+    fprintf(stderr, "bfsync: error: %s\n", err);
+    return 1;
+  }
+  for (int i = 0; i < a->inputs.n; i++) {
+    const NamedPath *np = &a->inputs.items[i];
+    int t = 0;
+    while (t < k->ntensors && strcmp(k->tensors[t].name, np->name)) t++;
+    if (t == k->ntensors || !k->tensors[t].ints) {
+      fprintf(stderr, "bfsync: error: --input: '%s' is not an i32 tensor; verify takes values for i32 tensors only\n",
+              np->name);
+      return 2;
+    }
+    NpyArray into = {in.inputs[t].rows, in.inputs[t].cols, in.inputs[t].data, true};
+    if (npy_read(p->arena, np->path, np->name, &into, &err)) {
+      fprintf(stderr, "bfsync: error: %s\n", err);
+      return 1;
+    }
+  }
+  return 0;
+}
+
 static int verify(Program *p, const VerifyArgs *a) {
   parse(p);
   if (p->diag.errors) return 1;
@@ -153,6 +188,8 @@ static int verify(Program *p, const VerifyArgs *a) {
   if (p->diag.errors) return 1;
   int64_t *params = ARENA_ARRAY(p->arena, int64_t, p->kernel->nparams + 1);
   if (param_args_bind(&a->params, p->kernel, params, stderr)) return 2;
+  int status = device_values(p, a, params);
+  if (status) return status;
   Oracle *o = oracle_new(p, params);
   if (!o) return 1;
   transform_sync(p, a->sync);
@@ -182,6 +219,7 @@ int cmd_verify(int argc, char **argv) {
       {.name = "--target", .kind = ARG_STRING, .dest = &a.target_path},
       {.name = "--mutate", .kind = ARG_MUTATION, .dest = &a.mutation},
       {.name = "--json", .kind = ARG_FLAG, .dest = &a.json},
+      {.name = "--input", .kind = ARG_NAMED_PATH, .dest = &a.inputs},
       {0},
   };
   Arena *arena = arena_new();

@@ -11,8 +11,9 @@
  *
  * Nesting is bounded by the scanner (see lexer.l), which keeps the parser's
  * stack well under YYMAXDEPTH; unary minus chains are left-recursive so
- * they need no stack at all. Conditionals parse (the AST keeps them) and
- * sema rejects them until the transform supports them. */
+ * they need no stack at all. A condition in parentheses and an expression
+ * in parentheses share their prefix; the parser decides at the token after
+ * the first complete expression (a comparison, or ')'), so no conflict. */
 %code requires {
 #include <stdbool.h>
 
@@ -89,8 +90,11 @@ static void yyerror(Span *at, yyscan_t scanner, ParseState *ps, const char *mess
 %token <lit> FLOAT "number"
 %token KERNEL "'kernel'" CONST "'const'" INT_KW "'int'" HBM "'hbm'" IN "'in'" OUT "'out'" INOUT "'inout'"
 %token SBUF "'sbuf'" PSUM "'psum'" F32 "'f32'" FOR "'for'" IF "'if'" ELSE "'else'"
-%token DOTDOT "'..'" LE "'<='" GE "'>='" EQ "'=='" NE "'!='"
+%token DOTDOT "'..'" LE "'<='" GE "'>='" EQ "'=='" NE "'!='" ANDAND "'&&'" OROR "'||'"
 
+%left OROR
+%left ANDAND
+%precedence '!'
 %left '+' '-'
 %left '*' '/' '%'
 
@@ -102,7 +106,7 @@ static void yyerror(Span *at, yyscan_t scanner, ParseState *ps, const char *mess
 %type <mem> mem
 %type <operand> operand
 %type <operands> operands
-%type <stmt> stmt instr
+%type <stmt> stmt instr if
 %type <stmts> stmts else
 
 %%
@@ -123,12 +127,14 @@ param: IDENT ':' INT_KW { kernel_add_param(ARENA, ps->kernel, &ps->param_cap, $1
 
 decls: %empty | decls decl ;
 
-/* decl = "hbm" io IDENT ":" "f32" "[" expr "," expr "]" ";"
+/* decl = "hbm" io IDENT ":" ("f32" | IDENT) "[" expr "," expr "]" ";"   (IDENT: i32)
  *      | mem IDENT ["[" expr "]"] ":" "f32" "[" expr "," expr "]" ";"
  *      | "const" IDENT "=" expr ";" */
 decl:
   HBM io IDENT ':' F32 '[' expr ',' expr ']' ';'
     { kernel_add_tensor(ARENA, ps->kernel, &ps->tensor_cap, $2, $3, @3, $7, $9); }
+| HBM io IDENT ':' IDENT '[' expr ',' expr ']' ';'
+    { kernel_add_typed_tensor(ARENA, ps->kernel, &ps->tensor_cap, $2, $3, @3, $5, @5, $7, $9); }
 | mem IDENT slots ':' F32 '[' expr ',' expr ']' ';'
     { kernel_add_tile(ARENA, ps->kernel, &ps->tile_cap, $1, $2, @2, $3, $7, $9); }
 | CONST IDENT '=' expr ';'
@@ -147,18 +153,25 @@ stmts: %empty { $$ = (StmtList){0}; } | stmts stmt { $$ = stmt_list_add($1, $2);
 /* stmt = "for" IDENT "in" expr ".." expr "{" {stmt} "}"
  *      | IDENT "{" {stmt} "}"                 (an engine block)
  *      | [IDENT ":"] instr                    (an instruction, placed on an engine)
- *      | "if" "(" cond ")" "{" {stmt} "}" ["else" "{" {stmt} "}"] */
+ *      | if */
 stmt:
   FOR IDENT IN expr DOTDOT expr '{' stmts '}' { $$ = stmt_for(ARENA, @$, $2, @2, $4, $6, $8); }
 | IDENT '{' stmts '}'                         { $$ = stmt_block(ARENA, @$, $1, @1, $3); }
 | IDENT ':' instr                             { $$ = stmt_place($3, @$, $1, @1); }
 | instr                                       { $$ = $1; }
-| IF '(' cond ')' '{' stmts '}' else          { $$ = stmt_if(ARENA, @$, $3, $6, $8); }
+| if                                          { $$ = $1; }
 | error ';'                                   { $$ = NULL; }
 | error '}'                                   { $$ = NULL; }
 ;
 
-else: %empty { $$ = (StmtList){0}; } | ELSE '{' stmts '}' { $$ = $3; } ;
+/* if = "if" "(" cond ")" "{" {stmt} "}" ["else" ("{" {stmt} "}" | if)] */
+if: IF '(' cond ')' '{' stmts '}' else { $$ = stmt_if(ARENA, @$, $3, $6, @7.begin, $8); } ;
+
+else:
+  %empty                 { $$ = (StmtList){0}; }
+| ELSE '{' stmts '}'     { $$ = $3; }
+| ELSE if                { $$ = stmt_else_if($2); }
+;
 
 /* instr = IDENT [operand {"," operand}] ";" */
 instr:
@@ -171,15 +184,22 @@ operands:
 | operands ',' operand { $$ = operand_list_add(ARENA, $1, $3); }
 ;
 
-/* operand = IDENT "[" expr ["," expr] "]" | expr   (a bare name, or an immediate) */
+/* operand = IDENT "[" expr "]" | expr   (a bare name, an immediate, or NAME "[" expr "," expr "]", an hbm tile) */
 operand:
   IDENT '[' expr ']'              { $$ = operand_name(@$, $1, 1, $3, NULL); }
-| IDENT '[' expr ',' expr ']'     { $$ = operand_name(@$, $1, 2, $3, $5); }
-| expr                            { $$ = operand_expr(@$, $1); }
+| expr                            { $$ = operand_expr(@$, $1); } /* X[r, c] too: an element read's shape */
 ;
 
-/* cond = expr ("<" | "<=" | ">" | ">=" | "==" | "!=") expr */
-cond: expr compare expr { $$ = cond_new(ARENA, @$, $2, $1, $3); } ;
+/* cond = cond "||" cond | cond "&&" cond | "!" cond | "(" cond ")"
+ *      | expr ("<" | "<=" | ">" | ">=" | "==" | "!=") expr
+ * (&& binds tighter than ||, ! tightest; both binary operators group left) */
+cond:
+  cond OROR cond        { $$ = cond_binary(ARENA, COND_OR, $1, $3); }
+| cond ANDAND cond      { $$ = cond_binary(ARENA, COND_AND, $1, $3); }
+| '!' cond              { $$ = cond_not(ARENA, @1, $2); }
+| '(' cond ')'          { $$ = $2; }
+| expr compare expr     { $$ = cond_new(ARENA, @$, $2, $1, $3); }
+;
 compare:
   '<' { $$ = COND_LT; } | LE { $$ = COND_LE; } | '>' { $$ = COND_GT; }
 | GE { $$ = COND_GE; } | EQ { $$ = COND_EQ; } | NE { $$ = COND_NE; }
@@ -198,11 +218,12 @@ expr:
 unary: primary | minuses primary { $$ = expr_negs(ARENA, @1, $1, $2); } ;
 minuses: '-' { $$ = 1; } | minuses '-' { $$ = $1 + 1; } ;
 
-/* primary = INT | FLOAT | IDENT | "(" expr ")" */
+/* primary = INT | FLOAT | IDENT | IDENT "[" expr "," expr "]" | "(" expr ")" */
 primary:
   INT          { $$ = expr_int(ARENA, @$, $1.value); }
 | FLOAT        { $$ = expr_float(ARENA, @$, $1.text); }
 | IDENT        { $$ = expr_name(ARENA, @$, $1); }
+| IDENT '[' expr ',' expr ']' { $$ = expr_elem(ARENA, @$, $1, $3, $5); }
 | '(' expr ')' { $$ = $2; }
 ;
 

@@ -9,6 +9,8 @@
  * expr_eval is the one definition of integer arithmetic in the compiler:
  * 64-bit, wrapping on overflow (never undefined), with / and % rounding
  * toward negative infinity so (i - 1) % 2 is a valid slot when i = 0. */
+#include <string.h>
+
 #include "frontend/ast.h"
 
 #include <stdlib.h>
@@ -58,12 +60,41 @@ Expr *expr_binary(Arena *a, ExprKind kind, Expr *lhs, Expr *rhs) {
   return e;
 }
 
+Expr *expr_elem(Arena *a, Span span, const char *name, Expr *row, Expr *col) {
+  int height = (row->height > col->height ? row->height : col->height) + 1;
+  Expr *e = new_expr(a, EX_ELEM, span, height);
+  e->name = name;
+  e->lhs = row;
+  e->rhs = col;
+  return e;
+}
+
 Cond *cond_new(Arena *a, Span span, CondOp op, Expr *lhs, Expr *rhs) {
   Cond *c = ARENA_NEW(a, Cond);
   c->op = op;
   c->span = span;
   c->lhs = lhs;
   c->rhs = rhs;
+  c->height = 1;
+  return c;
+}
+
+Cond *cond_binary(Arena *a, CondKind kind, Cond *left, Cond *right) {
+  Cond *c = ARENA_NEW(a, Cond);
+  c->kind = kind;
+  c->span = span_join(left->span, right->span);
+  c->left = left;
+  c->right = right;
+  c->height = (left->height > right->height ? left->height : right->height) + 1;
+  return c;
+}
+
+Cond *cond_not(Arena *a, Span span, Cond *operand) {
+  Cond *c = ARENA_NEW(a, Cond);
+  c->kind = COND_NOT;
+  c->span = span_join(span, operand->span);
+  c->left = operand;
+  c->height = operand->height + 1;
   return c;
 }
 
@@ -75,6 +106,8 @@ Operand operand_name(Span span, const char *name, int nindex, Expr *i0, Expr *i1
 }
 
 Operand operand_expr(Span span, Expr *e) {
+  /* NAME[r, c] parses as an element read; as an operand it is an hbm tile */
+  if (e->kind == EX_ELEM) return operand_name(span, e->name, 2, e->lhs, e->rhs);
   Operand o = {.kind = e->kind == EX_NAME ? OPND_NAME : OPND_IMM, .span = span, .imm_expr = e};
   if (e->kind == EX_NAME) o.name = e->name;
   return o;
@@ -140,12 +173,27 @@ Stmt *stmt_place(Stmt *instr, Span span, const char *engine, Span engine_span) {
   return instr;
 }
 
-Stmt *stmt_if(Arena *a, Span span, Cond *cond, StmtList then, StmtList orelse) {
+Stmt *stmt_if(Arena *a, Span span, Cond *cond, StmtList then, uint32_t then_close, StmtList orelse) {
   Stmt *s = new_stmt(a, ST_IF, span);
   s->cond = cond;
   s->body = then.head;
+  s->then_close = then_close;
   s->orelse = orelse.head;
   return s;
+}
+
+StmtList stmt_else_if(Stmt *s) {
+  s->chained = true;
+  return (StmtList){s, s};
+}
+
+void kernel_add_typed_tensor(Arena *a, Kernel *k, int *cap, IoKind io, const char *name, Span span,
+                             const char *elem, Span elem_span, Expr *rows, Expr *cols) {
+  kernel_add_tensor(a, k, cap, io, name, span, rows, cols);
+  Tensor *t = &k->tensors[k->ntensors - 1];
+  t->ints = !strcmp(elem, "i32");
+  t->elem = elem;
+  t->elem_span = elem_span;
 }
 
 void kernel_add_param(Arena *a, Kernel *k, int *cap, const char *name, Span span) {
@@ -156,7 +204,7 @@ void kernel_add_param(Arena *a, Kernel *k, int *cap, const char *name, Span span
 void kernel_add_tensor(Arena *a, Kernel *k, int *cap, IoKind io, const char *name, Span span,
                        Expr *rows, Expr *cols) {
   k->tensors = arena_grow(a, k->tensors, sizeof(Tensor), k->ntensors, cap);
-  k->tensors[k->ntensors++] = (Tensor){name, span, io, rows, cols};
+  k->tensors[k->ntensors++] = (Tensor){name, span, io, rows, cols, false, NULL, {0, 0}};
 }
 
 void kernel_add_tile(Arena *a, Kernel *k, int *cap, MemKind mem, const char *name, Span span,
@@ -203,27 +251,44 @@ int64_t int_floor_mod(int64_t a, int64_t b) {
   return r;
 }
 
-int expr_eval(const Expr *e, const int64_t *params, const int64_t *loopvars, int64_t *out,
-              const Expr **bad) {
+/* An element read: row and col within the tensor, else EVAL_OUT_OF_RANGE. */
+static int read_elem(const Expr *e, EvalEnv *env, int64_t row, int64_t col, int64_t *out,
+                     const Expr **bad) {
+  if (!env->ints || !env->ints[e->index]) bug("expr_eval: no values for tensor '%s'", e->name);
+  const int64_t *shape = env->shape[e->index];
+  if (row < 0 || row >= shape[0] || col < 0 || col >= shape[1]) {
+    env->bad_at[0] = row;
+    env->bad_at[1] = col;
+    if (bad) *bad = e;
+    return EVAL_OUT_OF_RANGE;
+  }
+  int32_t v;
+  memcpy(&v, (const char *)env->ints[e->index] + 4 * (row * shape[1] + col), sizeof v);
+  *out = v;
+  return 0;
+}
+
+int expr_eval_in(const Expr *e, EvalEnv *env, int64_t *out, const Expr **bad) {
   int64_t l = 0, r = 0;
+  int status;
   switch (e->kind) {
   case EX_INT:
     *out = e->value;
     return 0;
   case EX_NAME:
-    if (e->sym == SYM_PARAM) *out = params[e->index];
-    else if (e->sym == SYM_LOOPVAR) *out = loopvars[e->index];
+    if (e->sym == SYM_PARAM) *out = env->params[e->index];
+    else if (e->sym == SYM_LOOPVAR) *out = env->loopvars[e->index];
     else bug("expr_eval: unresolved name '%s'", e->name);
     return 0;
   case EX_NEG:
-    if (expr_eval(e->lhs, params, loopvars, &l, bad)) return -1;
+    if ((status = expr_eval_in(e->lhs, env, &l, bad))) return status;
     *out = wrap_sub(0, l);
     return 0;
   default:
     break;
   }
-  if (expr_eval(e->lhs, params, loopvars, &l, bad) || expr_eval(e->rhs, params, loopvars, &r, bad))
-    return -1;
+  if ((status = expr_eval_in(e->lhs, env, &l, bad)) || (status = expr_eval_in(e->rhs, env, &r, bad)))
+    return status;
   switch (e->kind) {
   case EX_ADD: *out = wrap_add(l, r); return 0;
   case EX_SUB: *out = wrap_sub(l, r); return 0;
@@ -232,13 +297,20 @@ int expr_eval(const Expr *e, const int64_t *params, const int64_t *loopvars, int
   case EX_MOD:
     if (r == 0) {
       if (bad) *bad = e;
-      return -1;
+      return EVAL_DIV_ZERO;
     }
     *out = e->kind == EX_DIV ? int_floor_div(l, r) : int_floor_mod(l, r);
     return 0;
+  case EX_ELEM: return read_elem(e, env, l, r, out, bad);
   default:
     bug("expr_eval: expression kind %d", e->kind);
   }
+}
+
+int expr_eval(const Expr *e, const int64_t *params, const int64_t *loopvars, int64_t *out,
+              const Expr **bad) {
+  EvalEnv env = {.params = params, .loopvars = loopvars};
+  return expr_eval_in(e, &env, out, bad);
 }
 
 bool cond_holds(CondOp op, int64_t a, int64_t b) {
@@ -251,4 +323,26 @@ bool cond_holds(CondOp op, int64_t a, int64_t b) {
   case COND_NE: return a != b;
   }
   bug("unknown condition operator %d", (int)op);
+}
+
+int cond_eval(const Cond *c, EvalEnv *env, bool *out, const Expr **bad) {
+  int64_t l, r;
+  int status;
+  switch (c->kind) {
+  case COND_CMP:
+    if ((status = expr_eval_in(c->lhs, env, &l, bad)) || (status = expr_eval_in(c->rhs, env, &r, bad)))
+      return status;
+    *out = cond_holds(c->op, l, r);
+    return 0;
+  case COND_NOT:
+    if ((status = cond_eval(c->left, env, out, bad))) return status;
+    *out = !*out;
+    return 0;
+  case COND_AND:
+  case COND_OR:
+    if ((status = cond_eval(c->left, env, out, bad))) return status;
+    if (*out == (c->kind == COND_OR)) return 0;
+    return cond_eval(c->right, env, out, bad);
+  }
+  bug("cond_eval: condition kind %d", (int)c->kind);
 }

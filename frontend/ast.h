@@ -25,6 +25,7 @@ typedef enum ExprKind {
   EX_MUL,
   EX_DIV,
   EX_MOD,
+  EX_ELEM, /* name[lhs, rhs]: an element of an i32 tensor; sema: index = tensor */
 } ExprKind;
 
 typedef enum SymKind { SYM_UNRESOLVED, SYM_PARAM, SYM_LOOPVAR } SymKind;
@@ -36,18 +37,29 @@ typedef struct Expr {
   double real;            /* EX_FLOAT */
   const char *name;       /* EX_NAME */
   SymKind sym;            /* EX_NAME, sema */
-  int index;              /* EX_NAME, sema: parameter index or loop id */
+  int index;              /* EX_NAME, sema: parameter index or loop id; EX_ELEM: tensor */
   struct Expr *lhs, *rhs; /* operators */
   int height;             /* parser: 1 + the tallest operand's; sema bounds it */
 } Expr;
 
-/* ---- Conditions (room for `if`: lhs op rhs over integer expressions). */
+/* ---- Conditions of `if`: comparisons of integer expressions combined
+ * with && (binds tighter), || and !. && and || short-circuit, as in C. */
 typedef enum CondOp { COND_LT, COND_LE, COND_GT, COND_GE, COND_EQ, COND_NE } CondOp;
 
+typedef enum CondKind {
+  COND_CMP, /* lhs op rhs */
+  COND_AND, /* left && right */
+  COND_OR,  /* left || right */
+  COND_NOT, /* !left */
+} CondKind;
+
 typedef struct Cond {
-  CondOp op;
+  CondKind kind;
+  CondOp op; /* COND_CMP */
   Span span;
-  Expr *lhs, *rhs;
+  Expr *lhs, *rhs;           /* COND_CMP */
+  struct Cond *left, *right; /* COND_AND, COND_OR; COND_NOT: left */
+  int height;                /* parser: 1 + the tallest operand's (conditions only) */
 } Cond;
 
 /* ---- Operands: the parser sees name, name[e], name[e, e] or a number;
@@ -78,7 +90,7 @@ typedef enum StmtKind {
   ST_FOR,   /* for var in lo .. hi { body } */
   ST_BLOCK, /* engine { body } */
   ST_INSTR, /* [engine:] op operands ; */
-  ST_IF,    /* if (cond) { body } else { orelse }: reserved, rejected by sema */
+  ST_IF,    /* if (cond) { body } else { orelse } */
 } StmtKind;
 
 typedef struct Stmt {
@@ -102,6 +114,9 @@ typedef struct Stmt {
   struct Stmt *body;
   Cond *cond;           /* ST_IF */
   struct Stmt *orelse;  /* ST_IF */
+  uint32_t then_close;  /* ST_IF: offset of the then-body's closing brace */
+  bool chained;         /* ST_IF: written `else if`, the whole else of its parent */
+  int if_id;            /* ST_IF, sema: 0.. in program order */
 
   /* ST_INSTR */
   const char *op_name;
@@ -126,6 +141,9 @@ typedef struct Tensor {
   Span span;
   IoKind io;
   Expr *rows, *cols; /* over parameters */
+  bool ints;         /* i32 elements: device integers, read in integer expressions */
+  const char *elem;  /* the element type as written when not f32, else NULL */
+  Span elem_span;
 } Tensor;
 
 typedef enum MemKind { MEM_SBUF, MEM_PSUM } MemKind;
@@ -164,7 +182,7 @@ typedef struct Kernel {
   int ncomments;
   Span *comments; /* parser: every comment, in source order (fmt keeps them) */
   /* sema */
-  int ninstrs, nloops;
+  int ninstrs, nloops, nifs;
   Stmt **instrs; /* by instr_id */
   Stmt **loops;  /* by loop_id */
 } Kernel;
@@ -193,7 +211,13 @@ Expr *expr_name(Arena *a, Span span, const char *name);
 /* count unary minuses (spanning minus_span) applied to operand. */
 Expr *expr_negs(Arena *a, Span minus_span, int count, Expr *operand);
 Expr *expr_binary(Arena *a, ExprKind kind, Expr *lhs, Expr *rhs);
+/* name[row, col], an element of an i32 tensor. */
+Expr *expr_elem(Arena *a, Span span, const char *name, Expr *row, Expr *col);
 Cond *cond_new(Arena *a, Span span, CondOp op, Expr *lhs, Expr *rhs);
+/* left && right, left || right (kind COND_AND or COND_OR). */
+Cond *cond_binary(Arena *a, CondKind kind, Cond *left, Cond *right);
+/* !operand; span covers the '!' and the operand. */
+Cond *cond_not(Arena *a, Span span, Cond *operand);
 
 /* name, name[i0] or name[i0, i1] as written (nindex of them). */
 Operand operand_name(Span span, const char *name, int nindex, Expr *i0, Expr *i1);
@@ -211,12 +235,20 @@ Stmt *stmt_block(Arena *a, Span span, const char *engine, Span engine_span, Stmt
 Stmt *stmt_instr(Arena *a, Span span, const char *op, Span op_span, OperandList operands);
 /* `engine: instr`: places instr on engine; span covers both. */
 Stmt *stmt_place(Stmt *instr, Span span, const char *engine, Span engine_span);
-Stmt *stmt_if(Arena *a, Span span, Cond *cond, StmtList then, StmtList orelse);
+/* then_close: offset of the then-body's closing brace. */
+Stmt *stmt_if(Arena *a, Span span, Cond *cond, StmtList then, uint32_t then_close, StmtList orelse);
+/* `else if ...`: the list holding only the chained conditional s. */
+StmtList stmt_else_if(Stmt *s);
 
 /* Declarations, appended to k's arrays (*cap is the array's room). */
 void kernel_add_param(Arena *a, Kernel *k, int *cap, const char *name, Span span);
 void kernel_add_tensor(Arena *a, Kernel *k, int *cap, IoKind io, const char *name, Span span,
                        Expr *rows, Expr *cols);
+/* `hbm io NAME: ELEM[rows, cols]` with ELEM not the keyword f32: `i32`, a
+ * tensor of device integers (not a keyword, so it stays usable as a name);
+ * sema rejects any other. */
+void kernel_add_typed_tensor(Arena *a, Kernel *k, int *cap, IoKind io, const char *name, Span span,
+                             const char *elem, Span elem_span, Expr *rows, Expr *cols);
 void kernel_add_tile(Arena *a, Kernel *k, int *cap, MemKind mem, const char *name, Span span,
                      Expr *slots, Expr *rows, Expr *cols);
 void kernel_add_const(Arena *a, Kernel *k, int *cap, const char *name, Span span, Expr *value);
@@ -229,11 +261,28 @@ void kernel_finish(Kernel *k, const char *name, Span span, Span whole, StmtList 
  * one definition: the IR's folding and the oracle use it too. */
 int64_t int_floor_div(int64_t a, int64_t b);
 int64_t int_floor_mod(int64_t a, int64_t b);
-/* Evaluate e with parameter values and loop variable values (by loop id).
- * Returns 0, or -1 on a division by zero (*bad = the offending node). */
+
+/* What an expression reads at run time: parameters, loop variables (by
+ * loop id) and the i32 tensors (ints[t] row-major with shape[t], NULL for
+ * an f32 tensor; NULL for none). bad_at: the element of a failed read. */
+typedef struct EvalEnv {
+  const int64_t *params, *loopvars;
+  const void *const *ints; /* int32 elements (stored in float-sized cells) */
+  const int64_t (*shape)[2];
+  int64_t bad_at[2];
+} EvalEnv;
+
+enum { EVAL_DIV_ZERO = -1, EVAL_OUT_OF_RANGE = -2 };
+
+/* Evaluate e: 0, EVAL_DIV_ZERO on a division by zero or EVAL_OUT_OF_RANGE
+ * on an element read outside its tensor (env->bad_at), *bad = the node. */
+int expr_eval_in(const Expr *e, EvalEnv *env, int64_t *out, const Expr **bad);
+/* expr_eval_in over parameters and loop variables only (no element reads). */
 int expr_eval(const Expr *e, const int64_t *params, const int64_t *loopvars, int64_t *out,
               const Expr **bad);
 /* Whether `a op b` holds. */
 bool cond_holds(CondOp op, int64_t a, int64_t b);
+/* Evaluate c (short-circuit) like expr_eval_in. */
+int cond_eval(const Cond *c, EvalEnv *env, bool *out, const Expr **bad);
 
 #endif

@@ -80,6 +80,13 @@ static void print_expr(FILE *out, const Expr *e, int min_prec) {
     break;
   case EX_FLOAT: fputs(e->name, out); break;
   case EX_NAME: fputs(e->name, out); break;
+  case EX_ELEM:
+    fprintf(out, "%s[", e->name);
+    print_expr(out, e->lhs, 0);
+    fputs(", ", out);
+    print_expr(out, e->rhs, 0);
+    fputc(']', out);
+    break;
   case EX_NEG:
     fputc('-', out);
     print_expr(out, e->lhs, PREC_PRIMARY);
@@ -200,17 +207,50 @@ static void print_instr(FILE *out, const Stmt *in) {
   fputc(';', out);
 }
 
+enum { PREC_OR = 1, PREC_AND, PREC_NOT };
+
+static int cond_precedence(CondKind kind) {
+  return kind == COND_OR ? PREC_OR : kind == COND_AND ? PREC_AND : PREC_NOT;
+}
+
+/* c, parenthesized when it binds more loosely than min_prec (a comparison
+ * binds tightest, and both binary operators group left). */
+static void print_cond(FILE *out, const Cond *c, int min_prec) {
+  bool parens = cond_precedence(c->kind) < min_prec;
+  if (parens) fputc('(', out);
+  switch (c->kind) {
+  case COND_CMP:
+    print_expr(out, c->lhs, 0);
+    fprintf(out, " %s ", cond_name[c->op]);
+    print_expr(out, c->rhs, 0);
+    break;
+  case COND_NOT:
+    fputc('!', out);
+    print_cond(out, c->left, c->left->kind == COND_CMP ? PREC_NOT + 1 : PREC_NOT);
+    break;
+  case COND_AND:
+  case COND_OR:
+    print_cond(out, c->left, cond_precedence(c->kind));
+    fputs(c->kind == COND_AND ? " && " : " || ", out);
+    print_cond(out, c->right, cond_precedence(c->kind) + 1);
+    break;
+  }
+  if (parens) fputc(')', out);
+}
+
+/* if (cond) { ... } [else { ... } | else if ...], as written. */
 static void print_if(Printer *pr, const Stmt *st, int depth) {
   FILE *out = pr->out;
   fputs("if (", out);
-  print_expr(out, st->cond->lhs, 0);
-  fprintf(out, " %s ", cond_name[st->cond->op]);
-  print_expr(out, st->cond->rhs, 0);
+  print_cond(out, st->cond, 0);
   fputc(')', out);
-  uint32_t close = st->orelse ? st->orelse->span.begin : st->span.end - 1;
-  print_body(pr, st->body, close, depth);
-  if (st->orelse) {
-    fputs(" else", out);
+  print_body(pr, st->body, st->then_close, depth);
+  if (!st->orelse) return;
+  fputs(" else", out);
+  if (st->orelse->chained) {
+    fputc(' ', out);
+    print_if(pr, st->orelse, depth);
+  } else {
     print_body(pr, st->orelse, st->span.end - 1, depth);
   }
 }
@@ -248,8 +288,8 @@ static void print_stmts(Printer *pr, const Stmt *list, uint32_t close, int depth
 }
 
 /* ---- Declarations, in source order. */
-static void print_shape(FILE *out, const Expr *rows, const Expr *cols) {
-  fputs(": f32[", out);
+static void print_shape(FILE *out, const char *elem, const Expr *rows, const Expr *cols) {
+  fprintf(out, ": %s[", elem);
   print_expr(out, rows, 0);
   fputs(", ", out);
   print_expr(out, cols, 0);
@@ -260,7 +300,7 @@ static void print_tensor(Printer *pr, const Tensor *t, uint32_t limit) {
   comments_before(pr, t->cols->span.end, 1);
   start_line(pr, t->span.begin, 1);
   fprintf(pr->out, "hbm %s %s", io_name[t->io], t->name);
-  print_shape(pr->out, t->rows, t->cols);
+  print_shape(pr->out, t->ints ? "i32" : "f32", t->rows, t->cols);
   pr->seen = t->cols->span.end + 1;
   comments_trailing(pr, t->cols->span.end + 1, limit, true);
   fputc('\n', pr->out);
@@ -275,7 +315,7 @@ static void print_tile(Printer *pr, const Tile *t, uint32_t limit) {
     print_expr(pr->out, t->slots_expr, 0);
     fputc(']', pr->out);
   }
-  print_shape(pr->out, t->rows_expr, t->cols_expr);
+  print_shape(pr->out, "f32", t->rows_expr, t->cols_expr);
   pr->seen = t->cols_expr->span.end + 1;
   comments_trailing(pr, t->cols_expr->span.end + 1, limit, true);
   fputc('\n', pr->out);

@@ -24,6 +24,11 @@ typedef struct Program {
   const Target *target;
   Kernel *kernel; /* parse */
   IrProgram *ir;  /* transform */
+  /* The run's device integers, for the reference and the oracle: the
+   * storage of each i32 tensor (NULL for f32) and every tensor's shape;
+   * NULL when no run has set them (see EvalEnv). */
+  const void *const *device_ints;
+  const int64_t (*device_shape)[2];
 } Program;
 
 /* A new program for the file's text (copied into the arena); diagnostics go to out. */

@@ -151,6 +151,23 @@ static bool resolve_name(Sema *s, Expr *e, ExprScope scope, const char *what) {
 
 /* Resolves e's names; reports constant divisions by zero. *constant: e uses
  * no name. Returns whether e is well formed. */
+static bool resolve_elem(Sema *s, Expr *e, ExprScope scope, const char *what) {
+  const Decl *d = find_decl(s, e->name);
+  if (!d) {
+    diag_error(s->diag, e->span, "undeclared tensor '%s'", e->name);
+  } else if (d->kind != DECL_TENSOR || !s->k->tensors[d->index].ints) {
+    diag_error(s->diag, e->span, "'%s' is not an i32 tensor: only elements of i32 tensors are integers",
+               e->name);
+  } else if (scope != IN_LOOPS) {
+    diag_error(s->diag, e->span, "%s cannot read device integers: it is evaluated before the kernel runs",
+               what);
+  } else {
+    e->index = d->index;
+    return true;
+  }
+  return false;
+}
+
 static bool walk_expr(Sema *s, Expr *e, ExprScope scope, const char *what, bool *constant) {
   switch (e->kind) {
   case EX_INT:
@@ -175,6 +192,10 @@ static bool walk_expr(Sema *s, Expr *e, ExprScope scope, const char *what, bool 
   bool ok = walk_expr(s, e->lhs, scope, what, &lconst);
   ok &= walk_expr(s, e->rhs, scope, what, &rconst);
   *constant = lconst && rconst;
+  if (e->kind == EX_ELEM) {
+    *constant = false;
+    return resolve_elem(s, e, scope, what) && ok;
+  }
   int64_t divisor;
   if (ok && rconst && scope != IN_REAL && (e->kind == EX_DIV || e->kind == EX_MOD) &&
       expr_eval(e->rhs, NULL, NULL, &divisor, NULL) == 0 && divisor == 0) {
@@ -274,9 +295,14 @@ static void check_const(Sema *s, Const *c) {
 
 /* ---- Declarations. */
 
-/* decl = "hbm" io IDENT ":" "f32" "[" expr "," expr "]" ";" */
+/* decl = "hbm" io IDENT ":" ("f32" | "i32") "[" expr "," expr "]" ";" */
 static void check_tensor(Sema *s, Tensor *t) {
   Expr *dims[2] = {t->rows, t->cols};
+  if (t->elem && !t->ints)
+    diag_error(s->diag, t->elem_span, "unknown element type '%s': hbm tensors are f32 or i32", t->elem);
+  if (t->ints && t->io != IO_IN)
+    diag_error(s->diag, t->span, "i32 tensor '%s' must be 'hbm in': device integers are read-only",
+               t->name);
   int64_t value[2];
   int known = 0;
   for (int i = 0; i < 2; i++) {
@@ -390,7 +416,8 @@ static bool resolve_operand(Sema *s, Operand *o) {
 static bool is_constant(const Expr *e) {
   switch (e->kind) {
   case EX_INT: return true;
-  case EX_NAME: return false;
+  case EX_NAME:
+  case EX_ELEM: return false;
   case EX_NEG: return is_constant(e->lhs);
   default: return is_constant(e->lhs) && is_constant(e->rhs);
   }
@@ -421,6 +448,13 @@ static bool check_slot(Sema *s, const Operand *o) {
 /* An hbm operand: two indices, and never written when `in` nor read when `out`. */
 static bool check_hbm(Sema *s, const Operand *o, bool written) {
   const Tensor *t = &s->k->tensors[o->decl];
+  if (t->ints) {
+    diag_error(s->diag, o->span,
+               "'%s' is an i32 tensor: its elements are read in integer expressions (%s[ROW, COL]), "
+               "not moved by instructions",
+               o->name, o->name);
+    return false;
+  }
   if (o->nindex != 2) {
     diag_error(s->diag, o->span, "hbm tensor '%s' needs two indices: %s[ROW, COL]", o->name, o->name);
     return false;
@@ -748,14 +782,47 @@ static void check_block(Sema *s, Stmt *block) {
   s->depth--;
 }
 
-/* if = "if" "(" expr compare expr ")" "{" {stmt} "}" ["else" "{" {stmt} "}"]
- * Parsed so the grammar has room for it; the transform does not support it yet. */
-static void check_if(Sema *s, Stmt *st) {
-  Span keyword = {st->span.begin, st->span.begin + 2};
-  diag_error(s->diag, keyword, "conditionals are not supported yet");
+/* The node at which c first grows taller than MAX_EXPR_DEPTH. */
+static const Cond *cond_too_deep_at(const Cond *c) {
+  while (c->height > MAX_EXPR_DEPTH + 1)
+    c = c->right && c->right->height > c->left->height ? c->right : c->left;
+  return c;
+}
+
+/* cond = cond "||" cond | cond "&&" cond | "!" cond | "(" cond ")" | expr compare expr */
+static void walk_cond(Sema *s, Cond *c) {
   bool constant;
-  check_expr(s, st->cond->lhs, IN_LOOPS, "a condition", &constant);
-  check_expr(s, st->cond->rhs, IN_LOOPS, "a condition", &constant);
+  switch (c->kind) {
+  case COND_CMP:
+    check_expr(s, c->lhs, IN_LOOPS, "a condition", &constant);
+    check_expr(s, c->rhs, IN_LOOPS, "a condition", &constant);
+    return;
+  case COND_NOT: walk_cond(s, c->left); return;
+  case COND_AND:
+  case COND_OR:
+    walk_cond(s, c->left);
+    walk_cond(s, c->right);
+    return;
+  }
+}
+
+static void check_cond(Sema *s, Cond *c) {
+  if (c->height > MAX_EXPR_DEPTH) {
+    diag_error(s->diag, cond_too_deep_at(c)->span, "condition nested too deeply: more than %d levels",
+               MAX_EXPR_DEPTH);
+    return;
+  }
+  walk_cond(s, c);
+}
+
+/* if = "if" "(" cond ")" "{" {stmt} "}" ["else" ("{" {stmt} "}" | if)]
+ * A condition reads only parameters and loop variables, so every engine
+ * evaluates it to the same value (it is engine-uniform). An `else if`
+ * counts as one more level of nesting. */
+static void check_if(Sema *s, Stmt *st) {
+  Kernel *k = s->k;
+  st->if_id = k->nifs++;
+  check_cond(s, st->cond);
   if (!enter(s, st)) return;
   check_stmts(s, st->body);
   check_stmts(s, st->orelse);
@@ -886,7 +953,7 @@ void check(Program *p) {
   while (s.ndecl_slots < 2 * ndecls) s.ndecl_slots *= 2;
   s.decls = ARENA_ARRAY(p->arena, Decl, s.ndecl_slots);
   s.tile_ok = ARENA_ARRAY(p->arena, bool, k->ntiles);
-  k->ninstrs = k->nloops = 0;
+  k->ninstrs = k->nloops = k->nifs = 0;
   check_decls(&s);
   check_stmts(&s, k->body);
   check_tile_limits(&s);

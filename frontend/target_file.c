@@ -72,6 +72,7 @@ static const KindKey kind_keys[] = {
     {"wait_cost", 1, COST(wait_cost), CYCLES},
     {"bookkeep_cost", 1, COST(bookkeep_cost), CYCLES},
     {"barrier_cost", 1, COST(barrier_cost), CYCLES},
+    {"device_read", 1, COST(device_read_cost), CYCLES},
 };
 #define NKIND_KEYS (sizeof kind_keys / sizeof kind_keys[0])
 #undef COST

@@ -208,9 +208,11 @@ static void check_program(KernelCheck *k, const char *text, int gcc_mode, FILE *
     outcome_fail(k->out, "check", "%s", first_line(diag, diag_text));
   else if (bind_params(k, text, diag))
     outcome_fail(k->out, "params", "%s", first_line(diag, diag_text));
+  else if (instance_inputs(&k->in, k->seed, &err)) /* first: the oracle reads the device integers */
+    outcome_fail(k->out, "reference", "%s", err);
   else if (!(o = oracle_new(p, k->in.params)))
     outcome_fail(k->out, "oracle", "the sequential walk stopped: %s", first_line(diag, diag_text));
-  else if (instance_inputs(&k->in, k->seed, &err) || instance_reference(&k->in, &err))
+  else if (instance_reference(&k->in, &err))
     outcome_fail(k->out, "reference", "%s", err);
   else if (!check_mode(k, o, SYNC_BARRIER_FREE, gcc_mode, &cycles[SYNC_BARRIER_FREE]) &&
            !check_mode(k, o, SYNC_BARRIER, gcc_mode, &cycles[SYNC_BARRIER]))

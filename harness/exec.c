@@ -51,8 +51,12 @@ int instance_inputs(Instance *in, uint64_t seed, const char **err) {
   for (int t = 0; t < k->ntensors; t++) {
     RefTensor *x = &in->inputs[t];
     x->data = ARENA_ARRAY(in->p->arena, float, x->rows * x->cols + 1);
-    if (k->tensors[t].io != IO_OUT) bf_default_inputs(x->data, x->rows * x->cols, seed, t);
+    if (k->tensors[t].ints)
+      bf_default_ints(x->data, x->rows * x->cols, seed, t);
+    else if (k->tensors[t].io != IO_OUT)
+      bf_default_inputs(x->data, x->rows * x->cols, seed, t);
   }
+  device_ints_bind(in->p, in->inputs); /* --input replaces data in place: still bound */
   return 0;
 }
 

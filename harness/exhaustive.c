@@ -4,12 +4,15 @@
  * of the scope (core: act, dve, pool; all: also pe and dma), at most 2
  * loops (nested or side by side, never empty), at most 2 shared tiles with
  * 1 or 2 slots, with dma, one hbm tensor, loop bounds from the parameter N
- * or the outer loop variable:
+ * or the outer loop variable, conditions on N or the innermost loop's
+ * variable (the 2 loops are 2 scopes: loops or conditionals):
  *
  *   kernel  = decl* item+
  *   item    = ENGINE ":" access ";"
  *           | "for" v "in" 0 ".." hi "{" item+ "}"
+ *           | "if" "(" cond ")" "{" item+ "}" [ "else" "{" item+ "}" ]
  *   hi      = "N" | u | u "+" 1                      (u: the enclosing loop's variable)
+ *   cond    = "N" ">" 1 | v "==" 0 | v "%" 2 "==" 1  (v: the innermost loop's variable)
  *   access  = "fill" ref "," 1                       (act | dve | pool: write)
  *           | "copy" own "," ref                     (read; own: the engine's private tile)
  *           | "scale" ref "," ref "," 2              (read and write)
@@ -31,7 +34,11 @@
  * one engine or across two, in straight-line code, in one loop (same or
  * loop-carried iteration, slot distance 0 or 1) or across loops. Each
  * kernel is judged by the oracle at N = 0, 1, 2, 3 (trip counts 0 to 3;
- * inner loops bounded by u run 0 to 3 times too), under both sync modes.
+ * inner loops bounded by u run 0 to 3 times too; every condition is both
+ * true and false among them), under both sync modes. Conditionals add the
+ * branch cases: a producer in a branch and its consumer after it or in the
+ * other branch, producers in both branches, a branch taken in some
+ * iterations only.
  *
  * Canonical forms, so no kernel is a mere renaming of another: act, dve
  * and pool, and the tiles, are numbered in order of first use (act, dve
@@ -55,17 +62,26 @@
 
 #define EX_MAX_INSTRS EXHAUSTIVE_MAX_INSTRUCTIONS
 #define EX_MAX_LOOPS 2
-#define EX_MAX_TOKENS (3 * EX_MAX_INSTRS)
+#define EX_MAX_TOKENS (4 * EX_MAX_INSTRS)
 
 #define EX_ENGINES 5
 enum { EX_PE = 3, EX_DMA = 4 }; /* engines 0..2 (act, dve, pool) run the generic ops alike */
-enum { TOK_INSTR, TOK_LOOP, TOK_END };
+enum { TOK_INSTR, TOK_LOOP, TOK_IF, TOK_ELSE, TOK_END };
 enum { ACC_WRITE, ACC_READ, ACC_UPDATE, ACC_KINDS };
 
 typedef struct ExToken {
   int kind;
-  int hi; /* loop: 0 "N", 1 the outer variable, 2 the outer variable + 1 */
+  int hi; /* loop: 0 "N", 1 the outer variable, 2 the outer variable + 1; if: the cond form */
 } ExToken;
+
+/* An open scope while building skeletons or printing them. */
+typedef struct ExScope {
+  int kind;      /* TOK_LOOP or TOK_IF */
+  int loop;      /* TOK_LOOP: its number; TOK_IF: the innermost loop around it, or -1 */
+  bool has_else; /* TOK_IF */
+} ExScope;
+
+
 
 typedef struct ExInstr {
   int engine, access, tile, form;
@@ -79,6 +95,7 @@ typedef struct Exhaustive {
   ExInstr ins[EX_MAX_INSTRS];
   int nins;
   int inner[EX_MAX_INSTRS]; /* the innermost loop around each instruction, or -1 */
+  ExScope open[EX_MAX_LOOPS]; /* ex_items: the scopes open at the current point */
   int64_t kernels, checks, instructions, waits, failures;
   uint64_t index; /* canonical kernels seen so far, for dividing the work */
   int job, jobs;
@@ -166,26 +183,44 @@ static void print_access(FILE *f, const Exhaustive *x, int i) {
   fputs(in->access == ACC_WRITE ? ", 1" : in->access == ACC_UPDATE ? ", 2" : "", f);
 }
 
+/* The innermost loop among the first depth open scopes, or -1. */
+static int innermost_loop(const ExScope *open, int depth) {
+  return depth > 0 ? open[depth - 1].loop : -1;
+}
+
 static char *ex_text(const Exhaustive *x) {
   char *text = NULL;
   size_t len = 0;
   FILE *f = open_memstream(&text, &len);
   fprintf(f, "kernel small(N: int) {\n");
   print_decls(f, x);
-  int depth = 1, instr = 0, loop = 0, open[EX_MAX_LOOPS];
+  int depth = 1, instr = 0, loop = 0;
+  ExScope open[EX_MAX_LOOPS];
   for (int k = 0; k < x->ntok; k++) {
     const ExToken *t = &x->tok[k];
+    int u = innermost_loop(open, depth - 1);
     if (t->kind == TOK_END) {
       depth--;
       fprintf(f, "%*s}\n", 2 * depth, "");
+    } else if (t->kind == TOK_ELSE) {
+      fprintf(f, "%*s} else {\n", 2 * (depth - 1), "");
+    } else if (t->kind == TOK_IF) {
+      fprintf(f, "%*sif (", 2 * depth, "");
+      if (t->hi == 0)
+        fputs("N > 1", f);
+      else
+        fprintf(f, t->hi == 1 ? "v%d == 0" : "v%d %% 2 == 1", u);
+      fputs(") {\n", f);
+      open[depth - 1] = (ExScope){TOK_IF, u, false};
+      depth++;
     } else if (t->kind == TOK_LOOP) {
       fprintf(f, "%*sfor v%d in 0 .. ", 2 * depth, "", loop);
       if (t->hi == 0)
         fputs("N", f);
       else
-        fprintf(f, "v%d%s", open[depth - 2], t->hi == 2 ? " + 1" : "");
+        fprintf(f, "v%d%s", u, t->hi == 2 ? " + 1" : "");
       fputs(" {\n", f);
-      open[depth - 1] = loop++;
+      open[depth - 1] = (ExScope){TOK_LOOP, loop++, false};
       depth++;
     } else {
       fprintf(f, "%*s%s: ", 2 * depth, "", ex_engines[x->ins[instr].engine]);
@@ -283,12 +318,15 @@ static void ex_scopes(Exhaustive *x) {
   int open[EX_MAX_LOOPS], depth = 0, loop = 0;
   x->nins = 0;
   for (int k = 0; k < x->ntok; k++) {
+    int u = depth ? open[depth - 1] : -1;
     if (x->tok[k].kind == TOK_LOOP)
       open[depth++] = loop++;
+    else if (x->tok[k].kind == TOK_IF)
+      open[depth++] = u;
     else if (x->tok[k].kind == TOK_END)
       depth--;
-    else
-      x->inner[x->nins++] = depth ? open[depth - 1] : -1;
+    else if (x->tok[k].kind == TOK_INSTR)
+      x->inner[x->nins++] = u;
   }
 }
 
@@ -302,26 +340,45 @@ static void ex_skeleton_done(Exhaustive *x) {
     }
 }
 
-/* Skeletons: item sequences at depth with instrs and loops still allowed;
- * body_items counts the items of the innermost open loop (never empty). */
-static void ex_items(Exhaustive *x, int depth, int instrs, int loops, int body_items) {
+/* Skeletons: item sequences at depth with instrs and scopes (loops or
+ * conditionals) still allowed; body_items counts the items of the innermost
+ * open body (never empty). */
+static void ex_items(Exhaustive *x, int depth, int instrs, int scopes, int body_items) {
   if (depth == 0 && x->ntok > 0) ex_skeleton_done(x);
+  /* deeper calls reuse x->open[depth - 1] once this scope is closed */
+  ExScope top = depth > 0 ? x->open[depth - 1] : (ExScope){TOK_END, -1, false};
+  int u = innermost_loop(x->open, depth);
   if (depth > 0 && body_items > 0) {
     x->tok[x->ntok++] = (ExToken){TOK_END, 0};
-    ex_items(x, depth - 1, instrs, loops, 1);
+    ex_items(x, depth - 1, instrs, scopes, 1);
     x->ntok--;
+    if (top.kind == TOK_IF && !top.has_else && instrs > 0) {
+      x->open[depth - 1] = (ExScope){TOK_IF, top.loop, true};
+      x->tok[x->ntok++] = (ExToken){TOK_ELSE, 0};
+      ex_items(x, depth, instrs, scopes, 0);
+      x->ntok--;
+    }
+    x->open[depth - 1] = top;
   }
   if (instrs > 0) {
     x->tok[x->ntok++] = (ExToken){TOK_INSTR, 0};
-    ex_items(x, depth, instrs - 1, loops, body_items + 1);
+    ex_items(x, depth, instrs - 1, scopes, body_items + 1);
     x->ntok--;
   }
-  if (loops > 0 && instrs > 0)
-    for (int hi = 0; hi < (depth > 0 ? 3 : 1); hi++) {
+  if (scopes > 0 && instrs > 0) {
+    for (int hi = 0; hi < (u >= 0 ? 3 : 1); hi++) {
+      x->open[depth] = (ExScope){TOK_LOOP, 0, false}; /* (any loop number: only >= 0 matters here) */
       x->tok[x->ntok++] = (ExToken){TOK_LOOP, hi};
-      ex_items(x, depth + 1, instrs, loops - 1, 0);
+      ex_items(x, depth + 1, instrs, scopes - 1, 0);
       x->ntok--;
     }
+    for (int cond = 0; cond < (u >= 0 ? 3 : 1); cond++) {
+      x->open[depth] = (ExScope){TOK_IF, u, false};
+      x->tok[x->ntok++] = (ExToken){TOK_IF, cond};
+      ex_items(x, depth + 1, instrs, scopes - 1, 0);
+      x->ntok--;
+    }
+  }
 }
 
 /* One job's share of the scope (a pool item is a job), counted in *out:

@@ -18,6 +18,15 @@
  *  - Loops nest at most three deep; their bounds are drawn from forms that
  *    cover parameter bounds, triangular bounds on an outer variable, lower
  *    bounds from an outer variable, single-trip and zero-trip loops.
+ *  - Conditionals (at most three deep) test loop variables against
+ *    constants, parameters and each other (`v == 0`, `v == u`, `v % 2 == 0`,
+ *    `v < P`), combined with &&, || and !, with else branches and `else if`
+ *    chains: so branches run in some iterations only, on every engine alike.
+ *  - Some kernels read device integers from `hbm in C: i32[8, 2]` (values
+ *    0 .. 4 at run time): loop bounds `0 .. C[u, 0] % P0` (P0, the first
+ *    parameter, is at least 2, so 0, 1 and more trips all occur, and the
+ *    variable stays below P0) and conditions `C[u, 1] > c`, rows indexed
+ *    by loop variables (below 4) or constants.
  *  - Every loop variable stays below max(1, largest parameter), so an hbm
  *    coordinate `v + 1` is below (sum of parameters + 2): sizing the tensors
  *    that way keeps every access in bounds for any non-negative parameters.
@@ -45,6 +54,7 @@
 #define MAX_PARAMS 3
 #define MAX_TILES 6
 #define MAX_PARAM_VALUE 4
+#define MAX_IF_DEPTH 3
 
 /* ---- Randomness: splitmix64, small and good enough for test generation. */
 typedef struct Rng {
@@ -107,6 +117,8 @@ typedef struct Gen {
   int nloops;                  /* loops printed so far: names v0, v1, ... */
   int depth;                   /* enclosing loops */
   int scope[MAX_LOOP_DEPTH];   /* their numbers */
+  int if_depth;                /* enclosing conditionals */
+  bool ints;                   /* the kernel has device integers C: i32[8, 2] */
 } Gen;
 
 /* The parameter set of seed's kernel; returns how many parameters it has.
@@ -362,6 +374,11 @@ static void print_bounds(Gen *g) {
                       : outer_forms[rng_below(&g->rng, sizeof outer_forms / sizeof outer_forms[0])];
   const char *p = random_param(g);
   int u = g->depth ? random_scope_var(g) : 0;
+  if (g->ints && rng_percent(&g->rng, 30)) { /* a device-read bound */
+    if (g->depth) fprintf(g->out, "0 .. C[v%d, 0] %% %s", u, param_names[0]);
+    else fprintf(g->out, "0 .. C[%d, 0] %% %s", rng_below(&g->rng, 8), param_names[0]);
+    return;
+  }
   switch (form) {
   case 0: fprintf(g->out, "0 .. %s", p); break;
   case 1: fprintf(g->out, "1 .. %s", p); break;
@@ -398,6 +415,65 @@ static void gen_block(Gen *g, int level, long budget) {
   fputs("}\n", g->out);
 }
 
+/* atom ::= v == c | v == u | v % 2 == 0 | v < P | v >= c | P == c | P > c
+ * (with no loop around: the parameter forms only) */
+static void print_atom(Gen *g) {
+  int form = g->depth ? rng_below(&g->rng, 7) : 5 + rng_below(&g->rng, 2);
+  int v = g->depth ? random_scope_var(g) : 0, c = rng_below(&g->rng, 3);
+  if (g->ints && rng_percent(&g->rng, 25)) { /* a device integer */
+    if (g->depth) fprintf(g->out, "C[v%d, 1] > %d", v, c);
+    else fprintf(g->out, "C[%d, 1] > %d", rng_below(&g->rng, 8), c);
+    return;
+  }
+  switch (form) {
+  case 0: fprintf(g->out, "v%d == %d", v, c); break;
+  case 1: fprintf(g->out, "v%d == v%d", v, random_scope_var(g)); break;
+  case 2: fprintf(g->out, "v%d %% 2 == 0", v); break;
+  case 3: fprintf(g->out, "v%d < %s", v, random_param(g)); break;
+  case 4: fprintf(g->out, "v%d >= %d", v, c); break;
+  case 5: fprintf(g->out, "%s == %d", random_param(g), c); break;
+  default: fprintf(g->out, "%s > %d", random_param(g), c); break;
+  }
+}
+
+/* cond ::= atom | atom '&&' atom | atom '||' atom | '!(' atom ')' */
+static void print_cond(Gen *g) {
+  int form = rng_below(&g->rng, 6);
+  if (form == 3) fputs("!(", g->out);
+  print_atom(g);
+  if (form == 1 || form == 2) {
+    fputs(form == 1 ? " && " : " || ", g->out);
+    print_atom(g);
+  }
+  if (form == 3) fputc(')', g->out);
+}
+
+/* if ::= 'if' '(' cond ')' '{' body '}' ['else' ('{' body '}' | if)]
+ * The budget is split between the branches: then gets at least one. */
+static void gen_if(Gen *g, int level, int block_engine, long budget, bool chained) {
+  long then = budget > 1 ? 1 + rng_below(&g->rng, (int)budget) : budget;
+  if (!chained) indent(g, level);
+  fputs("if (", g->out);
+  print_cond(g);
+  fputs(") {\n", g->out);
+  g->if_depth++;
+  gen_body(g, level + 1, block_engine, then);
+  indent(g, level);
+  fputc('}', g->out);
+  if (budget > then && rng_percent(&g->rng, 30)) {
+    fputs(" else ", g->out);
+    gen_if(g, level, block_engine, budget - then, true);
+  } else if (budget > then) {
+    fputs(" else {\n", g->out);
+    gen_body(g, level + 1, block_engine, budget - then);
+    indent(g, level);
+    fputs("}\n", g->out);
+  } else {
+    fputc('\n', g->out);
+  }
+  g->if_depth--;
+}
+
 /* A nested statement's share of the budget: small, so that nests of three
  * loops with parameters up to 4 stay at a few thousand dynamic instructions. */
 static long nested_budget(Gen *g, long budget) {
@@ -405,13 +481,16 @@ static long nested_budget(Gen *g, long budget) {
   return share < budget ? share : budget;
 }
 
-/* body ::= { for | block | instr }, about budget instructions in all. */
+/* body ::= { for | if | block | instr }, about budget instructions in all. */
 static void gen_body(Gen *g, int level, int block_engine, long budget) {
   while (budget > 0) {
     long used = 1;
     if (g->depth < MAX_LOOP_DEPTH && rng_percent(&g->rng, 30)) {
       used = nested_budget(g, budget);
       gen_loop(g, level, block_engine, used);
+    } else if (g->if_depth < MAX_IF_DEPTH && rng_percent(&g->rng, 15)) {
+      used = nested_budget(g, budget);
+      gen_if(g, level, block_engine, used, false);
     } else if (block_engine < 0 && rng_percent(&g->rng, 20)) {
       used = nested_budget(g, budget);
       gen_block(g, level, used);
@@ -426,6 +505,7 @@ void gen_kernel(uint64_t seed, long size, FILE *out) {
   Gen g = {.rng = rng_stream(seed, STREAM_KERNEL), .out = out, .target = target_default()};
   int64_t values[MAX_PARAMS];
   g.nparams = choose_params(seed, values);
+  g.ints = rng_percent(&g.rng, 40);
   for (int i = 0; i < BFRT_NOPS; i++) g.deck[i] = i;
   g.dealt = BFRT_NOPS;
 
@@ -436,6 +516,7 @@ void gen_kernel(uint64_t seed, long size, FILE *out) {
   fputs(") {\n", out);
   for (size_t i = 0; i < sizeof gen_tensors / sizeof gen_tensors[0]; i++)
     print_tensor(&g, &gen_tensors[i]);
+  if (g.ints) fputs("  hbm in C: i32[8, 2];\n", out);
   declare_tiles(&g);
   fputc('\n', out);
   gen_body(&g, 1, -1, size);

@@ -126,6 +126,7 @@ and stmt () =
 (* ---- bfsync's streams, and an interpreter for one of them. *)
 
 type ix = K of int | P of int | V of int | X of int | Ld of int * ix | Bin of string * ix * ix
+        | Not of ix | Sel of ix * ix * ix
 
 type node =
   | Op of int
@@ -134,6 +135,7 @@ type node =
   | Store of int * ix * ix
   | Loop of int * ix * ix * node list
   | Barrier
+  | If of ix * node list * node list
 
 let rec ix () =
   match next () with
@@ -142,7 +144,10 @@ let rec ix () =
   | "v" -> V (int ())
   | "x" -> X (int ())
   | "ld" -> let a = int () in Ld (a, ix ())
-  | ("add" | "sub" | "mul" | "div" | "mod" | "max" | "trips") as op -> let a = ix () in let b = ix () in Bin (op, a, b)
+  | ("add" | "sub" | "mul" | "div" | "mod" | "max" | "trips"
+    | "lt" | "le" | "gt" | "ge" | "eq" | "ne" | "and" | "or") as op -> let a = ix () in let b = ix () in Bin (op, a, b)
+  | "not" -> Not (ix ())
+  | "sel" -> let c = ix () in let a = ix () in let b = ix () in Sel (c, a, b)
   | t -> fail 2 "unknown IR expression '%s'" t
 
 let rec nodes () = expect "{"; items node
@@ -155,6 +160,7 @@ and node () =
   | "store" -> let a = int () in let i = ix () in Store (a, i, ix ())
   | "loop" -> let l = int () in let lo = ix () in let hi = ix () in Loop (l, lo, hi, nodes ())
   | "barrier" -> Barrier
+  | "if" -> let c = ix () in let t = nodes () in If (c, t, nodes ())
   | t -> fail 2 "unknown IR node '%s'" t
 
 exception Runtime of string
@@ -174,12 +180,18 @@ let run_stream params nvars lengths body =
     | V l -> (match Hashtbl.find_opt loopvars l with Some v -> v | None -> 0)
     | X v -> vars.(v)
     | Ld (a, i) -> load a (ev i)
+    | Not a -> if ev a = 0 then 1 else 0
+    | Sel (c, a, b) -> if ev c <> 0 then ev a else ev b
+    | Bin ("and", a, b) -> if ev a <> 0 && ev b <> 0 then 1 else 0
+    | Bin ("or", a, b) -> if ev a <> 0 || ev b <> 0 then 1 else 0
     | Bin (op, a, b) -> (
         let x = ev a and y = ev b in
         match op with
         | "add" -> x + y | "sub" -> x - y | "mul" -> x * y
         | "div" -> floor_div x y | "mod" -> x - (y * floor_div x y)
         | "trips" -> if y > x then y - x else 0
+        | "lt" -> Bool.to_int (x < y) | "le" -> Bool.to_int (x <= y) | "gt" -> Bool.to_int (x > y)
+        | "ge" -> Bool.to_int (x >= y) | "eq" -> Bool.to_int (x = y) | "ne" -> Bool.to_int (x <> y)
         | _ -> max x y)
   and arrays = lazy (Array.of_list (List.map (fun l -> Array.make (max 0 (ev l)) 0) lengths))
   and load a i =
@@ -200,6 +212,7 @@ let run_stream params nvars lengths body =
         let lo = ev lo and hi = ev hi in
         for i = lo to hi - 1 do Hashtbl.replace loopvars l i; List.iter exec body done
     | Barrier -> raise (Runtime "a barrier in a barrier-free stream")
+    | If (c, t, e) -> List.iter exec (if ev c <> 0 then t else e)
   in
   List.iter exec body;
   if !pending <> [] then raise (Runtime "waits after the last op");

@@ -55,6 +55,8 @@ void bfrt_delete(bfrt *rt);
 int bfrt_tensor_count(const bfrt *rt);
 const char *bfrt_tensor_name(const bfrt *rt, int t);
 int bfrt_tensor_io(const bfrt *rt, int t);
+/* 1 if tensor t holds i32 device integers (4-byte cells of bfrt_tensor_data), else 0. */
+int bfrt_tensor_ints(const bfrt *rt, int t);
 int bfrt_tensor_find(const bfrt *rt, const char *name);
 /* Shape of tensor t (rows, cols). */
 void bfrt_tensor_shape(const bfrt *rt, int t, int64_t shape[2]);

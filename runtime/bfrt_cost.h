@@ -32,6 +32,7 @@ typedef struct bfrt_engine_cost {
   int64_t wait_cost;     /* cycles of an executed wait */
   int64_t bookkeep_cost; /* cycles per bookkeeping operation */
   int64_t barrier_cost;  /* cycles from the last arrival to release */
+  int64_t device_read_cost; /* cycles of a device-integer read (bfrt_elem) */
 } bfrt_engine_cost;
 
 struct bfrt_costs {

@@ -39,6 +39,7 @@ typedef struct bfrt_tile_desc {
 typedef struct bfrt_tensor_desc {
   const char *name;
   int io; /* BFRT_IN | BFRT_OUT | BFRT_INOUT */
+  int ints; /* 1: i32 elements (device integers, read with bfrt_elem), stored in 4-byte cells */
 } bfrt_tensor_desc;
 
 struct bfrt_kernel {
@@ -97,6 +98,10 @@ void bfrt_bookkeep(bfrt_ctx *cx, int64_t n);
 /* Floor division and modulo; a zero divisor stops the kernel naming line. */
 int64_t bfrt_div(bfrt_ctx *cx, int64_t a, int64_t b, int line);
 int64_t bfrt_mod(bfrt_ctx *cx, int64_t a, int64_t b, int line);
+/* Element (row, col) of i32 tensor `tensor` (a device integer, read by this
+ * engine: costs device_read cycles in the simulator); out of bounds stops
+ * the kernel naming line, the tensor and the element. */
+int64_t bfrt_elem(bfrt_ctx *cx, int tensor, int64_t row, int64_t col, int line);
 /* Returns slot, the slot of tile that op at line uses, once it is in
  * range; else stops the kernel with the op's own slot error. Bookkeeping
  * indexes its arrays with it, so it never touches memory out of range. */

@@ -168,6 +168,8 @@ const char *bfrt_tensor_name(const bfrt *rt, int t) {
 
 int bfrt_tensor_io(const bfrt *rt, int t) { return t >= 0 && t < rt->k->ntensors ? rt->k->tensors[t].io : -1; }
 
+int bfrt_tensor_ints(const bfrt *rt, int t) { return t >= 0 && t < rt->k->ntensors && rt->k->tensors[t].ints; }
+
 int bfrt_tensor_find(const bfrt *rt, const char *name) {
   for (int t = 0; t < rt->k->ntensors; t++)
     if (!strcmp(rt->k->tensors[t].name, name)) return t;

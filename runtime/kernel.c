@@ -16,6 +16,7 @@
  * is counted, and every wait and barrier after it returns. */
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "rt.h"
 
@@ -161,6 +162,20 @@ void bfrt_barrier(Ctx *cx, int line) {
 void bfrt_bookkeep(Ctx *cx, int64_t n) {
   cx->bookkeeping += n;
   if (cx->rt->exec->bookkeep) cx->rt->exec->bookkeep(cx, n);
+}
+
+int64_t bfrt_elem(Ctx *cx, int tensor, int64_t row, int64_t col, int line) {
+  const bfrt_kernel *k = cx->rt->k;
+  if (tensor < 0 || tensor >= k->ntensors) rt_fail(cx, line, "tensor %d does not exist", tensor);
+  const Tensor *t = &cx->rt->tensors[tensor];
+  const char *name = k->tensors[tensor].name;
+  if (row < 0 || row >= t->rows || col < 0 || col >= t->cols)
+    rt_fail(cx, line, "element %s[%lld, %lld] is out of bounds (%s is %lld x %lld)", name, (long long)row,
+            (long long)col, name, (long long)t->rows, (long long)t->cols);
+  if (cx->rt->exec->device_read) cx->rt->exec->device_read(cx);
+  int32_t v; /* i32 elements live in the tensor's float-sized cells */
+  memcpy(&v, t->data + row * t->cols + col, sizeof v);
+  return v;
 }
 
 static void check_divisor(Ctx *cx, int64_t a, int64_t b, int line) {

@@ -104,6 +104,8 @@ typedef struct Executor {
   void (*barrier)(Ctx *cx);
   /* Charge n bookkeeping operations; NULL: free. */
   void (*bookkeep)(Ctx *cx, int64_t n);
+  /* Charge one device-integer read (bfrt_elem); NULL: free. */
+  void (*device_read)(Ctx *cx);
   /* A failure was recorded: wake every blocked engine so it unwinds. */
   void (*stop)(struct bfrt *rt);
   /* cx's time since the run started, in ns, for the trace; NULL: the wall

@@ -23,6 +23,7 @@
  *              low bits compare as reached (sim_wait), so a broken window
  *              is a race or a deadlock here as on hardware.
  *   bookkeep   n operations cost n * bookkeep_cost.
+ *   bfrt_elem  a device-integer read costs device_read_cost.
  *   barrier    an engine arrives when its clock and every stamp of its
  *              own ops have passed (in-flight transfers drain); every
  *              engine leaves at max(arrivals) + the largest barrier_cost
@@ -447,6 +448,8 @@ static void sim_bookkeep(Ctx *cx, int64_t n) {
   me(cx)->clock = add_cycles(me(cx)->clock, cost && n > BFRT_CYCLES_MAX / cost ? BFRT_CYCLES_MAX : n * cost);
 }
 
+static void sim_device_read(Ctx *cx) { me(cx)->clock = add_cycles(me(cx)->clock, me(cx)->cost->device_read_cost); }
+
 /* A failure is seen at the next switch: block() unwinds, and the scheduler
  * resumes every unfinished engine so that it does. */
 static void sim_stop(bfrt *rt) { (void)rt; }
@@ -563,6 +566,7 @@ const Executor rt_sim_executor = {
     .wait = sim_wait,
     .barrier = sim_barrier,
     .bookkeep = sim_bookkeep,
+    .device_read = sim_device_read,
     .stop = sim_stop,
     .now_ns = sim_now_ns,
 };

@@ -55,7 +55,10 @@ int main(int argc, char **argv) {
   for (int t = 0; t < bfrt_tensor_count(rt); t++) {
     int64_t shape[2];
     bfrt_tensor_shape(rt, t, shape);
-    if (bfrt_tensor_io(rt, t) != BFRT_OUT) bf_default_inputs(bfrt_tensor_data(rt, t), shape[0] * shape[1], seed, t);
+    if (bfrt_tensor_ints(rt, t))
+      bf_default_ints(bfrt_tensor_data(rt, t), shape[0] * shape[1], seed, t);
+    else if (bfrt_tensor_io(rt, t) != BFRT_OUT)
+      bf_default_inputs(bfrt_tensor_data(rt, t), shape[0] * shape[1], seed, t);
   }
   bfrt_options opt = {0};
   int status = 0;

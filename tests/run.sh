@@ -124,7 +124,7 @@ EOF
 done
 
 # ---- Golden C.
-for name in matmul softmax chain; do
+for name in matmul softmax chain branch_ends; do
   for sync in barrier-free barrier; do
     golden="tests/golden/c/$name.$sync.c"
     "$BFSYNC" compile "tests/golden/c/$name.bfk" --sync=$sync >"$tmp/golden.c" 2>"$tmp/err" || { fail "compile $name"; continue; }
@@ -298,7 +298,7 @@ assert set(names.values()) >= {"pe", "act", "dve", "pool", "dma0", "dma15"}, nam
 xs = [e for e in events if e.get("ph") == "X"]
 opev = [e for e in xs if e["name"] in ops]
 waits = [e for e in xs if e["name"] == "wait"]
-assert len(opev) == 2 * 2 * (2 * 3 + 3 + 3), len(opev)  # M*N*(2K loads + K matmuls + fill, copy, store)
+assert len(opev) == 2 * 2 * (2 * 3 + 3 + 2), len(opev)  # M*N*(2K loads + K matmuls + copy, store)
 assert all(isinstance(e["args"]["line"], int) and e["args"]["line"] > 0 for e in opev)
 assert waits and all(e["args"]["engine"] in names.values() and e["args"]["threshold"] > 0 for e in waits)
 for tid in names:

@@ -7,7 +7,9 @@
  * two barriers is a straight-line region with its own positions: a
  * consumer b waits for the 1-based position, within the region, of the
  * latest e-instruction in the region that may conflict with it. Conflicts
- * across a barrier are ordered by the barrier itself. */
+ * across a barrier are ordered by the barrier itself. A conditional is a
+ * scope that runs zero times or once, like a loop: a barrier before it and
+ * one at the end of each branch. */
 #include <limits.h>
 #include <string.h>
 
@@ -127,13 +129,55 @@ static void walk_loop(Builder *b, const Stmt *loop, NodeList *outs, Waited *wait
   begin_region(b, b->d->loops[loop->loop_id].end);
 }
 
+/* The id of the first instruction in list s, or none if it has none. */
+static int first_id(const Stmt *s, int none) {
+  for (; s; s = s->next) {
+    if (s->kind == ST_INSTR) return s->instr_id;
+    int id = first_id(s->body, -1);
+    if (id < 0 && s->kind == ST_IF) id = first_id(s->orelse, -1);
+    if (id >= 0) return id;
+  }
+  return none;
+}
+
+/* A conditional is a scope that runs 0 or 1 times (the paper's reading):
+ * every engine: barrier; if (cond) { then; barrier } else { else; barrier }.
+ * Each branch is a region of its own; an empty else needs no barrier, as
+ * nothing ran since the one before the conditional. */
+static void walk_if(Builder *b, const Stmt *st, NodeList *outs, Waited *waited) {
+  Program *p = b->p;
+  int ne = b->d->nengines, line = source_line(&p->src, st->span.begin);
+  NodeList *branches[2];
+  IrExpr *cond = ir_from_cond(p, st->cond);
+  for (int side = 0; side < 2; side++) {
+    const Stmt *body = side ? st->orelse : st->body;
+    branches[side] = ARENA_ARRAY(p->arena, NodeList, ne);
+    for (int e = 0; e < ne; e++) branches[side][e] = (NodeList){NULL, &branches[side][e].head};
+    if (!body && side) continue;
+    Waited *inner = ARENA_ARRAY(p->arena, Waited, ne);
+    begin_region(b, first_id(body, b->d->ifs[st->if_id].end));
+    walk_list(b, body, branches[side], inner);
+    for (int e = 0; e < ne; e++) append(&branches[side][e], barrier(p, line));
+  }
+  for (int e = 0; e < ne; e++) {
+    append(&outs[e], barrier(p, line));
+    IrNode *n = ir_node(p->arena, IR_IF, line);
+    n->cond = cond;
+    n->body = branches[0][e].head;
+    n->orelse = branches[1][e].head;
+    append(&outs[e], n);
+    memset(waited[e], 0, sizeof waited[e]);
+  }
+  begin_region(b, b->d->ifs[st->if_id].end);
+}
+
 static void walk_list(Builder *b, const Stmt *s, NodeList *outs, Waited *waited) {
   for (; s; s = s->next) {
     switch (s->kind) {
     case ST_INSTR: add_to_region(b, s->instr_id, outs, waited); break;
     case ST_FOR: walk_loop(b, s, outs, waited); break;
     case ST_BLOCK: walk_list(b, s->body, outs, waited); break;
-    case ST_IF: bug("barrier: conditionals are not supported yet");
+    case ST_IF: walk_if(b, s, outs, waited); break;
     }
   }
 }

@@ -59,6 +59,7 @@ typedef struct Analysis {
   LoopBounds *bounds; /* [loop] */
   Need *needs;        /* [instr * nengines + engine] */
   IrExpr **body_count; /* [loop * nengines + engine]: K_e, NULL when not closed-form */
+  IrExpr **conds;      /* [if]: the condition, 0 or 1 */
 } Analysis;
 
 /* The stream of one engine c under construction. */
@@ -72,6 +73,7 @@ typedef struct Builder {
   int *needed_upto;   /* [engine]: last instruction id whose position c needs, -1 if none */
   IrExpr **pos;       /* [engine]: P_e here, NULL when c does not follow e */
   IrExpr **pos_after; /* [instr]: P_e just after it */
+  IrExpr **pos_after_if; /* [if * nengines + e]: P_e just after the conditional */
   IrExpr **waited;    /* [engine]: threshold already waited for in this segment */
   int *covered;       /* [engine]: latest instruction of this iteration known complete */
   int var_cap;
@@ -88,15 +90,17 @@ static void append(NodeList *l, IrNode *n) {
 static bool uses_loopvar(const IrExpr *e, int loop) {
   if (!e) return false;
   if (e->kind == IX_LOOPVAR) return e->id == loop;
-  return uses_loopvar(e->a, loop) || uses_loopvar(e->b, loop);
+  return uses_loopvar(e->a, loop) || uses_loopvar(e->b, loop) || uses_loopvar(e->c, loop);
 }
 
-/* No division that could fail: safe to evaluate where the source would not. */
+/* No division that could fail and no device read that could be out of
+ * range: safe to evaluate where the source would not. */
 static bool total(const IrExpr *e) {
   if (!e) return true;
+  if (e->kind == IX_ELEM) return false;
   if ((e->kind == IX_DIV || e->kind == IX_MOD) && (e->b->kind != IX_CONST || e->b->value == 0))
     return false;
-  return total(e->a) && total(e->b);
+  return total(e->a) && total(e->b) && total(e->c);
 }
 
 static LoopBounds bounds_of(Program *p, const Stmt *loop) {
@@ -129,7 +133,12 @@ static IrExpr *count_list(Program *p, Analysis *an, const Stmt *s, int e) {
       if (body) k = ir_binary(p->arena, IX_MUL, an->bounds[s->loop_id].trips, body, 0);
       break;
     }
-    case ST_IF: bug("barrier_free: conditionals are not supported yet");
+    case ST_IF: {
+      /* both branches are walked, so their loops get their counts */
+      IrExpr *then = count_list(p, an, s->body, e), *orelse = count_list(p, an, s->orelse, e);
+      if (then && orelse) k = ir_select(p->arena, an->conds[s->if_id], then, orelse);
+      break;
+    }
     }
     sum = sum && k ? ir_binary(p->arena, IX_ADD, sum, k, 0) : NULL;
   }
@@ -144,6 +153,79 @@ static bool last_iteration_closed(const Analysis *an, const Need *n, int e) {
   return true;
 }
 
+/* Whether s (budget permitting) holds an e-instruction. */
+static bool holds_engine(const Stmt *s, int e, int *budget) {
+  for (; s; s = s->next) {
+    if (--*budget < 0) return true;
+    if (s->kind == ST_INSTR ? s->engine == e
+                            : holds_engine(s->body, e, budget) || (s->kind == ST_IF && holds_engine(s->orelse, e, budget)))
+      return true;
+  }
+  return false;
+}
+
+/* Whether every run of list ends its e-instructions with one that certainly
+ * conflicts with consumer: the last statement holding any is such an
+ * instruction, a block ending so, or a conditional whose branches both do
+ * (a loop may run no iteration, so it does not count). */
+static bool ends_with_conflict(const Deps *d, const Stmt *list, int e, int consumer, int *budget) {
+  const Stmt *last = NULL;
+  for (const Stmt *s = list; s; s = s->next)
+    if (s->kind == ST_INSTR ? s->engine == e : holds_engine(s, e, budget)) last = s;
+  if (!last || *budget < 0) return false;
+  switch (last->kind) {
+  case ST_INSTR: return deps_must_conflict(d, last->instr_id, consumer);
+  case ST_BLOCK: return ends_with_conflict(d, last->body, e, consumer, budget);
+  case ST_IF:
+    return ends_with_conflict(d, last->body, e, consumer, budget) &&
+           ends_with_conflict(d, last->orelse, e, consumer, budget);
+  case ST_FOR: return false;
+  }
+  return false;
+}
+
+/* A closed form names one producer instance; it is the latest conflicting
+ * one if it certainly ran, that is, if each branch around it also encloses
+ * the consumer. Otherwise, when the outermost conditional S around it that
+ * does not enclose the consumer lies in the producer's loop iteration, does
+ * not hold the consumer in its other branch, and
+ * every run of S ends its e-instructions with a conflicting one, the latest
+ * conflicting instance is the last e-instruction S ran: the threshold is
+ * the position after S (a select over the branches). Otherwise which
+ * instance is latest depends on the branches taken, and tracking records
+ * it as it happens. Returns false for tracking. */
+static bool close_through_branches(Program *p, const Deps *d, Need *n, int consumer, int e) {
+  for (; n && (n->kind == NEED_CLOSED || n->kind == NEED_LAST); n = (Need *)n->before) {
+    if (n->before) {
+      Need *copy = ARENA_NEW(p->arena, Need);
+      *copy = *n->before;
+      n->before = copy;
+    }
+    if (deps_branches_enclose(d, n->producer, consumer)) continue;
+    const IfInfo *s = &d->ifs[deps_outermost_branching(d, n->producer, consumer)];
+    int budget = 4096;
+    bool inside = s->first <= consumer && consumer < s->end; /* a's branch's sibling holds it */
+    if (inside || s->loop != d->instrs[n->producer].loop || !s->stmt->orelse ||
+        !ends_with_conflict(d, s->stmt->body, e, consumer, &budget) ||
+        !ends_with_conflict(d, s->stmt->orelse, e, consumer, &budget))
+      return false;
+    n->after_if = s->stmt;
+    n->dist = n->kind == NEED_CLOSED ? "same iteration, end of a conditional"
+                                     : "last iteration of a loop before, end of a conditional";
+  }
+  return true;
+}
+
+static void collect_conds(Program *p, Analysis *an, const Stmt *s) {
+  for (; s; s = s->next) {
+    if (s->kind == ST_IF) {
+      an->conds[s->if_id] = ir_from_cond(p, s->cond);
+      collect_conds(p, an, s->orelse);
+    }
+    if (s->kind != ST_INSTR) collect_conds(p, an, s->body);
+  }
+}
+
 static Analysis *analyze(Program *p) {
   Analysis *an = ARENA_NEW(p->arena, Analysis);
   const Deps *d = deps_build(p);
@@ -152,13 +234,17 @@ static Analysis *analyze(Program *p) {
   for (int l = 0; l < d->nloops; l++) an->bounds[l] = bounds_of(p, d->loops[l].stmt);
   an->needs = ARENA_ARRAY(p->arena, Need, d->ninstrs * d->nengines + 1);
   an->body_count = ARENA_ARRAY(p->arena, IrExpr *, d->nloops * d->nengines + 1);
+  an->conds = ARENA_ARRAY(p->arena, IrExpr *, p->kernel->nifs + 1);
+  collect_conds(p, an, p->kernel->body);
   for (int e = 0; e < d->nengines; e++) count_list(p, an, p->kernel->body, e);
   for (int b = 0; b < d->ninstrs; b++)
     for (int e = 0; e < d->nengines; e++) {
       if (e == d->instrs[b].engine) continue;
       Need *n = &an->needs[b * d->nengines + e];
       *n = deps_need(d, b, e);
-      if (!last_iteration_closed(an, n, e)) *n = (Need){NEED_TRACK, -1, -1, NULL, "loop-carried (tracked)"};
+      if (!last_iteration_closed(an, n, e)) *n = (Need){NEED_TRACK, -1, -1, NULL, "loop-carried (tracked)", NULL};
+      else if (!close_through_branches(p, d, n, b, e))
+        *n = (Need){NEED_TRACK, -1, -1, NULL, "through a branch (tracked)", NULL};
     }
   return an;
 }
@@ -239,7 +325,8 @@ static void plan_stream(Builder *b) {
       const Need *n = &b->an->needs[i * d->nengines + e];
       if (e == b->c || n->kind == NEED_NONE) continue;
       if (n->kind != NEED_TRACK) {
-        for (const Need *m = n; m && m->kind != NEED_NONE; m = m->before) need_position(b, e, m->producer);
+        for (const Need *m = n; m && m->kind != NEED_NONE; m = m->before)
+          need_position(b, e, m->after_if ? d->ifs[m->after_if->if_id].end - 1 : m->producer);
         continue;
       }
       for (int j = 0; j < in->naccesses; j++) {
@@ -291,7 +378,7 @@ static IrExpr *split_offset(IrExpr *e, int64_t *k) {
 }
 
 static bool has_load(const IrExpr *e) {
-  return e && (e->kind == IX_LOAD || has_load(e->a) || has_load(e->b));
+  return e && (e->kind == IX_LOAD || has_load(e->a) || has_load(e->b) || has_load(e->c));
 }
 
 /* Whether having waited for `before` already guarantees `after`: the same
@@ -392,6 +479,13 @@ static IrExpr *substitute(Program *p, IrExpr *e, int loop, IrExpr *value) {
   case IX_PARAM:
   case IX_VAR: return e;
   case IX_LOAD: bug("barrier_free: array load in a position");
+  case IX_NOT: return ir_not(p->arena, substitute(p, e->a, loop, value));
+  case IX_ELEM:
+    return ir_elem(p->arena, e->id, substitute(p, e->a, loop, value), substitute(p, e->b, loop, value),
+                   e->line);
+  case IX_SELECT:
+    return ir_select(p->arena, substitute(p, e->a, loop, value), substitute(p, e->b, loop, value),
+                     substitute(p, e->c, loop, value));
   default:
     return ir_binary(p->arena, e->kind, substitute(p, e->a, loop, value),
                      substitute(p, e->b, loop, value), e->line);
@@ -404,7 +498,8 @@ static IrExpr *substitute(Program *p, IrExpr *e, int loop, IrExpr *value) {
 static IrExpr *closed_threshold(Builder *b, const Need *n) {
   Program *p = b->p;
   if (n->kind == NEED_NONE) return ir_const(p->arena, 0);
-  IrExpr *at = b->pos_after[n->producer];
+  int ne = b->an->d->nengines, e = b->an->d->instrs[n->producer].engine;
+  IrExpr *at = n->after_if ? b->pos_after_if[n->after_if->if_id * ne + e] : b->pos_after[n->producer];
   if (!at) bug("barrier_free: no position for line %d", b->an->d->instrs[n->producer].line);
   if (n->kind == NEED_CLOSED) return at;
   const LoopBounds *lb = &b->an->bounds[n->loop];
@@ -412,19 +507,21 @@ static IrExpr *closed_threshold(Builder *b, const Need *n) {
   return ir_binary(p->arena, IX_MAX, closed_threshold(b, n->before), last, 0);
 }
 
-/* Instruction a of this iteration has completed, so (by induction over
- * program order: every earlier instance started only once its needs had
- * completed) have its closed-form producers, transitively. cover[e] is the
- * latest e-instruction of the current iteration known complete. */
-static void add_coverage(const Analysis *an, int *cover, int a, int depth) {
+/* The producer a of closed need n of this iteration has completed (with
+ * every e-instruction before it), so (by induction over program order:
+ * every earlier instance started only once its needs had completed) have
+ * its closed-form producers, transitively; not when a is the end of a
+ * conditional, as a itself may not have run. cover[e] is the latest
+ * e-instruction of the current iteration known complete. */
+static void add_coverage(const Analysis *an, int *cover, const Need *n, int depth) {
   const Deps *d = an->d;
-  int e = d->instrs[a].engine;
+  int a = n->producer, e = d->instrs[a].engine;
   if (a <= cover[e]) return;
   cover[e] = a;
-  if (depth == MAX_COVER_DEPTH) return;
+  if (depth == MAX_COVER_DEPTH || n->after_if) return;
   for (int f = 0; f < d->nengines; f++) {
-    const Need *n = &an->needs[a * d->nengines + f];
-    if (f != e && n->kind == NEED_CLOSED) add_coverage(an, cover, n->producer, depth + 1);
+    const Need *m = &an->needs[a * d->nengines + f];
+    if (f != e && m->kind == NEED_CLOSED) add_coverage(an, cover, m, depth + 1);
   }
 }
 
@@ -438,7 +535,7 @@ static bool covered_by_others(Builder *b, int consumer, int e) {
   memcpy(cover, b->covered, sizeof(int) * (size_t)d->nengines);
   for (int f = 0; f < d->nengines; f++) {
     const Need *n = &b->an->needs[consumer * d->nengines + f];
-    if (f != e && f != b->c && n->kind == NEED_CLOSED) add_coverage(b->an, cover, n->producer, 0);
+    if (f != e && f != b->c && n->kind == NEED_CLOSED) add_coverage(b->an, cover, n, 0);
   }
   return cover[e] >= 0 && deps_nothing_between(d, cover[e], consumer, e);
 }
@@ -468,7 +565,7 @@ static void emit_waits(Builder *b, int consumer, NodeList *out) {
   }
   for (int e = 0; e < d->nengines; e++) {
     const Need *n = &b->an->needs[consumer * d->nengines + e];
-    if (e != b->c && n->kind == NEED_CLOSED) add_coverage(b->an, b->covered, n->producer, 0);
+    if (e != b->c && n->kind == NEED_CLOSED) add_coverage(b->an, b->covered, n, 0);
   }
 }
 
@@ -641,6 +738,42 @@ static void walk_loop(Builder *b, const Stmt *loop, NodeList *out) {
   append(out, n);
 }
 
+/* Both branches walked from the same state; after the conditional each
+ * followed position is the taken branch's: cond ? then : else (the
+ * condition is engine-uniform and its operands do not change inside it).
+ * What a branch learns (waits, coverage) holds only inside it. */
+static void walk_if(Builder *b, const Stmt *st, NodeList *out) {
+  Program *p = b->p;
+  int ne = b->an->d->nengines;
+  size_t bytes = sizeof(IrExpr *) * (size_t)ne;
+  IrExpr **entry = ARENA_ARRAY(p->arena, IrExpr *, ne), **waited = ARENA_ARRAY(p->arena, IrExpr *, ne);
+  IrExpr **then_pos = ARENA_ARRAY(p->arena, IrExpr *, ne);
+  int covered[BFRT_MAX_ENGINES];
+  memcpy(covered, b->covered, sizeof(int) * (size_t)ne);
+  memcpy(entry, b->pos, bytes);
+  memcpy(waited, b->waited, bytes);
+  NodeList then = {NULL, &then.head}, orelse = {NULL, &orelse.head};
+  walk_list(b, st->body, &then);
+  memcpy(then_pos, b->pos, bytes);
+  memcpy(b->pos, entry, bytes);
+  memcpy(b->waited, waited, bytes);
+  memcpy(b->covered, covered, sizeof(int) * (size_t)ne);
+  walk_list(b, st->orelse, &orelse);
+  memcpy(b->waited, waited, bytes);
+  memcpy(b->covered, covered, sizeof(int) * (size_t)ne);
+  IrExpr *cond = b->an->conds[st->if_id];
+  for (int e = 0; e < ne; e++) {
+    b->pos[e] = then_pos[e] && b->pos[e] ? ir_select(p->arena, cond, then_pos[e], b->pos[e]) : NULL;
+    b->pos_after_if[st->if_id * ne + e] = b->pos[e];
+  }
+  if (!then.head && !orelse.head) return;
+  IrNode *n = ir_node(p->arena, IR_IF, source_line(&p->src, st->span.begin));
+  n->cond = cond;
+  n->body = then.head;
+  n->orelse = orelse.head;
+  append(out, n);
+}
+
 static void walk_list(Builder *b, const Stmt *s, NodeList *out) {
   for (; s; s = s->next) {
     switch (s->kind) {
@@ -651,7 +784,7 @@ static void walk_list(Builder *b, const Stmt *s, NodeList *out) {
         if (b->pos[e]) settle_position(b, e, b->an->d->loops[s->loop_id].line, out);
       break;
     case ST_BLOCK: walk_list(b, s->body, out); break;
-    case ST_IF: bug("barrier_free: conditionals are not supported yet");
+    case ST_IF: walk_if(b, s, out); break;
     }
   }
 }
@@ -667,6 +800,7 @@ static void build_stream(Program *p, const Analysis *an, int c) {
   b.needed_upto = ARENA_ARRAY(p->arena, int, d->nengines);
   b.pos = ARENA_ARRAY(p->arena, IrExpr *, d->nengines);
   b.pos_after = ARENA_ARRAY(p->arena, IrExpr *, d->ninstrs + 1);
+  b.pos_after_if = ARENA_ARRAY(p->arena, IrExpr *, p->kernel->nifs * d->nengines + 1);
   b.waited = ARENA_ARRAY(p->arena, IrExpr *, d->nengines);
   b.covered = ARENA_ARRAY(p->arena, int, d->nengines);
   for (int e = 0; e < d->nengines; e++) b.covered[e] = -1;

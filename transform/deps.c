@@ -45,6 +45,7 @@ enum { MAX_TERMS = 8 };
 typedef struct Builder {
   Deps *d;
   int next_instr;
+  int branch; /* innermost branch being flattened, -1 when none */
 } Builder;
 
 static void add_accessor(Deps *d, int res, int engine, int id, bool write) {
@@ -109,6 +110,7 @@ static void flatten(Builder *b, const Stmt *s, int loop, int depth) {
       in->stmt = s;
       in->engine = s->engine;
       in->loop = loop;
+      in->branch = b->branch;
       in->line = source_line(&d->p->src, s->span.begin);
       collect_accesses(d, in);
       break;
@@ -125,8 +127,21 @@ static void flatten(Builder *b, const Stmt *s, int loop, int depth) {
       break;
     }
     case ST_BLOCK: flatten(b, s->body, loop, depth); break;
-    case ST_IF: bug("deps: conditionals are not supported yet (line %d)",
-                    source_line(&d->p->src, s->span.begin));
+    case ST_IF: {
+      IfInfo *info = &d->ifs[s->if_id];
+      info->stmt = s;
+      info->loop = loop;
+      info->first = b->next_instr;
+      int outer = b->branch;
+      for (int side = 0; side < 2; side++) {
+        b->branch = 2 * s->if_id + side;
+        d->branch_parent[b->branch] = outer;
+        flatten(b, side ? s->orelse : s->body, loop, depth);
+      }
+      b->branch = outer;
+      info->end = b->next_instr;
+      break;
+    }
     }
   }
 }
@@ -143,7 +158,10 @@ Deps *deps_build(Program *p) {
   d->instrs = ARENA_ARRAY(p->arena, InstrInfo, d->ninstrs + 1);
   d->loops = ARENA_ARRAY(p->arena, LoopInfo, d->nloops + 1);
   d->accessors = ARENA_ARRAY(p->arena, AccessorList, d->nres * d->nengines + 1);
-  Builder b = {d, 0};
+  d->nbranches = 2 * k->nifs;
+  d->branch_parent = ARENA_ARRAY(p->arena, int, d->nbranches + 1);
+  d->ifs = ARENA_ARRAY(p->arena, IfInfo, k->nifs + 1);
+  Builder b = {d, 0, -1};
   flatten(&b, k->body, -1, 0);
   if (b.next_instr != d->ninstrs) bug("deps: %d instructions, kernel says %d", b.next_instr, d->ninstrs);
   return d;
@@ -154,6 +172,23 @@ const AccessorList *deps_accessors(const Deps *d, int res, int e) {
 }
 
 bool deps_encloses(const Deps *d, int l, int i) { return d->loops[l].first <= i && i < d->loops[l].end; }
+
+static bool branch_encloses(const Deps *d, int branch, int i) {
+  for (int br = d->instrs[i].branch; br >= 0; br = d->branch_parent[br])
+    if (br == branch) return true;
+  return false;
+}
+
+bool deps_branches_enclose(const Deps *d, int a, int b) {
+  return d->instrs[a].branch < 0 || branch_encloses(d, d->instrs[a].branch, b);
+}
+
+int deps_outermost_branching(const Deps *d, int a, int b) {
+  int found = -1;
+  for (int br = d->instrs[a].branch; br >= 0 && !branch_encloses(d, br, b); br = d->branch_parent[br])
+    found = br / 2;
+  return found;
+}
 
 /* ---- Affine forms. */
 
@@ -226,6 +261,8 @@ static bool same_expr(const Expr *a, const Expr *b) {
   case EX_INT: return a->value == b->value;
   case EX_NAME: return a->sym == b->sym && a->index == b->index;
   case EX_NEG: return same_expr(a->lhs, b->lhs);
+  case EX_ELEM: /* read-only during the kernel: the same element has one value */
+    return a->index == b->index && same_expr(a->lhs, b->lhs) && same_expr(a->rhs, b->rhs);
   default: return same_expr(a->lhs, b->lhs) && same_expr(a->rhs, b->rhs);
   }
 }
@@ -440,7 +477,7 @@ static Need last_iteration(const Deps *d, int b, int e, int a, bool crossed) {
   if (before.kind == NEED_TRACK) return before;
   Need *saved = ARENA_NEW(d->p->arena, Need);
   *saved = before;
-  return (Need){NEED_LAST, a, m, saved, "last iteration of a loop before"};
+  return (Need){NEED_LAST, a, m, saved, "last iteration of a loop before", NULL};
 }
 
 /* need_e(b) scanning back from id hi in the body of loop l (-1: the kernel). */
@@ -451,16 +488,16 @@ static Need need_from(const Deps *d, int b, int e, int l, int hi, bool crossed) 
     if (a >= 0) {
       int m = d->instrs[a].loop;
       if (deps_must_conflict(d, a, b)) {
-        if (m == l) return (Need){NEED_CLOSED, a, -1, NULL, "same iteration"};
+        if (m == l) return (Need){NEED_CLOSED, a, -1, NULL, "same iteration", NULL};
         if (d->loops[m].parent == l) return last_iteration(d, b, e, a, crossed);
       }
       return (Need){NEED_TRACK, -1, -1, NULL,
-                    crossed ? "loop-carried (tracked)" : "same iteration (tracked)"};
+                    crossed ? "loop-carried (tracked)" : "same iteration (tracked)", NULL};
     }
-    if (l < 0) return (Need){NEED_NONE, -1, -1, NULL, NULL};
+    if (l < 0) return (Need){NEED_NONE, -1, -1, NULL, NULL, NULL};
     /* crossing into earlier iterations of l: any of its instructions, anywhere */
     if (latest_conflict(d, b, e, d->loops[l].first, d->loops[l].end, d->loops[l].depth, l) >= 0)
-      return (Need){NEED_TRACK, -1, -1, NULL, "loop-carried (tracked)"};
+      return (Need){NEED_TRACK, -1, -1, NULL, "loop-carried (tracked)", NULL};
     hi = d->loops[l].first;
     crossed = true;
   }

@@ -26,6 +26,7 @@ typedef struct InstrInfo {
   const Stmt *stmt;
   int engine;
   int loop; /* innermost enclosing loop id, -1 at top level */
+  int branch; /* innermost enclosing branch, -1 when none (see Deps) */
   int line;
   int naccesses;
   Access accesses[4];
@@ -38,6 +39,12 @@ typedef struct LoopInfo {
   int first, end; /* instruction ids inside: [first, end) */
   int line;
 } LoopInfo;
+
+typedef struct IfInfo {
+  const Stmt *stmt;
+  int loop;       /* innermost enclosing loop id, -1 at top level */
+  int first, end; /* instruction ids inside, both branches: [first, end) */
+} IfInfo;
 
 /* The accessors of one resource on one engine, ids ascending. */
 typedef struct AccessorList {
@@ -53,6 +60,11 @@ typedef struct Deps {
   InstrInfo *instrs;
   LoopInfo *loops;
   AccessorList *accessors; /* [res * nengines + engine] */
+  /* Branches: the then-branch of conditional i is 2 * i, its else-branch
+   * 2 * i + 1; branch_parent[br] is the branch enclosing it, or -1. */
+  int nbranches;
+  int *branch_parent;
+  IfInfo *ifs; /* [if_id] */
 } Deps;
 
 /* How the consumer b finds need_e(b) for one producer engine e. */
@@ -70,6 +82,11 @@ typedef struct Need {
   int loop;          /* NEED_LAST */
   const struct Need *before; /* NEED_LAST */
   const char *dist;  /* for WaitWhy */
+  /* NEED_CLOSED, NEED_LAST: when not NULL, producer is the last e-instruction
+   * of this conditional and whichever branch runs ends with a conflicting
+   * e-instruction: the threshold is the position just after the conditional
+   * (the transform sets it; producer itself may not have run). */
+  const Stmt *after_if;
 } Need;
 
 /* Requires: a checked kernel in p. */
@@ -102,5 +119,11 @@ const AccessorList *deps_accessors(const Deps *d, int res, int e);
 int deps_lower_bound(const AccessorList *l, int id);
 /* Whether loop l encloses instruction i. */
 bool deps_encloses(const Deps *d, int l, int i);
+/* Whether every branch around instruction a also encloses b: then when b
+ * runs, a's branches were taken in b's instance of them. */
+bool deps_branches_enclose(const Deps *d, int a, int b);
+/* The outermost conditional around a that does not enclose b (its if id),
+ * or -1 when every branch around a encloses b. */
+int deps_outermost_branching(const Deps *d, int a, int b);
 
 #endif

@@ -21,14 +21,15 @@
 
 /* 1 + the sizes of a and b, saturating: printing a shared subtree costs
  * its size at every use, and the transform keeps that bounded. */
-static int tree_size(const IrExpr *a, const IrExpr *b) {
-  int64_t n = 1 + (int64_t)a->size + (b ? b->size : 0);
+static int tree_size3(const IrExpr *a, const IrExpr *b, const IrExpr *c) {
+  int64_t n = 1 + (int64_t)a->size + (b ? b->size : 0) + (c ? c->size : 0);
   return n > INT_MAX / 2 ? INT_MAX / 2 : (int)n;
 }
 
+static int tree_size(const IrExpr *a, const IrExpr *b) { return tree_size3(a, b, NULL); }
 /* IrExpr nodes are never changed once built, so the small constants every
  * position and count uses are shared, not allocated per use. */
-#define SMALL_CONST(v) {IX_CONST, (v), 0, 0, 1, NULL, NULL}
+#define SMALL_CONST(v) {IX_CONST, (v), 0, 0, 1, NULL, NULL, NULL}
 static IrExpr small_consts[] = {
     SMALL_CONST(-1), SMALL_CONST(0),  SMALL_CONST(1),  SMALL_CONST(2),  SMALL_CONST(3),
     SMALL_CONST(4),  SMALL_CONST(5),  SMALL_CONST(6),  SMALL_CONST(7),  SMALL_CONST(8),
@@ -78,6 +79,14 @@ static int fold(IrExprKind kind, int64_t a, int64_t b, int64_t *out) {
     if (ir_trips(a, b) > IR_MAX_TRIPS) return 0; /* left for run time to report */
     *out = (int64_t)ir_trips(a, b);
     return 1;
+  case IX_LT: *out = a < b; return 1;
+  case IX_LE: *out = a <= b; return 1;
+  case IX_GT: *out = a > b; return 1;
+  case IX_GE: *out = a >= b; return 1;
+  case IX_EQ: *out = a == b; return 1;
+  case IX_NE: *out = a != b; return 1;
+  case IX_AND: *out = a && b; return 1;
+  case IX_OR: *out = a || b; return 1;
   case IX_DIV:
   case IX_MOD:
     if (b == 0) return 0; /* left for run time to report */
@@ -136,9 +145,70 @@ IrExpr *ir_binary(Arena *arena, IrExprKind kind, IrExpr *a, IrExpr *b, int line)
   case IX_MAX:
     if (ir_expr_equal(a, b)) return a;
     break;
+  case IX_LT:
+  case IX_GT:
+  case IX_NE: /* x op x: false (and C compilers warn about the comparison) */
+    if (ir_expr_equal(a, b) && a->kind != IX_LOAD) return ir_const(arena, 0);
+    break;
+  case IX_LE:
+  case IX_GE:
+  case IX_EQ:
+    if (ir_expr_equal(a, b) && a->kind != IX_LOAD) return ir_const(arena, 1);
+    break;
+  case IX_AND: /* operands are 0 or 1 */
+    if (a->kind == IX_CONST) return a->value ? b : a;
+    if (is_const(b, 1)) return a;
+    break;
+  case IX_OR:
+    if (a->kind == IX_CONST) return a->value ? a : b;
+    if (is_const(b, 0)) return a;
+    break;
   default: break;
   }
   return make_binary(arena, kind, a, b, line);
+}
+
+IrExpr *ir_elem(Arena *arena, int tensor, IrExpr *row, IrExpr *col, int line) {
+  IrExpr *e = make_binary(arena, IX_ELEM, row, col, line);
+  e->id = tensor;
+  return e;
+}
+
+IrExpr *ir_not(Arena *arena, IrExpr *a) {
+  if (a->kind == IX_CONST) return ir_const(arena, !a->value);
+  if (a->kind == IX_NOT) return a->a;
+  IrExpr *e = ARENA_NEW(arena, IrExpr);
+  e->kind = IX_NOT;
+  e->a = a;
+  e->size = tree_size(a, NULL);
+  return e;
+}
+
+IrExpr *ir_select(Arena *arena, IrExpr *cond, IrExpr *x, IrExpr *y) {
+  if (cond->kind == IX_CONST) return cond->value ? x : y;
+  if (ir_expr_equal(x, y)) return x;
+  IrExpr *e = ARENA_NEW(arena, IrExpr);
+  e->kind = IX_SELECT;
+  e->a = cond;
+  e->b = x;
+  e->c = y;
+  e->size = tree_size3(cond, x, y);
+  return e;
+}
+
+IrExpr *ir_from_cond(const Program *p, const Cond *c) {
+  static const IrExprKind compare[] = {[COND_LT] = IX_LT, [COND_LE] = IX_LE, [COND_GT] = IX_GT,
+                                       [COND_GE] = IX_GE, [COND_EQ] = IX_EQ, [COND_NE] = IX_NE};
+  switch (c->kind) {
+  case COND_CMP:
+    return ir_binary(p->arena, compare[c->op], ir_from_expr(p, c->lhs), ir_from_expr(p, c->rhs), 0);
+  case COND_NOT: return ir_not(p->arena, ir_from_cond(p, c->left));
+  case COND_AND:
+  case COND_OR:
+    return ir_binary(p->arena, c->kind == COND_AND ? IX_AND : IX_OR, ir_from_cond(p, c->left),
+                     ir_from_cond(p, c->right), 0);
+  }
+  bug("ir_from_cond: condition kind %d", (int)c->kind);
 }
 
 IrExpr *ir_from_expr(const Program *p, const Expr *e) {
@@ -152,6 +222,9 @@ IrExpr *ir_from_expr(const Program *p, const Expr *e) {
     bug("ir_from_expr: unresolved name %s", e->name);
   case EX_NEG:
     return ir_binary(p->arena, IX_SUB, ir_const(p->arena, 0), ir_from_expr(p, e->lhs), 0);
+  case EX_ELEM:
+    return ir_elem(p->arena, e->index, ir_from_expr(p, e->lhs), ir_from_expr(p, e->rhs),
+                   source_line(&p->src, e->span.begin));
   default:
     return ir_binary(p->arena, binary[e->kind], ir_from_expr(p, e->lhs), ir_from_expr(p, e->rhs),
                      source_line(&p->src, e->span.begin));
@@ -202,7 +275,8 @@ int ir_expr_equal(const IrExpr *a, const IrExpr *b) {
   case IX_LOOPVAR:
   case IX_VAR: return a->id == b->id;
   case IX_LOAD: return a->id == b->id && ir_expr_equal(a->a, b->a);
-  default: return ir_expr_equal(a->a, b->a) && ir_expr_equal(a->b, b->b);
+  case IX_ELEM: return a->id == b->id && ir_expr_equal(a->a, b->a) && ir_expr_equal(a->b, b->b);
+  default: return ir_expr_equal(a->a, b->a) && ir_expr_equal(a->b, b->b) && ir_expr_equal(a->c, b->c);
   }
 }
 
@@ -227,6 +301,8 @@ static void print_operand_expr(const Program *p, const IrStream *s, const IrExpr
   if (paren) fputc(')', out);
 }
 
+static const char *const condition_symbol[] = {" < ", " <= ", " > ", " >= ", " == ", " != ", " && ", " || "};
+
 void ir_print_expr(const Program *p, const IrStream *s, const IrExpr *e, FILE *out) {
   static const char *const symbol[] = {[IX_ADD] = " + ", [IX_SUB] = " - ", [IX_MUL] = " * ",
                                        [IX_DIV] = " / ", [IX_MOD] = " % "};
@@ -245,6 +321,40 @@ void ir_print_expr(const Program *p, const IrStream *s, const IrExpr *e, FILE *o
     fputs(e->kind == IX_MAX ? "max(" : "trips(", out);
     ir_print_expr(p, s, e->a, out);
     fputs(", ", out);
+    ir_print_expr(p, s, e->b, out);
+    fputc(')', out);
+    return;
+  case IX_NOT:
+    fputc('!', out);
+    ir_print_expr(p, s, e->a, out);
+    return;
+  case IX_ELEM:
+    fprintf(out, "%s[", p->kernel->tensors[e->id].name);
+    ir_print_expr(p, s, e->a, out);
+    fputs(", ", out);
+    ir_print_expr(p, s, e->b, out);
+    fputc(']', out);
+    return;
+  case IX_SELECT:
+    fputc('(', out);
+    ir_print_expr(p, s, e->a, out);
+    fputs(" ? ", out);
+    ir_print_expr(p, s, e->b, out);
+    fputs(" : ", out);
+    ir_print_expr(p, s, e->c, out);
+    fputc(')', out);
+    return;
+  case IX_LT:
+  case IX_LE:
+  case IX_GT:
+  case IX_GE:
+  case IX_EQ:
+  case IX_NE:
+  case IX_AND:
+  case IX_OR:
+    fputc('(', out);
+    ir_print_expr(p, s, e->a, out);
+    fputs(condition_symbol[e->kind - IX_LT], out);
     ir_print_expr(p, s, e->b, out);
     fputc(')', out);
     return;
@@ -339,6 +449,19 @@ static void print_node(const Program *p, const IrStream *s, const IrNode *n, int
     fputs("}\n", out);
     return;
   case IR_BARRIER: fprintf(out, "barrier  // line %d\n", n->line); return;
+  case IR_IF:
+    fputs("if ", out);
+    ir_print_expr(p, s, n->cond, out);
+    fprintf(out, " {  // line %d\n", n->line);
+    print_nodes(p, s, n->body, depth + 1, out);
+    if (n->orelse) {
+      indent(out, depth);
+      fputs("} else {\n", out);
+      print_nodes(p, s, n->orelse, depth + 1, out);
+    }
+    indent(out, depth);
+    fputs("}\n", out);
+    return;
   }
   bug("print_node: kind %d", n->kind);
 }
@@ -389,7 +512,8 @@ static void explain_nodes(const Program *p, const IrStream *s, int engine, const
                           FILE *out) {
   for (; n; n = n->next) {
     if (n->kind == IR_WAIT) explain_wait(p, s, engine, n, out);
-    if (n->kind == IR_LOOP) explain_nodes(p, s, engine, n->body, out);
+    if (n->kind == IR_LOOP || n->kind == IR_IF) explain_nodes(p, s, engine, n->body, out);
+    if (n->kind == IR_IF) explain_nodes(p, s, engine, n->orelse, out);
   }
 }
 
@@ -434,8 +558,28 @@ static void check_expr(const Checker *c, const IrExpr *e) {
   case IX_MOD:
   case IX_MAX:
   case IX_TRIPS:
+  case IX_LT:
+  case IX_LE:
+  case IX_GT:
+  case IX_GE:
+  case IX_EQ:
+  case IX_NE:
+  case IX_AND:
+  case IX_OR:
     check_expr(c, e->a);
     check_expr(c, e->b);
+    return;
+  case IX_NOT: check_expr(c, e->a); return;
+  case IX_ELEM:
+    if (e->id < 0 || e->id >= c->p->kernel->ntensors || !c->p->kernel->tensors[e->id].ints)
+      bug("ir_validate: element of tensor %d, not an i32 tensor", e->id);
+    check_expr(c, e->a);
+    check_expr(c, e->b);
+    return;
+  case IX_SELECT:
+    check_expr(c, e->a);
+    check_expr(c, e->b);
+    check_expr(c, e->c);
     return;
   }
   bug("ir_validate: expression kind %d", e->kind);
@@ -490,6 +634,11 @@ static void check_node(const Checker *c, const IrNode *n) {
     return;
   case IR_BARRIER:
     if (c->p->ir->sync != SYNC_BARRIER) bug("ir_validate: barrier in a barrier-free program");
+    return;
+  case IR_IF:
+    check_expr(c, n->cond);
+    check_nodes(c, n->body);
+    check_nodes(c, n->orelse);
     return;
   }
   bug("ir_validate: node kind %d", n->kind);

@@ -30,6 +30,18 @@ typedef enum IrExprKind {
   IX_MOD, /* floor modulo */
   IX_MAX,
   IX_TRIPS, /* iterations of `for v in a .. b`: b - a when b > a, else 0 (ir_trips) */
+  /* conditions, 0 or 1 (operands of && || ! are conditions themselves) */
+  IX_LT,
+  IX_LE,
+  IX_GT,
+  IX_GE,
+  IX_EQ,
+  IX_NE,
+  IX_AND,    /* a && b, short-circuit */
+  IX_OR,     /* a || b, short-circuit */
+  IX_NOT,    /* !a */
+  IX_SELECT, /* a ? b : c, only the chosen operand evaluated */
+  IX_ELEM,   /* element (a, b) of i32 tensor id, read by the engine (line names it) */
 } IrExprKind;
 
 typedef struct IrExpr {
@@ -38,7 +50,7 @@ typedef struct IrExpr {
   int id;
   int line;
   int size; /* nodes in the printed tree, saturating (0 when not built by ir.c) */
-  struct IrExpr *a, *b;
+  struct IrExpr *a, *b, *c; /* c: IX_SELECT only */
 } IrExpr;
 
 typedef struct IrOperand {
@@ -71,6 +83,7 @@ typedef enum IrKind {
   IR_STORE,   /* array[index] = value (bookkeeping) */
   IR_LOOP,    /* for loop_id in lo .. hi { body } (bounds evaluated at entry) */
   IR_BARRIER, /* all engines meet; counters and known[] reset to 0 */
+  IR_IF,      /* if (cond) { body } else { orelse } (cond engine-uniform) */
 } IrKind;
 
 typedef struct IrNode {
@@ -96,10 +109,14 @@ typedef struct IrNode {
   IrExpr *index;
   IrExpr *value;
 
-  /* IR_LOOP */
+  /* IR_LOOP (and IR_IF: body is the then-branch) */
   int loop_id;
   IrExpr *lo, *hi;
   struct IrNode *body;
+
+  /* IR_IF */
+  IrExpr *cond;
+  struct IrNode *orelse;
 } IrNode;
 
 typedef struct IrArray {
@@ -161,6 +178,14 @@ IrExpr *ir_load(struct Arena *arena, int array, IrExpr *index, int op, int line)
 IrExpr *ir_binary(struct Arena *arena, IrExprKind kind, IrExpr *a, IrExpr *b, int line);
 /* The AST expression e as an IrExpr (lines of / and % from p's source). */
 IrExpr *ir_from_expr(const struct Program *p, const Expr *e);
+/* The condition c as an IrExpr of value 0 or 1. */
+IrExpr *ir_from_cond(const struct Program *p, const Cond *c);
+/* Element (row, col) of i32 tensor `tensor`, read at source line `line`. */
+IrExpr *ir_elem(struct Arena *arena, int tensor, IrExpr *row, IrExpr *col, int line);
+/* !a for a condition a. */
+IrExpr *ir_not(struct Arena *arena, IrExpr *a);
+/* cond ? x : y, folded when cond is constant or x and y are equal. */
+IrExpr *ir_select(struct Arena *arena, IrExpr *cond, IrExpr *x, IrExpr *y);
 /* A node of kind from source line `line`; all other fields zero. */
 IrNode *ir_node(struct Arena *arena, IrKind kind, int line);
 /* The IR_OP node running instruction instr (its operands lowered to IR). */

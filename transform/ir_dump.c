@@ -20,8 +20,14 @@
  *   nodes   = "{" node* "}"
  *   node    = "op" id | "wait" engine fallback(0|1) expr | "set" var expr
  *           | "store" array expr expr | "loop" loop expr expr nodes | "barrier"
+ *           | "if" expr nodes nodes
  *   expr    = "k" int | "p" param | "v" loop | "x" var | "ld" array expr
  *           | "neg" expr | ("add"|"sub"|"mul"|"div"|"mod"|"max"|"trips") expr expr
+ *           | ("lt"|"le"|"gt"|"ge"|"eq"|"ne"|"and"|"or") expr expr | "not" expr
+ *           | "sel" expr expr expr
+ *
+ * The kernel model has no device integers: a kernel with an i32 tensor is
+ * outside it, and ir_dump_proof says so instead of a usable dump.
  *
  * (trips a b: the iterations of `for v in a .. b`, b - a when b > a, else 0.)
  *
@@ -35,6 +41,9 @@
 #include <inttypes.h>
 
 #include "transform/deps.h"
+
+/* What the proof's model lacks, when the kernel needs it (first found). */
+static const char *outside_model;
 
 static void dump_expr(const Expr *e, FILE *out);
 
@@ -56,6 +65,10 @@ static void dump_expr(const Expr *e, FILE *out) {
   case EX_MUL: dump_binary("mul", e, out); return;
   case EX_DIV: dump_binary("div", e, out); return;
   case EX_MOD: dump_binary("mod", e, out); return;
+  case EX_ELEM:
+    if (!outside_model) outside_model = "device integers (i32 tensors)";
+    fputs(" k 0", out);
+    return;
   }
 }
 
@@ -81,6 +94,25 @@ static void dump_ir_expr(const IrExpr *e, FILE *out) {
   case IX_MOD: dump_ir_binary("mod", e, out); return;
   case IX_MAX: dump_ir_binary("max", e, out); return;
   case IX_TRIPS: dump_ir_binary("trips", e, out); return;
+  case IX_LT: dump_ir_binary("lt", e, out); return;
+  case IX_LE: dump_ir_binary("le", e, out); return;
+  case IX_GT: dump_ir_binary("gt", e, out); return;
+  case IX_GE: dump_ir_binary("ge", e, out); return;
+  case IX_EQ: dump_ir_binary("eq", e, out); return;
+  case IX_NE: dump_ir_binary("ne", e, out); return;
+  case IX_AND: dump_ir_binary("and", e, out); return;
+  case IX_OR: dump_ir_binary("or", e, out); return;
+  case IX_NOT: fputs(" not", out); dump_ir_expr(e->a, out); return;
+  case IX_SELECT:
+    fputs(" sel", out);
+    dump_ir_expr(e->a, out);
+    dump_ir_expr(e->b, out);
+    dump_ir_expr(e->c, out);
+    return;
+  case IX_ELEM:
+    if (!outside_model) outside_model = "device integers (i32 tensors)";
+    fputs(" k 0", out);
+    return;
   }
 }
 
@@ -102,6 +134,27 @@ static const char *cmp_name(CondOp op) {
   static const char *const names[] = {[COND_LT] = "lt", [COND_LE] = "le", [COND_GT] = "gt",
                                       [COND_GE] = "ge", [COND_EQ] = "eq", [COND_NE] = "ne"};
   return names[op];
+}
+
+/* cond = "cmp" op expr expr | ("and"|"or") cond cond | "not" cond */
+static void dump_cond(const Cond *c, FILE *out) {
+  switch (c->kind) {
+  case COND_CMP:
+    fprintf(out, " cmp %s", cmp_name(c->op));
+    dump_expr(c->lhs, out);
+    dump_expr(c->rhs, out);
+    return;
+  case COND_AND:
+  case COND_OR:
+    fputs(c->kind == COND_AND ? " and" : " or", out);
+    dump_cond(c->left, out);
+    dump_cond(c->right, out);
+    return;
+  case COND_NOT:
+    fputs(" not", out);
+    dump_cond(c->left, out);
+    return;
+  }
 }
 
 static void dump_stmts(const Deps *d, const Stmt *s, int depth, FILE *out);
@@ -127,9 +180,8 @@ static void dump_stmts(const Deps *d, const Stmt *s, int depth, FILE *out) {
       dump_block(d, s->body, depth, out);
       break;
     case ST_IF:
-      fprintf(out, "if cmp %s", cmp_name(s->cond->op));
-      dump_expr(s->cond->lhs, out);
-      dump_expr(s->cond->rhs, out);
+      fputs("if", out);
+      dump_cond(s->cond, out);
       dump_block(d, s->body, depth, out);
       dump_block(d, s->orelse, depth, out);
       break;
@@ -171,14 +223,21 @@ static void dump_nodes(const IrNode *n, int depth, FILE *out) {
       dump_nodes(n->body, depth + 1, out);
       break;
     case IR_BARRIER: fputs("barrier", out); break;
+    case IR_IF:
+      fputs("if", out);
+      dump_ir_expr(n->cond, out);
+      dump_nodes(n->body, depth + 1, out);
+      dump_nodes(n->orelse, depth + 1, out);
+      break;
     }
     fputc('\n', out);
   }
   fprintf(out, "%*s}", 2 * depth, "");
 }
 
-void ir_dump_proof(Program *p, FILE *out) {
+const char *ir_dump_proof(Program *p, FILE *out) {
   const Kernel *k = p->kernel;
+  outside_model = NULL;
   const Deps *d = deps_build(p);
   fprintf(out, "bfsync-proof 1\nparams %d", k->nparams);
   for (int i = 0; i < k->nparams; i++) fprintf(out, " %s", k->params[i].name);
@@ -193,4 +252,5 @@ void ir_dump_proof(Program *p, FILE *out) {
     fputc('\n', out);
   }
   fputs("end\n", out);
+  return outside_model;
 }

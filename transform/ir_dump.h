@@ -9,7 +9,9 @@
 #include "frontend/program.h"
 
 /* Requires: a checked kernel and p->ir. Ensures: `bfsync-proof 1`, then the
- * kernel as the proof models it and every engine's stream, on out. */
-void ir_dump_proof(Program *p, FILE *out);
+ * kernel as the proof models it and every engine's stream, on out; returns
+ * NULL, or what the kernel uses that the proof's model lacks (then the
+ * dump is incomplete and must not be checked). */
+const char *ir_dump_proof(Program *p, FILE *out);
 
 #endif

@@ -4,7 +4,8 @@
  * that are wrong in a known way: one wait dropped, or one threshold moved
  * by one. Waits are numbered engine by engine, in pre-order (a loop's body
  * where the loop stands), so a caller can enumerate every mutant by asking
- * for the count first (index < 0). */
+ * for the count first (index < 0). A conditional's then-branch comes
+ * before its else-branch. */
 #include "frontend/program.h"
 
 typedef struct Finder {
@@ -17,7 +18,8 @@ static void find_waits(Finder *f, IrNode **link) {
   for (; *link; link = &(*link)->next) {
     IrNode *n = *link;
     if (n->kind == IR_WAIT && f->seen++ == f->index) f->link = link;
-    if (n->kind == IR_LOOP) find_waits(f, &n->body);
+    if (n->kind == IR_LOOP || n->kind == IR_IF) find_waits(f, &n->body);
+    if (n->kind == IR_IF) find_waits(f, &n->orelse);
   }
 }
 

@@ -100,12 +100,34 @@ static int64_t gcd(int64_t a, int64_t b) {
 }
 
 
-static bool eval(Oracle *o, const Expr *e, int64_t *out) {
-  const Expr *bad = NULL;
-  if (expr_eval(e, o->params, o->loopvars, out, &bad) == 0) return true;
-  diag_error(&o->p->diag, bad ? bad->span : e->span, "division by zero with these parameters");
+static EvalEnv env_of(const Oracle *o) {
+  return (EvalEnv){o->params, o->loopvars, o->p->device_ints, o->p->device_shape, {0, 0}};
+}
+
+/* The error of a failed evaluation (status from expr_eval_in), at span. */
+static bool eval_failed(Oracle *o, int status, const EvalEnv *env, const Expr *bad, Span span) {
+  if (status == EVAL_OUT_OF_RANGE)
+    diag_error(&o->p->diag, bad->span, "element %s[%lld, %lld] is out of bounds (%s is %lld x %lld)",
+               bad->name, (long long)env->bad_at[0], (long long)env->bad_at[1], bad->name,
+               (long long)env->shape[bad->index][0], (long long)env->shape[bad->index][1]);
+  else
+    diag_error(&o->p->diag, bad ? bad->span : span, "division by zero with these parameters");
   o->failed = true;
   return false;
+}
+
+static bool eval(Oracle *o, const Expr *e, int64_t *out) {
+  const Expr *bad = NULL;
+  EvalEnv env = env_of(o);
+  int status = expr_eval_in(e, &env, out, &bad);
+  return status == 0 || eval_failed(o, status, &env, bad, e->span);
+}
+
+static bool eval_cond(Oracle *o, const Cond *c, bool *out) {
+  const Expr *bad = NULL;
+  EvalEnv env = env_of(o);
+  int status = cond_eval(c, &env, out, &bad);
+  return status == 0 || eval_failed(o, status, &env, bad, c->span);
 }
 
 /* The tile an hbm operand is moved to or from: its shape is the region's. */
@@ -315,11 +337,11 @@ static void walk_for(Oracle *o, const Stmt *s) {
   }
 }
 
-/* if := 'if' '(' expr cmp expr ')' '{' stmts '}' ['else' '{' stmts '}'] */
+/* if := 'if' '(' cond ')' '{' stmts '}' ['else' ('{' stmts '}' | if)] */
 static void walk_if(Oracle *o, const Stmt *s) {
-  int64_t a, b;
-  if (!eval(o, s->cond->lhs, &a) || !eval(o, s->cond->rhs, &b)) return;
-  walk_stmts(o, cond_holds(s->cond->op, a, b) ? s->body : s->orelse);
+  bool holds;
+  if (!eval_cond(o, s->cond, &holds)) return;
+  walk_stmts(o, holds ? s->body : s->orelse);
 }
 
 static void walk_stmts(Oracle *o, const Stmt *s) {
@@ -461,6 +483,27 @@ static int64_t division_by_zero(Schedule *s, int line) {
   return 0;
 }
 
+static int64_t ir_eval(Schedule *s, Interp *in, const IrExpr *x);
+
+/* A device integer read by the engine: the same value the walk read. */
+static int64_t ir_elem_eval(Schedule *s, Interp *in, const IrExpr *x) {
+  const Program *p = s->o->p;
+  int64_t row = ir_eval(s, in, x->a), col = ir_eval(s, in, x->b);
+  const int64_t *shape = p->device_shape[x->id];
+  if (s->stop) return 0;
+  if (row < 0 || row >= shape[0] || col < 0 || col >= shape[1]) {
+    fprintf(p->diag.out, "%s:%d: error: element %s[%lld, %lld] is out of bounds (%s is %lld x %lld)\n",
+            p->src.path, x->line, p->kernel->tensors[x->id].name, (long long)row, (long long)col,
+            p->kernel->tensors[x->id].name, (long long)shape[0], (long long)shape[1]);
+    s->o->p->diag.errors++;
+    s->stop = true;
+    return 0;
+  }
+  int32_t v;
+  memcpy(&v, (const char *)p->device_ints[x->id] + 4 * (row * shape[1] + col), sizeof v);
+  return v;
+}
+
 static int64_t ir_eval(Schedule *s, Interp *in, const IrExpr *x) {
   if (s->stop) return 0;
   switch (x->kind) {
@@ -477,8 +520,22 @@ static int64_t ir_eval(Schedule *s, Interp *in, const IrExpr *x) {
   }
   default: break;
   }
+  switch (x->kind) {
+  case IX_ELEM: return ir_elem_eval(s, in, x);
+  case IX_NOT: return !ir_eval(s, in, x->a);
+  case IX_AND: return ir_eval(s, in, x->a) && ir_eval(s, in, x->b);
+  case IX_OR: return ir_eval(s, in, x->a) || ir_eval(s, in, x->b);
+  case IX_SELECT: return ir_eval(s, in, x->a) ? ir_eval(s, in, x->b) : ir_eval(s, in, x->c);
+  default: break;
+  }
   int64_t a = ir_eval(s, in, x->a), b = ir_eval(s, in, x->b);
   switch (x->kind) {
+  case IX_LT: return a < b;
+  case IX_LE: return a <= b;
+  case IX_GT: return a > b;
+  case IX_GE: return a >= b;
+  case IX_EQ: return a == b;
+  case IX_NE: return a != b;
   case IX_ADD: return wrap((uint64_t)a + (uint64_t)b);
   case IX_SUB: return wrap((uint64_t)a - (uint64_t)b);
   case IX_MUL: return wrap((uint64_t)a * (uint64_t)b);
@@ -697,6 +754,14 @@ static void enter_loop(Schedule *s, int c, const IrNode *loop) {
   in->frames[in->depth++] = (Frame){loop->body, loop, hi};
 }
 
+/* The branch taken runs as a body of its own (a frame with no loop). */
+static void enter_if(Schedule *s, int c, const IrNode *n) {
+  Interp *in = &s->in[c];
+  const IrNode *branch = ir_eval(s, in, n->cond) ? n->body : n->orelse;
+  if (s->stop || !branch) return;
+  in->frames[in->depth++] = (Frame){branch, NULL, 0};
+}
+
 /* Advance engine c by one node. */
 static void step(Schedule *s, int c) {
   Interp *in = &s->in[c];
@@ -727,6 +792,7 @@ static void step(Schedule *s, int c) {
     break;
   }
   case IR_LOOP: enter_loop(s, c, node); break;
+  case IR_IF: enter_if(s, c, node); break;
   case IR_BARRIER:
     in->status = AT_BARRIER;
     in->waiting = node;
@@ -835,7 +901,8 @@ static void run_schedule(Schedule *s) {
 static void index_waits(Arena *arena, WaitIndex *w, const IrNode *node, int engine, int depth) {
   if (depth > w->max_depth[engine]) w->max_depth[engine] = depth;
   for (; node; node = node->next) {
-    if (node->kind == IR_LOOP) index_waits(arena, w, node->body, engine, depth + 1);
+    if (node->kind == IR_LOOP || node->kind == IR_IF) index_waits(arena, w, node->body, engine, depth + 1);
+    if (node->kind == IR_IF) index_waits(arena, w, node->orelse, engine, depth + 1);
     if (node->kind != IR_WAIT) continue;
     if (w->n == w->cap) {
       w->cap = w->cap ? w->cap * 2 : 64;

@@ -42,6 +42,10 @@ static void count_nodes(const IrNode *n, int depth, EngineResources *r, bool wai
       if (n->threshold->kind != IX_CONST) r->temporaries = 1;
       break;
     case IR_LOOP: count_nodes(n->body, depth + 1, r, waits_on); break;
+    case IR_IF: /* a branch holds no loop count: its condition is recomputed */
+      count_nodes(n->body, depth, r, waits_on);
+      count_nodes(n->orelse, depth, r, waits_on);
+      break;
     default: break;
     }
   }

@@ -284,8 +284,16 @@ static void test_engine_and_op_errors(void **state) {
                     "10:9: error: engine block inside the block of engine 'act'");
   assert_stmt_error("  act { for i in 0 .. 2 { dve { } } }",
                     "10:27: error: engine block inside the block of engine 'act'");
-  assert_stmt_error("  if (N < 2) { dve: copy b, b; } else { }",
-                    "10:3: error: conditionals are not supported yet");
+  /* conditions: integers only, names resolved, constant zero divisors */
+  assert_stmt_error("  if (N < 2 && b > 0) { dve: copy b, b; } else { }",
+                    "10:16: error: 'b' is a tile, not an integer");
+  assert_stmt_error("  if (N < 1 / 0 || !(M == 2)) { }", "10:11: error: division by zero");
+  assert_stmt_error("  if (N < 1 || !(M == 2)) { }", "10:18: error: undeclared name 'M'");
+  assert_stmt_error("  for i in 0 .. N { } if (i == 0) { }", "10:27: error: undeclared name 'i'");
+  assert_stmt_error("  if (N < 2 & N > 1) { }", "10:13: error: unexpected character '&'");
+  assert_stmt_error("  if (N) { }", "10:8: error: syntax error: unexpected ')'");
+  assert_stmt_error("  act { if (N < 2) { dve: copy b, b; } }",
+                    "10:22: error: instruction placed on 'dve' inside a block of engine 'act'");
   /* The same engine inside its own block is fine. */
   assert_clean(PRELUDE "  act { act: copy b, b; exp b, b; } dma: store Y[0, 0], b;\n}\n");
 }
@@ -568,10 +576,8 @@ static void test_fmt_comments(void **state) {
                  "/* end */\n");
 }
 
-/* Conditionals parse and print, though sema rejects them for now. */
-static void test_fmt_if(void **state) {
-  (void)state;
-  Program *p = program_new("t.bfk", "kernel k(N: int) { if(N>=2){act:exp t,t;}else{} }", 49, NULL, stderr);
+static void assert_fmt(const char *src, const char *want) {
+  Program *p = program_new("t.bfk", src, (uint32_t)strlen(src), NULL, stderr);
   parse(p);
   assert_non_null(p->kernel);
   char *out;
@@ -579,9 +585,21 @@ static void test_fmt_if(void **state) {
   FILE *f = open_memstream(&out, &len);
   fmt(p, f);
   fclose(f);
-  assert_string_equal(out, "kernel k(N: int) {\n  if (N >= 2) {\n    act: exp t, t;\n  }\n}\n");
+  assert_string_equal(out, want);
   free(out);
   program_free(p);
+}
+
+/* Conditionals print canonically: an empty else dropped, `else if` kept,
+ * only the parentheses && over || and ! need. */
+static void test_fmt_if(void **state) {
+  (void)state;
+  assert_fmt("kernel k(N: int) { if(N>=2){act:exp t,t;}else{} }",
+             "kernel k(N: int) {\n  if (N >= 2) {\n    act: exp t, t;\n  }\n}\n");
+  assert_fmt("kernel k(N: int) { if(((N<1))||N>2&&!(N==3)){}else if(!(N<1||N>2)&&(N!=0)){}else{} }",
+             "kernel k(N: int) {\n  if (N < 1 || N > 2 && !(N == 3)) {\n  } else if (!(N < 1 || N > 2) && N != 0) {\n  }\n}\n");
+  assert_fmt("kernel k(N: int) { if((N<1||N>2)&&(N<0||N>3)){}else{if(N<1){}} }",
+             "kernel k(N: int) {\n  if ((N < 1 || N > 2) && (N < 0 || N > 3)) {\n  } else {\n    if (N < 1) {\n    }\n  }\n}\n");
 }
 
 /* Parentheses: exactly those precedence and left-associativity need. */

@@ -18,6 +18,7 @@
 
 #include <cmocka.h>
 
+#include "backend/inputs.h"
 #include "harness/gen.h"
 #include "frontend/program.h"
 
@@ -75,14 +76,22 @@ typedef struct Walk {
   const int64_t *params;
   int64_t *loopvars;
   int64_t instances;
+  int64_t branches[2]; /* conditionals evaluated false, true */
   int64_t tensor_shape[8][2];
+  const void *ints[8]; /* device integers: bfsync run's defaults for seed 1 */
+  int64_t device_reads, zero_trip_device_loops;
 } Walk;
 
 static int64_t eval(const Walk *w, const Expr *e) {
   int64_t v;
   const Expr *bad;
-  assert_int_equal(expr_eval(e, w->params, w->loopvars, &v, &bad), 0);
+  EvalEnv env = {w->params, w->loopvars, w->ints, (const int64_t(*)[2])w->tensor_shape, {0, 0}};
+  assert_int_equal(expr_eval_in(e, &env, &v, &bad), 0);
   return v;
+}
+
+static bool reads_device(const Expr *e) {
+  return e && (e->kind == EX_ELEM || reads_device(e->lhs) || reads_device(e->rhs));
 }
 
 static void check_operand(const Walk *w, const Operand *o, const int64_t tile_shape[2]) {
@@ -102,12 +111,22 @@ static void walk(Walk *w, const Stmt *s) {
   for (; s; s = s->next) {
     if (s->kind == ST_FOR) {
       int64_t lo = eval(w, s->lo), hi = eval(w, s->hi);
+      if (reads_device(s->hi)) {
+        w->device_reads++;
+        w->zero_trip_device_loops += hi <= lo;
+      }
       for (int64_t v = lo; v < hi; v++) {
         w->loopvars[s->loop_id] = v;
         walk(w, s->body);
       }
     } else if (s->kind == ST_BLOCK) {
       walk(w, s->body);
+    } else if (s->kind == ST_IF) {
+      bool holds;
+      EvalEnv env = {w->params, w->loopvars, w->ints, (const int64_t(*)[2])w->tensor_shape, {0, 0}};
+      assert_int_equal(cond_eval(s->cond, &env, &holds, NULL), 0);
+      w->branches[holds]++;
+      walk(w, holds ? s->body : s->orelse);
     } else if (s->kind == ST_INSTR) {
       int64_t tile_shape[2] = {0, 0};
       for (int i = 0; i < s->noperands; i++)
@@ -151,6 +170,7 @@ static void test_kernels_check(void **state) {
  * range, and the kernel stays at a few thousand dynamic instructions. */
 static void test_params_bind_and_stay_in_bounds(void **state) {
   (void)state;
+  int64_t branches[2] = {0, 0}, device_loops = 0, zero_trip = 0;
   for (uint64_t seed = 1; seed <= 200; seed++) {
     Program *p = checked(seed, GEN_DEFAULT_SIZE);
     const Kernel *k = p->kernel;
@@ -160,14 +180,27 @@ static void test_params_bind_and_stay_in_bounds(void **state) {
     for (int i = 1; i < k->nparams; i++) assert_true(params[i] >= 0 && params[i] <= 4);
     assert_true(k->nloops <= 4096 && k->ntensors <= 8);
     Walk w = {.k = k, .params = params, .loopvars = loopvars};
+    static float cells[8][64];
     for (int t = 0; t < k->ntensors; t++) {
       w.tensor_shape[t][0] = eval(&w, k->tensors[t].rows);
       w.tensor_shape[t][1] = eval(&w, k->tensors[t].cols);
+      if (!k->tensors[t].ints) continue;
+      assert_true(w.tensor_shape[t][0] * w.tensor_shape[t][1] <= 64);
+      bf_default_ints(cells[t], w.tensor_shape[t][0] * w.tensor_shape[t][1], 1, t);
+      w.ints[t] = cells[t];
     }
     walk(&w, k->body);
     assert_true(w.instances <= 5000);
+    branches[0] += w.branches[0];
+    branches[1] += w.branches[1];
+    device_loops += w.device_reads;
+    zero_trip += w.zero_trip_device_loops;
     program_free(p);
   }
+  /* both outcomes of conditionals run, at the generated parameters */
+  assert_true(branches[0] > 0 && branches[1] > 0);
+  /* device-read loop bounds run, some of them zero times */
+  assert_true(device_loops > zero_trip && zero_trip > 0);
 }
 
 typedef struct Features {
@@ -175,6 +208,7 @@ typedef struct Features {
   bool triangular, lower_from_outer, single_trip, zero_trip, depth3, slots[4];
   bool inout_load, inout_store;
   bool cross_engine[3], same_engine[3]; /* RAW, WAR, WAW */
+  bool cond_loopvar, cond_and, cond_or, cond_not, orelse, chained, nested_if, if_in_block;
 } Features;
 
 static bool mentions_loopvar(const Expr *e) {
@@ -220,7 +254,30 @@ static void note_conflicts(Features *f, const Kernel *k) {
     }
 }
 
+static bool cond_mentions_loopvar(const Cond *c) {
+  if (c->kind == COND_CMP) return mentions_loopvar(c->lhs) || mentions_loopvar(c->rhs);
+  return cond_mentions_loopvar(c->left) || (c->right && cond_mentions_loopvar(c->right));
+}
+
+static void note_ifs(Features *f, const Stmt *s, int ifs, bool in_block) {
+  for (; s; s = s->next) {
+    if (s->kind == ST_IF) {
+      f->cond_loopvar |= cond_mentions_loopvar(s->cond);
+      f->cond_and |= s->cond->kind == COND_AND;
+      f->cond_or |= s->cond->kind == COND_OR;
+      f->cond_not |= s->cond->kind == COND_NOT;
+      f->orelse |= s->orelse != NULL;
+      f->chained |= s->orelse && s->orelse->chained;
+      f->nested_if |= ifs > 0;
+      f->if_in_block |= in_block;
+      note_ifs(f, s->orelse, ifs + 1, in_block);
+    }
+    if (s->kind != ST_INSTR) note_ifs(f, s->body, ifs + (s->kind == ST_IF), in_block || s->kind == ST_BLOCK);
+  }
+}
+
 static void note_kernel(Features *f, const Kernel *k) {
+  note_ifs(f, k->body, 0, false);
   for (int i = 0; i < k->nloops; i++) note_loop(f, k->loops[i]);
   for (int t = 0; t < k->ntiles; t++) f->slots[k->tiles[t].slots] = true;
   for (int i = 0; i < k->ninstrs; i++) {
@@ -248,6 +305,8 @@ static void test_features(void **state) {
   assert_true(f.triangular && f.lower_from_outer && f.single_trip && f.zero_trip && f.depth3);
   assert_true(f.slots[1] && f.slots[2] && f.slots[3]);
   assert_true(f.inout_load && f.inout_store);
+  assert_true(f.cond_loopvar && f.cond_and && f.cond_or && f.cond_not && f.orelse && f.chained &&
+              f.nested_if && f.if_in_block);
   for (int kind = 0; kind < 3; kind++) assert_true(f.cross_engine[kind] && f.same_engine[kind]);
 
   Features big = {0};

@@ -132,7 +132,7 @@ static const char *const n_param[] = {"N"};
  *   for i in 0 .. N { dma: load x[i % 2], X[i, 0]; act: scale y, x[i % 2], 2; dma: store Y[i, 0], y; }
  * dma runs load, store per iteration; act runs scale. */
 static const bfrt_tile_desc scale2_tiles[] = {{"x", 2, 2, 3}, {"y", 1, 2, 3}};
-static const bfrt_tensor_desc scale2_tensors[] = {{"X", BFRT_IN}, {"Y", BFRT_OUT}};
+static const bfrt_tensor_desc scale2_tensors[] = {{"X", BFRT_IN, 0}, {"Y", BFRT_OUT, 0}};
 
 static int scale2_shape(const int64_t *p, int t, int64_t shape[2]) {
   (void)t;
@@ -315,7 +315,7 @@ static void test_ring_wraps_narrow_counters(void **state) {
 /* softmax-like: Y is f32[R * 32, 96]; dma stores tile (p[1], 0) at line 7 while
  * act waits for a completion that will never come. */
 static const bfrt_tile_desc wide_tiles[] = {{"y", 2, 32, 96}};
-static const bfrt_tensor_desc wide_tensors[] = {{"Y", BFRT_OUT}};
+static const bfrt_tensor_desc wide_tensors[] = {{"Y", BFRT_OUT, 0}};
 static const char *const rc_params[] = {"R", "C", "D"};
 
 static int wide_shape(const int64_t *p, int t, int64_t shape[2]) {

@@ -44,7 +44,7 @@ static const int two_kinds[] = {BFRT_KIND_DMA, BFRT_KIND_ACT};
 static const char *const n_param[] = {"N"};
 
 static const bfrt_tile_desc tiles[] = {{"x", 2, 2, 3}, {"y", 1, 2, 3}};
-static const bfrt_tensor_desc tensors[] = {{"X", BFRT_IN}, {"Y", BFRT_OUT}};
+static const bfrt_tensor_desc tensors[] = {{"X", BFRT_IN, 0}, {"Y", BFRT_OUT, 0}};
 
 static int shape_of(const int64_t *p, int t, int64_t shape[2]) {
   (void)t;

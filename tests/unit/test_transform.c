@@ -71,11 +71,21 @@ static int64_t eval(Run *r, const IrExpr *e) {
     a = eval(r, e->a);
     assert_true(a >= 0 && a < MAX_SLOTS);
     return r->arrays[e->id][a];
+  case IX_NOT: return !eval(r, e->a);
+  case IX_AND: return eval(r, e->a) && eval(r, e->b);
+  case IX_OR: return eval(r, e->a) || eval(r, e->b);
+  case IX_SELECT: return eval(r, e->a) ? eval(r, e->b) : eval(r, e->c);
   default: break;
   }
   a = eval(r, e->a);
   b = eval(r, e->b);
   switch (e->kind) {
+  case IX_LT: return a < b;
+  case IX_LE: return a <= b;
+  case IX_GT: return a > b;
+  case IX_GE: return a >= b;
+  case IX_EQ: return a == b;
+  case IX_NE: return a != b;
   case IX_ADD: return (int64_t)((uint64_t)a + (uint64_t)b);
   case IX_SUB: return (int64_t)((uint64_t)a - (uint64_t)b);
   case IX_MUL: return (int64_t)((uint64_t)a * (uint64_t)b);
@@ -117,6 +127,7 @@ static void run_nodes(Run *r, const IrNode *n) {
       }
       break;
     }
+    case IR_IF: run_nodes(r, eval(r, n->cond) ? n->body : n->orelse); break;
     case IR_OP:
     case IR_BARRIER: break;
     }
@@ -166,6 +177,77 @@ static const IrNode *first_wait(const IrNode *n) {
     }
   }
   return NULL;
+}
+
+/* ---- Conditionals. */
+
+static const IrNode *first_if(const IrNode *n) {
+  for (; n; n = n->next) {
+    if (n->kind == IR_IF) return n;
+    if (n->kind == IR_LOOP) {
+      const IrNode *f = first_if(n->body);
+      if (f) return f;
+    }
+  }
+  return NULL;
+}
+
+/* Producers of t in both branches, each branch ending with a write of t:
+ * dve waits for act's position after the conditional, a closed form
+ * (a select), with no tracking array; 1, 3, 5 for N = 3. */
+static void test_conditional_end_closed_form(void **state) {
+  (void)state;
+  Program *p = barrier_free("kernel k(N: int) {\n"
+                            "  sbuf a: f32[4, 4];\n"
+                            "  sbuf b: f32[4, 4];\n"
+                            "  for i in 0 .. N {\n"
+                            "    if (i == 0) { act: fill a, 1.0; } else { act { fill a, 2.0; scale a, a, 2.0; } }\n"
+                            "    dve: copy b, a;\n"
+                            "  }\n"
+                            "}\n");
+  int64_t params[] = {3};
+  const Run *r = run_stream(p, "dve", params);
+  int64_t want[] = {1, 3, 5};
+  assert_thresholds(p, r, "act", want, 3);
+  assert_int_equal(p->ir->streams[engine(p, "dve")].narrays, 0);
+  program_free(p);
+}
+
+/* A producer in one branch only: tracked, thresholds 0 (nothing yet), 1, 1, 2. */
+static void test_conditional_one_branch_tracked(void **state) {
+  (void)state;
+  Program *p = barrier_free("kernel k(N: int) {\n"
+                            "  sbuf a: f32[4, 4];\n"
+                            "  sbuf b: f32[4, 4];\n"
+                            "  for i in 0 .. N {\n"
+                            "    if (i % 2 == 1) { act: fill a, 1.0; }\n"
+                            "    dve: copy b, a;\n"
+                            "  }\n"
+                            "}\n");
+  int64_t params[] = {4};
+  const Run *r = run_stream(p, "dve", params);
+  int64_t want[] = {0, 1, 1, 2};
+  int64_t got[MAX_WAITS];
+  int n = thresholds_on(r, engine(p, "act"), got);
+  assert_int_equal(n, 4);
+  for (int i = 0; i < n; i++) assert_int_equal(got[i], want[i]);
+  program_free(p);
+}
+
+/* x op x folds (gcc -Werror rejects a self-comparison in the emitted C). */
+static void test_self_comparison_folds(void **state) {
+  (void)state;
+  Program *p = barrier_free("kernel k(N: int) {\n"
+                            "  sbuf a: f32[4, 4];\n"
+                            "  for i in 0 .. N {\n"
+                            "    if (i == i && !(i < i) || N != N) { act: fill a, 1.0; } else { act: fill a, 2.0; }\n"
+                            "  }\n"
+                            "}\n");
+  const IrNode *n = first_if(p->ir->streams[engine(p, "act")].body);
+  assert_non_null(n);
+  assert_int_equal(n->cond->kind, IX_CONST);
+  assert_int_equal(n->cond->value, 1);
+  program_free(p);
 }
 
 /* ---- Closed forms. */
@@ -520,6 +602,9 @@ int main(void) {
       cmocka_unit_test(test_slot_relations),
       cmocka_unit_test(test_barrier_placement),
       cmocka_unit_test(test_mutate),
+      cmocka_unit_test(test_conditional_end_closed_form),
+      cmocka_unit_test(test_conditional_one_branch_tracked),
+      cmocka_unit_test(test_self_comparison_folds),
       cmocka_unit_test(test_validate_rejects_bad_engine),
       cmocka_unit_test(test_assign_queues),
   };

@@ -361,9 +361,9 @@ static const bfrt_tile_desc bf_tiles[4] = {
   {"c", 2, 64, 64}
 };
 static const bfrt_tensor_desc bf_tensors[3] = {
-  {"A", BFRT_IN},
-  {"B", BFRT_IN},
-  {"C", BFRT_OUT}
+  {"A", BFRT_IN, 0},
+  {"B", BFRT_IN, 0},
+  {"C", BFRT_OUT, 0}
 };
 
 const bfrt_kernel bfk_matmul_barrier_free = {

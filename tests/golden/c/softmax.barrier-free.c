@@ -302,8 +302,8 @@ static const bfrt_tile_desc bf_tiles[4] = {
   {"s", 2, 32, 1}
 };
 static const bfrt_tensor_desc bf_tensors[2] = {
-  {"X", BFRT_IN},
-  {"Y", BFRT_OUT}
+  {"X", BFRT_IN, 0},
+  {"Y", BFRT_OUT, 0}
 };
 
 const bfrt_kernel bfk_softmax_barrier_free = {
