@@ -64,6 +64,7 @@ typedef struct Run {
   const RunArgs *args;
   RefTensor *results; /* the last mode's results, for --output */
   int64_t ideal;      /* sim: the oracle's ideal makespan; -1 until computed, -2 if it cannot be */
+  int64_t ideal_sync; /* sim: the same, charging each dependence its semaphore latency and one wait */
   ExactTensor *exact; /* the f64 reference's results; NULL until computed */
 } Run;
 
@@ -269,6 +270,7 @@ static int64_t ideal_cycles(Run *r) {
   if (r->ideal == -1) {
     Oracle *o = oracle_new(r->p, r->in.params);
     r->ideal = o ? oracle_ideal_cycles(o, &r->p->target->costs) : -2;
+    r->ideal_sync = o ? oracle_ideal_sync_cycles(o, &r->p->target->costs) : -2;
   }
   return r->ideal;
 }
@@ -304,8 +306,8 @@ static void print_json(Run *r, const ModeResult *res) {
   if (r->args->exec == BFRT_EXEC_SIM) {
     printf(", \"cycles\": %" PRId64 ", \"ns\": %.1f, \"ideal_cycles\": ", s->cycles,
            (double)s->cycles / r->p->target->costs.clock_ghz);
-    if (ideal_cycles(r) >= 0) printf("%" PRId64, ideal_cycles(r));
-    else printf("null");
+    if (ideal_cycles(r) >= 0) printf("%" PRId64 ", \"ideal_sync_cycles\": %" PRId64, ideal_cycles(r), r->ideal_sync);
+    else printf("null, \"ideal_sync_cycles\": null");
     printf(", \"engines\": {");
     for (int e = 0; e < r->p->target->nengines; e++)
       printf("%s\"%s\": {\"busy\": %" PRId64 ", \"stall\": %" PRId64 "}", e ? ", " : "",
@@ -443,7 +445,7 @@ static int run_all(Run *r) {
 /* One parameter set. */
 static int run_params(Program *p, const RunArgs *a, const ParamArgs *pa) {
   int64_t *params = ARENA_ARRAY(p->arena, int64_t, p->kernel->nparams + 1);
-  Run r = {{p, params, NULL, NULL}, p, a, NULL, -1, NULL};
+  Run r = {{p, params, NULL, NULL}, p, a, NULL, -1, -1, NULL};
   if (param_args_bind(pa, p->kernel, params, stderr)) return 2;
   int status = check_tensor_args(p->kernel, a);
   if (status || (status = make_inputs(&r))) return status;

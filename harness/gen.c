@@ -341,12 +341,19 @@ static int deal_op(Gen *g) {
   return g->deck[g->dealt++];
 }
 
+/* How the kernel names engine: a DMA queue is half the time `dma`, any
+ * queue (assign_queues picks it), where the target allows that spelling. */
+static const char *engine_word(Gen *g, int engine) {
+  bool queue = g->target->engines[engine].kind == BFRT_KIND_DMA && target_any_queue(g->target, "dma");
+  return queue && rng_percent(&g->rng, 50) ? "dma" : g->target->engines[engine].name;
+}
+
 /* instr ::= [ENGINE ':'] op operand {',' operand} ';'   (engine given by a block when block_engine >= 0) */
 static void gen_instr(Gen *g, int level, int block_engine) {
   int op = block_engine >= 0 ? random_op_for(g, block_engine) : deal_op(g);
   int engine = block_engine >= 0 ? block_engine : random_engine_for(g, op);
   indent(g, level);
-  if (block_engine < 0) fprintf(g->out, "%s: ", g->target->engines[engine].name);
+  if (block_engine < 0) fprintf(g->out, "%s: ", engine_word(g, engine));
   fprintf(g->out, "%s ", op_info(op)->name);
   g->psum_ok = psum_allowed(g, engine);
   print_operands(g, op_info(op));
@@ -402,7 +409,7 @@ static void gen_loop(Gen *g, int level, int block_engine, long budget) {
 static void gen_block(Gen *g, int level, long budget) {
   int engine = rng_below(&g->rng, g->target->nengines);
   indent(g, level);
-  fprintf(g->out, "%s {\n", g->target->engines[engine].name);
+  fprintf(g->out, "%s {\n", engine_word(g, engine));
   gen_body(g, level + 1, engine, budget);
   indent(g, level);
   fputs("}\n", g->out);

@@ -122,6 +122,8 @@ for path in examples:
             fail(f"{o['sync']}: results differ from the reference", cmd)
         if o["ideal_cycles"] is None or o["ideal_cycles"] > o["cycles"]:
             fail(f"{o['sync']}: ideal {o['ideal_cycles']} above {o['cycles']} cycles", cmd)
+        if o["sync"] == "barrier-free" and not o["ideal_cycles"] <= o["ideal_sync_cycles"] <= o["cycles"]:
+            fail(f"ideal_sync {o['ideal_sync_cycles']} not between the ideal and {o['cycles']} cycles", cmd)
         trn1 = {"pe", "act", "dve", "pool"} | {f"dma{q}" for q in range(16)}  # 16 DMA queues
         if o["cycles"] <= 0 or set(o["engines"]) != trn1:
             fail(f"{o['sync']}: cycles {o['cycles']}, engines {sorted(o['engines'])}", cmd)

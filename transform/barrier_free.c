@@ -284,7 +284,7 @@ static bool can_precede(const Deps *d, int consumer, int e, int res, int kind) {
   for (int i = deps_lower_bound(l, end) - 1; i >= 0; i--) {
     int x = l->ids[i];
     if (++tries > 64) return true;
-    if (accesses_as(d, x, res, kind) && deps_may_conflict(d, x, consumer, 0)) return true;
+    if (accesses_as(d, x, res, kind) && deps_may_precede_conflict(d, x, consumer, res)) return true;
   }
   return false;
 }

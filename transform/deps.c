@@ -11,7 +11,15 @@
  * forms: when every variable coefficient is a multiple of S, the slots are
  * equal or differ for every value of the variables. Variables of loops that
  * are not common are distinct unknowns. Anything else is "may conflict".
- * hbm tiles compare coordinate by coordinate when the tile shapes agree.
+ * hbm tiles compare coordinate by coordinate when the tile shapes agree,
+ * and two coordinates differ for certain when their difference is never 0:
+ * its constant is not a multiple of the power of two dividing every
+ * coefficient (X[4g + 1] against X[4g' + 3]); it is k * (v_a - v_b) for the
+ * variable of a loop the two run in different iterations of (P[t] against
+ * P[t'] of an earlier t'); or its bounds over the loops' ranges are a
+ * constant below or above 0 (Y[t], t < A, against Y[A + t']). Each lets a
+ * queue's transfer skip a wait on another queue's disjoint region, which the
+ * per-tensor tracking of hbm would otherwise impose.
  *
  * deps_need classifies, for a consumer b and a producer engine e, how b
  * learns need_e(b). It scans backwards in program order within the current
@@ -196,10 +204,13 @@ typedef struct Affine {
   Term t[MAX_TERMS];
 } Affine;
 
-/* The two instructions being compared and which loops they share. */
+/* The two instructions being compared and which loops they share; crossed
+ * is a loop (or -1) known to run a and b in different iterations: the
+ * backward scan's "earlier iterations of l". */
 typedef struct Pair {
   const Deps *d;
-  int a, b, common_limit;
+  int a, b, common_limit, crossed;
+  int res; /* compare only accesses of this resource; -1: all */
 } Pair;
 
 static bool common_loop(const Pair *pr, int l) {
@@ -284,12 +295,57 @@ static bool never_zero(const Affine *f) {
   return ((uint64_t)f->c & (((uint64_t)1 << t) - 1)) != 0;
 }
 
+/* Whether the difference is k * (v_a - v_b) for the variable v of the
+ * crossed loop, whose values differ: then it is not 0 (k has at most 16
+ * trailing zero bits, so wrapping would need loops of 2^48 iterations).
+ * P[t] loaded in iteration t never meets P[t'] stored in an earlier one. */
+static bool other_iterations(const Pair *pr, const Affine *f) {
+  if (pr->crossed < 0 || f->c != 0 || f->n != 2) return false;
+  const Term *x = &f->t[0], *y = &f->t[1];
+  return x->var == pr->crossed && y->var == pr->crossed && x->side && y->side && x->side != y->side &&
+         x->coef == -y->coef && x->coef != 0 && __builtin_ctzll((unsigned long long)x->coef) <= 16;
+}
+
+/* One bound of f over the loop variables' ranges: each variable v of loop
+ * `for v in lo .. hi` is replaced by hi - 1 or lo, whichever moves f
+ * toward the bound (upper: hi - 1 for a positive coefficient). Only a
+ * bound that comes out constant (the parameters cancel) is of use; false
+ * otherwise. An instance exists only while its loops run, so v is in
+ * [lo, hi - 1] whenever a or b executes. */
+static bool constant_bound(const Pair *pr, const Affine *f, bool upper, int64_t *out) {
+  Affine g = {.c = f->c};
+  for (int i = 0; i < f->n; i++) {
+    const Term *t = &f->t[i];
+    if (t->var < 0) {
+      if (!add_term(&g, t->var, t->side, t->coef)) return false;
+      continue;
+    }
+    const Stmt *loop = pr->d->loops[t->var].stmt;
+    bool high = (t->coef > 0) == upper;
+    if (!accumulate(pr, &g, high ? loop->hi : loop->lo, t->coef, t->side)) return false;
+    if (high && __builtin_sub_overflow(g.c, t->coef, &g.c)) return false;
+  }
+  for (int i = 0; i < g.n; i++)
+    if (g.t[i].coef != 0) return false;
+  *out = g.c;
+  return true;
+}
+
+/* Whether f is below 0 or above 0 for every value its variables take. */
+static bool never_zero_in_ranges(const Pair *pr, const Affine *f) {
+  int64_t bound;
+  return (constant_bound(pr, f, true, &bound) && bound < 0) || (constant_bound(pr, f, false, &bound) && bound > 0);
+}
+
 /* How ea (of a) and eb (of b) relate modulo m (m = 0: as integers). */
 static Relation compare_exprs(const Pair *pr, const Expr *ea, const Expr *eb, int64_t m) {
   Affine f = {0};
   if (accumulate(pr, &f, ea, 1, 1) && accumulate(pr, &f, eb, -1, 2)) {
     for (int i = 0; i < f.n; i++)
-      if (m ? mod_nonneg(f.t[i].coef, m) != 0 : f.t[i].coef != 0) return m == 0 && never_zero(&f) ? REL_DIFFERENT : REL_UNKNOWN;
+      if (m ? mod_nonneg(f.t[i].coef, m) != 0 : f.t[i].coef != 0)
+        return m == 0 && (never_zero(&f) || other_iterations(pr, &f) || never_zero_in_ranges(pr, &f))
+                   ? REL_DIFFERENT
+                   : REL_UNKNOWN;
     return (m ? mod_nonneg(f.c, m) == 0 : f.c == 0) ? REL_SAME : REL_DIFFERENT;
   }
   return same_expr(ea, eb) && all_common(pr, ea) ? REL_SAME : REL_UNKNOWN;
@@ -331,12 +387,13 @@ static Relation compare_accesses(const Pair *pr, const Access *x, const Access *
 
 /* The closest relation over every pair of accesses: SAME if some pair
  * certainly conflicts, else UNKNOWN if some pair may. */
-static Relation relate(const Deps *d, int a, int b, int common_limit) {
-  Pair pr = {d, a, b, common_limit};
+static Relation relate_on(const Deps *d, int a, int b, int common_limit, int crossed, int res) {
+  Pair pr = {d, a, b, common_limit, crossed, res};
   Relation best = REL_DIFFERENT;
   const InstrInfo *ia = &d->instrs[a], *ib = &d->instrs[b];
   for (int i = 0; i < ia->naccesses; i++)
     for (int j = 0; j < ib->naccesses; j++) {
+      if (res >= 0 && ia->accesses[i].res != res) continue;
       Relation r = compare_accesses(&pr, &ia->accesses[i], &ib->accesses[j]);
       if (r == REL_SAME) return r;
       if (r == REL_UNKNOWN) best = r;
@@ -344,11 +401,22 @@ static Relation relate(const Deps *d, int a, int b, int common_limit) {
   return best;
 }
 
-bool deps_may_conflict(const Deps *d, int a, int b, int common_limit) {
-  return relate(d, a, b, common_limit) != REL_DIFFERENT;
+static Relation relate(const Deps *d, int a, int b, int common_limit, int crossed) {
+  return relate_on(d, a, b, common_limit, crossed, -1);
 }
 
-bool deps_must_conflict(const Deps *d, int a, int b) { return relate(d, a, b, INT_MAX) == REL_SAME; }
+bool deps_may_conflict(const Deps *d, int a, int b, int common_limit) {
+  return relate(d, a, b, common_limit, -1) != REL_DIFFERENT;
+}
+
+bool deps_may_precede_conflict(const Deps *d, int a, int b, int res) {
+  if (a < b && relate_on(d, a, b, INT_MAX, -1, res) != REL_DIFFERENT) return true;
+  for (int l = d->instrs[b].loop; l >= 0; l = d->loops[l].parent)
+    if (deps_encloses(d, l, a) && relate_on(d, a, b, d->loops[l].depth, l, res) != REL_DIFFERENT) return true;
+  return false;
+}
+
+bool deps_must_conflict(const Deps *d, int a, int b) { return relate(d, a, b, INT_MAX, -1) == REL_SAME; }
 
 const char *deps_kind(const Deps *d, int a, int b) {
   bool raw = false, war = false, waw = false;
@@ -382,14 +450,15 @@ int deps_lower_bound(const AccessorList *l, int lo) {
   return first;
 }
 
-/* The latest e-instruction with id in [lo, hi) that may conflict with b, or -1. */
-static int latest_conflict(const Deps *d, int b, int e, int lo, int hi, int common_limit) {
+/* The latest e-instruction with id in [lo, hi) that may conflict with b, or
+ * -1; crossed: a loop whose earlier iterations are scanned (else -1). */
+static int latest_conflict(const Deps *d, int b, int e, int lo, int hi, int common_limit, int crossed) {
   int best = -1;
   const InstrInfo *ib = &d->instrs[b];
   for (int j = 0; j < ib->naccesses; j++) {
     const AccessorList *l = deps_accessors(d, ib->accesses[j].res, e);
     for (int i = deps_lower_bound(l, hi) - 1; i >= 0 && l->ids[i] >= lo && l->ids[i] > best; i--)
-      if (deps_may_conflict(d, l->ids[i], b, common_limit)) {
+      if (relate(d, l->ids[i], b, common_limit, crossed) != REL_DIFFERENT) {
         best = l->ids[i];
         break;
       }
@@ -415,7 +484,7 @@ static Need last_iteration(const Deps *d, int b, int e, int a, bool crossed) {
 static Need need_from(const Deps *d, int b, int e, int l, int hi, bool crossed) {
   for (;; l = d->loops[l].parent) {
     int lo = l >= 0 ? d->loops[l].first : 0;
-    int a = latest_conflict(d, b, e, lo, hi, INT_MAX);
+    int a = latest_conflict(d, b, e, lo, hi, INT_MAX, -1);
     if (a >= 0) {
       int m = d->instrs[a].loop;
       if (deps_must_conflict(d, a, b)) {
@@ -427,7 +496,7 @@ static Need need_from(const Deps *d, int b, int e, int l, int hi, bool crossed) 
     }
     if (l < 0) return (Need){NEED_NONE, -1, -1, NULL, NULL, NULL};
     /* crossing into earlier iterations of l: any of its instructions, anywhere */
-    if (latest_conflict(d, b, e, d->loops[l].first, d->loops[l].end, d->loops[l].depth) >= 0)
+    if (latest_conflict(d, b, e, d->loops[l].first, d->loops[l].end, d->loops[l].depth, l) >= 0)
       return (Need){NEED_TRACK, -1, -1, NULL, "loop-carried (tracked)", NULL};
     hi = d->loops[l].first;
     crossed = true;
@@ -440,9 +509,9 @@ bool deps_nothing_between(const Deps *d, int x, int b, int e) {
   int hi = b;
   for (int l = d->instrs[b].loop;; l = d->loops[l].parent) {
     int lo = l >= 0 ? d->loops[l].first : 0;
-    if (x >= lo) return latest_conflict(d, b, e, x + 1, hi, INT_MAX) < 0;
-    if (latest_conflict(d, b, e, lo, hi, INT_MAX) >= 0) return false;
-    if (latest_conflict(d, b, e, d->loops[l].first, d->loops[l].end, d->loops[l].depth) >= 0)
+    if (x >= lo) return latest_conflict(d, b, e, x + 1, hi, INT_MAX, -1) < 0;
+    if (latest_conflict(d, b, e, lo, hi, INT_MAX, -1) >= 0) return false;
+    if (latest_conflict(d, b, e, d->loops[l].first, d->loops[l].end, d->loops[l].depth, l) >= 0)
       return false;
     hi = d->loops[l].first;
   }

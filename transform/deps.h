@@ -100,6 +100,12 @@ bool deps_nothing_between(const Deps *d, int x, int b, int e);
 /* Whether instructions a and b may conflict, treating loops at depth >=
  * common_limit as running different iterations for a and b. */
 bool deps_may_conflict(const Deps *d, int a, int b, int common_limit);
+/* Whether an instance of a that runs before an instance of b may conflict
+ * with it on resource res: in the same iteration of every loop around both with a before
+ * b, or, for some loop l around both, in an earlier iteration of l (the
+ * loops outside l in the same one). Sharper than deps_may_conflict(.., 0),
+ * which lets the two be in any iterations. */
+bool deps_may_precede_conflict(const Deps *d, int a, int b, int res);
 /* Whether a and b certainly conflict in the same iteration of every loop
  * enclosing both. */
 bool deps_must_conflict(const Deps *d, int a, int b);

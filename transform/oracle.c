@@ -985,7 +985,10 @@ static void operand_shape(const Kernel *k, const Stmt *s, int i, int64_t shape[2
 
 static int64_t max64(int64_t a, int64_t b) { return a > b ? a : b; }
 
-int64_t oracle_ideal_cycles(const Oracle *o, const bfrt_costs *costs) {
+/* The makespan of the list schedule; with charge_sync, every cross-engine
+ * dependence pays its producer's sem_latency, and every instruction that
+ * those dependences delay pays its engine's wait_cost once. */
+static int64_t ideal_makespan(const Oracle *o, const bfrt_costs *costs, bool charge_sync) {
   const Kernel *k = o->p->kernel;
   int n = o->nengines;
   int64_t *finish[BFRT_MAX_ENGINES], window[BFRT_MAX_ENGINES];
@@ -1001,8 +1004,16 @@ int64_t oracle_ideal_cycles(const Oracle *o, const bfrt_costs *costs) {
     const int64_t *need = &o->trace[c].need[(pos - 1) * n];
     int64_t start = max64(free_at[c], finish[c][o->trace[c].self_need[pos - 1]]);
     if (pos > window[c]) start = max64(start, finish[c][pos - window[c]]);
-    for (int e = 0; e < n; e++)
-      if (e != c) start = max64(start, finish[e][need[e]]);
+    int64_t ready = 0; /* when every instance needed on other engines is visible */
+    for (int e = 0; e < n; e++) {
+      if (e == c) continue;
+      int64_t latency = charge_sync && need[e] > 0 ? costs->kind[o->p->target->engines[e].kind].sem_latency : 0;
+      ready = max64(ready, finish[e][need[e]] + latency);
+    }
+    /* an instruction whose needs are visible before it could start anyway
+     * may be known complete (an earlier wait implies it): no wait charged */
+    if (charge_sync && ready > start) ready += costs->kind[o->p->target->engines[c].kind].wait_cost;
+    start = max64(start, ready);
     int64_t dst[2], src[2];
     operand_shape(k, s, 0, dst);
     operand_shape(k, s, s->noperands > 1 ? 1 : 0, src);
@@ -1017,3 +1028,7 @@ int64_t oracle_ideal_cycles(const Oracle *o, const bfrt_costs *costs) {
   int64_t shared = costs->kind[BFRT_KIND_DMA].dma_split;
   return shared > 0 ? max64(makespan, (dma_work + shared - 1) / shared) : makespan;
 }
+
+int64_t oracle_ideal_cycles(const Oracle *o, const bfrt_costs *costs) { return ideal_makespan(o, costs, false); }
+
+int64_t oracle_ideal_sync_cycles(const Oracle *o, const bfrt_costs *costs) { return ideal_makespan(o, costs, true); }

@@ -82,5 +82,13 @@ int oracle_failed(const OracleStats *st);
  * immediate source, as in fill, passes the destination's shape), in order
  * with its engine's earlier instances. */
 int64_t oracle_ideal_cycles(const Oracle *o, const bfrt_costs *costs);
+/* The same with the synchronization every counter-based scheme pays: each
+ * cross-engine dependence (an instance needed on another engine) adds its
+ * producer's sem_latency before the consumer can start, and each
+ * instruction those dependences delay pays its engine's wait_cost once
+ * (one not delayed may know them complete from an earlier wait). No counter scheme with exact thresholds beats it; the
+ * barrier-free streams differ from it only by redundant or split waits and
+ * bookkeeping. */
+int64_t oracle_ideal_sync_cycles(const Oracle *o, const bfrt_costs *costs);
 
 #endif

@@ -553,6 +553,12 @@ static void test_ideal_chain_and_overlap(void **state) {
   int64_t expect = chained > 3 * fill ? chained : 3 * fill;
   assert_true(fill > 0 && copy > 0 && add > 0);
   assert_int_equal(oracle_ideal_cycles(o, costs), expect);
+  /* ideal_sync: the copy and the add each wait once on another engine, so
+   * the chain pays two semaphore latencies and two waits */
+  int64_t sem = costs->kind[p->target->engines[act].kind].sem_latency;
+  int64_t wait = costs->kind[p->target->engines[dve].kind].wait_cost;
+  int64_t synced = chained + 2 * (sem + wait);
+  assert_int_equal(oracle_ideal_sync_cycles(o, costs), synced > 3 * fill ? synced : 3 * fill);
   program_free(p);
 }
 

@@ -57,8 +57,6 @@ enum {
 #define bf_sub(a, b) ((int64_t)((uint64_t)(a) - (uint64_t)(b)))
 #define bf_mul(a, b) ((int64_t)((uint64_t)(a) * (uint64_t)(b)))
 
-static int64_t bf_max(int64_t a, int64_t b) { return a > b ? a : b; }
-
 /* Iterations of for v in lo .. hi (below 2^63: bfrt_loop stops longer loops). */
 static int64_t bf_trips(int64_t lo, int64_t hi) {
   return hi > lo ? (int64_t)((uint64_t)hi - (uint64_t)lo) : 0;
@@ -257,14 +255,8 @@ static void bf_engine_dma1(bfrt_ctx *bf_cx, const int64_t *bf_params) {
 static void bf_engine_dma2(bfrt_ctx *bf_cx, const int64_t *bf_params) {
   const int64_t N = bf_params[0];
   int64_t bf_known[20] = {0}; /* by engine: highest threshold waited for */
-  int64_t *bf_a0 = bfrt_scratch(bf_cx, 1); /* dma1_writes_Y */
-  for (int64_t i = bf_max(0, bf_add(N, (-1))), bf_end0 = bfrt_loop(bf_cx, i, N, 24); i < bf_end0; i++) {
-    bfrt_bookkeep(bf_cx, 1);
-    bf_a0[0] = bf_add(i, 1);
-  }
-  bfrt_bookkeep(bf_cx, 2);
+  bfrt_bookkeep(bf_cx, 1);
   bf_wait(bf_cx, BF_ENGINE_dve, bf_known, bf_add(bf_trips(0, N), 1), 44); /* after dve line 43: RAW, same iteration */
-  bf_wait(bf_cx, BF_ENGINE_dma1, bf_known, bf_a0[0], 44); /* after dma1 line 41: WAW, same iteration (tracked); conservative: hbm regions tracked per tensor */
   /* line 44: dma: store Y[N, 0], s[0]; */
   bf_op_ht(bf_cx, BFRT_STORE, 44, BF_HBM_Y, N, 0, BF_TILE_s, 0);
 }
