@@ -17,7 +17,7 @@ BASEFLAGS = -std=c11 -Wall -Wextra -Werror -I. -I$(BUILD)/gen -Iruntime \
 LDLIBS    = -ltcc -ldl -lpthread -lm
 GENFLAGS  = -Wno-unused-function -Wno-sign-compare -Wno-unused-parameter
 
-DEBS = flex bison tcc libtcc-dev libcmocka-dev python3 clang libclang-rt-14-dev valgrind
+DEBS = flex bison tcc libtcc-dev libcmocka-dev python3 clang libclang-rt-14-dev valgrind vim
 
 COMPILER_SRC = $(sort $(wildcard frontend/*.c transform/*.c backend/*.c harness/*.c driver/*.c))
 RUNTIME_SRC  = $(sort $(wildcard runtime/*.c))
