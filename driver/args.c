@@ -149,3 +149,15 @@ int args_parse(CommandLine *cl, int argc, char **argv) {
   if (cl->nfiles < cl->min_files) return args_error(cl, "no input file");
   return -1;
 }
+
+int output_finish(AtomicFile *out, int status) {
+  if (status) {
+    atomic_abort(out);
+    return 1;
+  }
+  if (atomic_commit(out)) {
+    fprintf(stderr, "bfsync: error: %s\n", out->error);
+    return 1;
+  }
+  return 0;
+}

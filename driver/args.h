@@ -15,6 +15,7 @@
 #include <stdio.h>
 
 #include "frontend/arena.h"
+#include "frontend/files.h"
 #include "harness/params.h"
 
 typedef enum ArgKind {
@@ -66,5 +67,10 @@ typedef struct CommandLine {
 int args_parse(CommandLine *cl, int argc, char **argv);
 /* A usage error: "bfsync: error: MESSAGE (see bfsync CMD --help)"; returns 2. */
 int args_error(const CommandLine *cl, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* End an output a command opened with atomic_open: abort it when the
+ * command failed (status non-zero), else commit it, saying why on stderr
+ * if that fails. Returns 0 when the file is in place, else 1. */
+int output_finish(AtomicFile *out, int status);
 
 #endif

@@ -191,15 +191,7 @@ static int compile_program(Program *p, const CompileArgs *a) {
     fprintf(stderr, "bfsync: error: %s\n", out.error);
     return 1;
   }
-  if (emit(p, what, out.f)) {
-    atomic_abort(&out);
-    return 1;
-  }
-  if (atomic_commit(&out)) {
-    fprintf(stderr, "bfsync: error: %s\n", out.error);
-    return 1;
-  }
-  return 0;
+  return output_finish(&out, emit(p, what, out.f));
 }
 
 int cmd_compile(int argc, char **argv) {

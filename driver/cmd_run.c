@@ -399,15 +399,7 @@ static int merge_traces(Run *r, const SyncMode modes[2]) {
     remove(part);
   }
   fputs("\n]}\n", out.f);
-  if (status) {
-    atomic_abort(&out);
-    return 1;
-  }
-  if (atomic_commit(&out)) {
-    fprintf(stderr, "bfsync: error: %s\n", out.error);
-    return 1;
-  }
-  return 0;
+  return output_finish(&out, status);
 }
 
 static int run_all(Run *r) {

@@ -50,13 +50,10 @@ static int draw(const char *trace_path, const char *out_path, const TimelineOpti
   if (atomic_open(&out, out_path)) {
     fprintf(stderr, "bfsync: error: %s\n", out.error);
     status = 1;
-  } else if (timeline_draw(trace_path, text, len, opt, out.f, err, sizeof err)) {
-    fprintf(stderr, "%s\n", err);
-    atomic_abort(&out);
-    status = 1;
-  } else if (atomic_commit(&out)) {
-    fprintf(stderr, "bfsync: error: %s\n", out.error);
-    status = 1;
+  } else {
+    int drawn = timeline_draw(trace_path, text, len, opt, out.f, err, sizeof err);
+    if (drawn) fprintf(stderr, "%s\n", err);
+    status = output_finish(&out, drawn);
   }
   free(text);
   return status;
