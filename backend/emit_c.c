@@ -973,10 +973,13 @@ static void put_descriptor(const Emitter *em) {
     fprintf(em->out, "%s\n  {\"%s\", %s, %d}", i ? "," : "", k->tensors[i].name,
             io_names[k->tensors[i].io], k->tensors[i].ints);
   fputs(k->ntensors ? "\n};\n" : "{0, 0, 0}};\n", em->out);
+  fprintf(em->out, "static const uint32_t bf_tracks[%d] = {", ne);
+  for (int e = 0; e < ne; e++) fprintf(em->out, "%s0x%" PRIx32, e ? ", " : "", ir_tracks(&p->ir->streams[e]));
+  fputs("};\n", em->out);
   fprintf(em->out,
           "\nconst bfrt_kernel %s = {\n"
           "  \"%s\", %d, bf_param_names, %d, bf_engine_names, bf_engine_kinds, bf_entry,\n"
-          "  %d, bf_tiles, %d, bf_tensors, bf_tensor_shape, %d};\n",
+          "  %d, bf_tiles, %d, bf_tensors, bf_tensor_shape, %d, bf_tracks};\n",
           emit_c_symbol(p), k->name, k->nparams, ne, k->ntiles, k->ntensors, p->target->counter_bits);
 }
 
@@ -1005,32 +1008,18 @@ static const char **sanitized_ids(const Program *p, int n,
   return ids;
 }
 
-/* bf_wait, the guarded wait of ir.h. With counters narrower than 64 bits a
- * compare is exact only within half the counter's range of the count it
- * tests, so a threshold further than that above the last one waited for
- * is reached in steps of at most that much (docs/algorithm.md, "The
- * counter window"). */
-static void put_guarded_wait(const Program *p, FILE *out) {
+/* bf_wait, the guarded wait of ir.h. A threshold is compared with the
+ * whole count, which the runtime extends from the counter's low bits
+ * (docs/algorithm.md, section 7), so one wait suffices at any width. */
+static void put_guarded_wait(FILE *out) {
   fputs("\n/* Wait until engine's counter reaches t, unless a wait for as much is done. */\n"
-        "static void bf_wait(bfrt_ctx *cx, int engine, int64_t *known, int64_t t, int line) {\n",
+        "static void bf_wait(bfrt_ctx *cx, int engine, int64_t *known, int64_t t, int line) {\n"
+        "  if (t > known[engine]) {\n"
+        "    bfrt_wait(cx, engine, t, line);\n"
+        "    known[engine] = t;\n"
+        "  }\n"
+        "}\n",
         out);
-  if (p->target->counter_bits < 64)
-    fprintf(out,
-            "  while (t > known[engine]) { /* counters are %d bits: steps of at most 2^%d */\n"
-            "    int64_t step = t - known[engine] > INT64_C(%" PRId64 ") ? known[engine] + INT64_C(%" PRId64 ") : t;\n"
-            "    bfrt_wait(cx, engine, step, line);\n"
-            "    known[engine] = step;\n"
-            "  }\n"
-            "}\n",
-            p->target->counter_bits, p->target->counter_bits - 1, target_counter_half(p->target),
-            target_counter_half(p->target));
-  else
-    fputs("  if (t > known[engine]) {\n"
-          "    bfrt_wait(cx, engine, t, line);\n"
-          "    known[engine] = t;\n"
-          "  }\n"
-          "}\n",
-          out);
 }
 
 void emit_c(const Program *p, FILE *out) {
@@ -1064,7 +1053,7 @@ void emit_c(const Program *p, FILE *out) {
     fputs("\n/* Floor modulo by a positive constant. */\n"
           "static int64_t bf_mod(int64_t a, int64_t b) { return a % b < 0 ? a % b + b : a % b; }\n",
           out);
-  if (program_has_wait(p->ir)) put_guarded_wait(p, out);
+  if (program_has_wait(p->ir)) put_guarded_wait(out);
   if (program_forgets(p->ir))
     fprintf(out, "\n/* After a barrier every counter restarts from 0. */\n"
             "static void bf_forget(int64_t *known) {\n"

@@ -300,8 +300,9 @@ static void print_json(Run *r, const ModeResult *res) {
   print_json_number("max_abs_err_f64", res->f64.max_abs_err);
   print_json_number("max_rel_err_f64", res->f64.max_rel_err);
   print_json_number("error_bound_ratio_f64", res->f64.max_bound_ratio);
-  printf("\"instructions\": %" PRId64 ", \"bookkeeping\": %" PRId64 ", \"barriers\": %" PRId64,
-         s->instructions, s->bookkeeping, s->barriers);
+  printf("\"instructions\": %" PRId64 ", \"bookkeeping\": %" PRId64 ", \"barriers\": %" PRId64
+         ", \"backpressure_held\": %" PRId64,
+         s->instructions, s->bookkeeping, s->barriers, s->held);
   if (r->args->check) printf(", \"races\": %" PRId64, s->races);
   if (r->args->exec == BFRT_EXEC_SIM) {
     printf(", \"cycles\": %" PRId64 ", \"ns\": %.1f, \"ideal_cycles\": ", s->cycles,
@@ -339,6 +340,7 @@ static void print_table_row(Run *r, const ModeResult *res) {
   }
   printf(" %12.2g %12.2g", res->f64.max_rel_err, res->f64.max_bound_ratio);
   if (r->args->check) printf("  races %" PRId64, s->races);
+  if (s->held) printf("  held by back-pressure %" PRId64, s->held);
   printf("\n");
 }
 

@@ -57,20 +57,25 @@ struct bfrt_kernel {
   /* Shape of tensor t for these parameters; returns 0, or the source line of a
    * division by zero in the shape expression. */
   int (*tensor_shape)(const int64_t *params, int t, int64_t shape[2]);
-  /* The target's counter width: counters wrap modulo 2^counter_bits and a
-   * wait compares modulo 2^counter_bits (bfrt_counter_reached); 0 = 64. */
+  /* The target's counter width: counters wrap modulo 2^counter_bits; 0 = 64.
+   * An engine reads a counter's low bits and extends them from what it last
+   * saw of that counter (bfrt_counter_extend), exact while the counter is
+   * less than 2^counter_bits past it; the producer's back-pressure keeps it
+   * so (docs/algorithm.md, section 7). */
   int counter_bits;
+  /* tracks[c]: bit e set when engine c waits on engine e's counter, so that
+   * e holds each op until c has seen its counter recently enough; NULL:
+   * every engine tracks every other. */
+  const uint32_t *tracks;
 };
 
-/* Whether a counter that reads raw (its low bits bits) has reached
- * threshold, compared modulo 2^bits: the signed difference raw - threshold,
- * taken modulo 2^bits, is not negative. Exact while the true count is
- * within 2^(bits-1) of the threshold on either side (docs/algorithm.md,
- * "The counter window"); with 64 bits, an ordinary compare. */
-static inline int bfrt_counter_reached(int64_t raw, int64_t threshold, int bits) {
-  if (bits <= 0 || bits >= 64) return raw >= threshold;
+/* The count a counter that reads raw (its low bits bits) holds, given that
+ * it is at least seen and less than 2^bits past it: seen plus the
+ * difference raw - seen taken modulo 2^bits. With 64 bits, raw itself. */
+static inline int64_t bfrt_counter_extend(int64_t seen, int64_t raw, int bits) {
+  if (bits <= 0 || bits >= 64) return raw;
   uint64_t mask = (UINT64_C(1) << bits) - 1;
-  return (((uint64_t)raw - (uint64_t)threshold) & mask) < (UINT64_C(1) << (bits - 1));
+  return (int64_t)((uint64_t)seen + (((uint64_t)raw - (uint64_t)seen) & mask));
 }
 
 /* ---- Kernel side: what generated engine functions call. */

@@ -196,6 +196,12 @@ static void reset(bfrt *rt, const bfrt_options *opt) {
   rt->opt = opt;
   rt->exec = opt->exec == BFRT_EXEC_SIM ? &rt_sim_executor : &rt_threads_executor;
   rt->start_ns = rt_now_ns();
+  rt_forget_seen(rt);
+  for (int e = 0; e < k->nengines; e++) {
+    rt->consumers[e] = 0;
+    for (int c = 0; c < k->nengines; c++)
+      if (c != e && (!k->tracks || (k->tracks[c] >> e & 1))) rt->consumers[e] |= UINT32_C(1) << c;
+  }
   for (int e = 0; e < k->nengines; e++) {
     Ctx *cx = &rt->cx[e];
     memset(cx, 0, sizeof *cx);
@@ -216,6 +222,7 @@ static void gather(bfrt *rt) {
     s->instructions += cx->completed;
     s->waits += cx->waits;
     s->bookkeeping += cx->bookkeeping;
+    s->held += cx->held;
     if (cx->barriers > s->barriers) s->barriers = cx->barriers;
   }
 }

@@ -259,6 +259,19 @@ IrNode *ir_op(const Program *p, const Stmt *instr, int line) {
   return n;
 }
 
+_Static_assert(BFRT_MAX_ENGINES <= 32, "ir_tracks: one bit per engine in a uint32_t");
+
+static uint32_t nodes_tracks(const IrNode *n) {
+  uint32_t bits = 0;
+  for (; n; n = n->next) {
+    if (n->kind == IR_WAIT) bits |= UINT32_C(1) << n->engine;
+    if (n->kind == IR_LOOP || n->kind == IR_IF) bits |= nodes_tracks(n->body) | nodes_tracks(n->orelse);
+  }
+  return bits;
+}
+
+uint32_t ir_tracks(const IrStream *s) { return nodes_tracks(s->body); }
+
 int ir_index_in_range(const IrExpr *index, const IrExpr *len) {
   if (len->kind != IX_CONST) return 0;
   if (index->kind == IX_CONST) return index->value >= 0 && index->value < len->value;
@@ -517,12 +530,32 @@ static void explain_nodes(const Program *p, const IrStream *s, int engine, const
   }
 }
 
+/* The back-pressure the runtime keeps for the counter window: each
+ * producer holds an op only while a consumer that is running has seen
+ * 2^counter_bits - 1 or less of its counter behind (docs/algorithm.md 7). */
+static void explain_backpressure(const Program *p, FILE *out) {
+  const IrProgram *ir = p->ir;
+  for (int e = 0; e < ir->nengines; e++) {
+    const char *sep = "";
+    for (int c = 0; c < ir->nengines; c++) {
+      if (c == e || !(ir_tracks(&ir->streams[c]) >> e & 1)) continue;
+      if (!*sep)
+        fprintf(out, "%s back-pressure: holds an op while its counter is 2^%d - 1 past what ",
+                p->target->engines[e].name, p->target->counter_bits);
+      fprintf(out, "%s%s", sep, p->target->engines[c].name);
+      sep = ", ";
+    }
+    if (*sep) fputs(" last saw of it (counter window)\n", out);
+  }
+}
+
 void ir_explain(const Program *p, FILE *out) {
   const IrProgram *ir = p->ir;
   fprintf(out, "// waits of kernel %s, sync %s: engine line: wait, then its provenance\n",
           p->kernel->name, ir->sync == SYNC_BARRIER ? "barrier" : "barrier-free");
   queues_explain(p, out);
   for (int e = 0; e < ir->nengines; e++) explain_nodes(p, &ir->streams[e], e, ir->streams[e].body, out);
+  explain_backpressure(p, out);
 }
 
 /* ---- Validation. */

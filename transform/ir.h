@@ -158,6 +158,11 @@ uint64_t ir_trips(int64_t lo, int64_t hi);
  * slots are, with the slot's error (bfrt_slot), before any array access. */
 int ir_index_in_range(const IrExpr *index, const IrExpr *len);
 
+/* The engines whose counters stream s waits on, one bit each: the pairs
+ * the runtime's back-pressure keeps within the counter window (section 7
+ * of docs/algorithm.md). */
+uint32_t ir_tracks(const IrStream *s);
+
 /* Print every stream readably (bfsync compile --emit=ir). */
 void ir_print(const struct Program *p, FILE *out);
 /* Print each wait with its provenance (bfsync compile --explain). */

@@ -406,8 +406,7 @@ typedef struct Interp {
   Status status;
   const IrNode *waiting; /* WAITING: the wait; AT_BARRIER: the barrier */
   int64_t wait_threshold;
-  int64_t window_first, window_count; /* WAITING: its first compare, the count then */
-  bool window_broken;                 /* ... 2^(B-1) or more apart */
+  bool held; /* its next op is held by back-pressure */
   int64_t *loopvars, *vars, **arrays, *array_len;
   int64_t known[BFRT_MAX_ENGINES];
   int64_t clock[BFRT_MAX_ENGINES]; /* vector clock over stream positions */
@@ -438,6 +437,8 @@ typedef struct Schedule {
   int64_t counter[BFRT_MAX_ENGINES]; /* S_e as the engines see it */
   int64_t pos[BFRT_MAX_ENGINES];     /* ops completed since the start */
   int64_t base[BFRT_MAX_ENGINES];    /* pos at the last barrier */
+  int64_t seen[BFRT_MAX_ENGINES][BFRT_MAX_ENGINES]; /* seen[c][e]: S_e as c last read it */
+  uint32_t consumers[BFRT_MAX_ENGINES]; /* bit c: c waits on e's counter */
   int64_t *snap[BFRT_MAX_ENGINES];   /* snap[e][k * n + f]: clock after e's k-th op */
   OracleStats *st;
   FILE *log;
@@ -590,27 +591,41 @@ static void push_pending(Schedule *s, Interp *in, Pending pw) {
   in->pending[in->npending++] = pw;
 }
 
-/* The counter window: a compare of S_e against t is exact only while
- * t - H <= S_e < t + H, H = 2^(counter_bits - 1). A guarded wait above
- * known[e] + H is taken in steps of H (bf_wait), so its first compare tests
- * min(t, known + H) when the wait is evaluated (window_first), and its last
- * tests t when the engine resumes; the steps between start where the count
- * is. The count never falls below known[e], so only the upper side can
- * fail: the producer 2^(B-1) or more ahead of a compare still to be made. */
-static int64_t window_first(const Schedule *s, const Interp *in, int e, int64_t t) {
-  int64_t half = target_counter_half(s->o->p->target);
-  return t - in->known[e] > half ? in->known[e] + half : t;
+/* The counter window (docs/algorithm.md, section 7): engine c reads S_e's
+ * low counter_bits bits and extends them from seen[c][e], exact while S_e
+ * is less than 2^counter_bits past it. c reads every counter it tracks at
+ * each op and at each wait's start; a blocked engine reads all along, which
+ * idle() lets a producer stand for (hold). */
+static bool idle(const Schedule *s, int c) {
+  const Interp *in = &s->in[c];
+  return in->status != RUNNING || in->depth == 0 || in->held;
 }
 
-static void check_window(Schedule *s, int c, int e, int64_t t) {
-  Interp *in = &s->in[c];
-  int64_t half = target_counter_half(s->o->p->target), at = in->window_broken ? in->window_first : t;
-  if (!in->window_broken && s->counter[e] - t < half) return;
-  s->st->window++;
-  report(s, "%d: counter window: %s compares S_%s = %lld with %lld, 2^%d or more apart",
-         in->waiting->line, engine_name(s, c), engine_name(s, e),
-         (long long)(in->window_broken ? in->window_count : s->counter[e]), (long long)at,
-         s->o->p->target->counter_bits - 1);
+static void read_counters(Schedule *s, int c) {
+  int64_t span = target_counter_span(s->o->p->target);
+  for (int e = 0; e < s->n; e++) {
+    if (!(s->consumers[e] >> c & 1) || s->counter[e] <= s->seen[c][e]) continue;
+    if (s->counter[e] - s->seen[c][e] > span) {
+      s->st->window++;
+      report(s, " counter window: %s reads S_%s = %lld, 2^%d or more past the %lld it last saw",
+             engine_name(s, c), engine_name(s, e), (long long)s->counter[e], s->o->p->target->counter_bits,
+             (long long)s->seen[c][e]);
+    }
+    s->seen[c][e] = s->counter[e];
+  }
+}
+
+/* Back-pressure: whether e's next op, which makes S_e one more, must wait
+ * for a consumer that has seen too little of S_e and is running (an idle
+ * consumer reads S_e now). */
+static bool hold(Schedule *s, int e) {
+  int64_t need = s->counter[e] + 1 - target_counter_span(s->o->p->target);
+  for (int c = 0; c < s->n; c++) {
+    if (!(s->consumers[e] >> c & 1) || s->seen[c][e] >= need) continue;
+    if (!idle(s, c)) return true;
+    s->seen[c][e] = s->counter[e];
+  }
+  return false;
 }
 
 static void finish_wait(Schedule *s, int c) {
@@ -626,7 +641,6 @@ static void finish_wait(Schedule *s, int c) {
   s->st->wait_redundant[k] += redundant;
   push_pending(s, in, (Pending){e, global, w, k, redundant});
   join(in->clock, s->snap[e] + global * s->n, s->n);
-  check_window(s, c, e, in->wait_threshold);
   in->known[e] = in->wait_threshold;
   in->status = RUNNING;
 }
@@ -638,12 +652,10 @@ static void exec_wait(Schedule *s, int c, const IrNode *w) {
   s->st->bookkeeping += w->threshold->kind != IX_CONST;
   s->st->engine_bookkeeping[c] += w->threshold->kind != IX_CONST;
   if (s->stop || t <= in->known[w->engine]) return;
+  read_counters(s, c);
   in->waiting = w;
   in->wait_threshold = t;
   in->status = WAITING;
-  in->window_first = window_first(s, in, w->engine, t);
-  in->window_count = s->counter[w->engine];
-  in->window_broken = in->window_count - in->window_first >= target_counter_half(s->o->p->target);
   if (s->counter[w->engine] >= t) finish_wait(s, c);
 }
 
@@ -732,6 +744,8 @@ static void exec_op(Schedule *s, int c, const IrNode *node) {
     return;
   }
   const int64_t *need = &tr->need[(k - 1) * s->n];
+  read_counters(s, c);
+  in->held = false;
   judge_pending(s, c, need);
   for (int e = 0; e < s->n; e++) {
     if (e == c || in->clock[e] >= need[e]) continue;
@@ -801,10 +815,17 @@ static void step(Schedule *s, int c) {
   settle(in);
 }
 
-static bool runnable(const Schedule *s, int c) {
-  const Interp *in = &s->in[c];
+/* Whether c can take a step; an op held by back-pressure cannot (counted
+ * once per op). */
+static bool runnable(Schedule *s, int c) {
+  Interp *in = &s->in[c];
   switch (in->status) {
-  case RUNNING: return in->depth > 0;
+  case RUNNING:
+    if (in->depth == 0) return false;
+    if (in->frames[in->depth - 1].next->kind != IR_OP || !s->consumers[c] || !hold(s, c)) return true;
+    s->st->held += !in->held;
+    in->held = true;
+    return false;
   case WAITING: return s->counter[in->waiting->engine] >= in->wait_threshold;
   case AT_BARRIER: return false;
   }
@@ -825,6 +846,7 @@ static bool release_barrier(Schedule *s) {
     s->base[c] = s->pos[c];
     s->counter[c] = 0;
   }
+  memset(s->seen, 0, sizeof s->seen);
   return true;
 }
 
@@ -841,6 +863,9 @@ static void report_deadlock(Schedule *s) {
     } else if (in->status == AT_BARRIER) {
       report(s, "%d: deadlock: %s waits at a barrier that not every engine reaches",
              in->waiting->line, engine_name(s, c));
+    } else if (in->held) {
+      report(s, "%d: deadlock: %s is held by back-pressure", in->frames[in->depth - 1].next->line,
+             engine_name(s, c));
     }
   }
 }
@@ -879,6 +904,9 @@ static void check_complete(Schedule *s) {
 }
 
 static void run_schedule(Schedule *s) {
+  for (int c = 0; c < s->n; c++)
+    for (int e = 0; e < s->n; e++)
+      if (e != c && (ir_tracks(&s->ir->streams[c]) >> e & 1)) s->consumers[e] |= UINT32_C(1) << c;
   for (int c = 0; c < s->n && !s->stop; c++) init_interp(s, c);
   while (!s->stop) {
     release_barrier(s);
@@ -930,6 +958,7 @@ static void merge(OracleStats *total, const OracleStats *one) {
   if (one->races > total->races) total->races = one->races;
   if (one->mismatches > total->mismatches) total->mismatches = one->mismatches;
   if (one->window > total->window) total->window = one->window;
+  if (one->held > total->held) total->held = one->held;
   total->deadlocks += one->deadlocks;
 }
 
@@ -953,6 +982,7 @@ void oracle_check(Oracle *o, int schedules, uint64_t seed, FILE *log, OracleStat
     *s = (Schedule){.o = o, .ir = ir, .waits = w, .n = o->nengines, .st = &one,
                     .log = oracle_failed(st) ? NULL : log, .rng = seed ^ ((uint64_t)k << 32)};
     run_schedule(s);
+    for (int e = 0; e < o->nengines; e++) one.backpressure_pairs += __builtin_popcount(s->consumers[e]);
     if (k == 0) {
       *st = one;
       st->schedules = schedules;

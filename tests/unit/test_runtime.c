@@ -166,7 +166,7 @@ static void scale2_act(bfrt_ctx *cx, const int64_t *p) {
 static void (*const scale2_entry[])(bfrt_ctx *, const int64_t *) = {scale2_dma, scale2_act};
 
 static const bfrt_kernel scale2 = {"scale2", 1, n_param, 2, two_engines, two_kinds, scale2_entry,
-                                   2, scale2_tiles, 2, scale2_tensors, scale2_shape, 0};
+                                   2, scale2_tiles, 2, scale2_tensors, scale2_shape, 0, NULL};
 
 static bfrt *new_scale2(int64_t n) {
   const char *err = NULL;
@@ -253,7 +253,7 @@ static void ring4(bfrt_ctx *cx, const int64_t *p) { ring_engine(cx, p, 4); }
 
 static void (*const ring_entry[])(bfrt_ctx *, const int64_t *) = {ring0, ring1, ring2, ring3, ring4};
 static const bfrt_kernel ring = {"ring", 1, n_param, 5, ring_engines, ring_kinds, ring_entry,
-                                 1, ring_tiles, 0, NULL, NULL, 0};
+                                 1, ring_tiles, 0, NULL, NULL, 0, NULL};
 
 static void test_ring_handoffs(void **state) {
   (void)state;
@@ -269,29 +269,26 @@ static void test_ring_handoffs(void **state) {
   bfrt_delete(rt);
 }
 
-/* Compares modulo 2^bits: exact within 2^(bits-1) of the threshold on
- * either side, fooled beyond; 64 bits is the plain compare. */
-static void test_counter_reached_modulo(void **state) {
+/* The low bits extend from what was last seen: exact while the count is
+ * less than 2^bits past it, a multiple of 2^bits short beyond; 64 bits
+ * (or 0) is the raw count itself. */
+static void test_counter_extend(void **state) {
   (void)state;
-  assert_true(bfrt_counter_reached(0, 0, 4));
-  assert_true(bfrt_counter_reached(16 & 15, 16, 4));      /* wrapped to 0, threshold 16 */
-  assert_true(bfrt_counter_reached(23 & 15, 16, 4));      /* 7 ahead: still reached */
-  assert_false(bfrt_counter_reached(24 & 15, 16, 4));     /* 8 ahead: the window is broken */
-  assert_false(bfrt_counter_reached(15 & 15, 16, 4));     /* 1 behind */
-  assert_false(bfrt_counter_reached(8 & 15, 16, 4));      /* 8 behind: still exact */
-  assert_true(bfrt_counter_reached(7 & 15, 16, 4));       /* 9 behind: fooled (early) */
-  assert_true(bfrt_counter_reached(300 & 255, 300, 8));
-  assert_false(bfrt_counter_reached(299 & 255, 300, 8));
-  assert_true(bfrt_counter_reached(INT64_C(1) << 40, INT64_C(1) << 40, 64));
-  assert_false(bfrt_counter_reached(5, 6, 64));
-  assert_true(bfrt_counter_reached(6, 5, 0)); /* 0: 64 bits */
+  assert_int_equal(bfrt_counter_extend(0, 0, 4), 0);
+  assert_int_equal(bfrt_counter_extend(10, 16 & 15, 4), 16);  /* wrapped to 0 */
+  assert_int_equal(bfrt_counter_extend(10, 25 & 15, 4), 25);  /* 15 past: still exact */
+  assert_int_equal(bfrt_counter_extend(10, 26 & 15, 4), 10);  /* 16 past: reads as none */
+  assert_int_equal(bfrt_counter_extend(16, 16 & 15, 4), 16);
+  assert_int_equal(bfrt_counter_extend(250, 300 & 255, 8), 300);
+  assert_int_equal(bfrt_counter_extend(7, INT64_C(1) << 40, 64), INT64_C(1) << 40);
+  assert_int_equal(bfrt_counter_extend(7, 5, 0), 5); /* 0: 64 bits */
 }
 
 /* ring with 4-bit counters: 400 rounds wrap every counter 25 times, and
  * each engine is at most one op ahead of its consumer, so the window holds
  * and the hand-offs stay exact on both executors. */
 static const bfrt_kernel ring4bit = {"ring", 1, n_param, 5, ring_engines, ring_kinds, ring_entry,
-                                     1, ring_tiles, 0, NULL, NULL, 4};
+                                     1, ring_tiles, 0, NULL, NULL, 4, NULL};
 
 static void test_ring_wraps_narrow_counters(void **state) {
   (void)state;
@@ -337,7 +334,7 @@ static void bad_store_act(bfrt_ctx *cx, const int64_t *p) {
 
 static void (*const bad_store_entry[])(bfrt_ctx *, const int64_t *) = {bad_store_dma, bad_store_act};
 static const bfrt_kernel bad_store = {"softmax", 3, rc_params, 2, two_engines, two_kinds, bad_store_entry,
-                                      1, wide_tiles, 1, wide_tensors, wide_shape, 0};
+                                      1, wide_tiles, 1, wide_tensors, wide_shape, 0, NULL};
 
 static void expect_failure(const bfrt_kernel *k, const int64_t *params, const bfrt_options *opt,
                            const char *want) {
@@ -378,7 +375,7 @@ static void idle(bfrt_ctx *cx, const int64_t *p) {
 
 static void (*const bad_slot_entry[])(bfrt_ctx *, const int64_t *) = {bad_slot_dma, idle};
 static const bfrt_kernel bad_slot = {"slots", 3, rc_params, 2, two_engines, two_kinds, bad_slot_entry,
-                                     1, wide_tiles, 1, wide_tensors, wide_shape, 0};
+                                     1, wide_tiles, 1, wide_tensors, wide_shape, 0, NULL};
 
 static void test_slot_error(void **state) {
   (void)state;
@@ -393,7 +390,7 @@ static void bad_operands_dma(bfrt_ctx *cx, const int64_t *p) {
 
 static void (*const bad_operands_entry[])(bfrt_ctx *, const int64_t *) = {bad_operands_dma, idle};
 static const bfrt_kernel bad_operands = {"ops", 3, rc_params, 2, two_engines, two_kinds, bad_operands_entry,
-                                         1, wide_tiles, 1, wide_tensors, wide_shape, 0};
+                                         1, wide_tiles, 1, wide_tensors, wide_shape, 0, NULL};
 
 static void test_bad_operands(void **state) {
   (void)state;
@@ -412,7 +409,7 @@ static void divide_dma(bfrt_ctx *cx, const int64_t *p) {
 
 static void (*const divide_entry[])(bfrt_ctx *, const int64_t *) = {divide_dma, bad_store_act};
 static const bfrt_kernel divide = {"div", 3, rc_params, 2, two_engines, two_kinds, divide_entry,
-                                   1, wide_tiles, 1, wide_tensors, wide_shape, 0};
+                                   1, wide_tiles, 1, wide_tensors, wide_shape, 0, NULL};
 
 static void test_division_by_zero(void **state) {
   (void)state;
@@ -437,7 +434,7 @@ static void floor_dma(bfrt_ctx *cx, const int64_t *p) {
 
 static void (*const floor_entry[])(bfrt_ctx *, const int64_t *) = {floor_dma, idle};
 static const bfrt_kernel floors = {"floor", 3, rc_params, 2, two_engines, two_kinds, floor_entry,
-                                   1, wide_tiles, 1, wide_tensors, wide_shape, 0};
+                                   1, wide_tiles, 1, wide_tensors, wide_shape, 0, NULL};
 
 /* floor_dma fails at line 100+i / 200+i on a wrong quotient / remainder, and
  * at line 300 (a zero divisor) when they are all right. INT64_MIN / -1
@@ -462,7 +459,7 @@ static void stuck_act(bfrt_ctx *cx, const int64_t *p) {
 
 static void (*const stuck_entry[])(bfrt_ctx *, const int64_t *) = {stuck_dma, stuck_act};
 static const bfrt_kernel stuck = {"stuck", 3, rc_params, 2, two_engines, two_kinds, stuck_entry,
-                                  1, wide_tiles, 1, wide_tensors, wide_shape, 0};
+                                  1, wide_tiles, 1, wide_tensors, wide_shape, 0, NULL};
 
 static void test_watchdog(void **state) {
   (void)state;
@@ -491,7 +488,7 @@ static void long_op_dma(bfrt_ctx *cx, const int64_t *p) {
 
 static void (*const long_op_entry[])(bfrt_ctx *, const int64_t *) = {long_op_dma, stuck_act};
 static const bfrt_kernel long_op = {"long_op", 3, rc_params, 2, two_engines, two_kinds, long_op_entry,
-                                    1, big_tiles, 1, wide_tensors, wide_shape, 0};
+                                    1, big_tiles, 1, wide_tensors, wide_shape, 0, NULL};
 
 static void test_watchdog_spares_long_ops(void **state) {
   (void)state;
@@ -521,7 +518,7 @@ static void barrier_act(bfrt_ctx *cx, const int64_t *p) {
 
 static void (*const barrier_entry[])(bfrt_ctx *, const int64_t *) = {barrier_dma, barrier_act};
 static const bfrt_kernel barrier = {"barrier", 3, rc_params, 2, two_engines, two_kinds, barrier_entry,
-                                    1, wide_tiles, 1, wide_tensors, wide_shape, 0};
+                                    1, wide_tiles, 1, wide_tensors, wide_shape, 0, NULL};
 
 static void test_barrier_resets_counters(void **state) {
   (void)state;
@@ -543,7 +540,7 @@ static void lonely_act(bfrt_ctx *cx, const int64_t *p) {
 
 static void (*const lonely_entry[])(bfrt_ctx *, const int64_t *) = {idle, lonely_act};
 static const bfrt_kernel lonely = {"lonely", 3, rc_params, 2, two_engines, two_kinds, lonely_entry,
-                                   1, wide_tiles, 1, wide_tensors, wide_shape, 0};
+                                   1, wide_tiles, 1, wide_tensors, wide_shape, 0, NULL};
 
 static void test_barrier_deadlock(void **state) {
   (void)state;
@@ -561,7 +558,7 @@ static int bad_shape(const int64_t *p, int t, int64_t shape[2]) {
 }
 
 static const bfrt_kernel shapes = {"shapes", 3, rc_params, 2, two_engines, two_kinds, stuck_entry,
-                                   1, wide_tiles, 1, wide_tensors, bad_shape, 0};
+                                   1, wide_tiles, 1, wide_tensors, bad_shape, 0, NULL};
 
 static void test_new_errors(void **state) {
   (void)state;
@@ -676,7 +673,7 @@ static void racy_act(bfrt_ctx *cx, const int64_t *p) {
 static void (*const racy_entry[])(bfrt_ctx *, const int64_t *) = {scale2_dma, racy_act};
 static const char *const nd_params[] = {"N", "DROP"};
 static const bfrt_kernel racy = {"racy", 2, nd_params, 2, two_engines, two_kinds, racy_entry,
-                                 2, scale2_tiles, 2, scale2_tensors, scale2_shape, 0};
+                                 2, scale2_tiles, 2, scale2_tensors, scale2_shape, 0, NULL};
 
 static void test_checker_clean(void **state) {
   (void)state;
@@ -731,7 +728,7 @@ static void twice_act(bfrt_ctx *cx, const int64_t *p) {
 
 static void (*const twice_entry[])(bfrt_ctx *, const int64_t *) = {twice_dma, twice_act};
 static const bfrt_kernel twice = {"twice", 3, rc_params, 2, two_engines, two_kinds, twice_entry,
-                                  1, wide_tiles, 1, wide_tensors, wide_shape, 0};
+                                  1, wide_tiles, 1, wide_tensors, wide_shape, 0, NULL};
 
 static void test_checker_hbm_and_barrier(void **state) {
   (void)state;
@@ -779,7 +776,7 @@ int main(void) {
       cmocka_unit_test(test_jitter_runs),
       cmocka_unit_test(test_null_options_and_rerun),
       cmocka_unit_test(test_ring_handoffs),
-      cmocka_unit_test(test_counter_reached_modulo),
+      cmocka_unit_test(test_counter_extend),
       cmocka_unit_test(test_ring_wraps_narrow_counters),
       cmocka_unit_test(test_bounds_error),
       cmocka_unit_test(test_slot_error),

@@ -62,10 +62,9 @@ static int64_t bf_mod(int64_t a, int64_t b) { return a % b < 0 ? a % b + b : a %
 
 /* Wait until engine's counter reaches t, unless a wait for as much is done. */
 static void bf_wait(bfrt_ctx *cx, int engine, int64_t *known, int64_t t, int line) {
-  while (t > known[engine]) { /* counters are 32 bits: steps of at most 2^31 */
-    int64_t step = t - known[engine] > INT64_C(2147483648) ? known[engine] + INT64_C(2147483648) : t;
-    bfrt_wait(cx, engine, step, line);
-    known[engine] = step;
+  if (t > known[engine]) {
+    bfrt_wait(cx, engine, t, line);
+    known[engine] = t;
   }
 }
 
@@ -358,7 +357,8 @@ static const bfrt_tensor_desc bf_tensors[2] = {
   {"X", BFRT_IN, 0},
   {"Y", BFRT_OUT, 0}
 };
+static const uint32_t bf_tracks[20] = {0x0, 0x3c, 0x3a, 0x34, 0x0, 0x0, 0x1c, 0x2c, 0xc, 0x0, 0x0, 0x0, 0x0, 0x0, 0x0, 0x0, 0x0, 0x0, 0x0, 0x0};
 
 const bfrt_kernel bfk_chain_barrier_free = {
   "chain", 1, bf_param_names, 20, bf_engine_names, bf_engine_kinds, bf_entry,
-  2, bf_tiles, 2, bf_tensors, bf_tensor_shape, 32};
+  2, bf_tiles, 2, bf_tensors, bf_tensor_shape, 32, bf_tracks};
