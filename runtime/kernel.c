@@ -160,7 +160,7 @@ int rt_holder(Ctx *cx, int64_t own, int64_t next) {
   int64_t need = next - rt_counter_span(rt);
   for (int c = 0; c < rt->k->nengines; c++) {
     if (!(rt->consumers[cx->engine] >> c & 1) || atomic_load(&rt->seen[c][cx->engine]) >= need) continue;
-    if (!rt->exec->idle(rt, c)) return c;
+    if (!rt->exec->idle(cx, c)) return c;
     rt_saw(rt, c, cx->engine, own);
     if (atomic_load(&rt->seen[c][cx->engine]) < need) return c;
   }

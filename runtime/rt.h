@@ -104,10 +104,10 @@ typedef struct Executor {
   void (*barrier)(Ctx *cx);
   /* The count of engine's counter cx can see now. */
   int64_t (*count)(Ctx *cx, int engine);
-  /* Whether engine is blocked (in a wait, a barrier or held) or finished:
-   * it keeps reading the counters it tracks, so they may raise what it has
-   * seen (rt_hold). */
-  int (*idle)(struct bfrt *rt, int engine);
+  /* Whether engine is, as cx sees it now, blocked (in a wait, a barrier
+   * or held) or finished: it keeps reading the counters it tracks, so cx
+   * may raise what it has seen of cx's (rt_holder). */
+  int (*idle)(Ctx *cx, int engine);
   /* Charge n bookkeeping operations; NULL: free. */
   void (*bookkeep)(Ctx *cx, int64_t n);
   /* Charge one device-integer read (bfrt_elem); NULL: free. */

@@ -418,9 +418,12 @@ static void sim_wait(Ctx *cx, int engine, int64_t threshold) {
 
 static int64_t sim_count(Ctx *cx, int engine) { return visible_count(&sim_of(cx)->eng[engine], me(cx)->clock); }
 
-static int sim_idle(bfrt *rt, int engine) {
-  const SimEngine *x = &((Sim *)rt->exec_state)->eng[engine];
-  return x->state != SIM_RUNNING || x->held;
+/* Idle at cx's clock: finished (it never reads again), or blocked since
+ * then or earlier; an engine that blocked later was inside an op at cx's
+ * clock, not reading. */
+static int sim_idle(Ctx *cx, int engine) {
+  const SimEngine *y = &sim_of(cx)->eng[engine];
+  return y->state == SIM_FINISHED || ((y->state != SIM_RUNNING || y->held) && y->clock <= me(cx)->clock);
 }
 
 /* Back-pressure (rt_holder): while a consumer holds the next op, stall
@@ -438,7 +441,7 @@ static void sim_hold(Ctx *cx) {
   x->held = 1;
   while (holder >= 0) {
     const SimEngine *y = &s->eng[holder];
-    int64_t wake = sim_idle(cx->rt, holder) && need >= 1 ? add_cycles(x->done_at[need - 1], x->cost->sem_latency)
+    int64_t wake = sim_idle(cx, holder) && need >= 1 ? add_cycles(x->done_at[need - 1], x->cost->sem_latency)
                                                          : add_cycles(y->clock, 1);
     stall_until(cx->rt, cx->engine, x, wake);
     yield_to_earlier(cx);

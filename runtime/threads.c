@@ -170,7 +170,7 @@ static void threads_hold(Ctx *cx) {
 
 static int64_t threads_count(Ctx *cx, int engine) { return atomic_load(&state(cx)->counters[engine].value); }
 
-static int threads_idle(bfrt *rt, int engine) { return atomic_load(&rt->cx[engine].state) != ENGINE_RUNNING; }
+static int threads_idle(Ctx *cx, int engine) { return atomic_load(&cx->rt->cx[engine].state) != ENGINE_RUNNING; }
 
 /* Release the others when cx is the last to arrive; 1 if it was. */
 static int arrive(bfrt *rt, Threads *th, uint64_t *generation) {
