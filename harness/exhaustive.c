@@ -96,7 +96,7 @@ typedef struct Exhaustive {
   int nins;
   int inner[EX_MAX_INSTRS]; /* the innermost loop around each instruction, or -1 */
   ExScope open[EX_MAX_LOOPS]; /* ex_items: the scopes open at the current point */
-  int64_t kernels, checks, instructions, waits, failures;
+  int64_t kernels, checks, instructions, waits, failures, held;
   uint64_t index; /* canonical kernels seen so far, for dividing the work */
   int job, jobs;
 } Exhaustive;
@@ -274,6 +274,7 @@ static void ex_check(Exhaustive *x, const char *text) {
       x->checks++;
       x->instructions += st.instructions;
       x->waits += st.waits;
+      x->held += st.held;
       if (oracle_failed(&st) && !failed) {
         failed = true;
         x->failures++;
@@ -399,7 +400,7 @@ static void ex_job(void *ctx, uint64_t job, Outcome *out) {
   x->jobs = scope->jobs;
   ex_items(x, 0, scope->instructions, EX_MAX_LOOPS, 0);
   *out = (Outcome){.counts = {.kernels = x->kernels, .schedules = x->checks, .instructions = x->instructions,
-                              .oracle_waits = x->waits, .failures = x->failures}};
+                              .oracle_waits = x->waits, .failures = x->failures, .oracle_held = x->held}};
   free(x);
 }
 
@@ -428,13 +429,15 @@ int exhaustive_run(const ExhaustiveScope *c) {
   double seconds = (double)(now_ms() - start) / 1000;
   if (c->json)
     printf("{\"exhaustive\": true, \"kernels\": %" PRId64 ", \"oracle_checks\": %" PRId64 ", \"instructions\": %" PRId64
-           ", \"waits\": %" PRId64 ", \"failures\": %" PRId64 ", \"crashed\": %s, \"seconds\": %.1f}\n",
-           sum.kernels, sum.schedules, sum.instructions, sum.oracle_waits, sum.failures, crashed ? "true" : "false", seconds);
+           ", \"waits\": %" PRId64 ", \"held\": %" PRId64 ", \"failures\": %" PRId64 ", \"crashed\": %s, \"seconds\": %.1f}\n",
+           sum.kernels, sum.schedules, sum.instructions, sum.oracle_waits, sum.oracle_held, sum.failures,
+           crashed ? "true" : "false", seconds);
   else
     printf("exhaustive: %" PRId64 " kernels (<= %d instructions over %d engines, <= %d loops, 1-2 slots), %" PRId64
            " oracle checks (N = 0..3, both sync modes), %" PRId64 " dynamic instructions, %" PRId64
-           " waits; %" PRId64 " failures%s; %.1f s\n",
-           sum.kernels, c->instructions, c->engines, EX_MAX_LOOPS, sum.schedules, sum.instructions, sum.oracle_waits, sum.failures,
+           " waits, %" PRId64 " ops held by back-pressure; %" PRId64 " failures%s; %.1f s\n",
+           sum.kernels, c->instructions, c->engines, EX_MAX_LOOPS, sum.schedules, sum.instructions, sum.oracle_waits,
+           sum.oracle_held, sum.failures,
            crashed ? ", a worker CRASHED" : "", seconds);
   return sum.failures || crashed ? 1 : 0;
 }

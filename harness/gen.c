@@ -22,11 +22,13 @@
  *    constants, parameters and each other (`v == 0`, `v == u`, `v % 2 == 0`,
  *    `v < P`), combined with &&, || and !, with else branches and `else if`
  *    chains: so branches run in some iterations only, on every engine alike.
- *  - Some kernels read device integers from `hbm in C: i32[8, 2]` (values
- *    0 .. 4 at run time): loop bounds `0 .. C[u, 0] % P0` (P0, the first
- *    parameter, is at least 2, so 0, 1 and more trips all occur, and the
- *    variable stays below P0) and conditions `C[u, 1] > c`, rows indexed
- *    by loop variables (below 4) or constants.
+ *  - Some kernels read device integers from `hbm in C: i32[E + 8, 2]`
+ *    (values 0 .. 4 at run time, E the tensors' extent below): loop bounds
+ *    `0 .. C[u, 0] % P0` (P0, the first parameter, is at least 2, so 0, 1
+ *    and more trips all occur, and the variable stays below P0) and
+ *    conditions `C[u, 1] > c`, rows indexed by loop variables or by
+ *    constants below 8, so in range for any non-negative parameters (the
+ *    campaign's --scale multiplies them), as the tensors' are.
  *  - Every loop variable stays below max(1, largest parameter), so an hbm
  *    coordinate `v + 1` is below (sum of parameters + 2): sizing the tensors
  *    that way keeps every access in bounds for any non-negative parameters.
@@ -118,7 +120,7 @@ typedef struct Gen {
   int depth;                   /* enclosing loops */
   int scope[MAX_LOOP_DEPTH];   /* their numbers */
   int if_depth;                /* enclosing conditionals */
-  bool ints;                   /* the kernel has device integers C: i32[8, 2] */
+  bool ints;                   /* the kernel has device integers C */
 } Gen;
 
 /* The parameter set of seed's kernel; returns how many parameters it has.
@@ -516,7 +518,11 @@ void gen_kernel(uint64_t seed, long size, FILE *out) {
   fputs(") {\n", out);
   for (size_t i = 0; i < sizeof gen_tensors / sizeof gen_tensors[0]; i++)
     print_tensor(&g, &gen_tensors[i]);
-  if (g.ints) fputs("  hbm in C: i32[8, 2];\n", out);
+  if (g.ints) { /* rows: constants below 8 and loop variables below the extent */
+    fputs("  hbm in C: i32[", out);
+    print_extent(&g);
+    fputs(" + 8, 2];\n", out);
+  }
   declare_tiles(&g);
   fputc('\n', out);
   gen_body(&g, 1, -1, size);
