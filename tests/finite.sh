@@ -7,7 +7,8 @@
 #    and the default trn1 (32 bits), and runs with --sync=both --jitter
 #    --check at its first line on the narrow targets, matching the
 #    reference with 0 races.
-# 2. The window is kept by back-pressure: on 4-bit counters
+# 2. The window is kept by back-pressure: on 8-bit counters two minimized
+#    campaign seeds verify, each with an op held; on 4-bit counters
 #    (targets/trn1_c4.target) a producer that would run 2^4 or more past
 #    what a busy consumer last saw is held (docs/algorithm.md, section 7):
 #    the oracle finds no read outside the window and counts the held op,
@@ -86,7 +87,60 @@ window_kernels = {"overrun": """kernel overrun(N: int) {
   dve: fill b[0], 1;
 }
 """}
+# Two seeds of the 8-bit campaign at --scale 5, minimized: a consumer
+# (dma0; pool) that waits once, after its producer (dve) ran 437 (450)
+# ops in a loop the consumer skips; the oracle found the window broken
+# before back-pressure.
+seed_kernels = {"seed3": ("""kernel gen3(N: int, M: int, K: int) {
+  hbm out Y: f32[(N + M + K + 2) * 4, (N + M + K + 2) * 4];
+  hbm inout W: f32[N + M + K + 2, (N + M + K + 2) * 4];
+  sbuf t2: f32[4, 4];
+  sbuf c0: f32[1, 4];
+
+  dve {
+    for v4 in 0 .. N - 4 {
+      for v5 in 0 .. K {
+        for v6 in v4 .. K {
+          max c0, c0, 0.25;
+        }
+      }
+    }
+  }
+  dma: store W[N, 0], c0;
+  dma: store Y[0, 0], t2;
+}
+""", ["N=20", "M=10", "K=15"]), "seed10": ("""kernel gen10(N: int) {
+  hbm out Y: f32[(N + 2) * 4, (N + 2) * 4];
+  sbuf t3: f32[4, 4];
+  sbuf c0[3]: f32[1, 4];
+
+  if (N == 2 || N > 2) {
+    for v0 in 0 .. N - 4 {
+      for v1 in 0 .. N {
+        for v2 in v0 .. N {
+          dve: max c0[(v0 + v2) % 3], c0[v0 % 3], 0.5;
+        }
+      }
+    }
+  }
+  for v5 in 1 .. N {
+    pool: sub c0[v5 % 3], c0[v5 % 3], 0.25;
+  }
+  dma3 {
+    for v6 in 0 .. N - 4 {
+      store Y[v6, 0], t3;
+    }
+  }
+}
+""", ["N=10"])}
 with tempfile.TemporaryDirectory() as tmp:
+    for name, (text, params) in seed_kernels.items():
+        k = os.path.join(tmp, name + ".bfk")
+        open(k, "w").write(text)
+        r = run(["verify", k, "--json", "--target", "targets/trn1_c8.target"] + pargs(params))
+        v = json.loads(r.stdout) if r.returncode == 0 else {}
+        if v.get("window") != 0 or v.get("backpressure_held", 0) < 1:
+            failures.append("8-bit %s verify: %s" % (name, (r.stdout + r.stderr)[-300:]))
     c4 = ["--target", "targets/trn1_c4.target"]
     for name, text in window_kernels.items():
         k = os.path.join(tmp, name + ".bfk")
