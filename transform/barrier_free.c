@@ -32,6 +32,9 @@
 
 enum { READS, WRITES };
 
+/* The most tracking-array entries one hbm access stores or loads. */
+enum { MAX_ACCESS_CELLS = 16 };
+
 /* How far coverage follows closed-form producers of producers. */
 enum { MAX_COVER_DEPTH = 8 };
 
@@ -54,8 +57,20 @@ typedef struct LoopBounds {
   IrExpr *ran;   /* 1 if the loop runs at least once, else 0: t - max(0, t - 1) */
 } LoopBounds;
 
+/* How an hbm tensor's tracking arrays are indexed: one entry per cell of a
+ * grid whose cell is the gcd of the tile shapes that access the tensor (as
+ * the oracle cuts it), so regions that overlap share cells and regions that
+ * do not share none. cell_rows is 0 for a tensor tracked as a whole (one
+ * entry), when some access would cover more than MAX_ACCESS_CELLS cells. */
+typedef struct HbmGrid {
+  int64_t cell_rows, cell_cols;
+  IrExpr *ncols;  /* cells per grid row: cols / cell_cols */
+  IrExpr *length; /* cells: (rows / cell_rows) * ncols, over parameters */
+} HbmGrid;
+
 typedef struct Analysis {
   const Deps *d;
+  HbmGrid *grids; /* [tensor] */
   LoopBounds *bounds; /* [loop] */
   Need *needs;        /* [instr * nengines + engine] */
   IrExpr **body_count; /* [loop * nengines + engine]: K_e, NULL when not closed-form */
@@ -226,10 +241,52 @@ static void collect_conds(Program *p, Analysis *an, const Stmt *s) {
   }
 }
 
+static int64_t gcd64(int64_t a, int64_t b) {
+  while (b) {
+    int64_t r = a % b;
+    a = b;
+    b = r;
+  }
+  return a;
+}
+
+static IrExpr *cells_along(Program *p, const Expr *extent, int64_t cell) {
+  Arena *a = p->arena;
+  return ir_binary(a, IX_MAX, ir_const(a, 0), ir_binary(a, IX_DIV, ir_from_expr(p, extent), ir_const(a, cell), 0), 0);
+}
+
+/* Each tensor's grid: the gcd of its accesses' shapes, unless an access
+ * would cover too many cells. */
+static void plan_grids(Program *p, Analysis *an) {
+  const Deps *d = an->d;
+  const Kernel *k = d->k;
+  an->grids = ARENA_ARRAY(p->arena, HbmGrid, k->ntensors + 1);
+  for (int pass = 0; pass < 2; pass++)
+    for (int i = 0; i < d->ninstrs; i++)
+      for (int j = 0; j < d->instrs[i].naccesses; j++) {
+        const Access *x = &d->instrs[i].accesses[j];
+        if (x->res < k->ntiles) continue;
+        HbmGrid *g = &an->grids[x->res - k->ntiles];
+        if (pass == 0) {
+          g->cell_rows = gcd64(g->cell_rows, x->rows);
+          g->cell_cols = gcd64(g->cell_cols, x->cols);
+        } else if (g->cell_rows && (x->rows / g->cell_rows) * (x->cols / g->cell_cols) > MAX_ACCESS_CELLS) {
+          g->cell_rows = g->cell_cols = 0;
+        }
+      }
+  for (int t = 0; t < k->ntensors; t++) {
+    HbmGrid *g = &an->grids[t];
+    if (!g->cell_rows) continue;
+    g->ncols = cells_along(p, k->tensors[t].cols, g->cell_cols);
+    g->length = ir_binary(p->arena, IX_MUL, cells_along(p, k->tensors[t].rows, g->cell_rows), g->ncols, 0);
+  }
+}
+
 static Analysis *analyze(Program *p) {
   Analysis *an = ARENA_NEW(p->arena, Analysis);
   const Deps *d = deps_build(p);
   an->d = d;
+  plan_grids(p, an);
   an->bounds = ARENA_ARRAY(p->arena, LoopBounds, d->nloops + 1);
   for (int l = 0; l < d->nloops; l++) an->bounds[l] = bounds_of(p, d->loops[l].stmt);
   an->needs = ARENA_ARRAY(p->arena, Need, d->ninstrs * d->nengines + 1);
@@ -305,7 +362,8 @@ static void register_array(Builder *b, int consumer, int e, int res, int kind) {
   IrArray *a = &b->s->arrays[b->s->narrays];
   a->name = arena_printf(b->p->arena, "%s_%s_%s", b->p->target->engines[e].name,
                          kind == WRITES ? "writes" : "reads", what);
-  a->length = ir_const(b->p->arena, res < d->k->ntiles ? d->k->tiles[res].slots : 1);
+  const HbmGrid *g = res < d->k->ntiles ? NULL : &b->an->grids[res - d->k->ntiles];
+  a->length = g ? (g->cell_rows ? g->length : ir_const(b->p->arena, 1)) : ir_const(b->p->arena, d->k->tiles[res].slots);
   a->tile = res < d->k->ntiles ? res : -1;
   *slot = b->s->narrays++;
 }
@@ -381,13 +439,38 @@ static bool has_load(const IrExpr *e) {
   return e && (e->kind == IX_LOAD || has_load(e->a) || has_load(e->b) || has_load(e->c));
 }
 
-/* Whether having waited for `before` already guarantees `after`: the same
- * position base, no smaller offset (and no array the stores may change). */
-static bool implies(IrExpr *before, IrExpr *after) {
-  if (!before || has_load(before) || has_load(after)) return false;
-  int64_t kb, ka;
-  IrExpr *bb = split_offset(before, &kb), *ba = split_offset(after, &ka);
-  return kb >= ka && (bb == ba || (bb && ba && ir_expr_equal(bb, ba)));
+static bool loads_array(const IrExpr *e, int array) {
+  return e && ((e->kind == IX_LOAD && e->id == array) || loads_array(e->a, array) || loads_array(e->b, array) ||
+               loads_array(e->c, array));
+}
+
+/* Whether before >= x whatever the run: x is one of the terms of before's
+ * max, or both are positions with the same base and x's offset is no
+ * larger. A load is equal to itself only while no store to its array lies
+ * between (the caller forgets a threshold at such a store). */
+static bool term_implies(const IrExpr *before, IrExpr *x) {
+  if (before->kind == IX_MAX && (term_implies(before->a, x) || term_implies(before->b, x))) return true;
+  if (ir_expr_equal(before, x)) return true;
+  if (has_load(before) || has_load(x)) return false;
+  int64_t kb, kx;
+  IrExpr *bb = split_offset((IrExpr *)before, &kb), *bx = split_offset(x, &kx);
+  return kb >= kx && (bb == bx || (bb && bx && ir_expr_equal(bb, bx)));
+}
+
+/* Whether having waited for `before` already guarantees `after` (every
+ * term of after's max is implied): a tracked wait repeated before the next
+ * instruction (`sub_row y[r % 2] ..; exp y[r % 2] ..` both wait for the
+ * readers of y[r % 2]) is dropped like a repeated closed one. */
+static bool implies(const IrExpr *before, IrExpr *after) {
+  if (!before) return false;
+  if (after->kind == IX_MAX) return implies(before, after->a) && implies(before, after->b);
+  return term_implies(before, after);
+}
+
+/* A store to array a changes the loads of the thresholds that read it. */
+static void forget_loads(Builder *b, int array) {
+  for (int e = 0; e < b->an->d->nengines; e++)
+    if (loads_array(b->waited[e], array)) b->waited[e] = NULL;
 }
 
 static WaitWhy *closed_why(Builder *b, int consumer, const Need *n) {
@@ -430,7 +513,9 @@ static WaitWhy *tracked_why(Builder *b, int consumer, int e, const Need *n) {
       raw |= !x->write;
       war |= x->write && kind == READS;
       waw |= x->write && kind == WRITES;
-      if (x->res >= d->k->ntiles) w->fallback = "hbm regions tracked per tensor";
+      if (x->res >= d->k->ntiles && !b->an->grids[x->res - d->k->ntiles].cell_rows)
+        w->fallback = "hbm tensor tracked as a whole: its tile shapes differ so much that one access "
+                      "would cover more than 16 cells of their gcd";
       const AccessorList *l = deps_accessors(d, x->res, e);
       for (int i = 0; i < l->n && l->ids[i] < end && w->nproducers < 4; i++)
         if (accesses_as(d, l->ids[i], x->res, kind) && deps_may_conflict(d, l->ids[i], consumer, 0))
@@ -441,9 +526,35 @@ static WaitWhy *tracked_why(Builder *b, int consumer, int e, const Need *n) {
   return w;
 }
 
-static IrExpr *access_index(Builder *b, const Access *x) {
-  if (x->res >= b->an->d->k->ntiles) return ir_const(b->p->arena, 0);
-  return slot_expr(b->p, x->operand);
+/* The entries of x's resource's tracking arrays that x touches: a tile's
+ * slot; an hbm tile's cells of its tensor's grid, row by row, from the
+ * checked row (bfrt_hbm_row: the op's own error, before any array access);
+ * entry 0 of a tensor tracked as a whole. Returns how many. */
+static int access_indices(Builder *b, const InstrInfo *in, const Access *x, IrExpr *out[MAX_ACCESS_CELLS]) {
+  Program *p = b->p;
+  Arena *a = p->arena;
+  const Kernel *k = b->an->d->k;
+  if (x->res < k->ntiles) {
+    out[0] = slot_expr(p, x->operand);
+    return 1;
+  }
+  const HbmGrid *g = &b->an->grids[x->res - k->ntiles];
+  if (!g->cell_rows) {
+    out[0] = ir_const(a, 0);
+    return 1;
+  }
+  int64_t kr = x->rows / g->cell_rows, kc = x->cols / g->cell_cols;
+  IrExpr *col = ir_from_expr(p, x->operand->col);
+  IrExpr *row = ir_hbm_row(a, x->res - k->ntiles, x->tile, ir_from_expr(p, x->operand->row), col,
+                           in->stmt->op, in->line);
+  IrExpr *r0 = ir_binary(a, IX_MUL, row, ir_const(a, kr), 0), *c0 = ir_binary(a, IX_MUL, col, ir_const(a, kc), 0);
+  int n = 0;
+  for (int64_t i = 0; i < kr; i++) {
+    IrExpr *line = ir_binary(a, IX_MUL, ir_binary(a, IX_ADD, r0, ir_const(a, i), 0), g->ncols, 0);
+    for (int64_t j = 0; j < kc; j++)
+      out[n++] = ir_binary(a, IX_ADD, ir_binary(a, IX_ADD, line, c0, 0), ir_const(a, j), 0);
+  }
+  return n;
 }
 
 /* Whether t, a max of loads, already loads what `load` does. */
@@ -462,9 +573,12 @@ static IrExpr *tracked_threshold(Builder *b, int consumer, int e) {
     for (int kind = READS; kind <= WRITES; kind++) {
       int a = loaded_array(b, consumer, e, x, kind);
       if (a < 0) continue;
-      IrExpr *load = ir_load(b->p->arena, a, access_index(b, x), in->stmt->op, in->line);
-      if (t && max_has(t, load)) continue;
-      t = t ? ir_binary(b->p->arena, IX_MAX, t, load, 0) : load;
+      IrExpr *index[MAX_ACCESS_CELLS];
+      for (int n = access_indices(b, in, x, index), i = 0; i < n; i++) {
+        IrExpr *load = ir_load(b->p->arena, a, index[i], in->stmt->op, in->line);
+        if (t && max_has(t, load)) continue;
+        t = t ? ir_binary(b->p->arena, IX_MAX, t, load, 0) : load;
+      }
     }
   }
   if (!t) bug("barrier_free: tracked wait at line %d without arrays", in->line);
@@ -548,14 +662,9 @@ static void emit_waits(Builder *b, int consumer, NodeList *out) {
     IrExpr *t;
     const WaitWhy *why;
     if (covered_by_others(b, consumer, e)) continue;
-    if (n->kind != NEED_TRACK) {
-      t = closed_threshold(b, n);
-      if (implies(b->waited[e], t)) continue;
-      why = closed_why(b, consumer, n);
-    } else {
-      t = tracked_threshold(b, consumer, e);
-      why = tracked_why(b, consumer, e, n);
-    }
+    t = n->kind != NEED_TRACK ? closed_threshold(b, n) : tracked_threshold(b, consumer, e);
+    if (implies(b->waited[e], t)) continue;
+    why = n->kind != NEED_TRACK ? closed_why(b, consumer, n) : tracked_why(b, consumer, e, n);
     IrNode *w = ir_node(b->p->arena, IR_WAIT, d->instrs[consumer].line);
     w->engine = e;
     w->threshold = t;
@@ -570,12 +679,14 @@ static void emit_waits(Builder *b, int consumer, NodeList *out) {
 }
 
 /* Whether access j of in stores what an earlier access of it already does:
- * the same resource, kind and index (`add y, x[i], x[i]` reads x[i] twice). */
+ * the same resource, kind and slot (`add y, x[i], x[i]` reads x[i] twice;
+ * an instruction has one hbm operand). */
 static bool stored_before(Builder *b, const InstrInfo *in, int j) {
   const Access *x = &in->accesses[j];
+  if (x->res >= b->an->d->k->ntiles) return false;
   for (int k = 0; k < j; k++)
     if (in->accesses[k].res == x->res && in->accesses[k].write == x->write &&
-        ir_expr_equal(access_index(b, &in->accesses[k]), access_index(b, x)))
+        ir_expr_equal(slot_expr(b->p, in->accesses[k].operand), slot_expr(b->p, x->operand)))
       return true;
   return false;
 }
@@ -586,12 +697,16 @@ static void emit_stores(Builder *b, int id, IrExpr *position, NodeList *out) {
     const Access *x = &in->accesses[j];
     int a = *array_slot(b, in->engine, x->res, x->write ? WRITES : READS);
     if (a < 0 || id > b->last_use[a] || stored_before(b, in, j)) continue;
-    IrNode *n = ir_node(b->p->arena, IR_STORE, in->line);
-    n->array = a;
-    n->op = in->stmt->op;
-    n->index = access_index(b, x);
-    n->value = position;
-    append(out, n);
+    IrExpr *index[MAX_ACCESS_CELLS];
+    for (int n = access_indices(b, in, x, index), i = 0; i < n; i++) {
+      IrNode *store = ir_node(b->p->arena, IR_STORE, in->line);
+      store->array = a;
+      store->op = in->stmt->op;
+      store->index = index[i];
+      store->value = position;
+      append(out, store);
+      forget_loads(b, a);
+    }
   }
 }
 
@@ -738,6 +853,16 @@ static void walk_loop(Builder *b, const Stmt *loop, NodeList *out) {
   append(out, n);
 }
 
+/* What was waited for before a conditional still holds after it, but a
+ * load's value does not where either branch may have stored to its array. */
+static void forget_stored(Builder *b, const IrNode *n) {
+  for (; n; n = n->next) {
+    if (n->kind == IR_STORE) forget_loads(b, n->array);
+    forget_stored(b, n->body);
+    forget_stored(b, n->orelse);
+  }
+}
+
 /* Both branches walked from the same state; after the conditional each
  * followed position is the taken branch's: cond ? then : else (the
  * condition is engine-uniform and its operands do not change inside it).
@@ -760,6 +885,8 @@ static void walk_if(Builder *b, const Stmt *st, NodeList *out) {
   memcpy(b->covered, covered, sizeof(int) * (size_t)ne);
   walk_list(b, st->orelse, &orelse);
   memcpy(b->waited, waited, bytes);
+  forget_stored(b, then.head);
+  forget_stored(b, orelse.head);
   memcpy(b->covered, covered, sizeof(int) * (size_t)ne);
   IrExpr *cond = b->an->conds[st->if_id];
   for (int e = 0; e < ne; e++) {

@@ -79,10 +79,14 @@ static void add_access(InstrInfo *in, int res, bool write, const Operand *o) {
 static void collect_accesses(Deps *d, InstrInfo *in) {
   const Stmt *s = in->stmt;
   const Tile *shape = NULL;
+  int tile = -1;
   for (int i = 0; i < s->noperands; i++) {
     const Operand *o = &s->operands[i];
     if (o->kind == OPND_TILE) {
-      if (!shape) shape = &d->k->tiles[o->decl];
+      if (!shape) {
+        shape = &d->k->tiles[o->decl];
+        tile = o->decl;
+      }
       if (i == 0 && s->op == BFRT_MATMUL_ACC) add_access(in, o->decl, false, o);
       add_access(in, o->decl, i == 0, o);
     } else if (o->kind == OPND_HBM) {
@@ -95,6 +99,7 @@ static void collect_accesses(Deps *d, InstrInfo *in) {
       if (!shape) bug("deps: hbm operand without a tile at line %d", in->line);
       a->rows = shape->rows;
       a->cols = shape->cols;
+      a->tile = tile;
     }
     add_accessor(d, a->res, in->engine, (int)(in - d->instrs), a->write);
   }

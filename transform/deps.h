@@ -20,6 +20,7 @@ typedef struct Access {
   bool write;
   const Operand *operand;
   int64_t rows, cols; /* hbm: the shape of the tile moved (the other operand's) */
+  int tile;           /* hbm: that tile operand's declaration */
 } Access;
 
 typedef struct InstrInfo {

@@ -504,6 +504,18 @@ static int64_t ir_elem_eval(Schedule *s, Interp *in, const IrExpr *x) {
   return v;
 }
 
+/* The checked row of an hbm tile: the walk ran every access these
+ * coordinates come from, so a tile outside its tensor is a transform bug. */
+static int64_t ir_hbm_row_eval(Schedule *s, Interp *in, const IrExpr *x) {
+  int64_t row = ir_eval(s, in, x->a), col = ir_eval(s, in, x->b);
+  const Grid *g = &s->o->grid[x->id];
+  const Tile *t = &s->o->p->kernel->tiles[x->c->value];
+  if (!s->stop && (row < 0 || col < 0 || row > g->rows / t->rows - 1 || col > g->cols / t->cols - 1))
+    bug("oracle: line %d: bookkeeping for hbm tile %s[%lld, %lld] outside the tensor", x->line,
+        s->o->p->kernel->tensors[x->id].name, (long long)row, (long long)col);
+  return row;
+}
+
 static int64_t ir_eval(Schedule *s, Interp *in, const IrExpr *x) {
   if (s->stop) return 0;
   switch (x->kind) {
@@ -522,6 +534,7 @@ static int64_t ir_eval(Schedule *s, Interp *in, const IrExpr *x) {
   }
   switch (x->kind) {
   case IX_ELEM: return ir_elem_eval(s, in, x);
+  case IX_HBM_ROW: return ir_hbm_row_eval(s, in, x);
   case IX_NOT: return !ir_eval(s, in, x->a);
   case IX_AND: return ir_eval(s, in, x->a) && ir_eval(s, in, x->b);
   case IX_OR: return ir_eval(s, in, x->a) || ir_eval(s, in, x->b);
