@@ -35,8 +35,9 @@ enum { READS, WRITES };
 /* The most tracking-array entries one hbm access stores or loads. */
 enum { MAX_ACCESS_CELLS = 16 };
 
-/* How far coverage follows closed-form producers of producers. */
-enum { MAX_COVER_DEPTH = 8 };
+/* How far coverage follows closed-form producers of producers, and how
+ * many instructions before a covered one it looks back over. */
+enum { MAX_COVER_DEPTH = 8, MAX_COVER_SCAN = 64 };
 
 /* Above this many nodes, a top-level position is stored in a scalar and
  * reused: otherwise each skipped loop adds its count to every later
@@ -299,9 +300,10 @@ static Analysis *analyze(Program *p) {
       if (e == d->instrs[b].engine) continue;
       Need *n = &an->needs[b * d->nengines + e];
       *n = deps_need(d, b, e);
-      if (!last_iteration_closed(an, n, e)) *n = (Need){NEED_TRACK, -1, -1, NULL, "loop-carried (tracked)", NULL};
+      if (!last_iteration_closed(an, n, e)) *n = (Need){NEED_TRACK, -1, -1, NULL, "loop-carried (tracked)", NULL, -1};
       else if (!close_through_branches(p, d, n, b, e))
-        *n = (Need){NEED_TRACK, -1, -1, NULL, "through a branch (tracked)", NULL};
+        *n = (Need){NEED_TRACK, -1, -1, NULL, "through a branch (tracked)", NULL, -1};
+      if (n->kind == NEED_TRACK) n->known = deps_latest_sure(d, b, e);
     }
   return an;
 }
@@ -627,15 +629,36 @@ static IrExpr *closed_threshold(Builder *b, const Need *n) {
  * its closed-form producers, transitively; not when a is the end of a
  * conditional, as a itself may not have run. cover[e] is the latest
  * e-instruction of the current iteration known complete. */
+static void add_coverage(const Analysis *an, int *cover, const Need *n, int depth);
+
+/* What a satisfied need shows complete: a closed need's producer; a
+ * tracked one's sure instance of this iteration (Need.known), if any. */
+static void cover_need(const Analysis *an, int *cover, const Need *n, int depth) {
+  if (n->kind == NEED_CLOSED) add_coverage(an, cover, n, depth);
+  if (n->kind == NEED_TRACK && n->known >= 0) {
+    Need sure = {NEED_CLOSED, n->known, -1, NULL, NULL, NULL, -1};
+    add_coverage(an, cover, &sure, depth);
+  }
+}
+
 static void add_coverage(const Analysis *an, int *cover, const Need *n, int depth) {
   const Deps *d = an->d;
   int a = n->producer, e = d->instrs[a].engine;
   if (a <= cover[e]) return;
+  int before = cover[e];
   cover[e] = a;
   if (depth == MAX_COVER_DEPTH || n->after_if) return;
-  for (int f = 0; f < d->nengines; f++) {
-    const Need *m = &an->needs[a * d->nengines + f];
-    if (f != e && m->kind == NEED_CLOSED) add_coverage(an, cover, m, depth + 1);
+  /* a's completion shows its engine's earlier instances complete too (a
+   * counter counts in order): those of this iteration before a, down to
+   * what was known, started only once their own closed needs had
+   * completed. Only those that surely ran with a: directly in a's loop
+   * body, in no branch that does not also hold a. */
+  int lo = d->instrs[a].loop >= 0 ? d->loops[d->instrs[a].loop].first : 0, budget = MAX_COVER_SCAN;
+  for (int x = a; x > before && x >= lo && budget-- > 0; x--) {
+    if (d->instrs[x].engine != e || d->instrs[x].loop != d->instrs[a].loop || !deps_branches_enclose(d, x, a))
+      continue;
+    for (int f = 0; f < d->nengines; f++)
+      if (f != e) cover_need(an, cover, &an->needs[x * d->nengines + f], depth + 1);
   }
 }
 
@@ -647,10 +670,8 @@ static bool covered_by_others(Builder *b, int consumer, int e) {
   const Deps *d = b->an->d;
   int cover[BFRT_MAX_ENGINES];
   memcpy(cover, b->covered, sizeof(int) * (size_t)d->nengines);
-  for (int f = 0; f < d->nengines; f++) {
-    const Need *n = &b->an->needs[consumer * d->nengines + f];
-    if (f != e && f != b->c && n->kind == NEED_CLOSED) add_coverage(b->an, cover, n, 0);
-  }
+  for (int f = 0; f < d->nengines; f++)
+    if (f != e && f != b->c) cover_need(b->an, cover, &b->an->needs[consumer * d->nengines + f], 0);
   return cover[e] >= 0 && deps_nothing_between(d, cover[e], consumer, e);
 }
 
@@ -672,10 +693,8 @@ static void emit_waits(Builder *b, int consumer, NodeList *out) {
     append(out, w);
     b->waited[e] = t;
   }
-  for (int e = 0; e < d->nengines; e++) {
-    const Need *n = &b->an->needs[consumer * d->nengines + e];
-    if (e != b->c && n->kind == NEED_CLOSED) add_coverage(b->an, b->covered, n, 0);
-  }
+  for (int e = 0; e < d->nengines; e++)
+    if (e != b->c) cover_need(b->an, b->covered, &b->an->needs[consumer * d->nengines + e], 0);
 }
 
 /* Whether access j of in stores what an earlier access of it already does:

@@ -482,7 +482,7 @@ static Need last_iteration(const Deps *d, int b, int e, int a, bool crossed) {
   if (before.kind == NEED_TRACK) return before;
   Need *saved = ARENA_NEW(d->p->arena, Need);
   *saved = before;
-  return (Need){NEED_LAST, a, m, saved, "last iteration of a loop before", NULL};
+  return (Need){NEED_LAST, a, m, saved, "last iteration of a loop before", NULL, -1};
 }
 
 /* need_e(b) scanning back from id hi in the body of loop l (-1: the kernel). */
@@ -493,16 +493,16 @@ static Need need_from(const Deps *d, int b, int e, int l, int hi, bool crossed) 
     if (a >= 0) {
       int m = d->instrs[a].loop;
       if (deps_must_conflict(d, a, b)) {
-        if (m == l) return (Need){NEED_CLOSED, a, -1, NULL, "same iteration", NULL};
+        if (m == l) return (Need){NEED_CLOSED, a, -1, NULL, "same iteration", NULL, -1};
         if (d->loops[m].parent == l) return last_iteration(d, b, e, a, crossed);
       }
       return (Need){NEED_TRACK, -1, -1, NULL,
-                    crossed ? "loop-carried (tracked)" : "same iteration (tracked)", NULL};
+                    crossed ? "loop-carried (tracked)" : "same iteration (tracked)", NULL, -1};
     }
-    if (l < 0) return (Need){NEED_NONE, -1, -1, NULL, NULL, NULL};
+    if (l < 0) return (Need){NEED_NONE, -1, -1, NULL, NULL, NULL, -1};
     /* crossing into earlier iterations of l: any of its instructions, anywhere */
     if (latest_conflict(d, b, e, d->loops[l].first, d->loops[l].end, d->loops[l].depth, l) >= 0)
-      return (Need){NEED_TRACK, -1, -1, NULL, "loop-carried (tracked)", NULL};
+      return (Need){NEED_TRACK, -1, -1, NULL, "loop-carried (tracked)", NULL, -1};
     hi = d->loops[l].first;
     crossed = true;
   }
@@ -520,4 +520,20 @@ bool deps_nothing_between(const Deps *d, int x, int b, int e) {
       return false;
     hi = d->loops[l].first;
   }
+}
+
+int deps_latest_sure(const Deps *d, int b, int e) {
+  int best = -1;
+  const InstrInfo *ib = &d->instrs[b];
+  for (int j = 0; j < ib->naccesses; j++) {
+    const AccessorList *l = deps_accessors(d, ib->accesses[j].res, e);
+    for (int i = deps_lower_bound(l, b) - 1, tries = 0; i >= 0 && l->ids[i] > best && tries < 64; i--, tries++) {
+      int x = l->ids[i], m = d->instrs[x].loop;
+      if ((m < 0 || deps_encloses(d, m, b)) && deps_branches_enclose(d, x, b) && deps_must_conflict(d, x, b)) {
+        best = x;
+        break;
+      }
+    }
+  }
+  return best;
 }

@@ -88,6 +88,8 @@ typedef struct Need {
    * e-instruction: the threshold is the position just after the conditional
    * (the transform sets it; producer itself may not have run). */
   const Stmt *after_if;
+  /* NEED_TRACK: deps_latest_sure (or -1), an instance the wait shows complete */
+  int known;
 } Need;
 
 /* Requires: a checked kernel in p. */
@@ -98,6 +100,12 @@ Need deps_need(const Deps *d, int b, int e);
  * and before b, for x in the current iteration of every loop around it
  * (x's loop encloses b): then need_e(b) <= P_e(after x). */
 bool deps_nothing_between(const Deps *d, int x, int b, int e);
+/* The latest e-instruction x before b that surely ran once in the same
+ * iteration of every loop around it (its loop is b's or one around b, and
+ * every branch around it holds b) and certainly conflicts with b; -1 if
+ * none within a bounded search. need_e(b) >= P_e(after x), so a wait that
+ * reaches need_e(b) shows x complete. */
+int deps_latest_sure(const Deps *d, int b, int e);
 /* Whether instructions a and b may conflict, treating loops at depth >=
  * common_limit as running different iterations for a and b. */
 bool deps_may_conflict(const Deps *d, int a, int b, int common_limit);
