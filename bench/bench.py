@@ -783,8 +783,8 @@ def write_markdown(path, res):
           " would (multi-buffered, `dma:` spread over the queues), simulated on the target above: `%s`. The paper's"
           " column is its barrier-free / barrier latency; the goal is bfsync's at most the paper's. bf/ideal is"
           " against the zero-cost ideal; ideal_sync charges what every counter scheme pays (each cross-engine"
-          " dependence its semaphore latency, each instruction it delays one wait; `ideal_sync_cycles` in"
-          " `bfsync run --exec=sim --json`); \"late explained\" counts waits the oracle found later than needed"
+          " dependence its semaphore latency, each instruction it delays one wait, each engine each device integer"
+          " it depends on once, read in its idle time; `ideal_sync_cycles` in `bfsync run --exec=sim --json`); \"late explained\" counts waits the oracle found later than needed"
           " because hbm is tracked as a whole there (`bfsync verify` at the bench parameters)." %
           res["commands"]["sim"], ""] + md_paper(res["paper"])
     L += ["", "Where bf/ideal_sync is above 1.02: the same run with every synchronization cost at 0 (sem_latency,"

@@ -21,9 +21,11 @@
  * at var = hi - 1))). Otherwise it is read from tracking arrays: c stores
  * P_e(after x) into arr[slot] at every e-access x of the resource and kind
  * it depends on (once after a loop, when the slot does not change in it),
- * and loads the slot b touches. Arrays, running scalars and loops exist
- * only where some wait of c needs them, and a wait that what c already
- * knows to be complete implies is not emitted. */
+ * and loads the slot b touches; an hbm tile's entries are the cells of its
+ * tensor's grid that it covers. Arrays, running scalars and loops exist
+ * only where some wait of c needs them, a wait that what c already knows
+ * to be complete implies is not emitted, and a device integer used twice
+ * in a scope is read once. */
 #include <limits.h>
 #include <string.h>
 
