@@ -18,8 +18,9 @@
  * variable of a loop the two run in different iterations of (P[t] against
  * P[t'] of an earlier t'); or its bounds over the loops' ranges are a
  * constant below or above 0 (Y[t], t < A, against Y[A + t']). Each lets a
- * queue's transfer skip a wait on another queue's disjoint region, which the
- * per-tensor tracking of hbm would otherwise impose.
+ * queue's transfer skip a wait on another queue's disjoint region, which
+ * the run-time tracking of hbm (per cell, barrier_free.c) would otherwise
+ * check.
  *
  * deps_need classifies, for a consumer b and a producer engine e, how b
  * learns need_e(b). It scans backwards in program order within the current

@@ -14,7 +14,8 @@
 #include "frontend/program.h"
 
 /* One memory access of an instruction. Resources: tiles 0 .. ntiles-1,
- * then tensors ntiles .. ntiles+ntensors-1 (hbm, tracked per tensor). */
+ * then tensors ntiles .. ntiles+ntensors-1 (hbm; barrier_free.c tracks a
+ * tensor per cell of its grid). */
 typedef struct Access {
   int res;
   bool write;
