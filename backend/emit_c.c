@@ -151,12 +151,13 @@ static void uses_expr(Uses *u, const IrExpr *x) {
   case IX_VAR: u->var_read[x->id] = true; break;
   case IX_DIV:
   case IX_MOD:
-  case IX_ELEM: u->cx = true; break;
+  case IX_ELEM:
+  case IX_HBM_ROW: u->cx = true; break;
   default: break;
   }
   uses_expr(u, x->a);
   uses_expr(u, x->b);
-  uses_expr(u, x->c);
+  if (x->kind != IX_HBM_ROW) uses_expr(u, x->c);
 }
 
 /* Whether a loop must check its trip count at entry (bfrt_loop): hi - lo
@@ -298,6 +299,14 @@ static void put_ir_expr(const Emitter *em, const IrExpr *x) {
   case IX_MAX: put_call(em, x, "bf_max", false); return;
   case IX_ELEM:
     fprintf(em->out, "bfrt_elem(bf_cx, %d, ", x->id);
+    put_ir_expr(em, x->a);
+    fputs(", ", em->out);
+    put_ir_expr(em, x->b);
+    fprintf(em->out, ", %d)", x->line);
+    return;
+  case IX_HBM_ROW:
+    fprintf(em->out, "bfrt_hbm_row(bf_cx, BFRT_%s, BF_HBM_%s, BF_TILE_%s, ", op_ids[x->value], em->tensor_ids[x->id],
+            em->tile_ids[x->c->value]);
     put_ir_expr(em, x->a);
     fputs(", ", em->out);
     put_ir_expr(em, x->b);
@@ -563,6 +572,7 @@ static bool hoistable(const Emitter *em, const IrExpr *x) {
   case IX_VAR: return !em->var_set[x->id];
   case IX_LOAD:
   case IX_ELEM: /* a device read costs a read, and may be out of bounds where unused */
+  case IX_HBM_ROW: /* may stop the kernel where unused */
   case IX_SELECT:
   case IX_AND:
   case IX_OR: return false; /* evaluated lazily: hoisting would evaluate the side not taken */

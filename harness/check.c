@@ -135,12 +135,14 @@ static int oracle_mode(KernelCheck *k, Oracle *o, SyncMode sync) {
   c->bookkeeping += st.bookkeeping;
   c->oracle_held += st.held;
   if (sync == SYNC_BARRIER_FREE) c->redundant += st.redundant;
-  int failed = oracle_failed(&st);
+  /* A generated kernel's hbm tiles (three shapes of side 1 or 4) are always
+   * tracked per cell, never as a whole: no late wait is explained either. */
+  int failed = oracle_failed(&st) || (sync == SYNC_BARRIER_FREE && st.late_explained > 0);
   if (failed)
     outcome_fail(k->out, "oracle",
-                 "%s: races %" PRId64 ", late %" PRId64 " (unexplained %" PRId64 "), deadlocks %" PRId64
+                 "%s: races %" PRId64 ", late %" PRId64 " (explained by a fallback %" PRId64 "), deadlocks %" PRId64
                  ", mismatches %" PRId64 ": %s",
-                 sync_name(sync), st.races, st.late, st.late - st.late_explained, st.deadlocks, st.mismatches,
+                 sync_name(sync), st.races, st.late, st.late_explained, st.deadlocks, st.mismatches,
                  first_line(log, &log_text));
   fclose(log);
   free(log_text);

@@ -111,6 +111,11 @@ int64_t bfrt_elem(bfrt_ctx *cx, int tensor, int64_t row, int64_t col, int line);
  * range; else stops the kernel with the op's own slot error. Bookkeeping
  * indexes its arrays with it, so it never touches memory out of range. */
 int64_t bfrt_slot(bfrt_ctx *cx, int op, int tile, int64_t slot, int line);
+/* Returns row once hbm tile (row, col) of tensor, in units of tile's shape,
+ * lies inside the tensor, as op at line needs it; else stops the kernel with
+ * the op's own out-of-bounds error. Bookkeeping that tracks hbm per tile
+ * indexes its arrays with the checked coordinates (never out of range). */
+int64_t bfrt_hbm_row(bfrt_ctx *cx, int op, int tensor, int tile, int64_t row, int64_t col, int line);
 /* Enter `for v in lo .. hi`: returns hi; a loop of 2^63 or more iterations
  * (more than a 64-bit counter can count) stops the kernel naming line. */
 int64_t bfrt_loop(bfrt_ctx *cx, int64_t lo, int64_t hi, int line);

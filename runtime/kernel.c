@@ -260,6 +260,14 @@ int64_t bfrt_slot(Ctx *cx, int op, int tile, int64_t slot, int line) {
   return slot;
 }
 
+int64_t bfrt_hbm_row(Ctx *cx, int op, int tensor, int tile, int64_t row, int64_t col, int line) {
+  if (rt_failed(cx->rt)) rt_unwind(cx);
+  const bfrt_tile_desc *d = check_slot(cx, line, op, tile, 0);
+  bfrt_arg a = {.kind = BFRT_ARG_HBM, .id = tensor, .a = row, .b = col};
+  hbm_view(cx, line, op, &a, (SemView){NULL, d->rows, d->cols, d->cols});
+  return row;
+}
+
 int64_t bfrt_loop(Ctx *cx, int64_t lo, int64_t hi, int line) {
   uint64_t trips = hi > lo ? (uint64_t)hi - (uint64_t)lo : 0;
   if (trips > (uint64_t)INT64_MAX)

@@ -176,6 +176,11 @@ fi
 if expect_status 1 run tests/bad_run/store_oob.bfk -p N=2 --sync=both; then
   expect_stderr "kernel oob, line 12: store to Y[2, 0] is out of bounds (rows 8..11 of 8)"
 fi
+for exec in threads sim; do
+  if expect_status 1 run tests/bad_run/tracked_oob.bfk -p N=2 --sync=both --exec=$exec; then
+    expect_stderr "kernel toob, line 14: store to Z[2, 0] is out of bounds (rows 8..11 of 8)"
+  fi
+done
 
 # ---- The f64 reference: numerical diagnostics with the line, and the
 # tolerance. Each of these kernels is synchronized correctly, so it matches

@@ -174,6 +174,15 @@ IrExpr *ir_elem(Arena *arena, int tensor, IrExpr *row, IrExpr *col, int line) {
   return e;
 }
 
+IrExpr *ir_hbm_row(Arena *arena, int tensor, int tile, IrExpr *row, IrExpr *col, int op, int line) {
+  IrExpr *e = make_binary(arena, IX_HBM_ROW, row, col, line);
+  e->id = tensor;
+  e->value = op;
+  e->c = ir_const(arena, tile);
+  e->size = tree_size(row, col);
+  return e;
+}
+
 IrExpr *ir_not(Arena *arena, IrExpr *a) {
   if (a->kind == IX_CONST) return ir_const(arena, !a->value);
   if (a->kind == IX_NOT) return a->a;
@@ -289,6 +298,9 @@ int ir_expr_equal(const IrExpr *a, const IrExpr *b) {
   case IX_VAR: return a->id == b->id;
   case IX_LOAD: return a->id == b->id && ir_expr_equal(a->a, b->a);
   case IX_ELEM: return a->id == b->id && ir_expr_equal(a->a, b->a) && ir_expr_equal(a->b, b->b);
+  case IX_HBM_ROW:
+    return a->id == b->id && a->value == b->value && ir_expr_equal(a->a, b->a) && ir_expr_equal(a->b, b->b) &&
+           ir_expr_equal(a->c, b->c);
   default: return ir_expr_equal(a->a, b->a) && ir_expr_equal(a->b, b->b) && ir_expr_equal(a->c, b->c);
   }
 }
@@ -347,6 +359,13 @@ void ir_print_expr(const Program *p, const IrStream *s, const IrExpr *e, FILE *o
     fputs(", ", out);
     ir_print_expr(p, s, e->b, out);
     fputc(']', out);
+    return;
+  case IX_HBM_ROW: /* the row of X[r, c], checked */
+    fprintf(out, "row(%s[", p->kernel->tensors[e->id].name);
+    ir_print_expr(p, s, e->a, out);
+    fputs(", ", out);
+    ir_print_expr(p, s, e->b, out);
+    fputs("])", out);
     return;
   case IX_SELECT:
     fputc('(', out);
@@ -606,6 +625,13 @@ static void check_expr(const Checker *c, const IrExpr *e) {
   case IX_ELEM:
     if (e->id < 0 || e->id >= c->p->kernel->ntensors || !c->p->kernel->tensors[e->id].ints)
       bug("ir_validate: element of tensor %d, not an i32 tensor", e->id);
+    check_expr(c, e->a);
+    check_expr(c, e->b);
+    return;
+  case IX_HBM_ROW:
+    if (e->id < 0 || e->id >= c->p->kernel->ntensors || e->value < 0 || e->value >= BFRT_NOPS || !e->c ||
+        e->c->kind != IX_CONST || e->c->value < 0 || e->c->value >= c->p->kernel->ntiles)
+      bug("ir_validate: engine %d: hbm row of tensor %d", c->engine, e->id);
     check_expr(c, e->a);
     check_expr(c, e->b);
     return;

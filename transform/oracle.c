@@ -44,7 +44,14 @@ typedef struct Trace {
   int64_t *need;      /* need[(k - 1) * nengines + e] */
   int64_t *self_need; /* the latest earlier instance of this engine it conflicts with (ideal only) */
   uint64_t *where;    /* a hash of its operands' evaluated indices */
+  int64_t *reads;     /* device integers this engine reads first just before it (ideal only) */
 } Trace;
+
+/* A device integer one engine has read: each engine reads each once. */
+typedef struct ReadKey {
+  int64_t row, col;
+  int tensor, engine; /* engine -1: an empty slot */
+} ReadKey;
 
 /* An hbm tensor's conflict cells with these parameters. */
 typedef struct Grid {
@@ -74,6 +81,13 @@ struct Oracle {
   int64_t *last_write, *last_read; /* [cell * nengines + engine] */
   int64_t *loopvars;
   bool failed;
+  /* Device reads (the ideal charges them): the engines with an instruction
+   * in each loop and conditional, who read its bounds or condition; the
+   * set of (engine, element) read so far; reads not yet before an instance. */
+  uint32_t *loop_engines, *if_engines;
+  ReadKey *read_set;
+  int64_t nread, read_cap;
+  int64_t pending_reads[BFRT_MAX_ENGINES];
   /* Each engine's clock snapshots, one row per op (row 0: all zero); shared
    * by the schedules one after the other, since a schedule reads only the
    * rows its own ops wrote: memory does not grow with --schedules. */
@@ -277,6 +291,7 @@ static int64_t *append_instance(Oracle *o, const Stmt *s) {
     t->need = grow(arena, t->need, t->n * n, cap * n, sizeof *t->need);
     t->self_need = grow(arena, t->self_need, t->n, cap, sizeof *t->self_need);
     t->where = grow(arena, t->where, t->n, cap, sizeof *t->where);
+    t->reads = grow(arena, t->reads, t->n, cap, sizeof *t->reads);
     t->cap = cap;
   }
   if (o->norder == o->order_cap) {
@@ -285,6 +300,8 @@ static int64_t *append_instance(Oracle *o, const Stmt *s) {
   }
   o->order[o->norder++] = (uint8_t)s->engine;
   t->instr[t->n++] = s;
+  t->reads[t->n - 1] = o->pending_reads[s->engine];
+  o->pending_reads[s->engine] = 0;
   return &t->need[(t->n - 1) * n];
 }
 
@@ -297,6 +314,79 @@ static uint64_t operand_hash(uint64_t h, int decl, const int64_t at[2]) {
   return mix(mix(mix(h, decl), at[0]), at[1]);
 }
 
+/* ---- Device reads: what an engine must read to run its own stream. */
+
+static uint64_t read_hash(const ReadKey *k) {
+  return mix(mix(mix(mix(0, k->engine), k->tensor), k->row), k->col) * 0x9e3779b97f4a7c15u;
+}
+
+/* Add the key; whether it was new. */
+static bool read_insert(Oracle *o, ReadKey key) {
+  if (2 * (o->nread + 1) > o->read_cap) {
+    ReadKey *old = o->read_set;
+    int64_t old_cap = o->read_cap;
+    o->read_cap = old_cap ? 2 * old_cap : 64;
+    o->read_set = ARENA_ARRAY(o->p->arena, ReadKey, o->read_cap);
+    for (int64_t i = 0; i < o->read_cap; i++) o->read_set[i].engine = -1;
+    o->nread = 0;
+    for (int64_t i = 0; i < old_cap; i++)
+      if (old[i].engine >= 0) read_insert(o, old[i]);
+  }
+  for (uint64_t i = read_hash(&key) & (uint64_t)(o->read_cap - 1);; i = (i + 1) & (uint64_t)(o->read_cap - 1)) {
+    ReadKey *k = &o->read_set[i];
+    if (k->engine < 0) {
+      *k = key;
+      o->nread++;
+      return true;
+    }
+    if (k->engine == key.engine && k->tensor == key.tensor && k->row == key.row && k->col == key.col) return false;
+  }
+}
+
+/* The elements e reads (it evaluated already), for each engine of the mask. */
+static void note_reads(Oracle *o, const Expr *e, uint32_t engines) {
+  if (!e || !engines) return;
+  note_reads(o, e->lhs, engines);
+  note_reads(o, e->rhs, engines);
+  int64_t row, col;
+  if (e->kind != EX_ELEM || !eval(o, e->lhs, &row) || !eval(o, e->rhs, &col)) return;
+  for (int engine = 0; engine < o->nengines; engine++)
+    if (engines >> engine & 1 && read_insert(o, (ReadKey){row, col, e->index, engine}))
+      o->pending_reads[engine]++;
+}
+
+/* The same for a condition, whose && and || read their right side only
+ * when the left does not decide. */
+static void note_cond_reads(Oracle *o, const Cond *c, uint32_t engines) {
+  bool left;
+  switch (c->kind) {
+  case COND_CMP:
+    note_reads(o, c->lhs, engines);
+    note_reads(o, c->rhs, engines);
+    return;
+  case COND_NOT: note_cond_reads(o, c->left, engines); return;
+  case COND_AND:
+  case COND_OR:
+    note_cond_reads(o, c->left, engines);
+    if (eval_cond(o, c->left, &left) && left == (c->kind == COND_AND)) note_cond_reads(o, c->right, engines);
+    return;
+  }
+}
+
+/* The engines with an instruction in list, filling the loops' and the
+ * conditionals' masks on the way. */
+static uint32_t engines_in(Oracle *o, const Stmt *s) {
+  uint32_t all = 0;
+  for (; s; s = s->next) {
+    uint32_t here = s->kind == ST_INSTR ? (uint32_t)1 << s->engine : engines_in(o, s->body);
+    if (s->kind == ST_IF) here |= engines_in(o, s->orelse);
+    if (s->kind == ST_FOR) o->loop_engines[s->loop_id] = here;
+    if (s->kind == ST_IF) o->if_engines[s->if_id] = here;
+    all |= here;
+  }
+  return all;
+}
+
 /* instr := engine ':' op operand {',' operand} ';' -- one dynamic instance */
 static void walk_instr(Oracle *o, const Stmt *s) {
   Region rg[4];
@@ -307,6 +397,11 @@ static void walk_instr(Oracle *o, const Stmt *s) {
     if (nrg == 4) bug("oracle: more than 4 memory operands on one instruction");
     if (!operand_region(o, s, i, &rg[nrg])) return;
     where = operand_hash(where, s->operands[i].decl, rg[nrg++].at);
+  }
+  for (int i = 0; i < s->noperands; i++) {
+    note_reads(o, s->operands[i].slot, (uint32_t)1 << s->engine);
+    note_reads(o, s->operands[i].row, (uint32_t)1 << s->engine);
+    note_reads(o, s->operands[i].col, (uint32_t)1 << s->engine);
   }
   int64_t *need = append_instance(o, s);
   int64_t pos = o->trace[s->engine].n;
@@ -323,6 +418,8 @@ static void walk_stmts(Oracle *o, const Stmt *s);
 static void walk_for(Oracle *o, const Stmt *s) {
   int64_t lo, hi;
   if (!eval(o, s->lo, &lo) || !eval(o, s->hi, &hi)) return;
+  note_reads(o, s->lo, o->loop_engines[s->loop_id]);
+  note_reads(o, s->hi, o->loop_engines[s->loop_id]);
   if (ir_trips(lo, hi) > IR_MAX_TRIPS) {
     diag_error(&o->p->diag, s->span,
                "loop runs %llu iterations (%lld .. %lld) with these parameters, more than "
@@ -341,6 +438,7 @@ static void walk_for(Oracle *o, const Stmt *s) {
 static void walk_if(Oracle *o, const Stmt *s) {
   bool holds;
   if (!eval_cond(o, s->cond, &holds)) return;
+  note_cond_reads(o, s->cond, o->if_engines[s->if_id]);
   walk_stmts(o, holds ? s->body : s->orelse);
 }
 
@@ -364,6 +462,9 @@ Oracle *oracle_new(Program *p, const int64_t *params) {
   o->tile_base = ARENA_ARRAY(p->arena, int64_t, k->ntiles + 1);
   o->grid = ARENA_ARRAY(p->arena, Grid, k->ntensors + 1);
   o->loopvars = ARENA_ARRAY(p->arena, int64_t, k->nloops + 1);
+  o->loop_engines = ARENA_ARRAY(p->arena, uint32_t, k->nloops + 1);
+  o->if_engines = ARENA_ARRAY(p->arena, uint32_t, k->nifs + 1);
+  engines_in(o, k->body);
   size_grids(o);
   number_cells(o);
   if (o->failed) return NULL;
@@ -505,6 +606,18 @@ static int64_t ir_elem_eval(Schedule *s, Interp *in, const IrExpr *x) {
   return v;
 }
 
+/* The checked row of an hbm tile: the walk ran every access these
+ * coordinates come from, so a tile outside its tensor is a transform bug. */
+static int64_t ir_hbm_row_eval(Schedule *s, Interp *in, const IrExpr *x) {
+  int64_t row = ir_eval(s, in, x->a), col = ir_eval(s, in, x->b);
+  const Grid *g = &s->o->grid[x->id];
+  const Tile *t = &s->o->p->kernel->tiles[x->c->value];
+  if (!s->stop && (row < 0 || col < 0 || row > g->rows / t->rows - 1 || col > g->cols / t->cols - 1))
+    bug("oracle: line %d: bookkeeping for hbm tile %s[%lld, %lld] outside the tensor", x->line,
+        s->o->p->kernel->tensors[x->id].name, (long long)row, (long long)col);
+  return row;
+}
+
 static int64_t ir_eval(Schedule *s, Interp *in, const IrExpr *x) {
   if (s->stop) return 0;
   switch (x->kind) {
@@ -523,6 +636,7 @@ static int64_t ir_eval(Schedule *s, Interp *in, const IrExpr *x) {
   }
   switch (x->kind) {
   case IX_ELEM: return ir_elem_eval(s, in, x);
+  case IX_HBM_ROW: return ir_hbm_row_eval(s, in, x);
   case IX_NOT: return !ir_eval(s, in, x->a);
   case IX_AND: return ir_eval(s, in, x->a) && ir_eval(s, in, x->b);
   case IX_OR: return ir_eval(s, in, x->a) || ir_eval(s, in, x->b);
@@ -1015,14 +1129,40 @@ static void operand_shape(const Kernel *k, const Stmt *s, int i, int64_t shape[2
 
 static int64_t max64(int64_t a, int64_t b) { return a > b ? a : b; }
 
+static int64_t read_cost(const Oracle *o, const bfrt_costs *costs, int engine) {
+  return costs->kind[o->p->target->engines[engine].kind].device_read_cost;
+}
+
+/* An engine free since free_at that could start at start spends `reads`
+ * cycles reading first: in its idle time (*idle, plus the gap up to start)
+ * as far as it holds them. Returns the start. */
+static int64_t spend_idle(int64_t *idle, int64_t free_at, int64_t start, int64_t reads) {
+  *idle += start - free_at;
+  if (*idle >= reads) {
+    *idle -= reads;
+    return start;
+  }
+  start += reads - *idle;
+  *idle = 0;
+  return start;
+}
+
 /* The makespan of the list schedule; with charge_sync, every cross-engine
- * dependence pays its producer's sem_latency, and every instruction that
- * those dependences delay pays its engine's wait_cost once. */
+ * dependence pays its producer's sem_latency, every instruction that
+ * those dependences delay pays its engine's wait_cost once, and every
+ * engine reads each device integer its own stream depends on once (a loop
+ * bound or condition around one of its instructions, an operand's index)
+ * at device_read_cost, in its idle time before the first instance that
+ * needs it (the values never change, so any earlier idle time will do):
+ * an instance starts late only by the reads its engine's idle time so far
+ * cannot hold. Reads after an engine's last instance (a loop it skips by
+ * its bound) come after its last issue. */
 static int64_t ideal_makespan(const Oracle *o, const bfrt_costs *costs, bool charge_sync) {
   const Kernel *k = o->p->kernel;
   int n = o->nengines;
   int64_t *finish[BFRT_MAX_ENGINES], window[BFRT_MAX_ENGINES];
   int64_t next[BFRT_MAX_ENGINES] = {0}, free_at[BFRT_MAX_ENGINES] = {0}, makespan = 0, dma_work = 0;
+  int64_t idle[BFRT_MAX_ENGINES] = {0}; /* idle cycles not yet spent on device reads */
   for (int e = 0; e < n; e++) {
     finish[e] = ARENA_ARRAY(o->p->arena, int64_t, o->trace[e].n + 1);
     window[e] = bfrt_op_window(costs, o->p->target->engines[e].kind);
@@ -1044,6 +1184,7 @@ static int64_t ideal_makespan(const Oracle *o, const bfrt_costs *costs, bool cha
      * may be known complete (an earlier wait implies it): no wait charged */
     if (charge_sync && ready > start) ready += costs->kind[o->p->target->engines[c].kind].wait_cost;
     start = max64(start, ready);
+    if (charge_sync) start = spend_idle(&idle[c], free_at[c], start, o->trace[c].reads[pos - 1] * read_cost(o, costs, c));
     int64_t dst[2], src[2];
     operand_shape(k, s, 0, dst);
     operand_shape(k, s, s->noperands > 1 ? 1 : 0, src);
@@ -1053,6 +1194,8 @@ static int64_t ideal_makespan(const Oracle *o, const bfrt_costs *costs, bool cha
     makespan = max64(makespan, finish[c][pos]);
     dma_work += t.dma_engines * t.stream;
   }
+  for (int e = 0; charge_sync && e < n; e++)
+    makespan = max64(makespan, spend_idle(&idle[e], free_at[e], free_at[e], o->pending_reads[e] * read_cost(o, costs, e)));
   /* The queues share the target's dma_split DMA engines: no schedule
    * streams faster than all of them at once (a bound, not a schedule). */
   int64_t shared = costs->kind[BFRT_KIND_DMA].dma_split;

@@ -130,8 +130,6 @@ static void bf_engine_act(bfrt_ctx *bf_cx, const int64_t *bf_params) {
         bf_wait(bf_cx, BF_ENGINE_dma0, bf_known, 1, 28); /* after dma0 line 21: RAW, same iteration */
         /* line 28: copy t, a; */
         bf_op_tt(bf_cx, BFRT_COPY, 28, BF_TILE_t, 0, BF_TILE_a, 0);
-        bfrt_bookkeep(bf_cx, 1);
-        bf_wait(bf_cx, BF_ENGINE_dve, bf_known, bf_a0[0], 28); /* after dve line 40: WAR, loop-carried (tracked) */
         /* line 28: scale t, t, 3.0; */
         bf_op_ttf(bf_cx, BFRT_SCALE, 28, BF_TILE_t, 0, BF_TILE_t, 0, 3.0f);
       } else {
@@ -141,13 +139,9 @@ static void bf_engine_act(bfrt_ctx *bf_cx, const int64_t *bf_params) {
         /* line 30: act: scale t, a, 2.0; */
         bf_op_ttf(bf_cx, BFRT_SCALE, 30, BF_TILE_t, 0, BF_TILE_a, 0, 2.0f);
         if ((bf_mod(i, 2) == 1)) { /* line 31 */
-          bfrt_bookkeep(bf_cx, 1);
-          bf_wait(bf_cx, BF_ENGINE_dve, bf_known, bf_a0[0], 32); /* after dve line 40: WAR, loop-carried (tracked) */
           /* line 32: act: exp t, t; */
           bf_op_tt(bf_cx, BFRT_EXP, 32, BF_TILE_t, 0, BF_TILE_t, 0);
         } else {
-          bfrt_bookkeep(bf_cx, 1);
-          bf_wait(bf_cx, BF_ENGINE_dve, bf_known, bf_a0[0], 34); /* after dve line 40: WAR, loop-carried (tracked) */
           /* line 34: act: relu t, t; */
           bf_op_tt(bf_cx, BFRT_RELU, 34, BF_TILE_t, 0, BF_TILE_t, 0);
         }

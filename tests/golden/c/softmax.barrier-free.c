@@ -108,8 +108,6 @@ static void bf_engine_act(bfrt_ctx *bf_cx, const int64_t *bf_params) {
     bf_wait(bf_cx, BF_ENGINE_dma1, bf_known, bf_a0[bf_mod(r, 2)], 28); /* after dma1 line 30: WAR, loop-carried (tracked) */
     /* line 28: sub_row y[r % 2], x[r % 2], m[r % 2]; */
     bf_op_ttt(bf_cx, BFRT_SUB_ROW, 28, BF_TILE_y, bf_mod(r, 2), BF_TILE_x, bf_mod(r, 2), BF_TILE_m, bf_mod(r, 2));
-    bfrt_bookkeep(bf_cx, 1);
-    bf_wait(bf_cx, BF_ENGINE_dma1, bf_known, bf_a0[bf_mod(r, 2)], 28); /* after dma1 line 30: WAR, loop-carried (tracked) */
     /* line 28: exp y[r % 2], y[r % 2]; */
     bf_op_tt(bf_cx, BFRT_EXP, 28, BF_TILE_y, bf_mod(r, 2), BF_TILE_y, bf_mod(r, 2));
     bfrt_bookkeep(bf_cx, 4);
