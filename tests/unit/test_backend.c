@@ -59,7 +59,7 @@ static void npy_round_trip(void **state) {
   for (int i = 0; i < 12; i++) data[i] = (float)i * 0.25f - 1.0f;
   data[5] = -0.0f;
   float back[12];
-  NpyArray in = {3, 4, data, false}, out = {3, 4, back, false};
+  NpyArray in = {3, 4, data, ELEM_F32}, out = {3, 4, back, ELEM_F32};
   const char *path = temp_path(), *err = NULL;
   assert_int_equal(npy_write(a, path, &in, &err), 0);
   assert_int_equal(npy_read(a, path, "T", &out, &err), 0);
@@ -79,7 +79,7 @@ static void npy_reads_version_2(void **state) {
   const char *path = temp_path(), *err = NULL;
   write_npy(path, 2, "{\"descr\": \"<f4\", \"shape\": (1, 2), \"fortran_order\": False}\n", data, 2);
   float back[2];
-  NpyArray out = {1, 2, back, false};
+  NpyArray out = {1, 2, back, ELEM_F32};
   assert_int_equal(npy_read(a, path, "T", &out, &err), 0);
   assert_memory_equal(back, data, sizeof data);
   unlink(path);
@@ -93,7 +93,7 @@ static void expect_bad(int major, const char *dict, size_t n, const char *want) 
   const char *path = temp_path(), *err = NULL;
   write_npy(path, major, dict, data, n);
   float back[4];
-  NpyArray out = {2, 2, back, false};
+  NpyArray out = {2, 2, back, ELEM_F32};
   assert_int_equal(npy_read(a, path, "T", &out, &err), -1);
   assert_non_null(err);
   if (!strstr(err, want)) fail_msg("message '%s' does not mention '%s'", err, want);
@@ -121,7 +121,7 @@ static void npy_bad_files(void **state) {
   Arena *a = arena_new();
   const char *path = temp_path(), *err = NULL;
   float back[4];
-  NpyArray out = {2, 2, back, false};
+  NpyArray out = {2, 2, back, ELEM_F32};
   write_bytes(path, "PK\3\4 not numpy", 15);
   assert_int_equal(npy_read(a, path, "T", &out, &err), -1);
   assert_non_null(strstr(err, "bad magic"));

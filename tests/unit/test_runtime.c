@@ -23,7 +23,7 @@
 
 /* ---- Semantics. */
 
-static SemView view(float *data, int64_t rows, int64_t cols) { return (SemView){data, rows, cols, cols}; }
+static SemView view(float *data, int64_t rows, int64_t cols) { return (SemView){data, rows, cols, cols, BFRT_DTYPE_F32}; }
 
 static const SemView none;
 
@@ -113,7 +113,7 @@ static void test_transpose_and_strides(void **state) {
   assert_floats((float[]){1, 3, 2, 4}, sq, 4);
   /* a 2x2 window at (1, 2) of a 3x4 tensor, as an hbm tile is */
   float big[12] = {0}, t[4] = {1, 2, 3, 4};
-  SemView w = {big + 1 * 4 + 2, 2, 2, 4};
+  SemView w = {big + 1 * 4 + 2, 2, 2, 4, BFRT_DTYPE_F32};
   sem_apply(BFRT_STORE, w, view(t, 2, 2), none, 0);
   assert_floats((float[]){0, 0, 0, 0, 0, 0, 1, 2, 0, 0, 3, 4}, big, 12);
   float back[4];
@@ -131,8 +131,8 @@ static const char *const n_param[] = {"N"};
 /* scale2(N): Y = 2 X, tile by tile, through a 2-slot x and one y:
  *   for i in 0 .. N { dma: load x[i % 2], X[i, 0]; act: scale y, x[i % 2], 2; dma: store Y[i, 0], y; }
  * dma runs load, store per iteration; act runs scale. */
-static const bfrt_tile_desc scale2_tiles[] = {{"x", 2, 2, 3}, {"y", 1, 2, 3}};
-static const bfrt_tensor_desc scale2_tensors[] = {{"X", BFRT_IN, 0}, {"Y", BFRT_OUT, 0}};
+static const bfrt_tile_desc scale2_tiles[] = {{"x", 2, 2, 3, BFRT_DTYPE_F32}, {"y", 1, 2, 3, BFRT_DTYPE_F32}};
+static const bfrt_tensor_desc scale2_tensors[] = {{"X", BFRT_IN, BFRT_DTYPE_F32}, {"Y", BFRT_OUT, BFRT_DTYPE_F32}};
 
 static int scale2_shape(const int64_t *p, int t, int64_t shape[2]) {
   (void)t;
@@ -234,7 +234,7 @@ static void test_null_options_and_rerun(void **state) {
  * in the watchdog. */
 static const char *const ring_engines[] = {"pe", "act", "dve", "pool", "dma"};
 static const int ring_kinds[] = {BFRT_KIND_PE, BFRT_KIND_ACT, BFRT_KIND_DVE, BFRT_KIND_POOL, BFRT_KIND_DMA};
-static const bfrt_tile_desc ring_tiles[] = {{"t", 5, 1, 1}};
+static const bfrt_tile_desc ring_tiles[] = {{"t", 5, 1, 1, BFRT_DTYPE_F32}};
 
 static void ring_engine(bfrt_ctx *cx, const int64_t *p, int e) {
   bfrt_arg fill[] = {BFRT_TILE(0, e), BFRT_IMM((float)e)};
@@ -314,8 +314,8 @@ static void test_ring_wraps_narrow_counters(void **state) {
 
 /* softmax-like: Y is f32[R * 32, 96]; dma stores tile (p[1], 0) at line 7 while
  * act waits for a completion that will never come. */
-static const bfrt_tile_desc wide_tiles[] = {{"y", 2, 32, 96}};
-static const bfrt_tensor_desc wide_tensors[] = {{"Y", BFRT_OUT, 0}};
+static const bfrt_tile_desc wide_tiles[] = {{"y", 2, 32, 96, BFRT_DTYPE_F32}};
+static const bfrt_tensor_desc wide_tensors[] = {{"Y", BFRT_OUT, BFRT_DTYPE_F32}};
 static const char *const rc_params[] = {"R", "C", "D"};
 
 static int wide_shape(const int64_t *p, int t, int64_t shape[2]) {
@@ -481,7 +481,7 @@ static void test_watchdog(void **state) {
 
 /* One long matmul on dma while act waits for it: no counter changes for
  * longer than the watchdog period, but dma is running, so no deadlock. */
-static const bfrt_tile_desc big_tiles[] = {{"a", 3, 256, 256}};
+static const bfrt_tile_desc big_tiles[] = {{"a", 3, 256, 256, BFRT_DTYPE_F32}};
 
 static void long_op_dma(bfrt_ctx *cx, const int64_t *p) {
   (void)p;
