@@ -8,7 +8,8 @@
  * computes in real arithmetic), picks the form of an op the operands fit
  * (add with a tile or an immediate), enforces the target's hardware limits
  * (partitions, SBUF and PSUM capacity, PSUM banks, which engines reach
- * PSUM) and requires every out tensor to be stored to.
+ * PSUM) and requires every out tensor to be stored to; it warns of tile
+ * slots read before anything can have written them (frontend/written.c).
  *
  * Each rule has its own positioned message, and checking goes on after an
  * error so one run reports as much as it sensibly can; a construct that
@@ -983,5 +984,6 @@ void check(Program *p) {
   check_tile_limits(&s);
   check_psum_access(&s);
   if (!p->diag.errors) check_tensors_stored(&s);
+  if (!p->diag.errors && p->diag.warn) check_tiles_written(p);
   assign_queues(p);
 }

@@ -72,6 +72,41 @@ static void npy_round_trip(void **state) {
   arena_free(a);
 }
 
+/* bf16 goes out as its bit patterns ('<u2') and back; a '<f4' file for a
+ * bf16 tensor is rounded to nearest even. fp8e4 goes out as '|u1'. */
+static void npy_narrow_types(void **state) {
+  (void)state;
+  Arena *a = arena_new();
+  const char *path = temp_path(), *err = NULL;
+  float bf[4] = {1.0f, -0x1.FEp127f, 0x1p-133f, -0.0f}, back[4];
+  NpyArray in = {2, 2, bf, ELEM_BF16}, out = {2, 2, back, ELEM_BF16};
+  assert_int_equal(npy_write(a, path, &in, &err), 0);
+  assert_int_equal(npy_read(a, path, "T", &out, &err), 0);
+  assert_memory_equal(back, bf, sizeof bf);
+  FILE *f = fopen(path, "rb");
+  long size = (fseek(f, 0, SEEK_END), ftell(f));
+  fclose(f);
+  assert_int_equal((size - 4 * 2) % 64, 0); /* two bytes an element */
+  float wide[4] = {1.00390625f, 1.01171875f, 1.0f + 0x1p-8f + 0x1p-20f, 3.3f}; /* ties, above a tie */
+  write_npy(path, 1, "{'descr': '<f4', 'fortran_order': False, 'shape': (2, 2), }", wide, 4);
+  assert_int_equal(npy_read(a, path, "T", &out, &err), 0);
+  assert_memory_equal(back, ((float[]){1.0f, 1.015625f, 1.0078125f, 3.296875f}), sizeof back);
+  float fp8[4] = {448.0f, -0x1p-9f, 1.125f, -0.0f};
+  NpyArray in8 = {2, 2, fp8, ELEM_FP8E4}, out8 = {2, 2, back, ELEM_FP8E4};
+  assert_int_equal(npy_write(a, path, &in8, &err), 0);
+  assert_int_equal(npy_read(a, path, "T", &out8, &err), 0);
+  assert_memory_equal(back, fp8, sizeof fp8);
+  out8.type = ELEM_F32; /* an f32 tensor reads no '|u1' */
+  assert_int_equal(npy_read(a, path, "T", &out8, &err), -1);
+  assert_non_null(strstr(err, "dtype is '|u1', but tensor T is f32"));
+  out.type = ELEM_I32;
+  write_npy(path, 1, "{'descr': '<f4', 'fortran_order': False, 'shape': (2, 2), }", wide, 4);
+  assert_int_equal(npy_read(a, path, "T", &out, &err), -1);
+  assert_non_null(strstr(err, "tensor T is i32"));
+  unlink(path);
+  arena_free(a);
+}
+
 static void npy_reads_version_2(void **state) {
   (void)state;
   Arena *a = arena_new();
@@ -535,6 +570,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(npy_round_trip),
       cmocka_unit_test(npy_reads_version_2),
+      cmocka_unit_test(npy_narrow_types),
       cmocka_unit_test(npy_bad_files),
       cmocka_unit_test(reference_computes_by_hand),
       cmocka_unit_test(reference_reports_errors),
