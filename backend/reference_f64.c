@@ -27,7 +27,8 @@
  *
  * Tiles and tensors of a narrower storage type (bf16, fp8e4) keep their
  * exact values here too: a store to one adds the rounding the engines make
- * there to the bound instead (see "Storage types" below), and an overflow
+ * there to the bound instead (see "Storage types" below; none when the op
+ * only moves or compares values the type already holds), and an overflow
  * of the type (to Inf in bf16, to NaN in fp8e4) is the same diagnostic as
  * an overflow of f32. Inputs of those types arrive already rounded (the
  * default inputs and .npy files are rounded as they are read), so they are
@@ -151,10 +152,25 @@ static const StorageType *storage_type(ElemType type) {
   return type == ELEM_BF16 ? &bf16 : type == ELEM_FP8E4 ? &fp8e4 : NULL;
 }
 
-static ElemType destination_type(const F64 *r, const Stmt *s) {
-  const Operand *d = &s->operands[0];
+static ElemType operand_type(const F64 *r, const Operand *o) {
   const Kernel *k = r->p->kernel;
-  return d->kind == OPND_TILE ? k->tiles[d->decl].type : k->tensors[d->decl].type;
+  return o->kind == OPND_TILE ? k->tiles[o->decl].type : k->tensors[o->decl].type;
+}
+
+/* Whether every value of type from is one of type to (fp8e4 within bf16
+ * within f32). */
+static bool holds_every(ElemType to, ElemType from) {
+  return to == from || to == ELEM_F32 || (to == ELEM_BF16 && from == ELEM_FP8E4);
+}
+
+/* Whether s stores its values without rounding: an EXACT op (one that
+ * moves, compares or negates values) whose sources are all of types the
+ * destination holds, and no immediate, stores values of those types. */
+static bool stores_exactly(const F64 *r, const Stmt *s, ElemType dst) {
+  if (op_info(s->op)->accuracy != BFRT_ACC_EXACT) return false;
+  for (int i = 1; i < s->noperands; i++)
+    if (s->operands[i].kind == OPND_IMM || !holds_every(dst, operand_type(r, &s->operands[i]))) return false;
+  return true;
 }
 
 /* The store's rounding, added to every bound of the destination. */
@@ -365,8 +381,9 @@ static int run_instr(F64 *r, const Stmt *s) {
   bool finite_in = inputs_finite(s, &o); /* before the destination, maybe a source, changes */
   compute(s->op, &o, out);
   for (int64_t i = 0; i < d.rows; i++) memcpy(at(d, i, 0), at(out, i, 0), (size_t)d.cols * sizeof(Cell));
-  const StorageType *st = storage_type(destination_type(r, s));
-  if (st) widen_for_storage(d, st);
+  ElemType type = operand_type(r, &s->operands[0]);
+  const StorageType *st = storage_type(type);
+  if (st && !stores_exactly(r, s, type)) widen_for_storage(d, st);
   if (s->operands[0].kind == OPND_TILE) r->slot_written[s->operands[0].decl][o.slot[0]] = true;
   else mark_stored(r, s, &o);
   return check_finite(r, s, &o, finite_in, st);
