@@ -151,8 +151,8 @@ static void check_read(Written *w, const Stmt *in, int i, Place at) {
                       : at.inner == at.outer ? " in the first iteration of its loop"
                                              : " in the first iteration of its innermost loop";
   diag_warning(&w->p->diag, o->span, "'%s' reads %s %s%s before anything writes it%s", in->op_name,
-             t->mem == MEM_PSUM ? "psum tile" : "tile", name, slot < 0 && t->slotted ? " (any slot)" : "",
-             where);
+               t->mem == MEM_PSUM ? "psum tile" : "tile", name, slot < 0 && t->slotted ? " (any slot)" : "",
+               where);
 }
 
 static void walk(Written *w, const Stmt *list, Place at);
