@@ -334,8 +334,8 @@ static void check_tensor(Sema *s, Tensor *t) {
   int64_t bytes;
   if (known == 2 && value[0] > 0 && value[1] > 0 &&
       (__builtin_mul_overflow(value[0], value[1], &bytes) || __builtin_mul_overflow(bytes, 4, &bytes)))
-    diag_error(s->diag, t->span, "tensor '%s' is too large: [%lld, %lld] f32 is more than 2^63 bytes", t->name,
-               (long long)value[0], (long long)value[1]);
+    diag_error(s->diag, t->span, "tensor '%s' is too large: [%lld, %lld] in 4-byte cells is more than 2^63 bytes",
+               t->name, (long long)value[0], (long long)value[1]);
 }
 
 /* decl = ("sbuf" | "psum") IDENT ["[" expr "]"] ":" ("f32" | "bf16" | "fp8e4") "[" expr "," expr "]" ";" */
