@@ -970,18 +970,20 @@ static void put_descriptor(const Emitter *em) {
   fprintf(em->out, "};\nstatic void (*const bf_entry[%d])(bfrt_ctx *, const int64_t *) = {", ne);
   for (int e = 0; e < ne; e++)
     fprintf(em->out, "%sbf_engine_%s", e ? ", " : "", sanitize_id(p->arena, p->target->engines[e].name, e));
+  static const char *const dtype_names[ELEM_NTYPES] = {"BFRT_DTYPE_F32", "BFRT_DTYPE_I32", "BFRT_DTYPE_BF16",
+                                                       "BFRT_DTYPE_FP8E4"};
   fprintf(em->out, "};\nstatic const bfrt_tile_desc bf_tiles[%d] = {", k->ntiles ? k->ntiles : 1);
   for (int i = 0; i < k->ntiles; i++) {
     const Tile *t = &k->tiles[i];
-    fprintf(em->out, "%s\n  {\"%s\", %" PRId64 ", %" PRId64 ", %" PRId64 "}", i ? "," : "", t->name,
-            t->slots, t->rows, t->cols);
+    fprintf(em->out, "%s\n  {\"%s\", %" PRId64 ", %" PRId64 ", %" PRId64 ", %s}", i ? "," : "", t->name,
+            t->slots, t->rows, t->cols, dtype_names[t->type]);
   }
-  fputs(k->ntiles ? "\n};\n" : "{0, 0, 0, 0}};\n", em->out);
+  fputs(k->ntiles ? "\n};\n" : "{0, 0, 0, 0, 0}};\n", em->out);
   fprintf(em->out, "static const bfrt_tensor_desc bf_tensors[%d] = {", k->ntensors ? k->ntensors : 1);
   static const char *const io_names[] = {"BFRT_IN", "BFRT_OUT", "BFRT_INOUT"};
   for (int i = 0; i < k->ntensors; i++)
-    fprintf(em->out, "%s\n  {\"%s\", %s, %d}", i ? "," : "", k->tensors[i].name,
-            io_names[k->tensors[i].io], k->tensors[i].ints);
+    fprintf(em->out, "%s\n  {\"%s\", %s, %s}", i ? "," : "", k->tensors[i].name,
+            io_names[k->tensors[i].io], dtype_names[k->tensors[i].type]);
   fputs(k->ntensors ? "\n};\n" : "{0, 0, 0}};\n", em->out);
   fprintf(em->out, "static const uint32_t bf_tracks[%d] = {", ne);
   for (int e = 0; e < ne; e++) fprintf(em->out, "%s0x%" PRIx32, e ? ", " : "", ir_tracks(&p->ir->streams[e]));

@@ -144,7 +144,7 @@ static const NamedPath *input_for(const RunArgs *a, const char *name) {
 
 static int read_input(Run *r, int t, const NamedPath *in) {
   RefTensor *x = &r->in.inputs[t];
-  NpyArray into = {x->rows, x->cols, x->data, r->p->kernel->tensors[t].ints};
+  NpyArray into = {x->rows, x->cols, x->data, r->p->kernel->tensors[t].type};
   const char *err;
   if (npy_read(r->p->arena, in->path, in->name, &into, &err)) {
     fprintf(stderr, "bfsync: error: %s\n", err);
@@ -172,7 +172,7 @@ static int write_outputs(Run *r) {
   for (int i = 0; i < r->args->outputs.n; i++) {
     const NamedPath *o = &r->args->outputs.items[i];
     const RefTensor *x = &r->results[find_tensor(r->p->kernel, o->name)];
-    NpyArray arr = {x->rows, x->cols, x->data, r->p->kernel->tensors[find_tensor(r->p->kernel, o->name)].ints};
+    NpyArray arr = {x->rows, x->cols, x->data, r->p->kernel->tensors[find_tensor(r->p->kernel, o->name)].type};
     const char *err;
     if (npy_write(r->p->arena, o->path, &arr, &err)) {
       fprintf(stderr, "bfsync: error: %s\n", err);

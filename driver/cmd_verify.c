@@ -176,7 +176,7 @@ static int device_values(Program *p, const VerifyArgs *a, const int64_t *params)
               np->name);
       return 2;
     }
-    NpyArray into = {in.inputs[t].rows, in.inputs[t].cols, in.inputs[t].data, true};
+    NpyArray into = {in.inputs[t].rows, in.inputs[t].cols, in.inputs[t].data, ELEM_I32};
     if (npy_read(p->arena, np->path, np->name, &into, &err)) {
       fprintf(stderr, "bfsync: error: %s\n", err);
       return 1;

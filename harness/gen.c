@@ -35,6 +35,11 @@
  *  - A small pool of tiles and tensors (one of each io kind, the inout ones
  *    loaded and stored) makes RAW, WAR and WAW conflicts, on one engine
  *    and across engines, the common case rather than a lucky one.
+ *  - Element types: about one tile or tensor in five stores bf16 and one
+ *    in ten fp8e4, so the rounding on every store goes through the
+ *    emitter, both executors and the gcc build; they are drawn from a
+ *    stream of their own, so a seed's kernel is otherwise what it was
+ *    before types were drawn.
  *
  * Randomness is splitmix64, seeded from --seed: the same seed prints the
  * same kernel on every machine. The kernel and its parameter set come from
@@ -81,7 +86,7 @@ static Rng rng_stream(uint64_t seed, uint64_t purpose) {
   return rng;
 }
 
-enum { STREAM_PARAMS = 1, STREAM_KERNEL = 2 };
+enum { STREAM_PARAMS = 1, STREAM_KERNEL = 2, STREAM_TYPES = 3 };
 
 /* Tile shapes: square [D, D], row [D, 1] and column [1, D] vectors. */
 typedef enum Family { FAM_SQUARE, FAM_ROW, FAM_COL, NFAMILIES } Family;
@@ -106,6 +111,7 @@ static const char *const immediates[] = {"0.5", "-2", "1e-3", "0.25", "1.5", "-0
 
 typedef struct Gen {
   Rng rng;
+  Rng types; /* element types, STREAM_TYPES */
   FILE *out;
   const Target *target;
   int nparams;
@@ -158,8 +164,14 @@ static void print_extent(Gen *g) {
   fputs("2)", g->out);
 }
 
+/* f32, bf16 or fp8e4, from the types stream. */
+static const char *random_type(Gen *g) {
+  int roll = rng_below(&g->types, 10);
+  return roll < 7 ? "f32" : roll < 9 ? "bf16" : "fp8e4";
+}
+
 static void print_tensor(Gen *g, const GenTensor *t) {
-  fprintf(g->out, "  hbm %s %s: f32[", t->io, t->name);
+  fprintf(g->out, "  hbm %s %s: %s[", t->io, t->name, random_type(g));
   print_extent(g);
   if (t->family != FAM_COL) fprintf(g->out, " * %d", TILE_DIM);
   fputs(", ", g->out);
@@ -185,7 +197,7 @@ static void declare_tiles(Gen *g) {
       g->slots[f][i] = slots;
       fprintf(g->out, "  %s %c%d", psum ? "psum" : "sbuf", tile_prefix(f), i);
       if (slots > 1) fprintf(g->out, "[%d]", slots);
-      fprintf(g->out, ": f32[%d, %d];\n", rows[f], cols[f]);
+      fprintf(g->out, ": %s[%d, %d];\n", random_type(g), rows[f], cols[f]);
     }
   }
 }
@@ -504,7 +516,8 @@ static void gen_body(Gen *g, int level, int block_engine, long budget) {
 }
 
 void gen_kernel(uint64_t seed, long size, FILE *out) {
-  Gen g = {.rng = rng_stream(seed, STREAM_KERNEL), .out = out, .target = target_default()};
+  Gen g = {.rng = rng_stream(seed, STREAM_KERNEL), .types = rng_stream(seed, STREAM_TYPES), .out = out,
+           .target = target_default()};
   int64_t values[MAX_PARAMS];
   g.nparams = choose_params(seed, values);
   g.ints = rng_percent(&g.rng, 40);

@@ -34,12 +34,13 @@ enum { BFRT_KIND_PE, BFRT_KIND_ACT, BFRT_KIND_DVE, BFRT_KIND_POOL, BFRT_KIND_DMA
 typedef struct bfrt_tile_desc {
   const char *name;
   int64_t slots, rows, cols; /* unslotted tiles have 1 slot */
+  int dtype;                 /* BFRT_DTYPE_F32, _BF16 or _FP8E4 */
 } bfrt_tile_desc;
 
 typedef struct bfrt_tensor_desc {
   const char *name;
-  int io; /* BFRT_IN | BFRT_OUT | BFRT_INOUT */
-  int ints; /* 1: i32 elements (device integers, read with bfrt_elem), stored in 4-byte cells */
+  int io;    /* BFRT_IN | BFRT_OUT | BFRT_INOUT */
+  int dtype; /* BFRT_DTYPE_*; i32: device integers, read with bfrt_elem */
 } bfrt_tensor_desc;
 
 struct bfrt_kernel {

@@ -59,7 +59,7 @@ static const bfrt_tile_desc *check_slot(Ctx *cx, int line, int op, int tile, int
 static SemView tile_view(Ctx *cx, int line, int op, const bfrt_arg *a) {
   const bfrt_tile_desc *d = check_slot(cx, line, op, a->id, a->a);
   float *base = cx->rt->tiles[a->id] + a->a * d->rows * d->cols;
-  return (SemView){base, d->rows, d->cols, d->cols};
+  return (SemView){base, d->rows, d->cols, d->cols, d->dtype};
 }
 
 /* Whether tile index idx of extent-long dimension in units of size fits. */
@@ -88,7 +88,7 @@ static SemView hbm_view(Ctx *cx, int line, int op, const bfrt_arg *a, SemView un
   if (!span_fits(a->a, unit.rows, t->rows)) out_of_bounds(cx, line, op, a, "rows", a->a, unit.rows, t->rows);
   if (!span_fits(a->b, unit.cols, t->cols)) out_of_bounds(cx, line, op, a, "cols", a->b, unit.cols, t->cols);
   float *base = t->data + a->a * unit.rows * t->cols + a->b * unit.cols;
-  return (SemView){base, unit.rows, unit.cols, t->cols};
+  return (SemView){base, unit.rows, unit.cols, t->cols, k->tensors[a->id].dtype};
 }
 
 static int same_shape(SemView a, SemView b) { return a.rows == b.rows && a.cols == b.cols; }

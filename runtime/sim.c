@@ -359,7 +359,10 @@ static void sim_before_op(Ctx *cx) {
   int64_t dst[2] = {cx->views[0].rows, cx->views[0].cols};
   int64_t src[2] = {cx->views[1].rows, cx->views[1].cols};
   if (!cx->views[1].data) memcpy(src, dst, sizeof src); /* an immediate: fill */
-  x->pending = bfrt_op_timing(cx->rt->opt->costs, cx->rt->k->engine_kinds[cx->engine], cx->op, dst, src);
+  int dst_bytes = bfrt_dtype_bytes(cx->views[0].dtype), src_bytes = bfrt_dtype_bytes(cx->views[1].dtype);
+  if (!cx->views[1].data) src_bytes = dst_bytes;
+  x->pending = bfrt_op_timing_sized(cx->rt->opt->costs, cx->rt->k->engine_kinds[cx->engine], cx->op, dst, src,
+                                    dst_bytes > src_bytes ? dst_bytes : src_bytes);
   if (x->window > 1) { /* else every earlier op has completed by the clock */
     int64_t start = x->count >= x->window ? x->done_at[x->count - x->window] : 0;
     x->access = access_of(cx);

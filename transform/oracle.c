@@ -1188,7 +1188,7 @@ static int64_t ideal_makespan(const Oracle *o, const bfrt_costs *costs, bool cha
     int64_t dst[2], src[2];
     operand_shape(k, s, 0, dst);
     operand_shape(k, s, s->noperands > 1 ? 1 : 0, src);
-    bfrt_op_time t = bfrt_op_timing(costs, o->p->target->engines[c].kind, s->op, dst, src);
+    bfrt_op_time t = bfrt_op_timing_sized(costs, o->p->target->engines[c].kind, s->op, dst, src, instr_elem_bytes(k, s));
     free_at[c] = start + t.occupancy;
     finish[c][pos] = max64(finish[c][pos - 1], start + t.completion);
     makespan = max64(makespan, finish[c][pos]);

@@ -43,8 +43,8 @@ static const char *const two_engines[] = {"dma", "act"};
 static const int two_kinds[] = {BFRT_KIND_DMA, BFRT_KIND_ACT};
 static const char *const n_param[] = {"N"};
 
-static const bfrt_tile_desc tiles[] = {{"x", 2, 2, 3}, {"y", 1, 2, 3}};
-static const bfrt_tensor_desc tensors[] = {{"X", BFRT_IN, 0}, {"Y", BFRT_OUT, 0}};
+static const bfrt_tile_desc tiles[] = {{"x", 2, 2, 3, BFRT_DTYPE_F32}, {"y", 1, 2, 3, BFRT_DTYPE_F32}};
+static const bfrt_tensor_desc tensors[] = {{"X", BFRT_IN, BFRT_DTYPE_F32}, {"Y", BFRT_OUT, BFRT_DTYPE_F32}};
 
 static int shape_of(const int64_t *p, int t, int64_t shape[2]) {
   (void)t;
