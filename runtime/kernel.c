@@ -264,7 +264,7 @@ int64_t bfrt_hbm_row(Ctx *cx, int op, int tensor, int tile, int64_t row, int64_t
   if (rt_failed(cx->rt)) rt_unwind(cx);
   const bfrt_tile_desc *d = check_slot(cx, line, op, tile, 0);
   bfrt_arg a = {.kind = BFRT_ARG_HBM, .id = tensor, .a = row, .b = col};
-  hbm_view(cx, line, op, &a, (SemView){NULL, d->rows, d->cols, d->cols});
+  hbm_view(cx, line, op, &a, (SemView){NULL, d->rows, d->cols, d->cols, d->dtype});
   return row;
 }
 

@@ -592,7 +592,7 @@ static void test_costs_saturate(void **state) {
  * its counter, and the run passes; without (no back-pressure declared),
  * act's read is 2^4 or more past what it saw and the run fails, never
  * passes by luck. The simulator makes the timing deterministic. */
-static const bfrt_tile_desc window_tiles[] = {{"small", 1, 1, 1}, {"big", 1, 128, 4096}};
+static const bfrt_tile_desc window_tiles[] = {{"small", 1, 1, 1, BFRT_DTYPE_F32}, {"big", 1, 128, 4096, BFRT_DTYPE_F32}};
 
 static void window_dma(bfrt_ctx *cx, const int64_t *p) {
   (void)p;
