@@ -35,6 +35,12 @@ enum { BFRT_DTYPE_F32, BFRT_DTYPE_I32, BFRT_DTYPE_BF16, BFRT_DTYPE_FP8E4, BFRT_N
 static inline int bfrt_dtype_bytes(int dtype) {
   return dtype == BFRT_DTYPE_BF16 ? 2 : dtype == BFRT_DTYPE_FP8E4 ? 1 : 4;
 }
+/* The name a kernel writes dtype with (f32, i32, bf16, fp8e4; "?" if none):
+ * the one spelling of the language, the IR, the trace and the header. */
+static inline const char *bfrt_dtype_name(int dtype) {
+  static const char *const names[BFRT_NDTYPES] = {"f32", "i32", "bf16", "fp8e4"};
+  return dtype >= 0 && dtype < BFRT_NDTYPES ? names[dtype] : "?";
+}
 enum { BFRT_EXEC_THREADS, BFRT_EXEC_SIM };
 
 typedef struct bfrt_options {
