@@ -298,6 +298,11 @@ static void check_const(Sema *s, Const *c) {
 
 static const char *type_suggestion(Sema *s, const char *word);
 
+#define FLOAT_TYPES "f32, bf16, fp16, fp8e4 or fp8e5"
+/* The float types: the ones tiles may have. */
+static const unsigned FLOAT_TYPE_MASK =
+    1u << ELEM_F32 | 1u << ELEM_BF16 | 1u << ELEM_FP8E4 | 1u << ELEM_FP8E5 | 1u << ELEM_FP16;
+
 /* The element type written as elem (NULL: the keyword f32), or -1 after an
  * error; allowed: the mask of types this declaration may have. */
 static int resolve_elem_type(Sema *s, const char *elem, Span span, unsigned allowed, const char *what) {
@@ -305,15 +310,15 @@ static int resolve_elem_type(Sema *s, const char *elem, Span span, unsigned allo
   int type = elem_type_of(elem);
   if (type >= 0 && (allowed >> type & 1)) return type;
   if (type == ELEM_I32)
-    diag_error(s->diag, span, "%s cannot be i32: i32 is for hbm in tensors of device integers; %s are f32, bf16 "
-               "or fp8e4", what, what);
+    diag_error(s->diag, span, "%s cannot be i32: i32 is for hbm in tensors of device integers; %s are " FLOAT_TYPES,
+               what, what);
   else
-    diag_error(s->diag, span, "unknown element type '%s': %s are f32, bf16 or fp8e4%s%s", elem, what,
+    diag_error(s->diag, span, "unknown element type '%s': %s are " FLOAT_TYPES "%s%s", elem, what,
                allowed >> ELEM_I32 & 1 ? ", or i32 (device integers)" : "", type_suggestion(s, elem));
   return -1;
 }
 
-/* decl = "hbm" io IDENT ":" ("f32" | "i32" | "bf16" | "fp8e4") "[" expr "," expr "]" ";" */
+/* decl = "hbm" io IDENT ":" ("f32" | "i32" | "bf16" | "fp16" | "fp8e4" | "fp8e5") "[" expr "," expr "]" ";" */
 static void check_tensor(Sema *s, Tensor *t) {
   Expr *dims[2] = {t->rows, t->cols};
   int type = resolve_elem_type(s, t->elem, t->elem_span, (1u << ELEM_NTYPES) - 1, "hbm tensors");
@@ -338,9 +343,9 @@ static void check_tensor(Sema *s, Tensor *t) {
                t->name, (long long)value[0], (long long)value[1]);
 }
 
-/* decl = ("sbuf" | "psum") IDENT ["[" expr "]"] ":" ("f32" | "bf16" | "fp8e4") "[" expr "," expr "]" ";" */
+/* decl = ("sbuf" | "psum") IDENT ["[" expr "]"] ":" ("f32" | "bf16" | "fp16" | "fp8e4" | "fp8e5") "[" expr "," expr "]" ";" */
 static bool check_tile(Sema *s, Tile *t) {
-  int type = resolve_elem_type(s, t->elem, t->elem_span, 1u << ELEM_F32 | 1u << ELEM_BF16 | 1u << ELEM_FP8E4, "tiles");
+  int type = resolve_elem_type(s, t->elem, t->elem_span, FLOAT_TYPE_MASK, "tiles");
   t->type = type < 0 ? ELEM_F32 : (ElemType)type;
   t->slots = t->slotted ? positive_constant(s, t->slots_expr, "a slot count") : 1;
   t->rows = positive_constant(s, t->rows_expr, "a tile dimension");
@@ -886,7 +891,7 @@ static void check_tensors_stored(Sema *s) {
 }
 
 /* ---- Hardware limits (the target's [limits]; docs/targets.md). An
- * element takes 4 bytes (f32), 2 (bf16) or 1 (fp8e4); a tile's rows are its
+ * element takes 4 bytes (f32), 2 (bf16, fp16) or 1 (fp8e4, fp8e5); a tile's rows are its
  * partitions, so a slot takes cols elements of every partition it spans. */
 static int64_t slot_bytes(const Tile *t) { return t->cols * bfrt_dtype_bytes((int)t->type); }
 

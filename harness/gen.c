@@ -35,8 +35,9 @@
  *  - A small pool of tiles and tensors (one of each io kind, the inout ones
  *    loaded and stored) makes RAW, WAR and WAW conflicts, on one engine
  *    and across engines, the common case rather than a lucky one.
- *  - Element types: about one tile or tensor in five stores bf16 and one
- *    in ten fp8e4, so the rounding on every store goes through the
+ *  - Element types: about one tile or tensor in three stores a narrow float
+ *    type (bf16 in seven, fp16 in ten, fp8e4 and fp8e5 in twenty each),
+ *    so the rounding on every store goes through the
  *    emitter, both executors and the gcc build; they are drawn from a
  *    stream of their own, so a seed's kernel is otherwise what it was
  *    before types were drawn.
@@ -164,10 +165,11 @@ static void print_extent(Gen *g) {
   fputs("2)", g->out);
 }
 
-/* f32, bf16 or fp8e4, from the types stream. */
+/* A float type from the types stream: f32 13 times in 20, bf16 3, fp16 2,
+ * fp8e4 and fp8e5 once each. */
 static const char *random_type(Gen *g) {
-  int roll = rng_below(&g->types, 10);
-  return roll < 7 ? "f32" : roll < 9 ? "bf16" : "fp8e4";
+  int roll = rng_below(&g->types, 20);
+  return roll < 13 ? "f32" : roll < 16 ? "bf16" : roll < 18 ? "fp16" : roll < 19 ? "fp8e4" : "fp8e5";
 }
 
 static void print_tensor(Gen *g, const GenTensor *t) {
