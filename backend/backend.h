@@ -95,17 +95,21 @@ bool reference_f64_compare(Program *p, const RefTensor *got, const ExactTensor *
  * FLT_MIN); a NaN or an infinity on one side only is infinite. */
 double reference_f64_rel_err(float got, double want, double scale);
 
-/* ---- numpy .npy files: 2-D, '<f4', C order. */
+/* ---- numpy .npy files: 2-D, C order, little-endian; the dtype by the
+ * tensor's element type (docs/runtime.md, "The .npy contract"): f32 '<f4',
+ * i32 '<i4', and, as numpy has no bfloat16 or float8, bf16 as its bit
+ * patterns in '<u2' and fp8e4 as its bit patterns in '|u1'. A bf16 or fp8e4
+ * tensor also reads '<f4', rounding each value to nearest even. */
 typedef struct NpyArray {
   int64_t rows, cols;
-  float *data; /* rows * cols 4-byte cells: f32, or int32 when ints */
-  bool ints;   /* '<i4' (an i32 tensor's values) rather than '<f4' */
+  float *data;   /* rows * cols 4-byte cells: the values (int32 cells for i32) */
+  ElemType type; /* the tensor's element type */
 } NpyArray;
 
-/* Read path into into->data, which is into->rows x into->cols and f32 or,
- * with into->ints, i32 (the dtype must match): a file of
- * any other shape is an error (naming tensor) before anything is read. 0,
- * or -1 with a message in *err. */
+/* Read path into into->data, which is into->rows x into->cols of
+ * into->type (the dtype must be one that type reads): a file of any other
+ * shape is an error (naming tensor) before anything is read. 0, or -1 with
+ * a message in *err. */
 int npy_read(Arena *arena, const char *path, const char *tensor, const NpyArray *into, const char **err);
 /* Write a version 1.0 file, atomically (a temporary file renamed over
  * path); 0, or -1 with a message (and the reason) in *err. */

@@ -151,12 +151,13 @@ static void uses_expr(Uses *u, const IrExpr *x) {
   case IX_VAR: u->var_read[x->id] = true; break;
   case IX_DIV:
   case IX_MOD:
-  case IX_ELEM: u->cx = true; break;
+  case IX_ELEM:
+  case IX_HBM_ROW: u->cx = true; break;
   default: break;
   }
   uses_expr(u, x->a);
   uses_expr(u, x->b);
-  uses_expr(u, x->c);
+  if (x->kind != IX_HBM_ROW) uses_expr(u, x->c);
 }
 
 /* Whether a loop must check its trip count at entry (bfrt_loop): hi - lo
@@ -298,6 +299,14 @@ static void put_ir_expr(const Emitter *em, const IrExpr *x) {
   case IX_MAX: put_call(em, x, "bf_max", false); return;
   case IX_ELEM:
     fprintf(em->out, "bfrt_elem(bf_cx, %d, ", x->id);
+    put_ir_expr(em, x->a);
+    fputs(", ", em->out);
+    put_ir_expr(em, x->b);
+    fprintf(em->out, ", %d)", x->line);
+    return;
+  case IX_HBM_ROW:
+    fprintf(em->out, "bfrt_hbm_row(bf_cx, BFRT_%s, BF_HBM_%s, BF_TILE_%s, ", op_ids[x->value], em->tensor_ids[x->id],
+            em->tile_ids[x->c->value]);
     put_ir_expr(em, x->a);
     fputs(", ", em->out);
     put_ir_expr(em, x->b);
@@ -563,6 +572,7 @@ static bool hoistable(const Emitter *em, const IrExpr *x) {
   case IX_VAR: return !em->var_set[x->id];
   case IX_LOAD:
   case IX_ELEM: /* a device read costs a read, and may be out of bounds where unused */
+  case IX_HBM_ROW: /* may stop the kernel where unused */
   case IX_SELECT:
   case IX_AND:
   case IX_OR: return false; /* evaluated lazily: hoisting would evaluate the side not taken */
@@ -960,23 +970,28 @@ static void put_descriptor(const Emitter *em) {
   fprintf(em->out, "};\nstatic void (*const bf_entry[%d])(bfrt_ctx *, const int64_t *) = {", ne);
   for (int e = 0; e < ne; e++)
     fprintf(em->out, "%sbf_engine_%s", e ? ", " : "", sanitize_id(p->arena, p->target->engines[e].name, e));
+  static const char *const dtype_names[ELEM_NTYPES] = {"BFRT_DTYPE_F32", "BFRT_DTYPE_I32", "BFRT_DTYPE_BF16",
+                                                       "BFRT_DTYPE_FP8E4"};
   fprintf(em->out, "};\nstatic const bfrt_tile_desc bf_tiles[%d] = {", k->ntiles ? k->ntiles : 1);
   for (int i = 0; i < k->ntiles; i++) {
     const Tile *t = &k->tiles[i];
-    fprintf(em->out, "%s\n  {\"%s\", %" PRId64 ", %" PRId64 ", %" PRId64 "}", i ? "," : "", t->name,
-            t->slots, t->rows, t->cols);
+    fprintf(em->out, "%s\n  {\"%s\", %" PRId64 ", %" PRId64 ", %" PRId64 ", %s}", i ? "," : "", t->name,
+            t->slots, t->rows, t->cols, dtype_names[t->type]);
   }
-  fputs(k->ntiles ? "\n};\n" : "{0, 0, 0, 0}};\n", em->out);
+  fputs(k->ntiles ? "\n};\n" : "{0, 0, 0, 0, 0}};\n", em->out);
   fprintf(em->out, "static const bfrt_tensor_desc bf_tensors[%d] = {", k->ntensors ? k->ntensors : 1);
   static const char *const io_names[] = {"BFRT_IN", "BFRT_OUT", "BFRT_INOUT"};
   for (int i = 0; i < k->ntensors; i++)
-    fprintf(em->out, "%s\n  {\"%s\", %s, %d}", i ? "," : "", k->tensors[i].name,
-            io_names[k->tensors[i].io], k->tensors[i].ints);
+    fprintf(em->out, "%s\n  {\"%s\", %s, %s}", i ? "," : "", k->tensors[i].name,
+            io_names[k->tensors[i].io], dtype_names[k->tensors[i].type]);
   fputs(k->ntensors ? "\n};\n" : "{0, 0, 0}};\n", em->out);
+  fprintf(em->out, "static const uint32_t bf_tracks[%d] = {", ne);
+  for (int e = 0; e < ne; e++) fprintf(em->out, "%s0x%" PRIx32, e ? ", " : "", ir_tracks(&p->ir->streams[e]));
+  fputs("};\n", em->out);
   fprintf(em->out,
           "\nconst bfrt_kernel %s = {\n"
           "  \"%s\", %d, bf_param_names, %d, bf_engine_names, bf_engine_kinds, bf_entry,\n"
-          "  %d, bf_tiles, %d, bf_tensors, bf_tensor_shape, %d};\n",
+          "  %d, bf_tiles, %d, bf_tensors, bf_tensor_shape, %d, bf_tracks};\n",
           emit_c_symbol(p), k->name, k->nparams, ne, k->ntiles, k->ntensors, p->target->counter_bits);
 }
 
@@ -1005,32 +1020,18 @@ static const char **sanitized_ids(const Program *p, int n,
   return ids;
 }
 
-/* bf_wait, the guarded wait of ir.h. With counters narrower than 64 bits a
- * compare is exact only within half the counter's range of the count it
- * tests, so a threshold further than that above the last one waited for
- * is reached in steps of at most that much (docs/algorithm.md, "The
- * counter window"). */
-static void put_guarded_wait(const Program *p, FILE *out) {
+/* bf_wait, the guarded wait of ir.h. A threshold is compared with the
+ * whole count, which the runtime extends from the counter's low bits
+ * (docs/algorithm.md, section 7), so one wait suffices at any width. */
+static void put_guarded_wait(FILE *out) {
   fputs("\n/* Wait until engine's counter reaches t, unless a wait for as much is done. */\n"
-        "static void bf_wait(bfrt_ctx *cx, int engine, int64_t *known, int64_t t, int line) {\n",
+        "static void bf_wait(bfrt_ctx *cx, int engine, int64_t *known, int64_t t, int line) {\n"
+        "  if (t > known[engine]) {\n"
+        "    bfrt_wait(cx, engine, t, line);\n"
+        "    known[engine] = t;\n"
+        "  }\n"
+        "}\n",
         out);
-  if (p->target->counter_bits < 64)
-    fprintf(out,
-            "  while (t > known[engine]) { /* counters are %d bits: steps of at most 2^%d */\n"
-            "    int64_t step = t - known[engine] > INT64_C(%" PRId64 ") ? known[engine] + INT64_C(%" PRId64 ") : t;\n"
-            "    bfrt_wait(cx, engine, step, line);\n"
-            "    known[engine] = step;\n"
-            "  }\n"
-            "}\n",
-            p->target->counter_bits, p->target->counter_bits - 1, target_counter_half(p->target),
-            target_counter_half(p->target));
-  else
-    fputs("  if (t > known[engine]) {\n"
-          "    bfrt_wait(cx, engine, t, line);\n"
-          "    known[engine] = t;\n"
-          "  }\n"
-          "}\n",
-          out);
 }
 
 void emit_c(const Program *p, FILE *out) {
@@ -1064,7 +1065,7 @@ void emit_c(const Program *p, FILE *out) {
     fputs("\n/* Floor modulo by a positive constant. */\n"
           "static int64_t bf_mod(int64_t a, int64_t b) { return a % b < 0 ? a % b + b : a % b; }\n",
           out);
-  if (program_has_wait(p->ir)) put_guarded_wait(p, out);
+  if (program_has_wait(p->ir)) put_guarded_wait(out);
   if (program_forgets(p->ir))
     fprintf(out, "\n/* After a barrier every counter restarts from 0. */\n"
             "static void bf_forget(int64_t *known) {\n"

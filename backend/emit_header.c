@@ -24,6 +24,7 @@ void emit_header(const Program *p, FILE *out) {
   for (int i = 0; i < k->nparams; i++) fprintf(out, "  bfk_%s_param_%s = %d,\n", n, k->params[i].name, i);
   fprintf(out, "  bfk_%s_nparams = %d\n};\n\nenum {\n", n, k->nparams);
   for (int t = 0; t < k->ntensors; t++)
-    fprintf(out, "  bfk_%s_tensor_%s = %d, /* hbm %s */\n", n, k->tensors[t].name, t, io_names[k->tensors[t].io]);
+    fprintf(out, "  bfk_%s_tensor_%s = %d, /* hbm %s %s */\n", n, k->tensors[t].name, t, io_names[k->tensors[t].io],
+            elem_type_name(k->tensors[t].type));
   fprintf(out, "  bfk_%s_ntensors = %d\n};\n\n#endif\n", n, k->ntensors);
 }

@@ -1,7 +1,11 @@
 /* npy.c: numpy's .npy files, the way tensors go in and out of `bfsync run`.
  *
- * Only what a kernel's tensors can be: 2-D, little-endian f32 ('<f4'), C
- * order. The format is a magic string, a version, a little-endian header
+ * Only what a kernel's tensors can be: 2-D, little-endian, C order, in the
+ * dtype of the tensor's element type: f32 '<f4', i32 '<i4', bf16 '<u2' and
+ * fp8e4 '|u1' (numpy has no dtype for either, so the file holds their bit
+ * patterns, which ml_dtypes' bfloat16 and float8_e4m3fn views read back);
+ * a bf16 or fp8e4 tensor also takes '<f4', rounded to nearest even as a
+ * store to it would be (bfrt_round). The format is a magic string, a version, a little-endian header
  * length (2 bytes in version 1.0, 4 in 2.0), an ASCII Python dict literal
  * padded to a multiple of 64 bytes, then the raw data. The dict is parsed
  * strictly enough that anything numpy would not have written is rejected
@@ -12,6 +16,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -116,7 +121,47 @@ static uint32_t little_endian(const unsigned char *b, int n) {
   return v;
 }
 
-/* Check the header of f against an f32 2-D C-order array; -1 with *err. */
+/* The bytes of an element of a dtype bfsync reads, or 0. */
+static int dtype_bytes(const char *descr) {
+  if (!strcmp(descr, "<f4") || !strcmp(descr, "<i4")) return 4;
+  if (!strcmp(descr, "<u2")) return 2;
+  if (!strcmp(descr, "|u1") || !strcmp(descr, "<u1")) return 1;
+  return 0;
+}
+
+/* The dtype a tensor of type is written in, and the one it reads besides '<f4'. */
+static const char *native_dtype(ElemType type) {
+  static const char *const names[ELEM_NTYPES] = {"<f4", "<i4", "<u2", "|u1"};
+  return names[type];
+}
+
+/* Whether a tensor of type reads a file of dtype descr. */
+static bool reads_dtype(ElemType type, const char *descr) {
+  if (!strcmp(descr, native_dtype(type))) return true;
+  if (type == ELEM_FP8E4 && !strcmp(descr, "<u1")) return true;
+  return (type == ELEM_BF16 || type == ELEM_FP8E4) && !strcmp(descr, "<f4");
+}
+
+/* ---- fp8e4 (OCP E4M3) bit patterns: S EEEE MMM, bias 7, E = 0 subnormal
+ * (M * 2^-9), S 1111 111 NaN, no Inf. */
+static float fp8e4_value(unsigned bits) {
+  unsigned e = bits >> 3 & 15, m = bits & 7;
+  float magnitude = e == 15 && m == 7 ? NAN : e == 0 ? ldexpf((float)m, -9) : ldexpf((float)(8 + m), (int)e - 10);
+  return bits & 0x80 ? -magnitude : magnitude;
+}
+
+/* The pattern of x, a value fp8e4 holds (or a NaN). */
+static unsigned fp8e4_bits(float x) {
+  unsigned sign = signbit(x) ? 0x80 : 0;
+  float magnitude = fabsf(x);
+  if (isnan(x)) return sign | 0x7F;
+  if (magnitude < 0x1p-6f) return sign | (unsigned)(magnitude * 512.0f);
+  int exponent;
+  float fraction = frexpf(magnitude, &exponent); /* [0.5, 1): the pattern's exponent is exponent - 1 + 7 */
+  return sign | (unsigned)(exponent + 6) << 3 | ((unsigned)(fraction * 16.0f) & 7);
+}
+
+/* Check the header of f against a 2-D C-order array; -1 with *err. */
 static int read_header(Arena *a, FILE *f, const char *path, Header *h, const char **err) {
   unsigned char pre[12];
   if (fread(pre, 1, 8, f) != 8 || memcmp(pre, NPY_MAGIC, NPY_MAGIC_LEN)) {
@@ -149,8 +194,10 @@ static int read_header(Arena *a, FILE *f, const char *path, Header *h, const cha
     *err = arena_printf(a, "%s: bad .npy header (expected {'descr': ..., 'fortran_order': ..., 'shape': (...)})", path);
     return -1;
   }
-  if (strcmp(h->descr, "<f4") && strcmp(h->descr, "<i4")) {
-    *err = arena_printf(a, "%s: dtype is '%s', expected float32 ('<f4') or, for an i32 tensor, int32 ('<i4')",
+  if (!dtype_bytes(h->descr)) {
+    *err = arena_printf(a,
+                        "%s: dtype is '%s', expected float32 ('<f4'), int32 ('<i4', i32 tensors), uint16 ('<u2', "
+                        "bf16 bit patterns) or uint8 ('|u1', fp8e4 bit patterns)",
                         path, h->descr);
     return -1;
   }
@@ -174,6 +221,27 @@ static long remaining_bytes(FILE *f) {
   return end - here;
 }
 
+/* Convert n elements of dtype descr, read into the front of data as they
+ * were in the file, to the tensor's cells in place (back to front, as a
+ * cell is at least as wide as an element). */
+static void widen(float *data, int64_t n, const char *descr, ElemType type) {
+  int bytes = dtype_bytes(descr);
+  const unsigned char *raw = (const unsigned char *)data;
+  for (int64_t i = n - 1; i >= 0; i--) {
+    float value;
+    if (bytes == 1) {
+      value = fp8e4_value(raw[i]);
+    } else if (bytes == 2) {
+      uint32_t bits = (uint32_t)(raw[2 * i] | raw[2 * i + 1] << 8) << 16;
+      memcpy(&value, &bits, sizeof value);
+    } else {
+      memcpy(&value, raw + 4 * i, sizeof value);
+      if (type == ELEM_I32) continue; /* i32 values stay the file's cells */
+    }
+    data[i] = bfrt_round(value, (int)type);
+  }
+}
+
 /* The data into want's storage, once the header's shape is want's: a
  * header that claims any other shape (a huge one included) is rejected
  * before anything is read or allocated. */
@@ -185,18 +253,20 @@ static int read_data(Arena *a, FILE *f, const char *path, const Header *h, const
     return -1;
   }
   int64_t n = want->rows * want->cols; /* the tensor's, within the size limit */
+  int bytes = dtype_bytes(h->descr);
   long left = remaining_bytes(f);
-  if (left >= 0 && left != n * 4) {
+  if (left >= 0 && left != n * bytes) {
     *err = arena_printf(a, "%s: %s data: %ld bytes for shape (%" PRId64 ", %" PRId64 "), expected %" PRId64,
-                        path, left < n * 4 ? "truncated" : "trailing bytes after the", left, h->shape[0],
-                        h->shape[1], n * 4);
+                        path, left < n * bytes ? "truncated" : "trailing bytes after the", left, h->shape[0],
+                        h->shape[1], n * bytes);
     return -1;
   }
-  if (fread(want->data, sizeof(float), (size_t)n, f) != (size_t)n || fgetc(f) != EOF) {
+  if (fread(want->data, (size_t)bytes, (size_t)n, f) != (size_t)n || fgetc(f) != EOF) {
     *err = arena_printf(a, "%s: data does not match shape (%" PRId64 ", %" PRId64 ")", path, h->shape[0],
                         h->shape[1]);
     return -1;
   }
+  widen(want->data, n, h->descr, want->type);
   return 0;
 }
 
@@ -208,21 +278,42 @@ int npy_read(Arena *a, const char *path, const char *tensor, const NpyArray *int
   }
   Header h;
   int status = read_header(a, f, path, &h, err);
-  if (!status && strcmp(h.descr, into->ints ? "<i4" : "<f4")) {
-    *err = arena_printf(a, "%s: dtype is '%s', but tensor %s is %s", path, h.descr, tensor,
-                        into->ints ? "i32: give int32 ('<i4')" : "f32: give float32 ('<f4')");
+  static const char *const give[ELEM_NTYPES] = {
+      "f32: give float32 ('<f4')", "i32: give int32 ('<i4')",
+      "bf16: give its bit patterns as uint16 ('<u2') or float32 ('<f4', rounded to nearest even)",
+      "fp8e4: give its bit patterns as uint8 ('|u1') or float32 ('<f4', rounded to nearest even)"};
+  if (!status && !reads_dtype(into->type, h.descr)) {
+    *err = arena_printf(a, "%s: dtype is '%s', but tensor %s is %s", path, h.descr, tensor, give[into->type]);
     status = -1;
   }
-  /* i32 values stay the file's 4-byte little-endian cells, read as they are */
   if (!status) status = read_data(a, f, path, &h, into, tensor, err);
   fclose(f);
   return status;
 }
 
+/* The cells of array in its file dtype: 4-byte cells as they are, bf16 as
+ * the upper halves of its cells, fp8e4 as its patterns. */
+static void write_elements(FILE *f, const NpyArray *array, size_t count) {
+  if (array->type == ELEM_F32 || array->type == ELEM_I32) {
+    if (count) fwrite(array->data, sizeof(float), count, f);
+    return;
+  }
+  for (size_t i = 0; i < count; i++) {
+    uint32_t bits;
+    memcpy(&bits, &array->data[i], sizeof bits);
+    if (array->type == ELEM_BF16) {
+      unsigned char half[2] = {(unsigned char)(bits >> 16), (unsigned char)(bits >> 24)};
+      fwrite(half, 1, 2, f);
+    } else {
+      fputc((int)fp8e4_bits(array->data[i]), f);
+    }
+  }
+}
+
 int npy_write(Arena *a, const char *path, const NpyArray *array, const char **err) {
   char dict[128];
   int n = snprintf(dict, sizeof dict, "{'descr': '%s', 'fortran_order': False, 'shape': (%" PRId64 ", %" PRId64 "), }",
-                   array->ints ? "<i4" : "<f4", array->rows, array->cols);
+                   native_dtype(array->type), array->rows, array->cols);
   /* Pad with spaces so magic + version + length + header is a multiple of 64. */
   size_t total = (size_t)(NPY_MAGIC_LEN + 2 + 2 + n + 1 + 63) / 64 * 64;
   size_t hlen = total - (NPY_MAGIC_LEN + 2 + 2);
@@ -240,7 +331,7 @@ int npy_write(Arena *a, const char *path, const NpyArray *array, const char **er
   }
   size_t count = (size_t)(array->rows * array->cols);
   fwrite(header, 1, total, out.f);
-  if (count) fwrite(array->data, sizeof(float), count, out.f);
+  write_elements(out.f, array, count);
   if (atomic_commit(&out)) {
     *err = arena_printf(a, "%s", out.error);
     return -1;

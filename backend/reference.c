@@ -78,7 +78,7 @@ static int tile_view(Ref *r, const Stmt *s, const Operand *o, SemView *v) {
     return fail(r, o->span,
                 arena_printf(r->p->arena, "%s: slot %s[%" PRId64 "] is out of range (%" PRId64 " slots)",
                              op_names[s->op], t->name, slot, t->slots));
-  *v = (SemView){r->tiles[o->decl] + slot * t->rows * t->cols, t->rows, t->cols, t->cols};
+  *v = (SemView){r->tiles[o->decl] + slot * t->rows * t->cols, t->rows, t->cols, t->cols, (int)t->type};
   return 0;
 }
 
@@ -110,7 +110,8 @@ static int hbm_view(Ref *r, const Stmt *s, const Operand *o, SemView unit, SemVi
     return out_of_bounds(r, s, o, row, col, "rows", row, unit.rows, t->rows);
   if (!span_fits(col, unit.cols, t->cols))
     return out_of_bounds(r, s, o, row, col, "cols", col, unit.cols, t->cols);
-  *v = (SemView){t->data + row * unit.rows * t->cols + col * unit.cols, unit.rows, unit.cols, t->cols};
+  *v = (SemView){t->data + row * unit.rows * t->cols + col * unit.cols, unit.rows, unit.cols, t->cols,
+                 (int)r->p->kernel->tensors[o->decl].type};
   return 0;
 }
 

@@ -23,7 +23,16 @@
  *   - elements of an out tensor that no store ever wrote (they would be
  *     whatever the host's buffer held).
  * Immediates are the decimal values as written (o->imm_value), not their
- * f32 roundings, so the reference sees the kernel the writer meant. */
+ * f32 roundings, so the reference sees the kernel the writer meant.
+ *
+ * Tiles and tensors of a narrower storage type (bf16, fp8e4) keep their
+ * exact values here too: a store to one adds the rounding the engines make
+ * there to the bound instead (see "Storage types" below; none when the op
+ * only moves or compares values the type already holds), and an overflow
+ * of the type (to Inf in bf16, to NaN in fp8e4) is the same diagnostic as
+ * an overflow of f32. Inputs of those types arrive already rounded (the
+ * default inputs and .npy files are rounded as they are read), so they are
+ * exact. */
 #include <float.h>
 #include <inttypes.h>
 #include <math.h>
@@ -125,6 +134,54 @@ static int resolve(F64 *r, const Stmt *s, Operands *ops) {
   return 0;
 }
 
+/* ---- Storage types. Written out here from their definitions, not taken
+ * from the runtime: a store to bf16 (8 significant bits) or fp8e4 (4) rounds
+ * to nearest, so it moves a value by at most half an ulp: unit * |x| for a
+ * normal x, and half the smallest subnormal below the normals. */
+typedef struct StorageType {
+  const char *name;
+  double unit;     /* half an ulp, relative: 2^-p for p significant bits */
+  double absolute; /* half the smallest subnormal */
+  double largest;  /* the largest |x| that rounds to a finite value (ties go to even) */
+  const char *overflow;
+} StorageType;
+
+static const StorageType *storage_type(ElemType type) {
+  static const StorageType bf16 = {"bf16", 0x1p-8, 0x1p-134, 0x1.FEFFFFFFFFFFFp127, "Inf"};
+  static const StorageType fp8e4 = {"fp8e4", 0x1p-4, 0x1p-10, 464, "NaN"};
+  return type == ELEM_BF16 ? &bf16 : type == ELEM_FP8E4 ? &fp8e4 : NULL;
+}
+
+static ElemType operand_type(const F64 *r, const Operand *o) {
+  const Kernel *k = r->p->kernel;
+  return o->kind == OPND_TILE ? k->tiles[o->decl].type : k->tensors[o->decl].type;
+}
+
+/* Whether every value of type from is one of type to (fp8e4 within bf16
+ * within f32). */
+static bool holds_every(ElemType to, ElemType from) {
+  return to == from || to == ELEM_F32 || (to == ELEM_BF16 && from == ELEM_FP8E4);
+}
+
+/* Whether s stores its values without rounding: an EXACT op (one that
+ * moves, compares or negates values) whose sources are all of types the
+ * destination holds, and no immediate, stores values of those types. */
+static bool stores_exactly(const F64 *r, const Stmt *s, ElemType dst) {
+  if (op_info(s->op)->accuracy != BFRT_ACC_EXACT) return false;
+  for (int i = 1; i < s->noperands; i++)
+    if (s->operands[i].kind == OPND_IMM || !holds_every(dst, operand_type(r, &s->operands[i]))) return false;
+  return true;
+}
+
+/* The store's rounding, added to every bound of the destination. */
+static void widen_for_storage(View d, const StorageType *st) {
+  for (int64_t i = 0; i < d.rows; i++)
+    for (int64_t j = 0; j < d.cols; j++) {
+      Cell *c = at(d, i, j);
+      c->e += st->unit * (fabs(c->v) + c->e) + st->absolute;
+    }
+}
+
 /* ---- Diagnostics. */
 
 /* Every tile slot the op reads must have been written. */
@@ -149,17 +206,20 @@ static bool all_finite(View v) {
   return true;
 }
 
-/* An op whose inputs are finite must give values f32 can hold. */
-static int check_finite(F64 *r, const Stmt *s, const Operands *ops, bool inputs_finite) {
+/* An op whose inputs are finite must give values its destination's type
+ * (f32, or st) can hold. */
+static int check_finite(F64 *r, const Stmt *s, const Operands *ops, bool inputs_finite, const StorageType *st) {
   if (!inputs_finite) return 0;
   View d = ops->v[0];
   for (int64_t i = 0; i < d.rows; i++)
     for (int64_t j = 0; j < d.cols; j++) {
       double x = at(d, i, j)->v;
-      if (isfinite(x) && fabs(x) <= FLT_MAX) continue;
-      const char *what = isnan(x)   ? "NaN"
+      if (isfinite(x) && fabs(x) <= FLT_MAX && (!st || fabs(x) <= st->largest)) continue;
+      const char *what = isnan(x) ? "NaN"
                          : isinf(x) ? "Inf"
-                                    : arena_printf(r->p->arena, "%g, which overflows f32 to Inf,", x);
+                         : fabs(x) > FLT_MAX
+                             ? arena_printf(r->p->arena, "%g, which overflows f32 to Inf,", x)
+                             : arena_printf(r->p->arena, "%g, which overflows %s to %s,", x, st->name, st->overflow);
       return fail(r, s->op_span,
                   arena_printf(r->p->arena, "'%s' produces %s from finite inputs, at [%" PRId64 ", %" PRId64
                                "] of '%s'", s->op_name, what, i, j, s->operands[0].name));
@@ -321,9 +381,12 @@ static int run_instr(F64 *r, const Stmt *s) {
   bool finite_in = inputs_finite(s, &o); /* before the destination, maybe a source, changes */
   compute(s->op, &o, out);
   for (int64_t i = 0; i < d.rows; i++) memcpy(at(d, i, 0), at(out, i, 0), (size_t)d.cols * sizeof(Cell));
+  ElemType type = operand_type(r, &s->operands[0]);
+  const StorageType *st = storage_type(type);
+  if (st && !stores_exactly(r, s, type)) widen_for_storage(d, st);
   if (s->operands[0].kind == OPND_TILE) r->slot_written[s->operands[0].decl][o.slot[0]] = true;
   else mark_stored(r, s, &o);
-  return check_finite(r, s, &o, finite_in);
+  return check_finite(r, s, &o, finite_in, st);
 }
 
 static int run_stmts(F64 *r, const Stmt *s);

@@ -144,7 +144,7 @@ static const NamedPath *input_for(const RunArgs *a, const char *name) {
 
 static int read_input(Run *r, int t, const NamedPath *in) {
   RefTensor *x = &r->in.inputs[t];
-  NpyArray into = {x->rows, x->cols, x->data, r->p->kernel->tensors[t].ints};
+  NpyArray into = {x->rows, x->cols, x->data, r->p->kernel->tensors[t].type};
   const char *err;
   if (npy_read(r->p->arena, in->path, in->name, &into, &err)) {
     fprintf(stderr, "bfsync: error: %s\n", err);
@@ -172,7 +172,7 @@ static int write_outputs(Run *r) {
   for (int i = 0; i < r->args->outputs.n; i++) {
     const NamedPath *o = &r->args->outputs.items[i];
     const RefTensor *x = &r->results[find_tensor(r->p->kernel, o->name)];
-    NpyArray arr = {x->rows, x->cols, x->data, r->p->kernel->tensors[find_tensor(r->p->kernel, o->name)].ints};
+    NpyArray arr = {x->rows, x->cols, x->data, r->p->kernel->tensors[find_tensor(r->p->kernel, o->name)].type};
     const char *err;
     if (npy_write(r->p->arena, o->path, &arr, &err)) {
       fprintf(stderr, "bfsync: error: %s\n", err);
@@ -300,8 +300,9 @@ static void print_json(Run *r, const ModeResult *res) {
   print_json_number("max_abs_err_f64", res->f64.max_abs_err);
   print_json_number("max_rel_err_f64", res->f64.max_rel_err);
   print_json_number("error_bound_ratio_f64", res->f64.max_bound_ratio);
-  printf("\"instructions\": %" PRId64 ", \"bookkeeping\": %" PRId64 ", \"barriers\": %" PRId64,
-         s->instructions, s->bookkeeping, s->barriers);
+  printf("\"instructions\": %" PRId64 ", \"bookkeeping\": %" PRId64 ", \"barriers\": %" PRId64
+         ", \"backpressure_held\": %" PRId64,
+         s->instructions, s->bookkeeping, s->barriers, s->held);
   if (r->args->check) printf(", \"races\": %" PRId64, s->races);
   if (r->args->exec == BFRT_EXEC_SIM) {
     printf(", \"cycles\": %" PRId64 ", \"ns\": %.1f, \"ideal_cycles\": ", s->cycles,
@@ -339,6 +340,7 @@ static void print_table_row(Run *r, const ModeResult *res) {
   }
   printf(" %12.2g %12.2g", res->f64.max_rel_err, res->f64.max_bound_ratio);
   if (r->args->check) printf("  races %" PRId64, s->races);
+  if (s->held) printf("  held by back-pressure %" PRId64, s->held);
   printf("\n");
 }
 

@@ -124,7 +124,8 @@ static void print_json(FILE *out, const Program *p, const VerifyArgs *a, const i
           (long long)st->early, (long long)st->late, (long long)st->late_explained,
           (long long)st->redundant, (long long)st->bookkeeping, (long long)st->deadlocks,
           (long long)st->subsumed, (long long)st->mismatches, st->schedules, st->nwait_nodes);
-  fprintf(out, ", \"window\": %lld, \"counter_bits\": %d", (long long)st->window, p->target->counter_bits);
+  fprintf(out, ", \"window\": %lld, \"counter_bits\": %d, \"backpressure_pairs\": %lld, \"backpressure_held\": %lld",
+          (long long)st->window, p->target->counter_bits, (long long)st->backpressure_pairs, (long long)st->held);
   print_wait_list(out, "redundant_waits", st, ALL_REDUNDANT);
   print_wait_list(out, "implied_waits", st, ALL_IMPLIED);
   print_wait_list(out, "unexecuted_waits", st, UNEXECUTED);
@@ -147,8 +148,11 @@ static void print_summary(FILE *out, const Program *p, const VerifyArgs *a, cons
   fprintf(out, "  redundant %lld, subsumed by another wait before the same instruction %lld\n",
           (long long)st->redundant, (long long)st->subsumed);
   if (st->window)
-    fprintf(out, "  counter window broken by %lld compares (%d-bit counters)\n", (long long)st->window,
+    fprintf(out, "  counter window broken by %lld reads (%d-bit counters)\n", (long long)st->window,
             p->target->counter_bits);
+  if (st->held)
+    fprintf(out, "  back-pressure held %lld ops (%lld consumer-producer pairs checked, %d-bit counters)\n",
+            (long long)st->held, (long long)st->backpressure_pairs, p->target->counter_bits);
   if (st->mismatches) fprintf(out, "  stream mismatches %lld (a transform bug)\n", (long long)st->mismatches);
   fprintf(out, "  %d schedule%s\n", st->schedules, st->schedules == 1 ? "" : "s");
 }
@@ -172,7 +176,7 @@ static int device_values(Program *p, const VerifyArgs *a, const int64_t *params)
               np->name);
       return 2;
     }
-    NpyArray into = {in.inputs[t].rows, in.inputs[t].cols, in.inputs[t].data, true};
+    NpyArray into = {in.inputs[t].rows, in.inputs[t].cols, in.inputs[t].data, ELEM_I32};
     if (npy_read(p->arena, np->path, np->name, &into, &err)) {
       fprintf(stderr, "bfsync: error: %s\n", err);
       return 1;

@@ -127,8 +127,8 @@ param: IDENT ':' INT_KW { kernel_add_param(ARENA, ps->kernel, &ps->param_cap, $1
 
 decls: %empty | decls decl ;
 
-/* decl = "hbm" io IDENT ":" ("f32" | IDENT) "[" expr "," expr "]" ";"   (IDENT: i32)
- *      | mem IDENT ["[" expr "]"] ":" "f32" "[" expr "," expr "]" ";"
+/* decl = "hbm" io IDENT ":" ("f32" | IDENT) "[" expr "," expr "]" ";"   (IDENT: i32, bf16, fp8e4)
+ *      | mem IDENT ["[" expr "]"] ":" ("f32" | IDENT) "[" expr "," expr "]" ";"   (IDENT: bf16, fp8e4)
  *      | "const" IDENT "=" expr ";" */
 decl:
   HBM io IDENT ':' F32 '[' expr ',' expr ']' ';'
@@ -137,6 +137,8 @@ decl:
     { kernel_add_typed_tensor(ARENA, ps->kernel, &ps->tensor_cap, $2, $3, @3, $5, @5, $7, $9); }
 | mem IDENT slots ':' F32 '[' expr ',' expr ']' ';'
     { kernel_add_tile(ARENA, ps->kernel, &ps->tile_cap, $1, $2, @2, $3, $7, $9); }
+| mem IDENT slots ':' IDENT '[' expr ',' expr ']' ';'
+    { kernel_add_typed_tile(ARENA, ps->kernel, &ps->tile_cap, $1, $2, @2, $3, $5, @5, $7, $9); }
 | CONST IDENT '=' expr ';'
     { kernel_add_const(ARENA, ps->kernel, &ps->const_cap, $2, @2, $4); }
 | HBM error ';'

@@ -9,11 +9,11 @@
  * expr_eval is the one definition of integer arithmetic in the compiler:
  * 64-bit, wrapping on overflow (never undefined), with / and % rounding
  * toward negative infinity so (i - 1) % 2 is a valid slot when i = 0. */
+#include <stdlib.h>
 #include <string.h>
 
 #include "frontend/ast.h"
-
-#include <stdlib.h>
+#include "runtime/bfrt.h"
 
 static Expr *new_expr(Arena *a, ExprKind kind, Span span, int height) {
   Expr *e = ARENA_NEW(a, Expr);
@@ -191,9 +191,39 @@ void kernel_add_typed_tensor(Arena *a, Kernel *k, int *cap, IoKind io, const cha
                              const char *elem, Span elem_span, Expr *rows, Expr *cols) {
   kernel_add_tensor(a, k, cap, io, name, span, rows, cols);
   Tensor *t = &k->tensors[k->ntensors - 1];
-  t->ints = !strcmp(elem, "i32");
   t->elem = elem;
   t->elem_span = elem_span;
+}
+
+void kernel_add_typed_tile(Arena *a, Kernel *k, int *cap, MemKind mem, const char *name, Span span,
+                           Expr *slots, const char *elem, Span elem_span, Expr *rows, Expr *cols) {
+  kernel_add_tile(a, k, cap, mem, name, span, slots, rows, cols);
+  Tile *t = &k->tiles[k->ntiles - 1];
+  t->elem = elem;
+  t->elem_span = elem_span;
+}
+
+static const char *const elem_type_names[ELEM_NTYPES] = {"f32", "i32", "bf16", "fp8e4"};
+
+int elem_type_of(const char *name) {
+  for (int i = 0; i < ELEM_NTYPES; i++)
+    if (!strcmp(name, elem_type_names[i])) return i;
+  return -1;
+}
+
+const char *elem_type_name(ElemType type) { return elem_type_names[type]; }
+
+static int operand_elem_bytes(const Kernel *k, const Operand *o) {
+  if (o->kind == OPND_TILE) return bfrt_dtype_bytes((int)k->tiles[o->decl].type);
+  if (o->kind == OPND_HBM) return bfrt_dtype_bytes((int)k->tensors[o->decl].type);
+  return 0;
+}
+
+int instr_elem_bytes(const Kernel *k, const Stmt *s) {
+  int dst = s->noperands > 0 ? operand_elem_bytes(k, &s->operands[0]) : 0;
+  int src = s->noperands > 1 ? operand_elem_bytes(k, &s->operands[1]) : 0;
+  int bytes = dst > src ? dst : src;
+  return bytes ? bytes : 4;
 }
 
 void kernel_add_param(Arena *a, Kernel *k, int *cap, const char *name, Span span) {
@@ -204,7 +234,7 @@ void kernel_add_param(Arena *a, Kernel *k, int *cap, const char *name, Span span
 void kernel_add_tensor(Arena *a, Kernel *k, int *cap, IoKind io, const char *name, Span span,
                        Expr *rows, Expr *cols) {
   k->tensors = arena_grow(a, k->tensors, sizeof(Tensor), k->ntensors, cap);
-  k->tensors[k->ntensors++] = (Tensor){name, span, io, rows, cols, false, NULL, {0, 0}};
+  k->tensors[k->ntensors++] = (Tensor){name, span, io, rows, cols, false, NULL, {0, 0}, ELEM_F32};
 }
 
 void kernel_add_tile(Arena *a, Kernel *k, int *cap, MemKind mem, const char *name, Span span,

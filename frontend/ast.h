@@ -136,14 +136,25 @@ typedef struct Param {
 
 typedef enum IoKind { IO_IN, IO_OUT, IO_INOUT } IoKind;
 
+/* Element types, numbered as the runtime's BFRT_DTYPE_* (docs/language.md,
+ * "Element types"): f32; i32, device integers (hbm in tensors only); bf16
+ * and fp8e4 (OCP E4M3), storage types that ops compute with in f32 and
+ * round to, to nearest even, when they store. */
+typedef enum ElemType { ELEM_F32, ELEM_I32, ELEM_BF16, ELEM_FP8E4, ELEM_NTYPES } ElemType;
+
+/* The type named name (as written: f32, i32, bf16, fp8e4), or -1. */
+int elem_type_of(const char *name);
+const char *elem_type_name(ElemType type);
+
 typedef struct Tensor {
   const char *name;
   Span span;
   IoKind io;
   Expr *rows, *cols; /* over parameters */
-  bool ints;         /* i32 elements: device integers, read in integer expressions */
-  const char *elem;  /* the element type as written when not f32, else NULL */
+  bool ints;         /* sema: i32 elements, device integers read in integer expressions */
+  const char *elem;  /* the element type as written when not the keyword f32, else NULL */
   Span elem_span;
+  ElemType type;     /* sema: elem resolved */
 } Tensor;
 
 typedef enum MemKind { MEM_SBUF, MEM_PSUM } MemKind;
@@ -167,6 +178,9 @@ typedef struct Tile {
   Expr *rows_expr, *cols_expr;
   bool slotted;
   int64_t slots, rows, cols; /* sema: evaluated (slots = 1 when unslotted) */
+  const char *elem;          /* the element type as written when not the keyword f32, else NULL */
+  Span elem_span;
+  ElemType type;             /* sema: elem resolved */
 } Tile;
 
 typedef struct Kernel {
@@ -186,6 +200,11 @@ typedef struct Kernel {
   Stmt **instrs; /* by instr_id */
   Stmt **loops;  /* by loop_id */
 } Kernel;
+
+/* The bytes per element instruction s moves, for the cost model: the
+ * wider of its destination's and first source's element types (an
+ * immediate counts as the destination's); the simulator's rule too. */
+int instr_elem_bytes(const Kernel *k, const Stmt *s);
 
 /* Deepest nesting of loops and blocks that bfsync accepts (docs/language.md). */
 #define MAX_NESTING 200
@@ -244,13 +263,16 @@ StmtList stmt_else_if(Stmt *s);
 void kernel_add_param(Arena *a, Kernel *k, int *cap, const char *name, Span span);
 void kernel_add_tensor(Arena *a, Kernel *k, int *cap, IoKind io, const char *name, Span span,
                        Expr *rows, Expr *cols);
-/* `hbm io NAME: ELEM[rows, cols]` with ELEM not the keyword f32: `i32`, a
- * tensor of device integers (not a keyword, so it stays usable as a name);
- * sema rejects any other. */
+/* `hbm io NAME: ELEM[rows, cols]` with ELEM not the keyword f32: i32, bf16
+ * or fp8e4 (not keywords, so they stay usable as names); sema rejects any
+ * other. */
 void kernel_add_typed_tensor(Arena *a, Kernel *k, int *cap, IoKind io, const char *name, Span span,
                              const char *elem, Span elem_span, Expr *rows, Expr *cols);
 void kernel_add_tile(Arena *a, Kernel *k, int *cap, MemKind mem, const char *name, Span span,
                      Expr *slots, Expr *rows, Expr *cols);
+/* `mem NAME[slots]: ELEM[rows, cols]` with ELEM not the keyword f32. */
+void kernel_add_typed_tile(Arena *a, Kernel *k, int *cap, MemKind mem, const char *name, Span span,
+                           Expr *slots, const char *elem, Span elem_span, Expr *rows, Expr *cols);
 void kernel_add_const(Arena *a, Kernel *k, int *cap, const char *name, Span span, Expr *value);
 /* Records a comment (scanner). */
 void kernel_add_comment(Arena *a, Kernel *k, int *cap, Span span);

@@ -9,7 +9,8 @@
  * tabs are kept (and echoed in the caret line so the caret stays aligned),
  * and a very long line is shown as a window around the caret. Messages are
  * capped in length so a 100,000-character name cannot flood the terminal.
- * After max_errors errors the rest are counted but not printed. */
+ * After max_errors errors the rest are counted but not printed; warnings
+ * likewise, and only for programs that ask for them (d->warn). */
 #include "frontend/diag.h"
 
 #include <stdarg.h>
@@ -144,6 +145,20 @@ void diag_error(Diag *d, Span span, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
   report(d, "error", span, fmt, ap);
+  va_end(ap);
+}
+
+void diag_warning(Diag *d, Span span, const char *fmt, ...) {
+  if (!d->warn) return;
+  d->warnings++;
+  if (d->warnings > error_limit(d)) {
+    if (d->warnings == error_limit(d) + 1)
+      fprintf(d->out, "%s: too many warnings; not reporting the rest\n", d->src->path);
+    return;
+  }
+  va_list ap;
+  va_start(ap, fmt);
+  report(d, "warning", span, fmt, ap);
   va_end(ap);
 }
 

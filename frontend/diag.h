@@ -25,11 +25,17 @@ typedef struct Diag {
   const Source *src;
   FILE *out;      /* stderr, or a memstream in tests */
   int errors;     /* user errors reported so far */
-  int max_errors; /* stop reporting after this many (0 = 20) */
+  int max_errors; /* stop reporting after this many (0 = 20), and as many warnings */
+  int warnings;   /* warnings reported so far */
+  int warn;       /* print warnings (the command line's programs do; program_load turns it on) */
 } Diag;
 
 /* Report a user error at span; counts it. */
 void diag_error(Diag *d, Span span, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* Report a warning at span (file:line:col: warning: ...) when d->warn:
+ * something almost surely wrong that a valid kernel may still contain; it
+ * does not count as an error. */
+void diag_warning(Diag *d, Span span, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 /* Report a note attached to the previous error. */
 void diag_note(Diag *d, Span span, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 /* 1-based line and column of a byte offset. */

@@ -300,7 +300,7 @@ static void print_tensor(Printer *pr, const Tensor *t, uint32_t limit) {
   comments_before(pr, t->cols->span.end, 1);
   start_line(pr, t->span.begin, 1);
   fprintf(pr->out, "hbm %s %s", io_name[t->io], t->name);
-  print_shape(pr->out, t->ints ? "i32" : "f32", t->rows, t->cols);
+  print_shape(pr->out, t->elem ? t->elem : "f32", t->rows, t->cols);
   pr->seen = t->cols->span.end + 1;
   comments_trailing(pr, t->cols->span.end + 1, limit, true);
   fputc('\n', pr->out);
@@ -315,7 +315,7 @@ static void print_tile(Printer *pr, const Tile *t, uint32_t limit) {
     print_expr(pr->out, t->slots_expr, 0);
     fputc(']', pr->out);
   }
-  print_shape(pr->out, "f32", t->rows_expr, t->cols_expr);
+  print_shape(pr->out, t->elem ? t->elem : "f32", t->rows_expr, t->cols_expr);
   pr->seen = t->cols_expr->span.end + 1;
   comments_trailing(pr, t->cols_expr->span.end + 1, limit, true);
   fputc('\n', pr->out);

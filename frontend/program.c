@@ -57,6 +57,7 @@ Program *program_load(const char *path, const Target *target, FILE *out) {
     return NULL;
   }
   Program *p = program_new(from_stdin ? "<stdin>" : path, text, len, target, out);
+  p->diag.warn = 1; /* a file from the command line: its writer reads the warnings */
   free(text);
   return p;
 }

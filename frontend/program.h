@@ -37,8 +37,8 @@ Program *program_new(const char *path, const char *text, size_t len, const Targe
 /* The largest kernel file program_load reads (256 MiB: a kernel of a
  * million instructions is about 30 MB; spans are 32-bit offsets). */
 #define MAX_SOURCE_BYTES (256 << 20)
-/* Read path ("-": standard input) into a new program; NULL (with a message
- * on out) if unreadable or larger than MAX_SOURCE_BYTES. */
+/* Read path ("-": standard input) into a new program that prints warnings;
+ * NULL (with a message on out) if unreadable or larger than MAX_SOURCE_BYTES. */
 Program *program_load(const char *path, const Target *target, FILE *out);
 /* The kernel file may name its target in a line `// target: FILE` (FILE
  * relative to the kernel file's folder); when it does, load that target
@@ -57,6 +57,10 @@ void parse(Program *p);
 /* Requires: kernel from parse. Ensures: names resolved, ids numbered, every
  * semantic rule checked, or errors. frontend/sema.c */
 void check(Program *p);
+/* Requires: a checked kernel without errors. Ensures: a warning at every
+ * read of a tile slot that nothing can have written the first time the
+ * read runs (check runs it when p->diag.warn). frontend/written.c */
+void check_tiles_written(Program *p);
 /* Requires: a checked kernel. Ensures: each `dma:` transfer on a DMA queue,
  * round robin in program order, when the target has queues but no engine
  * called "dma" (check runs it last). transform/queues.c */

@@ -8,7 +8,8 @@
  * computes in real arithmetic), picks the form of an op the operands fit
  * (add with a tile or an immediate), enforces the target's hardware limits
  * (partitions, SBUF and PSUM capacity, PSUM banks, which engines reach
- * PSUM) and requires every out tensor to be stored to.
+ * PSUM) and requires every out tensor to be stored to; it warns of tile
+ * slots read before anything can have written them (frontend/written.c).
  *
  * Each rule has its own positioned message, and checking goes on after an
  * error so one run reports as much as it sensibly can; a construct that
@@ -295,11 +296,29 @@ static void check_const(Sema *s, Const *c) {
 
 /* ---- Declarations. */
 
-/* decl = "hbm" io IDENT ":" ("f32" | "i32") "[" expr "," expr "]" ";" */
+static const char *type_suggestion(Sema *s, const char *word);
+
+/* The element type written as elem (NULL: the keyword f32), or -1 after an
+ * error; allowed: the mask of types this declaration may have. */
+static int resolve_elem_type(Sema *s, const char *elem, Span span, unsigned allowed, const char *what) {
+  if (!elem) return ELEM_F32;
+  int type = elem_type_of(elem);
+  if (type >= 0 && (allowed >> type & 1)) return type;
+  if (type == ELEM_I32)
+    diag_error(s->diag, span, "%s cannot be i32: i32 is for hbm in tensors of device integers; %s are f32, bf16 "
+               "or fp8e4", what, what);
+  else
+    diag_error(s->diag, span, "unknown element type '%s': %s are f32, bf16 or fp8e4%s%s", elem, what,
+               allowed >> ELEM_I32 & 1 ? ", or i32 (device integers)" : "", type_suggestion(s, elem));
+  return -1;
+}
+
+/* decl = "hbm" io IDENT ":" ("f32" | "i32" | "bf16" | "fp8e4") "[" expr "," expr "]" ";" */
 static void check_tensor(Sema *s, Tensor *t) {
   Expr *dims[2] = {t->rows, t->cols};
-  if (t->elem && !t->ints)
-    diag_error(s->diag, t->elem_span, "unknown element type '%s': hbm tensors are f32 or i32", t->elem);
+  int type = resolve_elem_type(s, t->elem, t->elem_span, (1u << ELEM_NTYPES) - 1, "hbm tensors");
+  t->type = type < 0 ? ELEM_F32 : (ElemType)type;
+  t->ints = type == ELEM_I32;
   if (t->ints && t->io != IO_IN)
     diag_error(s->diag, t->span, "i32 tensor '%s' must be 'hbm in': device integers are read-only",
                t->name);
@@ -315,12 +334,14 @@ static void check_tensor(Sema *s, Tensor *t) {
   int64_t bytes;
   if (known == 2 && value[0] > 0 && value[1] > 0 &&
       (__builtin_mul_overflow(value[0], value[1], &bytes) || __builtin_mul_overflow(bytes, 4, &bytes)))
-    diag_error(s->diag, t->span, "tensor '%s' is too large: [%lld, %lld] f32 is more than 2^63 bytes", t->name,
-               (long long)value[0], (long long)value[1]);
+    diag_error(s->diag, t->span, "tensor '%s' is too large: [%lld, %lld] in 4-byte cells is more than 2^63 bytes",
+               t->name, (long long)value[0], (long long)value[1]);
 }
 
-/* decl = ("sbuf" | "psum") IDENT ["[" expr "]"] ":" "f32" "[" expr "," expr "]" ";" */
+/* decl = ("sbuf" | "psum") IDENT ["[" expr "]"] ":" ("f32" | "bf16" | "fp8e4") "[" expr "," expr "]" ";" */
 static bool check_tile(Sema *s, Tile *t) {
+  int type = resolve_elem_type(s, t->elem, t->elem_span, 1u << ELEM_F32 | 1u << ELEM_BF16 | 1u << ELEM_FP8E4, "tiles");
+  t->type = type < 0 ? ELEM_F32 : (ElemType)type;
   t->slots = t->slotted ? positive_constant(s, t->slots_expr, "a slot count") : 1;
   t->rows = positive_constant(s, t->rows_expr, "a tile dimension");
   t->cols = positive_constant(s, t->cols_expr, "a tile dimension");
@@ -609,6 +630,12 @@ static const char *op_suggestion(Sema *s, const char *word) {
   return suggestion(s, word, names, BFRT_NOPS);
 }
 
+static const char *type_suggestion(Sema *s, const char *word) {
+  const char *names[ELEM_NTYPES];
+  for (int i = 0; i < ELEM_NTYPES; i++) names[i] = elem_type_name((ElemType)i);
+  return suggestion(s, word, names, ELEM_NTYPES);
+}
+
 static const char *engine_suggestion(Sema *s, const char *word) {
   const Target *t = s->p->target;
   const char *names[BFRT_MAX_ENGINES];
@@ -858,12 +885,10 @@ static void check_tensors_stored(Sema *s) {
   }
 }
 
-/* ---- Hardware limits (the target's [limits]; docs/targets.md). Tiles are
- * f32, 4 bytes an element; a tile's rows are its partitions, so a slot
- * takes cols * 4 bytes of every partition it spans. */
-enum { ELEM_BYTES = 4 };
-
-static int64_t slot_bytes(const Tile *t) { return t->cols * ELEM_BYTES; }
+/* ---- Hardware limits (the target's [limits]; docs/targets.md). An
+ * element takes 4 bytes (f32), 2 (bf16) or 1 (fp8e4); a tile's rows are its
+ * partitions, so a slot takes cols elements of every partition it spans. */
+static int64_t slot_bytes(const Tile *t) { return t->cols * bfrt_dtype_bytes((int)t->type); }
 
 static void check_tile_limits(Sema *s) {
   const Kernel *k = s->k;
@@ -959,5 +984,6 @@ void check(Program *p) {
   check_tile_limits(&s);
   check_psum_access(&s);
   if (!p->diag.errors) check_tensors_stored(&s);
+  if (!p->diag.errors && p->diag.warn) check_tiles_written(p);
   assign_queues(p);
 }

@@ -39,11 +39,11 @@ typedef struct Target {
   int64_t semaphores[BFRT_NKINDS], registers[BFRT_NKINDS];
 } Target;
 
-/* Half a counter's range, 2^(counter_bits - 1): a wait's compare is exact
- * while the count it tests is within this much of its threshold
- * (INT64_MAX for 64-bit counters). */
-static inline int64_t target_counter_half(const Target *t) {
-  return t->counter_bits >= 64 ? INT64_MAX : (int64_t)1 << (t->counter_bits - 1);
+/* The most a counter may be past what a reader last saw of it and still
+ * read exactly from its low bits: 2^counter_bits - 1 (INT64_MAX from 63
+ * bits on; docs/algorithm.md, section 7). */
+static inline int64_t target_counter_span(const Target *t) {
+  return t->counter_bits >= 63 ? INT64_MAX : ((int64_t)1 << t->counter_bits) - 1;
 }
 
 /* The built-in default target: targets/trn1.target, embedded in the binary

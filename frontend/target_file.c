@@ -478,7 +478,7 @@ static void check_complete(Reader *r) {
 int target_parse(const char *path, const char *text, size_t len, Arena *arena, Target *out, FILE *err) {
   Source src = {path, text, len, NULL, 0};
   Reader *r = ARENA_NEW(arena, Reader);
-  r->diag = (Diag){&src, err, 0, 0};
+  r->diag = (Diag){.src = &src, .out = err};
   r->arena = arena;
   r->out = out;
   r->text = text;

@@ -86,6 +86,8 @@ static void print_summary(const Results *r, double seconds) {
          t->bookkeeping);
   printf("  thread runs           %" PRId64 " (jitter %s), gcc runs %" PRId64 ", sim runs %" PRId64 "\n",
          t->thread_runs, c->cfg.jitter ? "on" : "off", t->gcc_runs, t->sim_runs);
+  printf("  back-pressure holds   %" PRId64 " by the oracle, %" PRId64 " on threads, %" PRId64 " on the simulator\n",
+         t->oracle_held, t->thread_held, t->sim_held);
   printf("  failures              %" PRId64 "\n", t->failures);
   for (int i = 0; i < r->nfailed; i++)
     printf("    seed %" PRIu64 ": %s: %s\n", r->failed[i].seed, r->failed[i].out.stage, r->failed[i].out.message);
@@ -104,10 +106,11 @@ static void print_json(const Results *r, double seconds) {
          ", \"thread_waits\": %" PRId64 ", \"schedules\": %" PRId64 ", \"redundant\": %" PRId64
          ", \"bookkeeping\": %" PRId64 ", \"thread_runs\": %" PRId64 ", \"gcc_runs\": %" PRId64
          ", \"sim_runs\": %" PRId64 ", \"failures\": %" PRId64 ", \"sim_exceptions\": %" PRId64
+         ", \"oracle_held\": %" PRId64 ", \"thread_held\": %" PRId64 ", \"sim_held\": %" PRId64
          ", \"failed_seeds\": [",
          c->from, c->count, c->cfg.size, c->jobs, c->gcc_every, t->kernels, t->instructions, t->oracle_waits,
          t->thread_waits, t->schedules, t->redundant, t->bookkeeping, t->thread_runs, t->gcc_runs, t->sim_runs,
-         t->failures, t->sim_exceptions);
+         t->failures, t->sim_exceptions, t->oracle_held, t->thread_held, t->sim_held);
   for (int i = 0; i < r->nfailed; i++) printf("%s%" PRIu64, i ? ", " : "", r->failed[i].seed);
   printf("], \"seconds\": %.1f}\n", seconds);
 }

@@ -30,7 +30,8 @@ int campaign_run(Campaign *c);
 
 typedef struct ExhaustiveScope {
   int instructions; /* the bound: at most this many, 1 .. EXHAUSTIVE_MAX_INSTRUCTIONS */
-  int engines;      /* 3: act, dve, pool (core); 5: also pe and dma with an hbm tensor (all) */
+  int engines;      /* 3: act, dve, pool (core); 5: also pe and dma with an hbm tensor, and
+                       the pinned queue dma1 on a target with DMA queues (all) */
   int jobs, schedules;
   bool dry_run, json;
   const Target *target; /* NULL: the built-in trn1 */

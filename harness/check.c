@@ -28,6 +28,9 @@ void add_counts(Counts *to, const Counts *c) {
   to->gcc_runs += c->gcc_runs;
   to->failures += c->failures;
   to->sim_exceptions += c->sim_exceptions;
+  to->oracle_held += c->oracle_held;
+  to->thread_held += c->thread_held;
+  to->sim_held += c->sim_held;
 }
 
 void outcome_fail(Outcome *out, const char *stage, const char *fmt, ...) {
@@ -89,6 +92,7 @@ static int run_threads(KernelCheck *k, const bfrt_kernel *bk, SyncMode sync) {
   if (execute(k, bk, &opt, "run", sync_name(sync), &stats)) return -1;
   k->out->counts.thread_runs++;
   k->out->counts.thread_waits += stats.waits;
+  k->out->counts.thread_held += stats.held;
   if (stats.races) {
     outcome_fail(k->out, "race-check", "%s: the runtime's race checker found %" PRId64 " races", sync_name(sync),
                  stats.races);
@@ -103,6 +107,7 @@ static int64_t run_sim(KernelCheck *k, const bfrt_kernel *bk, SyncMode sync) {
   bfrt_stats stats;
   if (execute(k, bk, &opt, "sim", sync_name(sync), &stats)) return -1;
   k->out->counts.sim_runs++;
+  k->out->counts.sim_held += stats.held;
   return stats.cycles;
 }
 
@@ -128,13 +133,16 @@ static int oracle_mode(KernelCheck *k, Oracle *o, SyncMode sync) {
   c->oracle_waits += st.waits;
   c->schedules += st.schedules;
   c->bookkeeping += st.bookkeeping;
+  c->oracle_held += st.held;
   if (sync == SYNC_BARRIER_FREE) c->redundant += st.redundant;
-  int failed = oracle_failed(&st);
+  /* A generated kernel's hbm tiles (three shapes of side 1 or 4) are always
+   * tracked per cell, never as a whole: no late wait is explained either. */
+  int failed = oracle_failed(&st) || (sync == SYNC_BARRIER_FREE && st.late_explained > 0);
   if (failed)
     outcome_fail(k->out, "oracle",
-                 "%s: races %" PRId64 ", late %" PRId64 " (unexplained %" PRId64 "), deadlocks %" PRId64
+                 "%s: races %" PRId64 ", late %" PRId64 " (explained by a fallback %" PRId64 "), deadlocks %" PRId64
                  ", mismatches %" PRId64 ": %s",
-                 sync_name(sync), st.races, st.late, st.late - st.late_explained, st.deadlocks, st.mismatches,
+                 sync_name(sync), st.races, st.late, st.late_explained, st.deadlocks, st.mismatches,
                  first_line(log, &log_text));
   fclose(log);
   free(log_text);

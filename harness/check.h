@@ -36,6 +36,9 @@ typedef struct Config {
 typedef struct Counts {
   int64_t kernels, instructions, oracle_waits, redundant, bookkeeping, schedules;
   int64_t thread_runs, thread_waits, sim_runs, gcc_runs, failures, sim_exceptions;
+  /* ops held by back-pressure (counter window): the oracle's (the most of a
+   * kernel's schedules), on threads, on the simulator */
+  int64_t oracle_held, thread_held, sim_held;
 } Counts;
 
 typedef struct Outcome {

@@ -22,17 +22,24 @@
  *    constants, parameters and each other (`v == 0`, `v == u`, `v % 2 == 0`,
  *    `v < P`), combined with &&, || and !, with else branches and `else if`
  *    chains: so branches run in some iterations only, on every engine alike.
- *  - Some kernels read device integers from `hbm in C: i32[8, 2]` (values
- *    0 .. 4 at run time): loop bounds `0 .. C[u, 0] % P0` (P0, the first
- *    parameter, is at least 2, so 0, 1 and more trips all occur, and the
- *    variable stays below P0) and conditions `C[u, 1] > c`, rows indexed
- *    by loop variables (below 4) or constants.
+ *  - Some kernels read device integers from `hbm in C: i32[E + 8, 2]`
+ *    (values 0 .. 4 at run time, E the tensors' extent below): loop bounds
+ *    `0 .. C[u, 0] % P0` (P0, the first parameter, is at least 2, so 0, 1
+ *    and more trips all occur, and the variable stays below P0) and
+ *    conditions `C[u, 1] > c`, rows indexed by loop variables or by
+ *    constants below 8, so in range for any non-negative parameters (the
+ *    campaign's --scale multiplies them), as the tensors' are.
  *  - Every loop variable stays below max(1, largest parameter), so an hbm
  *    coordinate `v + 1` is below (sum of parameters + 2): sizing the tensors
  *    that way keeps every access in bounds for any non-negative parameters.
  *  - A small pool of tiles and tensors (one of each io kind, the inout ones
  *    loaded and stored) makes RAW, WAR and WAW conflicts, on one engine
  *    and across engines, the common case rather than a lucky one.
+ *  - Element types: about one tile or tensor in five stores bf16 and one
+ *    in ten fp8e4, so the rounding on every store goes through the
+ *    emitter, both executors and the gcc build; they are drawn from a
+ *    stream of their own, so a seed's kernel is otherwise what it was
+ *    before types were drawn.
  *
  * Randomness is splitmix64, seeded from --seed: the same seed prints the
  * same kernel on every machine. The kernel and its parameter set come from
@@ -79,7 +86,7 @@ static Rng rng_stream(uint64_t seed, uint64_t purpose) {
   return rng;
 }
 
-enum { STREAM_PARAMS = 1, STREAM_KERNEL = 2 };
+enum { STREAM_PARAMS = 1, STREAM_KERNEL = 2, STREAM_TYPES = 3 };
 
 /* Tile shapes: square [D, D], row [D, 1] and column [1, D] vectors. */
 typedef enum Family { FAM_SQUARE, FAM_ROW, FAM_COL, NFAMILIES } Family;
@@ -104,6 +111,7 @@ static const char *const immediates[] = {"0.5", "-2", "1e-3", "0.25", "1.5", "-0
 
 typedef struct Gen {
   Rng rng;
+  Rng types; /* element types, STREAM_TYPES */
   FILE *out;
   const Target *target;
   int nparams;
@@ -118,7 +126,7 @@ typedef struct Gen {
   int depth;                   /* enclosing loops */
   int scope[MAX_LOOP_DEPTH];   /* their numbers */
   int if_depth;                /* enclosing conditionals */
-  bool ints;                   /* the kernel has device integers C: i32[8, 2] */
+  bool ints;                   /* the kernel has device integers C */
 } Gen;
 
 /* The parameter set of seed's kernel; returns how many parameters it has.
@@ -156,8 +164,14 @@ static void print_extent(Gen *g) {
   fputs("2)", g->out);
 }
 
+/* f32, bf16 or fp8e4, from the types stream. */
+static const char *random_type(Gen *g) {
+  int roll = rng_below(&g->types, 10);
+  return roll < 7 ? "f32" : roll < 9 ? "bf16" : "fp8e4";
+}
+
 static void print_tensor(Gen *g, const GenTensor *t) {
-  fprintf(g->out, "  hbm %s %s: f32[", t->io, t->name);
+  fprintf(g->out, "  hbm %s %s: %s[", t->io, t->name, random_type(g));
   print_extent(g);
   if (t->family != FAM_COL) fprintf(g->out, " * %d", TILE_DIM);
   fputs(", ", g->out);
@@ -183,7 +197,7 @@ static void declare_tiles(Gen *g) {
       g->slots[f][i] = slots;
       fprintf(g->out, "  %s %c%d", psum ? "psum" : "sbuf", tile_prefix(f), i);
       if (slots > 1) fprintf(g->out, "[%d]", slots);
-      fprintf(g->out, ": f32[%d, %d];\n", rows[f], cols[f]);
+      fprintf(g->out, ": %s[%d, %d];\n", random_type(g), rows[f], cols[f]);
     }
   }
 }
@@ -502,7 +516,8 @@ static void gen_body(Gen *g, int level, int block_engine, long budget) {
 }
 
 void gen_kernel(uint64_t seed, long size, FILE *out) {
-  Gen g = {.rng = rng_stream(seed, STREAM_KERNEL), .out = out, .target = target_default()};
+  Gen g = {.rng = rng_stream(seed, STREAM_KERNEL), .types = rng_stream(seed, STREAM_TYPES), .out = out,
+           .target = target_default()};
   int64_t values[MAX_PARAMS];
   g.nparams = choose_params(seed, values);
   g.ints = rng_percent(&g.rng, 40);
@@ -516,7 +531,11 @@ void gen_kernel(uint64_t seed, long size, FILE *out) {
   fputs(") {\n", out);
   for (size_t i = 0; i < sizeof gen_tensors / sizeof gen_tensors[0]; i++)
     print_tensor(&g, &gen_tensors[i]);
-  if (g.ints) fputs("  hbm in C: i32[8, 2];\n", out);
+  if (g.ints) { /* rows: constants below 8 and loop variables below the extent */
+    fputs("  hbm in C: i32[", out);
+    print_extent(&g);
+    fputs(" + 8, 2];\n", out);
+  }
   declare_tiles(&g);
   fputc('\n', out);
   gen_body(&g, 1, -1, size);

@@ -24,6 +24,17 @@ typedef struct bfrt_kernel bfrt_kernel; /* a compiled kernel's descriptor (bfrt_
 typedef struct bfrt_costs bfrt_costs;   /* the simulator's cost model (bfrt_cost.h) */
 
 enum { BFRT_IN, BFRT_OUT, BFRT_INOUT }; /* a tensor's direction */
+/* Element types of tensors and tiles (docs/language.md, "Element types").
+ * Every element lives in a 4-byte cell: f32 as itself, i32 as an int32_t,
+ * and bf16 and fp8e4 as the f32 of the same value (a bf16 cell's low 16
+ * bits are zero), so every op computes in f32 and rounds to the storage
+ * type, to nearest even, when it stores. bfrt_run rounds the host's values
+ * in bf16 and fp8e4 tensors the same way before the kernel starts. */
+enum { BFRT_DTYPE_F32, BFRT_DTYPE_I32, BFRT_DTYPE_BF16, BFRT_DTYPE_FP8E4, BFRT_NDTYPES };
+/* Bytes an element of dtype takes on the device (SBUF, HBM and DMA). */
+static inline int bfrt_dtype_bytes(int dtype) {
+  return dtype == BFRT_DTYPE_BF16 ? 2 : dtype == BFRT_DTYPE_FP8E4 ? 1 : 4;
+}
 enum { BFRT_EXEC_THREADS, BFRT_EXEC_SIM };
 
 typedef struct bfrt_options {
@@ -37,6 +48,7 @@ typedef struct bfrt_options {
 
 typedef struct bfrt_stats {
   int64_t instructions, waits, bookkeeping, barriers;
+  int64_t held;                    /* ops a producer held by back-pressure (counter window) */
   int64_t races;                   /* check: unordered conflicting pairs */
   int64_t cycles;                  /* sim: makespan */
   int64_t busy[BFRT_MAX_ENGINES];  /* sim: cycles in ops */
@@ -57,10 +69,16 @@ const char *bfrt_tensor_name(const bfrt *rt, int t);
 int bfrt_tensor_io(const bfrt *rt, int t);
 /* 1 if tensor t holds i32 device integers (4-byte cells of bfrt_tensor_data), else 0. */
 int bfrt_tensor_ints(const bfrt *rt, int t);
+/* Tensor t's element type, BFRT_DTYPE_* (-1 if there is no tensor t). */
+int bfrt_tensor_dtype(const bfrt *rt, int t);
+/* x rounded to nearest even in dtype (BFRT_DTYPE_BF16 or _FP8E4; x itself
+ * for f32), the rounding every store to such a tile or tensor makes. */
+float bfrt_round(float x, int dtype);
 int bfrt_tensor_find(const bfrt *rt, const char *name);
 /* Shape of tensor t (rows, cols). */
 void bfrt_tensor_shape(const bfrt *rt, int t, int64_t shape[2]);
-/* The tensor's row-major storage (rows * cols floats), to fill or read. */
+/* The tensor's row-major storage (rows * cols floats), to fill or read;
+ * a bf16 or fp8e4 tensor holds floats of its type's values. */
 float *bfrt_tensor_data(bfrt *rt, int t);
 /* The kernel's parameters: how many, and the name of each, in order. */
 int bfrt_param_count(const bfrt_kernel *kernel);

@@ -66,6 +66,11 @@ typedef struct bfrt_op_time {
 } bfrt_op_time;
 bfrt_op_time bfrt_op_timing(const bfrt_costs *costs, int kind, int op, const int64_t dst[2],
                             const int64_t src[2]);
+/* bfrt_op_timing for elements of elem_bytes bytes (bfrt_dtype_bytes of the
+ * wider end of a transfer; bfrt_op_timing assumes 4): only a transfer's
+ * cost depends on it. */
+bfrt_op_time bfrt_op_timing_sized(const bfrt_costs *costs, int kind, int op, const int64_t dst[2],
+                                  const int64_t src[2], int elem_bytes);
 /* How many of its ops an engine of kind may have in flight: op k starts no
  * earlier than the stamp of op k - window (1: each op completes before the
  * next starts). */

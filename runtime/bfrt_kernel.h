@@ -34,12 +34,13 @@ enum { BFRT_KIND_PE, BFRT_KIND_ACT, BFRT_KIND_DVE, BFRT_KIND_POOL, BFRT_KIND_DMA
 typedef struct bfrt_tile_desc {
   const char *name;
   int64_t slots, rows, cols; /* unslotted tiles have 1 slot */
+  int dtype;                 /* BFRT_DTYPE_F32, _BF16 or _FP8E4 */
 } bfrt_tile_desc;
 
 typedef struct bfrt_tensor_desc {
   const char *name;
-  int io; /* BFRT_IN | BFRT_OUT | BFRT_INOUT */
-  int ints; /* 1: i32 elements (device integers, read with bfrt_elem), stored in 4-byte cells */
+  int io;    /* BFRT_IN | BFRT_OUT | BFRT_INOUT */
+  int dtype; /* BFRT_DTYPE_*; i32: device integers, read with bfrt_elem */
 } bfrt_tensor_desc;
 
 struct bfrt_kernel {
@@ -57,20 +58,25 @@ struct bfrt_kernel {
   /* Shape of tensor t for these parameters; returns 0, or the source line of a
    * division by zero in the shape expression. */
   int (*tensor_shape)(const int64_t *params, int t, int64_t shape[2]);
-  /* The target's counter width: counters wrap modulo 2^counter_bits and a
-   * wait compares modulo 2^counter_bits (bfrt_counter_reached); 0 = 64. */
+  /* The target's counter width: counters wrap modulo 2^counter_bits; 0 = 64.
+   * An engine reads a counter's low bits and extends them from what it last
+   * saw of that counter (bfrt_counter_extend), exact while the counter is
+   * less than 2^counter_bits past it; the producer's back-pressure keeps it
+   * so (docs/algorithm.md, section 7). */
   int counter_bits;
+  /* tracks[c]: bit e set when engine c waits on engine e's counter, so that
+   * e holds each op until c has seen its counter recently enough; NULL:
+   * every engine tracks every other. */
+  const uint32_t *tracks;
 };
 
-/* Whether a counter that reads raw (its low bits bits) has reached
- * threshold, compared modulo 2^bits: the signed difference raw - threshold,
- * taken modulo 2^bits, is not negative. Exact while the true count is
- * within 2^(bits-1) of the threshold on either side (docs/algorithm.md,
- * "The counter window"); with 64 bits, an ordinary compare. */
-static inline int bfrt_counter_reached(int64_t raw, int64_t threshold, int bits) {
-  if (bits <= 0 || bits >= 64) return raw >= threshold;
+/* The count a counter that reads raw (its low bits bits) holds, given that
+ * it is at least seen and less than 2^bits past it: seen plus the
+ * difference raw - seen taken modulo 2^bits. With 64 bits, raw itself. */
+static inline int64_t bfrt_counter_extend(int64_t seen, int64_t raw, int bits) {
+  if (bits <= 0 || bits >= 64) return raw;
   uint64_t mask = (UINT64_C(1) << bits) - 1;
-  return (((uint64_t)raw - (uint64_t)threshold) & mask) < (UINT64_C(1) << (bits - 1));
+  return (int64_t)((uint64_t)seen + (((uint64_t)raw - (uint64_t)seen) & mask));
 }
 
 /* ---- Kernel side: what generated engine functions call. */
@@ -106,6 +112,11 @@ int64_t bfrt_elem(bfrt_ctx *cx, int tensor, int64_t row, int64_t col, int line);
  * range; else stops the kernel with the op's own slot error. Bookkeeping
  * indexes its arrays with it, so it never touches memory out of range. */
 int64_t bfrt_slot(bfrt_ctx *cx, int op, int tile, int64_t slot, int line);
+/* Returns row once hbm tile (row, col) of tensor, in units of tile's shape,
+ * lies inside the tensor, as op at line needs it; else stops the kernel with
+ * the op's own out-of-bounds error. Bookkeeping that tracks hbm per tile
+ * indexes its arrays with the checked coordinates (never out of range). */
+int64_t bfrt_hbm_row(bfrt_ctx *cx, int op, int tensor, int tile, int64_t row, int64_t col, int line);
 /* Enter `for v in lo .. hi`: returns hi; a loop of 2^63 or more iterations
  * (more than a 64-bit counter can count) stops the kernel naming line. */
 int64_t bfrt_loop(bfrt_ctx *cx, int64_t lo, int64_t hi, int line);

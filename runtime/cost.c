@@ -7,6 +7,11 @@
  *   every op          overhead (the static cost of issuing an instruction
  *                     and starting its SBUF/PSUM accesses) + its body;
  *   on a dma engine   dma_latency + bytes / (engines * dma_bytes_per_cycle),
+ *                     with each element as wide as the wider end's type
+ *                     (4 bytes for f32, 2 for bf16, 1 for fp8e4: a bf16 to
+ *                     bf16 transfer moves half the bytes of an f32 one; one
+ *                     that converts is charged at its wider end, an
+ *                     assumption: the engine reads or writes that many);
  *                     where a transfer of P rows (partitions) is split
  *                     over engines = min(P, dma_split) DMA engines, as the
  *                     hardware parallelizes one transfer over up to 16
@@ -87,14 +92,14 @@ static int pipelined(const bfrt_costs *costs, int kind) {
   return kind == BFRT_KIND_DMA && costs->kind[kind].dma_outstanding > 1;
 }
 
-bfrt_op_time bfrt_op_timing(const bfrt_costs *costs, int kind, int op, const int64_t dst[2],
-                            const int64_t src[2]) {
+bfrt_op_time bfrt_op_timing_sized(const bfrt_costs *costs, int kind, int op, const int64_t dst[2],
+                                  const int64_t src[2], int elem_bytes) {
   if (!valid(costs, kind, op)) return (bfrt_op_time){0, 0, 0, 0};
   const bfrt_engine_cost *c = &costs->kind[kind];
   const int64_t *shape = dst[0] * dst[1] >= src[0] * src[1] ? dst : src;
   int64_t body;
   if (kind == BFRT_KIND_DMA || rt_ops[op].cls == BFRT_CLASS_DMA) {
-    int64_t stream = cycles_for((double)shape[0] * (double)shape[1] * (double)sizeof(float),
+    int64_t stream = cycles_for((double)shape[0] * (double)shape[1] * (double)(elem_bytes > 0 ? elem_bytes : 4),
                                 split_engines(c, shape[0]) * rate(c->dma_bytes_per_cycle));
     int64_t occupancy = add_cycles(c->overhead, stream);
     int64_t completion = add_cycles(occupancy, c->dma_latency);
@@ -105,6 +110,11 @@ bfrt_op_time bfrt_op_timing(const bfrt_costs *costs, int kind, int op, const int
   else if (op == BFRT_TRANSPOSE) body = matmul_cycles(c, dst[0], src[0], dst[1]);
   else body = lane_cycles(c, op, shape);
   return (bfrt_op_time){add_cycles(c->overhead, body), add_cycles(c->overhead, body), 0, 0};
+}
+
+bfrt_op_time bfrt_op_timing(const bfrt_costs *costs, int kind, int op, const int64_t dst[2],
+                            const int64_t src[2]) {
+  return bfrt_op_timing_sized(costs, kind, op, dst, src, 4);
 }
 
 int64_t bfrt_op_cycles(const bfrt_costs *costs, int kind, int op, const int64_t dst[2],

@@ -78,7 +78,11 @@ static const char *descriptor_error(const bfrt_kernel *k, const int64_t *params)
   for (int t = 0; t < k->ntiles; t++) {
     const bfrt_tile_desc *d = &k->tiles[t];
     if (d->slots < 1 || d->rows < 1 || d->cols < 1) return "a tile has an empty shape";
+    if (d->dtype != BFRT_DTYPE_F32 && d->dtype != BFRT_DTYPE_BF16 && d->dtype != BFRT_DTYPE_FP8E4)
+      return "a tile has an element type tiles cannot have";
   }
+  for (int t = 0; t < k->ntensors; t++)
+    if (k->tensors[t].dtype < 0 || k->tensors[t].dtype >= BFRT_NDTYPES) return "a tensor has an unknown element type";
   return NULL;
 }
 
@@ -168,7 +172,9 @@ const char *bfrt_tensor_name(const bfrt *rt, int t) {
 
 int bfrt_tensor_io(const bfrt *rt, int t) { return t >= 0 && t < rt->k->ntensors ? rt->k->tensors[t].io : -1; }
 
-int bfrt_tensor_ints(const bfrt *rt, int t) { return t >= 0 && t < rt->k->ntensors && rt->k->tensors[t].ints; }
+int bfrt_tensor_ints(const bfrt *rt, int t) { return bfrt_tensor_dtype(rt, t) == BFRT_DTYPE_I32; }
+
+int bfrt_tensor_dtype(const bfrt *rt, int t) { return t >= 0 && t < rt->k->ntensors ? rt->k->tensors[t].dtype : -1; }
 
 int bfrt_tensor_find(const bfrt *rt, const char *name) {
   for (int t = 0; t < rt->k->ntensors; t++)
@@ -190,12 +196,22 @@ static void reset(bfrt *rt, const bfrt_options *opt) {
     const bfrt_tile_desc *d = &k->tiles[t];
     memset(rt->tiles[t], 0, (size_t)(d->slots * d->rows * d->cols) * sizeof(float));
   }
+  for (int t = 0; t < k->ntensors; t++) { /* the host's values, stored in the tensor's type */
+    const Tensor *x = &rt->tensors[t];
+    sem_round_view((SemView){x->data, x->rows, x->cols, x->cols, k->tensors[t].dtype});
+  }
   memset(&rt->stats, 0, sizeof rt->stats);
   rt->error[0] = 0;
   atomic_store(&rt->failed, 0);
   rt->opt = opt;
   rt->exec = opt->exec == BFRT_EXEC_SIM ? &rt_sim_executor : &rt_threads_executor;
   rt->start_ns = rt_now_ns();
+  rt_forget_seen(rt);
+  for (int e = 0; e < k->nengines; e++) {
+    rt->consumers[e] = 0;
+    for (int c = 0; c < k->nengines; c++)
+      if (c != e && (!k->tracks || (k->tracks[c] >> e & 1))) rt->consumers[e] |= UINT32_C(1) << c;
+  }
   for (int e = 0; e < k->nengines; e++) {
     Ctx *cx = &rt->cx[e];
     memset(cx, 0, sizeof *cx);
@@ -216,6 +232,7 @@ static void gather(bfrt *rt) {
     s->instructions += cx->completed;
     s->waits += cx->waits;
     s->bookkeeping += cx->bookkeeping;
+    s->held += cx->held;
     if (cx->barriers > s->barriers) s->barriers = cx->barriers;
   }
 }

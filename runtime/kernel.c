@@ -13,7 +13,17 @@
  * Waits, barriers and bookkeeping only record what the engine is doing and
  * hand over to the executor's hooks. When the run has a race checker, it
  * sees every op's accesses before the op runs, every completion before it
- * is counted, and every wait and barrier after it returns. */
+ * is counted, and every wait and barrier after it returns.
+ *
+ * The counter window (docs/algorithm.md, section 7). An engine reads a
+ * counter's low counter_bits bits and extends them from the count it last
+ * saw of that counter (seen), exact while the counter is less than
+ * 2^counter_bits past it. Every engine reads every counter it tracks at
+ * each instruction boundary (before an op, entering a wait), and while it
+ * is blocked it keeps reading them. A producer holds an op until each of
+ * its consumers has seen enough of its counter for the op to keep the
+ * window (rt_holder), or is blocked. rt_read_counters checks the window on
+ * every read the emulation makes, with the true count. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -49,7 +59,7 @@ static const bfrt_tile_desc *check_slot(Ctx *cx, int line, int op, int tile, int
 static SemView tile_view(Ctx *cx, int line, int op, const bfrt_arg *a) {
   const bfrt_tile_desc *d = check_slot(cx, line, op, a->id, a->a);
   float *base = cx->rt->tiles[a->id] + a->a * d->rows * d->cols;
-  return (SemView){base, d->rows, d->cols, d->cols};
+  return (SemView){base, d->rows, d->cols, d->cols, d->dtype};
 }
 
 /* Whether tile index idx of extent-long dimension in units of size fits. */
@@ -78,7 +88,7 @@ static SemView hbm_view(Ctx *cx, int line, int op, const bfrt_arg *a, SemView un
   if (!span_fits(a->a, unit.rows, t->rows)) out_of_bounds(cx, line, op, a, "rows", a->a, unit.rows, t->rows);
   if (!span_fits(a->b, unit.cols, t->cols)) out_of_bounds(cx, line, op, a, "cols", a->b, unit.cols, t->cols);
   float *base = t->data + a->a * unit.rows * t->cols + a->b * unit.cols;
-  return (SemView){base, unit.rows, unit.cols, t->cols};
+  return (SemView){base, unit.rows, unit.cols, t->cols, k->tensors[a->id].dtype};
 }
 
 static int same_shape(SemView a, SemView b) { return a.rows == b.rows && a.cols == b.cols; }
@@ -115,6 +125,48 @@ static float resolve(Ctx *cx, int op, int line, int nargs, const bfrt_arg *args)
   return imm;
 }
 
+/* ---- The counter window. */
+
+void rt_saw(bfrt *rt, int consumer, int producer, int64_t count) {
+  _Atomic int64_t *seen = &rt->seen[consumer][producer];
+  int64_t old = atomic_load(seen);
+  while (old < count && !atomic_compare_exchange_weak(seen, &old, count)) {
+  }
+}
+
+void rt_forget_seen(bfrt *rt) {
+  for (int c = 0; c < BFRT_MAX_ENGINES; c++)
+    for (int e = 0; e < BFRT_MAX_ENGINES; e++) atomic_store(&rt->seen[c][e], 0);
+}
+
+void rt_read(Ctx *cx, int e) {
+  bfrt *rt = cx->rt;
+  int bits = rt_counter_bits(rt);
+  int64_t count = rt->exec->count(cx, e), seen = atomic_load(&rt->seen[cx->engine][e]);
+  if (count <= seen) return; /* it has seen as much: nothing to extend */
+  if (bfrt_counter_extend(seen, rt_counter_raw(rt, count), bits) != count)
+    rt_fail(cx, cx->line, "counter window: %s reads %s's counter at %lld, 2^%d or more past the %lld it last saw",
+            rt->k->engine_names[cx->engine], rt->k->engine_names[e], (long long)count, bits, (long long)seen);
+  rt_saw(rt, cx->engine, e, count);
+}
+
+void rt_read_counters(Ctx *cx) {
+  for (int e = 0; e < cx->rt->k->nengines; e++)
+    if (cx->rt->consumers[e] >> cx->engine & 1) rt_read(cx, e);
+}
+
+int rt_holder(Ctx *cx, int64_t own, int64_t next) {
+  bfrt *rt = cx->rt;
+  int64_t need = next - rt_counter_span(rt);
+  for (int c = 0; c < rt->k->nengines; c++) {
+    if (!(rt->consumers[cx->engine] >> c & 1) || atomic_load(&rt->seen[c][cx->engine]) >= need) continue;
+    if (!rt->exec->idle(cx, c)) return c;
+    rt_saw(rt, c, cx->engine, own);
+    if (atomic_load(&rt->seen[c][cx->engine]) < need) return c;
+  }
+  return -1;
+}
+
 /* ---- The calls. */
 
 void bfrt_op(Ctx *cx, int op, int line, int nargs, const bfrt_arg *args) {
@@ -124,6 +176,7 @@ void bfrt_op(Ctx *cx, int op, int line, int nargs, const bfrt_arg *args) {
   cx->op = op;
   cx->line = line;
   if (rt->checker) check_op(cx, op, args, nargs);
+  rt_read_counters(cx);
   rt->exec->before_op(cx);
   int64_t start = trace_now(cx);
   sem_apply(op, cx->views[0], cx->views[1], cx->views[2], imm);
@@ -142,8 +195,10 @@ void bfrt_wait(Ctx *cx, int engine, int64_t threshold, int line) {
   cx->line = line;
   cx->waits++;
   int64_t start = trace_now(cx);
-  int64_t read = rt->exec->wait(cx, engine, threshold);
-  if (rt->checker) check_wait(cx, engine, read < threshold ? read : threshold);
+  rt_read_counters(cx);
+  rt_read(cx, engine);
+  rt->exec->wait(cx, engine, threshold);
+  if (rt->checker) check_wait(cx, engine, threshold);
   trace_record(cx, TRACE_WAIT, line, engine, threshold, start);
 }
 
@@ -203,6 +258,14 @@ int64_t bfrt_slot(Ctx *cx, int op, int tile, int64_t slot, int line) {
   if (rt_failed(cx->rt)) rt_unwind(cx);
   check_slot(cx, line, op, tile, slot);
   return slot;
+}
+
+int64_t bfrt_hbm_row(Ctx *cx, int op, int tensor, int tile, int64_t row, int64_t col, int line) {
+  if (rt_failed(cx->rt)) rt_unwind(cx);
+  const bfrt_tile_desc *d = check_slot(cx, line, op, tile, 0);
+  bfrt_arg a = {.kind = BFRT_ARG_HBM, .id = tensor, .a = row, .b = col};
+  hbm_view(cx, line, op, &a, (SemView){NULL, d->rows, d->cols, d->cols, d->dtype});
+  return row;
 }
 
 int64_t bfrt_loop(Ctx *cx, int64_t lo, int64_t hi, int line) {

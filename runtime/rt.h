@@ -53,7 +53,7 @@ typedef struct Scratch {
 } Scratch;
 
 /* What an engine is doing, for the watchdog's report. */
-enum { ENGINE_RUNNING, ENGINE_WAITING, ENGINE_AT_BARRIER, ENGINE_DONE };
+enum { ENGINE_RUNNING, ENGINE_WAITING, ENGINE_AT_BARRIER, ENGINE_HELD, ENGINE_DONE };
 
 struct bfrt_ctx {
   struct bfrt *rt;
@@ -67,6 +67,7 @@ struct bfrt_ctx {
   int64_t completed; /* own instructions completed this run */
 
   int64_t waits, bookkeeping, barriers;
+  int64_t held; /* ops held by back-pressure (rt_hold) */
   uint64_t jitter; /* PRNG state; 0 = no jitter */
   TraceBuf trace;
   int tracing;
@@ -93,15 +94,20 @@ typedef struct Executor {
   void (*before_op)(Ctx *cx);
   /* Count one completion on cx's engine; the op's effects are visible first. */
   void (*complete)(Ctx *cx);
-  /* Return once engine's counter, compared modulo 2^counter_bits
-   * (bfrt_counter_reached), has reached threshold (or unwind); the result is
-   * the true count the counter read then (below threshold only when a
-   * wrapped compare was fooled: the race checker orders no more than it). */
-  int64_t (*wait)(Ctx *cx, int engine, int64_t threshold);
+  /* Return once engine's counter has reached threshold (or unwind); the
+   * result is the count it read then. The count is exact: kernel.c checks
+   * that every read extends from the counter's low bits (rt_read). */
+  void (*wait)(Ctx *cx, int engine, int64_t threshold);
   /* Meet every engine, then every counter reads 0 (or unwind); before
    * releasing, record every engine's completed count in
    * rt->barrier_positions (the race checker's barrier edges). */
   void (*barrier)(Ctx *cx);
+  /* The count of engine's counter cx can see now. */
+  int64_t (*count)(Ctx *cx, int engine);
+  /* Whether engine is, as cx sees it now, blocked (in a wait, a barrier
+   * or held) or finished: it keeps reading the counters it tracks, so cx
+   * may raise what it has seen of cx's (rt_holder). */
+  int (*idle)(Ctx *cx, int engine);
   /* Charge n bookkeeping operations; NULL: free. */
   void (*bookkeep)(Ctx *cx, int64_t n);
   /* Charge one device-integer read (bfrt_elem); NULL: free. */
@@ -133,6 +139,11 @@ struct bfrt {
   void *exec_state;
   Checker *checker; /* NULL unless opt->check */
   int64_t barrier_positions[BFRT_MAX_ENGINES];
+  /* The counter window (docs/algorithm.md, section 7): seen[c][e] is the
+   * count of e's counter engine c last read; consumers[e] has bit c when c
+   * waits on e (the kernel's tracks). */
+  _Atomic int64_t seen[BFRT_MAX_ENGINES][BFRT_MAX_ENGINES];
+  uint32_t consumers[BFRT_MAX_ENGINES];
   int64_t start_ns; /* wall-clock trace origin */
   atomic_int failed;
   char error[2048];
@@ -174,6 +185,28 @@ static inline int64_t rt_counter_raw(const struct bfrt *rt, int64_t count) {
   int bits = rt_counter_bits(rt);
   return bits >= 64 ? count : (int64_t)((uint64_t)count & ((UINT64_C(1) << bits) - 1));
 }
+
+/* The most a counter may be past what a consumer last saw of it:
+ * 2^counter_bits - 1, so that its low bits extend exactly. */
+static inline int64_t rt_counter_span(const struct bfrt *rt) {
+  int bits = rt_counter_bits(rt);
+  return bits >= 63 ? INT64_MAX : (INT64_C(1) << bits) - 1;
+}
+/* Record that consumer has seen count of producer's counter (never lowers it). */
+void rt_saw(struct bfrt *rt, int consumer, int producer, int64_t count);
+/* cx reads engine e's counter: its low bits extended from what cx last saw
+ * of it; 2^counter_bits or more past that fails the run ("counter window"). */
+void rt_read(Ctx *cx, int e);
+/* cx reads every counter it tracks, from their low bits extended from what
+ * it last saw; a read 2^counter_bits or more past that fails the run with
+ * "counter window" (back-pressure makes that impossible). */
+void rt_read_counters(Ctx *cx);
+/* Whether cx's op that makes its counter `next` may start: every consumer
+ * of cx has seen at least next - rt_counter_span, or is idle (then it sees
+ * cx's count, own, now). Returns the first consumer that holds it, or -1. */
+int rt_holder(Ctx *cx, int64_t own, int64_t next);
+/* Forget what every engine has seen (the counters restarted at a barrier). */
+void rt_forget_seen(struct bfrt *rt);
 
 /* Monotonic nanoseconds. */
 int64_t rt_now_ns(void);

@@ -11,8 +11,17 @@
  * Views are strided (an hbm tile is a window of a larger tensor). The
  * destination may be the same view as a source: elementwise and row ops
  * read each element before writing it; matmul and transpose, which read
- * elements they have already written, go through a temporary. */
+ * elements they have already written, go through a temporary.
+ *
+ * Storage types narrower than f32 (bf16, fp8e4) change nothing above:
+ * every op computes in f32 as written, and only the store rounds, to
+ * nearest even (bfrt_round). Rounding the destination view after the op
+ * is the same as rounding each element as it is stored, because no op
+ * reads an element of its destination after writing it (matmul and
+ * transpose write through a temporary, and the row ops read their row
+ * operand before writing the row). */
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -109,7 +118,7 @@ static inline void reduce_rows(Elementwise *f, int from_zero, SemView d, SemView
 /* A dense temporary shaped like d, for ops that cannot write in place. */
 static SemView temporary(SemView d) {
   size_t n = (size_t)(d.rows * d.cols);
-  SemView t = {malloc((n ? n : 1) * sizeof(float)), d.rows, d.cols, d.cols};
+  SemView t = {malloc((n ? n : 1) * sizeof(float)), d.rows, d.cols, d.cols, BFRT_DTYPE_F32};
   if (!t.data) abort(); /* tiles are small; no way to report from here */
   return t;
 }
@@ -146,7 +155,59 @@ static void transpose(SemView d, SemView s) {
   if (aliased) copy_back(d, out);
 }
 
-void sem_apply(int op, SemView dst, SemView a, SemView b, float imm) {
+/* ---- Rounding to the storage types. */
+
+/* bf16 is f32's upper half: round the lower half away, to nearest even
+ * (adding 0x7FFF plus the kept part's lowest bit carries into it exactly
+ * when the lower half is over half way, or half way with an odd kept part).
+ * Overflow carries into the exponent and gives Inf, as IEEE rounding does;
+ * Inf stays Inf. A NaN stays a NaN of the same sign (made quiet, so that
+ * cutting its payload cannot turn it into Inf). */
+static float round_bf16(float x) {
+  uint32_t bits;
+  memcpy(&bits, &x, sizeof bits);
+  if (isnan(x)) bits |= 0x00400000u;
+  else bits += 0x7FFFu + ((bits >> 16) & 1u);
+  bits &= 0xFFFF0000u;
+  memcpy(&x, &bits, sizeof x);
+  return x;
+}
+
+/* fp8e4 is OCP's E4M3 (NKI's float8_e4m3fn): 3 fraction bits, exponent
+ * bias 7, normals from 2^-6, subnormals in steps of 2^-9, largest finite
+ * 448, no Inf, and one NaN pattern. x is rounded to a multiple of its
+ * binade's quantum (a power of two, so the division and product are
+ * exact and rintf, in the default mode, rounds half to even). A result
+ * beyond 448 (|x| > 464, the midpoint to the next step) and an Inf have
+ * no encoding and become NaN, as ml_dtypes and PyTorch convert; NaN stays
+ * NaN. Zero keeps its sign. */
+static float round_fp8e4(float x) {
+  if (isnan(x) || isinf(x)) return copysignf(NAN, x);
+  float magnitude = fabsf(x), quantum = 0x1p-9f;
+  if (magnitude >= 0x1p-6f) {
+    int exponent;
+    frexpf(magnitude, &exponent); /* magnitude in [2^(exponent-1), 2^exponent) */
+    quantum = ldexpf(1.0f, exponent - 1 - 3);
+  }
+  float rounded = rintf(magnitude / quantum) * quantum;
+  return rounded > 448.0f ? copysignf(NAN, x) : copysignf(rounded, x);
+}
+
+float bfrt_round(float x, int dtype) {
+  switch (dtype) {
+  case BFRT_DTYPE_BF16: return round_bf16(x);
+  case BFRT_DTYPE_FP8E4: return round_fp8e4(x);
+  default: return x;
+  }
+}
+
+void sem_round_view(SemView v) {
+  if (v.dtype != BFRT_DTYPE_BF16 && v.dtype != BFRT_DTYPE_FP8E4) return;
+  for (int64_t i = 0; i < v.rows; i++)
+    for (int64_t j = 0; j < v.cols; j++) *at(v, i, j) = bfrt_round(*at(v, i, j), v.dtype);
+}
+
+static void compute(int op, SemView dst, SemView a, SemView b, float imm) {
   switch (op) {
   case BFRT_LOAD: case BFRT_STORE: case BFRT_COPY: map_unary(identity, dst, a, imm); break;
   case BFRT_FILL: fill(dst, imm); break;
@@ -185,4 +246,9 @@ void sem_apply(int op, SemView dst, SemView a, SemView b, float imm) {
   case BFRT_TRANSPOSE: transpose(dst, a); break;
   default: abort(); /* the caller checked op against ops.def */
   }
+}
+
+void sem_apply(int op, SemView dst, SemView a, SemView b, float imm) {
+  compute(op, dst, a, b, imm);
+  sem_round_view(dst);
 }

@@ -8,14 +8,19 @@
 #include <stdint.h>
 
 /* A 2-D f32 view: row-major, stride elements between rows (a tile slot has
- * stride == cols; an hbm tile has the tensor's cols). */
+ * stride == cols; an hbm tile has the tensor's cols). dtype: the storage
+ * type (BFRT_DTYPE_*, 0 = f32), to which a store rounds. */
 typedef struct SemView {
   float *data;
   int64_t rows, cols, stride;
+  int dtype;
 } SemView;
 
-/* Apply op (BFRT_<OP>) to dst from sources a and b and the immediate.
- * Shapes are already checked. Matmul accumulates k = 0 .. K-1 in order. */
+/* Apply op (BFRT_<OP>) to dst from sources a and b and the immediate, in
+ * f32, then round what it stored to dst.dtype. Shapes are already checked.
+ * Matmul accumulates k = 0 .. K-1 in order. */
 void sem_apply(int op, SemView dst, SemView a, SemView b, float imm);
+/* Round every element of v to v.dtype (a no-op for f32). */
+void sem_round_view(SemView v);
 
 #endif

@@ -18,10 +18,13 @@
  *              engine keeps them itself, as a queue would.
  *   wait       S_e >= T ends at max(own clock, when S_e reached T +
  *              e's sem_latency) + the waiter's wait_cost; all of it stall.
- *              The counter reads modulo 2^counter_bits: the wait ends at
- *              the first count, from the one visible at the clock, whose
- *              low bits compare as reached (sim_wait), so a broken window
- *              is a race or a deadlock here as on hardware.
+ *              The count is exact: kernel.c checks every read against
+ *              the counter window (rt_read_counters).
+ *   hold       before an op, an engine whose consumer has not seen enough
+ *              of its counter for the op to keep the window (rt_holder)
+ *              stalls until that consumer's next instruction boundary (it
+ *              reads then) or, when the consumer is blocked and reading,
+ *              until its own counter shows enough; all of it stall.
  *   bookkeep   n operations cost n * bookkeep_cost.
  *   bfrt_elem  a device-integer read costs device_read_cost.
  *   barrier    an engine arrives when its clock and every stamp of its
@@ -113,6 +116,7 @@ typedef struct SimEngine {
   int64_t *done_at; /* done_at[k - 1]: when the counter reached k */
   int64_t cap;
   int state;
+  int held;          /* held by back-pressure (sim_hold) */
   int on;            /* SIM_WAITING: whose counter */
   int64_t threshold; /* SIM_WAITING */
   ucontext_t fiber;
@@ -347,12 +351,18 @@ static void take_dma_engines(Ctx *cx, SimEngine *x) {
 
 /* ---- The hooks. */
 
+static void sim_hold(Ctx *cx);
+
 static void sim_before_op(Ctx *cx) {
   SimEngine *x = me(cx);
+  sim_hold(cx);
   int64_t dst[2] = {cx->views[0].rows, cx->views[0].cols};
   int64_t src[2] = {cx->views[1].rows, cx->views[1].cols};
   if (!cx->views[1].data) memcpy(src, dst, sizeof src); /* an immediate: fill */
-  x->pending = bfrt_op_timing(cx->rt->opt->costs, cx->rt->k->engine_kinds[cx->engine], cx->op, dst, src);
+  int dst_bytes = bfrt_dtype_bytes(cx->views[0].dtype), src_bytes = bfrt_dtype_bytes(cx->views[1].dtype);
+  if (!cx->views[1].data) src_bytes = dst_bytes;
+  x->pending = bfrt_op_timing_sized(cx->rt->opt->costs, cx->rt->k->engine_kinds[cx->engine], cx->op, dst, src,
+                                    dst_bytes > src_bytes ? dst_bytes : src_bytes);
   if (x->window > 1) { /* else every earlier op has completed by the clock */
     int64_t start = x->count >= x->window ? x->done_at[x->count - x->window] : 0;
     x->access = access_of(cx);
@@ -391,18 +401,13 @@ static int64_t visible_count(const SimEngine *x, int64_t t) {
   return lo;
 }
 
-/* The wait reads the producer's counter modulo 2^counter_bits: it ends at
- * the first count n, from the one visible now, that reads as reached. That
- * is n = threshold when the window holds; a broken window ends it early (a
- * race the checker reports) or late or never (a deadlock). */
-static int64_t sim_wait(Ctx *cx, int engine, int64_t threshold) {
+/* The wait ends when the producer's counter shows threshold (+ its
+ * sem_latency), or at once when it already does. */
+static void sim_wait(Ctx *cx, int engine, int64_t threshold) {
   Sim *s = sim_of(cx);
   SimEngine *x = me(cx), *producer = &s->eng[engine];
-  int bits = rt_counter_bits(cx->rt);
   int64_t n = visible_count(producer, x->clock);
-  if (!bfrt_counter_reached(rt_counter_raw(cx->rt, n), threshold, bits))
-    n += bits >= 64 ? threshold - n
-                    : (int64_t)(((uint64_t)threshold - (uint64_t)n) & ((UINT64_C(1) << bits) - 1));
+  if (n < threshold) n = threshold;
   if (producer->count < n) {
     x->state = SIM_WAITING;
     x->on = engine;
@@ -412,7 +417,40 @@ static int64_t sim_wait(Ctx *cx, int engine, int64_t threshold) {
   }
   int64_t visible = n > 0 ? add_cycles(producer->done_at[n - 1], producer->cost->sem_latency) : 0;
   stall_until(cx->rt, cx->engine, x, add_cycles(max64(x->clock, visible), x->cost->wait_cost));
-  return n;
+}
+
+static int64_t sim_count(Ctx *cx, int engine) { return visible_count(&sim_of(cx)->eng[engine], me(cx)->clock); }
+
+/* Idle at cx's clock: finished (it never reads again), or blocked since
+ * then or earlier; an engine that blocked later was inside an op at cx's
+ * clock, not reading. */
+static int sim_idle(Ctx *cx, int engine) {
+  const SimEngine *y = &sim_of(cx)->eng[engine];
+  return y->state == SIM_FINISHED || ((y->state != SIM_RUNNING || y->held) && y->clock <= me(cx)->clock);
+}
+
+/* Back-pressure (rt_holder): while a consumer holds the next op, stall
+ * until the consumer's next instruction boundary, where it reads the
+ * counter, or, when it is idle (reading all along), until enough of this
+ * engine's own transfers are visible; engines with earlier clocks run
+ * first, so a running consumer is at or after this engine's clock. */
+static void sim_hold(Ctx *cx) {
+  Sim *s = sim_of(cx);
+  SimEngine *x = me(cx);
+  int64_t next = x->count + 1, need = next - rt_counter_span(cx->rt);
+  int holder = rt_holder(cx, visible_count(x, x->clock), next);
+  if (holder < 0) return;
+  cx->held++;
+  x->held = 1;
+  while (holder >= 0) {
+    const SimEngine *y = &s->eng[holder];
+    int64_t wake = sim_idle(cx, holder) && need >= 1 ? add_cycles(x->done_at[need - 1], x->cost->sem_latency)
+                                                         : add_cycles(y->clock, 1);
+    stall_until(cx->rt, cx->engine, x, wake);
+    yield_to_earlier(cx);
+    holder = rt_holder(cx, visible_count(x, x->clock), next);
+  }
+  x->held = 0;
 }
 
 /* The last engine to arrive releases everyone, counters reset. */
@@ -430,6 +468,7 @@ static void release_barrier(bfrt *rt, Sim *s) {
     x->count = 0;
     x->state = SIM_RUNNING;
   }
+  rt_forget_seen(rt);
   s->arrived = 0;
 }
 
@@ -564,6 +603,8 @@ const Executor rt_sim_executor = {
     .before_op = sim_before_op,
     .complete = sim_complete,
     .wait = sim_wait,
+    .count = sim_count,
+    .idle = sim_idle,
     .barrier = sim_barrier,
     .bookkeep = sim_bookkeep,
     .device_read = sim_device_read,

@@ -19,11 +19,12 @@
  * increment.
  *
  * Narrow counters. The atomic holds the true count (the watchdog reports
- * it), but a wait sees only its low counter_bits bits and compares them
- * modulo 2^counter_bits (bfrt_counter_reached), as narrow hardware
- * semaphores do: a window the transform failed to keep shows up here as a
- * race (a wait fooled early) or a deadlock (a wait that never reads as
- * reached), not as luck.
+ * it). A wait compares it whole: kernel.c checks, at every read an engine
+ * makes, that the counter's low counter_bits bits extend to it from what
+ * the engine last saw (rt_read_counters), and before each op the engine
+ * holds until every consumer of its counter has seen enough of it, or is
+ * blocked (rt_holder; back-pressure, docs/algorithm.md section 7). A
+ * window the protocol failed to keep fails the run, never passes by luck.
  *
  * Barriers. The last engine to arrive resets every counter to 0 while all
  * the others are still inside the barrier (so no counter changes under a
@@ -88,7 +89,10 @@ static uint64_t next_random(uint64_t *s) {
   return *s * 0x2545F4914F6CDD1Du;
 }
 
+static void threads_hold(Ctx *cx);
+
 static void threads_before_op(Ctx *cx) {
+  threads_hold(cx);
   if (!cx->jitter) return;
   uint64_t r = next_random(&cx->jitter);
   switch (r & 7) {
@@ -104,11 +108,9 @@ static void threads_before_op(Ctx *cx) {
 
 /* ---- Counters and waits. */
 
-/* Whether a counter whose true count is value reads as having reached
- * threshold: the engine sees only the low counter_bits bits. */
-static int reached(const bfrt *rt, int64_t value, int64_t threshold) {
-  return bfrt_counter_reached(rt_counter_raw(rt, value), threshold, rt_counter_bits(rt));
-}
+/* Whether a counter at value has reached threshold (exact: the reads are
+ * checked against the window in kernel.c). */
+static int reached(int64_t value, int64_t threshold) { return value >= threshold; }
 
 static void threads_complete(Ctx *cx) {
   Threads *th = state(cx);
@@ -119,7 +121,7 @@ static void threads_complete(Ctx *cx) {
     pthread_mutex_lock(&c->mu);
     int64_t value = atomic_load(&c->value);
     for (int e = 0; e < BFRT_MAX_ENGINES; e++)
-      if (c->sleeping_for[e] != INT64_MAX && reached(cx->rt, value, c->sleeping_for[e])) {
+      if (c->sleeping_for[e] != INT64_MAX && reached(value, c->sleeping_for[e])) {
         pthread_cond_broadcast(&c->cv);
         break;
       }
@@ -127,27 +129,48 @@ static void threads_complete(Ctx *cx) {
   }
 }
 
-static int64_t threads_wait(Ctx *cx, int engine, int64_t threshold) {
+static void threads_wait(Ctx *cx, int engine, int64_t threshold) {
   Counter *c = &state(cx)->counters[engine];
   for (int i = 0; i < SPIN_READS + YIELDS; i++) {
     int64_t value = atomic_load_explicit(&c->value, memory_order_acquire);
-    if (reached(cx->rt, value, threshold)) return value;
+    if (reached(value, threshold)) return;
     if (i >= SPIN_READS) sched_yield();
   }
   publish(cx, ENGINE_WAITING, engine, threshold);
   pthread_mutex_lock(&c->mu);
   c->sleeping_for[cx->engine] = threshold;
   atomic_fetch_add(&c->waiters, 1);
-  while (!reached(cx->rt, atomic_load(&c->value), threshold) && !rt_failed(cx->rt))
+  while (!reached(atomic_load(&c->value), threshold) && !rt_failed(cx->rt))
     pthread_cond_wait(&c->cv, &c->mu);
   atomic_fetch_sub(&c->waiters, 1);
   c->sleeping_for[cx->engine] = INT64_MAX;
   int64_t value = atomic_load(&c->value);
   pthread_mutex_unlock(&c->mu);
   atomic_store(&cx->state, ENGINE_RUNNING);
-  if (!reached(cx->rt, value, threshold)) rt_unwind(cx);
-  return value;
+  if (!reached(value, threshold)) rt_unwind(cx);
 }
+
+/* Back-pressure: hold the next op until every consumer of this engine's
+ * counter has seen enough of it (rt_holder); the consumer is running, so
+ * yield, and sleep briefly after a while. */
+static void threads_hold(Ctx *cx) {
+  int64_t own = atomic_load(&state(cx)->counters[cx->engine].value);
+  int holder = rt_holder(cx, own, own + 1);
+  if (holder < 0) return;
+  cx->held++;
+  publish(cx, ENGINE_HELD, holder, own + 1);
+  for (int i = 0; (holder = rt_holder(cx, own, own + 1)) >= 0 && !rt_failed(cx->rt); i++) {
+    if (i < YIELDS) sched_yield();
+    else nanosleep(&(struct timespec){0, 1000}, NULL);
+    atomic_store(&cx->blocked_engine, holder);
+  }
+  atomic_store(&cx->state, ENGINE_RUNNING);
+  if (holder >= 0) rt_unwind(cx);
+}
+
+static int64_t threads_count(Ctx *cx, int engine) { return atomic_load(&state(cx)->counters[engine].value); }
+
+static int threads_idle(Ctx *cx, int engine) { return atomic_load(&cx->rt->cx[engine].state) != ENGINE_RUNNING; }
 
 /* Release the others when cx is the last to arrive; 1 if it was. */
 static int arrive(bfrt *rt, Threads *th, uint64_t *generation) {
@@ -161,6 +184,7 @@ static int arrive(bfrt *rt, Threads *th, uint64_t *generation) {
       rt->barrier_positions[e] = rt->cx[e].completed;
       atomic_store(&th->counters[e].value, 0);
     }
+    rt_forget_seen(rt);
     atomic_store(&th->generation, *generation + 1);
     atomic_fetch_add(&th->progress, 1);
     pthread_cond_broadcast(&th->barrier_cv);
@@ -222,6 +246,9 @@ static size_t describe_engine(bfrt *rt, Threads *th, int e, char *buf, size_t si
                             (long long)atomic_load(&th->counters[on].value));
   case ENGINE_AT_BARRIER:
     return (size_t)snprintf(buf, size, "\n  engine %s, line %d: waits at a barrier", names[e], line);
+  case ENGINE_HELD:
+    return (size_t)snprintf(buf, size, "\n  engine %s, line %d: held until %s has seen its counter (back-pressure)",
+                            names[e], line, names[on]);
   case ENGINE_DONE: return (size_t)snprintf(buf, size, "\n  engine %s: finished", names[e]);
   default: return (size_t)snprintf(buf, size, "\n  engine %s: running", names[e]);
   }
@@ -338,6 +365,8 @@ const Executor rt_threads_executor = {
     .before_op = threads_before_op,
     .complete = threads_complete,
     .wait = threads_wait,
+    .count = threads_count,
+    .idle = threads_idle,
     .barrier = threads_barrier,
     .bookkeep = NULL,
     .stop = threads_stop,

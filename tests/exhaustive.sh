@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # exhaustive.sh: every kernel of the small scope (at most 3 instructions
 # over act, dve and pool, the core scope; at most 2 over every engine of
-# the default target, pe and dma with an hbm tensor included; at most 2
+# the default target, pe and dma with an hbm tensor included, and dma1, a
+# transfer pinned to a second queue; at most 2
 # loops or conditionals (with or without else) nested or not, bounds from
 # N or the outer variable, conditions on N or a loop variable, tiles with 1 or
 # 2 slots; the grammar and the canonical forms are described in
@@ -14,9 +15,9 @@ set -euo pipefail
 if [[ -n ${UPDATE:-} ]]; then echo "exhaustive.sh: no golden files to update"; exit 0; fi
 cd "$(dirname "$0")/.."
 BFSYNC=${BFSYNC:-build/bfsync}
-scopes=("core 3 1723086" "all 2 56596")
-[[ -n ${QUICK:-} ]] && scopes=("core 2 13986" "all 2 56596")
-[[ -n ${FULL:-} ]] && scopes=("all 3 9614896")
+scopes=("core 3 1723086" "all 2 84448")
+[[ -n ${QUICK:-} ]] && scopes=("core 2 13986" "all 2 84448")
+[[ -n ${FULL:-} ]] && scopes=("all 3 16504468")
 for scope in "${scopes[@]}"; do
   read -r engines instructions expected <<<"$scope"
   out=$("$BFSYNC" campaign --exhaustive --engines "$engines" --instructions "$instructions" --schedules 1 --json)

@@ -147,6 +147,78 @@ expect 1 "'/dev/zero' is larger than 256 MiB, the limit for a kernel file" check
 } >"$tmp/sum.bfk"
 expect 1 "expression too deep: more than 1000 levels (each operator and each pair of parentheses is a level" check "$tmp/sum.bfk"
 
+# ---- bf16 and fp8e4 files (docs/runtime.md, "The .npy contract"): bit
+# patterns in '<u2' and '|u1', float32 rounded to nearest even, and a
+# positioned refusal of any other dtype. Files are made without numpy.
+cat >"$tmp/types.bfk" <<'K'
+kernel types(N: int) {
+  hbm in X: bf16[2, 4];
+  hbm out Y: bf16[2, 4];
+  hbm out Z: fp8e4[2, 4];
+  hbm out F: f32[2, 4];
+  sbuf x: bf16[2, 4];
+  sbuf e: fp8e4[2, 4];
+  sbuf f: f32[2, 4];
+  dma: load x, X[0, 0];
+  dma: store Y[0, 0], x;
+  dve: copy e, x;
+  dma: store Z[0, 0], e;
+  dve: copy f, e;
+  dma: store F[0, 0], f;
+}
+K
+# npy DESCR FILE VALUES...: a (2, 4) .npy of DESCR ('<u2' patterns, '<f4', '<i4', '|u1').
+npy() {
+  python3 - "$@" <<'PY'
+import struct, sys
+descr, path, values = sys.argv[1], sys.argv[2], sys.argv[3:]
+fmt = {"<u2": "<H", "<f4": "<f", "<i4": "<i", "|u1": "<B"}[descr]
+data = b"".join(struct.pack(fmt, int(v, 0) if fmt in ("<H", "<i", "<B") else float(v)) for v in values)
+header = "{'descr': '%s', 'fortran_order': False, 'shape': (2, 4), }" % descr
+header += " " * ((64 - (10 + len(header) + 1) % 64) % 64) + "\n"
+open(path, "wb").write(b"\x93NUMPY\x01\x00" + struct.pack("<H", len(header)) + header.encode() + data)
+PY
+}
+# npy_values FILE: the file's dtype and its elements (patterns in hex, floats as repr).
+npy_values() {
+  python3 - "$1" <<'PY'
+import struct, sys
+raw = open(sys.argv[1], "rb").read()
+n = struct.unpack("<H", raw[8:10])[0]
+header, data = raw[10:10 + n].decode(), raw[10 + n:]
+descr = header.split("'descr': '")[1].split("'")[0]
+fmt, size = {"<u2": ("<H", 2), "|u1": ("<B", 1), "<f4": ("<f", 4)}[descr]
+vals = [struct.unpack(fmt, data[i:i + size])[0] for i in range(0, len(data), size)]
+print(descr, " ".join(hex(v) if fmt != "<f" else repr(v) for v in vals))
+PY
+}
+# 1, -2, 448, 464 (a tie: 448 in fp8e4), 0.1 (0x3DCD), 2^-9, -0, 3
+npy "<u2" "$tmp/x.npy" 0x3F80 0xC000 0x43E0 0x43E8 0x3DCD 0x3B00 0x8000 0x4040
+if expect 0 "" run "$tmp/types.bfk" N=1 --input X="$tmp/x.npy" --output Y="$tmp/y.npy" --output Z="$tmp/z.npy" \
+  --output F="$tmp/f.npy"; then
+  [[ $(npy_values "$tmp/y.npy") == "<u2 0x3f80 0xc000 0x43e0 0x43e8 0x3dcd 0x3b00 0x8000 0x4040" ]] ||
+    fail "bf16 patterns do not round-trip: $(npy_values "$tmp/y.npy")"
+  [[ $(npy_values "$tmp/z.npy") == "|u1 0x38 0xc0 0x7e 0x7e 0x1d 0x1 0x80 0x44" ]] ||
+    fail "fp8e4 patterns are not the rounded values: $(npy_values "$tmp/z.npy")"
+  [[ $(npy_values "$tmp/f.npy") == "<f4 1.0 -2.0 448.0 448.0 0.1015625 0.001953125 -0.0 3.0" ]] ||
+    fail "fp8e4 values read back as f32 are wrong: $(npy_values "$tmp/f.npy")"
+fi
+# float32 for a bf16 tensor: rounded to nearest even (two ties, one past half way)
+npy "<f4" "$tmp/xf.npy" 1.00390625 1.01171875 3.3 -0.0 0.1 1 2 -448
+if expect 0 "" run "$tmp/types.bfk" N=1 --input X="$tmp/xf.npy" --output Y="$tmp/y.npy"; then
+  [[ $(npy_values "$tmp/y.npy") == "<u2 0x3f80 0x3f82 0x4053 0x8000 0x3dcd 0x3f80 0x4000 0xc3e0" ]] ||
+    fail "float32 input is not rounded to bf16 to nearest even: $(npy_values "$tmp/y.npy")"
+fi
+npy "<i4" "$tmp/xi.npy" 1 2 3 4 5 6 7 8
+expect 1 "dtype is '<i4', but tensor X is bf16: give its bit patterns as uint16 ('<u2') or float32" \
+  run "$tmp/types.bfk" N=1 --input X="$tmp/xi.npy"
+npy "|u1" "$tmp/xb.npy" 1 2 3 4 5 6 7 8
+expect 1 "dtype is '|u1', but tensor X is bf16" run "$tmp/types.bfk" N=1 --input X="$tmp/xb.npy"
+# 466 fits bf16 but not fp8e4: the f64 reference stops the run at the copy
+npy "<u2" "$tmp/xo.npy" 0x43E9 0 0 0 0 0 0 0
+expect 1 "line 11: 'copy' produces 466, which overflows fp8e4 to NaN, from finite inputs" \
+  run "$tmp/types.bfk" N=1 --input X="$tmp/xo.npy"
+
 # ---- Campaign: SIGTERM removes the gcc step's scratch directory.
 mkdir -p "$tmp/t"
 TMPDIR="$tmp/t" "$BFSYNC" campaign --from 1 --count 100000 --gcc-every 1 --jobs 1 >/dev/null 2>&1 &

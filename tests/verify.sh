@@ -4,8 +4,9 @@
 #
 # 1. Every examples/*.bfk, tests/kernels/*.bfk and bench/calibration/*.bfk
 #    at each of its `// params:` lines: barrier-free must show 0 races, 0
-#    late waits (explained ones only in PER_TENSOR_HBM), 0 deadlocks (exit
-#    0); barrier must show 0 races and 0 deadlocks.
+#    late waits (explained ones included: hbm is tracked per tile, so the
+#    default target has none), 0 deadlocks (exit 0); barrier must show 0
+#    races and 0 deadlocks.
 # 2. Mutants of every example at its first parameter set: for every wait K,
 #    `--mutate=drop:K` and `lower:K` must be caught (races, exit 1) unless
 #    the unmutated run showed the wait equivalent (every execution already
@@ -51,12 +52,6 @@ def verify(path, params, sync, extra=()):
 def fail(what, cmd, err=""):
     failures.append(f"{what}\n    {cmd}\n    " + err.strip().replace("\n", "\n    "))
 
-# The per-tensor hbm fallback is left in one class (docs/performance.md): a
-# pass reads back what an earlier pass stored at the same coordinates
-# (residual's load of H[r] in layer l after layer l - 1's store of H[r]),
-# where exact tracking needs arrays indexed by the hbm tile coordinate.
-PER_TENSOR_HBM = {"examples/residual.bfk", "tests/kernels/inplace.bfk"}
-
 def check_kernels(kernels):
     runs = 0
     for path in kernels:
@@ -74,8 +69,9 @@ def check_kernels(kernels):
                 if sync == "barrier-free":
                     bad = bad or d["late"] or rc != 0
                     # issue 10: on the default target (16 DMA queues) no wait is late,
-                    # explained or not, except where hbm is still tracked per tensor
-                    if d["late_explained"] and path not in PER_TENSOR_HBM and path not in TARGET:
+                    # explained or not (residual and inplace read back hbm an earlier
+                    # pass stored: exact since hbm is tracked per tile)
+                    if d["late_explained"] and path not in TARGET:
                         fail(f"late_explained {d['late_explained']} on the default target", cmd)
                 if bad:
                     fail(f"{sync}: races {d['races']} late {d['late']} deadlocks {d['deadlocks']} "

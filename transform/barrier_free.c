@@ -21,9 +21,11 @@
  * at var = hi - 1))). Otherwise it is read from tracking arrays: c stores
  * P_e(after x) into arr[slot] at every e-access x of the resource and kind
  * it depends on (once after a loop, when the slot does not change in it),
- * and loads the slot b touches. Arrays, running scalars and loops exist
- * only where some wait of c needs them, and a wait that what c already
- * knows to be complete implies is not emitted. */
+ * and loads the slot b touches; an hbm tile's entries are the cells of its
+ * tensor's grid that it covers. Arrays, running scalars and loops exist
+ * only where some wait of c needs them, a wait that what c already knows
+ * to be complete implies is not emitted, and a device integer used twice
+ * in a scope is read once. */
 #include <limits.h>
 #include <string.h>
 
@@ -32,8 +34,12 @@
 
 enum { READS, WRITES };
 
-/* How far coverage follows closed-form producers of producers. */
-enum { MAX_COVER_DEPTH = 8 };
+/* The most tracking-array entries one hbm access stores or loads. */
+enum { MAX_ACCESS_CELLS = 16 };
+
+/* How far coverage follows closed-form producers of producers, and how
+ * many instructions before a covered one it looks back over. */
+enum { MAX_COVER_DEPTH = 8, MAX_COVER_SCAN = 64 };
 
 /* Above this many nodes, a top-level position is stored in a scalar and
  * reused: otherwise each skipped loop adds its count to every later
@@ -54,8 +60,20 @@ typedef struct LoopBounds {
   IrExpr *ran;   /* 1 if the loop runs at least once, else 0: t - max(0, t - 1) */
 } LoopBounds;
 
+/* How an hbm tensor's tracking arrays are indexed: one entry per cell of a
+ * grid whose cell is the gcd of the tile shapes that access the tensor (as
+ * the oracle cuts it), so regions that overlap share cells and regions that
+ * do not share none. cell_rows is 0 for a tensor tracked as a whole (one
+ * entry), when some access would cover more than MAX_ACCESS_CELLS cells. */
+typedef struct HbmGrid {
+  int64_t cell_rows, cell_cols;
+  IrExpr *ncols;  /* cells per grid row: cols / cell_cols */
+  IrExpr *length; /* cells: (rows / cell_rows) * ncols, over parameters */
+} HbmGrid;
+
 typedef struct Analysis {
   const Deps *d;
+  HbmGrid *grids; /* [tensor] */
   LoopBounds *bounds; /* [loop] */
   Need *needs;        /* [instr * nengines + engine] */
   IrExpr **body_count; /* [loop * nengines + engine]: K_e, NULL when not closed-form */
@@ -226,10 +244,52 @@ static void collect_conds(Program *p, Analysis *an, const Stmt *s) {
   }
 }
 
+static int64_t gcd64(int64_t a, int64_t b) {
+  while (b) {
+    int64_t r = a % b;
+    a = b;
+    b = r;
+  }
+  return a;
+}
+
+static IrExpr *cells_along(Program *p, const Expr *extent, int64_t cell) {
+  Arena *a = p->arena;
+  return ir_binary(a, IX_MAX, ir_const(a, 0), ir_binary(a, IX_DIV, ir_from_expr(p, extent), ir_const(a, cell), 0), 0);
+}
+
+/* Each tensor's grid: the gcd of its accesses' shapes, unless an access
+ * would cover too many cells. */
+static void plan_grids(Program *p, Analysis *an) {
+  const Deps *d = an->d;
+  const Kernel *k = d->k;
+  an->grids = ARENA_ARRAY(p->arena, HbmGrid, k->ntensors + 1);
+  for (int pass = 0; pass < 2; pass++)
+    for (int i = 0; i < d->ninstrs; i++)
+      for (int j = 0; j < d->instrs[i].naccesses; j++) {
+        const Access *x = &d->instrs[i].accesses[j];
+        if (x->res < k->ntiles) continue;
+        HbmGrid *g = &an->grids[x->res - k->ntiles];
+        if (pass == 0) {
+          g->cell_rows = gcd64(g->cell_rows, x->rows);
+          g->cell_cols = gcd64(g->cell_cols, x->cols);
+        } else if (g->cell_rows && (x->rows / g->cell_rows) * (x->cols / g->cell_cols) > MAX_ACCESS_CELLS) {
+          g->cell_rows = g->cell_cols = 0;
+        }
+      }
+  for (int t = 0; t < k->ntensors; t++) {
+    HbmGrid *g = &an->grids[t];
+    if (!g->cell_rows) continue;
+    g->ncols = cells_along(p, k->tensors[t].cols, g->cell_cols);
+    g->length = ir_binary(p->arena, IX_MUL, cells_along(p, k->tensors[t].rows, g->cell_rows), g->ncols, 0);
+  }
+}
+
 static Analysis *analyze(Program *p) {
   Analysis *an = ARENA_NEW(p->arena, Analysis);
   const Deps *d = deps_build(p);
   an->d = d;
+  plan_grids(p, an);
   an->bounds = ARENA_ARRAY(p->arena, LoopBounds, d->nloops + 1);
   for (int l = 0; l < d->nloops; l++) an->bounds[l] = bounds_of(p, d->loops[l].stmt);
   an->needs = ARENA_ARRAY(p->arena, Need, d->ninstrs * d->nengines + 1);
@@ -242,9 +302,10 @@ static Analysis *analyze(Program *p) {
       if (e == d->instrs[b].engine) continue;
       Need *n = &an->needs[b * d->nengines + e];
       *n = deps_need(d, b, e);
-      if (!last_iteration_closed(an, n, e)) *n = (Need){NEED_TRACK, -1, -1, NULL, "loop-carried (tracked)", NULL};
+      if (!last_iteration_closed(an, n, e)) *n = (Need){NEED_TRACK, -1, -1, NULL, "loop-carried (tracked)", NULL, -1};
       else if (!close_through_branches(p, d, n, b, e))
-        *n = (Need){NEED_TRACK, -1, -1, NULL, "through a branch (tracked)", NULL};
+        *n = (Need){NEED_TRACK, -1, -1, NULL, "through a branch (tracked)", NULL, -1};
+      if (n->kind == NEED_TRACK) n->known = deps_latest_sure(d, b, e);
     }
   return an;
 }
@@ -305,7 +366,8 @@ static void register_array(Builder *b, int consumer, int e, int res, int kind) {
   IrArray *a = &b->s->arrays[b->s->narrays];
   a->name = arena_printf(b->p->arena, "%s_%s_%s", b->p->target->engines[e].name,
                          kind == WRITES ? "writes" : "reads", what);
-  a->length = ir_const(b->p->arena, res < d->k->ntiles ? d->k->tiles[res].slots : 1);
+  const HbmGrid *g = res < d->k->ntiles ? NULL : &b->an->grids[res - d->k->ntiles];
+  a->length = g ? (g->cell_rows ? g->length : ir_const(b->p->arena, 1)) : ir_const(b->p->arena, d->k->tiles[res].slots);
   a->tile = res < d->k->ntiles ? res : -1;
   *slot = b->s->narrays++;
 }
@@ -381,13 +443,38 @@ static bool has_load(const IrExpr *e) {
   return e && (e->kind == IX_LOAD || has_load(e->a) || has_load(e->b) || has_load(e->c));
 }
 
-/* Whether having waited for `before` already guarantees `after`: the same
- * position base, no smaller offset (and no array the stores may change). */
-static bool implies(IrExpr *before, IrExpr *after) {
-  if (!before || has_load(before) || has_load(after)) return false;
-  int64_t kb, ka;
-  IrExpr *bb = split_offset(before, &kb), *ba = split_offset(after, &ka);
-  return kb >= ka && (bb == ba || (bb && ba && ir_expr_equal(bb, ba)));
+static bool loads_array(const IrExpr *e, int array) {
+  return e && ((e->kind == IX_LOAD && e->id == array) || loads_array(e->a, array) || loads_array(e->b, array) ||
+               loads_array(e->c, array));
+}
+
+/* Whether before >= x whatever the run: x is one of the terms of before's
+ * max, or both are positions with the same base and x's offset is no
+ * larger. A load is equal to itself only while no store to its array lies
+ * between (the caller forgets a threshold at such a store). */
+static bool term_implies(const IrExpr *before, IrExpr *x) {
+  if (before->kind == IX_MAX && (term_implies(before->a, x) || term_implies(before->b, x))) return true;
+  if (ir_expr_equal(before, x)) return true;
+  if (has_load(before) || has_load(x)) return false;
+  int64_t kb, kx;
+  IrExpr *bb = split_offset((IrExpr *)before, &kb), *bx = split_offset(x, &kx);
+  return kb >= kx && (bb == bx || (bb && bx && ir_expr_equal(bb, bx)));
+}
+
+/* Whether having waited for `before` already guarantees `after` (every
+ * term of after's max is implied): a tracked wait repeated before the next
+ * instruction (`sub_row y[r % 2] ..; exp y[r % 2] ..` both wait for the
+ * readers of y[r % 2]) is dropped like a repeated closed one. */
+static bool implies(const IrExpr *before, IrExpr *after) {
+  if (!before) return false;
+  if (after->kind == IX_MAX) return implies(before, after->a) && implies(before, after->b);
+  return term_implies(before, after);
+}
+
+/* A store to array a changes the loads of the thresholds that read it. */
+static void forget_loads(Builder *b, int array) {
+  for (int e = 0; e < b->an->d->nengines; e++)
+    if (loads_array(b->waited[e], array)) b->waited[e] = NULL;
 }
 
 static WaitWhy *closed_why(Builder *b, int consumer, const Need *n) {
@@ -430,7 +517,9 @@ static WaitWhy *tracked_why(Builder *b, int consumer, int e, const Need *n) {
       raw |= !x->write;
       war |= x->write && kind == READS;
       waw |= x->write && kind == WRITES;
-      if (x->res >= d->k->ntiles) w->fallback = "hbm regions tracked per tensor";
+      if (x->res >= d->k->ntiles && !b->an->grids[x->res - d->k->ntiles].cell_rows)
+        w->fallback = "hbm tensor tracked as a whole: its tile shapes differ so much that one access "
+                      "would cover more than 16 cells of their gcd";
       const AccessorList *l = deps_accessors(d, x->res, e);
       for (int i = 0; i < l->n && l->ids[i] < end && w->nproducers < 4; i++)
         if (accesses_as(d, l->ids[i], x->res, kind) && deps_may_conflict(d, l->ids[i], consumer, 0))
@@ -441,9 +530,35 @@ static WaitWhy *tracked_why(Builder *b, int consumer, int e, const Need *n) {
   return w;
 }
 
-static IrExpr *access_index(Builder *b, const Access *x) {
-  if (x->res >= b->an->d->k->ntiles) return ir_const(b->p->arena, 0);
-  return slot_expr(b->p, x->operand);
+/* The entries of x's resource's tracking arrays that x touches: a tile's
+ * slot; an hbm tile's cells of its tensor's grid, row by row, from the
+ * checked row (bfrt_hbm_row: the op's own error, before any array access);
+ * entry 0 of a tensor tracked as a whole. Returns how many. */
+static int access_indices(Builder *b, const InstrInfo *in, const Access *x, IrExpr *out[MAX_ACCESS_CELLS]) {
+  Program *p = b->p;
+  Arena *a = p->arena;
+  const Kernel *k = b->an->d->k;
+  if (x->res < k->ntiles) {
+    out[0] = slot_expr(p, x->operand);
+    return 1;
+  }
+  const HbmGrid *g = &b->an->grids[x->res - k->ntiles];
+  if (!g->cell_rows) {
+    out[0] = ir_const(a, 0);
+    return 1;
+  }
+  int64_t kr = x->rows / g->cell_rows, kc = x->cols / g->cell_cols;
+  IrExpr *col = ir_from_expr(p, x->operand->col);
+  IrExpr *row = ir_hbm_row(a, x->res - k->ntiles, x->tile, ir_from_expr(p, x->operand->row), col,
+                           in->stmt->op, in->line);
+  IrExpr *r0 = ir_binary(a, IX_MUL, row, ir_const(a, kr), 0), *c0 = ir_binary(a, IX_MUL, col, ir_const(a, kc), 0);
+  int n = 0;
+  for (int64_t i = 0; i < kr; i++) {
+    IrExpr *line = ir_binary(a, IX_MUL, ir_binary(a, IX_ADD, r0, ir_const(a, i), 0), g->ncols, 0);
+    for (int64_t j = 0; j < kc; j++)
+      out[n++] = ir_binary(a, IX_ADD, ir_binary(a, IX_ADD, line, c0, 0), ir_const(a, j), 0);
+  }
+  return n;
 }
 
 /* Whether t, a max of loads, already loads what `load` does. */
@@ -462,9 +577,12 @@ static IrExpr *tracked_threshold(Builder *b, int consumer, int e) {
     for (int kind = READS; kind <= WRITES; kind++) {
       int a = loaded_array(b, consumer, e, x, kind);
       if (a < 0) continue;
-      IrExpr *load = ir_load(b->p->arena, a, access_index(b, x), in->stmt->op, in->line);
-      if (t && max_has(t, load)) continue;
-      t = t ? ir_binary(b->p->arena, IX_MAX, t, load, 0) : load;
+      IrExpr *index[MAX_ACCESS_CELLS];
+      for (int n = access_indices(b, in, x, index), i = 0; i < n; i++) {
+        IrExpr *load = ir_load(b->p->arena, a, index[i], in->stmt->op, in->line);
+        if (t && max_has(t, load)) continue;
+        t = t ? ir_binary(b->p->arena, IX_MAX, t, load, 0) : load;
+      }
     }
   }
   if (!t) bug("barrier_free: tracked wait at line %d without arrays", in->line);
@@ -513,15 +631,36 @@ static IrExpr *closed_threshold(Builder *b, const Need *n) {
  * its closed-form producers, transitively; not when a is the end of a
  * conditional, as a itself may not have run. cover[e] is the latest
  * e-instruction of the current iteration known complete. */
+static void add_coverage(const Analysis *an, int *cover, const Need *n, int depth);
+
+/* What a satisfied need shows complete: a closed need's producer; a
+ * tracked one's sure instance of this iteration (Need.known), if any. */
+static void cover_need(const Analysis *an, int *cover, const Need *n, int depth) {
+  if (n->kind == NEED_CLOSED) add_coverage(an, cover, n, depth);
+  if (n->kind == NEED_TRACK && n->known >= 0) {
+    Need sure = {NEED_CLOSED, n->known, -1, NULL, NULL, NULL, -1};
+    add_coverage(an, cover, &sure, depth);
+  }
+}
+
 static void add_coverage(const Analysis *an, int *cover, const Need *n, int depth) {
   const Deps *d = an->d;
   int a = n->producer, e = d->instrs[a].engine;
   if (a <= cover[e]) return;
+  int before = cover[e];
   cover[e] = a;
   if (depth == MAX_COVER_DEPTH || n->after_if) return;
-  for (int f = 0; f < d->nengines; f++) {
-    const Need *m = &an->needs[a * d->nengines + f];
-    if (f != e && m->kind == NEED_CLOSED) add_coverage(an, cover, m, depth + 1);
+  /* a's completion shows its engine's earlier instances complete too (a
+   * counter counts in order): those of this iteration before a, down to
+   * what was known, started only once their own closed needs had
+   * completed. Only those that surely ran with a: directly in a's loop
+   * body, in no branch that does not also hold a. */
+  int lo = d->instrs[a].loop >= 0 ? d->loops[d->instrs[a].loop].first : 0, budget = MAX_COVER_SCAN;
+  for (int x = a; x > before && x >= lo && budget-- > 0; x--) {
+    if (d->instrs[x].engine != e || d->instrs[x].loop != d->instrs[a].loop || !deps_branches_enclose(d, x, a))
+      continue;
+    for (int f = 0; f < d->nengines; f++)
+      if (f != e) cover_need(an, cover, &an->needs[x * d->nengines + f], depth + 1);
   }
 }
 
@@ -533,10 +672,8 @@ static bool covered_by_others(Builder *b, int consumer, int e) {
   const Deps *d = b->an->d;
   int cover[BFRT_MAX_ENGINES];
   memcpy(cover, b->covered, sizeof(int) * (size_t)d->nengines);
-  for (int f = 0; f < d->nengines; f++) {
-    const Need *n = &b->an->needs[consumer * d->nengines + f];
-    if (f != e && f != b->c && n->kind == NEED_CLOSED) add_coverage(b->an, cover, n, 0);
-  }
+  for (int f = 0; f < d->nengines; f++)
+    if (f != e && f != b->c) cover_need(b->an, cover, &b->an->needs[consumer * d->nengines + f], 0);
   return cover[e] >= 0 && deps_nothing_between(d, cover[e], consumer, e);
 }
 
@@ -548,14 +685,9 @@ static void emit_waits(Builder *b, int consumer, NodeList *out) {
     IrExpr *t;
     const WaitWhy *why;
     if (covered_by_others(b, consumer, e)) continue;
-    if (n->kind != NEED_TRACK) {
-      t = closed_threshold(b, n);
-      if (implies(b->waited[e], t)) continue;
-      why = closed_why(b, consumer, n);
-    } else {
-      t = tracked_threshold(b, consumer, e);
-      why = tracked_why(b, consumer, e, n);
-    }
+    t = n->kind != NEED_TRACK ? closed_threshold(b, n) : tracked_threshold(b, consumer, e);
+    if (implies(b->waited[e], t)) continue;
+    why = n->kind != NEED_TRACK ? closed_why(b, consumer, n) : tracked_why(b, consumer, e, n);
     IrNode *w = ir_node(b->p->arena, IR_WAIT, d->instrs[consumer].line);
     w->engine = e;
     w->threshold = t;
@@ -563,19 +695,19 @@ static void emit_waits(Builder *b, int consumer, NodeList *out) {
     append(out, w);
     b->waited[e] = t;
   }
-  for (int e = 0; e < d->nengines; e++) {
-    const Need *n = &b->an->needs[consumer * d->nengines + e];
-    if (e != b->c && n->kind == NEED_CLOSED) add_coverage(b->an, b->covered, n, 0);
-  }
+  for (int e = 0; e < d->nengines; e++)
+    if (e != b->c) cover_need(b->an, b->covered, &b->an->needs[consumer * d->nengines + e], 0);
 }
 
 /* Whether access j of in stores what an earlier access of it already does:
- * the same resource, kind and index (`add y, x[i], x[i]` reads x[i] twice). */
+ * the same resource, kind and slot (`add y, x[i], x[i]` reads x[i] twice;
+ * an instruction has one hbm operand). */
 static bool stored_before(Builder *b, const InstrInfo *in, int j) {
   const Access *x = &in->accesses[j];
+  if (x->res >= b->an->d->k->ntiles) return false;
   for (int k = 0; k < j; k++)
     if (in->accesses[k].res == x->res && in->accesses[k].write == x->write &&
-        ir_expr_equal(access_index(b, &in->accesses[k]), access_index(b, x)))
+        ir_expr_equal(slot_expr(b->p, in->accesses[k].operand), slot_expr(b->p, x->operand)))
       return true;
   return false;
 }
@@ -586,12 +718,16 @@ static void emit_stores(Builder *b, int id, IrExpr *position, NodeList *out) {
     const Access *x = &in->accesses[j];
     int a = *array_slot(b, in->engine, x->res, x->write ? WRITES : READS);
     if (a < 0 || id > b->last_use[a] || stored_before(b, in, j)) continue;
-    IrNode *n = ir_node(b->p->arena, IR_STORE, in->line);
-    n->array = a;
-    n->op = in->stmt->op;
-    n->index = access_index(b, x);
-    n->value = position;
-    append(out, n);
+    IrExpr *index[MAX_ACCESS_CELLS];
+    for (int n = access_indices(b, in, x, index), i = 0; i < n; i++) {
+      IrNode *store = ir_node(b->p->arena, IR_STORE, in->line);
+      store->array = a;
+      store->op = in->stmt->op;
+      store->index = index[i];
+      store->value = position;
+      append(out, store);
+      forget_loads(b, a);
+    }
   }
 }
 
@@ -738,6 +874,16 @@ static void walk_loop(Builder *b, const Stmt *loop, NodeList *out) {
   append(out, n);
 }
 
+/* What was waited for before a conditional still holds after it, but a
+ * load's value does not where either branch may have stored to its array. */
+static void forget_stored(Builder *b, const IrNode *n) {
+  for (; n; n = n->next) {
+    if (n->kind == IR_STORE) forget_loads(b, n->array);
+    forget_stored(b, n->body);
+    forget_stored(b, n->orelse);
+  }
+}
+
 /* Both branches walked from the same state; after the conditional each
  * followed position is the taken branch's: cond ? then : else (the
  * condition is engine-uniform and its operands do not change inside it).
@@ -760,6 +906,8 @@ static void walk_if(Builder *b, const Stmt *st, NodeList *out) {
   memcpy(b->covered, covered, sizeof(int) * (size_t)ne);
   walk_list(b, st->orelse, &orelse);
   memcpy(b->waited, waited, bytes);
+  forget_stored(b, then.head);
+  forget_stored(b, orelse.head);
   memcpy(b->covered, covered, sizeof(int) * (size_t)ne);
   IrExpr *cond = b->an->conds[st->if_id];
   for (int e = 0; e < ne; e++) {
@@ -789,6 +937,149 @@ static void walk_list(Builder *b, const Stmt *s, NodeList *out) {
   }
 }
 
+/* ---- Sharing device reads. A device integer costs a read (device_read
+ * in the target) wherever the stream evaluates it: a loop bounded by
+ * C[e, 0] reads it at entry, and again in every position after the loop
+ * (trips(0, C[e, 0])) and in every store and threshold that selects on it.
+ * Its value never changes, so where a node list evaluates one element at
+ * least twice, the first node that surely evaluates it (not only on a lazy
+ * side of ? : && ||) reads it into a scalar, just before itself, where the
+ * program reads it anyway (the same element, the same error when it is out
+ * of bounds); the rest of the list, nested bodies included, use the
+ * scalar. The index of an element at one level uses only the loop
+ * variables around that level, which stay put while the list runs. */
+
+enum { MAX_SHARED_READS = 64 };
+
+typedef struct SharedReads {
+  const IrExpr *elem[MAX_SHARED_READS]; /* read into var[i] earlier in scope */
+  int var[MAX_SHARED_READS];
+  int n;
+} SharedReads;
+
+typedef struct ReadCounts {
+  const IrExpr *elem[MAX_SHARED_READS];
+  int count[MAX_SHARED_READS];
+  int n;
+} ReadCounts;
+
+static int *read_count(ReadCounts *rc, const IrExpr *x) {
+  for (int i = 0; i < rc->n; i++)
+    if (ir_expr_equal(rc->elem[i], x)) return &rc->count[i];
+  if (rc->n == MAX_SHARED_READS) return NULL;
+  rc->elem[rc->n] = x;
+  rc->count[rc->n] = 0;
+  return &rc->count[rc->n++];
+}
+
+static void count_reads(ReadCounts *rc, const IrExpr *x) {
+  if (!x) return;
+  int *n;
+  if (x->kind == IX_ELEM && (n = read_count(rc, x))) ++*n;
+  count_reads(rc, x->a);
+  count_reads(rc, x->b);
+  count_reads(rc, x->c);
+}
+
+static void count_node_reads(ReadCounts *rc, const IrNode *n) {
+  for (; n; n = n->next) {
+    const IrExpr *xs[] = {n->threshold, n->index, n->value, n->lo, n->hi, n->cond};
+    for (size_t i = 0; i < sizeof xs / sizeof xs[0]; i++) count_reads(rc, xs[i]);
+    for (int i = 0; n->kind == IR_OP && i < n->noperands; i++) {
+      count_reads(rc, n->operands[i].slot);
+      count_reads(rc, n->operands[i].row);
+      count_reads(rc, n->operands[i].col);
+    }
+    count_node_reads(rc, n->body);
+    count_node_reads(rc, n->orelse);
+  }
+}
+
+typedef struct ShareCtx {
+  Builder *b;
+  SharedReads *shared;
+  ReadCounts *counts;
+  NodeList *pre; /* the reads to insert before the current node */
+  int line;
+} ShareCtx;
+
+/* x with every element already read in scope replaced by its scalar, and
+ * every element read surely here and again later in the list read into a
+ * new one. */
+static IrExpr *share_expr(ShareCtx *sc, IrExpr *x, bool surely) {
+  if (!x) return NULL;
+  Arena *arena = sc->b->p->arena;
+  IrExpr *a, *b;
+  switch (x->kind) {
+  case IX_CONST:
+  case IX_PARAM:
+  case IX_LOOPVAR:
+  case IX_VAR: return x;
+  case IX_LOAD:
+    a = share_expr(sc, x->a, surely);
+    return a == x->a ? x : ir_load(arena, x->id, a, (int)x->value, x->line);
+  case IX_NOT:
+    a = share_expr(sc, x->a, surely);
+    return a == x->a ? x : ir_not(arena, a);
+  case IX_SELECT: {
+    IrExpr *cond = share_expr(sc, x->a, surely), *then = share_expr(sc, x->b, false);
+    IrExpr *orelse = share_expr(sc, x->c, false);
+    return cond == x->a && then == x->b && orelse == x->c ? x : ir_select(arena, cond, then, orelse);
+  }
+  case IX_HBM_ROW:
+    a = share_expr(sc, x->a, surely);
+    b = share_expr(sc, x->b, surely);
+    return a == x->a && b == x->b ? x : ir_hbm_row(arena, x->id, (int)x->c->value, a, b, (int)x->value, x->line);
+  case IX_ELEM: {
+    a = share_expr(sc, x->a, surely);
+    b = share_expr(sc, x->b, surely);
+    IrExpr *e = a == x->a && b == x->b ? x : ir_elem(arena, x->id, a, b, x->line);
+    SharedReads *sh = sc->shared;
+    for (int i = 0; i < sh->n; i++)
+      if (ir_expr_equal(sh->elem[i], e)) return ir_leaf(arena, IX_VAR, sh->var[i]);
+    int *count = read_count(sc->counts, x);
+    if (!surely || !count || *count < 2 || sh->n == MAX_SHARED_READS) return e;
+    IrNode *set = ir_node(arena, IR_SET, sc->line);
+    set->var = new_var(sc->b, arena_printf(arena, "%s_read_line%d", sc->b->p->kernel->tensors[x->id].name, x->line));
+    set->value = e;
+    append(sc->pre, set);
+    sh->elem[sh->n] = e;
+    sh->var[sh->n++] = set->var;
+    return ir_leaf(arena, IX_VAR, set->var);
+  }
+  default:
+    a = share_expr(sc, x->a, surely);
+    b = share_expr(sc, x->b, surely && x->kind != IX_AND && x->kind != IX_OR);
+    return a == x->a && b == x->b ? x : ir_binary(arena, x->kind, a, b, x->line);
+  }
+}
+
+static void share_reads(Builder *b, IrNode **list, SharedReads *shared) {
+  int in_scope = shared->n;
+  ReadCounts counts = {.n = 0};
+  count_node_reads(&counts, *list);
+  for (IrNode **link = list; *link; link = &(*link)->next) {
+    IrNode *n = *link;
+    NodeList pre = {NULL, &pre.head};
+    ShareCtx sc = {b, shared, &counts, &pre, n->line};
+    IrExpr **xs[] = {&n->threshold, &n->index, &n->value, &n->lo, &n->hi, &n->cond};
+    for (size_t i = 0; i < sizeof xs / sizeof xs[0]; i++) *xs[i] = share_expr(&sc, *xs[i], true);
+    for (int i = 0; n->kind == IR_OP && i < n->noperands; i++) {
+      n->operands[i].slot = share_expr(&sc, n->operands[i].slot, true);
+      n->operands[i].row = share_expr(&sc, n->operands[i].row, true);
+      n->operands[i].col = share_expr(&sc, n->operands[i].col, true);
+    }
+    if (n->kind == IR_LOOP || n->kind == IR_IF) share_reads(b, &n->body, shared);
+    if (n->kind == IR_IF) share_reads(b, &n->orelse, shared);
+    if (pre.head) {
+      *pre.tail = n;
+      *link = pre.head;
+      link = pre.tail;
+    }
+  }
+  shared->n = in_scope;
+}
+
 static void build_stream(Program *p, const Analysis *an, int c) {
   const Deps *d = an->d;
   Builder b = {0};
@@ -808,6 +1099,8 @@ static void build_stream(Program *p, const Analysis *an, int c) {
   NodeList out = {NULL, &out.head};
   walk_list(&b, p->kernel->body, &out);
   b.s->body = out.head;
+  SharedReads shared = {.n = 0};
+  share_reads(&b, &b.s->body, &shared);
 }
 
 /* Requires: a checked kernel. Ensures: p->ir, one stream per engine, every

@@ -18,8 +18,9 @@
  * variable of a loop the two run in different iterations of (P[t] against
  * P[t'] of an earlier t'); or its bounds over the loops' ranges are a
  * constant below or above 0 (Y[t], t < A, against Y[A + t']). Each lets a
- * queue's transfer skip a wait on another queue's disjoint region, which the
- * per-tensor tracking of hbm would otherwise impose.
+ * queue's transfer skip a wait on another queue's disjoint region, which
+ * the run-time tracking of hbm (per cell, barrier_free.c) would otherwise
+ * check.
  *
  * deps_need classifies, for a consumer b and a producer engine e, how b
  * learns need_e(b). It scans backwards in program order within the current
@@ -79,10 +80,14 @@ static void add_access(InstrInfo *in, int res, bool write, const Operand *o) {
 static void collect_accesses(Deps *d, InstrInfo *in) {
   const Stmt *s = in->stmt;
   const Tile *shape = NULL;
+  int tile = -1;
   for (int i = 0; i < s->noperands; i++) {
     const Operand *o = &s->operands[i];
     if (o->kind == OPND_TILE) {
-      if (!shape) shape = &d->k->tiles[o->decl];
+      if (!shape) {
+        shape = &d->k->tiles[o->decl];
+        tile = o->decl;
+      }
       if (i == 0 && s->op == BFRT_MATMUL_ACC) add_access(in, o->decl, false, o);
       add_access(in, o->decl, i == 0, o);
     } else if (o->kind == OPND_HBM) {
@@ -95,6 +100,7 @@ static void collect_accesses(Deps *d, InstrInfo *in) {
       if (!shape) bug("deps: hbm operand without a tile at line %d", in->line);
       a->rows = shape->rows;
       a->cols = shape->cols;
+      a->tile = tile;
     }
     add_accessor(d, a->res, in->engine, (int)(in - d->instrs), a->write);
   }
@@ -477,7 +483,7 @@ static Need last_iteration(const Deps *d, int b, int e, int a, bool crossed) {
   if (before.kind == NEED_TRACK) return before;
   Need *saved = ARENA_NEW(d->p->arena, Need);
   *saved = before;
-  return (Need){NEED_LAST, a, m, saved, "last iteration of a loop before", NULL};
+  return (Need){NEED_LAST, a, m, saved, "last iteration of a loop before", NULL, -1};
 }
 
 /* need_e(b) scanning back from id hi in the body of loop l (-1: the kernel). */
@@ -488,16 +494,16 @@ static Need need_from(const Deps *d, int b, int e, int l, int hi, bool crossed) 
     if (a >= 0) {
       int m = d->instrs[a].loop;
       if (deps_must_conflict(d, a, b)) {
-        if (m == l) return (Need){NEED_CLOSED, a, -1, NULL, "same iteration", NULL};
+        if (m == l) return (Need){NEED_CLOSED, a, -1, NULL, "same iteration", NULL, -1};
         if (d->loops[m].parent == l) return last_iteration(d, b, e, a, crossed);
       }
       return (Need){NEED_TRACK, -1, -1, NULL,
-                    crossed ? "loop-carried (tracked)" : "same iteration (tracked)", NULL};
+                    crossed ? "loop-carried (tracked)" : "same iteration (tracked)", NULL, -1};
     }
-    if (l < 0) return (Need){NEED_NONE, -1, -1, NULL, NULL, NULL};
+    if (l < 0) return (Need){NEED_NONE, -1, -1, NULL, NULL, NULL, -1};
     /* crossing into earlier iterations of l: any of its instructions, anywhere */
     if (latest_conflict(d, b, e, d->loops[l].first, d->loops[l].end, d->loops[l].depth, l) >= 0)
-      return (Need){NEED_TRACK, -1, -1, NULL, "loop-carried (tracked)", NULL};
+      return (Need){NEED_TRACK, -1, -1, NULL, "loop-carried (tracked)", NULL, -1};
     hi = d->loops[l].first;
     crossed = true;
   }
@@ -515,4 +521,20 @@ bool deps_nothing_between(const Deps *d, int x, int b, int e) {
       return false;
     hi = d->loops[l].first;
   }
+}
+
+int deps_latest_sure(const Deps *d, int b, int e) {
+  int best = -1;
+  const InstrInfo *ib = &d->instrs[b];
+  for (int j = 0; j < ib->naccesses; j++) {
+    const AccessorList *l = deps_accessors(d, ib->accesses[j].res, e);
+    for (int i = deps_lower_bound(l, b) - 1, tries = 0; i >= 0 && l->ids[i] > best && tries < 64; i--, tries++) {
+      int x = l->ids[i], m = d->instrs[x].loop;
+      if ((m < 0 || deps_encloses(d, m, b)) && deps_branches_enclose(d, x, b) && deps_must_conflict(d, x, b)) {
+        best = x;
+        break;
+      }
+    }
+  }
+  return best;
 }

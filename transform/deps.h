@@ -14,12 +14,14 @@
 #include "frontend/program.h"
 
 /* One memory access of an instruction. Resources: tiles 0 .. ntiles-1,
- * then tensors ntiles .. ntiles+ntensors-1 (hbm, tracked per tensor). */
+ * then tensors ntiles .. ntiles+ntensors-1 (hbm; barrier_free.c tracks a
+ * tensor per cell of its grid). */
 typedef struct Access {
   int res;
   bool write;
   const Operand *operand;
   int64_t rows, cols; /* hbm: the shape of the tile moved (the other operand's) */
+  int tile;           /* hbm: that tile operand's declaration */
 } Access;
 
 typedef struct InstrInfo {
@@ -87,6 +89,8 @@ typedef struct Need {
    * e-instruction: the threshold is the position just after the conditional
    * (the transform sets it; producer itself may not have run). */
   const Stmt *after_if;
+  /* NEED_TRACK: deps_latest_sure (or -1), an instance the wait shows complete */
+  int known;
 } Need;
 
 /* Requires: a checked kernel in p. */
@@ -97,6 +101,12 @@ Need deps_need(const Deps *d, int b, int e);
  * and before b, for x in the current iteration of every loop around it
  * (x's loop encloses b): then need_e(b) <= P_e(after x). */
 bool deps_nothing_between(const Deps *d, int x, int b, int e);
+/* The latest e-instruction x before b that surely ran once in the same
+ * iteration of every loop around it (its loop is b's or one around b, and
+ * every branch around it holds b) and certainly conflicts with b; -1 if
+ * none within a bounded search. need_e(b) >= P_e(after x), so a wait that
+ * reaches need_e(b) shows x complete. */
+int deps_latest_sure(const Deps *d, int b, int e);
 /* Whether instructions a and b may conflict, treating loops at depth >=
  * common_limit as running different iterations for a and b. */
 bool deps_may_conflict(const Deps *d, int a, int b, int common_limit);

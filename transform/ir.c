@@ -174,6 +174,15 @@ IrExpr *ir_elem(Arena *arena, int tensor, IrExpr *row, IrExpr *col, int line) {
   return e;
 }
 
+IrExpr *ir_hbm_row(Arena *arena, int tensor, int tile, IrExpr *row, IrExpr *col, int op, int line) {
+  IrExpr *e = make_binary(arena, IX_HBM_ROW, row, col, line);
+  e->id = tensor;
+  e->value = op;
+  e->c = ir_const(arena, tile);
+  e->size = tree_size(row, col);
+  return e;
+}
+
 IrExpr *ir_not(Arena *arena, IrExpr *a) {
   if (a->kind == IX_CONST) return ir_const(arena, !a->value);
   if (a->kind == IX_NOT) return a->a;
@@ -259,6 +268,19 @@ IrNode *ir_op(const Program *p, const Stmt *instr, int line) {
   return n;
 }
 
+_Static_assert(BFRT_MAX_ENGINES <= 32, "ir_tracks: one bit per engine in a uint32_t");
+
+static uint32_t nodes_tracks(const IrNode *n) {
+  uint32_t bits = 0;
+  for (; n; n = n->next) {
+    if (n->kind == IR_WAIT) bits |= UINT32_C(1) << n->engine;
+    if (n->kind == IR_LOOP || n->kind == IR_IF) bits |= nodes_tracks(n->body) | nodes_tracks(n->orelse);
+  }
+  return bits;
+}
+
+uint32_t ir_tracks(const IrStream *s) { return nodes_tracks(s->body); }
+
 int ir_index_in_range(const IrExpr *index, const IrExpr *len) {
   if (len->kind != IX_CONST) return 0;
   if (index->kind == IX_CONST) return index->value >= 0 && index->value < len->value;
@@ -276,6 +298,9 @@ int ir_expr_equal(const IrExpr *a, const IrExpr *b) {
   case IX_VAR: return a->id == b->id;
   case IX_LOAD: return a->id == b->id && ir_expr_equal(a->a, b->a);
   case IX_ELEM: return a->id == b->id && ir_expr_equal(a->a, b->a) && ir_expr_equal(a->b, b->b);
+  case IX_HBM_ROW:
+    return a->id == b->id && a->value == b->value && ir_expr_equal(a->a, b->a) && ir_expr_equal(a->b, b->b) &&
+           ir_expr_equal(a->c, b->c);
   default: return ir_expr_equal(a->a, b->a) && ir_expr_equal(a->b, b->b) && ir_expr_equal(a->c, b->c);
   }
 }
@@ -334,6 +359,13 @@ void ir_print_expr(const Program *p, const IrStream *s, const IrExpr *e, FILE *o
     fputs(", ", out);
     ir_print_expr(p, s, e->b, out);
     fputc(']', out);
+    return;
+  case IX_HBM_ROW: /* the row of X[r, c], checked */
+    fprintf(out, "row(%s[", p->kernel->tensors[e->id].name);
+    ir_print_expr(p, s, e->a, out);
+    fputs(", ", out);
+    ir_print_expr(p, s, e->b, out);
+    fputs("])", out);
     return;
   case IX_SELECT:
     fputc('(', out);
@@ -517,12 +549,32 @@ static void explain_nodes(const Program *p, const IrStream *s, int engine, const
   }
 }
 
+/* The back-pressure the runtime keeps for the counter window: each
+ * producer holds an op only while a consumer that is running has seen
+ * 2^counter_bits - 1 or less of its counter behind (docs/algorithm.md 7). */
+static void explain_backpressure(const Program *p, FILE *out) {
+  const IrProgram *ir = p->ir;
+  for (int e = 0; e < ir->nengines; e++) {
+    const char *sep = "";
+    for (int c = 0; c < ir->nengines; c++) {
+      if (c == e || !(ir_tracks(&ir->streams[c]) >> e & 1)) continue;
+      if (!*sep)
+        fprintf(out, "%s back-pressure: holds an op while its counter is 2^%d - 1 past what ",
+                p->target->engines[e].name, p->target->counter_bits);
+      fprintf(out, "%s%s", sep, p->target->engines[c].name);
+      sep = ", ";
+    }
+    if (*sep) fputs(" last saw of it (counter window)\n", out);
+  }
+}
+
 void ir_explain(const Program *p, FILE *out) {
   const IrProgram *ir = p->ir;
   fprintf(out, "// waits of kernel %s, sync %s: engine line: wait, then its provenance\n",
           p->kernel->name, ir->sync == SYNC_BARRIER ? "barrier" : "barrier-free");
   queues_explain(p, out);
   for (int e = 0; e < ir->nengines; e++) explain_nodes(p, &ir->streams[e], e, ir->streams[e].body, out);
+  explain_backpressure(p, out);
 }
 
 /* ---- Validation. */
@@ -573,6 +625,13 @@ static void check_expr(const Checker *c, const IrExpr *e) {
   case IX_ELEM:
     if (e->id < 0 || e->id >= c->p->kernel->ntensors || !c->p->kernel->tensors[e->id].ints)
       bug("ir_validate: element of tensor %d, not an i32 tensor", e->id);
+    check_expr(c, e->a);
+    check_expr(c, e->b);
+    return;
+  case IX_HBM_ROW:
+    if (e->id < 0 || e->id >= c->p->kernel->ntensors || e->value < 0 || e->value >= BFRT_NOPS || !e->c ||
+        e->c->kind != IX_CONST || e->c->value < 0 || e->c->value >= c->p->kernel->ntiles)
+      bug("ir_validate: engine %d: hbm row of tensor %d", c->engine, e->id);
     check_expr(c, e->a);
     check_expr(c, e->b);
     return;

@@ -42,6 +42,10 @@ typedef enum IrExprKind {
   IX_NOT,    /* !a */
   IX_SELECT, /* a ? b : c, only the chosen operand evaluated */
   IX_ELEM,   /* element (a, b) of i32 tensor id, read by the engine (line names it) */
+  IX_HBM_ROW, /* a, once hbm tile (a, b) of tensor id, in units of the shape of
+                 tile c->value (an IX_CONST), lies inside the tensor; else the
+                 error of op `value` at `line` (bfrt_hbm_row): the checked row of
+                 an index into a tensor's tracking array */
 } IrExprKind;
 
 typedef struct IrExpr {
@@ -158,6 +162,11 @@ uint64_t ir_trips(int64_t lo, int64_t hi);
  * slots are, with the slot's error (bfrt_slot), before any array access. */
 int ir_index_in_range(const IrExpr *index, const IrExpr *len);
 
+/* The engines whose counters stream s waits on, one bit each: the pairs
+ * the runtime's back-pressure keeps within the counter window (section 7
+ * of docs/algorithm.md). */
+uint32_t ir_tracks(const IrStream *s);
+
 /* Print every stream readably (bfsync compile --emit=ir). */
 void ir_print(const struct Program *p, FILE *out);
 /* Print each wait with its provenance (bfsync compile --explain). */
@@ -182,6 +191,9 @@ IrExpr *ir_from_expr(const struct Program *p, const Expr *e);
 IrExpr *ir_from_cond(const struct Program *p, const Cond *c);
 /* Element (row, col) of i32 tensor `tensor`, read at source line `line`. */
 IrExpr *ir_elem(struct Arena *arena, int tensor, IrExpr *row, IrExpr *col, int line);
+/* Row, checked: hbm tile (row, col) of tensor, in units of tile's shape, as
+ * op at line accesses it (IX_HBM_ROW). */
+IrExpr *ir_hbm_row(struct Arena *arena, int tensor, int tile, IrExpr *row, IrExpr *col, int op, int line);
 /* !a for a condition a. */
 IrExpr *ir_not(struct Arena *arena, IrExpr *a);
 /* cond ? x : y, folded when cond is constant or x and y are equal. */

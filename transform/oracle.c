@@ -51,6 +51,12 @@
 
 /* ---- The sequential walk. */
 
+/* A device integer one engine has read: each engine reads each once. */
+typedef struct ReadKey {
+  int64_t row, col;
+  int tensor, engine; /* engine -1: an empty slot */
+} ReadKey;
+
 /* What a walk does with each instance it reaches. */
 typedef enum WalkMode {
   WALK_COUNT, /* count them (and find the kernel's run-time errors) */
@@ -82,6 +88,12 @@ typedef struct Ideal {
   int64_t done[BFRT_MAX_ENGINES];    /* the stamp of its latest instance */
   int64_t *recent[BFRT_MAX_ENGINES]; /* recent[e][pos % window]: the stamps of its last window instances */
   int64_t makespan, dma_work;
+  /* Device reads (charge_sync): the set of (engine, element) read so far,
+   * the reads not yet charged before an instance, and the idle cycles not
+   * yet spent on them. */
+  ReadKey *read_set;
+  int64_t nread, read_cap;
+  int64_t pending_reads[BFRT_MAX_ENGINES], idle[BFRT_MAX_ENGINES];
 } Ideal;
 
 /* A walk in progress: the kernel in program order, one instance at a time. */
@@ -125,6 +137,9 @@ struct Oracle {
    * + engine]): the positions of the latest write and read, and (WALK_IDEAL)
    * their stamps. This, not the instruction count, is what the walk keeps. */
   int64_t *last_write, *last_read, *write_done, *read_done;
+  /* The engines with an instruction in each loop and conditional: they
+   * read its bounds or condition (the ideal charges device reads). */
+  uint32_t *loop_engines, *if_engines;
   Walk first; /* oracle_new's, which counts */
   bool failed;
 };
@@ -388,6 +403,99 @@ static void operand_shape(const Kernel *k, const Stmt *s, int i, int64_t shape[2
 
 static int64_t max64(int64_t a, int64_t b) { return a > b ? a : b; }
 
+/* ---- Device reads: what an engine must read to run its own stream. */
+
+static uint64_t read_hash(const ReadKey *k) {
+  return mix(mix(mix(mix(0, k->engine), k->tensor), k->row), k->col) * 0x9e3779b97f4a7c15u;
+}
+
+/* Add the key; whether it was new. */
+static bool read_insert(Ideal *id, ReadKey key) {
+  if (2 * (id->nread + 1) > id->read_cap) {
+    ReadKey *old = id->read_set;
+    int64_t old_cap = id->read_cap;
+    id->read_cap = old_cap ? 2 * old_cap : 64;
+    id->read_set = resize(NULL, id->read_cap, sizeof *id->read_set);
+    for (int64_t i = 0; i < id->read_cap; i++) id->read_set[i].engine = -1;
+    id->nread = 0;
+    for (int64_t i = 0; i < old_cap; i++)
+      if (old[i].engine >= 0) read_insert(id, old[i]);
+    free(old);
+  }
+  for (uint64_t i = read_hash(&key) & (uint64_t)(id->read_cap - 1);; i = (i + 1) & (uint64_t)(id->read_cap - 1)) {
+    ReadKey *k = &id->read_set[i];
+    if (k->engine < 0) {
+      *k = key;
+      id->nread++;
+      return true;
+    }
+    if (k->engine == key.engine && k->tensor == key.tensor && k->row == key.row && k->col == key.col) return false;
+  }
+}
+
+/* The elements e reads (it evaluated already), for each engine of the
+ * mask; only the ideal with sync costs charges them. */
+static void note_reads(Oracle *o, const Walk *w, const Expr *e, uint32_t engines) {
+  if (!e || !engines || !w->ideal || !w->ideal->charge_sync) return;
+  note_reads(o, w, e->lhs, engines);
+  note_reads(o, w, e->rhs, engines);
+  int64_t row, col;
+  if (e->kind != EX_ELEM || !eval(o, w, e->lhs, &row) || !eval(o, w, e->rhs, &col)) return;
+  for (int engine = 0; engine < o->nengines; engine++)
+    if (engines >> engine & 1 && read_insert(w->ideal, (ReadKey){row, col, e->index, engine}))
+      w->ideal->pending_reads[engine]++;
+}
+
+/* The same for a condition, whose && and || read their right side only
+ * when the left does not decide. */
+static void note_cond_reads(Oracle *o, const Walk *w, const Cond *c, uint32_t engines) {
+  bool left;
+  switch (c->kind) {
+  case COND_CMP:
+    note_reads(o, w, c->lhs, engines);
+    note_reads(o, w, c->rhs, engines);
+    return;
+  case COND_NOT: note_cond_reads(o, w, c->left, engines); return;
+  case COND_AND:
+  case COND_OR:
+    note_cond_reads(o, w, c->left, engines);
+    if (eval_cond(o, w, c->left, &left) && left == (c->kind == COND_AND)) note_cond_reads(o, w, c->right, engines);
+    return;
+  }
+}
+
+/* The engines with an instruction in list, filling the loops' and the
+ * conditionals' masks on the way. */
+static uint32_t engines_in(Oracle *o, const Stmt *s) {
+  uint32_t all = 0;
+  for (; s; s = s->next) {
+    uint32_t here = s->kind == ST_INSTR ? (uint32_t)1 << s->engine : engines_in(o, s->body);
+    if (s->kind == ST_IF) here |= engines_in(o, s->orelse);
+    if (s->kind == ST_FOR) o->loop_engines[s->loop_id] = here;
+    if (s->kind == ST_IF) o->if_engines[s->if_id] = here;
+    all |= here;
+  }
+  return all;
+}
+
+static int64_t read_cost(const Oracle *o, const bfrt_costs *costs, int engine) {
+  return costs->kind[o->p->target->engines[engine].kind].device_read_cost;
+}
+
+/* An engine free since free_at that could start at start spends `reads`
+ * cycles reading first: in its idle time (*idle, plus the gap up to start)
+ * as far as it holds them. Returns the start. */
+static int64_t spend_idle(int64_t *idle, int64_t free_at, int64_t start, int64_t reads) {
+  *idle += start - free_at;
+  if (*idle >= reads) {
+    *idle -= reads;
+    return start;
+  }
+  start += reads - *idle;
+  *idle = 0;
+  return start;
+}
+
 /* One step of the list schedule: the instance at pos of engine c starts
  * when c can issue, its own latest conflicting instance and the one window
  * back are done, and (plus the sync costs with charge_sync) its needs on
@@ -411,10 +519,12 @@ static void ideal_instance(Oracle *o, Walk *w, const Stmt *s, const Region *rg, 
    * may be known complete (an earlier wait implies it): no wait charged */
   if (id->charge_sync && ready > start) ready += id->costs->kind[target->engines[c].kind].wait_cost;
   start = max64(start, ready);
+  if (id->charge_sync) start = spend_idle(&id->idle[c], id->free_at[c], start, id->pending_reads[c] * read_cost(o, id->costs, c));
+  id->pending_reads[c] = 0;
   int64_t dst[2], src[2];
   operand_shape(o->p->kernel, s, 0, dst);
   operand_shape(o->p->kernel, s, s->noperands > 1 ? 1 : 0, src);
-  bfrt_op_time t = bfrt_op_timing(id->costs, target->engines[c].kind, s->op, dst, src);
+  bfrt_op_time t = bfrt_op_timing_sized(id->costs, target->engines[c].kind, s->op, dst, src, instr_elem_bytes(o->p->kernel, s));
   id->free_at[c] = start + t.occupancy;
   id->done[c] = max64(id->done[c], start + t.completion);
   id->recent[c][pos % window] = id->done[c];
@@ -442,6 +552,11 @@ static void walk_instr(Oracle *o, Walk *w, const Stmt *s) {
     if (!operand_region(o, w, s, i, &rg[nrg])) return;
     where = operand_hash(where, s->operands[i].decl, rg[nrg++].at);
   }
+  for (int i = 0; i < s->noperands; i++) {
+    note_reads(o, w, s->operands[i].slot, (uint32_t)1 << s->engine);
+    note_reads(o, w, s->operands[i].row, (uint32_t)1 << s->engine);
+    note_reads(o, w, s->operands[i].col, (uint32_t)1 << s->engine);
+  }
   int64_t pos = ++w->count[s->engine];
   w->last = s;
   if (w->mode == WALK_NEEDS) need_instance(o, w, s, rg, nrg, where, pos);
@@ -456,6 +571,8 @@ static void push_body(Walk *w, const Stmt *body, const Stmt *loop, int64_t hi) {
 static void walk_for(Oracle *o, Walk *w, const Stmt *s) {
   int64_t lo, hi;
   if (!eval(o, w, s->lo, &lo) || !eval(o, w, s->hi, &hi)) return;
+  note_reads(o, w, s->lo, o->loop_engines[s->loop_id]);
+  note_reads(o, w, s->hi, o->loop_engines[s->loop_id]);
   if (ir_trips(lo, hi) > IR_MAX_TRIPS) {
     diag_error(&o->p->diag, s->span,
                "loop runs %llu iterations (%lld .. %lld) with these parameters, more than "
@@ -473,6 +590,7 @@ static void walk_for(Oracle *o, Walk *w, const Stmt *s) {
 static void walk_if(Oracle *o, Walk *w, const Stmt *s) {
   bool holds;
   if (!eval_cond(o, w, s->cond, &holds)) return;
+  note_cond_reads(o, w, s->cond, o->if_engines[s->if_id]);
   const Stmt *branch = holds ? s->body : s->orelse;
   if (branch) push_body(w, branch, NULL, 0);
 }
@@ -542,8 +660,9 @@ static void walk_finish(Oracle *o, Walk *w) {
     free(w->queue[e].where);
     free(w->queue[e].need);
   }
-  if (w->ideal)
-    for (int e = 0; e < o->nengines; e++) free(w->ideal->recent[e]);
+  if (!w->ideal) return;
+  for (int e = 0; e < o->nengines; e++) free(w->ideal->recent[e]);
+  free(w->ideal->read_set);
 }
 
 Oracle *oracle_new(Program *p, const int64_t *params) {
@@ -553,6 +672,9 @@ Oracle *oracle_new(Program *p, const int64_t *params) {
   o->params = params;
   o->nengines = p->target->nengines;
   o->max_depth = 1 + body_depth(k->body);
+  o->loop_engines = ARENA_ARRAY(p->arena, uint32_t, k->nloops + 1);
+  o->if_engines = ARENA_ARRAY(p->arena, uint32_t, k->nifs + 1);
+  engines_in(o, k->body);
   o->tile_base = ARENA_ARRAY(p->arena, int64_t, k->ntiles + 1);
   o->grid = ARENA_ARRAY(p->arena, Grid, k->ntensors + 1);
   walk_start(o, &o->first, WALK_COUNT);
@@ -590,6 +712,13 @@ static const Stmt *instance_at(Oracle *o, int engine, int64_t position) {
   return w.last;
 }
 
+/* The makespan of the list schedule; with charge_sync, every cross-engine
+ * dependence pays its producer's sem_latency, every instruction that
+ * those dependences delay pays its engine's wait_cost once, and every
+ * engine reads each device integer its own stream depends on once (a loop
+ * bound or condition around one of its instructions, an operand's index)
+ * at device_read_cost, in its idle time before the first instance that
+ * needs it (the values never change, so any earlier idle time will do). */
 static int64_t ideal_makespan(Oracle *o, const bfrt_costs *costs, bool charge_sync) {
   Ideal id = {.costs = costs, .charge_sync = charge_sync};
   for (int e = 0; e < o->nengines; e++) {
@@ -600,6 +729,9 @@ static int64_t ideal_makespan(Oracle *o, const bfrt_costs *costs, bool charge_sy
   walk_start(o, &w, WALK_IDEAL);
   w.ideal = &id;
   while (walk_next(o, &w)) {}
+  /* reads after an engine's last instance (a loop it skips by its bound) come after its last issue */
+  for (int e = 0; charge_sync && e < o->nengines; e++)
+    id.makespan = max64(id.makespan, spend_idle(&id.idle[e], id.free_at[e], id.free_at[e], id.pending_reads[e] * read_cost(o, costs, e)));
   walk_finish(o, &w);
   /* The queues share the target's dma_split DMA engines: no schedule
    * streams faster than all of them at once (a bound, not a schedule). */
@@ -638,8 +770,7 @@ typedef struct Interp {
   Status status;
   const IrNode *waiting; /* WAITING: the wait; AT_BARRIER: the barrier */
   int64_t wait_threshold;
-  int64_t window_first, window_count; /* WAITING: its first compare, the count then */
-  bool window_broken;                 /* ... 2^(B-1) or more apart */
+  bool held; /* its next op is held by back-pressure */
   int64_t *loopvars, *vars, **arrays, *array_len;
   int64_t known[BFRT_MAX_ENGINES];
   int64_t clock[BFRT_MAX_ENGINES]; /* vector clock over stream positions */
@@ -684,6 +815,8 @@ typedef struct Schedule {
   int64_t counter[BFRT_MAX_ENGINES]; /* S_e as the engines see it */
   int64_t pos[BFRT_MAX_ENGINES];     /* ops completed since the start */
   int64_t base[BFRT_MAX_ENGINES];    /* pos at the last barrier */
+  int64_t seen[BFRT_MAX_ENGINES][BFRT_MAX_ENGINES]; /* seen[c][e]: S_e as c last read it */
+  uint32_t consumers[BFRT_MAX_ENGINES]; /* bit c: c waits on e's counter */
   History history[BFRT_MAX_ENGINES];
   Walk walk; /* the sequential walk, as far as the engine furthest ahead */
   OracleStats *st;
@@ -754,6 +887,18 @@ static int64_t ir_elem_eval(Schedule *s, Interp *in, const IrExpr *x) {
   return v;
 }
 
+/* The checked row of an hbm tile: the walk ran every access these
+ * coordinates come from, so a tile outside its tensor is a transform bug. */
+static int64_t ir_hbm_row_eval(Schedule *s, Interp *in, const IrExpr *x) {
+  int64_t row = ir_eval(s, in, x->a), col = ir_eval(s, in, x->b);
+  const Grid *g = &s->o->grid[x->id];
+  const Tile *t = &s->o->p->kernel->tiles[x->c->value];
+  if (!s->stop && (row < 0 || col < 0 || row > g->rows / t->rows - 1 || col > g->cols / t->cols - 1))
+    bug("oracle: line %d: bookkeeping for hbm tile %s[%lld, %lld] outside the tensor", x->line,
+        s->o->p->kernel->tensors[x->id].name, (long long)row, (long long)col);
+  return row;
+}
+
 static int64_t ir_eval(Schedule *s, Interp *in, const IrExpr *x) {
   if (s->stop) return 0;
   switch (x->kind) {
@@ -772,6 +917,7 @@ static int64_t ir_eval(Schedule *s, Interp *in, const IrExpr *x) {
   }
   switch (x->kind) {
   case IX_ELEM: return ir_elem_eval(s, in, x);
+  case IX_HBM_ROW: return ir_hbm_row_eval(s, in, x);
   case IX_NOT: return !ir_eval(s, in, x->a);
   case IX_AND: return ir_eval(s, in, x->a) && ir_eval(s, in, x->b);
   case IX_OR: return ir_eval(s, in, x->a) || ir_eval(s, in, x->b);
@@ -921,27 +1067,41 @@ static void push_pending(Schedule *s, Interp *in, Pending pw) {
   in->pending[in->npending++] = pw;
 }
 
-/* The counter window: a compare of S_e against t is exact only while
- * t - H <= S_e < t + H, H = 2^(counter_bits - 1). A guarded wait above
- * known[e] + H is taken in steps of H (bf_wait), so its first compare tests
- * min(t, known + H) when the wait is evaluated (window_first), and its last
- * tests t when the engine resumes; the steps between start where the count
- * is. The count never falls below known[e], so only the upper side can
- * fail: the producer 2^(B-1) or more ahead of a compare still to be made. */
-static int64_t window_first(const Schedule *s, const Interp *in, int e, int64_t t) {
-  int64_t half = target_counter_half(s->o->p->target);
-  return t - in->known[e] > half ? in->known[e] + half : t;
+/* The counter window (docs/algorithm.md, section 7): engine c reads S_e's
+ * low counter_bits bits and extends them from seen[c][e], exact while S_e
+ * is less than 2^counter_bits past it. c reads every counter it tracks at
+ * each op and at each wait's start; a blocked engine reads all along, which
+ * idle() lets a producer stand for (hold). */
+static bool idle(const Schedule *s, int c) {
+  const Interp *in = &s->in[c];
+  return in->status != RUNNING || in->depth == 0 || in->held;
 }
 
-static void check_window(Schedule *s, int c, int e, int64_t t) {
-  Interp *in = &s->in[c];
-  int64_t half = target_counter_half(s->o->p->target), at = in->window_broken ? in->window_first : t;
-  if (!in->window_broken && s->counter[e] - t < half) return;
-  s->st->window++;
-  report(s, "%d: counter window: %s compares S_%s = %lld with %lld, 2^%d or more apart",
-         in->waiting->line, engine_name(s, c), engine_name(s, e),
-         (long long)(in->window_broken ? in->window_count : s->counter[e]), (long long)at,
-         s->o->p->target->counter_bits - 1);
+static void read_counters(Schedule *s, int c) {
+  int64_t span = target_counter_span(s->o->p->target);
+  for (int e = 0; e < s->n; e++) {
+    if (!(s->consumers[e] >> c & 1) || s->counter[e] <= s->seen[c][e]) continue;
+    if (s->counter[e] - s->seen[c][e] > span) {
+      s->st->window++;
+      report(s, " counter window: %s reads S_%s = %lld, 2^%d or more past the %lld it last saw",
+             engine_name(s, c), engine_name(s, e), (long long)s->counter[e], s->o->p->target->counter_bits,
+             (long long)s->seen[c][e]);
+    }
+    s->seen[c][e] = s->counter[e];
+  }
+}
+
+/* Back-pressure: whether e's next op, which makes S_e one more, must wait
+ * for a consumer that has seen too little of S_e and is running (an idle
+ * consumer reads S_e now). */
+static bool hold(Schedule *s, int e) {
+  int64_t need = s->counter[e] + 1 - target_counter_span(s->o->p->target);
+  for (int c = 0; c < s->n; c++) {
+    if (!(s->consumers[e] >> c & 1) || s->seen[c][e] >= need) continue;
+    if (!idle(s, c)) return true;
+    s->seen[c][e] = s->counter[e];
+  }
+  return false;
 }
 
 static void finish_wait(Schedule *s, int c) {
@@ -966,7 +1126,6 @@ static void finish_wait(Schedule *s, int c) {
   if (pw.joins) in->changed |= join(in->clock, pw.snap, s->n);
   in->captured = false;
   push_pending(s, in, pw);
-  check_window(s, c, e, in->wait_threshold);
   in->known[e] = in->wait_threshold;
   in->status = RUNNING;
 }
@@ -978,12 +1137,10 @@ static void exec_wait(Schedule *s, int c, const IrNode *w) {
   s->st->bookkeeping += w->threshold->kind != IX_CONST;
   s->st->engine_bookkeeping[c] += w->threshold->kind != IX_CONST;
   if (s->stop || t <= in->known[w->engine]) return;
+  read_counters(s, c);
   in->waiting = w;
   in->wait_threshold = t;
   in->status = WAITING;
-  in->window_first = window_first(s, in, w->engine, t);
-  in->window_count = s->counter[w->engine];
-  in->window_broken = in->window_count - in->window_first >= target_counter_half(s->o->p->target);
   if (s->counter[w->engine] >= t) finish_wait(s, c);
 }
 
@@ -1081,6 +1238,8 @@ static void exec_op(Schedule *s, int c, const IrNode *node) {
     return;
   }
   const int64_t *need = q->need + q->head * s->n;
+  read_counters(s, c);
+  in->held = false;
   judge_pending(s, c, need);
   for (int e = 0; e < s->n; e++) {
     if (e == c || in->clock[e] >= need[e]) continue;
@@ -1152,10 +1311,17 @@ static void step(Schedule *s, int c) {
   settle(in);
 }
 
-static bool runnable(const Schedule *s, int c) {
-  const Interp *in = &s->in[c];
+/* Whether c can take a step; an op held by back-pressure cannot (counted
+ * once per op). */
+static bool runnable(Schedule *s, int c) {
+  Interp *in = &s->in[c];
   switch (in->status) {
-  case RUNNING: return in->depth > 0;
+  case RUNNING:
+    if (in->depth == 0) return false;
+    if (in->frames[in->depth - 1].next->kind != IR_OP || !s->consumers[c] || !hold(s, c)) return true;
+    s->st->held += !in->held;
+    in->held = true;
+    return false;
   case WAITING: return s->counter[in->waiting->engine] >= in->wait_threshold;
   case AT_BARRIER: return false;
   }
@@ -1177,6 +1343,7 @@ static bool release_barrier(Schedule *s) {
     s->base[c] = s->pos[c];
     s->counter[c] = 0;
   }
+  memset(s->seen, 0, sizeof s->seen);
   return true;
 }
 
@@ -1193,6 +1360,9 @@ static void report_deadlock(Schedule *s) {
     } else if (in->status == AT_BARRIER) {
       report(s, "%d: deadlock: %s waits at a barrier that not every engine reaches",
              in->waiting->line, engine_name(s, c));
+    } else if (in->held) {
+      report(s, "%d: deadlock: %s is held by back-pressure", in->frames[in->depth - 1].next->line,
+             engine_name(s, c));
     }
   }
 }
@@ -1229,6 +1399,9 @@ static void check_complete(Schedule *s) {
 }
 
 static void run_streams(Schedule *s) {
+  for (int c = 0; c < s->n; c++)
+    for (int e = 0; e < s->n; e++)
+      if (e != c && (ir_tracks(&s->ir->streams[c]) >> e & 1)) s->consumers[e] |= UINT32_C(1) << c;
   for (int c = 0; c < s->n && !s->stop; c++) init_interp(s, c);
   while (!s->stop) {
     release_barrier(s);
@@ -1291,6 +1464,7 @@ static void merge(OracleStats *total, const OracleStats *one) {
   if (one->races > total->races) total->races = one->races;
   if (one->mismatches > total->mismatches) total->mismatches = one->mismatches;
   if (one->window > total->window) total->window = one->window;
+  if (one->held > total->held) total->held = one->held;
   total->deadlocks += one->deadlocks;
 }
 
@@ -1314,6 +1488,7 @@ void oracle_check(Oracle *o, int schedules, uint64_t seed, FILE *log, OracleStat
     *s = (Schedule){.o = o, .ir = ir, .waits = w, .n = o->nengines, .st = &one,
                     .log = oracle_failed(st) ? NULL : log, .rng = seed ^ ((uint64_t)k << 32)};
     run_schedule(s);
+    for (int e = 0; e < o->nengines; e++) one.backpressure_pairs += __builtin_popcount(s->consumers[e]);
     if (k == 0) {
       *st = one;
       st->schedules = schedules;

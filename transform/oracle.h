@@ -42,8 +42,10 @@ typedef struct OracleStats {
                            same instruction (a later one in the group implies it) */
   int64_t bookkeeping;  /* bookkeeping operations executed (ir.h's definition) */
   int64_t engine_instructions[BFRT_MAX_ENGINES], engine_bookkeeping[BFRT_MAX_ENGINES]; /* by engine */
-  int64_t window;       /* compares outside the counter window: the count a wait tested was
-                           2^(counter_bits-1) or more from its threshold (docs/algorithm.md) */
+  int64_t window;       /* counter reads outside the window: a counter 2^counter_bits or more
+                           past what the reading engine last saw of it (docs/algorithm.md, 7) */
+  int64_t backpressure_pairs; /* (consumer, producer) pairs whose back-pressure is checked */
+  int64_t held;         /* ops a producer held by back-pressure (the most any schedule had) */
   int64_t deadlocks;
   int64_t mismatches;   /* transform bugs: a stream's ops differ from the sequential walk */
   int schedules;

@@ -26,6 +26,7 @@ static char *formatted(const Program *p, size_t *len) {
 /* Parse and check text; the program if it checks, else NULL. */
 static Program *checked(const char *text, size_t len, FILE *diag) {
   Program *p = program_new("fuzz.bfk", text, len, target_default(), diag);
+  p->diag.warn = 1; /* the warnings' analysis too (frontend/written.c) */
   parse(p);
   if (!p->diag.errors) check(p);
   if (!p->diag.errors) return p;

@@ -786,6 +786,56 @@ static void test_random_edits(void **state) {
   assert_true(clean > 0);
 }
 
+/* The warnings of the read-before-write check for a kernel body (over
+ * tiles a, b: f32[2, 2] and s[2]: f32[2, 2], parameter N), as the command
+ * line's programs get them. */
+static int unwritten_warnings(const char *body) {
+  char text[2048];
+  snprintf(text, sizeof text,
+           "kernel k(N: int) {\n  sbuf a: f32[2, 2];\n  sbuf b: f32[2, 2];\n  sbuf s[2]: f32[2, 2];\n%s}\n", body);
+  char *diag = NULL;
+  size_t len = 0;
+  FILE *out = open_memstream(&diag, &len);
+  Program *p = program_new("t.bfk", text, strlen(text), NULL, out);
+  p->diag.warn = 1;
+  parse(p);
+  if (!p->diag.errors) check(p);
+  fclose(out);
+  assert_int_equal(p->diag.errors, 0);
+  int warnings = p->diag.warnings;
+  if (warnings) assert_non_null(strstr(diag, "warning: "));
+  program_free(p);
+  free(diag);
+  return warnings;
+}
+
+static void test_reads_before_writes(void **state) {
+  (void)state;
+  /* straight-line: both orders, and a branch that may have written */
+  assert_int_equal(unwritten_warnings("  dve: copy a, b;\n  dve: fill b, 1;\n"), 1);
+  assert_int_equal(unwritten_warnings("  dve: fill b, 1;\n  dve: copy a, b;\n"), 0);
+  assert_int_equal(unwritten_warnings("  if (N > 1) { dve: fill b, 1; }\n  dve: copy a, b;\n"), 0);
+  assert_int_equal(unwritten_warnings("  if (N > 1) { dve: copy a, b; } else { dve: fill b, 1; }\n"), 1);
+  /* a loop's first iteration; a read under a conditional sees earlier iterations */
+  assert_int_equal(unwritten_warnings("  for i in 0 .. N { dve: copy a, b; dve: fill b, 1; }\n"), 1);
+  assert_int_equal(unwritten_warnings("  for i in 0 .. N { if (i > 0) { dve: copy a, b; } dve: fill b, 1; }\n"), 0);
+  /* an inner loop after which the outer body writes: an earlier outer iteration may have */
+  assert_int_equal(unwritten_warnings("  for i in 0 .. N { for j in 0 .. 2 { dve: copy a, b; } dve: fill b, 1; }\n"), 0);
+  assert_int_equal(unwritten_warnings("  for i in 0 .. N { for j in 0 .. 2 { dve: copy a, b; dve: fill b, 1; } }\n"), 1);
+  /* slots: constant ones apart, a run-time one may be any */
+  assert_int_equal(unwritten_warnings("  dve: fill s[0], 1;\n  dve: copy a, s[1];\n  dve: copy b, a;\n"), 1);
+  assert_int_equal(unwritten_warnings("  for i in 0 .. N { dve: fill s[i % 2], 1; }\n  dve: copy a, s[1];\n"), 0);
+  assert_int_equal(unwritten_warnings("  dve: fill s[0], 1;\n  for i in 0 .. N { dve: copy a, s[i % 2]; }\n"), 0);
+  assert_int_equal(unwritten_warnings("  for i in 0 .. N { dve: copy a, s[i % 2]; }\n  dve: fill s[0], 1;\n"), 1);
+  /* an op that reads and writes its destination reads it first */
+  assert_int_equal(unwritten_warnings("  dve: add a, a, a;\n"), 1);
+  /* programs that do not ask for warnings get none */
+  Run r = run("kernel k() {\n  sbuf a: f32[2, 2];\n  sbuf b: f32[2, 2];\n  dve: copy a, b;\n}\n");
+  assert_int_equal(r.p->diag.warnings, 0);
+  assert_int_equal(r.diag_len, 0);
+  done(&r);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_softmax_checks),      cmocka_unit_test(test_good_syntax),
@@ -802,7 +852,7 @@ int main(void) {
       cmocka_unit_test(test_fmt_softmax),         cmocka_unit_test(test_nesting_limit),
       cmocka_unit_test(test_deep_expressions),    cmocka_unit_test(test_junk),
       cmocka_unit_test(test_long_identifier),     cmocka_unit_test(test_huge_kernel),
-      cmocka_unit_test(test_random_edits),
+      cmocka_unit_test(test_random_edits),        cmocka_unit_test(test_reads_before_writes),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

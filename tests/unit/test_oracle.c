@@ -562,6 +562,43 @@ static void test_ideal_chain_and_overlap(void **state) {
   program_free(p);
 }
 
+/* ideal_sync charges each engine's device reads once, in its idle time:
+ * dve reads C[0, 0] for both loops it runs (once), act none (it has no
+ * instruction in them); with C[0, 0] = 0, dve still reads it to skip them. */
+static const char reads_kernel[] =
+    "kernel reads(N: int) {\n"
+    "  hbm in C: i32[1, 1];\n"
+    "  sbuf a: f32[4, 4];\n"
+    "  sbuf b: f32[4, 4];\n"
+    "  act: fill a, 1.0;\n"
+    "  for i in 0 .. C[0, 0] { dve: copy b, a; }\n"
+    "  for j in 0 .. C[0, 0] { dve: copy b, a; }\n"
+    "}\n";
+
+static void test_ideal_sync_device_reads(void **state) {
+  (void)state;
+  for (int32_t count = 0; count <= 2; count++) {
+    Program *p = compile(reads_kernel);
+    static const int64_t shape[1][2] = {{1, 1}};
+    const void *values[1] = {&count};
+    p->device_ints = values;
+    p->device_shape = shape;
+    Oracle *o = walk(p, 0);
+    const bfrt_costs *costs = &p->target->costs;
+    const int64_t tile[2] = {4, 4};
+    int act = engine(p, "act"), dve = engine(p, "dve");
+    int64_t fill = bfrt_op_cycles(costs, p->target->engines[act].kind, BFRT_FILL, tile, tile);
+    int64_t copy = bfrt_op_cycles(costs, p->target->engines[dve].kind, BFRT_COPY, tile, tile);
+    int64_t read = costs->kind[p->target->engines[dve].kind].device_read_cost;
+    int64_t handoff = fill + costs->kind[p->target->engines[act].kind].sem_latency +
+                      costs->kind[p->target->engines[dve].kind].wait_cost;
+    assert_true(read > handoff); /* the read outlasts dve's idle time before its first copy */
+    assert_int_equal(oracle_ideal_cycles(o, costs), count ? fill + 2 * count * copy : fill);
+    assert_int_equal(oracle_ideal_sync_cycles(o, costs), read + 2 * count * copy);
+    program_free(p);
+  }
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_need_war_distance_two),
@@ -585,6 +622,7 @@ int main(void) {
       cmocka_unit_test(test_barrier_maps_counters),
       cmocka_unit_test(test_triangular_bookkeeping),
       cmocka_unit_test(test_ideal_chain_and_overlap),
+      cmocka_unit_test(test_ideal_sync_device_reads),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -43,8 +43,8 @@ static const char *const two_engines[] = {"dma", "act"};
 static const int two_kinds[] = {BFRT_KIND_DMA, BFRT_KIND_ACT};
 static const char *const n_param[] = {"N"};
 
-static const bfrt_tile_desc tiles[] = {{"x", 2, 2, 3}, {"y", 1, 2, 3}};
-static const bfrt_tensor_desc tensors[] = {{"X", BFRT_IN, 0}, {"Y", BFRT_OUT, 0}};
+static const bfrt_tile_desc tiles[] = {{"x", 2, 2, 3, BFRT_DTYPE_F32}, {"y", 1, 2, 3, BFRT_DTYPE_F32}};
+static const bfrt_tensor_desc tensors[] = {{"X", BFRT_IN, BFRT_DTYPE_F32}, {"Y", BFRT_OUT, BFRT_DTYPE_F32}};
 
 static int shape_of(const int64_t *p, int t, int64_t shape[2]) {
   (void)t;
@@ -90,7 +90,7 @@ static void scale2_act(bfrt_ctx *cx, const int64_t *p) {
 
 static void (*const scale2_entry[])(bfrt_ctx *, const int64_t *) = {scale2_dma, scale2_act};
 static const bfrt_kernel scale2 = {"scale2", 1, n_param, 2, two_engines, two_kinds, scale2_entry,
-                                   2, tiles, 2, tensors, shape_of, 0};
+                                   2, tiles, 2, tensors, shape_of, 0, NULL};
 
 static bfrt *new_instance(const bfrt_kernel *k, int64_t n) {
   const char *err = NULL;
@@ -212,7 +212,7 @@ static void idle(bfrt_ctx *cx, const int64_t *p) {
 
 static void (*const bounce_entry[])(bfrt_ctx *, const int64_t *) = {bounce_dma, idle};
 static const bfrt_kernel bounce = {"bounce", 1, n_param, 2, two_engines, two_kinds, bounce_entry,
-                                   2, tiles, 2, tensors, shape_of, 0};
+                                   2, tiles, 2, tensors, shape_of, 0, NULL};
 
 static void assert_copied(bfrt *rt, int64_t rows) {
   const float *x = bfrt_tensor_data(rt, 0), *y = bfrt_tensor_data(rt, 1);
@@ -250,7 +250,7 @@ static void three_loads(bfrt_ctx *cx, const int64_t *p) {
 
 static void (*const loads_entry[])(bfrt_ctx *, const int64_t *) = {three_loads, idle};
 static const bfrt_kernel loads = {"loads", 1, n_param, 2, two_engines, two_kinds, loads_entry,
-                                  2, tiles, 2, tensors, shape_of, 0};
+                                  2, tiles, 2, tensors, shape_of, 0, NULL};
 
 static void test_pipelined_window(void **state) {
   (void)state;
@@ -293,7 +293,7 @@ static void phases_act(bfrt_ctx *cx, const int64_t *p) {
 
 static void (*const phases_entry[])(bfrt_ctx *, const int64_t *) = {phases_dma, phases_act};
 static const bfrt_kernel phases = {"phases", 1, n_param, 2, two_engines, two_kinds, phases_entry,
-                                   2, tiles, 2, tensors, shape_of, 0};
+                                   2, tiles, 2, tensors, shape_of, 0, NULL};
 
 static void test_hand_computed_barriers(void **state) {
   (void)state;
@@ -368,7 +368,7 @@ static void one_load(bfrt_ctx *cx, const int64_t *p) {
 
 static void (*const stuck_entry[])(bfrt_ctx *, const int64_t *) = {one_load, stuck_act};
 static const bfrt_kernel stuck = {"stuck", 1, n_param, 2, two_engines, two_kinds, stuck_entry,
-                                  2, tiles, 2, tensors, shape_of, 0};
+                                  2, tiles, 2, tensors, shape_of, 0, NULL};
 
 static void lonely_act(bfrt_ctx *cx, const int64_t *p) {
   (void)p;
@@ -377,7 +377,7 @@ static void lonely_act(bfrt_ctx *cx, const int64_t *p) {
 
 static void (*const lonely_entry[])(bfrt_ctx *, const int64_t *) = {one_load, lonely_act};
 static const bfrt_kernel lonely = {"lonely", 1, n_param, 2, two_engines, two_kinds, lonely_entry,
-                                   2, tiles, 2, tensors, shape_of, 0};
+                                   2, tiles, 2, tensors, shape_of, 0, NULL};
 
 static void out_of_bounds(bfrt_ctx *cx, const int64_t *p) {
   (void)p;
@@ -386,7 +386,7 @@ static void out_of_bounds(bfrt_ctx *cx, const int64_t *p) {
 
 static void (*const oob_entry[])(bfrt_ctx *, const int64_t *) = {out_of_bounds, stuck_act};
 static const bfrt_kernel oob = {"oob", 1, n_param, 2, two_engines, two_kinds, oob_entry,
-                                2, tiles, 2, tensors, shape_of, 0};
+                                2, tiles, 2, tensors, shape_of, 0, NULL};
 
 static void test_deadlocks_and_errors(void **state) {
   (void)state;
@@ -447,7 +447,7 @@ static void racy_act(bfrt_ctx *cx, const int64_t *p) {
 
 static void (*const racy_entry[])(bfrt_ctx *, const int64_t *) = {scale2_dma, racy_act};
 static const bfrt_kernel racy = {"racy", 1, n_param, 2, two_engines, two_kinds, racy_entry,
-                                 2, tiles, 2, tensors, shape_of, 0};
+                                 2, tiles, 2, tensors, shape_of, 0, NULL};
 
 static void test_race_checker_under_sim(void **state) {
   (void)state;
@@ -530,7 +530,7 @@ static const char *const two_queue_names[] = {"dma0", "dma1"};
 static const int two_queue_kinds[] = {BFRT_KIND_DMA, BFRT_KIND_DMA};
 static void (*const two_loads_entry[])(bfrt_ctx *, const int64_t *) = {load_slot0, load_slot1};
 static const bfrt_kernel two_loads = {"two_loads", 1, n_param, 2, two_queue_names, two_queue_kinds, two_loads_entry,
-                                      2, tiles, 2, tensors, shape_of, 0};
+                                      2, tiles, 2, tensors, shape_of, 0, NULL};
 
 /* split = 2: dma0 streams 10..13 on both engines, done 113; dma1 finds
  * them busy until 13, so it stalls 3 and streams 13..16, done 116.
@@ -586,6 +586,51 @@ static void test_costs_saturate(void **state) {
   bfrt_delete(rt);
 }
 
+/* The counter window on 4-bit counters: dma runs 20 fills while act runs
+ * one long fill, then act waits for all 20. With act tracking dma (the
+ * kernel's tracks), dma is held before its 16th fill until act has read
+ * its counter, and the run passes; without (no back-pressure declared),
+ * act's read is 2^4 or more past what it saw and the run fails, never
+ * passes by luck. The simulator makes the timing deterministic. */
+static const bfrt_tile_desc window_tiles[] = {{"small", 1, 1, 1, BFRT_DTYPE_F32}, {"big", 1, 128, 4096, BFRT_DTYPE_F32}};
+
+static void window_dma(bfrt_ctx *cx, const int64_t *p) {
+  (void)p;
+  bfrt_arg fill[] = {BFRT_TILE(0, 0), BFRT_IMM(1.0f)};
+  for (int i = 0; i < 20; i++) bfrt_op(cx, BFRT_FILL, 2, 2, fill);
+}
+
+static void window_act(bfrt_ctx *cx, const int64_t *p) {
+  (void)p;
+  bfrt_arg fill[] = {BFRT_TILE(1, 0), BFRT_IMM(2.0f)};
+  bfrt_op(cx, BFRT_FILL, 3, 2, fill);
+  bfrt_wait(cx, DMA, 20, 4);
+}
+
+static void (*const window_entry[])(bfrt_ctx *, const int64_t *) = {window_dma, window_act};
+static const uint32_t act_tracks_dma[] = {0, 1u << DMA}, nothing_tracked[] = {0, 0};
+static const bfrt_kernel window_held = {"window", 1, n_param, 2, two_engines, two_kinds, window_entry,
+                                        2, window_tiles, 0, NULL, NULL, 4, act_tracks_dma};
+static const bfrt_kernel window_unheld = {"window", 1, n_param, 2, two_engines, two_kinds, window_entry,
+                                          2, window_tiles, 0, NULL, NULL, 4, nothing_tracked};
+
+static void test_counter_window_held(void **state) {
+  (void)state;
+  bfrt_costs costs = round_costs();
+  bfrt_options opt = {.exec = BFRT_EXEC_SIM, .costs = &costs};
+  const char *err = NULL;
+  bfrt *rt = bfrt_new(&window_held, (int64_t[]){0}, &err);
+  assert_non_null(rt);
+  if (bfrt_run(rt, &opt)) fail_msg("%s", bfrt_error(rt));
+  assert_true(bfrt_get_stats(rt)->held >= 1);
+  bfrt_delete(rt);
+  rt = bfrt_new(&window_unheld, (int64_t[]){0}, &err);
+  assert_non_null(rt);
+  assert_int_not_equal(bfrt_run(rt, &opt), 0);
+  assert_non_null(strstr(bfrt_error(rt), "counter window: act reads dma's counter at 20, 2^4 or more past the 0"));
+  bfrt_delete(rt);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_hand_computed_waits),
@@ -600,6 +645,7 @@ int main(void) {
       cmocka_unit_test(test_cost_rules),
       cmocka_unit_test(test_costs_saturate),
       cmocka_unit_test(test_shared_dma_engines),
+      cmocka_unit_test(test_counter_window_held),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -67,10 +67,9 @@ static int64_t bf_mod(int64_t a, int64_t b) { return a % b < 0 ? a % b + b : a %
 
 /* Wait until engine's counter reaches t, unless a wait for as much is done. */
 static void bf_wait(bfrt_ctx *cx, int engine, int64_t *known, int64_t t, int line) {
-  while (t > known[engine]) { /* counters are 32 bits: steps of at most 2^31 */
-    int64_t step = t - known[engine] > INT64_C(2147483648) ? known[engine] + INT64_C(2147483648) : t;
-    bfrt_wait(cx, engine, step, line);
-    known[engine] = step;
+  if (t > known[engine]) {
+    bfrt_wait(cx, engine, t, line);
+    known[engine] = t;
   }
 }
 
@@ -131,8 +130,6 @@ static void bf_engine_act(bfrt_ctx *bf_cx, const int64_t *bf_params) {
         bf_wait(bf_cx, BF_ENGINE_dma0, bf_known, 1, 28); /* after dma0 line 21: RAW, same iteration */
         /* line 28: copy t, a; */
         bf_op_tt(bf_cx, BFRT_COPY, 28, BF_TILE_t, 0, BF_TILE_a, 0);
-        bfrt_bookkeep(bf_cx, 1);
-        bf_wait(bf_cx, BF_ENGINE_dve, bf_known, bf_a0[0], 28); /* after dve line 40: WAR, loop-carried (tracked) */
         /* line 28: scale t, t, 3.0; */
         bf_op_ttf(bf_cx, BFRT_SCALE, 28, BF_TILE_t, 0, BF_TILE_t, 0, 3.0f);
       } else {
@@ -142,13 +139,9 @@ static void bf_engine_act(bfrt_ctx *bf_cx, const int64_t *bf_params) {
         /* line 30: act: scale t, a, 2.0; */
         bf_op_ttf(bf_cx, BFRT_SCALE, 30, BF_TILE_t, 0, BF_TILE_a, 0, 2.0f);
         if ((bf_mod(i, 2) == 1)) { /* line 31 */
-          bfrt_bookkeep(bf_cx, 1);
-          bf_wait(bf_cx, BF_ENGINE_dve, bf_known, bf_a0[0], 32); /* after dve line 40: WAR, loop-carried (tracked) */
           /* line 32: act: exp t, t; */
           bf_op_tt(bf_cx, BFRT_EXP, 32, BF_TILE_t, 0, BF_TILE_t, 0);
         } else {
-          bfrt_bookkeep(bf_cx, 1);
-          bf_wait(bf_cx, BF_ENGINE_dve, bf_known, bf_a0[0], 34); /* after dve line 40: WAR, loop-carried (tracked) */
           /* line 34: act: relu t, t; */
           bf_op_tt(bf_cx, BFRT_RELU, 34, BF_TILE_t, 0, BF_TILE_t, 0);
         }
@@ -366,16 +359,17 @@ static const char *const bf_engine_names[20] = {"pe", "act", "dve", "pool", "dma
 static const int bf_engine_kinds[20] = {BFRT_KIND_PE, BFRT_KIND_ACT, BFRT_KIND_DVE, BFRT_KIND_POOL, BFRT_KIND_DMA, BFRT_KIND_DMA, BFRT_KIND_DMA, BFRT_KIND_DMA, BFRT_KIND_DMA, BFRT_KIND_DMA, BFRT_KIND_DMA, BFRT_KIND_DMA, BFRT_KIND_DMA, BFRT_KIND_DMA, BFRT_KIND_DMA, BFRT_KIND_DMA, BFRT_KIND_DMA, BFRT_KIND_DMA, BFRT_KIND_DMA, BFRT_KIND_DMA};
 static void (*const bf_entry[20])(bfrt_ctx *, const int64_t *) = {bf_engine_pe, bf_engine_act, bf_engine_dve, bf_engine_pool, bf_engine_dma0, bf_engine_dma1, bf_engine_dma2, bf_engine_dma3, bf_engine_dma4, bf_engine_dma5, bf_engine_dma6, bf_engine_dma7, bf_engine_dma8, bf_engine_dma9, bf_engine_dma10, bf_engine_dma11, bf_engine_dma12, bf_engine_dma13, bf_engine_dma14, bf_engine_dma15};
 static const bfrt_tile_desc bf_tiles[4] = {
-  {"a", 1, 8, 8},
-  {"t", 1, 8, 8},
-  {"u", 1, 8, 8},
-  {"s", 2, 8, 8}
+  {"a", 1, 8, 8, BFRT_DTYPE_F32},
+  {"t", 1, 8, 8, BFRT_DTYPE_F32},
+  {"u", 1, 8, 8, BFRT_DTYPE_F32},
+  {"s", 2, 8, 8, BFRT_DTYPE_F32}
 };
 static const bfrt_tensor_desc bf_tensors[2] = {
-  {"X", BFRT_IN, 0},
-  {"Y", BFRT_OUT, 0}
+  {"X", BFRT_IN, BFRT_DTYPE_F32},
+  {"Y", BFRT_OUT, BFRT_DTYPE_F32}
 };
+static const uint32_t bf_tracks[20] = {0x0, 0x14, 0x3a, 0x10, 0x0, 0x4, 0x4, 0x0, 0x0, 0x0, 0x0, 0x0, 0x0, 0x0, 0x0, 0x0, 0x0, 0x0, 0x0, 0x0};
 
 const bfrt_kernel bfk_branch_ends_barrier_free = {
   "branch_ends", 1, bf_param_names, 20, bf_engine_names, bf_engine_kinds, bf_entry,
-  4, bf_tiles, 2, bf_tensors, bf_tensor_shape, 32};
+  4, bf_tiles, 2, bf_tensors, bf_tensor_shape, 32, bf_tracks};
