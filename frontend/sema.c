@@ -8,7 +8,7 @@
  * computes in real arithmetic), picks the form of an op the operands fit
  * (add with a tile or an immediate), enforces the target's hardware limits
  * (partitions, SBUF and PSUM capacity, PSUM banks, which engines reach
- * PSUM) and requires every out tensor to be stored to; it warns of tile
+ * PSUM, matmul writing f32 PSUM) and requires every out tensor to be stored to; it warns of tile
  * slots read before anything can have written them (frontend/written.c).
  *
  * Each rule has its own positioned message, and checking goes on after an
@@ -974,6 +974,28 @@ static void check_psum_access(Sema *s) {
   }
 }
 
+/* On a target that says so (matmul_psum_f32), matmul and matmul_acc write
+ * an f32 psum tile, as TensorE does: nki.isa.nc_matmul accumulates in f32
+ * and writes PSUM. An f32 or narrower sbuf result is a copy from there. */
+static void check_matmul_destination(Sema *s) {
+  const Kernel *k = s->k;
+  const Target *target = s->p->target;
+  if (!target->limits.matmul_psum_f32) return;
+  for (int i = 0; i < k->ninstrs; i++) {
+    const Stmt *in = k->instrs[i];
+    if ((in->op != BFRT_MATMUL && in->op != BFRT_MATMUL_ACC) || in->noperands < 1) continue;
+    const Operand *d = &in->operands[0];
+    if (d->kind != OPND_TILE || d->decl < 0) continue;
+    const Tile *t = &k->tiles[d->decl];
+    if (t->mem == MEM_PSUM && t->type == ELEM_F32) continue;
+    diag_error(s->diag, d->span,
+               "'%s' must write an f32 psum tile on target %s (nc_matmul accumulates in f32, in PSUM): '%s' is %s %s tile "
+               "(matmul_psum_f32)",
+               in->op_name, target->name, d->name, t->mem == MEM_PSUM ? "a psum" : "an sbuf",
+               elem_type_name(t->type));
+  }
+}
+
 void check(Program *p) {
   if (!p->kernel) return;
   Kernel *k = p->kernel;
@@ -988,6 +1010,7 @@ void check(Program *p) {
   check_stmts(&s, k->body);
   check_tile_limits(&s);
   check_psum_access(&s);
+  check_matmul_destination(&s);
   if (!p->diag.errors) check_tensors_stored(&s);
   if (!p->diag.errors && p->diag.warn) check_tiles_written(p);
   assign_queues(p);

@@ -121,6 +121,7 @@ typedef struct Gen {
   int deck[BFRT_NOPS]; /* ops in dealing order */
   bool stored[sizeof gen_tensors / sizeof gen_tensors[0]]; /* a store names it */
   bool psum[NFAMILIES][MAX_TILES]; /* the tile is in psum */
+  int accumulator; /* the f32 psum square tile matmul writes when the target says so (matmul_psum_f32), or -1 */
   bool psum_ok; /* the current instruction's engine may access psum tiles */
   int dealt;
   int nloops;                  /* loops printed so far: names v0, v1, ... */
@@ -184,22 +185,30 @@ static void print_tensor(Gen *g, const GenTensor *t) {
 
 static char tile_prefix(Family f) { return "trc"[f]; }
 
+/* On a target where matmul writes f32 psum (matmul_psum_f32), square tile
+ * 1 is that accumulator: in psum, f32, and the destination of every matmul
+ * and matmul_acc; the other ops use it like any tile their engine reaches.
+ * (Tile 0 stays sbuf, the tile an engine without psum access falls back to.) */
 static void declare_tiles(Gen *g) {
   static const int max_tiles[NFAMILIES] = {5, 3, 2};
   static const int rows[NFAMILIES] = {TILE_DIM, TILE_DIM, 1}, cols[NFAMILIES] = {TILE_DIM, 1, TILE_DIM};
   int64_t psum_slots = 0; /* one PSUM bank each */
+  bool accumulate = g->target->limits.matmul_psum_f32;
+  g->accumulator = accumulate ? 1 : -1;
   for (int f = 0; f < NFAMILIES; f++) {
     g->ntiles[f] = 1 + rng_below(&g->rng, max_tiles[f]);
+    if (f == FAM_SQUARE && accumulate && g->ntiles[f] < 2) g->ntiles[f] = 2;
     for (int i = 0; i < g->ntiles[f]; i++) {
       int slots = 1 + rng_below(&g->rng, 3);
-      bool psum = f == FAM_SQUARE && rng_percent(&g->rng, 20) && i > 0 &&
-                  (!g->target->limits.psum_banks || psum_slots + slots <= g->target->limits.psum_banks);
+      bool accumulator = f == FAM_SQUARE && i == g->accumulator;
+      bool psum = accumulator || (f == FAM_SQUARE && rng_percent(&g->rng, 20) && i > 0 &&
+                                  (!g->target->limits.psum_banks || psum_slots + slots <= g->target->limits.psum_banks));
       g->psum[f][i] = psum;
       if (psum) psum_slots += slots;
       g->slots[f][i] = slots;
       fprintf(g->out, "  %s %c%d", psum ? "psum" : "sbuf", tile_prefix(f), i);
       if (slots > 1) fprintf(g->out, "[%d]", slots);
-      fprintf(g->out, ": %s[%d, %d];\n", random_type(g), rows[f], cols[f]);
+      fprintf(g->out, ": %s[%d, %d];\n", accumulator ? "f32" : random_type(g), rows[f], cols[f]);
     }
   }
 }
@@ -225,15 +234,20 @@ static bool psum_allowed(const Gen *g, int engine) {
   return !kinds || (kinds & (1u << g->target->engines[engine].kind));
 }
 
-/* A tile of family f (an sbuf one unless g->psum_ok; tile 0 is always sbuf). */
-static void print_tile(Gen *g, Family f) {
-  int i = rng_below(&g->rng, g->ntiles[f]);
-  if (!g->psum_ok && g->psum[f][i]) i = 0;
+/* Tile i of family f. */
+static void print_tile_number(Gen *g, Family f, int i) {
   fprintf(g->out, "%c%d", tile_prefix(f), i);
   if (g->slots[f][i] == 1) return;
   fputc('[', g->out);
   print_slot(g, g->slots[f][i]);
   fputc(']', g->out);
+}
+
+/* A tile of family f (an sbuf one unless g->psum_ok; tile 0 is always sbuf). */
+static void print_tile(Gen *g, Family f) {
+  int i = rng_below(&g->rng, g->ntiles[f]);
+  if (!g->psum_ok && g->psum[f][i]) i = 0;
+  print_tile_number(g, f, i);
 }
 
 /* coordinate ::= 0 | 1 | PARAM | v | v + 1 */
@@ -306,9 +320,11 @@ static void print_operands(Gen *g, const OpInfo *op) {
   }
   Family fam[3];
   int n = tile_families(g, op, fam);
+  bool to_accumulator = g->accumulator >= 0 && op->shape == SHAPE_MATMUL; /* matmul and matmul_acc */
   for (int i = 0; i < n; i++) {
     if (i) fputs(", ", g->out);
-    print_tile(g, fam[i]);
+    if (i == 0 && to_accumulator) print_tile_number(g, fam[0], g->accumulator);
+    else print_tile(g, fam[i]);
   }
   if (op->sig == SIG_T_TF) {
     fputs(", ", g->out);

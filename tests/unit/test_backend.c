@@ -321,7 +321,9 @@ static void f64_agrees_with_every_op(void **state) {
       {"8, 8", "act: sigmoid y, x"},      {"8, 8", "act: gelu y, x"},          {"8, 8", "act: silu y, x"},
       {"8, 8", "act: square y, x"},       {"8, 8", "act: sqrt y, x2"},         {"8, 8", "act: abs y, x"},
       {"8, 1", "act: rowsum_square y, x"}, {"8, 1", "act: rowsum_exp y, x"},   {"8, 8", "pe: transpose y, x"},
-      {"8, 8", "pe: matmul y, x, x2"},    {"8, 8", "pe: matmul y, x, x2;\n  pe: matmul_acc y, x2, x"},
+      /* matmul writes f32 psum on trn1 (matmul_psum_f32): the result is copied out of p */
+      {"8, 8", "pe: matmul p, x, x2;\n  act: copy y, p"},
+      {"8, 8", "pe: matmul p, x, x2;\n  pe: matmul_acc p, x2, x;\n  act: copy y, p"},
   };
   /* the result stored in f32, and again in each narrow type: the bound counts each store's rounding */
   static const char *const types[] = {"f32", "bf16", "fp8e4", "fp8e5", "fp16"};
@@ -335,6 +337,7 @@ static void f64_agrees_with_every_op(void **state) {
              "kernel op(N: int) {\n"
              "  hbm in X: f32[8, 8];\n  hbm in C: f32[1, 8];\n  hbm in R: f32[8, 1];\n  hbm out Y: %s[%s];\n"
              "  sbuf x: f32[8, 8];\n  sbuf x2: f32[8, 8];\n  sbuf c: f32[1, 8];\n  sbuf r: f32[8, 1];\n"
+             "  psum p: f32[8, 8];\n"
              "  sbuf y: %s[%s];\n"
              "  dma { load x, X[0, 0]; load c, C[0, 0]; load r, R[0, 0]; }\n"
              "  act { mul x, x, 1.0 / 32; sub x, x, 1; }\n"
