@@ -327,11 +327,11 @@ static void write_elements(FILE *f, const NpyArray *array, size_t count) {
     return;
   }
   for (size_t i = 0; i < count; i++) {
-    uint32_t bits;
-    memcpy(&bits, &array->data[i], sizeof bits);
-    if (array->type != ELEM_BF16) bits = pattern_bits(array->data[i], format_of(array->type)) << 16;
-    unsigned char half[2] = {(unsigned char)(bits >> 16), (unsigned char)(bits >> 24)};
-    fwrite(half, 1, (size_t)bfrt_dtype_bytes((int)array->type), f);
+    uint32_t cell;
+    memcpy(&cell, &array->data[i], sizeof cell);
+    unsigned pattern = array->type == ELEM_BF16 ? cell >> 16 : pattern_bits(array->data[i], format_of(array->type));
+    unsigned char bytes[2] = {(unsigned char)pattern, (unsigned char)(pattern >> 8)};
+    fwrite(bytes, 1, (size_t)bfrt_dtype_bytes((int)array->type), f);
   }
 }
 

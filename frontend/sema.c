@@ -976,7 +976,7 @@ static void check_psum_access(Sema *s) {
 
 /* On a target that says so (matmul_psum_f32), matmul and matmul_acc write
  * an f32 psum tile, as TensorE does: nki.isa.nc_matmul accumulates in f32
- * and writes PSUM. An f32 or narrower sbuf result is a copy from there. */
+ * and writes PSUM. An sbuf or narrower result is a copy from there. */
 static void check_matmul_destination(Sema *s) {
   const Kernel *k = s->k;
   const Target *target = s->p->target;
