@@ -162,15 +162,6 @@ static void *resize(void *old, int64_t n, size_t elem) {
   return fresh;
 }
 
-static int64_t gcd(int64_t a, int64_t b) {
-  while (b) {
-    int64_t t = a % b;
-    a = b;
-    b = t;
-  }
-  return a;
-}
-
 static EvalEnv env_of(const Oracle *o, const Walk *w) {
   return (EvalEnv){o->params, w->loopvars, o->p->device_ints, o->p->device_shape, {0, 0}};
 }
@@ -216,8 +207,8 @@ static void size_grids(Oracle *o) {
       if (s->operands[j].kind != OPND_HBM) continue;
       const Tile *t = partner_tile(k, s, j);
       Grid *g = &o->grid[s->operands[j].decl];
-      g->cell_rows = gcd(g->cell_rows, t->rows);
-      g->cell_cols = gcd(g->cell_cols, t->cols);
+      g->cell_rows = ir_gcd(g->cell_rows, t->rows);
+      g->cell_cols = ir_gcd(g->cell_cols, t->cols);
     }
   }
 }
