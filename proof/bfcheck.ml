@@ -20,7 +20,12 @@
    - runs the extracted validator (Validate.v) on exactly the waits the
      streams evaluate: if it accepts, Extract.bf_validated_soundness and
      bf_validated_progress say the machine running those waits, dropped
-     ones included, is sound and cannot deadlock.
+     ones included, is sound and cannot deadlock. Every wait it accepts is
+     on another engine of the machine, and is a wait node of its stream, so
+     the counters a stream waits on are those its tracks bits name
+     (ir_tracks, less its own engine, as runtime/host.c builds consumers):
+     the hypothesis of bf_validated_narrow_soundness and
+     bf_validated_narrow_progress (B-bit counters, Narrow.v) holds too.
 
    It prints one summary line, and exits 0 if every wait agrees, 1 on a
    disagreement or a run-time error in a stream, 2 on bad input. This file

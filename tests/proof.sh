@@ -15,7 +15,8 @@
 #    1, and one op dropped must each be rejected (exit 1); dropping each
 #    wait of matmul in turn, the validator must reject some drops (those
 #    no other wait implies); bad input is a usage error (exit 2).
-# 3. check_assumptions.sh rejects a development with an assumption.
+# 3. check_assumptions.sh rejects a development with an assumption, or
+#    with a theorem that Assumptions.v does not list.
 # Defaults: 300 generated kernels of `bfsync gen`'s default size (QUICK=1,
 # the sanitizer pass: 60). The long run: PROOF_COUNT=3000 bash
 # tests/proof.sh; PROOF_SIZE=200 makes larger kernels. No golden files.
@@ -98,12 +99,14 @@ expect 2 "an unknown parameter" "$tmp/good.dump" M=2 N=2 K=3 Q=1
 expect 2 "a truncated dump" <(head -c 200 "$tmp/good.dump") M=2 N=2 K=3
 expect 2 "no arguments"
 
-# 3. The assumption check fails on an assumption.
+# 3. The assumption check fails on an assumption or an unlisted theorem.
 mkdir -p "$tmp/axiom"
 printf 'Variable v : False.\nTheorem t : False. Proof. exact v. Qed.\nPrint Assumptions t.\n' >"$tmp/axiom/Assumptions.v"
 bash proof/check_assumptions.sh "$tmp/axiom" >/dev/null 2>&1 && fail "check_assumptions.sh accepted an assumption"
 printf 'Theorem t : True. Proof. exact I. Qed.\nPrint Assumptions t.\n' >"$tmp/axiom/Assumptions.v"
 bash proof/check_assumptions.sh "$tmp/axiom" >/dev/null 2>&1 || fail "check_assumptions.sh rejected a closed theorem"
+printf 'Theorem u : True. Proof. exact I. Qed.\n' >"$tmp/axiom/Extra.v"
+bash proof/check_assumptions.sh "$tmp/axiom" >/dev/null 2>&1 && fail "check_assumptions.sh accepted a theorem Assumptions.v does not list"
 
 echo "proof.sh: $kernels kernel runs validated ($COUNT generated kernels of size $SIZE); of $waits waits, $exact equal to the extracted need and $conservative conservative fallbacks above it; $outside runs outside the proof's model (device integers), not checked; $rejected of matmul's $nwaits single-wait drops rejected"
 if ((failures)); then
