@@ -29,6 +29,8 @@ Print Assumptions Narrow.narrow_not_late.
 Print Assumptions Narrow.holder_running.
 Print Assumptions Narrow.narrow_progress.
 Print Assumptions Narrow.stutter_bound.
+Print Assumptions Narrow.narrow_terminates.
+Print Assumptions Narrow.narrow_finishes.
 Print Assumptions Theorems.window_soundness.
 Print Assumptions Theorems.window_progress.
 Print Assumptions Extract.bf_validated_narrow_soundness.

@@ -47,7 +47,10 @@
      left can take a step (no deadlock); stutter_bound: steps that change
      neither done nor passed (NBlock, NHeld) each make a running engine
      idle, so no execution takes more of them in a row than there are
-     engines (no livelock). *)
+     engines (no livelock).
+   - narrow_terminates, narrow_finishes: every execution is finite (a pass
+     or an op takes one from the work left, a block or a hold one from
+     the running engines), and one that cannot go on has run everything. *)
 From Coq Require Import ZArith List Bool Arith Lia.
 Import ListNotations.
 From BF Require Import Model Machine.
@@ -479,15 +482,114 @@ Inductive stutters : nat -> nstate -> nstate -> Prop :=
 | StutterStep : forall n st c st' st'', nstep st c st' -> ms st' = ms st -> stutters n st' st'' ->
     stutters (S n) st st''.
 
+Lemma running_le : forall st, (running_count st <= length engs)%nat.
+Proof.
+  intros st. unfold running_count.
+  pose proof (filter_le (fun _ => true) (fun c => negb (idle st c)) engs ltac:(auto)) as L.
+  assert (T: forall l, length (filter (fun _ : nat => true) l) = length l)
+    by (induction l as [|a l IH]; simpl; auto).
+  rewrite T in L. exact L.
+Qed.
+
 Theorem stutter_bound : forall n st st', stutters n st st' -> (n <= length engs)%nat.
 Proof.
   assert (forall n st st', stutters n st st' -> (n <= running_count st)%nat) as H.
   { induction 1; [lia|]. pose proof (stutter_decreases st c st' H H0). lia. }
-  intros n st st' Hs. pose proof (H n st st' Hs). unfold running_count in *.
-  pose proof (filter_le (fun _ => true) (fun c => negb (idle st c)) engs ltac:(auto)) as L.
-  assert (T: forall l, length (filter (fun _ : nat => true) l) = length l)
-    by (induction l as [|a l IH]; simpl; auto).
-  rewrite T in L. lia.
+  intros n st st' Hs. pose proof (H n st st' Hs). pose proof (running_le st). lia.
+Qed.
+
+(* ---- Every execution finishes. *)
+
+(* The waits and ops c has left: its groups from done c on, less the
+   waits of the current one it passed. *)
+Fixpoint wsum (l : list nat) : nat :=
+  match l with [] => 0%nat | k :: l => (length (W k) + 1 + wsum l)%nat end.
+
+Definition rem (st : nstate) (c : nat) : nat :=
+  (wsum (skipn (done (ms st) c) (groups c)) - passed (ms st) c)%nat.
+
+Fixpoint total (f : nat -> nat) (l : list nat) : nat :=
+  match l with [] => 0%nat | c :: l => (f c + total f l)%nat end.
+
+Definition measure (st : nstate) : nat :=
+  (total (rem st) engs * S (length engs) + running_count st)%nat.
+
+Lemma skipn_nth : forall (l : list nat) d k, nth_error l d = Some k -> skipn d l = k :: skipn (S d) l.
+Proof.
+  induction l as [|a l IH]; intros [|d] k H; simpl in *; try discriminate.
+  - injection H as <-. reflexivity.
+  - apply IH. exact H.
+Qed.
+
+Lemma total_le : forall f g l, (forall x, (g x <= f x)%nat) -> (total g l <= total f l)%nat.
+Proof. intros f g l H. induction l as [|a l IH]; simpl; [lia|]. specialize (H a). lia. Qed.
+
+Lemma total_lt : forall f g c l, (forall x, x <> c -> g x = f x) -> (g c < f c)%nat -> In c l ->
+  (total g l < total f l)%nat.
+Proof.
+  intros f g c l H Hc. induction l as [|a l IH]; simpl; [tauto|]. intros [->|Hin].
+  - assert (forall x, (g x <= f x)%nat).
+    { intros x. destruct (Nat.eq_dec x c) as [->|Hne]; [lia|]. rewrite (H x Hne). lia. }
+    pose proof (total_le f g l H0). lia.
+  - specialize (IH Hin). destruct (Nat.eq_dec a c) as [->|Hne]; [lia|]. rewrite (H a Hne). lia.
+Qed.
+
+Lemma bump_other : forall (g : nat -> nat) c z e, e <> c -> bump g c z e = g e.
+Proof. intros g c z e H. unfold bump. apply Nat.eqb_neq in H. rewrite H. reflexivity. Qed.
+
+Lemma bump_same : forall (g : nat -> nat) c z, bump g c z c = z.
+Proof. intros g c z. unfold bump. rewrite Nat.eqb_refl. reflexivity. Qed.
+
+(* A pass or an op takes one from the work its engine has left; a block
+   or a hold changes neither done nor passed. *)
+Lemma step_work : forall st c st', nstep st c st' ->
+  ms st' = ms st \/ (total (rem st') engs < total (rem st) engs)%nat.
+Proof.
+  intros st c st' Hs.
+  destruct Hs as [st c k f T s1 Hg HW _ _ | st c k f T s1 Hg HW _ _ | | st c k s1 s2 Hg Hp _ _ _ |];
+    [right..|left; reflexivity|right|left; reflexivity];
+    (assert (Hin: In c engs) by (apply (work_known st c); unfold has_work; rewrite Hg; reflexivity));
+    apply total_lt with c; try exact Hin.
+  - intros e He. unfold rem. simpl. rewrite bump_other by exact He. reflexivity.
+  - unfold rem. simpl. rewrite bump_same, (skipn_nth _ _ _ Hg). simpl.
+    assert (passed (ms st) c < length (W k))%nat by (apply nth_error_Some; congruence). lia.
+  - intros e He. unfold rem. simpl. rewrite bump_other by exact He. reflexivity.
+  - unfold rem. simpl. rewrite bump_same, (skipn_nth _ _ _ Hg). simpl.
+    assert (passed (ms st) c < length (W k))%nat by (apply nth_error_Some; congruence). lia.
+  - intros e He. unfold rem. simpl. rewrite !bump_other by exact He. reflexivity.
+  - unfold rem. simpl. rewrite !bump_same, (skipn_nth _ _ _ Hg). simpl. rewrite Hp. lia.
+Qed.
+
+Lemma measure_decreases : forall st c st', nstep st c st' -> (measure st' < measure st)%nat.
+Proof.
+  intros st c st' Hs. unfold measure.
+  destruct (step_work st c st' Hs) as [E|D].
+  - pose proof (stutter_decreases st c st' Hs E) as D.
+    assert (total (rem st') engs = total (rem st) engs) as T by (unfold rem; rewrite E; reflexivity).
+    lia.
+  - pose proof (running_le st').
+    set (L := length engs) in *. set (a := total (rem st') engs) in *. set (b := total (rem st) engs) in *.
+    assert (S a * S L <= b * S L)%nat by (apply Nat.mul_le_mono_r; lia).
+    simpl in H0. lia.
+Qed.
+
+(* n steps of the narrow machine. *)
+Inductive nsteps : nat -> nstate -> nstate -> Prop :=
+| NStepsNone : forall st, nsteps 0 st st
+| NStepsStep : forall n st c st' st'', nstep st c st' -> nsteps n st' st'' -> nsteps (S n) st st''.
+
+(* Every execution finishes: none is longer than the measure of its first
+   state, and one that cannot go on has run every instance. *)
+Theorem narrow_terminates : forall n st st', nsteps n st st' -> (n <= measure st)%nat.
+Proof.
+  induction 1; [lia|]. pose proof (measure_decreases st c st' H). lia.
+Qed.
+
+Theorem narrow_finishes : forall st, nreachable st -> (forall c st', ~ nstep st c st') ->
+  forall c, nth_error (groups c) (done (ms st) c) = None.
+Proof.
+  intros st R Hstuck c. destruct (nth_error (groups c) (done (ms st) c)) as [k|] eqn:Hg; [|reflexivity].
+  exfalso. destruct (narrow_progress st R c k Hg) as [c' [st' Hs]]. exact (Hstuck c' st' Hs).
 Qed.
 
 End Progress.
