@@ -8,7 +8,8 @@
    accesses conflict when they touch the same resource, one of them
    writes, and the rectangles overlap: the relation transform/deps.c and
    the oracle decide. bf_exactness is Exactness for exactly the function
-   extracted. *)
+   extracted. Narrow.extend is extracted too, for bfcheck --extend to
+   compare with the runtime's bfrt_counter_extend. *)
 From Coq Require Import ZArith List Bool Arith Lia.
 From Coq Require Extraction ExtrOcamlBasic ExtrOcamlNatInt.
 Import ListNotations.
@@ -111,4 +112,4 @@ Proof.
 Qed.
 
 Extraction Language OCaml.
-Extraction "thresholds.ml" bf_thresholds bf_validate.
+Extraction "thresholds.ml" bf_thresholds bf_validate extend.
