@@ -13,9 +13,9 @@ unlisted=0
 for f in "$dir"/*.v; do
   m=$(basename "$f" .v)
   [[ $m == Assumptions ]] && continue
-  for t in $(sed -n 's/^Theorem \([A-Za-z0-9_]*\).*/\1/p' "$f"); do
+  while read -r t; do
     grep -qx "Print Assumptions $m\.$t\." "$dir/Assumptions.v" || { echo "proof: FAIL: $m.$t is not in Assumptions.v" >&2; unlisted=1; }
-  done
+  done < <(sed -n 's/^Theorem \([A-Za-z0-9_]*\).*/\1/p' "$f")
 done
 ((unlisted)) && exit 1
 (cd "$dir" && coqc -q -Q . BF Assumptions.v) >"$dir/assumptions.txt" || exit 1
