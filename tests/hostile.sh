@@ -71,6 +71,17 @@ if ! timeout 120 "$BFSYNC" run "$tmp/long.bfk" -p N=1 >"$tmp/out" 2>"$tmp/err"; 
   failures=$((failures + 1))
 fi
 
+# Conditionals in a row: the emitted C grows linearly with them (it once
+# doubled with each, so 32 never finished compiling).
+runs=$((runs + 1))
+if ! timeout 60 "$BFSYNC" compile tests/kernels/branch_chain.bfk -o "$tmp/chain.c" 2>"$tmp/err"; then
+  echo "hostile.sh: FAIL: compile of 32 conditionals in a row: $(tail -c 300 "$tmp/err")"
+  failures=$((failures + 1))
+elif (( $(wc -c <"$tmp/chain.c") > 1000000 )); then
+  echo "hostile.sh: FAIL: 32 conditionals in a row compile to $(wc -c <"$tmp/chain.c") bytes of C"
+  failures=$((failures + 1))
+fi
+
 # Memory follows the live state in run too: the f64 reference once took
 # an arena block per instruction (266 bytes each, 2.4 GB at 9 million).
 runs=$((runs + 1))

@@ -202,9 +202,22 @@ IrExpr *ir_not(Arena *arena, IrExpr *a) {
   return e;
 }
 
+/* The base of e = base + offset, and the offset (0 when e has none). */
+static IrExpr *split_offset(IrExpr *e, int64_t *offset) {
+  *offset = has_offset(e) ? e->b->value : 0;
+  return has_offset(e) ? e->a : e;
+}
+
 IrExpr *ir_select(Arena *arena, IrExpr *cond, IrExpr *x, IrExpr *y) {
   if (cond->kind == IX_CONST) return cond->value ? x : y;
   if (ir_expr_equal(x, y)) return x;
+  /* cond ? b + j : b + k is b + (cond ? j : k): a position after a branch
+   * then holds one copy of the position before it, so positions grow
+   * linearly with the branches in a row, not exponentially (issue 9) */
+  int64_t j, k;
+  IrExpr *bx = split_offset(x, &j), *by = split_offset(y, &k);
+  if (bx->kind != IX_CONST && ir_expr_equal(bx, by))
+    return ir_binary(arena, IX_ADD, bx, ir_select(arena, cond, ir_const(arena, j), ir_const(arena, k)), 0);
   IrExpr *e = ARENA_NEW(arena, IrExpr);
   e->kind = IX_SELECT;
   e->a = cond;

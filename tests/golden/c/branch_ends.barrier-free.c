@@ -192,15 +192,15 @@ static void bf_engine_dve(bfrt_ctx *bf_cx, const int64_t *bf_params) {
       bf_a2[0] = bf_add(bf_v1, 1);
     }
     bfrt_bookkeep(bf_cx, 2);
-    bf_wait(bf_cx, BF_ENGINE_act, bf_known, ((i == 0) ? bf_add(bf_v0, 1) : bf_add(bf_v0, 2)), 40); /* after act line 34: RAW, same iteration, end of a conditional */
+    bf_wait(bf_cx, BF_ENGINE_act, bf_known, bf_add(bf_v0, ((i == 0) ? 1 : 2)), 40); /* after act line 34: RAW, same iteration, end of a conditional */
     bf_wait(bf_cx, BF_ENGINE_dma0, bf_known, 1, 40); /* after dma0 line 21: RAW, same iteration */
     bf_wait(bf_cx, BF_ENGINE_dma1, bf_known, bf_a0[bf_mod(i, 2)], 40); /* after dma1 line 41: WAR, loop-carried (tracked) */
     /* line 40: dve: add s[i % 2], t, a; */
     bf_op_ttt(bf_cx, BFRT_ADD, 40, BF_TILE_s, bf_mod(i, 2), BF_TILE_t, 0, BF_TILE_a, 0);
     bfrt_bookkeep(bf_cx, 3);
     bf_a0[bf_mod(i, 2)] = bf_add(i, 1);
-    bf_v0 = ((i == 0) ? bf_add(bf_v0, 1) : bf_add(bf_v0, 2));
-    bf_v1 = ((i == 1) ? bf_add(bf_v1, 1) : bf_v1);
+    bf_v0 = bf_add(bf_v0, ((i == 0) ? 1 : 2));
+    bf_v1 = bf_add(bf_v1, ((i == 1) ? 1 : 0));
   }
   bfrt_bookkeep(bf_cx, 3);
   bf_wait(bf_cx, BF_ENGINE_act, bf_known, bf_a1[0], 43); /* after act line 23, 26, 28, 30: RAW, loop-carried (tracked) */
