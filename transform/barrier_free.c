@@ -250,6 +250,46 @@ static IrExpr *member(Arena *a, const IterSet *set, IrExpr *value) {
   return in;
 }
 
+static int64_t gcd64(int64_t a, int64_t b);
+
+/* The inverse of x modulo m (x and m coprime, m >= 1), by Euclid. */
+static int64_t inverse_mod(int64_t x, int64_t m) {
+  int64_t r0 = m, r1 = x % m, t0 = 0, t1 = 1;
+  while (r1) {
+    int64_t q = r0 / r1, r = r0 - q * r1, t = t0 - q * t1;
+    r0 = r1, r1 = r;
+    t0 = t1, t1 = t;
+  }
+  return ((t0 % m) + m) % m;
+}
+
+/* The moduli a product of residue tests may combine into (so that every
+ * intermediate of the combination stays far below 2^63). */
+enum { MAX_RESIDUE_MODULUS = 1 << 20 };
+
+/* j ≡ u.rem (mod m1) and j ≡ v.rem (mod m2) as one class modulo lcm(m1,
+ * m2), by the Chinese remainder theorem: with g = gcd, r1, r2 the residues
+ * in [0, m) and d = r2 - r1, a solution exists iff g divides d (the
+ * coefficient is gated by it), and it is r1 + m1 * ((d / g) * inv(m1 / g)
+ * mod m2 / g). Every value is below lcm * m2 <= 2^40. */
+static bool both_residues(Linearize *lz, const IterSet *u, const IterSet *v, IterSet *both, IrExpr **coef) {
+  Arena *a = lz->p->arena;
+  int64_t m1 = u->mod, m2 = v->mod, g = gcd64(m1, m2), l = m1 / g * m2;
+  if (m1 > MAX_RESIDUE_MODULUS || m2 > MAX_RESIDUE_MODULUS || l > MAX_RESIDUE_MODULUS)
+    return not_closed(lz, "it tests the loop variable modulo numbers whose lcm exceeds 2^20");
+  IrExpr *r1 = ir_binary(a, IX_MOD, u->rem, ir_const(a, m1), 0), *r2 = ir_binary(a, IX_MOD, v->rem, ir_const(a, m2), 0);
+  IrExpr *d = ir_binary(a, IX_SUB, r2, r1, 0);
+  IrExpr *solvable = ir_binary(a, IX_EQ, ir_binary(a, IX_MOD, d, ir_const(a, g), 0), ir_const(a, 0), 0);
+  *coef = ir_select(a, solvable, *coef, ir_const(a, 0));
+  IrExpr *k = ir_binary(a, IX_MOD,
+                        ir_binary(a, IX_MUL, ir_binary(a, IX_DIV, d, ir_const(a, g), 0),
+                                  ir_const(a, inverse_mod(m1 / g, m2 / g)), 0),
+                        ir_const(a, m2 / g), 0);
+  both->mod = l;
+  both->rem = ir_binary(a, IX_ADD, r1, ir_binary(a, IX_MUL, ir_const(a, m1), k, 0), 0);
+  return true;
+}
+
 /* out += x * y, term by term: the sets intersect. */
 static bool add_product(Linearize *lz, CountTerms *out, const CountTerms *x, const CountTerms *y) {
   Arena *a = lz->p->arena;
@@ -265,9 +305,7 @@ static bool add_product(Linearize *lz, CountTerms *out, const CountTerms *x, con
       }
       IterSet both = {max_of(a, u->from, v->from), min_of(a, u->to, v->to), u->mod, u->rem, NULL};
       if (u->mod > 1 && v->mod > 1) {
-        if (u->mod != v->mod) return not_closed(lz, "it tests the loop variable modulo two different numbers");
-        IrExpr *differ = ir_binary(a, IX_MOD, ir_binary(a, IX_SUB, u->rem, v->rem, 0), ir_const(a, u->mod), 0);
-        coef = ir_select(a, ir_binary(a, IX_EQ, differ, ir_const(a, 0), 0), coef, ir_const(a, 0));
+        if (!both_residues(lz, u, v, &both, &coef)) return false;
       } else if (v->mod > 1) {
         both.mod = v->mod;
         both.rem = v->rem;
@@ -453,6 +491,10 @@ static const char *condition_lines(Program *p, const Linearize *lz) {
   return s;
 }
 
+/* Beyond conditions, only the count of a loop inside (its trips, or its own
+ * branch terms) can depend on the variable. */
+static const char NESTED_RANGE[] = "a loop inside runs over a range that depends on the loop variable";
+
 /* k, a count per iteration, as terms. */
 static bool count_terms(Linearize *lz, IrExpr *k, CountTerms *out) {
   Arena *a = lz->p->arena;
@@ -464,8 +506,7 @@ static bool count_terms(Linearize *lz, IrExpr *k, CountTerms *out) {
     return count_terms(lz, k->a, out) && count_terms(lz, k->b, &y) &&
            add_scaled(lz, out, &y, ir_const(a, k->kind == IX_ADD ? 1 : -1));
   case IX_MUL:
-    if (uses_loopvar(k->a, lz->loop) && uses_loopvar(k->b, lz->loop))
-      return not_closed(lz, "a loop inside runs a number of iterations that depends on the loop variable");
+    if (uses_loopvar(k->a, lz->loop) && uses_loopvar(k->b, lz->loop)) return not_closed(lz, NESTED_RANGE);
     return uses_loopvar(k->a, lz->loop) ? count_terms(lz, k->a, &x) && add_scaled(lz, out, &x, k->b)
                                         : count_terms(lz, k->b, &x) && add_scaled(lz, out, &x, k->a);
   case IX_SELECT:
@@ -473,17 +514,14 @@ static bool count_terms(Linearize *lz, IrExpr *k, CountTerms *out) {
     if (!uses_loopvar(k->a, lz->loop)) /* an invariant test: gate the terms */
       return add_scaled(lz, out, &x, ir_select(a, k->a, ir_const(a, 1), ir_const(a, 0))) &&
              add_scaled(lz, out, &y, ir_select(a, k->a, ir_const(a, 0), ir_const(a, 1)));
-    if (!note_condition_line(lz, k->a))
-      return not_closed(lz, "a loop inside counts its branches over a range that depends on the loop variable");
+    if (!note_condition_line(lz, k->a)) return not_closed(lz, NESTED_RANGE);
     { /* else + [c] * (then - else) */
       CountTerms diff = {0};
       return indicator_terms(lz, k->a, &cond) && add_scaled(lz, &diff, &x, ir_const(a, 1)) &&
              add_scaled(lz, &diff, &y, ir_const(a, -1)) && add_scaled(lz, out, &y, ir_const(a, 1)) &&
              add_product(lz, out, &cond, &diff);
     }
-  case IX_TRIPS:
-    return not_closed(lz, "a loop inside runs a number of iterations that depends on the loop variable");
-  default: return not_closed(lz, "its count depends on the loop variable other than through conditions");
+  default: return not_closed(lz, NESTED_RANGE);
   }
 }
 
