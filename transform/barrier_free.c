@@ -11,6 +11,10 @@
  *   - a loop L whose per-iteration count K_e is closed-form and does not
  *     depend on L's variable gives P_e = entry + (i - lo) * K_e inside the
  *     body and entry + trips(lo, hi) * K_e after it, so c may skip L;
+ *   - a K_e that depends on i only through conditions on i that are
+ *     intervals and residue classes (i < N, i == 0, i % 2 == 0, && || !)
+ *     gives entry + S(lo, i), the branches taken in earlier iterations
+ *     counted in closed form, and c may skip L all the same;
  *   - otherwise (a triangular nest) c runs L and keeps a running scalar,
  *     set to the entry position before L and to the end-of-body position
  *     after each iteration: the tracked cumulative count.
