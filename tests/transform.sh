@@ -56,7 +56,7 @@ for k in "${kernels[@]}"; do
   fi
 done
 
-EXPLAINED=(tests/kernels/closed_counts.bfk examples/pipeline.bfk)
+EXPLAINED=(tests/kernels/closed_counts.bfk tests/kernels/closed_residues.bfk examples/pipeline.bfk)
 mkdir -p tests/golden/explain
 for k in "${EXPLAINED[@]}"; do
   golden="tests/golden/explain/$(basename "$k" .bfk).explain"

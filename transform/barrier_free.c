@@ -278,9 +278,10 @@ enum { MAX_RESIDUE_MODULUS = 1 << 20 };
  * mod m2 / g). Every value is below lcm * m2 <= 2^40. */
 static bool both_residues(Linearize *lz, const IterSet *u, const IterSet *v, IterSet *both, IrExpr **coef) {
   Arena *a = lz->p->arena;
-  int64_t m1 = u->mod, m2 = v->mod, g = gcd64(m1, m2), l = m1 / g * m2;
-  if (m1 > MAX_RESIDUE_MODULUS || m2 > MAX_RESIDUE_MODULUS || l > MAX_RESIDUE_MODULUS)
+  int64_t m1 = u->mod, m2 = v->mod, g = gcd64(m1, m2);
+  if (m1 > MAX_RESIDUE_MODULUS || m2 > MAX_RESIDUE_MODULUS || m1 / g * m2 > MAX_RESIDUE_MODULUS)
     return not_closed(lz, "it tests the loop variable modulo numbers whose lcm exceeds 2^20");
+  int64_t l = m1 / g * m2;
   IrExpr *r1 = ir_binary(a, IX_MOD, u->rem, ir_const(a, m1), 0), *r2 = ir_binary(a, IX_MOD, v->rem, ir_const(a, m2), 0);
   IrExpr *d = ir_binary(a, IX_SUB, r2, r1, 0);
   IrExpr *solvable = ir_binary(a, IX_EQ, ir_binary(a, IX_MOD, d, ir_const(a, g), 0), ir_const(a, 0), 0);
