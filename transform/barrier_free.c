@@ -149,27 +149,29 @@ static LoopBounds bounds_of(Program *p, const Stmt *loop) {
  * hold different numbers of e-instructions, K_e depends on i: the `?:` of
  * the branch counts. It is closed-form all the same when every condition
  * that depends on i is a combination of analyzable atoms, each true on an
- * interval or a residue class of i:
+ * interval, a point or a residue class of i (E, F, R invariant in L):
  *
- *   i < E, i <= E, i > E, i >= E   (i bare; E invariant in L)
+ *   i < E, i <= E, i > E, i >= E   (i bare, on either side)
  *   s*i + E == F, != F             (s = 1 or -1: a bijection of the wrapped
- *                                   integers, so i == -s*(E - F), exactly)
+ *                                   integers, so i == s*(F - E), exactly)
  *   (s*i + E) % S == R, != R       (S > 0 a constant; E = 0 and s = 1, or
  *                                   S a power of two, which divides 2^64:
  *                                   wrapping does not change the residue)
+ *   (s*i + E) % S < R, ...         (S <= 8: a sum over the S residues)
  *
- * with && (intersection), || (a + b - ab) and ! (1 - a). An ordered
- * comparison of i + c is not analyzed: i + c may wrap, and the set of i
- * where it holds is then not an interval. K_e becomes a sum of terms
- * coef * [j in set], coef invariant in L, set an interval [from, to)
- * meeting at most one residue class. The count of e-instructions of
+ * with && (intersection; two residue classes meet in one, by the Chinese
+ * remainder theorem), || (a + b - ab) and ! (1 - a). An ordered comparison
+ * of i + c is not analyzed: i + c may wrap, and the set of i where it
+ * holds is then not an interval. K_e becomes a sum of terms
+ * coef * [j in set], coef invariant in L. The count of e-instructions of
  * iterations lo .. x - 1 is the sum of coef * |[lo, x) ∩ set|, computed
  * with trips, which is exact: |[a, b) ∩ {j ≡ r mod S}| =
  * ceil(trips(d, trips(a, b)) / S), d = (r - a) mod S taken from residues
  * in [0, S), every intermediate within [-1, 2^63). Coefficients may be
  * negative (inclusion-exclusion); the sum is taken mod 2^64 like all IR
  * arithmetic, and its true value is a position, below 2^63, so it is
- * exact. Anything else keeps the running count, and count_note says why. */
+ * exact. Anything else keeps the running count, and count_note says why
+ * (docs/algorithm.md, 3.1, "Counts through branches"). */
 
 enum { MAX_COUNT_TERMS = 16 };
 
