@@ -151,7 +151,8 @@ static LoopBounds bounds_of(Program *p, const Stmt *loop) {
  * that depends on i is a combination of analyzable atoms, each true on an
  * interval, a point or a residue class of i (E, F, R invariant in L):
  *
- *   i < E, i <= E, i > E, i >= E   (i bare, on either side)
+ *   i + c < E, <=, >, >=           (c a constant, on either side; where
+ *                                   i + c wraps the set is two intervals)
  *   s*i + E == F, != F             (s = 1 or -1: a bijection of the wrapped
  *                                   integers, so i == s*(F - E), exactly)
  *   (s*i + E) % S == R, != R       (S > 0 a constant; E = 0 and s = 1, or
@@ -160,9 +161,7 @@ static LoopBounds bounds_of(Program *p, const Stmt *loop) {
  *   (s*i + E) % S < R, ...         (S <= 8: a sum over the S residues)
  *
  * with && (intersection; two residue classes meet in one, by the Chinese
- * remainder theorem), || (a + b - ab) and ! (1 - a). An ordered comparison
- * of i + c is not analyzed: i + c may wrap, and the set of i where it
- * holds is then not an interval. K_e becomes a sum of terms
+ * remainder theorem), || (a + b - ab) and ! (1 - a). K_e becomes a sum of terms
  * coef * [j in set], coef invariant in L. The count of e-instructions of
  * iterations lo .. x - 1 is the sum of coef * |[lo, x) ∩ set|, computed
  * with trips, which is exact: |[a, b) ∩ {j ≡ r mod S}| =
@@ -393,6 +392,27 @@ static bool residue_atom(Linearize *lz, IrExpr *mod, IrExpr *r, CountTerms *out)
  * expanded for an ordered comparison of a remainder (`i % 4 < 2`). */
 enum { MAX_EXPANDED_RESIDUES = 8 };
 
+/* [i + d < e] for a constant d != 0, exactly: i + d wraps for the d values
+ * of i at one end of the range, which land at the other end, so the set is
+ * up to two intervals. With d > 0 and ok = e >= MIN + d: [MIN, e - d) when
+ * ok, and [MAX - d + 1, ok ? MAX : e - d wrapped). With d = -c < 0 and
+ * ok = e <= MAX - c: [MIN + c, ok ? e + c : MAX), and [MIN, e + c
+ * wrapped) when not ok. (No iteration reaches MAX: i < hi <= MAX.) */
+static bool offset_less(Linearize *lz, int64_t d, IrExpr *e, CountTerms *out) {
+  Arena *a = lz->p->arena;
+  IrExpr *max = ir_const(a, INT64_MAX), *one = ir_const(a, 1), *zero = ir_const(a, 0);
+  if (d == INT64_MIN) return not_closed(lz, "it orders i - 2^63");
+  IrExpr *shifted = ir_binary(a, IX_SUB, e, ir_const(a, d), 0); /* e - d, wrapping */
+  if (d > 0) {
+    IrExpr *ok = ir_binary(a, IX_GE, e, ir_const(a, INT64_MIN + d), 0);
+    return add_term(lz, out, ir_select(a, ok, one, zero), (IterSet){NULL, shifted, 0, NULL, NULL}) &&
+           add_term(lz, out, one, (IterSet){ir_const(a, INT64_MAX - d + 1), ir_select(a, ok, max, shifted), 0, NULL, NULL});
+  }
+  IrExpr *ok = ir_binary(a, IX_LE, e, ir_const(a, INT64_MAX + d), 0);
+  return add_term(lz, out, one, (IterSet){ir_const(a, INT64_MIN - d), ir_select(a, ok, shifted, max), 0, NULL, NULL}) &&
+         add_term(lz, out, ir_select(a, ok, zero, one), (IterSet){NULL, shifted, 0, NULL, NULL});
+}
+
 /* [x op y] for one comparison that uses i, as terms. */
 static bool compare_atom(Linearize *lz, IrExprKind op, IrExpr *x, IrExpr *y, CountTerms *out) {
   Arena *a = lz->p->arena;
@@ -432,20 +452,32 @@ static bool compare_atom(Linearize *lz, IrExprKind op, IrExpr *x, IrExpr *y, Cou
     IrExpr *value = s == 1 ? ir_binary(a, IX_SUB, ry, rx, 0) : ir_binary(a, IX_SUB, rx, ry, 0);
     return add_term(lz, out, ir_const(a, 1), (IterSet){NULL, NULL, 0, NULL, value});
   }
-  /* ordered: the bare variable on one side, an invariant on the other */
-  bool bare_x = x->kind == IX_LOOPVAR && sy == 0, bare_y = y->kind == IX_LOOPVAR && sx == 0;
-  if (!bare_x && !bare_y)
-    return not_closed(lz, "it orders a form of the loop variable other than the variable itself (i + c may wrap)");
-  IrExpr *e = bare_x ? y : x;
-  if (bare_y) op = op == IX_LT ? IX_GT : op == IX_GT ? IX_LT : op == IX_LE ? IX_GE : IX_LE;
-  IterSet set = EVERY_ITERATION;
-  switch (op) {
-  case IX_LT: set.to = e; break;
-  case IX_LE: set.to = saturating_next(a, e); break;
-  case IX_GT: set.from = saturating_next(a, e); break;
-  default: set.from = e; break; /* IX_GE */
+  /* ordered: i + d (d a constant) on one side, an invariant on the other */
+  bool left = sx == 1 && sy == 0 && rx->kind == IX_CONST, right = sy == 1 && sx == 0 && ry->kind == IX_CONST;
+  if (!left && !right)
+    return not_closed(lz, "it orders a form of the loop variable other than i + c, c a constant");
+  int64_t d = left ? rx->value : ry->value;
+  IrExpr *e = left ? y : x;
+  if (right) op = op == IX_LT ? IX_GT : op == IX_GT ? IX_LT : op == IX_LE ? IX_GE : IX_LE;
+  if (d == 0) { /* the bare variable: one interval */
+    IterSet set = EVERY_ITERATION;
+    switch (op) {
+    case IX_LT: set.to = e; break;
+    case IX_LE: set.to = saturating_next(a, e); break;
+    case IX_GT: set.from = saturating_next(a, e); break;
+    default: set.from = e; break; /* IX_GE */
+    }
+    return add_term(lz, out, ir_const(a, 1), set);
   }
-  return add_term(lz, out, ir_const(a, 1), set);
+  /* [i + d < e], and [i + d == e] for <= and >: a point, i == e - d */
+  CountTerms less = {0}, eq = {0};
+  if (!offset_less(lz, d, e, &less)) return false;
+  if ((op == IX_LE || op == IX_GT) &&
+      !add_term(lz, &eq, ir_const(a, 1), (IterSet){NULL, NULL, 0, NULL, ir_binary(a, IX_SUB, e, ir_const(a, d), 0)}))
+    return false;
+  if (op == IX_LT || op == IX_LE) return add_scaled(lz, out, &less, ir_const(a, 1)) && add_scaled(lz, out, &eq, ir_const(a, 1));
+  return add_term(lz, out, ir_const(a, 1), EVERY_ITERATION) && add_scaled(lz, out, &less, ir_const(a, -1)) &&
+         add_scaled(lz, out, &eq, ir_const(a, -1)); /* >= is 1 - <, > is 1 - < - == */
 }
 
 /* [c] for a condition c, as terms. */
