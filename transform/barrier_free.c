@@ -174,6 +174,11 @@ static LoopBounds bounds_of(Program *p, const Stmt *loop) {
 
 enum { MAX_COUNT_TERMS = 16 };
 
+/* How deep the analysis of one count recurses (selects in selects, and
+ * conditions): beyond, the count is a running count, and the stack stays
+ * small whatever the kernel. */
+enum { MAX_COUNT_DEPTH = 64 };
+
 /* Iterations j in [from, to) (NULL: unbounded), and j ≡ rem (mod mod)
  * when mod > 1; or the one iteration j == point, when point is not NULL
  * (then nothing else is set). */
@@ -197,6 +202,7 @@ typedef struct Linearize {
   const char *why_not; /* the first reason the count is not closed-form */
   int lines[MAX_COUNT_TERMS]; /* the lines of the conditions on the loop's variable */
   int nlines;
+  int depth; /* of count_terms and indicator_terms calls */
 } Linearize;
 
 static bool not_closed(Linearize *lz, const char *why) {
@@ -480,11 +486,12 @@ static bool compare_atom(Linearize *lz, IrExprKind op, IrExpr *x, IrExpr *y, Cou
          add_scaled(lz, out, &eq, ir_const(a, -1)); /* >= is 1 - <, > is 1 - < - == */
 }
 
-/* [c] for a condition c, as terms. */
-static bool indicator_terms(Linearize *lz, IrExpr *c, CountTerms *out) {
+static bool indicator_terms(Linearize *lz, IrExpr *c, CountTerms *out);
+
+/* [c] for a condition c that uses i, as terms. */
+static bool indicator_terms_at(Linearize *lz, IrExpr *c, CountTerms *out) {
   Arena *a = lz->p->arena;
   CountTerms x = {0}, y = {0};
-  if (!uses_loopvar(c, lz->loop)) return add_term(lz, out, ir_select(a, c, ir_const(a, 1), ir_const(a, 0)), EVERY_ITERATION);
   switch (c->kind) {
   case IX_AND: return indicator_terms(lz, c->a, &x) && indicator_terms(lz, c->b, &y) && add_product(lz, out, &x, &y);
   case IX_OR: { /* a + b - ab */
@@ -504,6 +511,16 @@ static bool indicator_terms(Linearize *lz, IrExpr *c, CountTerms *out) {
   case IX_NE: return compare_atom(lz, c->kind, c->a, c->b, out);
   default: return not_closed(lz, "it could not be analyzed");
   }
+}
+
+static bool indicator_terms(Linearize *lz, IrExpr *c, CountTerms *out) {
+  Arena *a = lz->p->arena;
+  if (!uses_loopvar(c, lz->loop)) return add_term(lz, out, ir_select(a, c, ir_const(a, 1), ir_const(a, 0)), EVERY_ITERATION);
+  if (lz->depth == MAX_COUNT_DEPTH) return not_closed(lz, "its count or conditions nest too deep to analyze");
+  lz->depth++;
+  bool closed = indicator_terms_at(lz, c, out);
+  lz->depth--;
+  return closed;
 }
 
 /* Records the line of the conditional whose condition is c, for
@@ -534,16 +551,21 @@ static const char *condition_lines(Program *p, const Linearize *lz) {
  * branch terms) can depend on the variable. */
 static const char NESTED_RANGE[] = "a loop inside runs over a range that depends on the loop variable";
 
-/* k, a count per iteration, as terms. */
-static bool count_terms(Linearize *lz, IrExpr *k, CountTerms *out) {
+static bool count_terms(Linearize *lz, IrExpr *k, CountTerms *out);
+
+/* k, a count per iteration, as terms; the sum of a body's statements is
+ * walked down its left spine, not recursed into (a body may hold
+ * thousands). */
+static bool count_terms_at(Linearize *lz, IrExpr *k, CountTerms *out) {
   Arena *a = lz->p->arena;
   CountTerms x = {0}, y = {0}, cond = {0};
+  for (; k->kind == IX_ADD || k->kind == IX_SUB; k = k->a) {
+    CountTerms part = {0};
+    if (!count_terms(lz, k->b, &part) || !add_scaled(lz, out, &part, ir_const(a, k->kind == IX_ADD ? 1 : -1)))
+      return false;
+  }
   if (!uses_loopvar(k, lz->loop)) return add_term(lz, out, k, EVERY_ITERATION);
   switch (k->kind) {
-  case IX_ADD:
-  case IX_SUB:
-    return count_terms(lz, k->a, out) && count_terms(lz, k->b, &y) &&
-           add_scaled(lz, out, &y, ir_const(a, k->kind == IX_ADD ? 1 : -1));
   case IX_MUL:
     if (uses_loopvar(k->a, lz->loop) && uses_loopvar(k->b, lz->loop)) return not_closed(lz, NESTED_RANGE);
     return uses_loopvar(k->a, lz->loop) ? count_terms(lz, k->a, &x) && add_scaled(lz, out, &x, k->b)
@@ -562,6 +584,15 @@ static bool count_terms(Linearize *lz, IrExpr *k, CountTerms *out) {
     }
   default: return not_closed(lz, NESTED_RANGE);
   }
+}
+
+static bool count_terms(Linearize *lz, IrExpr *k, CountTerms *out) {
+  if (!uses_loopvar(k, lz->loop)) return add_term(lz, out, k, EVERY_ITERATION);
+  if (lz->depth == MAX_COUNT_DEPTH) return not_closed(lz, "its count or conditions nest too deep to analyze");
+  lz->depth++;
+  bool closed = count_terms_at(lz, k, out);
+  lz->depth--;
+  return closed;
 }
 
 /* |[x, y) ∩ set|, exactly (every intermediate in [-1, 2^63)). */
@@ -596,7 +627,7 @@ static IrExpr *count_over(Arena *a, const CountTerms *terms, IrExpr *x, IrExpr *
  * through analyzable conditions, else nothing (a running count). */
 static void classify_loop_count(Program *p, Analysis *an, const Stmt *loop, int e, IrExpr *body) {
   int at = loop->loop_id * an->d->nengines + e;
-  Linearize lz = {p, an, loop->loop_id, NULL, {0}, 0};
+  Linearize lz = {p, an, loop->loop_id, NULL, {0}, 0, 0};
   if (!body) {
     an->count_note[at] = "a loop inside it keeps a running count";
   } else if (!total(body)) {
