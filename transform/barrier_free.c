@@ -261,7 +261,6 @@ static IrExpr *member(Arena *a, const IterSet *set, IrExpr *value) {
   return in;
 }
 
-static int64_t gcd64(int64_t a, int64_t b);
 
 /* The inverse of x modulo m (x and m coprime, m >= 1), by Euclid. */
 static int64_t inverse_mod(int64_t x, int64_t m) {
@@ -285,7 +284,7 @@ enum { MAX_RESIDUE_MODULUS = 1 << 20 };
  * mod m2 / g). Every value is below lcm * m2 <= 2^40. */
 static bool both_residues(Linearize *lz, const IterSet *u, const IterSet *v, IterSet *both, IrExpr **coef) {
   Arena *a = lz->p->arena;
-  int64_t m1 = u->mod, m2 = v->mod, g = gcd64(m1, m2);
+  int64_t m1 = u->mod, m2 = v->mod, g = ir_gcd(m1, m2);
   if (m1 > MAX_RESIDUE_MODULUS || m2 > MAX_RESIDUE_MODULUS || m1 / g * m2 > MAX_RESIDUE_MODULUS)
     return not_closed(lz, "it tests the loop variable modulo numbers whose lcm exceeds 2^20");
   int64_t l = m1 / g * m2;
@@ -772,15 +771,6 @@ static void collect_conds(Program *p, Analysis *an, const Stmt *s) {
   }
 }
 
-static int64_t gcd64(int64_t a, int64_t b) {
-  while (b) {
-    int64_t r = a % b;
-    a = b;
-    b = r;
-  }
-  return a;
-}
-
 static IrExpr *cells_along(Program *p, const Expr *extent, int64_t cell) {
   Arena *a = p->arena;
   return ir_binary(a, IX_MAX, ir_const(a, 0), ir_binary(a, IX_DIV, ir_from_expr(p, extent), ir_const(a, cell), 0), 0);
@@ -799,8 +789,8 @@ static void plan_grids(Program *p, Analysis *an) {
         if (x->res < k->ntiles) continue;
         HbmGrid *g = &an->grids[x->res - k->ntiles];
         if (pass == 0) {
-          g->cell_rows = gcd64(g->cell_rows, x->rows);
-          g->cell_cols = gcd64(g->cell_cols, x->cols);
+          g->cell_rows = ir_gcd(g->cell_rows, x->rows);
+          g->cell_cols = ir_gcd(g->cell_cols, x->cols);
         } else if (g->cell_rows && (x->rows / g->cell_rows) * (x->cols / g->cell_cols) > MAX_ACCESS_CELLS) {
           g->cell_rows = g->cell_cols = 0;
         }
