@@ -255,12 +255,13 @@ static IrExpr *member(Arena *a, const IterSet *set, IrExpr *value) {
   if (set->to) in = ir_binary(a, IX_AND, in, ir_binary(a, IX_LT, value, set->to, 0), 0);
   if (set->mod > 1) {
     IrExpr *m = ir_const(a, set->mod);
-    IrExpr *differ = ir_binary(a, IX_MOD, ir_binary(a, IX_SUB, value, set->rem, 0), m, 0);
+    /* residues first: value - rem itself may wrap */
+    IrExpr *differ = ir_binary(
+        a, IX_MOD, ir_binary(a, IX_SUB, ir_binary(a, IX_MOD, value, m, 0), ir_binary(a, IX_MOD, set->rem, m, 0), 0), m, 0);
     in = ir_binary(a, IX_AND, in, ir_binary(a, IX_EQ, differ, ir_const(a, 0), 0), 0);
   }
   return in;
 }
-
 
 /* The inverse of x modulo m (x and m coprime, m >= 1), by Euclid. */
 static int64_t inverse_mod(int64_t x, int64_t m) {
