@@ -20,8 +20,12 @@
  *    bounds from an outer variable, single-trip and zero-trip loops.
  *  - Conditionals (at most three deep) test loop variables against
  *    constants, parameters and each other (`v == 0`, `v == u`, `v % 2 == 0`,
- *    `v < P`), combined with &&, || and !, with else branches and `else if`
- *    chains: so branches run in some iterations only, on every engine alike.
+ *    `v < P`, `v % 3 == 1`, `v == P - 1`, `v > 1`, `v - u == 1`,
+ *    `v % 4 < 2`, `v + 1 < P`, and `2 * v < P`, which the transform cannot
+ *    count in closed form), combined with &&, || and !, with else branches and `else
+ *    if` chains: so branches run in some iterations only, on every engine
+ *    alike, and every class of closed-form branch count (docs/algorithm.md,
+ *    3.1) and the running count meet the oracle.
  *  - Some kernels read device integers from `hbm in C: i32[E + 8, 2]`
  *    (values 0 .. 4 at run time, E the tensors' extent below): loop bounds
  *    `0 .. C[u, 0] % P0` (P0, the first parameter, is at least 2, so 0, 1
@@ -448,9 +452,11 @@ static void gen_block(Gen *g, int level, long budget) {
 }
 
 /* atom ::= v == c | v == u | v % 2 == 0 | v < P | v >= c | P == c | P > c
+ *        | v % 3 == c | v == P - 1 | v > c | v - u == 1 | v % 4 < 2 | v + 1 < P
+ *        | 2 * v < P
  * (with no loop around: the parameter forms only) */
 static void print_atom(Gen *g) {
-  int form = g->depth ? rng_below(&g->rng, 7) : 5 + rng_below(&g->rng, 2);
+  int form = g->depth ? rng_below(&g->rng, 14) : 5 + rng_below(&g->rng, 2);
   int v = g->depth ? random_scope_var(g) : 0, c = rng_below(&g->rng, 3);
   if (g->ints && rng_percent(&g->rng, 25)) { /* a device integer */
     if (g->depth) fprintf(g->out, "C[v%d, 1] > %d", v, c);
@@ -464,7 +470,14 @@ static void print_atom(Gen *g) {
   case 3: fprintf(g->out, "v%d < %s", v, random_param(g)); break;
   case 4: fprintf(g->out, "v%d >= %d", v, c); break;
   case 5: fprintf(g->out, "%s == %d", random_param(g), c); break;
-  default: fprintf(g->out, "%s > %d", random_param(g), c); break;
+  case 6: fprintf(g->out, "%s > %d", random_param(g), c); break;
+  case 7: fprintf(g->out, "v%d %% 3 == %d", v, c); break;
+  case 8: fprintf(g->out, "v%d == %s - 1", v, random_param(g)); break;
+  case 9: fprintf(g->out, "v%d > %d", v, c); break;
+  case 10: fprintf(g->out, "v%d - v%d == 1", v, random_scope_var(g)); break;
+  case 11: fprintf(g->out, "v%d %% 4 < 2", v); break;
+  case 12: fprintf(g->out, "v%d + 1 < %s", v, random_param(g)); break;
+  default: fprintf(g->out, "2 * v%d < %s", v, random_param(g)); break;
   }
 }
 

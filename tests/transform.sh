@@ -5,7 +5,10 @@
 #    (tests/kernels/*.bfk) and every example, in both sync modes, must equal
 #    tests/golden/ir/NAME.SYNC.ir; UPDATE=1 rewrites the golden files (review
 #    the diff before committing). --explain must list one provenance entry
-#    per wait of the IR.
+#    per wait of the IR. For the kernels in EXPLAINED, the whole --explain
+#    (barrier-free) must equal tests/golden/explain/NAME.explain: which
+#    positions are closed forms through branches and which running counts,
+#    and why.
 # 2. The oracle: `bfsync verify` at each `// params:` line of every kernel,
 #    both modes: no race, no deadlock, and for barrier-free no late wait
 #    that no fallback explains (QUICK=1: the first set only). The examples
@@ -50,6 +53,21 @@ for k in "${kernels[@]}"; do
   done
   if [[ $k == examples/* ]] && grep -q 'fallback' "$tmp/explain"; then
     fail "$k uses a fallback"
+  fi
+done
+
+EXPLAINED=(tests/kernels/closed_counts.bfk tests/kernels/closed_residues.bfk examples/pipeline.bfk)
+mkdir -p tests/golden/explain
+for k in "${EXPLAINED[@]}"; do
+  golden="tests/golden/explain/$(basename "$k" .bfk).explain"
+  "$BFSYNC" compile --explain "$k" >"$tmp/explain" 2>&1 || fail "compile --explain $k exited non-zero"
+  if [[ ${UPDATE:-} == 1 ]]; then
+    cp "$tmp/explain" "$golden"
+  elif [[ ! -f $golden ]]; then
+    fail "$golden is missing (run make test-update)"
+  elif ! diff -u "$golden" "$tmp/explain" >"$tmp/diff"; then
+    fail "--explain of $k differs from $golden:"
+    head -40 "$tmp/diff" >&2
   fi
 done
 

@@ -596,7 +596,10 @@ void ir_explain(const Program *p, FILE *out) {
   fprintf(out, "// waits of kernel %s, sync %s: engine line: wait, then its provenance\n",
           p->kernel->name, ir->sync == SYNC_BARRIER ? "barrier" : "barrier-free");
   queues_explain(p, out);
-  for (int e = 0; e < ir->nengines; e++) explain_nodes(p, &ir->streams[e], e, ir->streams[e].body, out);
+  for (int e = 0; e < ir->nengines; e++) {
+    for (int i = 0; i < ir->streams[e].nnotes; i++) fprintf(out, "%s follows %s\n", engine_name(p, e), ir->streams[e].notes[i]);
+    explain_nodes(p, &ir->streams[e], e, ir->streams[e].body, out);
+  }
   explain_backpressure(p, out);
 }
 

@@ -135,6 +135,9 @@ typedef struct IrStream {
   const char **var_names;
   int narrays;
   IrArray *arrays;
+  int nnotes;
+  const char **notes; /* for --explain: how the stream counts a producer through a loop whose
+                         count depends on the loop's variable (closed form or running count) */
 } IrStream;
 
 typedef enum SyncMode { SYNC_BARRIER_FREE, SYNC_BARRIER } SyncMode;

@@ -57,6 +57,8 @@ enum {
 #define bf_sub(a, b) ((int64_t)((uint64_t)(a) - (uint64_t)(b)))
 #define bf_mul(a, b) ((int64_t)((uint64_t)(a) * (uint64_t)(b)))
 
+static int64_t bf_max(int64_t a, int64_t b) { return a > b ? a : b; }
+
 /* Iterations of for v in lo .. hi (below 2^63: bfrt_loop stops longer loops). */
 static int64_t bf_trips(int64_t lo, int64_t hi) {
   return hi > lo ? (int64_t)((uint64_t)hi - (uint64_t)lo) : 0;
@@ -156,55 +158,27 @@ static void bf_engine_act(bfrt_ctx *bf_cx, const int64_t *bf_params) {
 static void bf_engine_dve(bfrt_ctx *bf_cx, const int64_t *bf_params) {
   const int64_t N = bf_params[0];
   int64_t bf_known[20] = {0}; /* by engine: highest threshold waited for */
-  int64_t bf_v0 = 0; /* act_pos_i0 */
-  int64_t bf_v1 = 0; /* pool_pos_i0 */
   int64_t *bf_a0 = bfrt_scratch(bf_cx, 2); /* dma1_reads_s */
-  int64_t *bf_a1 = bfrt_scratch(bf_cx, 1); /* act_writes_t */
-  int64_t *bf_a2 = bfrt_scratch(bf_cx, 1); /* pool_writes_u */
-  bfrt_bookkeep(bf_cx, 4);
-  bf_a2[0] = 1;
+  int64_t *bf_a1 = bfrt_scratch(bf_cx, 1); /* pool_writes_u */
+  bfrt_bookkeep(bf_cx, 1);
   bf_a1[0] = 1;
-  bf_v0 = 1;
-  bf_v1 = 1;
   for (int64_t i = 0, bf_end0 = N; i < bf_end0; i++) {
-    if ((i == 0)) { /* line 25 */
-      bfrt_bookkeep(bf_cx, 1);
-      bf_a1[0] = bf_add(bf_v0, 1);
-    } else {
-      if (((i == bf_add(N, (-1))) && (N > 2))) { /* line 27 */
-        bfrt_bookkeep(bf_cx, 2);
-        bf_a1[0] = bf_add(bf_v0, 1);
-        bf_a1[0] = bf_add(bf_v0, 2);
-      } else {
-        bfrt_bookkeep(bf_cx, 1);
-        bf_a1[0] = bf_add(bf_v0, 1);
-        if ((bf_mod(i, 2) == 1)) { /* line 31 */
-          bfrt_bookkeep(bf_cx, 1);
-          bf_a1[0] = bf_add(bf_v0, 2);
-        } else {
-          bfrt_bookkeep(bf_cx, 1);
-          bf_a1[0] = bf_add(bf_v0, 2);
-        }
-      }
-    }
     if ((i == 1)) { /* line 37 */
       bfrt_bookkeep(bf_cx, 1);
-      bf_a2[0] = bf_add(bf_v1, 1);
+      bf_a1[0] = bf_add(((1 < i) ? 1 : 0), 2);
     }
     bfrt_bookkeep(bf_cx, 2);
-    bf_wait(bf_cx, BF_ENGINE_act, bf_known, bf_add(bf_v0, ((i == 0) ? 1 : 2)), 40); /* after act line 34: RAW, same iteration, end of a conditional */
+    bf_wait(bf_cx, BF_ENGINE_act, bf_known, ((i == 0) ? bf_add(bf_add(bf_mul(2, bf_trips(0, i)), bf_mul((-1), ((0 < i) ? 1 : 0))), 2) : bf_add(bf_add(bf_mul(2, bf_trips(0, i)), bf_mul((-1), ((0 < i) ? 1 : 0))), 3)), 40); /* after act line 34: RAW, same iteration, end of a conditional */
     bf_wait(bf_cx, BF_ENGINE_dma0, bf_known, 1, 40); /* after dma0 line 21: RAW, same iteration */
     bf_wait(bf_cx, BF_ENGINE_dma1, bf_known, bf_a0[bf_mod(i, 2)], 40); /* after dma1 line 41: WAR, loop-carried (tracked) */
     /* line 40: dve: add s[i % 2], t, a; */
     bf_op_ttt(bf_cx, BFRT_ADD, 40, BF_TILE_s, bf_mod(i, 2), BF_TILE_t, 0, BF_TILE_a, 0);
-    bfrt_bookkeep(bf_cx, 3);
+    bfrt_bookkeep(bf_cx, 1);
     bf_a0[bf_mod(i, 2)] = bf_add(i, 1);
-    bf_v0 = bf_add(bf_v0, ((i == 0) ? 1 : 2));
-    bf_v1 = bf_add(bf_v1, ((i == 1) ? 1 : 0));
   }
   bfrt_bookkeep(bf_cx, 3);
-  bf_wait(bf_cx, BF_ENGINE_act, bf_known, bf_a1[0], 43); /* after act line 23, 26, 28, 30: RAW, loop-carried (tracked) */
-  bf_wait(bf_cx, BF_ENGINE_pool, bf_known, bf_a2[0], 43); /* after pool line 22, 38: RAW, loop-carried (tracked) */
+  bf_wait(bf_cx, BF_ENGINE_act, bf_known, bf_max(1, bf_mul(((bf_add(N, (-1)) == 0) ? bf_add(bf_add(bf_mul(2, bf_trips(0, bf_add(N, (-1)))), bf_mul((-1), ((0 < bf_add(N, (-1))) ? 1 : 0))), 2) : bf_add(bf_add(bf_mul(2, bf_trips(0, bf_add(N, (-1)))), bf_mul((-1), ((0 < bf_add(N, (-1))) ? 1 : 0))), 3)), bf_sub(bf_trips(0, N), bf_max(0, bf_add(bf_trips(0, N), (-1)))))), 43); /* after act line 34: RAW, last iteration of a loop before, end of a conditional */
+  bf_wait(bf_cx, BF_ENGINE_pool, bf_known, bf_a1[0], 43); /* after pool line 22, 38: RAW, through a branch (tracked) */
   bf_wait(bf_cx, BF_ENGINE_dma1, bf_known, bf_a0[0], 43); /* after dma1 line 41: WAR, same iteration (tracked) */
   /* line 43: dve: add s[0], t, u; */
   bf_op_ttt(bf_cx, BFRT_ADD, 43, BF_TILE_s, 0, BF_TILE_t, 0, BF_TILE_u, 0);
