@@ -46,6 +46,17 @@ let rec int_of_pos = function XH -> 1 | XO p -> 2 * int_of_pos p | XI p -> (2 * 
 
 let int_of_z = function Z0 -> 0 | Zpos p -> int_of_pos p | Zneg p -> -int_of_pos p
 
+(* bfsync's integers are 64-bit and wrap; OCaml's int has 63 bits, so
+   constants, parameters and the streams' arithmetic use Int64. n is read
+   as unsigned here, so Int64.neg min_int (2^63) converts too. *)
+let rec pos_of_int64 n =
+  if n = 1L then XH
+  else if Int64.logand n 1L = 0L then XO (pos_of_int64 (Int64.shift_right_logical n 1))
+  else XI (pos_of_int64 (Int64.shift_right_logical n 1))
+
+let z_of_int64 n =
+  if n = 0L then Z0 else if Int64.compare n 0L > 0 then Zpos (pos_of_int64 n) else Zneg (pos_of_int64 (Int64.neg n))
+
 (* ---- Tokens. *)
 
 let tokens = ref [||]
@@ -60,6 +71,10 @@ let int () =
   let t = next () in
   match int_of_string_opt t with Some n -> n | None -> fail 2 "expected an integer, not '%s'" t
 
+let int64 () =
+  let t = next () in
+  match Int64.of_string_opt t with Some n -> n | None -> fail 2 "expected a 64-bit integer, not '%s'" t
+
 let expect w = let t = next () in if t <> w then fail 2 "expected '%s', not '%s'" w t
 
 (* items until "}" (the "{" already read) *)
@@ -70,7 +85,7 @@ let rec items item = if !tokens.(!at) = "}" then (incr at; []) else let x = item
 let rec expr () =
   let bin f = let a = expr () in let b = expr () in f a b in
   match next () with
-  | "k" -> EConst (z_of_int (int ()))
+  | "k" -> EConst (z_of_int64 (int64 ()))
   | "p" -> EParam (int ())
   | "v" -> EVar (int ())
   | "neg" -> ENeg (expr ())
@@ -130,7 +145,7 @@ and stmt () =
 
 (* ---- bfsync's streams, and an interpreter for one of them. *)
 
-type ix = K of int | P of int | V of int | X of int | Ld of int * ix | Bin of string * ix * ix
+type ix = K of int64 | P of int | V of int | X of int | Ld of int * ix | Bin of string * ix * ix
         | Not of ix | Sel of ix * ix * ix
 
 type node =
@@ -144,7 +159,7 @@ type node =
 
 let rec ix () =
   match next () with
-  | "k" -> K (int ())
+  | "k" -> K (int64 ())
   | "p" -> P (int ())
   | "v" -> V (int ())
   | "x" -> X (int ())
@@ -170,54 +185,65 @@ and node () =
 
 exception Runtime of string
 
+(* Floor division and its remainder, as bfsync's bf_div and bf_mod: the
+   quotient rounds down, and min_int / -1 wraps to min_int (OCaml's Int64.div
+   gives min_int there too). *)
 let floor_div a b =
-  if b = 0 then raise (Runtime "division by zero");
-  let q = a / b in
-  if a mod b <> 0 && (a < 0) <> (b < 0) then q - 1 else q
+  if b = 0L then raise (Runtime "division by zero");
+  let q = Int64.div a b in
+  if Int64.rem a b <> 0L && (Int64.compare a 0L < 0) <> (Int64.compare b 0L < 0) then Int64.pred q else q
+
+(* A threshold as a count: counts stay far below 2^62. *)
+let count_of t =
+  if Int64.compare t (Int64.of_int max_int) > 0 || Int64.compare t (Int64.of_int min_int) < 0 then
+    raise (Runtime (Printf.sprintf "threshold %Ld is outside OCaml's integers" t));
+  Int64.to_int t
 
 (* One engine's run: for each op, its instruction and the waits evaluated
    since the previous op (producer, threshold, fallback). *)
 let run_stream params nvars lengths body =
-  let loopvars = Hashtbl.create 8 and vars = Array.make nvars 0 in
+  let loopvars = Hashtbl.create 8 and vars = Array.make nvars 0L in
+  let truth b = if b then 1L else 0L in
   let rec ev = function
     | K n -> n
     | P i -> params.(i)
-    | V l -> (match Hashtbl.find_opt loopvars l with Some v -> v | None -> 0)
+    | V l -> (match Hashtbl.find_opt loopvars l with Some v -> v | None -> 0L)
     | X v -> vars.(v)
     | Ld (a, i) -> load a (ev i)
-    | Not a -> if ev a = 0 then 1 else 0
-    | Sel (c, a, b) -> if ev c <> 0 then ev a else ev b
-    | Bin ("and", a, b) -> if ev a <> 0 && ev b <> 0 then 1 else 0
-    | Bin ("or", a, b) -> if ev a <> 0 || ev b <> 0 then 1 else 0
+    | Not a -> truth (ev a = 0L)
+    | Sel (c, a, b) -> if ev c <> 0L then ev a else ev b
+    | Bin ("and", a, b) -> truth (ev a <> 0L && ev b <> 0L)
+    | Bin ("or", a, b) -> truth (ev a <> 0L || ev b <> 0L)
     | Bin (op, a, b) -> (
         let x = ev a and y = ev b in
+        let cmp = Int64.compare x y in
         match op with
-        | "add" -> x + y | "sub" -> x - y | "mul" -> x * y
-        | "div" -> floor_div x y | "mod" -> x - (y * floor_div x y)
-        | "trips" -> if y > x then y - x else 0
-        | "lt" -> Bool.to_int (x < y) | "le" -> Bool.to_int (x <= y) | "gt" -> Bool.to_int (x > y)
-        | "ge" -> Bool.to_int (x >= y) | "eq" -> Bool.to_int (x = y) | "ne" -> Bool.to_int (x <> y)
-        | _ -> max x y)
-  and arrays = lazy (Array.of_list (List.map (fun l -> Array.make (max 0 (ev l)) 0) lengths))
-  and load a i =
+        | "add" -> Int64.add x y | "sub" -> Int64.sub x y | "mul" -> Int64.mul x y
+        | "div" -> floor_div x y | "mod" -> Int64.sub x (Int64.mul y (floor_div x y))
+        | "trips" -> if cmp < 0 then Int64.sub y x else 0L
+        | "lt" -> truth (cmp < 0) | "le" -> truth (cmp <= 0) | "gt" -> truth (cmp > 0)
+        | "ge" -> truth (cmp >= 0) | "eq" -> truth (cmp = 0) | "ne" -> truth (cmp <> 0)
+        | _ -> if cmp >= 0 then x else y)
+  and arrays = lazy (Array.of_list (List.map (fun l -> Array.make (count_of (max 0L (ev l))) 0L) lengths))
+  and index a i =
     let arr = (Lazy.force arrays).(a) in
-    if i < 0 || i >= Array.length arr then raise (Runtime "array index out of range");
-    arr.(i)
-  in
+    if Int64.compare i 0L < 0 || Int64.compare i (Int64.of_int (Array.length arr)) >= 0 then
+      raise (Runtime "array index out of range");
+    (arr, Int64.to_int i)
+  and load a i = let arr, i = index a i in arr.(i) in
   let ops = ref [] and pending = ref [] in
   let rec exec = function
     | Op id -> ops := (id, List.rev !pending) :: !ops; pending := []
-    | Wait (e, fb, t) -> pending := (e, ev t, fb) :: !pending
+    | Wait (e, fb, t) -> pending := (e, count_of (ev t), fb) :: !pending
     | Set (v, x) -> vars.(v) <- ev x
-    | Store (a, i, x) ->
-        let arr = (Lazy.force arrays).(a) and i = ev i in
-        if i < 0 || i >= Array.length arr then raise (Runtime "array index out of range");
-        arr.(i) <- ev x
+    | Store (a, i, x) -> let arr, i = index a (ev i) in arr.(i) <- ev x
     | Loop (l, lo, hi, body) ->
-        let lo = ev lo and hi = ev hi in
-        for i = lo to hi - 1 do Hashtbl.replace loopvars l i; List.iter exec body done
+        let i = ref (ev lo) and hi = ev hi in
+        while Int64.compare !i hi < 0 do
+          Hashtbl.replace loopvars l !i; List.iter exec body; i := Int64.succ !i
+        done
     | Barrier -> raise (Runtime "a barrier in a barrier-free stream")
-    | If (c, t, e) -> List.iter exec (if ev c <> 0 then t else e)
+    | If (c, t, e) -> List.iter exec (if ev c <> 0L then t else e)
   in
   List.iter exec body;
   if !pending <> [] then raise (Runtime "waits after the last op");
@@ -260,7 +286,7 @@ let () =
              (String.map (fun c -> if c = '\n' || c = '\t' then ' ' else c) text)));
   expect "bfsync-proof"; expect "1"; expect "params";
   let names = Array.init (int ()) (fun _ -> next ()) in
-  let params = Array.make (Array.length names) 0 in
+  let params = Array.make (Array.length names) 0L in
   let bound = Array.make (Array.length names) false in
   for a = 2 to Array.length Sys.argv - 1 do
     match String.split_on_char '=' Sys.argv.(a) with
@@ -268,7 +294,7 @@ let () =
         let rec find i = if i = Array.length names then fail 2 "no parameter '%s'" n
                          else if names.(i) = n then i else find (i + 1) in
         let i = find 0 in
-        match int_of_string_opt v with
+        match Int64.of_string_opt v with
         | Some v -> params.(i) <- v; bound.(i) <- true
         | None -> fail 2 "bad value in '%s'" Sys.argv.(a))
     | _ -> fail 2 "expected NAME=VALUE, not '%s'" Sys.argv.(a)
@@ -294,7 +320,7 @@ let () =
     | t -> fail 2 "expected 'stream' or 'end', not '%s'" t
   in
   read_streams ();
-  let penv n = if n < Array.length params then z_of_int params.(n) else Z0 in
+  let penv n = if n < Array.length params then z_of_int64 params.(n) else Z0 in
   let model = bf_thresholds ne penv prog in
   let per_engine = Array.make ne [] in
   List.iter (fun (id, ts) -> let e = Hashtbl.find engine_of id in per_engine.(e) <- (id, ts) :: per_engine.(e))
