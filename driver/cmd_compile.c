@@ -85,9 +85,11 @@ static double per_instruction(const OracleStats *st, int e) {
   return (double)st->engine_bookkeeping[e] / (double)st->engine_instructions[e];
 }
 
-static void print_scratch(const Program *p, int e, bool json, FILE *out) {
+/* Scratch bytes: 8 a tracking array cell and a spilled value; an
+ * expression when an array's length depends on parameters. */
+static void print_scratch(const Program *p, int e, int spilled, bool json, FILE *out) {
   const IrStream *s = &p->ir->streams[e];
-  int64_t cells = 0;
+  int64_t cells = spilled;
   bool constant = true;
   for (int a = 0; a < s->narrays; a++) {
     constant &= s->arrays[a].length->kind == IX_CONST;
@@ -99,6 +101,7 @@ static void print_scratch(const Program *p, int e, bool json, FILE *out) {
   }
   if (json) fputc('"', out);
   fputs("8 * (", out);
+  if (spilled) fprintf(out, "%d + ", spilled);
   for (int a = 0; a < s->narrays; a++) {
     if (a) fputs(" + ", out);
     ir_print_expr(p, s, s->arrays[a].length, out);
@@ -113,9 +116,9 @@ static void print_resources(const Program *p, const OracleStats *st, bool json, 
     fprintf(out, "{\"kernel\": \"%s\", \"sync\": \"%s\", \"target\": \"%s\", \"counter_bits\": %d, \"engines\": [",
             p->kernel->name, sync_name(p->ir->sync), t->name, t->counter_bits);
   else
-    fprintf(out, "resources of %s (%s) on %s, %d-bit counters\n%-8s %10s %10s %6s %8s %7s %6s %11s  %s\n",
+    fprintf(out, "resources of %s (%s) on %s, %d-bit counters\n%-8s %10s %10s %6s %8s %7s %6s %6s %8s %9s  %s\n",
             p->kernel->name, sync_name(p->ir->sync), t->name, t->counter_bits, "engine", "semaphores",
-            "registers", "loops", "scalars", "guards", "temps", "bk/instr", "scratch bytes");
+            "registers", "loops", "scalars", "guards", "last", "temps", "spilled", "bk/instr", "scratch bytes");
   for (int e = 0; e < t->nengines; e++) {
     EngineResources r = resources_of(p, e);
     int kind = t->engines[e].kind;
@@ -123,11 +126,13 @@ static void print_resources(const Program *p, const OracleStats *st, bool json, 
     if (json) {
       fprintf(out,
               "%s{\"engine\": \"%s\", \"semaphores\": %d, \"semaphores_limit\": %lld, \"registers\": %d, "
-              "\"registers_limit\": %lld, \"loop_depth\": %d, \"scalars\": %d, \"guards\": %d, "
-              "\"temporaries\": %d, \"arrays\": %d, \"scratch_bytes\": ",
+              "\"registers_limit\": %lld, \"min_registers\": %d, \"loop_depth\": %d, \"loop_registers\": %d, "
+              "\"bookkeeping_scalars\": %d, \"scalars\": %d, \"guards\": %d, \"last_read\": %d, "
+              "\"temporaries\": %d, \"spilled\": %d, \"producer_loads\": %d, \"arrays\": %d, \"scratch_bytes\": ",
               e ? ", " : "", t->engines[e].name, r.semaphores, (long long)t->semaphores[kind], r.registers,
-              (long long)t->registers[kind], r.loop_depth, r.scalars, r.semaphores, r.temporaries, r.arrays);
-      print_scratch(p, e, true, out);
+              (long long)t->registers[kind], r.min_registers, r.loop_depth, r.loop_registers, r.nscalars, r.scalars,
+              r.guards, r.last_read, r.temporaries, r.spilled, resources_producer_loads(p, e), r.arrays);
+      print_scratch(p, e, r.spilled, true, out);
       if (bk >= 0)
         fprintf(out, ", \"instructions\": %lld, \"bookkeeping\": %lld, \"bookkeeping_per_instruction\": %.3f}",
                 (long long)st->engine_instructions[e], (long long)st->engine_bookkeeping[e], bk);
@@ -139,9 +144,9 @@ static void print_resources(const Program *p, const OracleStats *st, bool json, 
       snprintf(sems, sizeof sems, t->semaphores[kind] ? "%d/%lld" : "%d", r.semaphores, (long long)t->semaphores[kind]);
       snprintf(regs, sizeof regs, t->registers[kind] ? "%d/%lld" : "%d", r.registers, (long long)t->registers[kind]);
       if (bk >= 0) snprintf(bks, sizeof bks, "%.2f", bk);
-      fprintf(out, "%-8s %10s %10s %6d %8d %7d %6d %11s  ", t->engines[e].name, sems, regs, r.loop_depth,
-              r.scalars, r.semaphores, r.temporaries, bks);
-      print_scratch(p, e, false, out);
+      fprintf(out, "%-8s %10s %10s %6d %8d %7d %6d %6d %8d %9s  ", t->engines[e].name, sems, regs, r.loop_registers,
+              r.scalars, r.guards, r.last_read, r.temporaries, r.spilled, bks);
+      print_scratch(p, e, r.spilled, false, out);
       fputc('\n', out);
     }
   }
