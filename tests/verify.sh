@@ -16,6 +16,8 @@
 #    as late or deadlock unless the wait never executed or its threshold was
 #    below what its instruction needed (then raising it is still exact).
 # 3. The command line: usage errors exit 2; the JSON has the keys of issue 3.
+# 4. Memory follows the live state: verify of pingpong at N=400000 peaks at
+#    less than twice its peak at N=20000 (it was 20 times: issue 9).
 # No golden files: UPDATE=1 changes nothing here. QUICK=1 (the sanitizer
 # pass) mutates every third wait only.
 set -euo pipefail
@@ -167,7 +169,25 @@ kernel overlap(N: int) {
 """)
 TARGET[overlap] = ["--target", f"{tmp}/twoq.target"]
 
+def peak_kb(cmd):
+    """The command's own peak resident set (os.wait4's rusage, not the children's maximum)."""
+    child = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    _, status, usage = os.wait4(child.pid, 0)
+    if status != 0:
+        fail("verify of a long loop failed", " ".join(cmd))
+    return usage.ru_maxrss
+
+
+def check_memory():
+    run = lambda n: [bfsync, "verify", "examples/pingpong.bfk", "-p", f"N={n}", "--schedules", "1"]
+    small, large = peak_kb(run(20000)), peak_kb(run(400000))
+    if large >= 2 * small:
+        fail(f"oracle memory grows with the dynamic instructions: {small} KB at N=20000, {large} KB at N=400000",
+             " ".join(run(400000)))
+
+
 examples = sorted(glob.glob("examples/*.bfk"))
+check_memory()
 check_cli()
 check_kernels(examples + sorted(glob.glob("tests/kernels/*.bfk")) + sorted(glob.glob("bench/calibration/*.bfk"))
               + sorted(glob.glob("bench/paper/*.bfk")) + [overlap])

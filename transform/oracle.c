@@ -20,14 +20,28 @@
  * matters for what the schedule can show: deadlocks, and that the k-th op
  * of each stream is the k-th instance of the walk.
  *
+ * Memory follows the kernel's live state, not its instruction count. The
+ * walk is a resumable cursor (Walk) that the abstract execution pulls as
+ * far as its engine furthest ahead; instances wait in per-engine queues
+ * only while the schedule lets their engine lag. oracle_new walks once to
+ * report the kernel's own run-time errors and count the instances; each
+ * schedule and each ideal makespan walks again. A snapshot is kept only
+ * after an op whose clock changed (History), and only while some wait can
+ * still look it up: a wait's lookups lie above the clock its group of
+ * waits started from, and an engine already waiting on e gets e's clock
+ * handed over as e passes the threshold (capture_for_waiters), so the
+ * history reaches back only as far as the engines watching e lag behind
+ * it. A race's report finds the instance it names by a walk of its own.
+ *
  * The ideal makespan reuses the walk: list scheduling of the same streams
  * with the exact needs as the only edges, under the simulator's timing
  * (runtime/sim.c): an instance starts when its engine can issue
  * (occupancy), its needs on other engines are stamped, its latest
  * conflicting instance on its own engine is stamped and, on a pipelined
  * dma engine, the instance dma_outstanding back is stamped; a stamp is
- * max(the previous stamp, start + completion). The walk records the own-
- * engine conflict apart (self_need), which the checks never read. */
+ * max(the previous stamp, start + completion). The cells keep each
+ * access's stamp beside its position (an engine's stamps grow with its
+ * positions), so the schedule needs no per-instance array either. */
 #include "transform/oracle.h"
 
 #include <stdarg.h>
@@ -37,21 +51,63 @@
 
 /* ---- The sequential walk. */
 
-/* One engine's dynamic instructions, in program order. */
-typedef struct Trace {
-  int64_t n, cap;
-  const Stmt **instr; /* instr[k - 1] is the k-th instance */
-  int64_t *need;      /* need[(k - 1) * nengines + e] */
-  int64_t *self_need; /* the latest earlier instance of this engine it conflicts with (ideal only) */
-  uint64_t *where;    /* a hash of its operands' evaluated indices */
-  int64_t *reads;     /* device integers this engine reads first just before it (ideal only) */
-} Trace;
-
 /* A device integer one engine has read: each engine reads each once. */
 typedef struct ReadKey {
   int64_t row, col;
   int tensor, engine; /* engine -1: an empty slot */
 } ReadKey;
+
+/* What a walk does with each instance it reaches. */
+typedef enum WalkMode {
+  WALK_COUNT, /* count them (and find the kernel's run-time errors) */
+  WALK_NEEDS, /* find their needs and queue them for the abstract execution */
+  WALK_IDEAL, /* list-schedule them for the ideal makespan */
+} WalkMode;
+
+/* A body being walked: its next statement, and the loop it is the body of. */
+typedef struct WalkFrame {
+  const Stmt *next, *loop;
+  int64_t hi;
+} WalkFrame;
+
+/* One engine's instances walked and not yet run by the abstract execution:
+ * a ring, as long as the schedule lets that engine lag behind the walk. */
+typedef struct Queue {
+  int64_t head, len, cap;
+  const Stmt **instr;
+  uint64_t *where;   /* a hash of its operands' evaluated indices */
+  int64_t *need;     /* need[slot * nengines + e] */
+} Queue;
+
+/* The list schedule of the ideal makespan, fed one instance at a time. */
+typedef struct Ideal {
+  const bfrt_costs *costs;
+  bool charge_sync;
+  int64_t window[BFRT_MAX_ENGINES];  /* instances in flight (bfrt_op_window) */
+  int64_t free_at[BFRT_MAX_ENGINES]; /* when the engine can issue again */
+  int64_t done[BFRT_MAX_ENGINES];    /* the stamp of its latest instance */
+  int64_t *recent[BFRT_MAX_ENGINES]; /* recent[e][pos % window]: the stamps of its last window instances */
+  int64_t makespan, dma_work;
+  /* Device reads (charge_sync): the set of (engine, element) read so far,
+   * the reads not yet charged before an instance, and the idle cycles not
+   * yet spent on them. */
+  ReadKey *read_set;
+  int64_t nread, read_cap;
+  int64_t pending_reads[BFRT_MAX_ENGINES], idle[BFRT_MAX_ENGINES];
+} Ideal;
+
+/* A walk in progress: the kernel in program order, one instance at a time. */
+typedef struct Walk {
+  WalkMode mode;
+  WalkFrame *frames;
+  int depth;
+  int64_t *loopvars;
+  int64_t count[BFRT_MAX_ENGINES]; /* instances so far, by engine */
+  const Stmt *last;                /* the latest instance's statement */
+  int only;                        /* WALK_NEEDS: the engine whose instances are queued; -1: all */
+  Queue queue[BFRT_MAX_ENGINES];   /* WALK_NEEDS */
+  Ideal *ideal;                    /* WALK_IDEAL */
+} Walk;
 
 /* An hbm tensor's conflict cells with these parameters. */
 typedef struct Grid {
@@ -72,26 +128,20 @@ struct Oracle {
   Program *p;
   const int64_t *params;
   int nengines;
-  Trace trace[BFRT_MAX_ENGINES];
-  uint8_t *order; /* engine of each instance, in program order */
-  int64_t norder, order_cap;
+  int max_depth;      /* deepest nesting of bodies, plus 1 */
+  int64_t total[BFRT_MAX_ENGINES]; /* instances of each engine in the whole walk */
   int64_t *tile_base; /* first cell of each tile */
   Grid *grid;         /* per tensor */
   int64_t ncells;
-  int64_t *last_write, *last_read; /* [cell * nengines + engine] */
-  int64_t *loopvars;
-  bool failed;
-  /* Device reads (the ideal charges them): the engines with an instruction
-   * in each loop and conditional, who read its bounds or condition; the
-   * set of (engine, element) read so far; reads not yet before an instance. */
+  /* The walk's summary of the past, per cell and engine ([cell * nengines
+   * + engine]): the positions of the latest write and read, and (WALK_IDEAL)
+   * their stamps. This, not the instruction count, is what the walk keeps. */
+  int64_t *last_write, *last_read, *write_done, *read_done;
+  /* The engines with an instruction in each loop and conditional: they
+   * read its bounds or condition (the ideal charges device reads). */
   uint32_t *loop_engines, *if_engines;
-  ReadKey *read_set;
-  int64_t nread, read_cap;
-  int64_t pending_reads[BFRT_MAX_ENGINES];
-  /* Each engine's clock snapshots, one row per op (row 0: all zero); shared
-   * by the schedules one after the other, since a schedule reads only the
-   * rows its own ops wrote: memory does not grow with --schedules. */
-  int64_t *snap[BFRT_MAX_ENGINES];
+  Walk first; /* oracle_new's, which counts */
+  bool failed;
 };
 
 /* Cells beyond this make the grid too large to track exactly (each costs
@@ -104,6 +154,13 @@ static void *grow(Arena *arena, void *old, int64_t len, int64_t newcap, size_t e
   return fresh;
 }
 
+/* The queues and the ideal's rings live only as long as their walk. */
+static void *resize(void *old, int64_t n, size_t elem) {
+  void *fresh = realloc(old, (size_t)(n ? n : 1) * elem);
+  if (!fresh) bug("out of memory (%lld x %zu bytes)", (long long)n, elem);
+  return fresh;
+}
+
 static int64_t gcd(int64_t a, int64_t b) {
   while (b) {
     int64_t t = a % b;
@@ -113,9 +170,8 @@ static int64_t gcd(int64_t a, int64_t b) {
   return a;
 }
 
-
-static EvalEnv env_of(const Oracle *o) {
-  return (EvalEnv){o->params, o->loopvars, o->p->device_ints, o->p->device_shape, {0, 0}};
+static EvalEnv env_of(const Oracle *o, const Walk *w) {
+  return (EvalEnv){o->params, w->loopvars, o->p->device_ints, o->p->device_shape, {0, 0}};
 }
 
 /* The error of a failed evaluation (status from expr_eval_in), at span. */
@@ -130,16 +186,16 @@ static bool eval_failed(Oracle *o, int status, const EvalEnv *env, const Expr *b
   return false;
 }
 
-static bool eval(Oracle *o, const Expr *e, int64_t *out) {
+static bool eval(Oracle *o, const Walk *w, const Expr *e, int64_t *out) {
   const Expr *bad = NULL;
-  EvalEnv env = env_of(o);
+  EvalEnv env = env_of(o, w);
   int status = expr_eval_in(e, &env, out, &bad);
   return status == 0 || eval_failed(o, status, &env, bad, e->span);
 }
 
-static bool eval_cond(Oracle *o, const Cond *c, bool *out) {
+static bool eval_cond(Oracle *o, const Walk *w, const Cond *c, bool *out) {
   const Expr *bad = NULL;
-  EvalEnv env = env_of(o);
+  EvalEnv env = env_of(o, w);
   int status = cond_eval(c, &env, out, &bad);
   return status == 0 || eval_failed(o, status, &env, bad, c->span);
 }
@@ -175,7 +231,7 @@ static void number_cells(Oracle *o) {
   for (int t = 0; t < k->ntensors && !o->failed; t++) {
     Grid *g = &o->grid[t];
     const Tensor *x = &k->tensors[t];
-    if (!eval(o, x->rows, &g->rows) || !eval(o, x->cols, &g->cols)) return;
+    if (!eval(o, &o->first, x->rows, &g->rows) || !eval(o, &o->first, x->cols, &g->cols)) return;
     if (g->rows < 0 || g->cols < 0) {
       diag_error(&o->p->diag, x->span, "tensor '%s' has shape [%lld, %lld] with these parameters",
                  x->name, (long long)g->rows, (long long)g->cols);
@@ -196,12 +252,12 @@ static void number_cells(Oracle *o) {
 }
 
 /* hbm X[r, c] covers rows r*h .. r*h+h-1, cols c*w .. c*w+w-1. */
-static bool hbm_region(Oracle *o, const Stmt *s, int i, Region *rg) {
+static bool hbm_region(Oracle *o, const Walk *w, const Stmt *s, int i, Region *rg) {
   const Operand *op = &s->operands[i];
   const Tile *t = partner_tile(o->p->kernel, s, i);
   const Grid *g = &o->grid[op->decl];
   int64_t r, c, r0, c0, r1, c1;
-  if (!eval(o, op->row, &r) || !eval(o, op->col, &c)) return false;
+  if (!eval(o, w, op->row, &r) || !eval(o, w, op->col, &c)) return false;
   bool outside = __builtin_mul_overflow(r, t->rows, &r0) || __builtin_mul_overflow(c, t->cols, &c0) ||
                  __builtin_add_overflow(r0, t->rows, &r1) ||
                  __builtin_add_overflow(c0, t->cols, &c1) || r0 < 0 || c0 < 0 || r1 > g->rows ||
@@ -221,10 +277,10 @@ static bool hbm_region(Oracle *o, const Stmt *s, int i, Region *rg) {
 }
 
 /* The slot error in the words of the runtime and the reference. */
-static bool tile_region(Oracle *o, const Stmt *s, const Operand *op, Region *rg) {
+static bool tile_region(Oracle *o, const Walk *w, const Stmt *s, const Operand *op, Region *rg) {
   const Tile *t = &o->p->kernel->tiles[op->decl];
   int64_t slot = 0;
-  if (op->slot && !eval(o, op->slot, &slot)) return false;
+  if (op->slot && !eval(o, w, op->slot, &slot)) return false;
   if (slot < 0 || slot >= t->slots) {
     diag_error(&o->p->diag, op->span, "%s: slot %s[%lld] is out of range (%lld slots)", s->op_name,
                t->name, (long long)slot, (long long)t->slots);
@@ -236,15 +292,18 @@ static bool tile_region(Oracle *o, const Stmt *s, const Operand *op, Region *rg)
 }
 
 /* Operand 0 is written (matmul_acc also reads it); the others are read. */
-static bool operand_region(Oracle *o, const Stmt *s, int i, Region *rg) {
+static bool operand_region(Oracle *o, const Walk *w, const Stmt *s, int i, Region *rg) {
   const Operand *op = &s->operands[i];
-  bool ok = op->kind == OPND_HBM ? hbm_region(o, s, i, rg) : tile_region(o, s, op, rg);
+  bool ok = op->kind == OPND_HBM ? hbm_region(o, w, s, i, rg) : tile_region(o, w, s, op, rg);
   rg->writes = i == 0;
   rg->reads = i > 0 || s->op == BFRT_MATMUL_ACC;
   return ok;
 }
 
-static void gather_need(const Oracle *o, const Region *rg, int engine, int64_t *need) {
+/* The latest conflicting instance on each other engine, and (done, when
+ * not NULL) its stamp: an engine's stamps grow with its positions, so the
+ * latest instance has the latest stamp. */
+static void gather_need(const Oracle *o, const Region *rg, int engine, int64_t *need, int64_t *done) {
   int n = o->nengines;
   for (int64_t r = rg->r0; r < rg->r1; r++)
     for (int64_t c = rg->c0; c < rg->c1; c++) {
@@ -254,55 +313,40 @@ static void gather_need(const Oracle *o, const Region *rg, int engine, int64_t *
         int64_t w = o->last_write[cell + e], rd = rg->writes ? o->last_read[cell + e] : 0;
         if (w > need[e]) need[e] = w;
         if (rd > need[e]) need[e] = rd;
+        if (!done) continue;
+        int64_t wd = o->write_done[cell + e], rdd = rg->writes ? o->read_done[cell + e] : 0;
+        if (wd > done[e]) done[e] = wd;
+        if (rdd > done[e]) done[e] = rdd;
       }
     }
 }
 
-/* The same for the engine's own instances: a pipelined engine keeps its
- * own conflicting instances ordered by completion (oracle_ideal_cycles). */
-static void gather_self_need(const Oracle *o, const Region *rg, int engine, int64_t *self_need) {
+/* The stamp of the latest conflicting instance on the engine itself: a
+ * pipelined engine keeps its own conflicting instances ordered by
+ * completion (oracle_ideal_cycles). */
+static int64_t gather_self_done(const Oracle *o, const Region *rg, int engine, int64_t done) {
   int n = o->nengines;
   for (int64_t r = rg->r0; r < rg->r1; r++)
     for (int64_t c = rg->c0; c < rg->c1; c++) {
       int64_t cell = (rg->base + r * rg->ncols + c) * n + engine;
-      int64_t w = o->last_write[cell], rd = rg->writes ? o->last_read[cell] : 0;
-      if (w > *self_need) *self_need = w;
-      if (rd > *self_need) *self_need = rd;
+      int64_t wd = o->write_done[cell], rdd = rg->writes ? o->read_done[cell] : 0;
+      if (wd > done) done = wd;
+      if (rdd > done) done = rdd;
     }
+  return done;
 }
 
-static void record_access(Oracle *o, const Region *rg, int engine, int64_t pos) {
+static void record_access(Oracle *o, const Region *rg, int engine, int64_t pos, int64_t done) {
   int n = o->nengines;
   for (int64_t r = rg->r0; r < rg->r1; r++)
     for (int64_t c = rg->c0; c < rg->c1; c++) {
       int64_t cell = (rg->base + r * rg->ncols + c) * n + engine;
       if (rg->writes) o->last_write[cell] = pos;
       if (rg->reads) o->last_read[cell] = pos;
+      if (!o->write_done) continue;
+      if (rg->writes) o->write_done[cell] = done;
+      if (rg->reads) o->read_done[cell] = done;
     }
-}
-
-static int64_t *append_instance(Oracle *o, const Stmt *s) {
-  Arena *arena = o->p->arena;
-  Trace *t = &o->trace[s->engine];
-  int n = o->nengines;
-  if (t->n == t->cap) {
-    int64_t cap = t->cap ? t->cap * 2 : 64;
-    t->instr = grow(arena, t->instr, t->n, cap, sizeof *t->instr);
-    t->need = grow(arena, t->need, t->n * n, cap * n, sizeof *t->need);
-    t->self_need = grow(arena, t->self_need, t->n, cap, sizeof *t->self_need);
-    t->where = grow(arena, t->where, t->n, cap, sizeof *t->where);
-    t->reads = grow(arena, t->reads, t->n, cap, sizeof *t->reads);
-    t->cap = cap;
-  }
-  if (o->norder == o->order_cap) {
-    o->order_cap = o->order_cap ? o->order_cap * 2 : 256;
-    o->order = grow(arena, o->order, o->norder, o->order_cap, 1);
-  }
-  o->order[o->norder++] = (uint8_t)s->engine;
-  t->instr[t->n++] = s;
-  t->reads[t->n - 1] = o->pending_reads[s->engine];
-  o->pending_reads[s->engine] = 0;
-  return &t->need[(t->n - 1) * n];
 }
 
 /* Where an instance's operands point, so the IR's can be compared cheaply. */
@@ -314,6 +358,51 @@ static uint64_t operand_hash(uint64_t h, int decl, const int64_t at[2]) {
   return mix(mix(mix(h, decl), at[0]), at[1]);
 }
 
+static void enqueue(Queue *q, int n, const Stmt *s, uint64_t where, const int64_t *need) {
+  if (q->len == q->cap) { /* unroll the ring into arrays twice as long */
+    int64_t cap = q->cap ? q->cap * 2 : 16, tail = q->cap - q->head;
+    const Stmt **instr = resize(NULL, cap, sizeof *instr);
+    uint64_t *wh = resize(NULL, cap, sizeof *wh);
+    int64_t *nd = resize(NULL, cap * n, sizeof *nd);
+    if (q->len) {
+      memcpy(instr, q->instr + q->head, (size_t)tail * sizeof *instr);
+      memcpy(instr + tail, q->instr, (size_t)q->head * sizeof *instr);
+      memcpy(wh, q->where + q->head, (size_t)tail * sizeof *wh);
+      memcpy(wh + tail, q->where, (size_t)q->head * sizeof *wh);
+      memcpy(nd, q->need + q->head * n, (size_t)(tail * n) * sizeof *nd);
+      memcpy(nd + tail * n, q->need, (size_t)(q->head * n) * sizeof *nd);
+    }
+    free(q->instr);
+    free(q->where);
+    free(q->need);
+    *q = (Queue){0, q->len, cap, instr, wh, nd};
+  }
+  int64_t slot = (q->head + q->len++) % q->cap;
+  q->instr[slot] = s;
+  q->where[slot] = where;
+  memcpy(q->need + slot * n, need, sizeof(int64_t) * (size_t)n);
+}
+
+static void dequeue(Queue *q) {
+  q->head = (q->head + 1) % q->cap;
+  q->len--;
+}
+
+static void operand_shape(const Kernel *k, const Stmt *s, int i, int64_t shape[2]) {
+  const Operand *op = &s->operands[i];
+  const Tile *t = op->kind == OPND_TILE  ? &k->tiles[op->decl]
+                  : op->kind == OPND_HBM ? partner_tile(k, s, i)
+                                         : NULL;
+  if (!t) {
+    operand_shape(k, s, 0, shape);
+    return;
+  }
+  shape[0] = t->rows;
+  shape[1] = t->cols;
+}
+
+static int64_t max64(int64_t a, int64_t b) { return a > b ? a : b; }
+
 /* ---- Device reads: what an engine must read to run its own stream. */
 
 static uint64_t read_hash(const ReadKey *k) {
@@ -321,54 +410,56 @@ static uint64_t read_hash(const ReadKey *k) {
 }
 
 /* Add the key; whether it was new. */
-static bool read_insert(Oracle *o, ReadKey key) {
-  if (2 * (o->nread + 1) > o->read_cap) {
-    ReadKey *old = o->read_set;
-    int64_t old_cap = o->read_cap;
-    o->read_cap = old_cap ? 2 * old_cap : 64;
-    o->read_set = ARENA_ARRAY(o->p->arena, ReadKey, o->read_cap);
-    for (int64_t i = 0; i < o->read_cap; i++) o->read_set[i].engine = -1;
-    o->nread = 0;
+static bool read_insert(Ideal *id, ReadKey key) {
+  if (2 * (id->nread + 1) > id->read_cap) {
+    ReadKey *old = id->read_set;
+    int64_t old_cap = id->read_cap;
+    id->read_cap = old_cap ? 2 * old_cap : 64;
+    id->read_set = resize(NULL, id->read_cap, sizeof *id->read_set);
+    for (int64_t i = 0; i < id->read_cap; i++) id->read_set[i].engine = -1;
+    id->nread = 0;
     for (int64_t i = 0; i < old_cap; i++)
-      if (old[i].engine >= 0) read_insert(o, old[i]);
+      if (old[i].engine >= 0) read_insert(id, old[i]);
+    free(old);
   }
-  for (uint64_t i = read_hash(&key) & (uint64_t)(o->read_cap - 1);; i = (i + 1) & (uint64_t)(o->read_cap - 1)) {
-    ReadKey *k = &o->read_set[i];
+  for (uint64_t i = read_hash(&key) & (uint64_t)(id->read_cap - 1);; i = (i + 1) & (uint64_t)(id->read_cap - 1)) {
+    ReadKey *k = &id->read_set[i];
     if (k->engine < 0) {
       *k = key;
-      o->nread++;
+      id->nread++;
       return true;
     }
     if (k->engine == key.engine && k->tensor == key.tensor && k->row == key.row && k->col == key.col) return false;
   }
 }
 
-/* The elements e reads (it evaluated already), for each engine of the mask. */
-static void note_reads(Oracle *o, const Expr *e, uint32_t engines) {
-  if (!e || !engines) return;
-  note_reads(o, e->lhs, engines);
-  note_reads(o, e->rhs, engines);
+/* The elements e reads (it evaluated already), for each engine of the
+ * mask; only the ideal with sync costs charges them. */
+static void note_reads(Oracle *o, const Walk *w, const Expr *e, uint32_t engines) {
+  if (!e || !engines || !w->ideal || !w->ideal->charge_sync) return;
+  note_reads(o, w, e->lhs, engines);
+  note_reads(o, w, e->rhs, engines);
   int64_t row, col;
-  if (e->kind != EX_ELEM || !eval(o, e->lhs, &row) || !eval(o, e->rhs, &col)) return;
+  if (e->kind != EX_ELEM || !eval(o, w, e->lhs, &row) || !eval(o, w, e->rhs, &col)) return;
   for (int engine = 0; engine < o->nengines; engine++)
-    if (engines >> engine & 1 && read_insert(o, (ReadKey){row, col, e->index, engine}))
-      o->pending_reads[engine]++;
+    if (engines >> engine & 1 && read_insert(w->ideal, (ReadKey){row, col, e->index, engine}))
+      w->ideal->pending_reads[engine]++;
 }
 
 /* The same for a condition, whose && and || read their right side only
  * when the left does not decide. */
-static void note_cond_reads(Oracle *o, const Cond *c, uint32_t engines) {
+static void note_cond_reads(Oracle *o, const Walk *w, const Cond *c, uint32_t engines) {
   bool left;
   switch (c->kind) {
   case COND_CMP:
-    note_reads(o, c->lhs, engines);
-    note_reads(o, c->rhs, engines);
+    note_reads(o, w, c->lhs, engines);
+    note_reads(o, w, c->rhs, engines);
     return;
-  case COND_NOT: note_cond_reads(o, c->left, engines); return;
+  case COND_NOT: note_cond_reads(o, w, c->left, engines); return;
   case COND_AND:
   case COND_OR:
-    note_cond_reads(o, c->left, engines);
-    if (eval_cond(o, c->left, &left) && left == (c->kind == COND_AND)) note_cond_reads(o, c->right, engines);
+    note_cond_reads(o, w, c->left, engines);
+    if (eval_cond(o, w, c->left, &left) && left == (c->kind == COND_AND)) note_cond_reads(o, w, c->right, engines);
     return;
   }
 }
@@ -387,39 +478,101 @@ static uint32_t engines_in(Oracle *o, const Stmt *s) {
   return all;
 }
 
+static int64_t read_cost(const Oracle *o, const bfrt_costs *costs, int engine) {
+  return costs->kind[o->p->target->engines[engine].kind].device_read_cost;
+}
+
+/* An engine free since free_at that could start at start spends `reads`
+ * cycles reading first: in its idle time (*idle, plus the gap up to start)
+ * as far as it holds them. Returns the start. */
+static int64_t spend_idle(int64_t *idle, int64_t free_at, int64_t start, int64_t reads) {
+  *idle += start - free_at;
+  if (*idle >= reads) {
+    *idle -= reads;
+    return start;
+  }
+  start += reads - *idle;
+  *idle = 0;
+  return start;
+}
+
+/* One step of the list schedule: the instance at pos of engine c starts
+ * when c can issue, its own latest conflicting instance and the one window
+ * back are done, and (plus the sync costs with charge_sync) its needs on
+ * the other engines are. */
+static void ideal_instance(Oracle *o, Walk *w, const Stmt *s, const Region *rg, int nrg, int64_t pos) {
+  Ideal *id = w->ideal;
+  const Target *target = o->p->target;
+  int c = s->engine, n = o->nengines;
+  int64_t need[BFRT_MAX_ENGINES] = {0}, done[BFRT_MAX_ENGINES] = {0}, self_done = 0;
+  for (int i = 0; i < nrg; i++) gather_need(o, &rg[i], c, need, done);
+  for (int i = 0; i < nrg; i++) self_done = gather_self_done(o, &rg[i], c, self_done);
+  int64_t start = max64(id->free_at[c], self_done), window = id->window[c];
+  if (pos > window) start = max64(start, id->recent[c][pos % window]);
+  int64_t ready = 0; /* when every instance needed on other engines is visible */
+  for (int e = 0; e < n; e++) {
+    if (e == c) continue;
+    int64_t latency = id->charge_sync && need[e] > 0 ? id->costs->kind[target->engines[e].kind].sem_latency : 0;
+    ready = max64(ready, done[e] + latency);
+  }
+  /* an instruction whose needs are visible before it could start anyway
+   * may be known complete (an earlier wait implies it): no wait charged */
+  if (id->charge_sync && ready > start) ready += id->costs->kind[target->engines[c].kind].wait_cost;
+  start = max64(start, ready);
+  if (id->charge_sync) start = spend_idle(&id->idle[c], id->free_at[c], start, id->pending_reads[c] * read_cost(o, id->costs, c));
+  id->pending_reads[c] = 0;
+  int64_t dst[2], src[2];
+  operand_shape(o->p->kernel, s, 0, dst);
+  operand_shape(o->p->kernel, s, s->noperands > 1 ? 1 : 0, src);
+  bfrt_op_time t = bfrt_op_timing_sized(id->costs, target->engines[c].kind, s->op, dst, src, instr_elem_bytes(o->p->kernel, s));
+  id->free_at[c] = start + t.occupancy;
+  id->done[c] = max64(id->done[c], start + t.completion);
+  id->recent[c][pos % window] = id->done[c];
+  id->makespan = max64(id->makespan, id->done[c]);
+  id->dma_work += t.dma_engines * t.stream;
+  for (int i = 0; i < nrg; i++) record_access(o, &rg[i], c, pos, id->done[c]);
+}
+
+/* The needs of the instance at pos of its engine, queued for the schedule. */
+static void need_instance(Oracle *o, Walk *w, const Stmt *s, const Region *rg, int nrg, uint64_t where, int64_t pos) {
+  int64_t need[BFRT_MAX_ENGINES] = {0};
+  for (int i = 0; i < nrg; i++) gather_need(o, &rg[i], s->engine, need, NULL);
+  for (int i = 0; i < nrg; i++) record_access(o, &rg[i], s->engine, pos, 0);
+  if (w->only < 0 || w->only == s->engine) enqueue(&w->queue[s->engine], o->nengines, s, where, need);
+}
+
 /* instr := engine ':' op operand {',' operand} ';' -- one dynamic instance */
-static void walk_instr(Oracle *o, const Stmt *s) {
+static void walk_instr(Oracle *o, Walk *w, const Stmt *s) {
   Region rg[4];
   int nrg = 0;
   uint64_t where = 0;
   for (int i = 0; i < s->noperands; i++) {
     if (s->operands[i].kind == OPND_IMM) continue;
     if (nrg == 4) bug("oracle: more than 4 memory operands on one instruction");
-    if (!operand_region(o, s, i, &rg[nrg])) return;
+    if (!operand_region(o, w, s, i, &rg[nrg])) return;
     where = operand_hash(where, s->operands[i].decl, rg[nrg++].at);
   }
   for (int i = 0; i < s->noperands; i++) {
-    note_reads(o, s->operands[i].slot, (uint32_t)1 << s->engine);
-    note_reads(o, s->operands[i].row, (uint32_t)1 << s->engine);
-    note_reads(o, s->operands[i].col, (uint32_t)1 << s->engine);
+    note_reads(o, w, s->operands[i].slot, (uint32_t)1 << s->engine);
+    note_reads(o, w, s->operands[i].row, (uint32_t)1 << s->engine);
+    note_reads(o, w, s->operands[i].col, (uint32_t)1 << s->engine);
   }
-  int64_t *need = append_instance(o, s);
-  int64_t pos = o->trace[s->engine].n;
-  o->trace[s->engine].where[pos - 1] = where;
-  o->trace[s->engine].self_need[pos - 1] = 0;
-  for (int i = 0; i < nrg; i++) gather_need(o, &rg[i], s->engine, need);
-  for (int i = 0; i < nrg; i++) gather_self_need(o, &rg[i], s->engine, &o->trace[s->engine].self_need[pos - 1]);
-  for (int i = 0; i < nrg; i++) record_access(o, &rg[i], s->engine, pos);
+  int64_t pos = ++w->count[s->engine];
+  w->last = s;
+  if (w->mode == WALK_NEEDS) need_instance(o, w, s, rg, nrg, where, pos);
+  if (w->mode == WALK_IDEAL) ideal_instance(o, w, s, rg, nrg, pos);
 }
 
-static void walk_stmts(Oracle *o, const Stmt *s);
+static void push_body(Walk *w, const Stmt *body, const Stmt *loop, int64_t hi) {
+  w->frames[w->depth++] = (WalkFrame){body, loop, hi};
+}
 
 /* for := 'for' var 'in' expr '..' expr '{' stmts '}' -- bounds at entry */
-static void walk_for(Oracle *o, const Stmt *s) {
+static void walk_for(Oracle *o, Walk *w, const Stmt *s) {
   int64_t lo, hi;
-  if (!eval(o, s->lo, &lo) || !eval(o, s->hi, &hi)) return;
-  note_reads(o, s->lo, o->loop_engines[s->loop_id]);
-  note_reads(o, s->hi, o->loop_engines[s->loop_id]);
+  if (!eval(o, w, s->lo, &lo) || !eval(o, w, s->hi, &hi)) return;
+  note_reads(o, w, s->lo, o->loop_engines[s->loop_id]);
+  note_reads(o, w, s->hi, o->loop_engines[s->loop_id]);
   if (ir_trips(lo, hi) > IR_MAX_TRIPS) {
     diag_error(&o->p->diag, s->span,
                "loop runs %llu iterations (%lld .. %lld) with these parameters, more than "
@@ -428,29 +581,88 @@ static void walk_for(Oracle *o, const Stmt *s) {
     o->failed = true;
     return;
   }
-  for (int64_t v = lo; v < hi && !o->failed; v++) {
-    o->loopvars[s->loop_id] = v;
-    walk_stmts(o, s->body);
-  }
+  if (lo >= hi || !s->body) return;
+  w->loopvars[s->loop_id] = lo;
+  push_body(w, s->body, s, hi);
 }
 
 /* if := 'if' '(' cond ')' '{' stmts '}' ['else' ('{' stmts '}' | if)] */
-static void walk_if(Oracle *o, const Stmt *s) {
+static void walk_if(Oracle *o, Walk *w, const Stmt *s) {
   bool holds;
-  if (!eval_cond(o, s->cond, &holds)) return;
-  note_cond_reads(o, s->cond, o->if_engines[s->if_id]);
-  walk_stmts(o, holds ? s->body : s->orelse);
+  if (!eval_cond(o, w, s->cond, &holds)) return;
+  note_cond_reads(o, w, s->cond, o->if_engines[s->if_id]);
+  const Stmt *branch = holds ? s->body : s->orelse;
+  if (branch) push_body(w, branch, NULL, 0);
 }
 
-static void walk_stmts(Oracle *o, const Stmt *s) {
-  for (; s && !o->failed; s = s->next) {
+/* Walk on to the next instance and handle it as the mode says: false at
+ * the end of the kernel or after an error. */
+static bool walk_next(Oracle *o, Walk *w) {
+  while (w->depth > 0 && !o->failed) {
+    WalkFrame *f = &w->frames[w->depth - 1];
+    if (!f->next) { /* the end of a body: the loop's next iteration, or pop */
+      if (f->loop && ++w->loopvars[f->loop->loop_id] < f->hi)
+        f->next = f->loop->body;
+      else
+        w->depth--;
+      continue;
+    }
+    const Stmt *s = f->next;
+    f->next = s->next;
     switch (s->kind) {
-    case ST_FOR: walk_for(o, s); break;
-    case ST_BLOCK: walk_stmts(o, s->body); break;
-    case ST_INSTR: walk_instr(o, s); break;
-    case ST_IF: walk_if(o, s); break;
+    case ST_FOR: walk_for(o, w, s); break;
+    case ST_BLOCK: push_body(w, s->body, NULL, 0); break;
+    case ST_INSTR: walk_instr(o, w, s); return !o->failed;
+    case ST_IF: walk_if(o, w, s); break;
     }
   }
+  return false;
+}
+
+static int body_depth(const Stmt *s) {
+  int deepest = 0;
+  for (; s; s = s->next) {
+    int d = s->kind == ST_INSTR ? 0 : 1 + body_depth(s->body);
+    if (s->kind == ST_IF && 1 + body_depth(s->orelse) > d) d = 1 + body_depth(s->orelse);
+    if (d > deepest) deepest = d;
+  }
+  return deepest;
+}
+
+/* Requires: oracle_new's counting walk succeeded (every later walk then
+ * does too: the same parameters, the same statements). */
+static void walk_start(Oracle *o, Walk *w, WalkMode mode) {
+  Arena *arena = o->p->arena;
+  *w = (Walk){.mode = mode, .only = -1};
+  w->frames = ARENA_ARRAY(arena, WalkFrame, o->max_depth + 1);
+  w->loopvars = ARENA_ARRAY(arena, int64_t, o->p->kernel->nloops + 1);
+  push_body(w, o->p->kernel->body, NULL, 0);
+  if (mode == WALK_COUNT) return;
+  size_t cells = sizeof(int64_t) * (size_t)(o->ncells * o->nengines + 1);
+  if (!o->last_write) {
+    o->last_write = arena_alloc(arena, cells);
+    o->last_read = arena_alloc(arena, cells);
+  }
+  memset(o->last_write, 0, cells);
+  memset(o->last_read, 0, cells);
+  if (mode != WALK_IDEAL) return;
+  if (!o->write_done) {
+    o->write_done = arena_alloc(arena, cells);
+    o->read_done = arena_alloc(arena, cells);
+  }
+  memset(o->write_done, 0, cells);
+  memset(o->read_done, 0, cells);
+}
+
+static void walk_finish(Oracle *o, Walk *w) {
+  for (int e = 0; e < o->nengines; e++) {
+    free(w->queue[e].instr);
+    free(w->queue[e].where);
+    free(w->queue[e].need);
+  }
+  if (!w->ideal) return;
+  for (int e = 0; e < o->nengines; e++) free(w->ideal->recent[e]);
+  free(w->ideal->read_set);
 }
 
 Oracle *oracle_new(Program *p, const int64_t *params) {
@@ -459,28 +671,77 @@ Oracle *oracle_new(Program *p, const int64_t *params) {
   o->p = p;
   o->params = params;
   o->nengines = p->target->nengines;
-  o->tile_base = ARENA_ARRAY(p->arena, int64_t, k->ntiles + 1);
-  o->grid = ARENA_ARRAY(p->arena, Grid, k->ntensors + 1);
-  o->loopvars = ARENA_ARRAY(p->arena, int64_t, k->nloops + 1);
+  o->max_depth = 1 + body_depth(k->body);
   o->loop_engines = ARENA_ARRAY(p->arena, uint32_t, k->nloops + 1);
   o->if_engines = ARENA_ARRAY(p->arena, uint32_t, k->nifs + 1);
   engines_in(o, k->body);
+  o->tile_base = ARENA_ARRAY(p->arena, int64_t, k->ntiles + 1);
+  o->grid = ARENA_ARRAY(p->arena, Grid, k->ntensors + 1);
+  walk_start(o, &o->first, WALK_COUNT);
   size_grids(o);
   number_cells(o);
   if (o->failed) return NULL;
-  o->last_write = ARENA_ARRAY(p->arena, int64_t, o->ncells * o->nengines + 1);
-  o->last_read = ARENA_ARRAY(p->arena, int64_t, o->ncells * o->nengines + 1);
-  walk_stmts(o, k->body);
+  while (walk_next(o, &o->first)) {}
+  memcpy(o->total, o->first.count, sizeof o->total);
   return o->failed ? NULL : o;
 }
 
-int64_t oracle_instances(const Oracle *o, int engine) { return o->trace[engine].n; }
+int64_t oracle_instances(const Oracle *o, int engine) { return o->total[engine]; }
 
-int64_t oracle_need(const Oracle *o, int engine, int64_t position, int producer) {
-  const Trace *t = &o->trace[engine];
-  if (position < 1 || position > t->n) bug("oracle_need: position %lld out of range", (long long)position);
-  return t->need[(position - 1) * o->nengines + producer];
+/* A walk of its own up to the instance: a test tool, not for every instance. */
+int64_t oracle_need(Oracle *o, int engine, int64_t position, int producer) {
+  if (position < 1 || position > o->total[engine]) bug("oracle_need: position %lld out of range", (long long)position);
+  Walk w;
+  walk_start(o, &w, WALK_NEEDS);
+  w.only = engine;
+  Queue *q = &w.queue[engine];
+  while (w.count[engine] < position && walk_next(o, &w))
+    if (w.count[engine] < position) q->len = q->head = 0; /* only position's is wanted */
+  int64_t need = q->need[((q->head + q->len - 1) % q->cap) * o->nengines + producer];
+  walk_finish(o, &w);
+  return need;
 }
+
+/* The statement of the instance at position of engine: a walk of its own,
+ * for the few races a log describes. */
+static const Stmt *instance_at(Oracle *o, int engine, int64_t position) {
+  Walk w;
+  walk_start(o, &w, WALK_COUNT);
+  while (w.count[engine] < position && walk_next(o, &w)) {}
+  if (w.count[engine] != position) bug("oracle: engine %d has no instance %lld", engine, (long long)position);
+  return w.last;
+}
+
+/* The makespan of the list schedule; with charge_sync, every cross-engine
+ * dependence pays its producer's sem_latency, every instruction that
+ * those dependences delay pays its engine's wait_cost once, and every
+ * engine reads each device integer its own stream depends on once (a loop
+ * bound or condition around one of its instructions, an operand's index)
+ * at device_read_cost, in its idle time before the first instance that
+ * needs it (the values never change, so any earlier idle time will do). */
+static int64_t ideal_makespan(Oracle *o, const bfrt_costs *costs, bool charge_sync) {
+  Ideal id = {.costs = costs, .charge_sync = charge_sync};
+  for (int e = 0; e < o->nengines; e++) {
+    id.window[e] = bfrt_op_window(costs, o->p->target->engines[e].kind);
+    id.recent[e] = resize(NULL, id.window[e], sizeof(int64_t));
+  }
+  Walk w;
+  walk_start(o, &w, WALK_IDEAL);
+  w.ideal = &id;
+  while (walk_next(o, &w)) {}
+  /* reads after an engine's last instance (a loop it skips by its bound) come after its last issue */
+  for (int e = 0; charge_sync && e < o->nengines; e++)
+    id.makespan = max64(id.makespan, spend_idle(&id.idle[e], id.free_at[e], id.free_at[e], id.pending_reads[e] * read_cost(o, costs, e)));
+  walk_finish(o, &w);
+  /* The queues share the target's dma_split DMA engines: no schedule
+   * streams faster than all of them at once (a bound, not a schedule). */
+  int64_t shared = costs->kind[BFRT_KIND_DMA].dma_split;
+  return shared > 0 ? max64(id.makespan, (id.dma_work + shared - 1) / shared) : id.makespan;
+}
+
+int64_t oracle_ideal_cycles(Oracle *o, const bfrt_costs *costs) { return ideal_makespan(o, costs, false); }
+
+int64_t oracle_ideal_sync_cycles(Oracle *o, const bfrt_costs *costs) { return ideal_makespan(o, costs, true); }
 
 /* ---- The abstract execution of the IR streams. */
 
@@ -499,6 +760,8 @@ typedef struct Pending {
   const IrNode *node;
   int order;      /* in ir_mutate's order */
   bool redundant; /* implied before it executed */
+  bool joins;     /* engine's clock at global can teach the group something: */
+  int64_t snap[BFRT_MAX_ENGINES]; /* ... that clock */
 } Pending;
 
 typedef struct Interp {
@@ -514,6 +777,9 @@ typedef struct Interp {
   Pending *pending; /* the group of waits since the previous op */
   int npending, pending_cap;
   int64_t group_clock[BFRT_MAX_ENGINES]; /* the clock before the group's first wait */
+  bool changed;  /* clock learned something since its engine's history last kept it */
+  bool captured; /* WAITING: the producer reached the threshold, and its clock then is: */
+  int64_t capture[BFRT_MAX_ENGINES];
 } Interp;
 
 /* A wait node and its index in ir_mutate's order (engine, then pre-order). */
@@ -527,7 +793,18 @@ typedef struct WaitIndex {
   int n, cap;
   WaitEntry *entries;
   int max_depth[BFRT_MAX_ENGINES]; /* deepest loop nesting of each stream, plus 1 */
+  bool waits_on[BFRT_MAX_ENGINES][BFRT_MAX_ENGINES]; /* [c][e]: c's stream has a wait on e */
 } WaitIndex;
+
+/* An engine's clock after its ops, kept only at the ops where it changed
+ * (after a wait that taught it something, or a barrier) and only as far
+ * back as a wait could still look (compact_history): what lets the
+ * abstract execution run in memory that does not grow with the ops. */
+typedef struct History {
+  int64_t len, cap, kept; /* kept: the length after the last compaction */
+  int64_t *at;            /* at[i]: the op after which clock i holds, increasing */
+  int64_t *clock;         /* clock[i * n + f] */
+} History;
 
 typedef struct Schedule {
   Oracle *o;
@@ -540,7 +817,8 @@ typedef struct Schedule {
   int64_t base[BFRT_MAX_ENGINES];    /* pos at the last barrier */
   int64_t seen[BFRT_MAX_ENGINES][BFRT_MAX_ENGINES]; /* seen[c][e]: S_e as c last read it */
   uint32_t consumers[BFRT_MAX_ENGINES]; /* bit c: c waits on e's counter */
-  int64_t *snap[BFRT_MAX_ENGINES];   /* snap[e][k * n + f]: clock after e's k-th op */
+  History history[BFRT_MAX_ENGINES];
+  Walk walk; /* the sequential walk, as far as the engine furthest ahead */
   OracleStats *st;
   FILE *log;
   int logged;
@@ -549,6 +827,9 @@ typedef struct Schedule {
 } Schedule;
 
 #define MAX_LOG_LINES 20
+
+/* Whether report prints the next line. */
+static bool will_log(const Schedule *s) { return s->log && s->logged < MAX_LOG_LINES; }
 
 static void report(Schedule *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void report(Schedule *s, const char *fmt, ...) {
@@ -690,14 +971,95 @@ static int wait_order(const WaitIndex *w, const IrNode *node) {
   bug("oracle: wait node not in the stream");
 }
 
-static void join(int64_t *clock, const int64_t *other, int n) {
+/* Whether other raised any of clock's entries. */
+static bool join(int64_t *clock, const int64_t *other, int n) {
+  bool raised = false;
   for (int e = 0; e < n; e++)
-    if (other[e] > clock[e]) clock[e] = other[e];
+    if (other[e] > clock[e]) {
+      clock[e] = other[e];
+      raised = true;
+    }
+  return raised;
+}
+
+/* The clock e had after its op t (t at most its position) into out, from
+ * its history: the last kept clock at or before t. */
+static void snapshot_at(const Schedule *s, int e, int64_t t, int64_t *out) {
+  const History *h = &s->history[e];
+  int64_t lo = 0, hi = h->len;
+  while (lo < hi) {
+    int64_t mid = lo + (hi - lo) / 2;
+    if (h->at[mid] <= t)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  if (lo == 0)
+    memset(out, 0, sizeof(int64_t) * (size_t)s->n);
+  else
+    memcpy(out, h->clock + (lo - 1) * s->n, sizeof(int64_t) * (size_t)s->n);
+  out[e] = t;
+}
+
+/* The lowest op of e a wait can still look up. An engine c looks up e's
+ * clock at t only when t is above what c's group of waits started from
+ * (finish_wait), and that only grows; an engine waiting on e now gets the
+ * clock at its threshold as e passes it (capture_for_waiters), and waits
+ * on e after it for more (the guard). */
+static int64_t history_floor(const Schedule *s, int e) {
+  int64_t floor = INT64_MAX;
+  for (int c = 0; c < s->n; c++) {
+    const Interp *in = &s->in[c];
+    if (!s->waits->waits_on[c][e] || (in->status == WAITING && in->waiting->engine == e)) continue;
+    int64_t from = in->npending ? in->group_clock[e] : in->clock[e];
+    if (from < floor) floor = from;
+  }
+  return floor;
+}
+
+/* Drop the clocks no lookup can reach: a lookup at t > floor finds the
+ * last clock at or before t, so one whose successor is at or below
+ * floor + 1 is never found. */
+static void compact_history(Schedule *s, int e) {
+  History *h = &s->history[e];
+  int64_t floor = history_floor(s, e), first = 0;
+  while (first + 1 < h->len && (floor == INT64_MAX || h->at[first + 1] <= floor + 1)) first++;
+  h->len -= first;
+  memmove(h->at, h->at + first, sizeof(int64_t) * (size_t)h->len);
+  memmove(h->clock, h->clock + first * s->n, sizeof(int64_t) * (size_t)(h->len * s->n));
+  h->kept = h->len;
+}
+
+/* After e's op k: keep its clock if it changed and a stream can look it up. */
+static void keep_clock(Schedule *s, int e, int64_t k) {
+  Interp *in = &s->in[e];
+  History *h = &s->history[e];
+  bool watched = false;
+  for (int c = 0; c < s->n; c++) watched |= s->waits->waits_on[c][e];
+  if (!in->changed || !watched) return;
+  in->changed = false;
+  if (h->len == h->cap) {
+    h->cap = h->cap ? h->cap * 2 : 64;
+    h->at = resize(h->at, h->cap, sizeof *h->at);
+    h->clock = resize(h->clock, h->cap * s->n, sizeof *h->clock);
+  }
+  h->at[h->len] = k;
+  memcpy(h->clock + h->len * s->n, in->clock, sizeof(int64_t) * (size_t)s->n);
+  if (++h->len >= 2 * h->kept && h->len >= 64) compact_history(s, e);
+}
+
+/* After e's op k: hand its clock to the engines waiting for exactly k. */
+static void capture_for_waiters(Schedule *s, int e, int64_t k) {
+  for (int c = 0; c < s->n; c++) {
+    Interp *in = &s->in[c];
+    if (in->status != WAITING || in->waiting->engine != e || s->base[e] + in->wait_threshold != k) continue;
+    memcpy(in->capture, s->in[e].clock, sizeof in->capture);
+    in->captured = true;
+  }
 }
 
 /* The guarded wait completes: knowledge flows from e's op at the threshold. */
 static void push_pending(Schedule *s, Interp *in, Pending pw) {
-  if (in->npending == 0) memcpy(in->group_clock, in->clock, sizeof in->clock);
   if (in->npending == in->pending_cap) {
     in->pending_cap = in->pending_cap ? in->pending_cap * 2 : 8;
     in->pending = grow(s->o->p->arena, in->pending, in->npending, in->pending_cap, sizeof *in->pending);
@@ -753,8 +1115,17 @@ static void finish_wait(Schedule *s, int c) {
   s->st->redundant += redundant;
   s->st->wait_executed[k]++;
   s->st->wait_redundant[k] += redundant;
-  push_pending(s, in, (Pending){e, global, w, k, redundant});
-  join(in->clock, s->snap[e] + global * s->n, s->n);
+  if (in->npending == 0) memcpy(in->group_clock, in->clock, sizeof in->clock);
+  /* below the group's start e's clock at global is implied: clocks are
+   * joins of snapshots, and each engine's snapshots grow with its ops */
+  Pending pw = {e, global, w, k, redundant, global > in->group_clock[e], {0}};
+  if (pw.joins && in->captured)
+    memcpy(pw.snap, in->capture, sizeof pw.snap);
+  else if (pw.joins)
+    snapshot_at(s, e, global, pw.snap);
+  if (pw.joins) in->changed |= join(in->clock, pw.snap, s->n);
+  in->captured = false;
+  push_pending(s, in, pw);
   in->known[e] = in->wait_threshold;
   in->status = RUNNING;
 }
@@ -779,7 +1150,7 @@ static bool subsumed(const Schedule *s, const Interp *in, int i) {
   int64_t clock[BFRT_MAX_ENGINES];
   memcpy(clock, in->group_clock, sizeof clock);
   for (int j = 0; j < in->npending; j++)
-    if (j != i) join(clock, s->snap[in->pending[j].engine] + in->pending[j].global * s->n, s->n);
+    if (j != i && in->pending[j].joins) join(clock, in->pending[j].snap, s->n);
   return clock[in->pending[i].engine] >= in->pending[i].global;
 }
 
@@ -810,7 +1181,7 @@ static void judge_pending(Schedule *s, int c, const int64_t *need) {
 
 static void report_race(Schedule *s, int c, const Stmt *b, int e, int64_t need) {
   const Program *p = s->o->p;
-  const Stmt *a = s->o->trace[e].instr[need - 1];
+  const Stmt *a = will_log(s) ? instance_at(s->o, e, need) : b; /* b: not printed */
   report(s, "%d: race: %s `%s` may start before %s `%s` (line %d, its instance %lld) completes; "
             "happens-before guarantees only %lld",
          line_of(p, b->span), engine_name(s, c), b->op_name, engine_name(s, e), a->op_name,
@@ -835,11 +1206,21 @@ static uint64_t ir_operand_hash(Schedule *s, Interp *in, const IrNode *node) {
   return where;
 }
 
+/* Engine c's next instance in the walk, walking on as far as it takes; the
+ * queue is empty past c's last instance. */
+static Queue *next_instance(Schedule *s, int c) {
+  Queue *q = &s->walk.queue[c];
+  while (!q->len && walk_next(s->o, &s->walk)) {}
+  if (s->o->failed) bug("oracle: a walk failed after the first succeeded");
+  return q;
+}
+
 static void exec_op(Schedule *s, int c, const IrNode *node) {
   Interp *in = &s->in[c];
-  const Trace *tr = &s->o->trace[c];
+  Queue *q = next_instance(s, c);
+  const Stmt *want = q->len ? q->instr[q->head] : NULL;
   int64_t k = s->pos[c] + 1;
-  if (k <= tr->n && tr->instr[k - 1] == node->instr && tr->where[k - 1] != ir_operand_hash(s, in, node)) {
+  if (want == node->instr && q->where[q->head] != ir_operand_hash(s, in, node)) {
     s->st->mismatches++;
     s->stop = true;
     report(s, "%d: internal error: transform stream mismatch: op %lld of %s, `%s`, has operands "
@@ -847,17 +1228,16 @@ static void exec_op(Schedule *s, int c, const IrNode *node) {
            node->line, (long long)k, engine_name(s, c), node->instr->op_name);
     return;
   }
-  if (k > tr->n || tr->instr[k - 1] != node->instr) {
+  if (want != node->instr) {
     s->st->mismatches++;
     s->stop = true;
-    const Stmt *want = k <= tr->n ? tr->instr[k - 1] : NULL;
     report(s, "%d: internal error: transform stream mismatch: op %lld of %s is `%s`, the sequential "
               "walk has %s%s (line %d)",
            node->line, (long long)k, engine_name(s, c), node->instr->op_name, want ? "`" : "",
            want ? want->op_name : "nothing", want ? line_of(s->o->p, want->span) : 0);
     return;
   }
-  const int64_t *need = &tr->need[(k - 1) * s->n];
+  const int64_t *need = q->need + q->head * s->n;
   read_counters(s, c);
   in->held = false;
   judge_pending(s, c, need);
@@ -869,7 +1249,9 @@ static void exec_op(Schedule *s, int c, const IrNode *node) {
   s->pos[c] = k;
   s->counter[c]++;
   in->clock[c] = k;
-  memcpy(s->snap[c] + k * s->n, in->clock, sizeof(int64_t) * (size_t)s->n);
+  dequeue(q);
+  keep_clock(s, c, k);
+  capture_for_waiters(s, c, k);
   s->st->instructions++;
   s->st->engine_instructions[c]++;
 }
@@ -957,6 +1339,7 @@ static bool release_barrier(Schedule *s) {
     memcpy(in->clock, all, sizeof all);
     memset(in->known, 0, sizeof in->known);
     in->status = RUNNING;
+    in->changed = true;
     s->base[c] = s->pos[c];
     s->counter[c] = 0;
   }
@@ -1002,22 +1385,20 @@ static void init_interp(Schedule *s, int c) {
   in->frames[0] = (Frame){st->body, NULL, 0};
   in->depth = 1;
   settle(in);
-  if (!s->o->snap[c]) s->o->snap[c] = ARENA_ARRAY(arena, int64_t, (s->o->trace[c].n + 1) * s->n);
-  s->snap[c] = s->o->snap[c];
 }
 
 /* Every engine must have run exactly the walk's instances. */
 static void check_complete(Schedule *s) {
   for (int c = 0; c < s->n; c++) {
     judge_pending(s, c, NULL);
-    if (s->pos[c] == s->o->trace[c].n) continue;
+    if (s->pos[c] == s->o->total[c]) continue;
     s->st->mismatches++;
     report(s, " internal error: transform stream mismatch: %s ran %lld ops, the sequential walk has %lld",
-           engine_name(s, c), (long long)s->pos[c], (long long)s->o->trace[c].n);
+           engine_name(s, c), (long long)s->pos[c], (long long)s->o->total[c]);
   }
 }
 
-static void run_schedule(Schedule *s) {
+static void run_streams(Schedule *s) {
   for (int c = 0; c < s->n; c++)
     for (int e = 0; e < s->n; e++)
       if (e != c && (ir_tracks(&s->ir->streams[c]) >> e & 1)) s->consumers[e] |= UINT32_C(1) << c;
@@ -1040,12 +1421,23 @@ static void run_schedule(Schedule *s) {
   }
 }
 
+static void run_schedule(Schedule *s) {
+  walk_start(s->o, &s->walk, WALK_NEEDS);
+  run_streams(s);
+  walk_finish(s->o, &s->walk);
+  for (int e = 0; e < s->n; e++) {
+    free(s->history[e].at);
+    free(s->history[e].clock);
+  }
+}
+
 static void index_waits(Arena *arena, WaitIndex *w, const IrNode *node, int engine, int depth) {
   if (depth > w->max_depth[engine]) w->max_depth[engine] = depth;
   for (; node; node = node->next) {
     if (node->kind == IR_LOOP || node->kind == IR_IF) index_waits(arena, w, node->body, engine, depth + 1);
     if (node->kind == IR_IF) index_waits(arena, w, node->orelse, engine, depth + 1);
     if (node->kind != IR_WAIT) continue;
+    w->waits_on[engine][node->engine] = true;
     if (w->n == w->cap) {
       w->cap = w->cap ? w->cap * 2 : 64;
       w->entries = grow(arena, w->entries, w->n, w->cap, sizeof *w->entries);
@@ -1111,97 +1503,3 @@ int oracle_failed(const OracleStats *st) {
   bool late = st->sync == SYNC_BARRIER_FREE && st->late > 0;
   return st->races > 0 || late || st->deadlocks > 0 || st->mismatches > 0 || st->window > 0;
 }
-
-/* ---- The ideal makespan. */
-
-static void operand_shape(const Kernel *k, const Stmt *s, int i, int64_t shape[2]) {
-  const Operand *op = &s->operands[i];
-  const Tile *t = op->kind == OPND_TILE  ? &k->tiles[op->decl]
-                  : op->kind == OPND_HBM ? partner_tile(k, s, i)
-                                         : NULL;
-  if (!t) {
-    operand_shape(k, s, 0, shape);
-    return;
-  }
-  shape[0] = t->rows;
-  shape[1] = t->cols;
-}
-
-static int64_t max64(int64_t a, int64_t b) { return a > b ? a : b; }
-
-static int64_t read_cost(const Oracle *o, const bfrt_costs *costs, int engine) {
-  return costs->kind[o->p->target->engines[engine].kind].device_read_cost;
-}
-
-/* An engine free since free_at that could start at start spends `reads`
- * cycles reading first: in its idle time (*idle, plus the gap up to start)
- * as far as it holds them. Returns the start. */
-static int64_t spend_idle(int64_t *idle, int64_t free_at, int64_t start, int64_t reads) {
-  *idle += start - free_at;
-  if (*idle >= reads) {
-    *idle -= reads;
-    return start;
-  }
-  start += reads - *idle;
-  *idle = 0;
-  return start;
-}
-
-/* The makespan of the list schedule; with charge_sync, every cross-engine
- * dependence pays its producer's sem_latency, every instruction that
- * those dependences delay pays its engine's wait_cost once, and every
- * engine reads each device integer its own stream depends on once (a loop
- * bound or condition around one of its instructions, an operand's index)
- * at device_read_cost, in its idle time before the first instance that
- * needs it (the values never change, so any earlier idle time will do):
- * an instance starts late only by the reads its engine's idle time so far
- * cannot hold. Reads after an engine's last instance (a loop it skips by
- * its bound) come after its last issue. */
-static int64_t ideal_makespan(const Oracle *o, const bfrt_costs *costs, bool charge_sync) {
-  const Kernel *k = o->p->kernel;
-  int n = o->nengines;
-  int64_t *finish[BFRT_MAX_ENGINES], window[BFRT_MAX_ENGINES];
-  int64_t next[BFRT_MAX_ENGINES] = {0}, free_at[BFRT_MAX_ENGINES] = {0}, makespan = 0, dma_work = 0;
-  int64_t idle[BFRT_MAX_ENGINES] = {0}; /* idle cycles not yet spent on device reads */
-  for (int e = 0; e < n; e++) {
-    finish[e] = ARENA_ARRAY(o->p->arena, int64_t, o->trace[e].n + 1);
-    window[e] = bfrt_op_window(costs, o->p->target->engines[e].kind);
-  }
-  for (int64_t i = 0; i < o->norder; i++) {
-    int c = o->order[i];
-    int64_t pos = ++next[c];
-    const Stmt *s = o->trace[c].instr[pos - 1];
-    const int64_t *need = &o->trace[c].need[(pos - 1) * n];
-    int64_t start = max64(free_at[c], finish[c][o->trace[c].self_need[pos - 1]]);
-    if (pos > window[c]) start = max64(start, finish[c][pos - window[c]]);
-    int64_t ready = 0; /* when every instance needed on other engines is visible */
-    for (int e = 0; e < n; e++) {
-      if (e == c) continue;
-      int64_t latency = charge_sync && need[e] > 0 ? costs->kind[o->p->target->engines[e].kind].sem_latency : 0;
-      ready = max64(ready, finish[e][need[e]] + latency);
-    }
-    /* an instruction whose needs are visible before it could start anyway
-     * may be known complete (an earlier wait implies it): no wait charged */
-    if (charge_sync && ready > start) ready += costs->kind[o->p->target->engines[c].kind].wait_cost;
-    start = max64(start, ready);
-    if (charge_sync) start = spend_idle(&idle[c], free_at[c], start, o->trace[c].reads[pos - 1] * read_cost(o, costs, c));
-    int64_t dst[2], src[2];
-    operand_shape(k, s, 0, dst);
-    operand_shape(k, s, s->noperands > 1 ? 1 : 0, src);
-    bfrt_op_time t = bfrt_op_timing_sized(costs, o->p->target->engines[c].kind, s->op, dst, src, instr_elem_bytes(k, s));
-    free_at[c] = start + t.occupancy;
-    finish[c][pos] = max64(finish[c][pos - 1], start + t.completion);
-    makespan = max64(makespan, finish[c][pos]);
-    dma_work += t.dma_engines * t.stream;
-  }
-  for (int e = 0; charge_sync && e < n; e++)
-    makespan = max64(makespan, spend_idle(&idle[e], free_at[e], free_at[e], o->pending_reads[e] * read_cost(o, costs, e)));
-  /* The queues share the target's dma_split DMA engines: no schedule
-   * streams faster than all of them at once (a bound, not a schedule). */
-  int64_t shared = costs->kind[BFRT_KIND_DMA].dma_split;
-  return shared > 0 ? max64(makespan, (dma_work + shared - 1) / shared) : makespan;
-}
-
-int64_t oracle_ideal_cycles(const Oracle *o, const bfrt_costs *costs) { return ideal_makespan(o, costs, false); }
-
-int64_t oracle_ideal_sync_cycles(const Oracle *o, const bfrt_costs *costs) { return ideal_makespan(o, costs, true); }

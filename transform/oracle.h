@@ -1,16 +1,19 @@
 /* oracle.h: the exactness oracle, a test tool that judges the transform.
  *
- * oracle_new walks the checked kernel sequentially with concrete parameters
- * and records, for every dynamic instruction b on engine c and every other
+ * The oracle walks the checked kernel sequentially with concrete parameters
+ * and finds, for every dynamic instruction b on engine c and every other
  * engine e, need_e(b): the position in e's stream of the latest e-instance
  * that precedes b in program order and conflicts with it (0 if none).
- * oracle_check then interprets the transform's streams (Program->ir) under
- * random interleavings and checks, with vector clocks over counter
+ * oracle_new walks once to report the kernel's run-time errors; oracle_check
+ * then interprets the transform's streams (Program->ir) under random
+ * interleavings, walking again beside them, and checks, with vector clocks over counter
  * increments and waits, that every need is covered by happens-before (no
  * race), that no executed wait asks for more than the next instruction
  * needs (never late), and counts the waits already implied (redundant).
  * oracle_ideal_cycles is the makespan no synchronization scheme can beat:
- * the same streams, exact dependences, zero sync cost. */
+ * the same streams, exact dependences, zero sync cost. Memory grows with
+ * the kernel's cells, engines and how far its engines lag each other, not
+ * with its dynamic instruction count (oracle.c). */
 #ifndef ORACLE_H
 #define ORACLE_H
 
@@ -61,8 +64,10 @@ typedef struct OracleStats {
 Oracle *oracle_new(Program *p, const int64_t *params);
 /* Dynamic instructions of engine in the sequential walk. */
 int64_t oracle_instances(const Oracle *o, int engine);
-/* need_producer(b) for the instance b at 1-based position of engine. */
-int64_t oracle_need(const Oracle *o, int engine, int64_t position, int producer);
+/* need_producer(b) for the instance b at 1-based position of engine: the
+ * oracle keeps no per-instance record, so this walks again up to b (a test
+ * tool). */
+int64_t oracle_need(Oracle *o, int engine, int64_t position, int producer);
 
 /* Requires: p->ir for the oracle's program. Ensures: *st filled from
  * schedules interleavings seeded by seed; races, late waits, deadlocks and
@@ -82,8 +87,8 @@ int oracle_failed(const OracleStats *st);
  * engine is then busy for bfrt_op_timing's occupancy and it completes
  * completion cycles after its start (dst shape, first source shape; an
  * immediate source, as in fill, passes the destination's shape), in order
- * with its engine's earlier instances. */
-int64_t oracle_ideal_cycles(const Oracle *o, const bfrt_costs *costs);
+ * with its engine's earlier instances. Each call walks the kernel again. */
+int64_t oracle_ideal_cycles(Oracle *o, const bfrt_costs *costs);
 /* The same with the synchronization every counter-based scheme pays: each
  * cross-engine dependence (an instance needed on another engine) adds its
  * producer's sem_latency before the consumer can start, and each
@@ -91,6 +96,6 @@ int64_t oracle_ideal_cycles(const Oracle *o, const bfrt_costs *costs);
  * (one not delayed may know them complete from an earlier wait). No counter scheme with exact thresholds beats it; the
  * barrier-free streams differ from it only by redundant or split waits and
  * bookkeeping. */
-int64_t oracle_ideal_sync_cycles(const Oracle *o, const bfrt_costs *costs);
+int64_t oracle_ideal_sync_cycles(Oracle *o, const bfrt_costs *costs);
 
 #endif
