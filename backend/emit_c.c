@@ -1136,15 +1136,18 @@ static void wait_helpers(const IrNode *n, const EngineSpill *s, bool *plain, boo
  * makes resources.c spill. */
 static const EngineSpill *plan_spills(const Program *p) {
   EngineSpill *s = ARENA_ARRAY(p->arena, EngineSpill, p->ir->nengines);
+  bool limited = false;
+  for (int k = 0; k < BFRT_NKINDS; k++) limited |= p->target->registers[k] != 0;
+  if (!limited) return s;
+  EngineResources *r = ARENA_ARRAY(p->arena, EngineResources, p->ir->nengines);
+  resources_all(p, r);
   for (int e = 0; e < p->ir->nengines; e++) {
-    if (!p->target->registers[p->target->engines[e].kind]) continue;
-    EngineResources r = resources_of(p, e);
-    if (!r.spilled) continue;
-    int reads = 2 * __builtin_popcount(r.plan.last_read & ir_tracks(&p->ir->streams[e]));
-    s[e] = (EngineSpill){true, r.plan, reads, reads};
+    if (!r[e].spilled) continue;
+    int reads = 2 * __builtin_popcount(r[e].plan.last_read & ir_tracks(&p->ir->streams[e]));
+    s[e] = (EngineSpill){true, r[e].plan, reads, reads};
   }
   for (int e = 0; e < p->ir->nengines; e++) {
-    int loads = resources_producer_loads(p, e);
+    int loads = r[e].producer_loads;
     if (!loads) continue;
     if (!s[e].any) {
       s[e].any = true;

@@ -116,22 +116,25 @@ static void print_resources(const Program *p, const OracleStats *st, bool json, 
     fprintf(out, "{\"kernel\": \"%s\", \"sync\": \"%s\", \"target\": \"%s\", \"counter_bits\": %d, \"engines\": [",
             p->kernel->name, sync_name(p->ir->sync), t->name, t->counter_bits);
   else
-    fprintf(out, "resources of %s (%s) on %s, %d-bit counters\n%-8s %10s %10s %6s %8s %7s %6s %6s %8s %9s  %s\n",
-            p->kernel->name, sync_name(p->ir->sync), t->name, t->counter_bits, "engine", "semaphores",
-            "registers", "loops", "scalars", "guards", "last", "temps", "spilled", "bk/instr", "scratch bytes");
+    fprintf(out,
+            "resources of %s (%s) on %s, %d-bit counters\n%-8s %10s %10s %6s %8s %7s %7s %5s %6s %8s %9s  %s\n",
+            p->kernel->name, sync_name(p->ir->sync), t->name, t->counter_bits, "engine", "semaphores", "registers",
+            "loops", "scalars", "guards", "shared", "last", "temps", "spilled", "bk/instr", "scratch bytes");
+  EngineResources *all = ARENA_ARRAY(p->arena, EngineResources, t->nengines);
+  resources_all(p, all);
   for (int e = 0; e < t->nengines; e++) {
-    EngineResources r = resources_of(p, e);
+    EngineResources r = all[e];
     int kind = t->engines[e].kind;
     double bk = per_instruction(st, e);
     if (json) {
       fprintf(out,
               "%s{\"engine\": \"%s\", \"semaphores\": %d, \"semaphores_limit\": %lld, \"registers\": %d, "
               "\"registers_limit\": %lld, \"min_registers\": %d, \"loop_depth\": %d, \"loop_registers\": %d, "
-              "\"bookkeeping_scalars\": %d, \"scalars\": %d, \"guards\": %d, \"last_read\": %d, "
+              "\"bookkeeping_scalars\": %d, \"guards\": %d, \"shared_registers\": %d, \"last_read\": %d, "
               "\"temporaries\": %d, \"spilled\": %d, \"producer_loads\": %d, \"arrays\": %d, \"scratch_bytes\": ",
               e ? ", " : "", t->engines[e].name, r.semaphores, (long long)t->semaphores[kind], r.registers,
-              (long long)t->registers[kind], r.min_registers, r.loop_depth, r.loop_registers, r.nscalars, r.scalars,
-              r.guards, r.last_read, r.temporaries, r.spilled, resources_producer_loads(p, e), r.arrays);
+              (long long)t->registers[kind], r.min_registers, r.loop_depth, r.loop_registers, r.nscalars, r.guards, r.shared,
+              r.last_read, r.temporaries, r.spilled, r.producer_loads, r.arrays);
       print_scratch(p, e, r.spilled, true, out);
       if (bk >= 0)
         fprintf(out, ", \"instructions\": %lld, \"bookkeeping\": %lld, \"bookkeeping_per_instruction\": %.3f}",
@@ -144,8 +147,8 @@ static void print_resources(const Program *p, const OracleStats *st, bool json, 
       snprintf(sems, sizeof sems, t->semaphores[kind] ? "%d/%lld" : "%d", r.semaphores, (long long)t->semaphores[kind]);
       snprintf(regs, sizeof regs, t->registers[kind] ? "%d/%lld" : "%d", r.registers, (long long)t->registers[kind]);
       if (bk >= 0) snprintf(bks, sizeof bks, "%.2f", bk);
-      fprintf(out, "%-8s %10s %10s %6d %8d %7d %6d %6d %8d %9s  ", t->engines[e].name, sems, regs, r.loop_registers,
-              r.scalars, r.guards, r.last_read, r.temporaries, r.spilled, bks);
+      fprintf(out, "%-8s %10s %10s %6d %8d %7d %7d %5d %6d %8d %9s  ", t->engines[e].name, sems, regs,
+              r.loop_registers, r.nscalars, r.guards, r.shared, r.last_read, r.temporaries, r.spilled, bks);
       print_scratch(p, e, r.spilled, false, out);
       fputc('\n', out);
     }

@@ -161,7 +161,7 @@ with tempfile.TemporaryDirectory() as tmp:
     r = run(["compile", "examples/matmul.bfk", "--resources", "--json", "-p", "M=2", "-p", "N=2", "-p", "K=3"])
     res = json.loads(r.stdout) if r.returncode == 0 else {}
     engines = {e["engine"]: e for e in res.get("engines", [])}
-    keys = ["semaphores", "semaphores_limit", "registers", "registers_limit", "loop_depth", "scalars",
+    keys = ["semaphores", "semaphores_limit", "registers", "registers_limit", "loop_depth", "bookkeeping_scalars", "shared_registers", "last_read",
             "guards", "temporaries", "scratch_bytes", "bookkeeping_per_instruction"]
     if not {"pe", "act", "dve", "pool"} <= set(engines) or any(x not in e for e in engines.values() for x in keys):
         failures.append("--resources --json: %s" % (r.stdout + r.stderr))
@@ -171,7 +171,7 @@ with tempfile.TemporaryDirectory() as tmp:
         # guard per counter, 3 loop levels.
         if pe["semaphores"] < 3 or pe["guards"] != pe["semaphores"] or (pe["loop_depth"], pe["semaphores_limit"]) != (3, 0):
             failures.append("--resources pe: %s" % pe)
-        if pe["registers"] != pe["loop_registers"] + pe["scalars"] + pe["guards"] + pe["last_read"] + pe["temporaries"]:
+        if pe["registers"] != pe["loop_registers"] + pe["shared_registers"] + pe["last_read"] + pe["temporaries"]:
             failures.append("--resources registers do not add up: %s" % pe)
         # 32-bit counters: a last-read count per counter waited on; nothing spilled without a limit.
         if pe["last_read"] != pe["semaphores"] or pe["spilled"] != 0 or pe["min_registers"] > pe["registers"]:

@@ -120,10 +120,13 @@ static bool holds_bound(const IrNode *loop) {
 
 /* ---- Live ranges of the bookkeeping scalars. */
 
+/* An access to a value that shares registers by live range: a
+ * bookkeeping scalar (var < nvars) or the guard of engine var - nvars. */
 typedef struct Occurrence {
   int var, pos;
   bool set;
   const IrNode *parent; /* innermost enclosing loop or conditional, NULL at top level */
+  int root;             /* position of the top-level node around it */
 } Occurrence;
 
 typedef struct LoopRange {
@@ -135,9 +138,10 @@ typedef struct LoopRange {
 typedef struct Walk {
   const Program *p;
   const SpillPlan *sp;
+  int engine;
   EngineResources *r;
   uint32_t tracks;
-  int pos;
+  int pos, root;
   Occurrence *occ;
   int nocc, occ_cap;
   LoopRange *loops;
@@ -150,12 +154,12 @@ static void add_occurrence(Walk *w, int var, bool set, const IrNode *parent) {
     w->occ = realloc(w->occ, sizeof *w->occ * (size_t)w->occ_cap);
     if (!w->occ) abort();
   }
-  w->occ[w->nocc++] = (Occurrence){var, w->pos, set, parent};
+  w->occ[w->nocc++] = (Occurrence){var, w->pos, set, parent, w->root};
 }
 
 static void reads_of(Walk *w, const IrExpr *x, const IrNode *parent) {
   if (!x) return;
-  if (x->kind == IX_VAR) add_occurrence(w, x->id, false, parent);
+  if (x->kind == IX_VAR && !w->sp->scalar[x->id]) add_occurrence(w, x->id, false, parent);
   reads_of(w, x->a, parent);
   reads_of(w, x->b, parent);
   reads_of(w, x->c, parent);
@@ -166,12 +170,14 @@ static int by_position(const void *a, const void *b) {
   return x[0] != y[0] ? (x[0] > y[0]) - (x[0] < y[0]) : x[1] - y[1]; /* a start before an end at one position */
 }
 
-/* Registers the scalars not in scratch need: the most live at once. A
- * scalar lives from its first to its last access in program order; inside
- * a loop whose iterations do not each set it first (at the body's top
- * level), through the whole loop; and from the start when its first
- * access reads it (its initial 0). */
-static int scalar_registers(Walk *w, int nvars) {
+/* Registers the scalars and guards not in scratch need: the most live at
+ * once. A value lives from its first to its last access in program order;
+ * inside a loop whose iterations do not each set it first (at the body's
+ * top level), through the whole loop; and when its first access reads it
+ * (its initial 0), from the start of the top-level node around that
+ * access, which every path to any access of it enters first: the 0 is put
+ * in the register there. */
+static int shared_registers(Walk *w, int nvars) {
   if (!nvars || !w->nocc) return 0;
   int *lo = malloc(sizeof *lo * (size_t)nvars), *hi = malloc(sizeof *hi * (size_t)nvars);
   int *stamp = malloc(sizeof *stamp * (size_t)nvars);
@@ -179,7 +185,7 @@ static int scalar_registers(Walk *w, int nvars) {
   for (int v = 0; v < nvars; v++) lo[v] = -1, hi[v] = -1, stamp[v] = -1;
   for (int i = 0; i < w->nocc; i++) {
     const Occurrence *o = &w->occ[i];
-    if (lo[o->var] < 0) lo[o->var] = o->set ? o->pos : 0;
+    if (lo[o->var] < 0) lo[o->var] = o->set ? o->pos : o->root;
     hi[o->var] = o->pos;
   }
   for (int l = 0; l < w->nloops; l++) {
@@ -196,7 +202,7 @@ static int scalar_registers(Walk *w, int nvars) {
   int *events = malloc(sizeof *events * 4 * (size_t)nvars), n = 0;
   if (!events) abort();
   for (int v = 0; v < nvars; v++) {
-    if (lo[v] < 0 || w->sp->scalar[v]) continue;
+    if (lo[v] < 0) continue; /* no access, or in scratch */
     events[2 * n] = lo[v], events[2 * n + 1] = 0, n++;     /* starts */
     events[2 * n] = hi[v], events[2 * n + 1] = 1, n++;     /* ends, after the starts at the same position */
   }
@@ -259,6 +265,7 @@ static void walk_nodes(Walk *w, const IrNode *n, const IrNode *parent, int depth
   if (loop_regs > r->loop_registers) r->loop_registers = loop_regs;
   for (; n; n = n->next) {
     w->pos++;
+    if (!parent) w->root = w->pos;
     r->temporaries = max2(r->temporaries, node_temporaries(w, n));
     for (int i = 0; i < n->noperands; i++) {
       reads_of(w, n->operands[i].slot, parent);
@@ -271,7 +278,12 @@ static void walk_nodes(Walk *w, const IrNode *n, const IrNode *parent, int depth
     reads_of(w, n->lo, parent);
     reads_of(w, n->hi, parent);
     reads_of(w, n->cond, parent);
-    if (n->kind == IR_SET) add_occurrence(w, n->var, true, parent);
+    int nvars = w->p->ir->streams[w->engine].nvars;
+    if (n->kind == IR_SET && !w->sp->scalar[n->var]) add_occurrence(w, n->var, true, parent);
+    if (n->kind == IR_WAIT && !(w->sp->guards >> n->engine & 1)) { /* compared, then raised */
+      add_occurrence(w, nvars + n->engine, false, parent);
+      add_occurrence(w, nvars + n->engine, true, parent);
+    }
     if (n->kind == IR_LOOP) {
       int level = holds_bound(n) && !w->sp->bound[n->loop_id] ? 2 : 1;
       int l = w->nloops, first = w->pos + 1, occ_first = w->nocc;
@@ -297,14 +309,14 @@ static int waited_on(const IrStream *s) { return __builtin_popcount(ir_tracks(s)
 static EngineResources measure(const Program *p, int engine, const SpillPlan *sp) {
   const IrStream *s = &p->ir->streams[engine];
   EngineResources r = {0};
-  Walk w = {.p = p, .sp = sp, .r = &r, .tracks = ir_tracks(s)};
+  Walk w = {.p = p, .sp = sp, .engine = engine, .r = &r, .tracks = ir_tracks(s)};
   walk_nodes(&w, s->body, NULL, 0, 0);
   r.semaphores = waited_on(s);
   r.nscalars = s->nvars;
-  r.scalars = scalar_registers(&w, s->nvars);
   r.guards = r.semaphores - __builtin_popcount(sp->guards & w.tracks);
+  r.shared = shared_registers(&w, s->nvars + BFRT_MAX_ENGINES);
   r.last_read = p->target->counter_bits < 64 ? r.semaphores - last_read_spilled(&w) : 0;
-  r.registers = r.loop_registers + r.scalars + r.guards + r.last_read + r.temporaries;
+  r.registers = r.loop_registers + r.shared + r.last_read + r.temporaries;
   r.arrays = s->narrays;
   for (int v = 0; v < s->nvars; v++) r.spilled += sp->scalar[v];
   for (int l = 0; l < p->kernel->nloops; l++) r.spilled += sp->bound[l];
@@ -452,25 +464,31 @@ EngineResources resources_of(const Program *p, int engine) {
   return r;
 }
 
-int resources_producer_loads(const Program *p, int producer) {
-  int loads = 0;
-  for (int c = 0; c < p->ir->nengines; c++) {
-    if (c == producer || !(ir_tracks(&p->ir->streams[c]) >> producer & 1)) continue;
-    int kind = p->target->engines[c].kind;
-    if (!p->target->registers[kind]) continue;
-    loads += resources_of(p, c).plan.last_read >> producer & 1;
-  }
-  return loads;
+void resources_all(const Program *p, EngineResources *out) {
+  for (int e = 0; e < p->ir->nengines; e++) out[e] = resources_of(p, e);
+  for (int c = 0; c < p->ir->nengines; c++)
+    for (int e = 0; e < p->ir->nengines; e++)
+      if (e != c && (out[c].plan.last_read & ir_tracks(&p->ir->streams[c])) >> e & 1) out[e].producer_loads++;
+  for (int e = 0; e < p->ir->nengines; e++)
+    if (out[e].producer_loads && !out[e].temporaries) { /* the loaded count needs a register */
+      out[e].temporaries = 1;
+      out[e].registers++;
+      out[e].min_registers++;
+    }
 }
 
 int resources_check(Program *p) {
   const Target *t = p->target;
   int short_of = 0;
+  bool limited = false;
+  for (int k = 0; k < BFRT_NKINDS; k++) limited |= t->semaphores[k] || t->registers[k];
+  if (!limited) return 0;
+  EngineResources *all = ARENA_ARRAY(p->arena, EngineResources, p->ir->nengines);
+  resources_all(p, all);
   for (int e = 0; e < t->nengines; e++) {
     int kind = t->engines[e].kind;
     int64_t sems = t->semaphores[kind], regs = t->registers[kind];
-    if (!sems && !regs) continue;
-    EngineResources r = resources_of(p, e);
+    EngineResources r = all[e];
     Span none = p->kernel->span;
     if (sems && r.semaphores > sems) {
       diag_error(&p->diag, none,
@@ -482,10 +500,10 @@ int resources_check(Program *p) {
     if (regs && r.registers > regs) {
       diag_error(&p->diag, none,
                  "engine %s needs %d registers even with %d values in scratch (%d loop counts and bounds, "
-                 "%d scalars, %d guards, %d last-read counts, %d temporaries), but the target gives it %lld "
+                 "%d scalars and guards, %d last-read counts, %d temporaries), but the target gives it %lld "
                  "(registers)",
-                 t->engines[e].name, r.registers, r.spilled, r.loop_registers, r.scalars, r.guards,
-                 r.last_read, r.temporaries, (long long)regs);
+                 t->engines[e].name, r.registers, r.spilled, r.loop_registers, r.shared, r.last_read,
+                 r.temporaries, (long long)regs);
       short_of++;
     }
   }

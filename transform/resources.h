@@ -24,14 +24,16 @@ typedef struct EngineResources {
   int loop_depth;     /* deepest nesting of the loops it runs */
   int loop_registers; /* at the deepest point: one count per level, and its bound when held */
   int nscalars;       /* bookkeeping scalars of the stream */
-  int scalars;        /* registers they need, shared by live range, those in scratch left out */
-  int guards;         /* `known` guards in registers, one per counter waited on */
+  int guards;         /* `known` guards, one per counter waited on, not in scratch */
+  int shared;         /* registers the scalars and guards not in scratch need, shared by live range */
   int last_read;      /* last-read counts in registers, one per tracked counter (B < 64) */
   int temporaries;    /* the most one node needs at once to evaluate its expressions */
-  int registers;      /* loop_registers + scalars + guards + last_read + temporaries */
+  int registers;      /* loop_registers + shared + last_read + temporaries */
   int arrays;         /* tracking arrays, in scratch */
   int spilled;        /* values kept in scratch to fit the target's registers */
   int min_registers;  /* registers with every value that can be in scratch there */
+  int producer_loads; /* scratch loads per op of this engine: its consumers' last-read
+                         counts of its counter in scratch, which its back-pressure compares */
   SpillPlan plan;     /* which values are in scratch */
 } EngineResources;
 
@@ -40,10 +42,9 @@ typedef struct EngineResources {
  * static accesses weighted by loop depth) are put in scratch until it fits,
  * or all of them when it cannot (then registers > the limit). */
 EngineResources resources_of(const Program *p, int engine);
-/* The scratch operations engine `consumer`'s last-read counts put on
- * engine `producer` per op: one per consumer that keeps producer's count
- * in scratch, which producer's back-pressure compare loads. */
-int resources_producer_loads(const Program *p, int producer);
+/* Requires: p->ir. Ensures: out[e] = resources_of(p, e) for every
+ * engine, with producer_loads set (it needs every engine's plan). */
+void resources_all(const Program *p, EngineResources *out);
 /* Requires: p->ir. Ensures: 0 when every engine fits its kind's
  * semaphores and registers (docs/targets.md), spilling to scratch where it
  * must, else -1 after an error per shortfall on p->diag, naming the
