@@ -15,6 +15,7 @@
 #include "driver/args.h"
 #include "driver/commands.h"
 #include "frontend/files.h"
+#include "harness/exec.h"
 #include "harness/params.h"
 #include "transform/ir_dump.h"
 #include "transform/oracle.h"
@@ -177,6 +178,14 @@ static int compile_program(Program *p, const CompileArgs *a) {
   if (a->params.n) {
     int64_t *params = ARENA_ARRAY(p->arena, int64_t, p->kernel->nparams + 1);
     if (param_args_bind(&a->params, p->kernel, params, stderr)) return 2;
+    /* i32 tensors (device-read bounds) hold `bfsync run`'s and verify's
+     * default values (seed 1), as the measurement needs some */
+    Instance in = {p, params, NULL, NULL};
+    const char *err;
+    if (instance_inputs(&in, 1, &err)) {
+      fprintf(stderr, "bfsync: error: %s\n", err);
+      return 1;
+    }
     if (!(o = oracle_new(p, params))) return 1;
   }
   Emit what = a->header ? EMIT_HEADER : a->explain ? EMIT_EXPLAIN : (Emit)a->emit;

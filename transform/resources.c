@@ -154,7 +154,9 @@ static void add_occurrence(Walk *w, int var, bool set, const IrNode *parent) {
     w->occ = realloc(w->occ, sizeof *w->occ * (size_t)w->occ_cap);
     if (!w->occ) abort();
   }
-  w->occ[w->nocc++] = (Occurrence){var, w->pos, set, parent, w->root};
+  /* A node reads before it sets: a value it reads last can share a register
+   * with one it sets (`set b = a`). */
+  w->occ[w->nocc++] = (Occurrence){var, 2 * w->pos + set, set, parent, 2 * w->root};
 }
 
 static void reads_of(Walk *w, const IrExpr *x, const IrNode *parent) {
@@ -167,7 +169,7 @@ static void reads_of(Walk *w, const IrExpr *x, const IrNode *parent) {
 
 static int by_position(const void *a, const void *b) {
   const int *x = a, *y = b;
-  return x[0] != y[0] ? (x[0] > y[0]) - (x[0] < y[0]) : x[1] - y[1]; /* a start before an end at one position */
+  return x[0] != y[0] ? (x[0] > y[0]) - (x[0] < y[0]) : x[1] - y[1]; /* a start before an end at one point */
 }
 
 /* Registers the scalars and guards not in scratch need: the most live at
@@ -195,8 +197,8 @@ static int shared_registers(Walk *w, int nvars) {
       if (stamp[o->var] == l) continue;
       stamp[o->var] = l;
       if (o->set && o->parent == L->loop) continue; /* set first in every iteration */
-      if (L->first - 1 < lo[o->var]) lo[o->var] = L->first - 1;
-      if (L->last > hi[o->var]) hi[o->var] = L->last;
+      if (2 * (L->first - 1) < lo[o->var]) lo[o->var] = 2 * (L->first - 1);
+      if (2 * L->last + 1 > hi[o->var]) hi[o->var] = 2 * L->last + 1;
     }
   }
   int *events = malloc(sizeof *events * 4 * (size_t)nvars), n = 0;
