@@ -113,13 +113,19 @@ static void print_scratch(const Program *p, int e, int spilled, bool json, FILE 
 
 static void print_resources(const Program *p, const OracleStats *st, bool json, FILE *out) {
   const Target *t = p->target;
+  uint32_t counters = 0; /* the kernel's semaphores: one per engine someone waits on */
+  for (int e = 0; e < t->nengines; e++) counters |= ir_tracks(&p->ir->streams[e]);
+  int ncounters = 0;
+  for (int e = 0; e < t->nengines; e++) ncounters += counters >> e & 1;
   if (json)
-    fprintf(out, "{\"kernel\": \"%s\", \"sync\": \"%s\", \"target\": \"%s\", \"counter_bits\": %d, \"engines\": [",
-            p->kernel->name, sync_name(p->ir->sync), t->name, t->counter_bits);
+    fprintf(out,
+            "{\"kernel\": \"%s\", \"sync\": \"%s\", \"target\": \"%s\", \"counter_bits\": %d, \"counters\": %d, "
+            "\"engines\": [",
+            p->kernel->name, sync_name(p->ir->sync), t->name, t->counter_bits, ncounters);
   else
     fprintf(out,
-            "resources of %s (%s) on %s, %d-bit counters\n%-8s %10s %10s %6s %8s %7s %7s %5s %6s %8s %9s  %s\n",
-            p->kernel->name, sync_name(p->ir->sync), t->name, t->counter_bits, "engine", "semaphores", "registers",
+            "resources of %s (%s) on %s, %d-bit counters (%d waited on)\n%-8s %10s %10s %6s %8s %7s %7s %5s %6s %8s %9s  %s\n",
+            p->kernel->name, sync_name(p->ir->sync), t->name, t->counter_bits, ncounters, "engine", "semaphores", "registers",
             "loops", "scalars", "guards", "shared", "last", "temps", "spilled", "bk/instr", "scratch bytes");
   EngineResources *all = ARENA_ARRAY(p->arena, EngineResources, t->nengines);
   resources_all(p, all);
