@@ -32,7 +32,9 @@ This script measures that claim reproducibly and writes it down:
      of a few runs) with the growth per 10x, bytes of C per instruction and
      peak memory per instruction, against issue 9's goals.
      --compile-only (`make bench-compile`) measures only this and keeps
-     the other sections of results.json.
+     the other sections of results.json; --resources-only (`make
+     bench-resources`) likewise for the resources table (issue 12), which
+     then names the commit it was measured at.
   7. Threads executor: wall-clock barrier / barrier-free, measured in the
      same `bfsync run --sync=both` process, median over repeats; and the
      uncontended-wait and wake-up costs from bench/wait_cost.c.
@@ -44,7 +46,7 @@ Outputs: results.json (every figure), results.md (the tables, with the
 exact commands, the target and the date) and svg/<kernel>.svg.
 
 usage: bench.py --bfsync PATH --target FILE --out DIR --rusage BIN [--wait-cost BIN]
-                [--repeat N] [--threads-repeat N] [--quick] [--compile-only]
+                [--repeat N] [--threads-repeat N] [--quick] [--compile-only] [--resources-only]
 """
 import argparse
 import datetime
@@ -803,7 +805,7 @@ def md_resources(rows):
             cyc = ("-", "-", "-")
         L.append("| %s | %d | %d%s | %s | %s | %s | %s | %s | %d | %d | %d | %s | %.2f |" % (
             r["kernel"] if not r.get("paper_kernel") or r["paper_kernel"] == r["kernel"] else
-            "%s (%s)" % (r["kernel"], r["paper_kernel"]),
+            "%s (the paper's %s)" % (r["kernel"], r["paper_kernel"]),
             r["loop_depth"], r["registers"], mark, paper if paper is not None else "-", fit, cyc[0], cyc[1], cyc[2],
             r["counters"], r["semaphores"], r["semaphores_per_engine"],
             r["scratch_bytes"] if r["scratch_bytes"] >= 0 else "symbolic", r["bookkeeping_per_instruction"]))
@@ -879,7 +881,10 @@ def write_markdown(path, res):
           " %s; waits on counters: the (engine, counter) pairs, summed over the engines; per engine: the most"
           " counters one engine waits on, what a kind's `semaphores` limits. Bookkeeping per instruction is"
           " every engine's bookkeeping operations over every engine's instructions, measured by the oracle."
-          % (res["commands"]["resources"], PAPER_SEMAPHORES), ""]
+          % (res["commands"]["resources"], PAPER_SEMAPHORES)
+          + (" Measured at git %s on %s (`make bench-resources`), apart from the other sections."
+             % (res["resources_measured"]["git"], res["resources_measured"]["date"]) if "resources_measured" in res else ""),
+          ""]
     L += md_resources(res["resources"])
     L += ["", "## Compile time", "",
           "Kernels: `bfsync gen --seed %d --size N` (gen: every feature, loops, tracking) and a plain"
@@ -945,6 +950,23 @@ def compile_only(args, root, res):
     step("wrote %s (compile section; the others from %s)" % (os.path.join(args.out, "results.md"), path))
 
 
+def resources_only(args, root, res, kernels):
+    """`make bench-resources`: the resources table measured again, the rest of results.json kept."""
+    path = os.path.join(args.out, "results.json")
+    with open(path) as f:
+        old = json.load(f)
+    with tempfile.TemporaryDirectory(prefix="bfsync-bench-") as tmp, ThreadPoolExecutor(SIM_JOBS) as pool:
+        step("resources per engine")
+        old["resources"] = resources_side(args.bfsync, root, args.target, tmp, kernels, pool)
+    old["resources_measured"] = {"date": res["date"], "git": res["git"]}
+    old["commands"]["resources"] = res["commands"]["resources"]
+    with open(path, "w") as f:
+        json.dump(old, f, indent=1)
+        f.write("\n")
+    write_markdown(os.path.join(args.out, "results.md"), old)
+    step("wrote %s (resources section; the others from %s)" % (os.path.join(args.out, "results.md"), path))
+
+
 def main():
     ap = argparse.ArgumentParser(description="bfsync benchmark suite")
     ap.add_argument("--bfsync", required=True)
@@ -955,6 +977,8 @@ def main():
     ap.add_argument("--repeat", type=int, default=3, help="runs per median of the compile times")
     ap.add_argument("--threads-repeat", type=int, default=5, help="runs per median of the threads executor")
     ap.add_argument("--quick", action="store_true", help="skip the 100k-instruction compile")
+    ap.add_argument("--resources-only", action="store_true",
+                    help="measure only the resources table; the other sections are kept from results.json")
     ap.add_argument("--compile-only", action="store_true",
                     help="measure only the compile side; the other sections are kept from results.json")
     args = ap.parse_args()
@@ -981,6 +1005,9 @@ def main():
            "targets": TARGETS}
     if args.compile_only:
         compile_only(args, root, res)
+        return
+    if args.resources_only:
+        resources_only(args, root, res, kernels)
         return
     with tempfile.TemporaryDirectory(prefix="bfsync-bench-") as tmp:
         with ThreadPoolExecutor(SIM_JOBS) as pool:

@@ -14,10 +14,10 @@
  *                  evaluated bound when the variable is kept and the bound
  *                  is computed (a constant or a parameter is an operand of
  *                  the loop's compare);
- *     scalars      the bookkeeping scalars (running counts, device reads,
- *                  ir.h IR_SET), two sharing a register when their live
- *                  ranges do not overlap (below);
- *     guards       one `known` value per counter waited on;
+ *     shared       the bookkeeping scalars (running counts, device reads,
+ *                  ir.h IR_SET) and the `known` guards (one per counter
+ *                  waited on), two sharing a register when their live
+ *                  ranges do not overlap (shared_registers);
  *     last read    one per counter the engine tracks (ir_tracks), the count
  *                  it last read, from which it extends the counter's low B
  *                  bits (docs/algorithm.md, section 7); none with 64-bit
@@ -28,7 +28,7 @@
  *                  constants) and loop variables and scalars already in
  *                  registers;
  *   scratch     the tracking arrays (ir.h IR_STORE) and the values spilled
- *               to fit, 8 bytes each;
+ *               to fit, 8 bytes a cell or value;
  *   bookkeeping the operations per instruction, measured at run time by
  *               the oracle (`bfsync verify`), not here.
  *
