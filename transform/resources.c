@@ -35,8 +35,8 @@
  * Sharing is free: it changes no operation. When a kind sets `registers`
  * and a stream still needs more, resources_of keeps values in scratch
  * instead (spilling): scalars, guards, last-read counts and loop bounds,
- * the cheapest first by their static accesses weighted 8 per loop level,
- * each only if it lowers the count. A value in scratch costs one scratch
+ * the cheapest first by their static accesses weighted 8 per loop level
+ * (resources_of), then those the fit does not need put back. A value in scratch costs one scratch
  * operation per access (a load where it is read, a store where it is
  * written), which the backend emits as bfrt_spill and the simulator
  * charges like a bookkeeping operation; the loaded value needs a
@@ -440,6 +440,9 @@ static SpillPlan empty_plan(const Program *p, int engine) {
   return sp;
 }
 
+/* Fits of at most this many values in scratch are trimmed value by value. */
+enum { RETURN_MAX = 64 };
+
 EngineResources resources_of(const Program *p, int engine) {
   SpillPlan sp = empty_plan(p, engine);
   EngineResources r = measure(p, engine, &sp);
@@ -449,17 +452,32 @@ EngineResources resources_of(const Program *p, int engine) {
   SpillPlan all = empty_plan(p, engine);
   for (int i = 0; i < n; i++) set_spill(&all, &c[i], true);
   int least = measure(p, engine, &all).registers;
-  if (limit && r.registers > limit) {
-    /* Cheapest first, each kept only if it lowers the count. */
-    for (int i = 0; i < n && r.registers > limit; i++) {
-      set_spill(&sp, &c[i], true);
-      EngineResources tried = measure(p, engine, &sp);
-      if (tried.registers < r.registers)
-        r = tried;
+  if (limit && r.registers > limit && least <= limit) {
+    /* The shortest prefix of the candidates, cheapest first, that fits:
+     * found by bisection, since the count only falls as values go to
+     * scratch (but for the reload temporaries, which the final measure
+     * checks); then, when it is short enough to afford one measure per
+     * value, every value the fit does not need back in a register, the
+     * dearest first. */
+    int fails = 0, fits = n;
+    while (fails + 1 < fits) {
+      int mid = fails + (fits - fails) / 2;
+      SpillPlan tried = empty_plan(p, engine);
+      for (int i = 0; i < mid; i++) set_spill(&tried, &c[i], true);
+      if (measure(p, engine, &tried).registers <= limit)
+        fits = mid;
       else
-        set_spill(&sp, &c[i], false);
+        fails = mid;
     }
-    if (r.registers > limit && least < r.registers) r = measure(p, engine, &all);
+    for (int i = 0; i < fits; i++) set_spill(&sp, &c[i], true);
+    for (int i = fits - 1; i >= 0 && fits <= RETURN_MAX; i--) {
+      set_spill(&sp, &c[i], false);
+      if (measure(p, engine, &sp).registers > limit) set_spill(&sp, &c[i], true);
+    }
+    r = measure(p, engine, &sp);
+    if (r.registers > limit) r = measure(p, engine, &all);
+  } else if (limit && r.registers > limit) {
+    r = measure(p, engine, &all); /* cannot fit: the least it needs, for the error */
   }
   r.min_registers = least < r.registers ? least : r.registers;
   free(c);
