@@ -16,7 +16,9 @@
 #    the simulator and on threads matching with 0 races, both charging
 #    scratch operations (spills > 0; the simulator's cycles at least those
 #    without the limit: a charge off the critical path costs no cycle), and
-#    the C compiling with gcc -Werror -pedantic.
+#    the C compiling with gcc -Werror -pedantic. And the campaign's
+#    generated kernels on 6 registers per engine (every one spills): the
+#    oracle, threads, the simulator and gcc, 0 failures.
 # 4. Too small: a limit below what scratch can reach (registers) and too
 #    few semaphores are refused by compile, verify and run with an error
 #    naming the engine, the resource, what it needs and the limit (exit 1),
@@ -126,6 +128,20 @@ for k in paper:
                         "-o", os.path.join(tmp, "k.o")], capture_output=True, text=True)
     if r.returncode != 0 or g.returncode != 0 or "bfrt_spill" not in open(c).read():
         failures.append("gcc %s on %d registers: %s" % (k, limit, (r.stderr + g.stderr)[-400:]))
+
+six = limited_target(os.path.join(tmp, "six.target"), "trn1_r6", "registers = 6")
+spilled = 0
+for seed in range(1, 4):
+    g = run(["gen", "--seed", str(seed)])
+    kernel = os.path.join(tmp, "gen%d.bfk" % seed)
+    open(kernel, "w").write(g.stdout)
+    r = run(["compile", kernel, "--resources", "--json", "--target", six])
+    spilled += sum(e["spilled"] for e in json.loads(r.stdout)["engines"]) if r.returncode == 0 else 0
+r = run(["campaign", "--from", "1", "--count", "10", "--target", six, "--regress", os.path.join(tmp, "regress"),
+         "--no-minimize", "--json"])
+summary = json.loads(r.stdout.splitlines()[-1]) if r.returncode == 0 else {}
+if not spilled or summary.get("failures") != 0 or summary.get("kernels") != 10:
+    failures.append("campaign on 6 registers (%d values spilled in seeds 1-3): %s" % (spilled, (r.stdout + r.stderr)[-400:]))
 
 # 4. Too small: refused, naming the engine, the resource, the need and the limit.
 tiny = limited_target(os.path.join(tmp, "tiny.target"), "tiny", "registers = 2\nsemaphores = 1")
