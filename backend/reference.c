@@ -30,6 +30,7 @@ typedef struct Ref {
   RefTensor *tensors;
   float **tiles;     /* by tile: slots * rows * cols */
   const char *err;
+  int64_t steps; /* instructions and loop iterations walked, against p->max_steps */
 } Ref;
 
 
@@ -117,7 +118,13 @@ static int hbm_view(Ref *r, const Stmt *s, const Operand *o, SemView unit, SemVi
 
 /* ---- Statements. */
 
+/* Count one step; fails at the program's step limit. */
+static int count_step(Ref *r, Span span) {
+  return ++r->steps > r->p->max_steps ? fail(r, span, steps_exceeded(r->p)) : 0;
+}
+
 static int run_instr(Ref *r, const Stmt *s) {
+  if (count_step(r, s->span)) return -1;
   SemView views[3] = {{0}};
   float imm = 0.0f;
   int hbm = -1;
@@ -146,7 +153,7 @@ static int run_for(Ref *r, const Stmt *s) {
                              ir_trips(lo, hi), lo, hi));
   for (int64_t i = lo; i < hi; i++) {
     r->loopvars[s->loop_id] = i;
-    if (run_stmts(r, s->body)) return -1;
+    if (count_step(r, s->span) || run_stmts(r, s->body)) return -1;
   }
   return 0;
 }
@@ -175,7 +182,7 @@ static int run_stmts(Ref *r, const Stmt *s) {
 /* ---- Entry points. */
 
 int reference_shapes(Program *p, const int64_t *params, RefTensor *tensors, const char **err) {
-  Ref r = {p, params, NULL, tensors, NULL, NULL};
+  Ref r = {p, params, NULL, tensors, NULL, NULL, 0};
   const Kernel *k = p->kernel;
   for (int t = 0; t < k->ntensors; t++) {
     const Tensor *x = &k->tensors[t];
@@ -197,7 +204,7 @@ int reference_shapes(Program *p, const int64_t *params, RefTensor *tensors, cons
 int reference_run(Program *p, const int64_t *params, RefTensor *tensors, const char **err) {
   const Kernel *k = p->kernel;
   Ref r = {p, params, ARENA_ARRAY(p->arena, int64_t, k->nloops + 1), tensors,
-           ARENA_ARRAY(p->arena, float *, k->ntiles + 1), NULL};
+           ARENA_ARRAY(p->arena, float *, k->ntiles + 1), NULL, 0};
   for (int t = 0; t < k->ntiles; t++)
     r.tiles[t] = ARENA_ARRAY(p->arena, float, k->tiles[t].slots * k->tiles[t].rows * k->tiles[t].cols);
   if (run_stmts(&r, k->body)) {

@@ -61,6 +61,8 @@ typedef struct F64 {
   bool **stored;       /* by tensor: which elements a store wrote */
   Cell **tiles;        /* by tile: slots * rows * cols */
   bool **slot_written; /* by tile: which slots an op wrote */
+  Cell *result;        /* an op's result before it is stored: as large as the largest tile */
+  int64_t result_cells;
   const char *err;
 } F64;
 
@@ -377,7 +379,8 @@ static int run_instr(F64 *r, const Stmt *s) {
   Operands o;
   if (resolve(r, s, &o) || check_reads(r, s, &o)) return -1;
   View d = o.v[0];
-  View out = {ARENA_ARRAY(r->p->arena, Cell, d.rows * d.cols + 1), d.rows, d.cols, d.cols};
+  if (d.rows * d.cols > r->result_cells) bug("reference_f64: a %lld x %lld result, larger than every tile", (long long)d.rows, (long long)d.cols);
+  View out = {r->result, d.rows, d.cols, d.cols}; /* reused: memory must not grow with the instructions */
   bool finite_in = inputs_finite(s, &o); /* before the destination, maybe a source, changes */
   compute(s->op, &o, out);
   for (int64_t i = 0; i < d.rows; i++) memcpy(at(d, i, 0), at(out, i, 0), (size_t)d.cols * sizeof(Cell));
@@ -502,7 +505,7 @@ int reference_f64(Program *p, const int64_t *params, const RefTensor *inputs, Ex
   Arena *a = p->arena;
   F64 r = {p, params, ARENA_ARRAY(a, int64_t, k->nloops + 1), ARENA_ARRAY(a, Cell *, k->ntensors + 1), NULL,
            ARENA_ARRAY(a, bool *, k->ntensors + 1), ARENA_ARRAY(a, Cell *, k->ntiles + 1),
-           ARENA_ARRAY(a, bool *, k->ntiles + 1), NULL};
+           ARENA_ARRAY(a, bool *, k->ntiles + 1), NULL, 0, NULL};
   r.shapes = arena_alloc(a, (size_t)(k->ntensors + 1) * sizeof *r.shapes);
   for (int t = 0; t < k->ntensors; t++) {
     int64_t n = inputs[t].rows * inputs[t].cols;
@@ -516,7 +519,9 @@ int reference_f64(Program *p, const int64_t *params, const RefTensor *inputs, Ex
     const Tile *x = &k->tiles[t];
     r.tiles[t] = ARENA_ARRAY(a, Cell, x->slots * x->rows * x->cols);
     r.slot_written[t] = ARENA_ARRAY(a, bool, x->slots);
+    if (x->rows * x->cols > r.result_cells) r.result_cells = x->rows * x->cols;
   }
+  r.result = ARENA_ARRAY(a, Cell, r.result_cells + 1);
   if (run_stmts(&r, k->body) || check_stored(&r)) {
     *err = r.err;
     return -1;

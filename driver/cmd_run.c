@@ -40,7 +40,7 @@ typedef struct RunArgs {
   ParamArgs params;
   int sync; /* RUN_* */
   int exec; /* BFRT_EXEC_* */
-  uint64_t seed;
+  uint64_t seed, max_steps;
   NamedPaths inputs, outputs;
   bool json, jitter, check, all_params;
   const char *trace_path;
@@ -83,6 +83,8 @@ static const char usage_text[] =
     "  --target FILE          the machine and its cost model (default: the built-in\n"
     "                         trn1, targets/trn1.target; see docs/targets.md)\n"
     "  --seed S               seed of the default inputs and of --jitter (default 1)\n"
+    "  --max-steps N          stop with an error after N steps (instructions and\n"
+    "                         loop iterations) of the reference (default 10^8)\n"
     "  --input NAME=X.npy     initial contents of an in or inout tensor (repeatable)\n"
     "  --output NAME=Y.npy    write a tensor after the run (repeatable)\n"
     "  --json                 one JSON object per sync mode on stdout\n"
@@ -243,8 +245,10 @@ static int run_mode(Run *r, SyncMode sync, ModeResult *res) {
   }
   RefTensor *results = instance_copy(&r->in, r->in.inputs);
   bfrt_options opt = run_options(r, sync);
-  if (instance_execute(&r->in, jit_kernel(jit), &opt, results, &res->stats, &res->wall_ns, &err) ||
-      instance_reference(&r->in, &err)) {
+  /* the reference first: it stops a kernel longer than --max-steps, which
+   * the executors would run to the end */
+  if (instance_reference(&r->in, &err) ||
+      instance_execute(&r->in, jit_kernel(jit), &opt, results, &res->stats, &res->wall_ns, &err)) {
     fprintf(stderr, "bfsync: error: %s\n", err);
     jit_free(jit);
     return 1;
@@ -465,6 +469,7 @@ enum { MAX_PARAMS_LINES = 64 };
 /* The parameters given, else the first `// params:` line, or every line
  * with --all-params (each run in turn, the worst status kept). */
 static int run_program(Program *p, const RunArgs *a) {
+  p->max_steps = (int64_t)a->max_steps;
   parse(p);
   if (p->diag.errors) return 1;
   check(p);
@@ -484,13 +489,14 @@ static int run_program(Program *p, const RunArgs *a) {
 }
 
 int cmd_run(int argc, char **argv) {
-  RunArgs a = {.seed = 1, .mutation = {0, -1}};
+  RunArgs a = {.seed = 1, .max_steps = DEFAULT_MAX_STEPS, .mutation = {0, -1}};
   const ArgSpec specs[] = {
       {.name = "-p", .kind = ARG_PARAM, .dest = &a.params},
       {.name = "--param", .kind = ARG_PARAM, .dest = &a.params},
       {.name = "--sync", .kind = ARG_CHOICE, .dest = &a.sync, .choices = sync_choices},
       {.name = "--exec", .kind = ARG_CHOICE, .dest = &a.exec, .choices = exec_choices},
       {.name = "--seed", .kind = ARG_NUMBER, .dest = &a.seed, .max = UINT64_MAX},
+      {.name = "--max-steps", .kind = ARG_NUMBER, .dest = &a.max_steps, .min = 1, .max = INT64_MAX},
       {.name = "--input", .kind = ARG_NAMED_PATH, .dest = &a.inputs},
       {.name = "--output", .kind = ARG_NAMED_PATH, .dest = &a.outputs},
       {.name = "--trace", .kind = ARG_STRING, .dest = &a.trace_path},

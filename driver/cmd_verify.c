@@ -23,7 +23,7 @@ typedef struct VerifyArgs {
   const char *target_path; /* NULL: the built-in trn1 */
   ParamArgs params;
   int sync; /* SyncMode, in sync_choices' order */
-  uint64_t schedules, seed;
+  uint64_t schedules, seed, max_steps;
   bool json;
   Mutation mutation;
   NamedPaths inputs; /* values of i32 tensors */
@@ -34,7 +34,7 @@ static const char *const sync_choices[] = {"barrier-free", "barrier", NULL}; /* 
 static const char usage_text[] =
     "usage: bfsync verify FILE -p NAME=VALUE ... [--sync=barrier-free|barrier]\n"
     "                     [--schedules K] [--seed S] [--json] [--mutate=KIND:K]\n"
-    "                     [--target FILE]\n"
+    "                     [--target FILE] [--max-steps N]\n"
     "\n"
     "Walks the kernel sequentially with the given parameters to find what every\n"
     "dynamic instruction needs from the other engines, then runs the transformed\n"
@@ -51,6 +51,8 @@ static const char usage_text[] =
     "                  i32 tensors (0 .. 4, as bfsync run makes them; default 1)\n"
     "  --input NAME=X.npy\n"
     "                  the values of i32 tensor NAME (int32 .npy; repeatable)\n"
+    "  --max-steps N   stop with an error after N steps (instructions and loop\n"
+    "                  iterations) of the sequential walk (default 10^8)\n"
     "  --target FILE   the machine whose engines the kernel names (default: the\n"
     "                  built-in trn1; see docs/targets.md)\n"
     "  --json          print one JSON object with the counts on the last line:\n"
@@ -186,6 +188,7 @@ static int device_values(Program *p, const VerifyArgs *a, const int64_t *params)
 }
 
 static int verify(Program *p, const VerifyArgs *a) {
+  p->max_steps = (int64_t)a->max_steps;
   parse(p);
   if (p->diag.errors) return 1;
   check(p);
@@ -213,13 +216,15 @@ static int verify(Program *p, const VerifyArgs *a) {
 }
 
 int cmd_verify(int argc, char **argv) {
-  VerifyArgs a = {.sync = SYNC_BARRIER_FREE, .schedules = 4, .seed = 1, .mutation = {0, -1}};
+  VerifyArgs a = {.sync = SYNC_BARRIER_FREE, .schedules = 4, .seed = 1, .max_steps = DEFAULT_MAX_STEPS,
+                  .mutation = {0, -1}};
   const ArgSpec specs[] = {
       {.name = "-p", .kind = ARG_PARAM, .dest = &a.params},
       {.name = "--param", .kind = ARG_PARAM, .dest = &a.params},
       {.name = "--sync", .kind = ARG_CHOICE, .dest = &a.sync, .choices = sync_choices},
       {.name = "--schedules", .kind = ARG_NUMBER, .dest = &a.schedules, .min = 1, .max = 1000000},
       {.name = "--seed", .kind = ARG_NUMBER, .dest = &a.seed, .max = UINT64_MAX},
+      {.name = "--max-steps", .kind = ARG_NUMBER, .dest = &a.max_steps, .min = 1, .max = INT64_MAX},
       {.name = "--target", .kind = ARG_STRING, .dest = &a.target_path},
       {.name = "--mutate", .kind = ARG_MUTATION, .dest = &a.mutation},
       {.name = "--json", .kind = ARG_FLAG, .dest = &a.json},

@@ -37,7 +37,15 @@ Program *program_new(const char *path, const char *text, size_t len, const Targe
   p->diag.src = &p->src;
   p->diag.out = out;
   p->target = target ? target : target_default();
+  p->max_steps = DEFAULT_MAX_STEPS;
   return p;
+}
+
+const char *steps_exceeded(const Program *p) {
+  return arena_printf(p->arena,
+                      "with these parameters the kernel runs more than the %lld steps (instructions and "
+                      "loop iterations) that --max-steps allows",
+                      (long long)p->max_steps);
 }
 
 Program *program_load(const char *path, const Target *target, FILE *out) {

@@ -29,7 +29,20 @@ typedef struct Program {
    * NULL when no run has set them (see EvalEnv). */
   const void *const *device_ints;
   const int64_t (*device_shape)[2];
+  /* How many steps (instructions and loop iterations) the reference and the
+   * oracle may walk before they stop with an error; run and verify set it
+   * from --max-steps. */
+  int64_t max_steps;
 } Program;
+
+/* The default step limit. A run of 10^8 steps takes about two minutes
+ * (reference, f64 reference and simulator, measured at about 1.2 us per
+ * instruction) and the simulator keeps 8 bytes per instruction, so a kernel
+ * whose parameters ask for more (say 190 nested loops of 2 trips) stops
+ * with a message naming the limit instead of appearing to hang. */
+#define DEFAULT_MAX_STEPS ((int64_t)100000000)
+/* The message for a walk that reached p->max_steps ("... more than N steps"). */
+const char *steps_exceeded(const Program *p);
 
 /* A new program for the file's text (copied into the arena); diagnostics go to out. */
 Program *program_new(const char *path, const char *text, size_t len, const Target *target,

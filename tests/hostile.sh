@@ -2,8 +2,8 @@
 # hostile.sh: kernels from hostile testing (issue 9) that must stop with a
 # clear error, never a signal, a hang or an internal error.
 #
-# Each tests/hostile/NAME.bfk has `// params:` lines, one `// error:` line
-# and one `// line:` line. At every parameter set, `bfsync verify` (both
+# Each tests/hostile/NAME.bfk has `// params:` lines, one `// error:` line,
+# one `// line:` line and at most one `// args:` line (more options). At every parameter set, `bfsync verify` (both
 # sync modes) and `bfsync run` (both modes, threads with --check, then
 # --exec=sim) must exit 1 with a message containing the error text and
 # naming the line (FILE:LINE:COL: from verify, "line LINE:" from run).
@@ -40,10 +40,12 @@ expect_error() { # want, line, command...
 for k in tests/hostile/*.bfk; do
   want=$(sed -n 's|^// error: ||p' "$k" | head -1)
   line=$(sed -n 's|^// line: ||p' "$k" | head -1)
+  read -r -a extra < <(sed -n 's|^// args: ||p' "$k" | head -1; echo)
   [[ -n $want && -n $line ]] || { echo "hostile.sh: FAIL: $k has no '// error:' or '// line:' line"; failures=$((failures + 1)); continue; }
   while IFS= read -r set; do
     args=()
     for kv in $set; do args+=(-p "$kv"); done
+    args+=("${extra[@]}")
     for sync in barrier-free barrier; do
       expect_error "$want" "$line" verify "$k" "${args[@]}" --sync=$sync
       expect_error "$want" "$line" run "$k" "${args[@]}" --sync=$sync --check
@@ -68,6 +70,39 @@ if ! timeout 120 "$BFSYNC" run "$tmp/long.bfk" -p N=1 >"$tmp/out" 2>"$tmp/err"; 
   echo "hostile.sh: FAIL: 150,000 straight-line ops: $(tail -c 300 "$tmp/err")"
   failures=$((failures + 1))
 fi
+
+# Memory follows the live state in run too: the f64 reference once took
+# an arena block per instruction (266 bytes each, 2.4 GB at 9 million).
+runs=$((runs + 1))
+if ! python3 - "$BFSYNC" <<'PY'
+import os, subprocess, sys
+def peak_kb(n):
+    cmd = [sys.argv[1], "run", "examples/pingpong.bfk", "-p", f"N={n}", "--sync=barrier-free"]
+    child = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    _, status, usage = os.wait4(child.pid, 0)
+    if status:
+        sys.exit(f"{' '.join(cmd)} failed")
+    return usage.ru_maxrss
+small, large = peak_kb(10000), peak_kb(200000)
+if large >= 2 * small:
+    sys.exit(f"run's memory grows with the dynamic instructions: {small} KB at N=10000, {large} KB at N=200000")
+PY
+then
+  failures=$((failures + 1))
+fi
+
+# The default --max-steps stops 2^64 iterations too, in seconds, and the
+# limit's own bounds are usage errors.
+expect_error "more than the 100000000 steps" 77 verify tests/hostile/deep_loops.bfk -p N=2 --schedules 1
+for bad in 0 -1 9223372036854775808 x; do
+  runs=$((runs + 1))
+  "$BFSYNC" run tests/hostile/deep_loops.bfk -p N=2 --max-steps "$bad" >/dev/null 2>"$tmp/err"
+  status=$?
+  if [[ $status != 2 ]] || ! grep -q -- "--max-steps" "$tmp/err"; then
+    echo "hostile.sh: FAIL: --max-steps $bad exited $status: $(head -c 300 "$tmp/err")"
+    failures=$((failures + 1))
+  fi
+done
 
 echo "hostile.sh: $runs runs"
 [[ $failures == 0 ]] || { echo "hostile.sh: $failures failures"; exit 1; }

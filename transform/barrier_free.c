@@ -244,15 +244,6 @@ static void collect_conds(Program *p, Analysis *an, const Stmt *s) {
   }
 }
 
-static int64_t gcd64(int64_t a, int64_t b) {
-  while (b) {
-    int64_t r = a % b;
-    a = b;
-    b = r;
-  }
-  return a;
-}
-
 static IrExpr *cells_along(Program *p, const Expr *extent, int64_t cell) {
   Arena *a = p->arena;
   return ir_binary(a, IX_MAX, ir_const(a, 0), ir_binary(a, IX_DIV, ir_from_expr(p, extent), ir_const(a, cell), 0), 0);
@@ -271,8 +262,8 @@ static void plan_grids(Program *p, Analysis *an) {
         if (x->res < k->ntiles) continue;
         HbmGrid *g = &an->grids[x->res - k->ntiles];
         if (pass == 0) {
-          g->cell_rows = gcd64(g->cell_rows, x->rows);
-          g->cell_cols = gcd64(g->cell_cols, x->cols);
+          g->cell_rows = ir_gcd(g->cell_rows, x->rows);
+          g->cell_cols = ir_gcd(g->cell_cols, x->cols);
         } else if (g->cell_rows && (x->rows / g->cell_rows) * (x->cols / g->cell_cols) > MAX_ACCESS_CELLS) {
           g->cell_rows = g->cell_cols = 0;
         }

@@ -105,6 +105,7 @@ typedef struct Walk {
   int64_t count[BFRT_MAX_ENGINES]; /* instances so far, by engine */
   const Stmt *last;                /* the latest instance's statement */
   int only;                        /* WALK_NEEDS: the engine whose instances are queued; -1: all */
+  int64_t steps;                   /* instructions and loop iterations walked, against p->max_steps */
   Queue queue[BFRT_MAX_ENGINES];   /* WALK_NEEDS */
   Ideal *ideal;                    /* WALK_IDEAL */
 } Walk;
@@ -161,15 +162,6 @@ static void *resize(void *old, int64_t n, size_t elem) {
   return fresh;
 }
 
-static int64_t gcd(int64_t a, int64_t b) {
-  while (b) {
-    int64_t t = a % b;
-    a = b;
-    b = t;
-  }
-  return a;
-}
-
 static EvalEnv env_of(const Oracle *o, const Walk *w) {
   return (EvalEnv){o->params, w->loopvars, o->p->device_ints, o->p->device_shape, {0, 0}};
 }
@@ -215,8 +207,8 @@ static void size_grids(Oracle *o) {
       if (s->operands[j].kind != OPND_HBM) continue;
       const Tile *t = partner_tile(k, s, j);
       Grid *g = &o->grid[s->operands[j].decl];
-      g->cell_rows = gcd(g->cell_rows, t->rows);
-      g->cell_cols = gcd(g->cell_cols, t->cols);
+      g->cell_rows = ir_gcd(g->cell_rows, t->rows);
+      g->cell_cols = ir_gcd(g->cell_cols, t->cols);
     }
   }
 }
@@ -563,6 +555,14 @@ static void walk_instr(Oracle *o, Walk *w, const Stmt *s) {
   if (w->mode == WALK_IDEAL) ideal_instance(o, w, s, rg, nrg, pos);
 }
 
+/* Count one step; at the program's step limit, an error and the walk stops. */
+static bool count_step(Oracle *o, Walk *w, Span span) {
+  if (++w->steps <= o->p->max_steps) return true;
+  diag_error(&o->p->diag, span, "%s", steps_exceeded(o->p));
+  o->failed = true;
+  return false;
+}
+
 static void push_body(Walk *w, const Stmt *body, const Stmt *loop, int64_t hi) {
   w->frames[w->depth++] = (WalkFrame){body, loop, hi};
 }
@@ -581,7 +581,7 @@ static void walk_for(Oracle *o, Walk *w, const Stmt *s) {
     o->failed = true;
     return;
   }
-  if (lo >= hi || !s->body) return;
+  if (lo >= hi || !s->body || !count_step(o, w, s->span)) return;
   w->loopvars[s->loop_id] = lo;
   push_body(w, s->body, s, hi);
 }
@@ -601,7 +601,7 @@ static bool walk_next(Oracle *o, Walk *w) {
   while (w->depth > 0 && !o->failed) {
     WalkFrame *f = &w->frames[w->depth - 1];
     if (!f->next) { /* the end of a body: the loop's next iteration, or pop */
-      if (f->loop && ++w->loopvars[f->loop->loop_id] < f->hi)
+      if (f->loop && ++w->loopvars[f->loop->loop_id] < f->hi && count_step(o, w, f->loop->span))
         f->next = f->loop->body;
       else
         w->depth--;
@@ -612,7 +612,9 @@ static bool walk_next(Oracle *o, Walk *w) {
     switch (s->kind) {
     case ST_FOR: walk_for(o, w, s); break;
     case ST_BLOCK: push_body(w, s->body, NULL, 0); break;
-    case ST_INSTR: walk_instr(o, w, s); return !o->failed;
+    case ST_INSTR:
+      if (count_step(o, w, s->span)) walk_instr(o, w, s);
+      return !o->failed;
     case ST_IF: walk_if(o, w, s); break;
     }
   }
