@@ -28,8 +28,13 @@
  * Bookkeeping is charged with one bfrt_bookkeep call per run of adjacent
  * bookkeeping nodes, so the total equals the IR's definition: each executed
  * IR_SET and IR_STORE, and each evaluated IR_WAIT with a non-constant
- * threshold. A descriptor (bfk_<kernel>) and bfk_kernel() returning it close
- * the file; the JIT finds the kernel through that one symbol. */
+ * threshold. On a target that limits `registers`, the values
+ * transform/resources.c keeps in scratch are charged where they are
+ * accessed (bfrt_spill before the node, bf_wait_s for a wait taken, one
+ * per further loop test); the C itself keeps them in variables, so the
+ * synchronization is the same. A descriptor (bfk_<kernel>) and bfk_kernel()
+ * returning it close the file; the JIT finds the kernel through that one
+ * symbol. */
 #include <ctype.h>
 #include <inttypes.h>
 #include <math.h>
