@@ -447,8 +447,9 @@ static int spilled_reads(const Emitter *em, const IrExpr *x) {
 /* What node n costs in scratch operations before it runs: the loads of
  * the scalars in scratch its expressions read, the store of a scalar in
  * scratch it sets, a guard's load, a loop bound's store and first load,
- * and before an op the reads of the counters whose last-read count is in
- * scratch. A wait's store of its guard and its reads, and each further
+ * before an op the reads of the counters whose last-read count is in
+ * scratch, and at a barrier the zeros stored in guards and last-read
+ * counts in scratch. A wait's store of its guard and its reads, and each further
  * loop test, are charged where they happen (bf_wait_s, put_loop). */
 static int64_t spill_charge(Emitter *em, const IrNode *n) {
   const EngineSpill *s = spill_of(em);
@@ -463,6 +464,9 @@ static int64_t spill_charge(Emitter *em, const IrNode *n) {
   if (n->kind == IR_WAIT) c += s->plan.guards >> n->engine & 1;
   if (n->kind == IR_LOOP && s->plan.bound[n->loop_id]) c += 2;
   if (n->kind == IR_OP) c += s->per_op;
+  if (n->kind == IR_BARRIER) /* the restart stores 0 in each guard and last-read count in scratch */
+    c += __builtin_popcount((s->plan.guards | s->plan.last_read) & ir_tracks(em->stream)) +
+         __builtin_popcount(s->plan.guards & s->plan.last_read & ir_tracks(em->stream));
   return c;
 }
 
