@@ -97,9 +97,10 @@ double reference_f64_rel_err(float got, double want, double scale);
 
 /* ---- numpy .npy files: 2-D, C order, little-endian; the dtype by the
  * tensor's element type (docs/runtime.md, "The .npy contract"): f32 '<f4',
- * i32 '<i4', and, as numpy has no bfloat16 or float8, bf16 as its bit
- * patterns in '<u2' and fp8e4 as its bit patterns in '|u1'. A bf16 or fp8e4
- * tensor also reads '<f4', rounding each value to nearest even. */
+ * i32 '<i4', fp16 '<f2', and, as numpy has no bfloat16 or float8, bf16 as
+ * its bit patterns in '<u2' and fp8e4 and fp8e5 as their bit patterns in
+ * '|u1'. A tensor of these narrow types also reads '<f4', rounding each
+ * value to nearest even. */
 typedef struct NpyArray {
   int64_t rows, cols;
   float *data;   /* rows * cols 4-byte cells: the values (int32 cells for i32) */

@@ -1052,8 +1052,8 @@ static void put_descriptor(const Emitter *em) {
   fprintf(em->out, "};\nstatic void (*const bf_entry[%d])(bfrt_ctx *, const int64_t *) = {", ne);
   for (int e = 0; e < ne; e++)
     fprintf(em->out, "%sbf_engine_%s", e ? ", " : "", sanitize_id(p->arena, p->target->engines[e].name, e));
-  static const char *const dtype_names[ELEM_NTYPES] = {"BFRT_DTYPE_F32", "BFRT_DTYPE_I32", "BFRT_DTYPE_BF16",
-                                                       "BFRT_DTYPE_FP8E4"};
+  static const char *const dtype_names[ELEM_NTYPES] = {"BFRT_DTYPE_F32",   "BFRT_DTYPE_I32",   "BFRT_DTYPE_BF16",
+                                                       "BFRT_DTYPE_FP8E4", "BFRT_DTYPE_FP8E5", "BFRT_DTYPE_FP16"};
   fprintf(em->out, "};\nstatic const bfrt_tile_desc bf_tiles[%d] = {", k->ntiles ? k->ntiles : 1);
   for (int i = 0; i < k->ntiles; i++) {
     const Tile *t = &k->tiles[i];

@@ -3,8 +3,9 @@
  * exactly the same tensors and compare its results bit for bit.
  *
  * Element i of tensor t under seed s is splitmix64 of (s, t, i) mapped to a
- * multiple of 2^-23 in [-1, 1): exact in f32, identical everywhere. A bf16
- * or fp8e4 tensor holds that value rounded to nearest even in its type
+ * multiple of 2^-23 in [-1, 1): exact in f32, identical everywhere. A
+ * tensor of a narrow float type (bf16, fp16, fp8e4, fp8e5) holds that value
+ * rounded to nearest even in its type
  * (bfrt_round; bfrt_run rounds a host's values so, and `bfsync run` rounds
  * its defaults before either reference sees them). */
 #ifndef BACKEND_INPUTS_H

@@ -1,11 +1,12 @@
 /* npy.c: numpy's .npy files, the way tensors go in and out of `bfsync run`.
  *
  * Only what a kernel's tensors can be: 2-D, little-endian, C order, in the
- * dtype of the tensor's element type: f32 '<f4', i32 '<i4', bf16 '<u2' and
- * fp8e4 '|u1' (numpy has no dtype for either, so the file holds their bit
- * patterns, which ml_dtypes' bfloat16 and float8_e4m3fn views read back);
- * a bf16 or fp8e4 tensor also takes '<f4', rounded to nearest even as a
- * store to it would be (bfrt_round). The format is a magic string, a version, a little-endian header
+ * dtype of the tensor's element type: f32 '<f4', i32 '<i4', fp16 '<f2', bf16
+ * '<u2' and fp8e4 and fp8e5 '|u1' (numpy has no dtype for these three, so
+ * the file holds their bit patterns, which ml_dtypes' bfloat16,
+ * float8_e4m3fn and float8_e5m2 views read back); a tensor of a narrow
+ * float type also takes '<f4', rounded to nearest even as a store to it
+ * would be (bfrt_round). The format is a magic string, a version, a little-endian header
  * length (2 bytes in version 1.0, 4 in 2.0), an ASCII Python dict literal
  * padded to a multiple of 64 bytes, then the raw data. The dict is parsed
  * strictly enough that anything numpy would not have written is rejected
@@ -124,41 +125,64 @@ static uint32_t little_endian(const unsigned char *b, int n) {
 /* The bytes of an element of a dtype bfsync reads, or 0. */
 static int dtype_bytes(const char *descr) {
   if (!strcmp(descr, "<f4") || !strcmp(descr, "<i4")) return 4;
-  if (!strcmp(descr, "<u2")) return 2;
+  if (!strcmp(descr, "<u2") || !strcmp(descr, "<f2")) return 2;
   if (!strcmp(descr, "|u1") || !strcmp(descr, "<u1")) return 1;
   return 0;
 }
 
 /* The dtype a tensor of type is written in, and the one it reads besides '<f4'. */
 static const char *native_dtype(ElemType type) {
-  static const char *const names[ELEM_NTYPES] = {"<f4", "<i4", "<u2", "|u1"};
+  static const char *const names[ELEM_NTYPES] = {"<f4", "<i4", "<u2", "|u1", "|u1", "<f2"};
   return names[type];
 }
 
 /* Whether a tensor of type reads a file of dtype descr. */
 static bool reads_dtype(ElemType type, const char *descr) {
   if (!strcmp(descr, native_dtype(type))) return true;
-  if (type == ELEM_FP8E4 && !strcmp(descr, "<u1")) return true;
-  return (type == ELEM_BF16 || type == ELEM_FP8E4) && !strcmp(descr, "<f4");
+  if ((type == ELEM_FP8E4 || type == ELEM_FP8E5) && !strcmp(descr, "<u1")) return true;
+  return bfrt_dtype_narrow((int)type) && !strcmp(descr, "<f4");
 }
 
-/* ---- fp8e4 (OCP E4M3) bit patterns: S EEEE MMM, bias 7, E = 0 subnormal
- * (M * 2^-9), S 1111 111 NaN, no Inf. */
-static float fp8e4_value(unsigned bits) {
-  unsigned e = bits >> 3 & 15, m = bits & 7;
-  float magnitude = e == 15 && m == 7 ? NAN : e == 0 ? ldexpf((float)m, -9) : ldexpf((float)(8 + m), (int)e - 10);
-  return bits & 0x80 ? -magnitude : magnitude;
+/* ---- Bit patterns of the narrow formats: S E..E M..M, exponent bias
+ * 2^(E-1) - 1, E = 0 subnormal (M * 2^(1 - bias - fraction bits)). In an
+ * IEEE-like format (fp8e5, fp16) the largest exponent holds Inf (M = 0)
+ * and NaN; fp8e4 (OCP E4M3) has no Inf and one NaN, S 1111 111. */
+typedef struct Format {
+  int exponent_bits, fraction_bits;
+  bool ieee;
+} Format;
+
+static const Format *format_of(ElemType type) {
+  static const Format fp8e4 = {4, 3, false}, fp8e5 = {5, 2, true}, fp16 = {5, 10, true};
+  return type == ELEM_FP8E4 ? &fp8e4 : type == ELEM_FP8E5 ? &fp8e5 : &fp16;
 }
 
-/* The pattern of x, a value fp8e4 holds (or a NaN). */
-static unsigned fp8e4_bits(float x) {
-  unsigned sign = signbit(x) ? 0x80 : 0;
+static float pattern_value(unsigned bits, const Format *f) {
+  unsigned top = (1u << f->exponent_bits) - 1, fraction_mask = (1u << f->fraction_bits) - 1;
+  unsigned e = bits >> f->fraction_bits & top, m = bits & fraction_mask;
+  int bias = (int)(top >> 1);
+  float magnitude;
+  if (f->ieee && e == top) magnitude = m ? NAN : INFINITY;
+  else if (!f->ieee && e == top && m == fraction_mask) magnitude = NAN;
+  else if (e == 0) magnitude = ldexpf((float)m, 1 - bias - f->fraction_bits);
+  else magnitude = ldexpf((float)(fraction_mask + 1 + m), (int)e - bias - f->fraction_bits);
+  return bits >> (f->exponent_bits + f->fraction_bits) & 1 ? -magnitude : magnitude;
+}
+
+/* The pattern of x, a value the format holds (or a NaN, or Inf in an
+ * IEEE-like format). */
+static unsigned pattern_bits(float x, const Format *f) {
+  unsigned top = (1u << f->exponent_bits) - 1;
+  int bias = (int)(top >> 1);
+  unsigned sign = signbit(x) ? 1u << (f->exponent_bits + f->fraction_bits) : 0;
   float magnitude = fabsf(x);
-  if (isnan(x)) return sign | 0x7F;
-  if (magnitude < 0x1p-6f) return sign | (unsigned)(magnitude * 512.0f);
+  if (isnan(x)) return sign | top << f->fraction_bits | (f->ieee ? 1u << (f->fraction_bits - 1) : (1u << f->fraction_bits) - 1);
+  if (isinf(x)) return sign | top << f->fraction_bits;
+  if (magnitude < ldexpf(1.0f, 1 - bias)) return sign | (unsigned)ldexpf(magnitude, bias - 1 + f->fraction_bits);
   int exponent;
-  float fraction = frexpf(magnitude, &exponent); /* [0.5, 1): the pattern's exponent is exponent - 1 + 7 */
-  return sign | (unsigned)(exponent + 6) << 3 | ((unsigned)(fraction * 16.0f) & 7);
+  float fraction = frexpf(magnitude, &exponent); /* [0.5, 1): the pattern's exponent is exponent - 1 + bias */
+  unsigned m = (unsigned)ldexpf(fraction, f->fraction_bits + 1) & ((1u << f->fraction_bits) - 1);
+  return sign | (unsigned)(exponent - 1 + bias) << f->fraction_bits | m;
 }
 
 /* Check the header of f against a 2-D C-order array; -1 with *err. */
@@ -197,7 +221,7 @@ static int read_header(Arena *a, FILE *f, const char *path, Header *h, const cha
   if (!dtype_bytes(h->descr)) {
     *err = arena_printf(a,
                         "%s: dtype is '%s', expected float32 ('<f4'), int32 ('<i4', i32 tensors), uint16 ('<u2', "
-                        "bf16 bit patterns) or uint8 ('|u1', fp8e4 bit patterns)",
+                        "bf16 bit patterns), float16 ('<f2', fp16) or uint8 ('|u1', fp8e4 and fp8e5 bit patterns)",
                         path, h->descr);
     return -1;
   }
@@ -226,17 +250,18 @@ static long remaining_bytes(FILE *f) {
  * cell is at least as wide as an element). */
 static void widen(float *data, int64_t n, const char *descr, ElemType type) {
   int bytes = dtype_bytes(descr);
+  bool bf16 = !strcmp(descr, "<u2"), f32 = !strcmp(descr, "<f4");
   const unsigned char *raw = (const unsigned char *)data;
   for (int64_t i = n - 1; i >= 0; i--) {
     float value;
-    if (bytes == 1) {
-      value = fp8e4_value(raw[i]);
-    } else if (bytes == 2) {
+    if (bf16) {
       uint32_t bits = (uint32_t)(raw[2 * i] | raw[2 * i + 1] << 8) << 16;
       memcpy(&value, &bits, sizeof value);
-    } else {
+    } else if (bytes == 4) {
       memcpy(&value, raw + 4 * i, sizeof value);
-      if (type == ELEM_I32) continue; /* i32 values stay the file's cells */
+      if (!f32) continue; /* i32 values stay the file's cells */
+    } else {
+      value = pattern_value(bytes == 1 ? raw[i] : (unsigned)(raw[2 * i] | raw[2 * i + 1] << 8), format_of(type));
     }
     data[i] = bfrt_round(value, (int)type);
   }
@@ -281,7 +306,9 @@ int npy_read(Arena *a, const char *path, const char *tensor, const NpyArray *int
   static const char *const give[ELEM_NTYPES] = {
       "f32: give float32 ('<f4')", "i32: give int32 ('<i4')",
       "bf16: give its bit patterns as uint16 ('<u2') or float32 ('<f4', rounded to nearest even)",
-      "fp8e4: give its bit patterns as uint8 ('|u1') or float32 ('<f4', rounded to nearest even)"};
+      "fp8e4: give its bit patterns as uint8 ('|u1') or float32 ('<f4', rounded to nearest even)",
+      "fp8e5: give its bit patterns as uint8 ('|u1') or float32 ('<f4', rounded to nearest even)",
+      "fp16: give float16 ('<f2') or float32 ('<f4', rounded to nearest even)"};
   if (!status && !reads_dtype(into->type, h.descr)) {
     *err = arena_printf(a, "%s: dtype is '%s', but tensor %s is %s", path, h.descr, tensor, give[into->type]);
     status = -1;
@@ -292,21 +319,19 @@ int npy_read(Arena *a, const char *path, const char *tensor, const NpyArray *int
 }
 
 /* The cells of array in its file dtype: 4-byte cells as they are, bf16 as
- * the upper halves of its cells, fp8e4 as its patterns. */
+ * the upper halves of its cells, fp8e4, fp8e5 and fp16 as their patterns
+ * (little-endian). */
 static void write_elements(FILE *f, const NpyArray *array, size_t count) {
   if (array->type == ELEM_F32 || array->type == ELEM_I32) {
     if (count) fwrite(array->data, sizeof(float), count, f);
     return;
   }
   for (size_t i = 0; i < count; i++) {
-    uint32_t bits;
-    memcpy(&bits, &array->data[i], sizeof bits);
-    if (array->type == ELEM_BF16) {
-      unsigned char half[2] = {(unsigned char)(bits >> 16), (unsigned char)(bits >> 24)};
-      fwrite(half, 1, 2, f);
-    } else {
-      fputc((int)fp8e4_bits(array->data[i]), f);
-    }
+    uint32_t cell;
+    memcpy(&cell, &array->data[i], sizeof cell);
+    unsigned pattern = array->type == ELEM_BF16 ? cell >> 16 : pattern_bits(array->data[i], format_of(array->type));
+    unsigned char bytes[2] = {(unsigned char)pattern, (unsigned char)(pattern >> 8)};
+    fwrite(bytes, 1, (size_t)bfrt_dtype_bytes((int)array->type), f);
   }
 }
 

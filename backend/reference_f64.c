@@ -25,11 +25,11 @@
  * Immediates are the decimal values as written (o->imm_value), not their
  * f32 roundings, so the reference sees the kernel the writer meant.
  *
- * Tiles and tensors of a narrower storage type (bf16, fp8e4) keep their
+ * Tiles and tensors of a narrower storage type (bf16, fp16, fp8e4, fp8e5) keep their
  * exact values here too: a store to one adds the rounding the engines make
  * there to the bound instead (see "Storage types" below; none when the op
  * only moves or compares values the type already holds), and an overflow
- * of the type (to Inf in bf16, to NaN in fp8e4) is the same diagnostic as
+ * of the type (to Inf in bf16, fp16 and fp8e5, to NaN in fp8e4) is the same diagnostic as
  * an overflow of f32. Inputs of those types arrive already rounded (the
  * default inputs and .npy files are rounded as they are read), so they are
  * exact. */
@@ -137,7 +137,8 @@ static int resolve(F64 *r, const Stmt *s, Operands *ops) {
 }
 
 /* ---- Storage types. Written out here from their definitions, not taken
- * from the runtime: a store to bf16 (8 significant bits) or fp8e4 (4) rounds
+ * from the runtime: a store to bf16 (8 significant bits), fp16 (11), fp8e4
+ * (4) or fp8e5 (3) rounds
  * to nearest, so it moves a value by at most half an ulp: unit * |x| for a
  * normal x, and half the smallest subnormal below the normals. */
 typedef struct StorageType {
@@ -149,9 +150,16 @@ typedef struct StorageType {
 } StorageType;
 
 static const StorageType *storage_type(ElemType type) {
-  static const StorageType bf16 = {"bf16", 0x1p-8, 0x1p-134, 0x1.FEFFFFFFFFFFFp127, "Inf"};
-  static const StorageType fp8e4 = {"fp8e4", 0x1p-4, 0x1p-10, 464, "NaN"};
-  return type == ELEM_BF16 ? &bf16 : type == ELEM_FP8E4 ? &fp8e4 : NULL;
+  /* the largest: just below the midpoint past the largest finite value when
+   * that value's last significand bit is 1 (the tie goes to the overflow),
+   * the midpoint itself when it is 0 (fp8e4: 464 ties to 448) */
+  static const StorageType types[ELEM_NTYPES] = {
+      [ELEM_BF16] = {"bf16", 0x1p-8, 0x1p-134, 0x1.FEFFFFFFFFFFFp127, "Inf"},      /* 8 bits, to 0x1.FEp127 */
+      [ELEM_FP8E4] = {"fp8e4", 0x1p-4, 0x1p-10, 464, "NaN"},                      /* 4 bits, to 448 */
+      [ELEM_FP8E5] = {"fp8e5", 0x1p-3, 0x1p-17, 0x1.DFFFFFFFFFFFFp15, "Inf"},     /* 3 bits, to 57344 */
+      [ELEM_FP16] = {"fp16", 0x1p-11, 0x1p-25, 0x1.FFDFFFFFFFFFFp15, "Inf"},      /* 11 bits, to 65504 */
+  };
+  return types[type].name ? &types[type] : NULL;
 }
 
 static ElemType operand_type(const F64 *r, const Operand *o) {
@@ -159,10 +167,13 @@ static ElemType operand_type(const F64 *r, const Operand *o) {
   return o->kind == OPND_TILE ? k->tiles[o->decl].type : k->tensors[o->decl].type;
 }
 
-/* Whether every value of type from is one of type to (fp8e4 within bf16
- * within f32). */
+/* Whether every value of type from is one of type to: f32 holds all of
+ * them, and bf16 and fp16 both hold fp8e4 and fp8e5 (fewer significand
+ * bits, a narrower exponent range; fp8e5 is fp16's upper byte), but not
+ * each other, nor fp8e4 and fp8e5 each other. */
 static bool holds_every(ElemType to, ElemType from) {
-  return to == from || to == ELEM_F32 || (to == ELEM_BF16 && from == ELEM_FP8E4);
+  bool from_fp8 = from == ELEM_FP8E4 || from == ELEM_FP8E5;
+  return to == from || to == ELEM_F32 || ((to == ELEM_BF16 || to == ELEM_FP16) && from_fp8);
 }
 
 /* Whether s stores its values without rounding: an EXACT op (one that

@@ -14,7 +14,8 @@
  *     runtime/ops.def), a wait, a barrier, or nothing (idle);
  *   - a zoom on the first events of every run (the same window for all,
  *     so the barrier-free run visibly gets further), where every event is
- *     its own rectangle with a tooltip;
+ *     its own rectangle with a tooltip (the op, its operands' element
+ *     types, its line, its start and end);
  *   - a time axis and a legend.
  *
  * A run is drawn to the end of its last event, which is what the trace
@@ -69,7 +70,8 @@ enum { ZOOM_OPS = 40 }; /* ops in the busiest lane of the slowest run that the z
 
 typedef struct Span {
   double start, end;
-  int name; /* index in Trace.names */
+  int name;  /* index in Trace.names */
+  int types; /* its operands' element types, "bf16 <- bf16, f32": index in Trace.names; -1: none */
   int line; /* -1: none */
   unsigned char track, cat;
 } Span;
@@ -103,6 +105,7 @@ typedef struct Event {
   size_t at;
   bool has[NFIELDS], has_arg_name;
   char name[MAX_NAME], ph[8], arg_name[MAX_NAME];
+  char types[MAX_NAME]; /* args.dtypes as "DST <- SRC, SRC" ("" without) */
   double ts, dur;
   int64_t pid, tid, line;
 } Event;
@@ -126,21 +129,46 @@ static int read_time(JsonReader *j, const char *what, double *out) {
   return 0;
 }
 
-/* args: { "name": string, "line": integer, ... } */
+/* dtypes: [ string, ... ], an op's operand types (at most MAX_OPERANDS,
+ * each at most MAX_DTYPE - 1 bytes), joined as "DST <- SRC, SRC". */
+enum { MAX_OPERANDS = 3, MAX_DTYPE = 16 };
+static int read_dtypes(JsonReader *j, Event *e) {
+  if (json_peek(j) != '[') return json_error_at(j, json_offset(j), "\"args.dtypes\" must be an array of strings");
+  bool first = true;
+  int more, n = 0;
+  if (json_array(j)) return -1;
+  while ((more = json_element(j, &first)) > 0) {
+    char type[MAX_DTYPE];
+    size_t at = json_offset(j);
+    if (n == MAX_OPERANDS) return json_error_at(j, at, "\"args.dtypes\" has more than %d entries", MAX_OPERANDS);
+    if (json_peek(j) != '"') return json_error_at(j, at, "\"args.dtypes\" must be an array of strings");
+    if (json_string(j, type, sizeof type, "\"args.dtypes\" entry")) return -1;
+    size_t len = strlen(e->types);
+    snprintf(e->types + len, sizeof e->types - len, "%s%s", n == 0 ? "" : n == 1 ? " <- " : ", ", type);
+    n++;
+  }
+  return more;
+}
+
+/* args: { "name": string, "line": integer, "dtypes": [string, ...], ... } */
 static int read_args(JsonReader *j, Event *e) {
   char key[MAX_NAME];
-  bool first = true, seen_name = false, seen_line = false;
+  bool first = true, seen_name = false, seen_line = false, seen_dtypes = false;
   int more;
   if (json_peek(j) != '{') return json_error_at(j, json_offset(j), "\"args\" must be an object");
   if (json_object(j)) return -1;
   while ((more = json_member(j, &first, key, sizeof key)) > 0) {
     size_t at = json_offset(j);
-    bool *seen = !strcmp(key, "name") ? &seen_name : !strcmp(key, "line") ? &seen_line : NULL;
+    bool *seen = !strcmp(key, "name")     ? &seen_name
+                 : !strcmp(key, "line")   ? &seen_line
+                 : !strcmp(key, "dtypes") ? &seen_dtypes
+                                          : NULL;
     if (seen && *seen) return json_error_at(j, at, "duplicate \"%s\" in \"args\"", key);
     if (seen) *seen = true;
-    int bad = seen == &seen_name   ? json_string(j, e->arg_name, sizeof e->arg_name, "\"args.name\"")
-              : seen == &seen_line ? read_integer(j, "\"args.line\"", 0, INT32_MAX, &e->line)
-                                   : json_skip(j);
+    int bad = seen == &seen_name     ? json_string(j, e->arg_name, sizeof e->arg_name, "\"args.name\"")
+              : seen == &seen_line   ? read_integer(j, "\"args.line\"", 0, INT32_MAX, &e->line)
+              : seen == &seen_dtypes ? read_dtypes(j, e)
+                                     : json_skip(j);
     if (bad) return -1;
   }
   e->has_arg_name = seen_name;
@@ -192,11 +220,13 @@ static Run *run_of(Trace *t, const Event *e) {
   return r;
 }
 
-static int name_index(Trace *t, const Event *e) {
+/* name's index in t->names (an event's name, or its operand types). */
+static int name_index(Trace *t, const Event *e, const char *name) {
   for (int i = 0; i < t->nnames; i++)
-    if (!strcmp(t->names[i], e->name)) return i;
-  if (t->nnames == MAX_NAMES) return json_error_at(&t->j, e->at, "more than %d distinct event names", MAX_NAMES);
-  memcpy(t->names[t->nnames], e->name, sizeof e->name);
+    if (!strcmp(t->names[i], name)) return i;
+  if (t->nnames == MAX_NAMES)
+    return json_error_at(&t->j, e->at, "more than %d distinct event names and operand types", MAX_NAMES);
+  snprintf(t->names[t->nnames], sizeof t->names[t->nnames], "%s", name);
   return t->nnames++;
 }
 
@@ -208,8 +238,8 @@ static int category(const char *name) {
 }
 
 static int add_span(Trace *t, Run *r, const Event *e) {
-  int name = name_index(t, e);
-  if (name < 0) return -1;
+  int name = name_index(t, e, e->name), types = e->types[0] ? name_index(t, e, e->types) : -1;
+  if (name < 0 || (e->types[0] && types < 0)) return -1;
   if (t->nevents == MAX_EVENTS) return json_error_at(&t->j, e->at, "more than %d events in one trace", MAX_EVENTS);
   if (r->n == r->cap) {
     size_t cap = r->cap ? 2 * r->cap : 256;
@@ -218,7 +248,7 @@ static int add_span(Trace *t, Run *r, const Event *e) {
     r->spans = spans;
     r->cap = cap;
   }
-  r->spans[r->n++] = (Span){e->ts, e->ts + e->dur, name, (int)e->line, (unsigned char)e->tid,
+  r->spans[r->n++] = (Span){e->ts, e->ts + e->dur, name, types, (int)e->line, (unsigned char)e->tid,
                             (unsigned char)category(e->name)};
   t->nevents++;
   r->used[e->tid] = true;
@@ -422,6 +452,10 @@ static void zoom_lane(FILE *f, const Trace *t, const Run *r, int track, double t
     fprintf(f, "<rect x=\"%.2f\" y=\"%d\" width=\"%.2f\" height=\"%d\" fill=\"%s\" stroke=\"#fff\" "
                "stroke-width=\"0.3\"><title>", x0, y, fmax(x1 - x0, 0.6), LANE_H, categories[s->cat].colour);
     xml_text(f, t->names[s->name]);
+    if (s->types >= 0) {
+      fputc(' ', f);
+      xml_text(f, t->names[s->types]);
+    }
     if (s->line >= 0) fprintf(f, " (line %d)", s->line);
     fprintf(f, " %s..%s</title></rect>\n", a, b);
   }

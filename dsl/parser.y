@@ -127,8 +127,8 @@ param: IDENT ':' INT_KW { kernel_add_param(ARENA, ps->kernel, &ps->param_cap, $1
 
 decls: %empty | decls decl ;
 
-/* decl = "hbm" io IDENT ":" ("f32" | IDENT) "[" expr "," expr "]" ";"   (IDENT: i32, bf16, fp8e4)
- *      | mem IDENT ["[" expr "]"] ":" ("f32" | IDENT) "[" expr "," expr "]" ";"   (IDENT: bf16, fp8e4)
+/* decl = "hbm" io IDENT ":" ("f32" | IDENT) "[" expr "," expr "]" ";"   (IDENT: i32, bf16, fp16, fp8e4, fp8e5)
+ *      | mem IDENT ["[" expr "]"] ":" ("f32" | IDENT) "[" expr "," expr "]" ";"   (IDENT: bf16, fp16, fp8e4, fp8e5)
  *      | "const" IDENT "=" expr ";" */
 decl:
   HBM io IDENT ':' F32 '[' expr ',' expr ']' ';'

@@ -203,15 +203,15 @@ void kernel_add_typed_tile(Arena *a, Kernel *k, int *cap, MemKind mem, const cha
   t->elem_span = elem_span;
 }
 
-static const char *const elem_type_names[ELEM_NTYPES] = {"f32", "i32", "bf16", "fp8e4"};
+_Static_assert((int)ELEM_NTYPES == (int)BFRT_NDTYPES, "ElemType numbers the runtime's BFRT_DTYPE_*");
 
 int elem_type_of(const char *name) {
   for (int i = 0; i < ELEM_NTYPES; i++)
-    if (!strcmp(name, elem_type_names[i])) return i;
+    if (!strcmp(name, bfrt_dtype_name(i))) return i;
   return -1;
 }
 
-const char *elem_type_name(ElemType type) { return elem_type_names[type]; }
+const char *elem_type_name(ElemType type) { return bfrt_dtype_name((int)type); }
 
 static int operand_elem_bytes(const Kernel *k, const Operand *o) {
   if (o->kind == OPND_TILE) return bfrt_dtype_bytes((int)k->tiles[o->decl].type);

@@ -137,12 +137,13 @@ typedef struct Param {
 typedef enum IoKind { IO_IN, IO_OUT, IO_INOUT } IoKind;
 
 /* Element types, numbered as the runtime's BFRT_DTYPE_* (docs/language.md,
- * "Element types"): f32; i32, device integers (hbm in tensors only); bf16
- * and fp8e4 (OCP E4M3), storage types that ops compute with in f32 and
- * round to, to nearest even, when they store. */
-typedef enum ElemType { ELEM_F32, ELEM_I32, ELEM_BF16, ELEM_FP8E4, ELEM_NTYPES } ElemType;
+ * "Element types"): f32; i32, device integers (hbm in tensors only); bf16,
+ * fp8e4 (OCP E4M3), fp8e5 (OCP E5M2) and fp16 (IEEE binary16), storage
+ * types that ops compute with in f32 and round to, to nearest even, when
+ * they store. */
+typedef enum ElemType { ELEM_F32, ELEM_I32, ELEM_BF16, ELEM_FP8E4, ELEM_FP8E5, ELEM_FP16, ELEM_NTYPES } ElemType;
 
-/* The type named name (as written: f32, i32, bf16, fp8e4), or -1. */
+/* The type named name (as written: f32, i32, bf16, fp8e4, fp8e5, fp16), or -1. */
 int elem_type_of(const char *name);
 const char *elem_type_name(ElemType type);
 
@@ -263,8 +264,8 @@ StmtList stmt_else_if(Stmt *s);
 void kernel_add_param(Arena *a, Kernel *k, int *cap, const char *name, Span span);
 void kernel_add_tensor(Arena *a, Kernel *k, int *cap, IoKind io, const char *name, Span span,
                        Expr *rows, Expr *cols);
-/* `hbm io NAME: ELEM[rows, cols]` with ELEM not the keyword f32: i32, bf16
- * or fp8e4 (not keywords, so they stay usable as names); sema rejects any
+/* `hbm io NAME: ELEM[rows, cols]` with ELEM not the keyword f32: i32, bf16,
+ * fp8e4, fp8e5 or fp16 (not keywords, so they stay usable as names); sema rejects any
  * other. */
 void kernel_add_typed_tensor(Arena *a, Kernel *k, int *cap, IoKind io, const char *name, Span span,
                              const char *elem, Span elem_span, Expr *rows, Expr *cols);

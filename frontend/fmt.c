@@ -321,6 +321,21 @@ static void print_tile(Printer *pr, const Tile *t, uint32_t limit) {
   fputc('\n', pr->out);
 }
 
+void fmt_storage(const Kernel *k, FILE *out) {
+  for (int i = 0; i < k->ntensors; i++) {
+    const Tensor *t = &k->tensors[i];
+    fprintf(out, "hbm %s %s", io_name[t->io], t->name);
+    print_shape(out, elem_type_name(t->type), t->rows, t->cols);
+    fputc('\n', out);
+  }
+  for (int i = 0; i < k->ntiles; i++) {
+    const Tile *t = &k->tiles[i];
+    fprintf(out, "%s %s", mem_name[t->mem], t->name);
+    if (t->slotted) fprintf(out, "[%lld]", (long long)t->slots);
+    fprintf(out, ": %s[%lld, %lld];\n", elem_type_name(t->type), (long long)t->rows, (long long)t->cols);
+  }
+}
+
 static void print_const(Printer *pr, const Const *c, uint32_t limit) {
   comments_before(pr, c->value->span.end, 1);
   start_line(pr, c->span.begin, 1);

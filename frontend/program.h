@@ -83,6 +83,10 @@ void assign_queues(Program *p);
 void queues_explain(const Program *p, FILE *out);
 /* Requires: a checked kernel. Ensures: the kernel in canonical syntax on out. frontend/fmt.c */
 void fmt(const Program *p, FILE *out);
+/* Requires: a checked kernel. Ensures: its hbm tensors, then its tiles, one
+ * declaration a line with the resolved element type and the tiles' shapes
+ * evaluated (the storage the IR works on; --emit=ir). frontend/fmt.c */
+void fmt_storage(const Kernel *k, FILE *out);
 
 /* Requires: a checked kernel. Ensures: ir with exact counter waits and no
  * barrier. transform/barrier_free.c */

@@ -8,7 +8,7 @@
  * computes in real arithmetic), picks the form of an op the operands fit
  * (add with a tile or an immediate), enforces the target's hardware limits
  * (partitions, SBUF and PSUM capacity, PSUM banks, which engines reach
- * PSUM) and requires every out tensor to be stored to; it warns of tile
+ * PSUM, matmul writing f32 PSUM) and requires every out tensor to be stored to; it warns of tile
  * slots read before anything can have written them (frontend/written.c).
  *
  * Each rule has its own positioned message, and checking goes on after an
@@ -298,6 +298,11 @@ static void check_const(Sema *s, Const *c) {
 
 static const char *type_suggestion(Sema *s, const char *word);
 
+#define FLOAT_TYPES "f32, bf16, fp16, fp8e4 or fp8e5"
+/* The float types: the ones tiles may have. */
+static const unsigned FLOAT_TYPE_MASK =
+    1u << ELEM_F32 | 1u << ELEM_BF16 | 1u << ELEM_FP8E4 | 1u << ELEM_FP8E5 | 1u << ELEM_FP16;
+
 /* The element type written as elem (NULL: the keyword f32), or -1 after an
  * error; allowed: the mask of types this declaration may have. */
 static int resolve_elem_type(Sema *s, const char *elem, Span span, unsigned allowed, const char *what) {
@@ -305,15 +310,15 @@ static int resolve_elem_type(Sema *s, const char *elem, Span span, unsigned allo
   int type = elem_type_of(elem);
   if (type >= 0 && (allowed >> type & 1)) return type;
   if (type == ELEM_I32)
-    diag_error(s->diag, span, "%s cannot be i32: i32 is for hbm in tensors of device integers; %s are f32, bf16 "
-               "or fp8e4", what, what);
+    diag_error(s->diag, span, "%s cannot be i32: i32 is for hbm in tensors of device integers; %s are " FLOAT_TYPES,
+               what, what);
   else
-    diag_error(s->diag, span, "unknown element type '%s': %s are f32, bf16 or fp8e4%s%s", elem, what,
+    diag_error(s->diag, span, "unknown element type '%s': %s are " FLOAT_TYPES "%s%s", elem, what,
                allowed >> ELEM_I32 & 1 ? ", or i32 (device integers)" : "", type_suggestion(s, elem));
   return -1;
 }
 
-/* decl = "hbm" io IDENT ":" ("f32" | "i32" | "bf16" | "fp8e4") "[" expr "," expr "]" ";" */
+/* decl = "hbm" io IDENT ":" ("f32" | "i32" | "bf16" | "fp16" | "fp8e4" | "fp8e5") "[" expr "," expr "]" ";" */
 static void check_tensor(Sema *s, Tensor *t) {
   Expr *dims[2] = {t->rows, t->cols};
   int type = resolve_elem_type(s, t->elem, t->elem_span, (1u << ELEM_NTYPES) - 1, "hbm tensors");
@@ -338,9 +343,9 @@ static void check_tensor(Sema *s, Tensor *t) {
                t->name, (long long)value[0], (long long)value[1]);
 }
 
-/* decl = ("sbuf" | "psum") IDENT ["[" expr "]"] ":" ("f32" | "bf16" | "fp8e4") "[" expr "," expr "]" ";" */
+/* decl = ("sbuf" | "psum") IDENT ["[" expr "]"] ":" ("f32" | "bf16" | "fp16" | "fp8e4" | "fp8e5") "[" expr "," expr "]" ";" */
 static bool check_tile(Sema *s, Tile *t) {
-  int type = resolve_elem_type(s, t->elem, t->elem_span, 1u << ELEM_F32 | 1u << ELEM_BF16 | 1u << ELEM_FP8E4, "tiles");
+  int type = resolve_elem_type(s, t->elem, t->elem_span, FLOAT_TYPE_MASK, "tiles");
   t->type = type < 0 ? ELEM_F32 : (ElemType)type;
   t->slots = t->slotted ? positive_constant(s, t->slots_expr, "a slot count") : 1;
   t->rows = positive_constant(s, t->rows_expr, "a tile dimension");
@@ -886,7 +891,7 @@ static void check_tensors_stored(Sema *s) {
 }
 
 /* ---- Hardware limits (the target's [limits]; docs/targets.md). An
- * element takes 4 bytes (f32), 2 (bf16) or 1 (fp8e4); a tile's rows are its
+ * element takes 4 bytes (f32), 2 (bf16, fp16) or 1 (fp8e4, fp8e5); a tile's rows are its
  * partitions, so a slot takes cols elements of every partition it spans. */
 static int64_t slot_bytes(const Tile *t) { return t->cols * bfrt_dtype_bytes((int)t->type); }
 
@@ -969,6 +974,28 @@ static void check_psum_access(Sema *s) {
   }
 }
 
+/* On a target that says so (matmul_psum_f32), matmul and matmul_acc write
+ * an f32 psum tile, as TensorE does: nki.isa.nc_matmul accumulates in f32
+ * and writes PSUM. An sbuf or narrower result is a copy from there. */
+static void check_matmul_destination(Sema *s) {
+  const Kernel *k = s->k;
+  const Target *target = s->p->target;
+  if (!target->limits.matmul_psum_f32) return;
+  for (int i = 0; i < k->ninstrs; i++) {
+    const Stmt *in = k->instrs[i];
+    if ((in->op != BFRT_MATMUL && in->op != BFRT_MATMUL_ACC) || in->noperands < 1) continue;
+    const Operand *d = &in->operands[0];
+    if (d->kind != OPND_TILE || d->decl < 0) continue;
+    const Tile *t = &k->tiles[d->decl];
+    if (t->mem == MEM_PSUM && t->type == ELEM_F32) continue;
+    diag_error(s->diag, d->span,
+               "'%s' must write an f32 psum tile on target %s (nc_matmul accumulates in f32, in PSUM): '%s' is %s %s tile "
+               "(matmul_psum_f32)",
+               in->op_name, target->name, d->name, t->mem == MEM_PSUM ? "a psum" : "an sbuf",
+               elem_type_name(t->type));
+  }
+}
+
 void check(Program *p) {
   if (!p->kernel) return;
   Kernel *k = p->kernel;
@@ -983,6 +1010,7 @@ void check(Program *p) {
   check_stmts(&s, k->body);
   check_tile_limits(&s);
   check_psum_access(&s);
+  check_matmul_destination(&s);
   if (!p->diag.errors) check_tensors_stored(&s);
   if (!p->diag.errors && p->diag.warn) check_tiles_written(p);
   assign_queues(p);

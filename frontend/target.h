@@ -22,6 +22,7 @@ typedef struct TargetLimits {
   int64_t sbuf_bytes_per_partition; /* all sbuf tiles and slots together */
   int64_t psum_bytes_per_partition; /* all psum tiles and slots together */
   int64_t psum_banks;               /* each psum slot fits one bank: psum bytes / banks */
+  int64_t matmul_psum_f32;          /* 1: matmul and matmul_acc write an f32 psum tile */
   unsigned psum_kinds;              /* BFK_* bits of the engine kinds that may access psum */
 } TargetLimits;
 

@@ -93,6 +93,7 @@ static const struct {
     {"sbuf_bytes_per_partition", LIMIT(sbuf_bytes_per_partition)},
     {"psum_bytes_per_partition", LIMIT(psum_bytes_per_partition)},
     {"psum_banks", LIMIT(psum_banks)},
+    {"matmul_psum_f32", LIMIT(matmul_psum_f32)},
 };
 #undef LIMIT
 #define NLIMIT_KEYS (sizeof limit_keys / sizeof limit_keys[0])
@@ -362,7 +363,7 @@ static void set_limit(Reader *r, Span key, Span value) {
   }
   diag_error(&r->diag, key,
              "unknown key '%.*s' in [limits] (partitions, sbuf_bytes_per_partition, "
-             "psum_bytes_per_partition, psum_banks, psum_engines)",
+             "psum_bytes_per_partition, psum_banks, psum_engines, matmul_psum_f32)",
              (int)(key.end - key.begin), r->text + key.begin);
 }
 
@@ -462,6 +463,10 @@ static void check_complete(Reader *r) {
     diag_error(&r->diag, (Span){r->limit_set[3] - 1, r->limit_set[3] - 1},
                "psum_banks must divide psum_bytes_per_partition (%lld bytes in %lld banks)",
                (long long)l->psum_bytes_per_partition, (long long)l->psum_banks);
+  if (l->matmul_psum_f32 != 0 && l->matmul_psum_f32 != 1)
+    diag_error(&r->diag, (Span){r->limit_set[4] - 1, r->limit_set[4] - 1},
+               "matmul_psum_f32 is 1 (matmul writes an f32 psum tile) or 0 (any tile), not %lld",
+               (long long)l->matmul_psum_f32);
   Span eof = {r->len, r->len};
   if (!r->top_set[TOP_NAME]) diag_error(&r->diag, eof, "missing 'name = ...' at the top of the file");
   if (!r->top_set[TOP_CLOCK]) diag_error(&r->diag, eof, "missing 'clock_ghz = ...' at the top of the file");

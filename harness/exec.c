@@ -55,7 +55,7 @@ int instance_inputs(Instance *in, uint64_t seed, const char **err) {
       bf_default_ints(x->data, x->rows * x->cols, seed, t);
     else if (k->tensors[t].io != IO_OUT)
       bf_default_inputs(x->data, x->rows * x->cols, seed, t);
-    if (k->tensors[t].type == ELEM_BF16 || k->tensors[t].type == ELEM_FP8E4) /* stored in its type: RNE */
+    if (bfrt_dtype_narrow((int)k->tensors[t].type)) /* stored in its type: RNE */
       for (int64_t i = 0; i < x->rows * x->cols; i++) x->data[i] = bfrt_round(x->data[i], (int)k->tensors[t].type);
   }
   device_ints_bind(in->p, in->inputs); /* --input replaces data in place: still bound */

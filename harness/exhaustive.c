@@ -21,6 +21,8 @@
  *           | "transpose" ref "," own                (pe: write)
  *           | "transpose" own "," ref                (pe: read)
  *           | "matmul_acc" ref "," own "," own       (pe: read and write)
+ *           | "transpose" ref "," ref                (pe: read and write, instead of matmul_acc
+ *                                                     where matmul writes f32 psum: matmul_psum_f32)
  *           | "load" ref "," hbm                     (dma, dma1: write the tile, read H)
  *           | "store" hbm "," ref                    (dma, dma1: read the tile, write H)
  *   ref     = tile | tile "[" 0 | 1 | v "%" 2 | "(" v "+" 1 ")" "%" 2 "]"
@@ -128,14 +130,24 @@ static bool is_dma(int engine) { return engine >= EX_DMA; }
 /* The access kinds each engine has here (dma has no update). */
 static int access_count(int engine) { return is_dma(engine) ? 2 : ACC_KINDS; }
 
+/* Whether pe's update is a matmul_acc (else a transpose of the tile onto
+ * itself): matmul_acc writes f32 psum on a target that says so. */
+static bool pe_update_is_matmul(const Exhaustive *x) {
+  const Target *target = x->scope->target ? x->scope->target : target_default();
+  return !target->limits.matmul_psum_f32;
+}
+
 /* Whether the instruction names its engine's private tile own_ENGINE. */
-static bool uses_own(const ExInstr *in) { return in->engine == EX_PE || (in->engine < EX_PE && in->access == ACC_READ); }
+static bool uses_own(const Exhaustive *x, const ExInstr *in) {
+  if (in->engine == EX_PE) return in->access != ACC_UPDATE || pe_update_is_matmul(x);
+  return in->engine < EX_PE && in->access == ACC_READ;
+}
 
 static void print_decls(FILE *f, const Exhaustive *x) {
   bool tile[2] = {false, false}, own[EX_ENGINES] = {false}, hbm = false;
   for (int i = 0; i < x->nins; i++) {
     tile[x->ins[i].tile] = true;
-    own[x->ins[i].engine] |= uses_own(&x->ins[i]);
+    own[x->ins[i].engine] |= uses_own(x, &x->ins[i]);
     hbm |= is_dma(x->ins[i].engine);
   }
   if (hbm) fputs("  hbm inout H: f32[2, 1];\n", f);
@@ -175,11 +187,16 @@ static void print_access(FILE *f, const Exhaustive *x, int i) {
     return;
   }
   if (in->engine == EX_PE) {
-    fputs(in->access == ACC_UPDATE ? "matmul_acc " : "transpose ", f);
+    bool matmul = in->access == ACC_UPDATE && pe_update_is_matmul(x);
+    fputs(matmul ? "matmul_acc " : "transpose ", f);
     if (in->access == ACC_READ) fprintf(f, "own_%s, ", own);
     print_ref(f, x, i, in->tile, in->form);
     if (in->access == ACC_WRITE) fprintf(f, ", own_%s", own);
-    if (in->access == ACC_UPDATE) fprintf(f, ", own_%s, own_%s", own, own);
+    if (matmul) fprintf(f, ", own_%s, own_%s", own, own);
+    else if (in->access == ACC_UPDATE) {
+      fputs(", ", f);
+      print_ref(f, x, i, in->tile, in->form);
+    }
     return;
   }
   fputs(in->access == ACC_WRITE ? "fill " : in->access == ACC_READ ? "copy " : "scale ", f);

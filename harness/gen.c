@@ -35,8 +35,9 @@
  *  - A small pool of tiles and tensors (one of each io kind, the inout ones
  *    loaded and stored) makes RAW, WAR and WAW conflicts, on one engine
  *    and across engines, the common case rather than a lucky one.
- *  - Element types: about one tile or tensor in five stores bf16 and one
- *    in ten fp8e4, so the rounding on every store goes through the
+ *  - Element types: about one tile or tensor in three stores a narrow float
+ *    type (bf16 in seven, fp16 in ten, fp8e4 and fp8e5 in twenty each),
+ *    so the rounding on every store goes through the
  *    emitter, both executors and the gcc build; they are drawn from a
  *    stream of their own, so a seed's kernel is otherwise what it was
  *    before types were drawn.
@@ -120,6 +121,7 @@ typedef struct Gen {
   int deck[BFRT_NOPS]; /* ops in dealing order */
   bool stored[sizeof gen_tensors / sizeof gen_tensors[0]]; /* a store names it */
   bool psum[NFAMILIES][MAX_TILES]; /* the tile is in psum */
+  int accumulator; /* the f32 psum square tile matmul writes when the target says so (matmul_psum_f32), or -1 */
   bool psum_ok; /* the current instruction's engine may access psum tiles */
   int dealt;
   int nloops;                  /* loops printed so far: names v0, v1, ... */
@@ -164,10 +166,11 @@ static void print_extent(Gen *g) {
   fputs("2)", g->out);
 }
 
-/* f32, bf16 or fp8e4, from the types stream. */
+/* A float type from the types stream: f32 13 times in 20, bf16 3, fp16 2,
+ * fp8e4 and fp8e5 once each. */
 static const char *random_type(Gen *g) {
-  int roll = rng_below(&g->types, 10);
-  return roll < 7 ? "f32" : roll < 9 ? "bf16" : "fp8e4";
+  int roll = rng_below(&g->types, 20);
+  return roll < 13 ? "f32" : roll < 16 ? "bf16" : roll < 18 ? "fp16" : roll < 19 ? "fp8e4" : "fp8e5";
 }
 
 static void print_tensor(Gen *g, const GenTensor *t) {
@@ -182,22 +185,30 @@ static void print_tensor(Gen *g, const GenTensor *t) {
 
 static char tile_prefix(Family f) { return "trc"[f]; }
 
+/* On a target where matmul writes f32 psum (matmul_psum_f32), square tile
+ * 1 is that accumulator: in psum, f32, and the destination of every matmul
+ * and matmul_acc; the other ops use it like any tile their engine reaches.
+ * (Tile 0 stays sbuf, the tile an engine without psum access falls back to.) */
 static void declare_tiles(Gen *g) {
   static const int max_tiles[NFAMILIES] = {5, 3, 2};
   static const int rows[NFAMILIES] = {TILE_DIM, TILE_DIM, 1}, cols[NFAMILIES] = {TILE_DIM, 1, TILE_DIM};
   int64_t psum_slots = 0; /* one PSUM bank each */
+  bool accumulate = g->target->limits.matmul_psum_f32;
+  g->accumulator = accumulate ? 1 : -1;
   for (int f = 0; f < NFAMILIES; f++) {
     g->ntiles[f] = 1 + rng_below(&g->rng, max_tiles[f]);
+    if (f == FAM_SQUARE && accumulate && g->ntiles[f] < 2) g->ntiles[f] = 2;
     for (int i = 0; i < g->ntiles[f]; i++) {
       int slots = 1 + rng_below(&g->rng, 3);
-      bool psum = f == FAM_SQUARE && rng_percent(&g->rng, 20) && i > 0 &&
-                  (!g->target->limits.psum_banks || psum_slots + slots <= g->target->limits.psum_banks);
+      bool accumulator = f == FAM_SQUARE && i == g->accumulator;
+      bool psum = accumulator || (f == FAM_SQUARE && rng_percent(&g->rng, 20) && i > 0 &&
+                                  (!g->target->limits.psum_banks || psum_slots + slots <= g->target->limits.psum_banks));
       g->psum[f][i] = psum;
       if (psum) psum_slots += slots;
       g->slots[f][i] = slots;
       fprintf(g->out, "  %s %c%d", psum ? "psum" : "sbuf", tile_prefix(f), i);
       if (slots > 1) fprintf(g->out, "[%d]", slots);
-      fprintf(g->out, ": %s[%d, %d];\n", random_type(g), rows[f], cols[f]);
+      fprintf(g->out, ": %s[%d, %d];\n", accumulator ? "f32" : random_type(g), rows[f], cols[f]);
     }
   }
 }
@@ -223,15 +234,20 @@ static bool psum_allowed(const Gen *g, int engine) {
   return !kinds || (kinds & (1u << g->target->engines[engine].kind));
 }
 
-/* A tile of family f (an sbuf one unless g->psum_ok; tile 0 is always sbuf). */
-static void print_tile(Gen *g, Family f) {
-  int i = rng_below(&g->rng, g->ntiles[f]);
-  if (!g->psum_ok && g->psum[f][i]) i = 0;
+/* Tile i of family f. */
+static void print_tile_number(Gen *g, Family f, int i) {
   fprintf(g->out, "%c%d", tile_prefix(f), i);
   if (g->slots[f][i] == 1) return;
   fputc('[', g->out);
   print_slot(g, g->slots[f][i]);
   fputc(']', g->out);
+}
+
+/* A tile of family f (an sbuf one unless g->psum_ok; tile 0 is always sbuf). */
+static void print_tile(Gen *g, Family f) {
+  int i = rng_below(&g->rng, g->ntiles[f]);
+  if (!g->psum_ok && g->psum[f][i]) i = 0;
+  print_tile_number(g, f, i);
 }
 
 /* coordinate ::= 0 | 1 | PARAM | v | v + 1 */
@@ -304,9 +320,11 @@ static void print_operands(Gen *g, const OpInfo *op) {
   }
   Family fam[3];
   int n = tile_families(g, op, fam);
+  bool to_accumulator = g->accumulator >= 0 && op->shape == SHAPE_MATMUL; /* matmul and matmul_acc */
   for (int i = 0; i < n; i++) {
     if (i) fputs(", ", g->out);
-    print_tile(g, fam[i]);
+    if (i == 0 && to_accumulator) print_tile_number(g, fam[0], g->accumulator);
+    else print_tile(g, fam[i]);
   }
   if (op->sig == SIG_T_TF) {
     fputs(", ", g->out);

@@ -8,11 +8,12 @@
    accesses conflict when they touch the same resource, one of them
    writes, and the rectangles overlap: the relation transform/deps.c and
    the oracle decide. bf_exactness is Exactness for exactly the function
-   extracted. *)
+   extracted. Narrow.extend is extracted too, for bfcheck --extend to
+   compare with the runtime's bfrt_counter_extend. *)
 From Coq Require Import ZArith List Bool Arith Lia.
 From Coq Require Extraction ExtrOcamlBasic ExtrOcamlNatInt.
 Import ListNotations.
-From BF Require Import Model Transform Machine Validate.
+From BF Require Import Model Transform Machine Narrow Validate.
 Open Scope Z_scope.
 
 Record access := Access { ares : nat; awrite : bool; arow : expr; arows : Z; acol : expr; acols : Z }.
@@ -60,7 +61,7 @@ Definition bf_validate (ne : nat) (p : env) (prog : block access) (w : nat -> li
 
 Theorem bf_validated_soundness : forall ne p prog w, bf_validate ne p prog w = true ->
   forall st c st', reachable rect (trace access rect eval_rect p prog) w st ->
-  step rect (trace access rect eval_rect p prog) w Z.geb st c st' ->
+  step rect (trace access rect eval_rect p prog) w st c st' ->
   forall k xk, nth_error (groups rect (trace access rect eval_rect p prog) c) (done st c) = Some k ->
   passed st c = length (w k) -> nth_error (trace access rect eval_rect p prog) k = Some xk ->
   forall j x, (j < k)%nat -> nth_error (trace access rect eval_rect p prog) j = Some x ->
@@ -71,8 +72,44 @@ Proof. intros ne p prog w V. exact (check_soundness rect rect_conflict _ w ne V)
 Theorem bf_validated_progress : forall ne p prog w, bf_validate ne p prog w = true ->
   forall st, reachable rect (trace access rect eval_rect p prog) w st ->
   forall c k, nth_error (groups rect (trace access rect eval_rect p prog) c) (done st c) = Some k ->
-  exists c' st', step rect (trace access rect eval_rect p prog) w Z.geb st c' st'.
+  exists c' st', step rect (trace access rect eval_rect p prog) w st c' st'.
 Proof. intros ne p prog w V. exact (check_progress rect rect_conflict _ w ne V). Qed.
 
+(* The same for B-bit counters, read by extension, with back-pressure
+   (Narrow.v), when the tracks table covers every counter a stream waits
+   on and names only the machine's engines: every reachable state of the
+   narrow machine running bfsync's waits is sound, and one with work left
+   can step. *)
+Theorem bf_validated_narrow_soundness : forall ne p prog w B tracks, bf_validate ne p prog w = true ->
+  (1 <= B)%nat ->
+  (forall c g k i f T, nth_error (groups rect (trace access rect eval_rect p prog) c) g = Some k ->
+     nth_error (w k) i = Some (f, T) -> tracks c f = true) ->
+  forall st, nreachable rect (trace access rect eval_rect p prog) w B tracks st ->
+  forall c k xk, nth_error (groups rect (trace access rect eval_rect p prog) c) (done (ms st) c) = Some k ->
+  passed (ms st) c = length (w k) -> nth_error (trace access rect eval_rect p prog) k = Some xk ->
+  forall j x, (j < k)%nat -> nth_error (trace access rect eval_rect p prog) j = Some x ->
+  ieng rect x <> c -> conflict rect rect_conflict (ikeys rect x) (ikeys rect xk) = true ->
+  completed rect (trace access rect eval_rect p prog) (ms st) j.
+Proof.
+  intros ne p prog w B tracks V HB Ht st R c k xk Hg Hp.
+  exact (check_soundness rect rect_conflict _ w ne V (ms st) c _ (narrow_refines _ _ w B tracks HB Ht st R)
+           (StepOp _ _ w (ms st) c k Hg Hp) k xk Hg Hp).
+Qed.
+
+Theorem bf_validated_narrow_progress : forall ne p prog w B tracks, bf_validate ne p prog w = true ->
+  (1 <= B)%nat ->
+  (forall c g k i f T, nth_error (groups rect (trace access rect eval_rect p prog) c) g = Some k ->
+     nth_error (w k) i = Some (f, T) -> tracks c f = true) ->
+  (forall c e, tracks c e = true -> (c < ne)%nat) ->
+  forall st, nreachable rect (trace access rect eval_rect p prog) w B tracks st ->
+  forall c k, nth_error (groups rect (trace access rect eval_rect p prog) c) (done (ms st) c) = Some k ->
+  exists c' st', nstep rect (trace access rect eval_rect p prog) w B tracks st c' st'.
+Proof.
+  intros ne p prog w B tracks V HB Ht Hne.
+  apply (narrow_progress _ _ w B tracks HB Ht (seq 0 ne)).
+  - intros c e H. apply in_seq. specialize (Hne c e H). lia.
+  - exact (check_earlier rect rect_conflict _ w ne V).
+Qed.
+
 Extraction Language OCaml.
-Extraction "thresholds.ml" bf_thresholds bf_validate.
+Extraction "thresholds.ml" bf_thresholds bf_validate extend.

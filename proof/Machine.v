@@ -1,5 +1,5 @@
-(* Machine.v: the machine, and Soundness, Progress, Redundant-wait
-   elimination and Window for any placement of waits.
+(* Machine.v: the machine with unbounded counters, and Soundness,
+   Progress and Redundant-wait elimination for any placement of waits.
 
    The trace tr (the sequential program's dynamic instances) is split into
    one in-order stream per engine: engine c runs, in program order, the
@@ -15,8 +15,9 @@
    so splitting them changes no wait's outcome. Executions are arbitrary
    interleavings of steps (reachable).
 
-   The comparison is a parameter ge: the unbounded machine uses Z.geb; the
-   narrow-counter machine compares B-bit counters (wrap_ge).
+   A wait compares whole counts. Narrow.v runs B-bit counters, read by
+   extension and kept exact by back-pressure, and shows that its
+   executions are executions of this machine.
 
    implied c g e T says that, whenever engine c runs the op of its group g,
    S_e >= T is certain: a wait of c in this or an earlier group asks for
@@ -52,22 +53,22 @@ Record mstate := MState { done : nat -> nat; passed : nat -> nat }.
 Definition bump (g : nat -> nat) (c : nat) (z : nat) : nat -> nat :=
   fun e => if Nat.eqb e c then z else g e.
 
-Inductive step (ge : Z -> Z -> bool) : mstate -> nat -> mstate -> Prop :=
+Inductive step : mstate -> nat -> mstate -> Prop :=
 | StepWait : forall st c k f T,
     nth_error (groups c) (done st c) = Some k ->
     nth_error (W k) (passed st c) = Some (f, T) ->
-    ge (Z.of_nat (done st f)) T = true ->
-    step ge st c (MState (done st) (bump (passed st) c (S (passed st c))))
+    Z.geb (Z.of_nat (done st f)) T = true ->
+    step st c (MState (done st) (bump (passed st) c (S (passed st c))))
 | StepOp : forall st c k,
     nth_error (groups c) (done st c) = Some k ->
     passed st c = length (W k) ->
-    step ge st c (MState (bump (done st) c (S (done st c))) (bump (passed st) c 0)).
+    step st c (MState (bump (done st) c (S (done st c))) (bump (passed st) c 0)).
 
 Definition init := MState (fun _ => 0%nat) (fun _ => 0%nat).
 
 Inductive reachable : mstate -> Prop :=
 | ReachInit : reachable init
-| ReachStep : forall st c st', reachable st -> step Z.geb st c st' -> reachable st'.
+| ReachStep : forall st c st', reachable st -> step st c st' -> reachable st'.
 
 (* ---- The invariant: every wait passed still holds. *)
 
@@ -78,9 +79,9 @@ Definition holds_now (st : mstate) :=
        forall i f T, (i < passed st c)%nat -> nth_error (W k) i = Some (f, T) ->
          T <= Z.of_nat (done st f)).
 
-Lemma step_mono : forall ge st c st' e, step ge st c st' -> (done st e <= done st' e)%nat.
+Lemma step_mono : forall st c st' e, step st c st' -> (done st e <= done st' e)%nat.
 Proof.
-  intros ge st c st' e H. destruct H; simpl; unfold bump; [lia|].
+  intros st c st' e H. destruct H; simpl; unfold bump; [lia|].
   destruct (Nat.eqb e c) eqn:E; [apply Nat.eqb_eq in E; subst|]; lia.
 Qed.
 
@@ -88,7 +89,7 @@ Lemma reachable_holds : forall st, reachable st -> holds_now st.
 Proof.
   induction 1 as [|st c st' R IH S].
   - intros c g k _. simpl. split; [lia|]. intros ->. split; [lia|]. intros; lia.
-  - pose proof (fun e => step_mono _ _ _ _ e S) as Mono.
+  - pose proof (fun e => step_mono _ _ _ e S) as Mono.
     inversion S as [st0 c0 k f T Hg HW Hge | st0 c0 k Hg Hp]; subst; intros c' g k' Hg'.
     + (* a wait *)
       simpl in *. destruct (IH c' g k' Hg') as [H1 H2]. split.
@@ -237,7 +238,7 @@ Proof.
 Qed.
 
 Theorem soundness_general : covers ->
-  forall st c st', reachable st -> step Z.geb st c st' ->
+  forall st c st', reachable st -> step st c st' ->
   forall k xk, nth_error (groups c) (done st c) = Some k -> passed st c = length (W k) ->
   nth_error tr k = Some xk ->
   forall j x, (j < k)%nat -> nth_error tr j = Some x -> ieng key x <> c ->
@@ -284,7 +285,7 @@ Qed.
 
 Theorem progress_general : earlier_only ->
   forall st, reachable st -> forall c k, nth_error (groups c) (done st c) = Some k ->
-  exists c' st', step Z.geb st c' st'.
+  exists c' st', step st c' st'.
 Proof.
   intros Hearly st R. pose proof (reachable_holds st R) as H.
   intros c k. revert c. induction k as [k IH] using lt_wf_ind. intros c Hg.
@@ -301,110 +302,6 @@ Proof.
       pose proof (Hearly k xk f T Exk (nth_error_In _ _ HW)) as Hle.
       destruct (group_before f (done st f) k ltac:(lia) ltac:(lia)) as [k' [Hk' Hlt]].
       exact (IH k' Hlt f Hk').
-Qed.
-
-(* ---- Window: B-bit counters. *)
-
-Definition wrap_ge (B : nat) (a b : Z) : bool :=
-  let m := 2 ^ Z.of_nat B in
-  ((a mod m - b mod m) mod m) <? 2 ^ (Z.of_nat B - 1).
-
-Lemma wrap_ge_agrees : forall B a b, (1 <= B)%nat ->
-  - 2 ^ (Z.of_nat B - 1) <= a - b < 2 ^ (Z.of_nat B - 1) ->
-  wrap_ge B a b = Z.geb a b.
-Proof.
-  intros B a b HB Hw. unfold wrap_ge.
-  assert (Hm: 2 ^ Z.of_nat B = 2 * 2 ^ (Z.of_nat B - 1)).
-  { rewrite <- Z.pow_succ_r by lia. f_equal. lia. }
-  assert (Hpos: 0 < 2 ^ (Z.of_nat B - 1)) by (apply Z.pow_pos_nonneg; lia).
-  rewrite <- Zminus_mod. rewrite Hm.
-  destruct (Z.le_gt_cases 0 (a - b)).
-  - rewrite Z.mod_small by lia.
-    destruct (Z.geb a b) eqn:E; [|apply geb_false in E; lia].
-    apply Z.ltb_lt. lia.
-  - rewrite <- (Z.mod_unique (a - b) (2 * 2 ^ (Z.of_nat B - 1)) (-1) (a - b + 2 * 2 ^ (Z.of_nat B - 1)))
-      by lia.
-    destruct (Z.geb a b) eqn:E; [apply Z.geb_le in E; lia|]. apply Z.ltb_ge. lia.
-Qed.
-
-(* The window rule in a state, t - H <= S_e < t + H for every pending
-   wait (H = 2^(B-1)): a producer is never H or more increments ahead of
-   a consumer that still has to wait on it (the upper side, back-pressure),
-   and no pending wait asks for more than H beyond the counter (the lower
-   side, which stepped waits give by construction: stepped_lower). *)
-Definition window (B : nat) (st : mstate) :=
-  forall c k f T, nth_error (groups c) (done st c) = Some k ->
-    nth_error (W k) (passed st c) = Some (f, T) ->
-    Z.of_nat (done st f) - T < 2 ^ (Z.of_nat B - 1) /\
-    T - Z.of_nat (done st f) <= 2 ^ (Z.of_nat B - 1).
-
-Theorem window_step : forall B st c st', (1 <= B)%nat -> window B st ->
-  (step (wrap_ge B) st c st' <-> step Z.geb st c st').
-Proof.
-  intros B st c st' HB Hw. split; intros S; destruct S.
-  - eapply StepWait; try eassumption. destruct (Hw c k f T H H0) as [H2 H3].
-    rewrite <- wrap_ge_agrees with (B := B) by (try exact HB; lia). exact H1.
-  - eapply StepOp; eassumption.
-  - eapply StepWait; try eassumption. destruct (Hw c k f T H H0) as [H2 H3].
-    rewrite wrap_ge_agrees by (try exact HB; lia). exact H1.
-  - eapply StepOp; eassumption.
-Qed.
-
-(* ---- The lower side of the window, by construction.
-
-   bfsync's guarded wait never asks for more than 2^(B-1) above what its
-   engine already passed on the same counter (known[e]; it steps a larger
-   threshold up in waits of at most 2^(B-1) each, docs/algorithm.md). In
-   stream terms: every wait's threshold is at most H, or at most H above
-   an earlier wait of the same engine on the same counter. *)
-Definition stepped (H : Z) :=
-  forall c g k i f T, nth_error (groups c) g = Some k -> nth_error (W k) i = Some (f, T) ->
-    T <= H \/
-    exists g' k' i' T', ((g' < g)%nat \/ (g' = g /\ (i' < i)%nat)) /\
-      nth_error (groups c) g' = Some k' /\ nth_error (W k') i' = Some (f, T') /\ T <= T' + H.
-
-Lemma stepped_lower : forall H st c k f T, stepped H -> reachable st ->
-  nth_error (groups c) (done st c) = Some k -> nth_error (W k) (passed st c) = Some (f, T) ->
-  T - Z.of_nat (done st f) <= H.
-Proof.
-  intros H st c k f T Hs R Hg Hw. pose proof (reachable_holds st R) as Hh.
-  destruct (Hs c (done st c) k (passed st c) f T Hg Hw) as [Hle | [g' [k' [i' [T' [Hord [Hg' [Hw' Hle]]]]]]]].
-  - pose proof (Nat2Z.is_nonneg (done st f)). lia.
-  - destruct Hord as [Hlt | [Heq Hlt]].
-    + pose proof (proj1 (Hh c g' k' Hg') Hlt f T' (nth_error_In _ _ Hw')). lia.
-    + subst g'. rewrite Hg in Hg'. injection Hg' as <-.
-      pose proof (proj2 (proj2 (Hh c (done st c) k Hg) eq_refl) i' f T' Hlt Hw'). lia.
-Qed.
-
-(* The back-pressure rule in a state: no producer is 2^(B-1) or more
-   increments ahead of a consumer that still has to wait on it. *)
-Definition backpressure (B : nat) (st : mstate) :=
-  forall c k f T, nth_error (groups c) (done st c) = Some k ->
-    nth_error (W k) (passed st c) = Some (f, T) -> Z.of_nat (done st f) - T < 2 ^ (Z.of_nat B - 1).
-
-(* Executions of the B-bit machine under the back-pressure rule. *)
-Inductive reachable_bp (B : nat) : mstate -> Prop :=
-| BReachInit : reachable_bp B init
-| BReachStep : forall st c st', reachable_bp B st -> backpressure B st ->
-    step (wrap_ge B) st c st' -> reachable_bp B st'.
-
-(* Window: with stepped waits and the back-pressure rule, the B-bit
-   machine compares exactly as the unbounded one, step by step, so its
-   executions are executions of the unbounded machine. *)
-Theorem backpressure_window : forall B st, (1 <= B)%nat -> stepped (2 ^ (Z.of_nat B - 1)) ->
-  reachable st -> backpressure B st -> window B st.
-Proof.
-  intros B st HB Hs R Hbp c k f T Hg Hw. split.
-  - exact (Hbp c k f T Hg Hw).
-  - exact (stepped_lower _ st c k f T Hs R Hg Hw).
-Qed.
-
-Theorem backpressure_reachable : forall B st, (1 <= B)%nat -> stepped (2 ^ (Z.of_nat B - 1)) ->
-  reachable_bp B st -> reachable st.
-Proof.
-  intros B st HB Hs R. induction R; [constructor|].
-  apply ReachStep with st c; [exact IHR|].
-  apply (window_step B st c st' HB (backpressure_window B st HB Hs IHR H)). exact H0.
 Qed.
 
 End Machine.

@@ -7,7 +7,7 @@
    threshold of 0 never waits; keeping it in the model changes nothing. *)
 From Coq Require Import ZArith List Bool Arith Lia.
 Import ListNotations.
-From BF Require Import Model Transform Machine.
+From BF Require Import Model Transform Machine Narrow.
 Open Scope Z_scope.
 
 Section Theorems.
@@ -65,7 +65,7 @@ Qed.
 (* Soundness: in every interleaving, when an instance k starts on engine c,
    every earlier instance j (in program order) on another engine that
    conflicts with it has completed. *)
-Theorem soundness : forall st c st', reachable key tr waits st -> step key tr waits Z.geb st c st' ->
+Theorem soundness : forall st c st', reachable key tr waits st -> step key tr waits st c st' ->
   forall k xk, nth_error (groups key tr c) (done st c) = Some k -> passed st c = length (waits k) ->
   nth_error tr k = Some xk ->
   forall j x, (j < k)%nat -> nth_error tr j = Some x -> ieng key x <> c ->
@@ -76,16 +76,20 @@ Proof.
   rewrite (waits_need k xk Hk). apply in_map_iff. exists f. auto.
 Qed.
 
+(* The transform's waits ask only for producers earlier in program order. *)
+Lemma waits_earlier : earlier_only key tr waits.
+Proof.
+  intros k xk f T Hk Hin. rewrite (waits_need k xk Hk) in Hin.
+  apply in_map_iff in Hin. destruct Hin as [f' [Heq _]]. injection Heq as <- <-.
+  apply need_bounds.
+Qed.
+
 (* Progress: no interleaving deadlocks. A reachable state in which some
    engine still has an instruction to run can take a step. *)
 Theorem progress : forall st, reachable key tr waits st ->
   forall c k, nth_error (groups key tr c) (done st c) = Some k ->
-  exists c' st', step key tr waits Z.geb st c' st'.
-Proof.
-  apply progress_general. intros k xk f T Hk Hin. rewrite (waits_need k xk Hk) in Hin.
-  apply in_map_iff in Hin. destruct Hin as [f' [Heq _]]. injection Heq as <- <-.
-  apply need_bounds.
-Qed.
+  exists c' st', step key tr waits st c' st'.
+Proof. apply progress_general. exact waits_earlier. Qed.
 
 (* Redundant-wait elimination: any other placement of waits W (the
    transform's with waits dropped) in which each of the transform's needs
@@ -96,42 +100,48 @@ Qed.
 Theorem redundant_wait_elimination : forall W,
   (forall c g k xk f, nth_error (groups key tr c) g = Some k -> nth_error tr k = Some xk ->
      In f (others engs (ieng key xk)) -> implied key tr W c g f (need (firstn k tr) f (ikeys key xk))) ->
-  forall st c st', reachable key tr W st -> step key tr W Z.geb st c st' ->
+  forall st c st', reachable key tr W st -> step key tr W st c st' ->
   forall k xk, nth_error (groups key tr c) (done st c) = Some k -> passed st c = length (W k) ->
   nth_error tr k = Some xk ->
   forall j x, (j < k)%nat -> nth_error tr j = Some x -> ieng key x <> c ->
   conflict key kc (ikeys key x) (ikeys key xk) = true -> completed key tr st j.
 Proof. intros W H. apply soundness_general. apply covers_from_need. exact H. Qed.
 
-(* Window: with B-bit counters compared modulo 2^B, in every state that
-   keeps the window rule the wrapped comparison takes exactly the steps of
-   the unbounded one. *)
-Theorem window_agrees : forall W B st c st', (1 <= B)%nat -> window key tr W B st ->
-  (step key tr W (wrap_ge B) st c st' <-> step key tr W Z.geb st c st').
-Proof. intros. apply window_step; assumption. Qed.
-
-(* And the narrow machine is sound: take any waits W that imply the needs
-   (the transform's, thinned by the guard and the drops) and that are
-   stepped (no wait asks for more than 2^(B-1) above one its engine passed
-   on the same counter, or above 0: bfsync's guarded wait). Every execution
-   of the B-bit machine that keeps the back-pressure rule (no producer
-   2^(B-1) or more ahead of a consumer that still has to wait on it) is an
-   execution of the unbounded machine, and so is sound. *)
-Theorem window_soundness : forall B W, (1 <= B)%nat -> stepped key tr W (2 ^ (Z.of_nat B - 1)) ->
+(* Narrow counters (Narrow.v): B-bit counters, read by extension from what
+   each engine last saw, with the producers' back-pressure. Take any waits
+   W that imply the needs (the transform's, thinned by the guard and the
+   drops) and a tracks table that covers every counter a stream waits on.
+   Every reachable state of the narrow machine is one the unbounded
+   machine reaches (each wait decides on the whole count: Narrow.read_exact),
+   so it is sound. *)
+Theorem window_soundness : forall W B tracks, (1 <= B)%nat ->
+  (forall c g k i f T, nth_error (groups key tr c) g = Some k -> nth_error (W k) i = Some (f, T) ->
+     tracks c f = true) ->
   (forall c g k xk f, nth_error (groups key tr c) g = Some k -> nth_error tr k = Some xk ->
      In f (others engs (ieng key xk)) -> implied key tr W c g f (need (firstn k tr) f (ikeys key xk))) ->
-  forall st c st', reachable_bp key tr W B st -> backpressure key tr W B st ->
-  step key tr W (wrap_ge B) st c st' ->
-  forall k xk, nth_error (groups key tr c) (done st c) = Some k -> passed st c = length (W k) ->
+  forall st, nreachable key tr W B tracks st ->
+  forall c k xk, nth_error (groups key tr c) (done (ms st) c) = Some k -> passed (ms st) c = length (W k) ->
   nth_error tr k = Some xk ->
   forall j x, (j < k)%nat -> nth_error tr j = Some x -> ieng key x <> c ->
-  conflict key kc (ikeys key x) (ikeys key xk) = true -> completed key tr st j.
+  conflict key kc (ikeys key x) (ikeys key xk) = true -> completed key tr (ms st) j.
 Proof.
-  intros B W HB Hs Himp st c st' R Hbp S.
-  pose proof (backpressure_reachable key tr W B st HB Hs R) as Ru.
-  apply (redundant_wait_elimination W Himp st c st' Ru).
-  apply (window_step key tr W B st c st' HB (backpressure_window key tr W B st HB Hs Ru Hbp)).
-  exact S.
+  intros W B tracks HB Ht Himp. apply narrow_soundness; try assumption. apply covers_from_need. exact Himp.
+Qed.
+
+(* And with the transform's waits, when only the machine's engines track
+   counters, no execution deadlocks: a held producer waits for a running
+   consumer, which can always step (Narrow.narrow_progress; and
+   Narrow.stutter_bound: no execution holds or blocks more than once per
+   engine without a wait passing or an op running). *)
+Theorem window_progress : forall B tracks, (1 <= B)%nat ->
+  (forall c g k i f T, nth_error (groups key tr c) g = Some k -> nth_error (waits k) i = Some (f, T) ->
+     tracks c f = true) ->
+  (forall c e, tracks c e = true -> In c engs) ->
+  forall st, nreachable key tr waits B tracks st ->
+  forall c k, nth_error (groups key tr c) (done (ms st) c) = Some k ->
+  exists c' st', nstep key tr waits B tracks st c' st'.
+Proof.
+  intros B tracks HB Ht Hk. exact (narrow_progress key tr waits B tracks HB Ht engs Hk waits_earlier).
 Qed.
 
 End Theorems.

@@ -1,6 +1,6 @@
 (* bfcheck.ml: the differential check between the proof and bfsync.
 
-   Usage: bfcheck DUMP [NAME=VALUE ...]
+   Usage: bfcheck DUMP [NAME=VALUE ...], or bfcheck --extend (below)
    DUMP is `bfsync compile --emit=proof FILE` (transform/ir_dump.c has the
    grammar): the kernel in the proof's model, then bfsync's per-engine
    streams. bfcheck
@@ -20,7 +20,12 @@
    - runs the extracted validator (Validate.v) on exactly the waits the
      streams evaluate: if it accepts, Extract.bf_validated_soundness and
      bf_validated_progress say the machine running those waits, dropped
-     ones included, is sound and cannot deadlock.
+     ones included, is sound and cannot deadlock. Every wait it accepts is
+     on another engine of the machine, and is a wait node of its stream, so
+     the counters a stream waits on are those its tracks bits name
+     (ir_tracks, less its own engine, as runtime/host.c builds consumers):
+     the hypothesis of bf_validated_narrow_soundness and
+     bf_validated_narrow_progress (B-bit counters, Narrow.v) holds too.
 
    It prints one summary line, and exits 0 if every wait agrees, 1 on a
    disagreement or a run-time error in a stream, 2 on bad input. This file
@@ -218,10 +223,34 @@ let run_stream params nvars lengths body =
   if !pending <> [] then raise (Runtime "waits after the last op");
   List.rev !ops
 
+(* ---- bfcheck --extend: lines `B seen raw got` on stdin, got being what
+   the runtime's bfrt_counter_extend returned; each must equal the
+   extracted Narrow.extend (proved exact in the window: extend_exact). *)
+
+let check_extend () =
+  let cases = ref 0 and bad = ref 0 in
+  (try
+     while true do
+       let line = input_line stdin in
+       match List.map int_of_string_opt (List.filter (( <> ) "") (String.split_on_char ' ' line)) with
+       | [Some b; Some seen; Some raw; Some got] when b >= 1 ->
+           incr cases;
+           let want = int_of_z (extend b (z_of_int seen) (z_of_int raw)) in
+           if want <> got then begin
+             incr bad;
+             Printf.eprintf "bfcheck: extend %d bits from %d, raw %d: the runtime gives %d, the proof's extend %d\n" b seen raw got want
+           end
+       | _ -> fail 2 "--extend: expected `B seen raw extended`, not '%s'" line
+     done
+   with End_of_file -> ());
+  Printf.printf "extend: %d cases, %d disagreements\n" !cases !bad;
+  exit (if !bad > 0 || !cases = 0 then 1 else 0)
+
 (* ---- The comparison. *)
 
 let () =
-  if Array.length Sys.argv < 2 then fail 2 "usage: bfcheck DUMP [NAME=VALUE ...]";
+  if Array.length Sys.argv = 2 && Sys.argv.(1) = "--extend" then check_extend ();
+  if Array.length Sys.argv < 2 then fail 2 "usage: bfcheck DUMP [NAME=VALUE ...] | bfcheck --extend";
   let path = Sys.argv.(1) in
   let text =
     try let ic = open_in_bin path in

@@ -26,14 +26,36 @@ typedef struct bfrt_costs bfrt_costs;   /* the simulator's cost model (bfrt_cost
 enum { BFRT_IN, BFRT_OUT, BFRT_INOUT }; /* a tensor's direction */
 /* Element types of tensors and tiles (docs/language.md, "Element types").
  * Every element lives in a 4-byte cell: f32 as itself, i32 as an int32_t,
- * and bf16 and fp8e4 as the f32 of the same value (a bf16 cell's low 16
- * bits are zero), so every op computes in f32 and rounds to the storage
- * type, to nearest even, when it stores. bfrt_run rounds the host's values
- * in bf16 and fp8e4 tensors the same way before the kernel starts. */
-enum { BFRT_DTYPE_F32, BFRT_DTYPE_I32, BFRT_DTYPE_BF16, BFRT_DTYPE_FP8E4, BFRT_NDTYPES };
+ * and the narrower float types (bf16, fp8e4, fp8e5, fp16) as the f32 of the
+ * same value (a bf16 cell's low 16 bits are zero), so every op computes in
+ * f32 and rounds to the storage type, to nearest even, when it stores.
+ * bfrt_run rounds the host's values in such tensors the same way before
+ * the kernel starts. */
+enum {
+  BFRT_DTYPE_F32,
+  BFRT_DTYPE_I32,
+  BFRT_DTYPE_BF16,  /* bfloat16 */
+  BFRT_DTYPE_FP8E4, /* OCP FP8 E4M3 (float8_e4m3fn): no Inf, overflow is NaN */
+  BFRT_DTYPE_FP8E5, /* OCP FP8 E5M2 (float8_e5m2): IEEE-like, overflow is Inf */
+  BFRT_DTYPE_FP16,  /* IEEE binary16 */
+  BFRT_NDTYPES
+};
 /* Bytes an element of dtype takes on the device (SBUF, HBM and DMA). */
 static inline int bfrt_dtype_bytes(int dtype) {
-  return dtype == BFRT_DTYPE_BF16 ? 2 : dtype == BFRT_DTYPE_FP8E4 ? 1 : 4;
+  return dtype == BFRT_DTYPE_BF16 || dtype == BFRT_DTYPE_FP16 ? 2
+         : dtype == BFRT_DTYPE_FP8E4 || dtype == BFRT_DTYPE_FP8E5 ? 1
+                                                                 : 4;
+}
+/* 1 for the float types narrower than f32, which every store rounds to. */
+static inline int bfrt_dtype_narrow(int dtype) {
+  return dtype == BFRT_DTYPE_BF16 || dtype == BFRT_DTYPE_FP8E4 || dtype == BFRT_DTYPE_FP8E5 || dtype == BFRT_DTYPE_FP16;
+}
+/* The name a kernel writes dtype with (f32, i32, bf16, fp8e4, fp8e5, fp16;
+ * "?" if none): the one spelling of the language, the IR, the trace and the
+ * header. */
+static inline const char *bfrt_dtype_name(int dtype) {
+  static const char *const names[BFRT_NDTYPES] = {"f32", "i32", "bf16", "fp8e4", "fp8e5", "fp16"};
+  return dtype >= 0 && dtype < BFRT_NDTYPES ? names[dtype] : "?";
 }
 enum { BFRT_EXEC_THREADS, BFRT_EXEC_SIM };
 
@@ -72,14 +94,15 @@ int bfrt_tensor_io(const bfrt *rt, int t);
 int bfrt_tensor_ints(const bfrt *rt, int t);
 /* Tensor t's element type, BFRT_DTYPE_* (-1 if there is no tensor t). */
 int bfrt_tensor_dtype(const bfrt *rt, int t);
-/* x rounded to nearest even in dtype (BFRT_DTYPE_BF16 or _FP8E4; x itself
- * for f32), the rounding every store to such a tile or tensor makes. */
+/* x rounded to nearest even in dtype (BFRT_DTYPE_BF16, _FP8E4, _FP8E5 or
+ * _FP16; x itself for f32), the rounding every store to such a tile or
+ * tensor makes. */
 float bfrt_round(float x, int dtype);
 int bfrt_tensor_find(const bfrt *rt, const char *name);
 /* Shape of tensor t (rows, cols). */
 void bfrt_tensor_shape(const bfrt *rt, int t, int64_t shape[2]);
 /* The tensor's row-major storage (rows * cols floats), to fill or read;
- * a bf16 or fp8e4 tensor holds floats of its type's values. */
+ * a tensor of a narrower float type holds floats of its type's values. */
 float *bfrt_tensor_data(bfrt *rt, int t);
 /* The kernel's parameters: how many, and the name of each, in order. */
 int bfrt_param_count(const bfrt_kernel *kernel);

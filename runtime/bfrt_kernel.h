@@ -34,7 +34,7 @@ enum { BFRT_KIND_PE, BFRT_KIND_ACT, BFRT_KIND_DVE, BFRT_KIND_POOL, BFRT_KIND_DMA
 typedef struct bfrt_tile_desc {
   const char *name;
   int64_t slots, rows, cols; /* unslotted tiles have 1 slot */
-  int dtype;                 /* BFRT_DTYPE_F32, _BF16 or _FP8E4 */
+  int dtype;                 /* BFRT_DTYPE_*: f32 or a narrower float type, not i32 */
 } bfrt_tile_desc;
 
 typedef struct bfrt_tensor_desc {

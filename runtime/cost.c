@@ -8,7 +8,7 @@
  *                     and starting its SBUF/PSUM accesses) + its body;
  *   on a dma engine   dma_latency + bytes / (engines * dma_bytes_per_cycle),
  *                     with each element as wide as the wider end's type
- *                     (4 bytes for f32, 2 for bf16, 1 for fp8e4: a bf16 to
+ *                     (4 bytes for f32, 2 for bf16 and fp16, 1 for fp8e4 and fp8e5: a bf16 to
  *                     bf16 transfer moves half the bytes of an f32 one; one
  *                     that converts is charged at its wider end, an
  *                     assumption: the engine reads or writes that many);

@@ -78,7 +78,7 @@ static const char *descriptor_error(const bfrt_kernel *k, const int64_t *params)
   for (int t = 0; t < k->ntiles; t++) {
     const bfrt_tile_desc *d = &k->tiles[t];
     if (d->slots < 1 || d->rows < 1 || d->cols < 1) return "a tile has an empty shape";
-    if (d->dtype != BFRT_DTYPE_F32 && d->dtype != BFRT_DTYPE_BF16 && d->dtype != BFRT_DTYPE_FP8E4)
+    if (d->dtype != BFRT_DTYPE_F32 && !bfrt_dtype_narrow(d->dtype))
       return "a tile has an element type tiles cannot have";
   }
   for (int t = 0; t < k->ntensors; t++)

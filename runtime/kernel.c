@@ -183,7 +183,7 @@ void bfrt_op(Ctx *cx, int op, int line, int nargs, const bfrt_arg *args) {
   cx->completed++;
   if (rt->checker) check_complete(cx);
   rt->exec->complete(cx);
-  trace_record(cx, op, line, -1, 0, start); /* after complete: a simulator's clock moves there */
+  trace_record_op(cx, op, line, nargs, start); /* after complete: a simulator's clock moves there */
 }
 
 void bfrt_wait(Ctx *cx, int engine, int64_t threshold, int line) {

@@ -37,6 +37,7 @@ enum { TRACE_WAIT = BFRT_NOPS, TRACE_BARRIER };
 
 typedef struct TraceEvent {
   int op, line;
+  signed char dtypes[3]; /* op: its tile and tensor operands' BFRT_DTYPE_*, in order; -1 after them */
   int engine;        /* wait: whose counter */
   int64_t threshold; /* wait */
   int64_t start_ns, dur_ns;
@@ -215,6 +216,8 @@ int64_t rt_now_ns(void);
 int64_t trace_now(Ctx *cx);
 /* Append an event that started at start_ns to cx's trace (when tracing). */
 void trace_record(Ctx *cx, int op, int line, int engine, int64_t threshold, int64_t start_ns);
+/* The op cx just completed, with its operands' element types (cx->views). */
+void trace_record_op(Ctx *cx, int op, int line, int nargs, int64_t start_ns);
 /* Write every engine's events as Chrome Trace Event JSON; 0 or -1. */
 int trace_write(const struct bfrt *rt, const char *path);
 

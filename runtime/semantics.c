@@ -13,7 +13,7 @@
  * read each element before writing it; matmul and transpose, which read
  * elements they have already written, go through a temporary.
  *
- * Storage types narrower than f32 (bf16, fp8e4) change nothing above:
+ * Storage types narrower than f32 (bf16, fp8e4, fp8e5, fp16) change nothing above:
  * every op computes in f32 as written, and only the store rounds, to
  * nearest even (bfrt_round). Rounding the destination view after the op
  * is the same as rounding each element as it is stored, because no op
@@ -173,36 +173,55 @@ static float round_bf16(float x) {
   return x;
 }
 
-/* fp8e4 is OCP's E4M3 (NKI's float8_e4m3fn): 3 fraction bits, exponent
- * bias 7, normals from 2^-6, subnormals in steps of 2^-9, largest finite
- * 448, no Inf, and one NaN pattern. x is rounded to a multiple of its
- * binade's quantum (a power of two, so the division and product are
- * exact and rintf, in the default mode, rounds half to even). A result
- * beyond 448 (|x| > 464, the midpoint to the next step) and an Inf have
- * no encoding and become NaN, as ml_dtypes and PyTorch convert; NaN stays
- * NaN. Zero keeps its sign. */
-static float round_fp8e4(float x) {
-  if (isnan(x) || isinf(x)) return copysignf(NAN, x);
-  float magnitude = fabsf(x), quantum = 0x1p-9f;
-  if (magnitude >= 0x1p-6f) {
-    int exponent;
-    frexpf(magnitude, &exponent); /* magnitude in [2^(exponent-1), 2^exponent) */
-    quantum = ldexpf(1.0f, exponent - 1 - 3);
-  }
+/* The narrow float formats below f32 besides bf16, rounded by one rule: x
+ * goes to a multiple of its binade's quantum (a power of two, so the
+ * division and the product are exact, and rintf, in the default mode,
+ * rounds half to even), the quantum of the smallest normal binade below
+ * it (subnormals, in equal steps down to zero). A result beyond the
+ * largest finite value overflows: to Inf where the format has one, else
+ * to NaN. An Inf stays Inf (NaN without Inf), a NaN a NaN of its sign,
+ * zero keeps its sign.
+ *
+ *   fp8e4: OCP E4M3 (NKI's float8_e4m3fn), 3 fraction bits, normals from
+ *          2^-6, largest 448, no Inf: beyond 464 (the midpoint to the next
+ *          step, which ties to the even 448) NaN, as ml_dtypes and PyTorch
+ *          convert;
+ *   fp8e5: OCP E5M2 (NKI's float8_e5m2), 2 fraction bits, normals from
+ *          2^-14, largest 57344, Inf from 61440 (the tie goes to the even
+ *          2^16, which is Inf);
+ *   fp16:  IEEE binary16, 10 fraction bits, normals from 2^-14, largest
+ *          65504, Inf from 65520. */
+typedef struct Narrow {
+  int fraction_bits, min_exponent; /* the smallest normal is 2^min_exponent */
+  float largest, overflow;
+} Narrow;
+
+static float round_narrow(float x, const Narrow *t) {
+  if (isnan(x)) return copysignf(NAN, x);
+  if (isinf(x)) return copysignf(t->overflow, x);
+  float magnitude = fabsf(x);
+  int exponent = t->min_exponent + 1; /* below the normals: the smallest normal binade's quantum */
+  if (magnitude >= ldexpf(1.0f, t->min_exponent)) frexpf(magnitude, &exponent); /* in [2^(exponent-1), 2^exponent) */
+  float quantum = ldexpf(1.0f, exponent - 1 - t->fraction_bits);
   float rounded = rintf(magnitude / quantum) * quantum;
-  return rounded > 448.0f ? copysignf(NAN, x) : copysignf(rounded, x);
+  return copysignf(rounded > t->largest ? t->overflow : rounded, x);
 }
+
+static const Narrow fp8e4 = {3, -6, 448.0f, NAN}, fp8e5 = {2, -14, 57344.0f, INFINITY},
+                    fp16 = {10, -14, 65504.0f, INFINITY};
 
 float bfrt_round(float x, int dtype) {
   switch (dtype) {
   case BFRT_DTYPE_BF16: return round_bf16(x);
-  case BFRT_DTYPE_FP8E4: return round_fp8e4(x);
+  case BFRT_DTYPE_FP8E4: return round_narrow(x, &fp8e4);
+  case BFRT_DTYPE_FP8E5: return round_narrow(x, &fp8e5);
+  case BFRT_DTYPE_FP16: return round_narrow(x, &fp16);
   default: return x;
   }
 }
 
 void sem_round_view(SemView v) {
-  if (v.dtype != BFRT_DTYPE_BF16 && v.dtype != BFRT_DTYPE_FP8E4) return;
+  if (!bfrt_dtype_narrow(v.dtype)) return;
   for (int64_t i = 0; i < v.rows; i++)
     for (int64_t j = 0; j < v.cols; j++) *at(v, i, j) = bfrt_round(*at(v, i, j), v.dtype);
 }

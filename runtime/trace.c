@@ -8,7 +8,8 @@
  * engine, so the events of one track are in the order the engine executed
  * them. One track per engine: pid 1, tid = engine index, named by a
  * thread_name metadata event. Ops are complete ("X") events named after
- * the op, waits are "wait" events naming the engine whose counter they
+ * the op, with the element types of its tile and tensor operands, in
+ * operand order (args.dtypes), waits are "wait" events naming the engine whose counter they
  * wait on and the threshold, barriers are "barrier" events. Times are
  * microseconds from the start of the run: wall-clock time, or the
  * executor's own clock when it has one (the simulator's cycles). */
@@ -32,7 +33,15 @@ void trace_record(Ctx *cx, int op, int line, int engine, int64_t threshold, int6
     t->ev = ev;
     t->cap = cap;
   }
-  t->ev[t->n++] = (TraceEvent){op, line, engine, threshold, start_ns, trace_now(cx) - start_ns};
+  t->ev[t->n++] = (TraceEvent){op, line, {-1, -1, -1}, engine, threshold, start_ns, trace_now(cx) - start_ns};
+}
+
+void trace_record_op(Ctx *cx, int op, int line, int nargs, int64_t start_ns) {
+  trace_record(cx, op, line, -1, 0, start_ns);
+  if (!cx->tracing) return;
+  TraceEvent *e = &cx->trace.ev[cx->trace.n - 1];
+  for (int i = 0, n = 0; i < nargs && i < 3; i++)
+    if (cx->views[i].data) e->dtypes[n++] = (signed char)cx->views[i].dtype; /* not an immediate */
 }
 
 /* Names here are identifiers, but a hand-written descriptor may hold anything. */
@@ -60,6 +69,8 @@ static void event(FILE *f, const bfrt *rt, int tid, const TraceEvent *e) {
   fprintf(f, ",\n{\"name\":\"%s\",\"cat\":\"%s\",\"ph\":\"X\",\"pid\":1,\"tid\":%d,\"ts\":%.3f,\"dur\":%.3f,"
           "\"args\":{\"line\":%d",
           name, cat, tid, (double)e->start_ns / 1e3, (double)e->dur_ns / 1e3, e->line);
+  for (int i = 0; i < 3 && e->dtypes[i] >= 0; i++) fprintf(f, "%s\"%s\"", i ? "," : ",\"dtypes\":[", bfrt_dtype_name(e->dtypes[i]));
+  if (e->dtypes[0] >= 0) fputc(']', f);
   if (e->op == TRACE_WAIT) {
     fputs(",\"engine\":", f);
     json_string(f, rt->k->engine_names[e->engine]);

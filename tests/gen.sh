@@ -28,9 +28,10 @@ done
 # check warns of; warnings, never errors.
 "$BFSYNC" check "$tmp"/seed*.bfk 2>"$tmp/check.err" || { fail "generated kernels do not check"; grep -m5 error: "$tmp/check.err" >&2; }
 grep -q "error:" "$tmp/check.err" && fail "check printed errors for generated kernels"
-# Element types: bf16 and fp8e4 tiles and tensors occur (harness/gen.c).
-grep -q ": bf16\[" "$tmp"/seed*.bfk || fail "no generated kernel has a bf16 tile or tensor"
-grep -q ": fp8e4\[" "$tmp"/seed*.bfk || fail "no generated kernel has an fp8e4 tile or tensor"
+# Element types: every narrow float type's tiles and tensors occur (harness/gen.c).
+for type in bf16 fp16 fp8e4 fp8e5; do
+  grep -q ": $type\[" "$tmp"/seed*.bfk || fail "no generated kernel has a $type tile or tensor"
+done
 
 for seed in $(seq 1 20); do
   params=$("$BFSYNC" gen --seed "$seed" --params) || fail "gen --seed $seed --params exited $?"

@@ -167,12 +167,12 @@ kernel types(N: int) {
   dma: store F[0, 0], f;
 }
 K
-# npy DESCR FILE VALUES...: a (2, 4) .npy of DESCR ('<u2' patterns, '<f4', '<i4', '|u1').
+# npy DESCR FILE VALUES...: a (2, 4) .npy of DESCR ('<u2' and '<f2' patterns, '<f4', '<i4', '|u1').
 npy() {
   python3 - "$@" <<'PY'
 import struct, sys
 descr, path, values = sys.argv[1], sys.argv[2], sys.argv[3:]
-fmt = {"<u2": "<H", "<f4": "<f", "<i4": "<i", "|u1": "<B"}[descr]
+fmt = {"<u2": "<H", "<f2": "<H", "<f4": "<f", "<i4": "<i", "|u1": "<B"}[descr]
 data = b"".join(struct.pack(fmt, int(v, 0) if fmt in ("<H", "<i", "<B") else float(v)) for v in values)
 header = "{'descr': '%s', 'fortran_order': False, 'shape': (2, 4), }" % descr
 header += " " * ((64 - (10 + len(header) + 1) % 64) % 64) + "\n"
@@ -187,7 +187,7 @@ raw = open(sys.argv[1], "rb").read()
 n = struct.unpack("<H", raw[8:10])[0]
 header, data = raw[10:10 + n].decode(), raw[10 + n:]
 descr = header.split("'descr': '")[1].split("'")[0]
-fmt, size = {"<u2": ("<H", 2), "|u1": ("<B", 1), "<f4": ("<f", 4)}[descr]
+fmt, size = {"<u2": ("<H", 2), "<f2": ("<H", 2), "|u1": ("<B", 1), "<f4": ("<f", 4)}[descr]
 vals = [struct.unpack(fmt, data[i:i + size])[0] for i in range(0, len(data), size)]
 print(descr, " ".join(hex(v) if fmt != "<f" else repr(v) for v in vals))
 PY
@@ -218,6 +218,50 @@ expect 1 "dtype is '|u1', but tensor X is bf16" run "$tmp/types.bfk" N=1 --input
 npy "<u2" "$tmp/xo.npy" 0x43E9 0 0 0 0 0 0 0
 expect 1 "line 11: 'copy' produces 466, which overflows fp8e4 to NaN, from finite inputs" \
   run "$tmp/types.bfk" N=1 --input X="$tmp/xo.npy"
+
+# fp16 ('<f2') and fp8e5 (OCP E5M2, '|u1'), the same way.
+cat >"$tmp/types16.bfk" <<'K'
+kernel types16(N: int) {
+  hbm in X: fp16[2, 4];
+  hbm out Y: fp16[2, 4];
+  hbm out Z: fp8e5[2, 4];
+  hbm out F: f32[2, 4];
+  sbuf x: fp16[2, 4];
+  sbuf e: fp8e5[2, 4];
+  sbuf f: f32[2, 4];
+  dma: load x, X[0, 0];
+  dma: store Y[0, 0], x;
+  dve: copy e, x;
+  dma: store Z[0, 0], e;
+  dve: copy f, e;
+  dma: store F[0, 0], f;
+}
+K
+# 1, -2, 57344 (fp8e5's largest), 0.1 (0x2E66), 2^-16 (an fp16 subnormal, fp8e5's smallest), -0, 3,
+# 1.125 (a tie in fp8e5: to the even 1)
+npy "<f2" "$tmp/x16.npy" 0x3C00 0xC000 0x7B00 0x2E66 0x0100 0x8000 0x4200 0x3C80
+if expect 0 "" run "$tmp/types16.bfk" N=1 --input X="$tmp/x16.npy" --output Y="$tmp/y16.npy" \
+  --output Z="$tmp/z16.npy" --output F="$tmp/f16.npy"; then
+  [[ $(npy_values "$tmp/y16.npy") == "<f2 0x3c00 0xc000 0x7b00 0x2e66 0x100 0x8000 0x4200 0x3c80" ]] ||
+    fail "fp16 patterns do not round-trip: $(npy_values "$tmp/y16.npy")"
+  [[ $(npy_values "$tmp/z16.npy") == "|u1 0x3c 0xc0 0x7b 0x2e 0x1 0x80 0x42 0x3c" ]] ||
+    fail "fp8e5 patterns are not the rounded values: $(npy_values "$tmp/z16.npy")"
+  [[ $(npy_values "$tmp/f16.npy") == "<f4 1.0 -2.0 57344.0 0.09375 1.52587890625e-05 -0.0 3.0 1.0" ]] ||
+    fail "fp8e5 values read back as f32 are wrong: $(npy_values "$tmp/f16.npy")"
+fi
+# float32 for an fp16 tensor: rounded to nearest even (a tie to 1, just below the tie 57360 to 57344)
+npy "<f4" "$tmp/xf16.npy" 1.00048828125 57359.99 0.1 -0.0 1e-8 3e-8 2 -448
+if expect 0 "" run "$tmp/types16.bfk" N=1 --input X="$tmp/xf16.npy" --output Y="$tmp/y16.npy"; then
+  [[ $(npy_values "$tmp/y16.npy") == "<f2 0x3c00 0x7b00 0x2e66 0x8000 0x0 0x1 0x4000 0xdf00" ]] ||
+    fail "float32 input is not rounded to fp16 to nearest even: $(npy_values "$tmp/y16.npy")"
+fi
+expect 1 "dtype is '<u2', but tensor X is fp16: give float16 ('<f2') or float32" \
+  run "$tmp/types16.bfk" N=1 --input X="$tmp/x.npy"
+expect 1 "dtype is '<f2', but tensor X is bf16" run "$tmp/types.bfk" N=1 --input X="$tmp/x16.npy"
+# 61440 fits fp16 but is fp8e5's overflow (the tie goes to Inf): the f64 reference stops the run
+npy "<f2" "$tmp/xo16.npy" 0x7B80 0 0 0 0 0 0 0
+expect 1 "line 11: 'copy' produces 61440, which overflows fp8e5 to Inf, from finite inputs" \
+  run "$tmp/types16.bfk" N=1 --input X="$tmp/xo16.npy"
 
 # ---- Campaign: SIGTERM removes the gcc step's scratch directory.
 mkdir -p "$tmp/t"

@@ -15,7 +15,10 @@
 #    1, and one op dropped must each be rejected (exit 1); dropping each
 #    wait of matmul in turn, the validator must reject some drops (those
 #    no other wait implies); bad input is a usage error (exit 2).
-# 3. check_assumptions.sh rejects a development with an assumption.
+# 3. check_assumptions.sh rejects a development with an assumption, or
+#    with a theorem that Assumptions.v does not list.
+# 4. The runtime's bfrt_counter_extend equals the extracted extend of
+#    Narrow.v (proved exact in the window) on edge and random cases.
 # Defaults: 300 generated kernels of `bfsync gen`'s default size (QUICK=1,
 # the sanitizer pass: 60). The long run: PROOF_COUNT=3000 bash
 # tests/proof.sh; PROOF_SIZE=200 makes larger kernels. No golden files.
@@ -98,14 +101,50 @@ expect 2 "an unknown parameter" "$tmp/good.dump" M=2 N=2 K=3 Q=1
 expect 2 "a truncated dump" <(head -c 200 "$tmp/good.dump") M=2 N=2 K=3
 expect 2 "no arguments"
 
-# 3. The assumption check fails on an assumption.
+# 3. The assumption check fails on an assumption or an unlisted theorem.
 mkdir -p "$tmp/axiom"
 printf 'Variable v : False.\nTheorem t : False. Proof. exact v. Qed.\nPrint Assumptions t.\n' >"$tmp/axiom/Assumptions.v"
 bash proof/check_assumptions.sh "$tmp/axiom" >/dev/null 2>&1 && fail "check_assumptions.sh accepted an assumption"
 printf 'Theorem t : True. Proof. exact I. Qed.\nPrint Assumptions t.\n' >"$tmp/axiom/Assumptions.v"
 bash proof/check_assumptions.sh "$tmp/axiom" >/dev/null 2>&1 || fail "check_assumptions.sh rejected a closed theorem"
+printf 'Theorem u : True. Proof. exact I. Qed.\n' >"$tmp/axiom/Extra.v"
+bash proof/check_assumptions.sh "$tmp/axiom" >/dev/null 2>&1 && fail "check_assumptions.sh accepted a theorem Assumptions.v does not list"
 
-echo "proof.sh: $kernels kernel runs validated ($COUNT generated kernels of size $SIZE); of $waits waits, $exact equal to the extracted need and $conservative conservative fallbacks above it; $outside runs outside the proof's model (device integers), not checked; $rejected of matmul's $nwaits single-wait drops rejected"
+# 4. The runtime's bfrt_counter_extend agrees with the proof's extend
+#    (Narrow.v) at every width 1 .. 60, at the window's edges and at
+#    random points in it; a wrong result is caught.
+cat >"$tmp/extend.c" <<'C'
+#include <inttypes.h>
+#include <stdio.h>
+#include "bfrt_kernel.h"
+static uint64_t state = 88172645463325252u;
+static uint64_t next(void) { state ^= state << 13; state ^= state >> 7; state ^= state << 17; return state; }
+static void one(int bits, int64_t seen, int64_t count) {
+  int64_t raw = (int64_t)((uint64_t)count & ((UINT64_C(1) << bits) - 1));
+  printf("%d %" PRId64 " %" PRId64 " %" PRId64 "\n", bits, seen, raw, bfrt_counter_extend(seen, raw, bits));
+}
+int main(void) {
+  for (int bits = 1; bits <= 60; bits++) {
+    int64_t span = (INT64_C(1) << bits) - 1, seens[] = {0, 1, span, span + 1, INT64_C(123456789012345) % (INT64_C(1) << 59)};
+    for (int i = 0; i < 5; i++) { one(bits, seens[i], seens[i]); one(bits, seens[i], seens[i] + span); one(bits, seens[i], seens[i] + span / 2); }
+    for (int i = 0; i < 100; i++) {
+      int64_t seen = (int64_t)(next() >> 5);
+      one(bits, seen, seen + (int64_t)(next() & (uint64_t)span));
+    }
+  }
+  return 0;
+}
+C
+if ${CC:-cc} -std=c11 -Iruntime -o "$tmp/extend" "$tmp/extend.c" 2>"$tmp/err" && "$tmp/extend" >"$tmp/extend.txt"; then
+  "$BFCHECK" --extend <"$tmp/extend.txt" >"$tmp/out" 2>&1 || fail "bfrt_counter_extend and the proof's extend disagree: $(head -3 "$tmp/out")"
+  extend_cases=$(awk '{print $2}' "$tmp/out")
+  awk 'NR == 7 { $4 = $4 + 1 } { print }' "$tmp/extend.txt" | "$BFCHECK" --extend >/dev/null 2>&1 &&
+    fail "bfcheck --extend accepted a wrong extension"
+else
+  fail "the extend test program: $(head -3 "$tmp/err")"
+fi
+
+echo "proof.sh: $kernels kernel runs validated ($COUNT generated kernels of size $SIZE); of $waits waits, $exact equal to the extracted need and $conservative conservative fallbacks above it; $outside runs outside the proof's model (device integers), not checked; $rejected of matmul's $nwaits single-wait drops rejected; bfrt_counter_extend equal to the proof's extend on ${extend_cases:-0} cases"
 if ((failures)); then
   echo "proof.sh: $failures failure(s)" >&2
   exit 1

@@ -6,7 +6,8 @@
 #    one row per engine of the trace, named as its thread_name events, in
 #    the overview and in the zoom; the zoom (the whole run here: no lane has
 #    more than 40 ops) has one rectangle per X event, its tooltip naming the
-#    event and its line; the overview colours every engine that ran an op.
+#    event, its operands' element types (every op event has args.dtypes)
+#    and its line; the overview colours every engine that ran an op.
 #    The same trace drawn in microseconds says so on its axis.
 # 2. Malformed and hostile traces (truncated, wrong types, numbers too large
 #    or out of range, NUL bytes, invalid UTF-8, nesting 10,000 deep,
@@ -85,12 +86,33 @@ if len(ops) != len(spans):
 tips = sorted(x.find(SVG + "title").text.split(" ")[0] for x in ops)
 if tips != sorted(e["name"] for e in spans):
     fail("tooltips name other events than the trace's")
-if not all(re.match(r"^\w+ \(line \d+\) ", x.find(SVG + "title").text) for x in ops):
+if not all(re.match(r"^\w+ (\w+ <- \w+(, \w+)? |\w+ )?\(line \d+\) ", x.find(SVG + "title").text) for x in ops):
     fail("a tooltip without its line")
+
+
+def typing(e):  # an op's operand types as the tooltip shows them: "DST <- SRC, SRC"
+    types = e["args"].get("dtypes", [])
+    return (" " + types[0] + (" <- " + ", ".join(types[1:]) if types[1:] else "")) if types else ""
+
+
+want = sorted("%s%s (line %d)" % (e["name"], typing(e), e["args"]["line"]) for e in spans)
+if sorted(x.find(SVG + "title").text.split(") ")[0] + ")" for x in ops) != want:
+    fail("tooltips do not show each event's operand types and line")
+if not all(e["args"].get("dtypes") for e in spans if e["cat"] == "op"):
+    fail("an op event without its operand types (args.dtypes)")
 plain = [x for x in root.iter(SVG + "rect") if x.find(SVG + "title") is None and x.get("height") == "15"
          and x.get("fill") not in ("#eeeeee",)]
 if not plain:
     fail("the overview colours nothing")
+
+# A bf16 kernel's ops carry its storage types: mul_row y, x, rms stores bf16 from bf16 and f32.
+bf_trace = os.path.join(tmp, "bf.json")
+r = run(["run", "examples/rmsnorm_bf16.bfk", "R=1", "--trace", bf_trace])
+if r.returncode:
+    fail("run rmsnorm_bf16 --trace: " + r.stderr)
+elif {tuple(e["args"]["dtypes"]) for e in json.load(open(bf_trace))["traceEvents"]
+      if e.get("name") == "mul_row"} != {("bf16", "bf16", "f32")}:
+    fail("rmsnorm_bf16's mul_row events do not have dtypes bf16, bf16, f32")
 
 svg_us = os.path.join(tmp, "us.svg")
 r = run(["timeline", trace, "-o", svg_us])
@@ -154,6 +176,11 @@ cases = {
     "X without ts": b'{"traceEvents":[{"name":"load","ph":"X","pid":1,"tid":0}]}',
     "long name": b'{"traceEvents":[{"name":"' + b"a" * 1000 + b'","ph":"X","pid":1,"tid":0,"ts":0}]}',
     "no events": b'{"traceEvents":[]}',
+    "dtypes not an array": b'{"traceEvents":[{"name":"load","ph":"X","pid":1,"tid":0,"ts":0,"args":{"dtypes":"f32"}}]}',
+    "dtypes of numbers": b'{"traceEvents":[{"name":"load","ph":"X","pid":1,"tid":0,"ts":0,"args":{"dtypes":[4]}}]}',
+    "four dtypes": b'{"traceEvents":[{"name":"load","ph":"X","pid":1,"tid":0,"ts":0,"args":{"dtypes":["a","b","c","d"]}}]}',
+    "long dtype": b'{"traceEvents":[{"name":"load","ph":"X","pid":1,"tid":0,"ts":0,"args":{"dtypes":["' + b"f" * 40 + b'"]}}]}',
+    "duplicate dtypes": b'{"traceEvents":[{"name":"load","ph":"X","pid":1,"tid":0,"ts":0,"args":{"dtypes":[],"dtypes":[]}}]}',
 }
 out = os.path.join(tmp, "keep.svg")
 for what, text in cases.items():
@@ -178,6 +205,8 @@ drawn = 0
 for i in range(200):
     text = bytearray(good)
     for _ in range(rng.randint(1, 4)):
+        if not text:  # cut to nothing already
+            break
         at = rng.randrange(len(text))
         what = rng.randrange(4)
         if what == 0:

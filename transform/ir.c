@@ -7,7 +7,7 @@
  * thresholds on the same counter by pointer and offset.
  *
  * ir_print is what a compiler engineer reads (`bfsync compile --emit=ir`):
- * one block per engine, loops indented, every wait with its threshold
+ * the tensors and tiles with their element types, then one block per engine, loops indented, every wait with its threshold
  * formula and every op with its operands and source line. ir_explain lists
  * each wait's provenance (WaitWhy). ir_validate is the cheap structural
  * check the driver runs after every transform. */
@@ -524,6 +524,7 @@ void ir_print(const Program *p, FILE *out) {
   const IrProgram *ir = p->ir;
   fprintf(out, "// kernel %s, sync %s, target %s\n", p->kernel->name,
           ir->sync == SYNC_BARRIER ? "barrier" : "barrier-free", p->target->name);
+  fmt_storage(p->kernel, out);
   for (int e = 0; e < ir->nengines; e++) {
     const IrStream *s = &ir->streams[e];
     fprintf(out, "engine %s {\n", engine_name(p, e));

@@ -675,6 +675,11 @@ static void test_trace(void **state) {
   assert_non_null(strstr(json, "\"name\":\"wait\",\"cat\":\"sync\",\"ph\":\"X\",\"pid\":1,\"tid\":1,"));
   assert_non_null(strstr(json, "\"args\":{\"line\":3,\"engine\":\"dma\",\"threshold\":5}}"));
   assert_non_null(strstr(json, "\"args\":{\"line\":4,\"engine\":\"act\",\"threshold\":3}}"));
+  /* ops list their tile and tensor operands' element types; scale's immediate has none */
+  assert_non_null(strstr(json, "\"name\":\"load\",\"cat\":\"op\","));
+  assert_non_null(strstr(json, "\"args\":{\"line\":2,\"dtypes\":[\"f32\",\"f32\"]}}"));
+  assert_non_null(strstr(json, "\"args\":{\"line\":3,\"dtypes\":[\"f32\",\"f32\"]}}"));
+  assert_null(strstr(json, "\"dtypes\":[\"f32\",\"f32\",\""));
   char *copy = strdup(json), names[512];
   track_names(copy, 0, names, sizeof names);
   assert_string_equal(names, "load wait store load wait store wait load wait store ");

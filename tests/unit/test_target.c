@@ -69,6 +69,7 @@ static void test_builtin_is_the_file(void **state) {
   assert_int_equal(builtin->limits.psum_bytes_per_partition, 16 * 1024);
   assert_int_equal(builtin->limits.psum_banks, 8);
   assert_int_equal(builtin->limits.psum_kinds, BFK_PE | BFK_ACT | BFK_DVE);
+  assert_int_equal(builtin->limits.matmul_psum_f32, 1); /* nc_matmul writes f32 PSUM */
   arena_free(arena);
 }
 
@@ -102,6 +103,7 @@ static void test_two_queues(void **state) {
   assert_int_equal(t.nengines, 3);
   assert_int_equal(t.limits.partitions, 0);
   assert_int_equal(t.limits.psum_kinds, 0);
+  assert_int_equal(t.limits.matmul_psum_f32, 0);
   assert_int_equal(target_engine(&t, "dma1"), 2);
   assert_int_equal(t.engines[2].kind, BFRT_KIND_DMA);
   assert_true(target_can_run(&t, 2, BFRT_LOAD));
@@ -173,6 +175,9 @@ static void test_errors(void **state) {
                                  "t.target:4:1: error: a section header ends with ']'",
                                  "t.target:5:1: error: unknown section",
                                  "t.target:8:5: error: unknown engine kind 'tpu'", NULL});
+  expect_errors("name = t\nclock_ghz = 1\n[engines]\nact = act\n[kind act]\n[limits]\nmatmul_psum_f32 = 2\n",
+                (const char *[]){"t.target:7:1: error: matmul_psum_f32 is 1 (matmul writes an f32 psum tile) or 0 "
+                                 "(any tile), not 2", NULL});
   /* entries after a malformed header are skipped, not reported again */
   Arena *arena = arena_new();
   Target t;

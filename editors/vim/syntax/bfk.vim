@@ -8,7 +8,7 @@ endif
 
 syn keyword bfkKeyword kernel const int hbm in out inout sbuf psum f32
 " element types that are not keywords of the language (docs/language.md, "Element types")
-syn keyword bfkKeyword i32 bf16 fp8e4
+syn keyword bfkKeyword i32 bf16 fp16 fp8e4 fp8e5
 syn keyword bfkControl for if else
 syn match bfkEngine "\<\(pe\|act\|dve\|pool\|dma[0-9]*\)\>\ze\s*[:{]"
 syn keyword bfkOp abs add add_col add_row copy exp fill gelu load matmul matmul_acc max mul mul_col mul_row recip relu rowmax rowsum rowsum_exp rowsum_square rsqrt scale sigmoid silu sqrt square store sub sub_col sub_row tanh transpose
