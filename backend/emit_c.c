@@ -28,8 +28,13 @@
  * Bookkeeping is charged with one bfrt_bookkeep call per run of adjacent
  * bookkeeping nodes, so the total equals the IR's definition: each executed
  * IR_SET and IR_STORE, and each evaluated IR_WAIT with a non-constant
- * threshold. A descriptor (bfk_<kernel>) and bfk_kernel() returning it close
- * the file; the JIT finds the kernel through that one symbol. */
+ * threshold. On a target that limits `registers`, the values
+ * transform/resources.c keeps in scratch are charged where they are
+ * accessed (bfrt_spill before the node, bf_wait_s for a wait taken, one
+ * per further loop test); the C itself keeps them in variables, so the
+ * synchronization is the same. A descriptor (bfk_<kernel>) and bfk_kernel()
+ * returning it close the file; the JIT finds the kernel through that one
+ * symbol. */
 #include <ctype.h>
 #include <inttypes.h>
 #include <math.h>
@@ -38,6 +43,7 @@
 #include <string.h>
 
 #include "backend/backend.h"
+#include "transform/resources.h"
 
 static const char *const op_ids[] = {
 #define OP(id, name, sig, engines, shape, cls, acc) #id,
@@ -74,7 +80,21 @@ typedef struct Emitter {
   const IrExpr **hoisted;
   int nhoisted, hoist_cap, ntemps;
   bool *var_set; /* by bookkeeping scalar: set somewhere in the body being hoisted from */
+  /* Values kept in scratch to fit the target's registers (resources.c):
+   * by engine, NULL when none; each access is charged with bfrt_spill. */
+  const struct EngineSpill *spills;
+  int *spill_stamp, stamp; /* by bookkeeping scalar: counted for the node being printed */
 } Emitter;
+
+/* What an engine keeps in scratch, and what each access costs it. */
+typedef struct EngineSpill {
+  bool any;
+  SpillPlan plan;
+  int per_op;   /* before each op: its last-read counts in scratch, loaded and stored
+                   (2 each), and its consumers' that its back-pressure compare loads */
+  int per_wait; /* at each wait taken: its last-read counts, loaded and stored (2 each) */
+
+} EngineSpill;
 
 /* What one engine's stream refers to, so that it declares exactly that and
  * nothing is unused under -Wall -Wextra. */
@@ -364,12 +384,6 @@ static bool nodes_have(const IrNode *n, IrKind kind) {
   return false;
 }
 
-static bool program_has_wait(const IrProgram *ir) {
-  for (int e = 0; e < ir->nengines; e++)
-    if (nodes_have(ir->streams[e].body, IR_WAIT)) return true;
-  return false;
-}
-
 /* bf_forget runs at a barrier of an engine that also waits (put_barrier). */
 static bool program_forgets(const IrProgram *ir) {
   for (int e = 0; e < ir->nengines; e++)
@@ -411,6 +425,65 @@ static void put_charge(const Emitter *em, const IrNode *first) {
   fprintf(em->out, "bfrt_bookkeep(bf_cx, %" PRId64 ");\n", n);
 }
 
+/* ---- Scratch operations (values kept out of registers, resources.c). */
+
+static const EngineSpill *spill_of(const Emitter *em) {
+  const EngineSpill *s = &em->spills[em->stream - em->p->ir->streams];
+  return s->any ? s : NULL;
+}
+
+/* Scalars in scratch that x reads, each counted once per node: a node
+ * loads each such value once. */
+static int spilled_reads(const Emitter *em, const IrExpr *x) {
+  if (!x) return 0;
+  int n = 0;
+  if (x->kind == IX_VAR && spill_of(em)->plan.scalar[x->id] && em->spill_stamp[x->id] != em->stamp) {
+    em->spill_stamp[x->id] = em->stamp;
+    n = 1;
+  }
+  return n + spilled_reads(em, x->a) + spilled_reads(em, x->b) + spilled_reads(em, x->c);
+}
+
+/* What node n costs in scratch operations before it runs: the loads of
+ * the scalars in scratch its expressions read, the store of a scalar in
+ * scratch it sets, a guard's load, a loop bound's store and first load,
+ * before an op the reads of the counters whose last-read count is in
+ * scratch, and at a barrier the zeros stored in guards and last-read
+ * counts in scratch. A wait's store of its guard and its reads, and each further
+ * loop test, are charged where they happen (bf_wait_s, put_loop). */
+static int64_t spill_charge(Emitter *em, const IrNode *n) {
+  const EngineSpill *s = spill_of(em);
+  em->stamp++;
+  int64_t c = 0;
+  for (int i = 0; i < n->noperands; i++)
+    c += spilled_reads(em, n->operands[i].slot) + spilled_reads(em, n->operands[i].row) +
+         spilled_reads(em, n->operands[i].col);
+  const IrExpr *xs[] = {n->threshold, n->index, n->value, n->lo, n->hi, n->cond};
+  for (size_t i = 0; i < sizeof xs / sizeof xs[0]; i++) c += spilled_reads(em, xs[i]);
+  if (n->kind == IR_SET) c += s->plan.scalar[n->var];
+  if (n->kind == IR_WAIT) c += s->plan.guards >> n->engine & 1;
+  if (n->kind == IR_LOOP && s->plan.bound[n->loop_id]) c += 2;
+  if (n->kind == IR_OP) c += s->per_op;
+  if (n->kind == IR_BARRIER) /* the restart stores 0 in each guard and last-read count in scratch */
+    c += __builtin_popcount((s->plan.guards | s->plan.last_read) & ir_tracks(em->stream)) +
+         __builtin_popcount(s->plan.guards & s->plan.last_read & ir_tracks(em->stream));
+  return c;
+}
+
+static void put_spill(Emitter *em, const IrNode *n) {
+  if (!spill_of(em)) return;
+  int64_t c = spill_charge(em, n);
+  if (!c) return;
+  indent(em);
+  fprintf(em->out, "bfrt_spill(bf_cx, %" PRId64 "); /* scratch loads and stores */\n", c);
+}
+
+/* Whether the wait goes through bf_wait_s, which charges the scratch
+ * operations of a wait taken. */
+static bool wait_spills(const EngineSpill *s, const IrNode *n) {
+  return s && (s->per_wait || (s->plan.guards >> n->engine & 1));
+}
+
 /* Why the wait is there, after it on the same line. */
 static void put_wait_comment(const Emitter *em, const IrNode *n) {
   const WaitWhy *why = n->why;
@@ -433,9 +506,13 @@ static void put_wait_comment(const Emitter *em, const IrNode *n) {
 static void put_wait(const Emitter *em, const IrNode *n) {
   indent(em);
   const char *e = em->engine_ids[n->engine];
-  fprintf(em->out, "bf_wait(bf_cx, BF_ENGINE_%s, bf_known, ", e);
+  const EngineSpill *s = spill_of(em);
+  fprintf(em->out, "%s(bf_cx, BF_ENGINE_%s, bf_known, ", wait_spills(s, n) ? "bf_wait_s" : "bf_wait", e);
   put_ir_expr(em, n->threshold);
-  fprintf(em->out, ", %d);", n->line);
+  if (wait_spills(s, n))
+    fprintf(em->out, ", %d, %d);", n->line, s->per_wait + (int)(s->plan.guards >> n->engine & 1));
+  else
+    fprintf(em->out, ", %d);", n->line);
   put_wait_comment(em, n);
 }
 
@@ -697,6 +774,10 @@ static void put_loop(Emitter *em, const IrNode *n, const Uses *u) {
   em->depth++;
   int temps = hoist_loop(em, n->body);
   put_nodes(em, n->body, u);
+  if (spill_of(em) && spill_of(em)->plan.bound[n->loop_id]) {
+    indent(em);
+    fputs("bfrt_spill(bf_cx, 1); /* the next test loads the bound from scratch */\n", em->out);
+  }
   em->nhoisted -= temps;
   em->ntemps -= temps;
   em->depth--;
@@ -743,6 +824,7 @@ static void put_nodes(Emitter *em, const IrNode *n, const Uses *u) {
   const IrNode *prev = NULL;
   for (; n; prev = n, n = n->next) {
     if (is_bookkeeping(n) && !(prev && is_bookkeeping(prev))) put_charge(em, n);
+    put_spill(em, n);
     switch (n->kind) {
     case IR_OP: put_op(em, n); break;
     case IR_WAIT: put_wait(em, n); break;
@@ -1034,11 +1116,63 @@ static void put_guarded_wait(FILE *out) {
         out);
 }
 
+/* bf_wait_s: bf_wait for an engine that keeps values in scratch; a wait
+ * taken charges `spills` scratch operations (its reads' last-read counts,
+ * the guard's store). */
+static void put_spilled_wait(FILE *out) {
+  fputs("\n/* bf_wait, charging the scratch operations of a wait taken. */\n"
+        "static void bf_wait_s(bfrt_ctx *cx, int engine, int64_t *known, int64_t t, int line, int spills) {\n"
+        "  if (t > known[engine]) {\n"
+        "    bfrt_spill(cx, spills);\n"
+        "    bfrt_wait(cx, engine, t, line);\n"
+        "    known[engine] = t;\n"
+        "  }\n"
+        "}\n",
+        out);
+}
+
+/* Which waits use which helper (bf_wait, bf_wait_s): static helpers are
+ * printed only where used. */
+static void wait_helpers(const IrNode *n, const EngineSpill *s, bool *plain, bool *spilled) {
+  for (; n; n = n->next) {
+    if (n->kind == IR_WAIT) *(wait_spills(s, n) ? spilled : plain) = true;
+    wait_helpers(n->body, s, plain, spilled);
+    wait_helpers(n->orelse, s, plain, spilled);
+  }
+}
+
+/* What each engine keeps in scratch: only a target that sets `registers`
+ * makes resources.c spill. */
+static const EngineSpill *plan_spills(const Program *p) {
+  EngineSpill *s = ARENA_ARRAY(p->arena, EngineSpill, p->ir->nengines);
+  bool limited = false;
+  for (int k = 0; k < BFRT_NKINDS; k++) limited |= p->target->registers[k] != 0;
+  if (!limited) return s;
+  EngineResources *r = ARENA_ARRAY(p->arena, EngineResources, p->ir->nengines);
+  resources_all(p, r);
+  for (int e = 0; e < p->ir->nengines; e++) {
+    if (!r[e].spilled) continue;
+    int reads = 2 * __builtin_popcount(r[e].plan.last_read & ir_tracks(&p->ir->streams[e]));
+    s[e] = (EngineSpill){true, r[e].plan, reads, reads};
+  }
+  for (int e = 0; e < p->ir->nengines; e++) {
+    int loads = r[e].producer_loads;
+    if (!loads) continue;
+    if (!s[e].any) {
+      s[e].any = true;
+      s[e].plan.scalar = ARENA_ARRAY(p->arena, bool, p->ir->streams[e].nvars + 1);
+      s[e].plan.bound = ARENA_ARRAY(p->arena, bool, p->kernel->nloops + 1);
+    }
+    s[e].per_op += loads;
+  }
+  return s;
+}
+
 void emit_c(const Program *p, FILE *out) {
   if (!p->ir || !p->kernel) bug("emit_c: no IR to print");
   if (p->ir->nengines != p->target->nengines)
     bug("emit_c: IR has %d streams for %d engines", p->ir->nengines, p->target->nengines);
-  Emitter em = {p, out, loop_c_names(p), param_c_names(p), NULL, NULL, NULL, NULL, 0, NULL, 0, 0, 0, NULL};
+  Emitter em = {p, out, loop_c_names(p), param_c_names(p), NULL, NULL, NULL, NULL, 0, NULL, 0, 0, 0, NULL, NULL, NULL, 0};
   em.engine_ids = sanitized_ids(p, p->target->nengines, engine_name);
   em.tile_ids = sanitized_ids(p, p->kernel->ntiles, tile_name);
   em.tensor_ids = sanitized_ids(p, p->kernel->ntensors, tensor_name);
@@ -1065,7 +1199,15 @@ void emit_c(const Program *p, FILE *out) {
     fputs("\n/* Floor modulo by a positive constant. */\n"
           "static int64_t bf_mod(int64_t a, int64_t b) { return a % b < 0 ? a % b + b : a % b; }\n",
           out);
-  if (program_has_wait(p->ir)) put_guarded_wait(out);
+  em.spills = plan_spills(p);
+  int nvars = 1;
+  for (int e = 0; e < p->ir->nengines; e++) nvars = nvars > p->ir->streams[e].nvars ? nvars : p->ir->streams[e].nvars;
+  em.spill_stamp = ARENA_ARRAY(p->arena, int, nvars);
+  bool plain = false, spilled = false;
+  for (int e = 0; e < p->ir->nengines; e++)
+    wait_helpers(p->ir->streams[e].body, em.spills[e].any ? &em.spills[e] : NULL, &plain, &spilled);
+  if (plain) put_guarded_wait(out);
+  if (spilled) put_spilled_wait(out);
   if (program_forgets(p->ir))
     fprintf(out, "\n/* After a barrier every counter restarts from 0. */\n"
             "static void bf_forget(int64_t *known) {\n"

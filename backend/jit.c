@@ -31,6 +31,7 @@ static const struct {
     {"bfrt_wait", (const void *)bfrt_wait},
     {"bfrt_barrier", (const void *)bfrt_barrier},
     {"bfrt_bookkeep", (const void *)bfrt_bookkeep},
+    {"bfrt_spill", (const void *)bfrt_spill},
     {"bfrt_div", (const void *)bfrt_div},
     {"bfrt_mod", (const void *)bfrt_mod},
     {"bfrt_scratch", (const void *)bfrt_scratch},

@@ -32,7 +32,9 @@ This script measures that claim reproducibly and writes it down:
      of a few runs) with the growth per 10x, bytes of C per instruction and
      peak memory per instruction, against issue 9's goals.
      --compile-only (`make bench-compile`) measures only this and keeps
-     the other sections of results.json.
+     the other sections of results.json; --resources-only (`make
+     bench-resources`) likewise for the resources table (issue 12), which
+     then names the commit it was measured at.
   7. Threads executor: wall-clock barrier / barrier-free, measured in the
      same `bfsync run --sync=both` process, median over repeats; and the
      uncontended-wait and wake-up costs from bench/wait_cost.c.
@@ -44,7 +46,7 @@ Outputs: results.json (every figure), results.md (the tables, with the
 exact commands, the target and the date) and svg/<kernel>.svg.
 
 usage: bench.py --bfsync PATH --target FILE --out DIR --rusage BIN [--wait-cost BIN]
-                [--repeat N] [--threads-repeat N] [--quick] [--compile-only]
+                [--repeat N] [--threads-repeat N] [--quick] [--compile-only] [--resources-only]
 """
 import argparse
 import datetime
@@ -714,39 +716,98 @@ PAPER_REGISTERS = {1: 4, 2: 8, 3: 11}
 PAPER_SEMAPHORES = "4-13 (19 for FlashAttention)"
 
 
-def resources_point(bfsync, target, name, path):
-    """`bfsync compile --resources --json` at the kernel's bench sizes."""
-    out = run([bfsync, "compile", path, "--resources", "--json", "--target", target] +
-              param_args(bench_params(path)))
-    r = json.loads(out)
+def paper_registers_target(target, registers, dst):
+    """The target file with `registers = N` in every [kind] section: the
+    paper's register figure as a hard limit, met with values in scratch."""
+    with open(target) as f, open(dst, "w") as g:
+        for line in f:
+            g.write(line)
+            if re.match(r"\s*\[kind \w+\]", line):
+                g.write("registers = %d   # the paper's figure (bench/bench.py)\n" % registers)
+    return dst
+
+
+def resources_json(bfsync, target, path, params=()):
+    return json.loads(run([bfsync, "compile", path, "--resources", "--json", "--target", target] + param_args(params)))
+
+
+def resources_point(bfsync, target, tmp, name, path, simulate):
+    """`bfsync compile --resources --json` at the kernel's bench sizes; then,
+    on the target with the paper's registers for its loop depth, what is in
+    scratch and (simulate) the barrier-free cycles with and without."""
+    params = bench_params(path)
+    r = resources_json(bfsync, target, path, params)
     engines = r["engines"]
     instructions = sum(e.get("instructions", 0) for e in engines)
     bookkeeping = sum(e.get("bookkeeping", 0) for e in engines)
     depth = max(e["loop_depth"] for e in engines)
-    return {"kernel": name, "loop_depth": depth,
-            "registers": max(e["registers"] for e in engines),
-            "registers_by_engine": {e["engine"]: e["registers"] for e in engines},
-            "semaphores": sum(e["semaphores"] for e in engines),
-            "semaphores_per_engine": max(e["semaphores"] for e in engines),
-            "scratch_bytes": max(int(e["scratch_bytes"]) if e["scratch_bytes"].isdigit() else -1 for e in engines),
-            "bookkeeping_per_instruction": bookkeeping / instructions if instructions else 0.0,
-            "paper_registers": PAPER_REGISTERS.get(depth)}
+    row = {"kernel": name, "loop_depth": depth,
+           "registers": max(e["registers"] for e in engines),
+           "registers_by_engine": {e["engine"]: e["registers"] for e in engines},
+           "counters": r["counters"],
+           "semaphores": sum(e["semaphores"] for e in engines),
+           "semaphores_per_engine": max(e["semaphores"] for e in engines),
+           "scratch_bytes": max(int(e["scratch_bytes"]) if e["scratch_bytes"].isdigit() else -1 for e in engines),
+           "bookkeeping_per_instruction": bookkeeping / instructions if instructions else 0.0,
+           "paper_registers": PAPER_REGISTERS.get(depth)}
+    if row["paper_registers"]:
+        limited = paper_registers_target(target, row["paper_registers"],
+                                         os.path.join(tmp, "regs-%s.target" % re.sub(r"[^a-z0-9]+", "_", name.lower())))
+        p = subprocess.run([bfsync, "compile", path, "--resources", "--json", "--target", limited],
+                           capture_output=True, text=True)
+        if p.returncode == 0:
+            fitted = json.loads(p.stdout)["engines"]
+            row["fitted_registers"] = max(e["registers"] for e in fitted)
+            row["spilled"] = sum(e["spilled"] for e in fitted)
+        else:
+            row["fitted_error"] = p.stderr.strip().splitlines()[0]
+        if simulate and p.returncode == 0:
+            free = sim_runs(bfsync, path, params, target, "barrier-free")["barrier-free"]
+            paid = sim_runs(bfsync, path, params, limited, "barrier-free")["barrier-free"]
+            row.update(cycles=free["cycles"], fitted_cycles=paid["cycles"], spills=paid["spills"])
+    return row
 
 
-def resources_side(bfsync, target, kernels, pool):
-    return list(pool.map(lambda k: resources_point(bfsync, target, k[0], k[1]), kernels))
+def resources_side(bfsync, root, target, tmp, kernels, pool):
+    """Every benchmark kernel, and the paper's (simulated with its registers)."""
+    paper = [(n, os.path.join(root, p)) for n, p, _ in PAPER]
+    todo = [(n, p, False) for n, p, _ in kernels] + [(n, p, True) for n, p in paper]
+    rows = list(pool.map(lambda k: resources_point(bfsync, target, tmp, k[0], k[1], k[2]), todo))
+    # a paper kernel that is also a benchmark kernel: one row, with the cycles
+    by_path = {}
+    for (n, p, sim), row in zip(todo, rows):
+        if p in by_path and sim:
+            by_path[p].update({k: v for k, v in row.items() if k in ("cycles", "fitted_cycles", "spills")},
+                              paper_kernel=n)
+        elif p not in by_path:
+            by_path[p] = dict(row, paper_kernel=n if sim else None)
+    return list(by_path.values())
 
 
 def md_resources(rows):
-    L = ["| kernel | loops | registers (max engine) | paper registers | semaphores (all engines) |"
+    L = ["| kernel | loops | registers (max engine) | paper registers | with the paper's registers: max, values in scratch |"
+         " cycles, all in registers | cycles, with scratch | scratch ops | counters (kernel) | waits on counters (all engines) |"
          " per engine | scratch bytes (max engine) | bookkeeping / instruction |",
-         "|---|---|---|---|---|---|---|---|"]
+         "|---|---|---|---|---|---:|---:|---:|---|---|---|---|---|"]
     for r in rows:
         paper = r["paper_registers"]
         mark = "" if paper is None or r["registers"] <= paper else " (above)"
-        L.append("| %s | %d | %d%s | %s | %d | %d | %s | %.2f |" % (
-            r["kernel"], r["loop_depth"], r["registers"], mark, paper if paper is not None else "-",
-            r["semaphores"], r["semaphores_per_engine"],
+        if "fitted_registers" in r:
+            fit = "%d, %d" % (r["fitted_registers"], r["spilled"])
+        elif "fitted_error" in r:
+            fit = "refused: " + r["fitted_error"]
+        else:
+            fit = "-"
+        if "fitted_cycles" in r:
+            cyc = ("{:,}".format(r["cycles"]), "{:,} (+%.2f%%)".format(r["fitted_cycles"]) %
+                   (100.0 * (r["fitted_cycles"] - r["cycles"]) / r["cycles"]), "{:,}".format(r["spills"]))
+        else:
+            cyc = ("-", "-", "-")
+        L.append("| %s | %d | %d%s | %s | %s | %s | %s | %s | %d | %d | %d | %s | %.2f |" % (
+            r["kernel"] if not r.get("paper_kernel") or r["paper_kernel"] == r["kernel"] else
+            "%s (the paper's %s)" % (r["kernel"], r["paper_kernel"]),
+            r["loop_depth"], r["registers"], mark, paper if paper is not None else "-", fit, cyc[0], cyc[1], cyc[2],
+            r["counters"], r["semaphores"], r["semaphores_per_engine"],
             r["scratch_bytes"] if r["scratch_bytes"] >= 0 else "symbolic", r["bookkeeping_per_instruction"]))
     return L
 
@@ -807,12 +868,23 @@ def write_markdown(path, res):
               " (the simulator runs the engines as coroutines on one thread; docs/runtime.md)." % (
                   s["command"], s["repeats"], s["sim_s"], s["threads_s"], s["ratio"])]
     L += ["", "## Resources per engine", "",
-          "`%s` at each kernel's bench sizes (docs/algorithm.md, \"Fitting the machine\"): registers are 2 per loop"
-          " level an engine runs, its bookkeeping scalars, one guard per counter it waits on and one temporary;"
-          " semaphores are the counters an engine waits on, summed over the engines beside the paper's %s;"
-          " the paper's registers are 4, 8 and 11 for kernels with 1, 2 and 3 loops (\"above\" marks a kernel"
-          " over them). Bookkeeping per instruction is every engine's bookkeeping operations over every"
-          " engine's instructions, measured by the oracle." % (res["commands"]["resources"], PAPER_SEMAPHORES), ""]
+          "`%s` at each kernel's bench sizes, the benchmark kernels and the paper's (docs/algorithm.md, section"
+          " 7.4): registers are an engine's loop counts and computed bounds, its bookkeeping scalars and `known`"
+          " guards (shared by live range), a last-read count per counter it waits on (32-bit counters) and its"
+          " temporaries, all in registers; the paper's are 4, 8 and 11 for kernels with 1, 2 and 3 loops"
+          " (\"above\" marks a kernel over them). \"With the paper's registers\": the same target with every"
+          " kind's `registers` set to the paper's figure, met by keeping values in on-chip scratch (the most"
+          " any engine then needs, and how many values are in scratch); for the paper's kernels, the"
+          " barrier-free cycles on the simulator with everything in registers and with scratch, whose loads"
+          " and stores (scratch ops) cost a bookkeeping operation each. Counters: the engines' counters some"
+          " engine waits on (the kernel's semaphores: one per engine, shared by every loop) beside the paper's"
+          " %s; waits on counters: the (engine, counter) pairs, summed over the engines; per engine: the most"
+          " counters one engine waits on, what a kind's `semaphores` limits. Bookkeeping per instruction is"
+          " every engine's bookkeeping operations over every engine's instructions, measured by the oracle."
+          % (res["commands"]["resources"], PAPER_SEMAPHORES)
+          + (" Measured at git %s on %s (`make bench-resources`), apart from the other sections."
+             % (res["resources_measured"]["git"], res["resources_measured"]["date"]) if "resources_measured" in res else ""),
+          ""]
     L += md_resources(res["resources"])
     L += ["", "## Compile time", "",
           "Kernels: `bfsync gen --seed %d --size N` (gen: every feature, loops, tracking) and a plain"
@@ -878,6 +950,23 @@ def compile_only(args, root, res):
     step("wrote %s (compile section; the others from %s)" % (os.path.join(args.out, "results.md"), path))
 
 
+def resources_only(args, root, res, kernels):
+    """`make bench-resources`: the resources table measured again, the rest of results.json kept."""
+    path = os.path.join(args.out, "results.json")
+    with open(path) as f:
+        old = json.load(f)
+    with tempfile.TemporaryDirectory(prefix="bfsync-bench-") as tmp, ThreadPoolExecutor(SIM_JOBS) as pool:
+        step("resources per engine")
+        old["resources"] = resources_side(args.bfsync, root, args.target, tmp, kernels, pool)
+    old["resources_measured"] = {"date": res["date"], "git": res["git"]}
+    old["commands"]["resources"] = res["commands"]["resources"]
+    with open(path, "w") as f:
+        json.dump(old, f, indent=1)
+        f.write("\n")
+    write_markdown(os.path.join(args.out, "results.md"), old)
+    step("wrote %s (resources section; the others from %s)" % (os.path.join(args.out, "results.md"), path))
+
+
 def main():
     ap = argparse.ArgumentParser(description="bfsync benchmark suite")
     ap.add_argument("--bfsync", required=True)
@@ -888,6 +977,8 @@ def main():
     ap.add_argument("--repeat", type=int, default=3, help="runs per median of the compile times")
     ap.add_argument("--threads-repeat", type=int, default=5, help="runs per median of the threads executor")
     ap.add_argument("--quick", action="store_true", help="skip the 100k-instruction compile")
+    ap.add_argument("--resources-only", action="store_true",
+                    help="measure only the resources table; the other sections are kept from results.json")
     ap.add_argument("--compile-only", action="store_true",
                     help="measure only the compile side; the other sections are kept from results.json")
     args = ap.parse_args()
@@ -915,6 +1006,9 @@ def main():
     if args.compile_only:
         compile_only(args, root, res)
         return
+    if args.resources_only:
+        resources_only(args, root, res, kernels)
+        return
     with tempfile.TemporaryDirectory(prefix="bfsync-bench-") as tmp:
         with ThreadPoolExecutor(SIM_JOBS) as pool:
             step("simulating %s" % " ".join(k[0] for k in kernels))
@@ -930,7 +1024,7 @@ def main():
             step("barrier-free with each sync cost zeroed")
             res["gap"] = gap_attribution(args.bfsync, tmp, args.target, kernels, pool)
             step("resources per engine")
-            res["resources"] = resources_side(args.bfsync, args.target, kernels, pool)
+            res["resources"] = resources_side(args.bfsync, root, args.target, tmp, kernels, pool)
             step("the paper's seven kernels")
             res["paper"] = paper_suite(args.bfsync, root, tmp, args.target, pool)
         step("calibration against the documented trn1 timings")

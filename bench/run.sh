@@ -13,7 +13,8 @@
 #        compile-time median, default 3), THREADS_REPEAT=n (runs per
 #        threads-executor median, default 5), QUICK=1 (skip the
 #        100k-instruction compile), OUT=dir (default bench/), COMPILE_ONLY=1
-#        (only the compile section; the others are kept from results.json)
+#        (only the compile section; the others are kept from results.json),
+#        RESOURCES_ONLY=1 (only the resources section, likewise)
 set -euo pipefail
 
 bfsync=${1:?usage: bash bench/run.sh path/to/bfsync}
@@ -32,6 +33,7 @@ ${CC:-gcc} -std=c11 -O2 -o "$build/rusage" "$root/bench/rusage.c"
 quick=()
 [ -n "${QUICK:-}" ] && quick=(--quick)
 [ -n "${COMPILE_ONLY:-}" ] && quick+=(--compile-only)
+[ -n "${RESOURCES_ONLY:-}" ] && quick+=(--resources-only)
 python3 "$root/bench/bench.py" --bfsync "$(cd "$(dirname "$bfsync")" && pwd)/$(basename "$bfsync")" \
   --target "$target" --out "$out" --wait-cost "$build/wait_cost" --rusage "$build/rusage" --repeat "${REPEAT:-3}" \
   --threads-repeat "${THREADS_REPEAT:-5}" "${quick[@]}"

@@ -15,6 +15,7 @@
 #include "driver/args.h"
 #include "driver/commands.h"
 #include "frontend/files.h"
+#include "harness/exec.h"
 #include "harness/params.h"
 #include "transform/ir_dump.h"
 #include "transform/oracle.h"
@@ -85,9 +86,11 @@ static double per_instruction(const OracleStats *st, int e) {
   return (double)st->engine_bookkeeping[e] / (double)st->engine_instructions[e];
 }
 
-static void print_scratch(const Program *p, int e, bool json, FILE *out) {
+/* Scratch bytes: 8 a tracking array cell and a spilled value; an
+ * expression when an array's length depends on parameters. */
+static void print_scratch(const Program *p, int e, int spilled, bool json, FILE *out) {
   const IrStream *s = &p->ir->streams[e];
-  int64_t cells = 0;
+  int64_t cells = spilled;
   bool constant = true;
   for (int a = 0; a < s->narrays; a++) {
     constant &= s->arrays[a].length->kind == IX_CONST;
@@ -99,6 +102,7 @@ static void print_scratch(const Program *p, int e, bool json, FILE *out) {
   }
   if (json) fputc('"', out);
   fputs("8 * (", out);
+  if (spilled) fprintf(out, "%d + ", spilled);
   for (int a = 0; a < s->narrays; a++) {
     if (a) fputs(" + ", out);
     ir_print_expr(p, s, s->arrays[a].length, out);
@@ -109,25 +113,36 @@ static void print_scratch(const Program *p, int e, bool json, FILE *out) {
 
 static void print_resources(const Program *p, const OracleStats *st, bool json, FILE *out) {
   const Target *t = p->target;
+  uint32_t counters = 0; /* the kernel's semaphores: one per engine someone waits on */
+  for (int e = 0; e < t->nengines; e++) counters |= ir_tracks(&p->ir->streams[e]);
+  int ncounters = 0;
+  for (int e = 0; e < t->nengines; e++) ncounters += counters >> e & 1;
   if (json)
-    fprintf(out, "{\"kernel\": \"%s\", \"sync\": \"%s\", \"target\": \"%s\", \"counter_bits\": %d, \"engines\": [",
-            p->kernel->name, sync_name(p->ir->sync), t->name, t->counter_bits);
+    fprintf(out,
+            "{\"kernel\": \"%s\", \"sync\": \"%s\", \"target\": \"%s\", \"counter_bits\": %d, \"counters\": %d, "
+            "\"engines\": [",
+            p->kernel->name, sync_name(p->ir->sync), t->name, t->counter_bits, ncounters);
   else
-    fprintf(out, "resources of %s (%s) on %s, %d-bit counters\n%-8s %10s %10s %6s %8s %7s %6s %11s  %s\n",
-            p->kernel->name, sync_name(p->ir->sync), t->name, t->counter_bits, "engine", "semaphores",
-            "registers", "loops", "scalars", "guards", "temps", "bk/instr", "scratch bytes");
+    fprintf(out,
+            "resources of %s (%s) on %s, %d-bit counters (%d waited on)\n%-8s %10s %10s %6s %8s %7s %7s %5s %6s %8s %9s  %s\n",
+            p->kernel->name, sync_name(p->ir->sync), t->name, t->counter_bits, ncounters, "engine", "semaphores", "registers",
+            "loops", "scalars", "guards", "shared", "last", "temps", "spilled", "bk/instr", "scratch bytes");
+  EngineResources *all = ARENA_ARRAY(p->arena, EngineResources, t->nengines);
+  resources_all(p, all);
   for (int e = 0; e < t->nengines; e++) {
-    EngineResources r = resources_of(p, e);
+    EngineResources r = all[e];
     int kind = t->engines[e].kind;
     double bk = per_instruction(st, e);
     if (json) {
       fprintf(out,
               "%s{\"engine\": \"%s\", \"semaphores\": %d, \"semaphores_limit\": %lld, \"registers\": %d, "
-              "\"registers_limit\": %lld, \"loop_depth\": %d, \"scalars\": %d, \"guards\": %d, "
-              "\"temporaries\": %d, \"arrays\": %d, \"scratch_bytes\": ",
+              "\"registers_limit\": %lld, \"min_registers\": %d, \"loop_depth\": %d, \"loop_registers\": %d, "
+              "\"bookkeeping_scalars\": %d, \"guards\": %d, \"shared_registers\": %d, \"last_read\": %d, "
+              "\"temporaries\": %d, \"spilled\": %d, \"producer_loads\": %d, \"arrays\": %d, \"scratch_bytes\": ",
               e ? ", " : "", t->engines[e].name, r.semaphores, (long long)t->semaphores[kind], r.registers,
-              (long long)t->registers[kind], r.loop_depth, r.scalars, r.semaphores, r.temporaries, r.arrays);
-      print_scratch(p, e, true, out);
+              (long long)t->registers[kind], r.min_registers, r.loop_depth, r.loop_registers, r.nscalars, r.guards, r.shared,
+              r.last_read, r.temporaries, r.spilled, r.producer_loads, r.arrays);
+      print_scratch(p, e, r.spilled, true, out);
       if (bk >= 0)
         fprintf(out, ", \"instructions\": %lld, \"bookkeeping\": %lld, \"bookkeeping_per_instruction\": %.3f}",
                 (long long)st->engine_instructions[e], (long long)st->engine_bookkeeping[e], bk);
@@ -139,9 +154,9 @@ static void print_resources(const Program *p, const OracleStats *st, bool json, 
       snprintf(sems, sizeof sems, t->semaphores[kind] ? "%d/%lld" : "%d", r.semaphores, (long long)t->semaphores[kind]);
       snprintf(regs, sizeof regs, t->registers[kind] ? "%d/%lld" : "%d", r.registers, (long long)t->registers[kind]);
       if (bk >= 0) snprintf(bks, sizeof bks, "%.2f", bk);
-      fprintf(out, "%-8s %10s %10s %6d %8d %7d %6d %11s  ", t->engines[e].name, sems, regs, r.loop_depth,
-              r.scalars, r.semaphores, r.temporaries, bks);
-      print_scratch(p, e, false, out);
+      fprintf(out, "%-8s %10s %10s %6d %8d %7d %7d %5d %6d %8d %9s  ", t->engines[e].name, sems, regs,
+              r.loop_registers, r.nscalars, r.guards, r.shared, r.last_read, r.temporaries, r.spilled, bks);
+      print_scratch(p, e, r.spilled, false, out);
       fputc('\n', out);
     }
   }
@@ -169,6 +184,14 @@ static int compile_program(Program *p, const CompileArgs *a) {
   if (a->params.n) {
     int64_t *params = ARENA_ARRAY(p->arena, int64_t, p->kernel->nparams + 1);
     if (param_args_bind(&a->params, p->kernel, params, stderr)) return 2;
+    /* i32 tensors (device-read bounds) hold `bfsync run`'s and verify's
+     * default values (seed 1), as the measurement needs some */
+    Instance in = {p, params, NULL, NULL};
+    const char *err;
+    if (instance_inputs(&in, 1, &err)) {
+      fprintf(stderr, "bfsync: error: %s\n", err);
+      return 1;
+    }
     if (!(o = oracle_new(p, params))) return 1;
   }
   Emit what = a->header ? EMIT_HEADER : a->explain ? EMIT_EXPLAIN : (Emit)a->emit;

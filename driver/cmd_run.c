@@ -305,8 +305,8 @@ static void print_json(Run *r, const ModeResult *res) {
   print_json_number("max_rel_err_f64", res->f64.max_rel_err);
   print_json_number("error_bound_ratio_f64", res->f64.max_bound_ratio);
   printf("\"instructions\": %" PRId64 ", \"bookkeeping\": %" PRId64 ", \"barriers\": %" PRId64
-         ", \"backpressure_held\": %" PRId64,
-         s->instructions, s->bookkeeping, s->barriers, s->held);
+         ", \"backpressure_held\": %" PRId64 ", \"spills\": %" PRId64,
+         s->instructions, s->bookkeeping, s->barriers, s->held, s->spills);
   if (r->args->check) printf(", \"races\": %" PRId64, s->races);
   if (r->args->exec == BFRT_EXEC_SIM) {
     printf(", \"cycles\": %" PRId64 ", \"ns\": %.1f, \"ideal_cycles\": ", s->cycles,

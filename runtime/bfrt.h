@@ -71,6 +71,7 @@ typedef struct bfrt_options {
 typedef struct bfrt_stats {
   int64_t instructions, waits, bookkeeping, barriers;
   int64_t held;                    /* ops a producer held by back-pressure (counter window) */
+  int64_t spills;                  /* scratch operations on values kept out of registers */
   int64_t races;                   /* check: unordered conflicting pairs */
   int64_t cycles;                  /* sim: makespan */
   int64_t busy[BFRT_MAX_ENGINES];  /* sim: cycles in ops */

@@ -101,6 +101,10 @@ void bfrt_wait(bfrt_ctx *cx, int engine, int64_t threshold, int line);
 void bfrt_barrier(bfrt_ctx *cx, int line);
 /* Charge n bookkeeping operations (sync arithmetic) to this engine. */
 void bfrt_bookkeep(bfrt_ctx *cx, int64_t n);
+/* Charge n scratch operations: loads and stores of values the compiler
+ * keeps in on-chip scratch instead of a register (docs/algorithm.md,
+ * section 7.4); the simulator costs each as a bookkeeping operation. */
+void bfrt_spill(bfrt_ctx *cx, int64_t n);
 /* Floor division and modulo; a zero divisor stops the kernel naming line. */
 int64_t bfrt_div(bfrt_ctx *cx, int64_t a, int64_t b, int line);
 int64_t bfrt_mod(bfrt_ctx *cx, int64_t a, int64_t b, int line);

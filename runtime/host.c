@@ -232,6 +232,7 @@ static void gather(bfrt *rt) {
     s->instructions += cx->completed;
     s->waits += cx->waits;
     s->bookkeeping += cx->bookkeeping;
+    s->spills += cx->spills;
     s->held += cx->held;
     if (cx->barriers > s->barriers) s->barriers = cx->barriers;
   }

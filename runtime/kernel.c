@@ -219,6 +219,14 @@ void bfrt_bookkeep(Ctx *cx, int64_t n) {
   if (cx->rt->exec->bookkeep) cx->rt->exec->bookkeep(cx, n);
 }
 
+/* A scratch load or store costs what a bookkeeping operation costs: the
+ * tracking arrays are in the same scratch, and their accesses are
+ * bookkeeping operations (assumption: one sequencer operation each). */
+void bfrt_spill(Ctx *cx, int64_t n) {
+  cx->spills += n;
+  if (cx->rt->exec->bookkeep) cx->rt->exec->bookkeep(cx, n);
+}
+
 int64_t bfrt_elem(Ctx *cx, int tensor, int64_t row, int64_t col, int line) {
   const bfrt_kernel *k = cx->rt->k;
   if (tensor < 0 || tensor >= k->ntensors) rt_fail(cx, line, "tensor %d does not exist", tensor);

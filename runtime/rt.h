@@ -68,6 +68,7 @@ struct bfrt_ctx {
   int64_t completed; /* own instructions completed this run */
 
   int64_t waits, bookkeeping, barriers;
+  int64_t spills; /* scratch operations (bfrt_spill) */
   int64_t held; /* ops held by back-pressure (rt_hold) */
   uint64_t jitter; /* PRNG state; 0 = no jitter */
   TraceBuf trace;

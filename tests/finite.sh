@@ -161,7 +161,7 @@ with tempfile.TemporaryDirectory() as tmp:
     r = run(["compile", "examples/matmul.bfk", "--resources", "--json", "-p", "M=2", "-p", "N=2", "-p", "K=3"])
     res = json.loads(r.stdout) if r.returncode == 0 else {}
     engines = {e["engine"]: e for e in res.get("engines", [])}
-    keys = ["semaphores", "semaphores_limit", "registers", "registers_limit", "loop_depth", "scalars",
+    keys = ["semaphores", "semaphores_limit", "registers", "registers_limit", "loop_depth", "bookkeeping_scalars", "shared_registers", "last_read",
             "guards", "temporaries", "scratch_bytes", "bookkeeping_per_instruction"]
     if not {"pe", "act", "dve", "pool"} <= set(engines) or any(x not in e for e in engines.values() for x in keys):
         failures.append("--resources --json: %s" % (r.stdout + r.stderr))
@@ -171,8 +171,11 @@ with tempfile.TemporaryDirectory() as tmp:
         # guard per counter, 3 loop levels.
         if pe["semaphores"] < 3 or pe["guards"] != pe["semaphores"] or (pe["loop_depth"], pe["semaphores_limit"]) != (3, 0):
             failures.append("--resources pe: %s" % pe)
-        if pe["registers"] != 2 * pe["loop_depth"] + pe["scalars"] + pe["guards"] + pe["temporaries"]:
+        if pe["registers"] != pe["loop_registers"] + pe["shared_registers"] + pe["last_read"] + pe["temporaries"]:
             failures.append("--resources registers do not add up: %s" % pe)
+        # 32-bit counters: a last-read count per counter waited on; nothing spilled without a limit.
+        if pe["last_read"] != pe["semaphores"] or pe["spilled"] != 0 or pe["min_registers"] > pe["registers"]:
+            failures.append("--resources last read / spilled: %s" % pe)
         if not pe["bookkeeping_per_instruction"] or engines["pool"]["bookkeeping_per_instruction"] is not None:
             failures.append("--resources bookkeeping per instruction: %s" % res)
     r = run(["compile", "examples/softmax.bfk", "--resources"])
@@ -185,7 +188,7 @@ with tempfile.TemporaryDirectory() as tmp:
     for cmd in (["compile", "examples/matmul.bfk"], ["run", "examples/matmul.bfk", "-p", "M=1", "-p", "N=1", "-p", "K=1"]):
         r = run(cmd + ["--target", small])
         if (r.returncode != 1 or not re.search(r"engine pe waits on \d+ counters, but the target's pe engines can wait on 1", r.stderr)
-                or not re.search(r"engine pe needs \d+ registers .* but the target gives it 4", r.stderr)):
+                or not re.search(r"engine pe needs \d+ registers even with \d+ values in scratch .* but the target gives it 4 \(registers\)", r.stderr)):
             failures.append("too few semaphores/registers (%s): %s" % (cmd[0], r.stderr))
     for bad in (["--json"], ["-p", "M=1"], ["--resources", "--explain"], ["--resources", "-o", os.path.join(tmp, "x")]):
         r = run(["compile", "examples/matmul.bfk"] + bad)
