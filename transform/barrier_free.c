@@ -87,7 +87,13 @@ typedef struct Analysis {
   const char **count_note; /* [loop * nengines + engine]: why K_e is (not) closed-form, for
                               --explain, when it depends on the loop's variable or is not */
   IrExpr **conds;      /* [if]: the condition, 0 or 1 */
+  /* [loop * nengines + engine]: count_before_iteration's and count_of_loop's
+   * results, built once and shared by every stream (IR nodes never change);
+   * NULL: not built yet, &running_count: a running count */
+  IrExpr **before_iteration, **loop_count;
 } Analysis;
+
+static IrExpr running_count;
 
 /* The stream of one engine c under construction. */
 typedef struct Builder {
@@ -651,17 +657,29 @@ static void classify_loop_count(Program *p, Analysis *an, const Stmt *loop, int 
  * NULL when L keeps a running count. */
 static IrExpr *count_before_iteration(Arena *a, const Analysis *an, int loop, int e) {
   int at = loop * an->d->nengines + e;
-  IrExpr *i = ir_leaf(a, IX_LOOPVAR, loop);
-  if (an->body_count[at])
-    return ir_binary(a, IX_MUL, ir_binary(a, IX_SUB, i, an->bounds[loop].lo, 0), an->body_count[at], 0);
-  return an->branch_terms[at] ? count_over(a, an->branch_terms[at], an->bounds[loop].lo, i) : NULL;
+  if (!an->before_iteration[at]) {
+    IrExpr *i = ir_leaf(a, IX_LOOPVAR, loop), *count = &running_count;
+    if (an->body_count[at])
+      count = ir_binary(a, IX_MUL, ir_binary(a, IX_SUB, i, an->bounds[loop].lo, 0), an->body_count[at], 0);
+    else if (an->branch_terms[at])
+      count = count_over(a, an->branch_terms[at], an->bounds[loop].lo, i);
+    an->before_iteration[at] = count;
+  }
+  return an->before_iteration[at] == &running_count ? NULL : an->before_iteration[at];
 }
 
 /* count_e(L), or NULL when L keeps a running count. */
 static IrExpr *count_of_loop(Arena *a, const Analysis *an, int loop, int e) {
   int at = loop * an->d->nengines + e;
-  if (an->body_count[at]) return ir_binary(a, IX_MUL, an->bounds[loop].trips, an->body_count[at], 0);
-  return an->branch_terms[at] ? count_over(a, an->branch_terms[at], an->bounds[loop].lo, an->bounds[loop].hi) : NULL;
+  if (!an->loop_count[at]) {
+    IrExpr *count = &running_count;
+    if (an->body_count[at])
+      count = ir_binary(a, IX_MUL, an->bounds[loop].trips, an->body_count[at], 0);
+    else if (an->branch_terms[at])
+      count = count_over(a, an->branch_terms[at], an->bounds[loop].lo, an->bounds[loop].hi);
+    an->loop_count[at] = count;
+  }
+  return an->loop_count[at] == &running_count ? NULL : an->loop_count[at];
 }
 
 /* count_e(list) as a closed form, or NULL; fills body_count for its loops.
@@ -814,6 +832,8 @@ static Analysis *analyze(Program *p) {
   an->needs = ARENA_ARRAY(p->arena, Need, d->ninstrs * d->nengines + 1);
   an->body_count = ARENA_ARRAY(p->arena, IrExpr *, d->nloops * d->nengines + 1);
   an->branch_terms = ARENA_ARRAY(p->arena, CountTerms *, d->nloops * d->nengines + 1);
+  an->before_iteration = ARENA_ARRAY(p->arena, IrExpr *, d->nloops * d->nengines + 1);
+  an->loop_count = ARENA_ARRAY(p->arena, IrExpr *, d->nloops * d->nengines + 1);
   an->count_note = ARENA_ARRAY(p->arena, const char *, d->nloops * d->nengines + 1);
   an->conds = ARENA_ARRAY(p->arena, IrExpr *, p->kernel->nifs + 1);
   collect_conds(p, an, p->kernel->body);
@@ -1297,15 +1317,15 @@ static void note_count(Builder *b, const Stmt *loop, int e, const char *running)
   if (!why || b->noted[at]) return;
   b->noted[at] = true;
   IrStream *s = b->s;
-  const char **notes = ARENA_ARRAY(p->arena, const char *, s->nnotes + 1);
-  if (s->nnotes) memcpy(notes, s->notes, sizeof(char *) * (size_t)s->nnotes);
-  notes[s->nnotes++] = running ? arena_printf(p->arena, "%s through loop %s (line %d): running count %s: %s",
+  /* doubling, not a copy per note: a stream may follow 20 engines through
+   * hundreds of loops */
+  s->notes = arena_grow(p->arena, (void *)s->notes, sizeof *s->notes, s->nnotes, &s->notes_cap);
+  s->notes[s->nnotes++] = running ? arena_printf(p->arena, "%s through loop %s (line %d): running count %s: %s",
                                               p->target->engines[e].name, loop->var,
                                               b->an->d->loops[loop->loop_id].line, running, why)
                                : arena_printf(p->arena, "%s through loop %s (line %d): %s",
                                               p->target->engines[e].name, loop->var,
                                               b->an->d->loops[loop->loop_id].line, why);
-  s->notes = notes;
 }
 
 /* Position of each followed producer at the start of an iteration of

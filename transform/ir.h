@@ -135,7 +135,7 @@ typedef struct IrStream {
   const char **var_names;
   int narrays;
   IrArray *arrays;
-  int nnotes;
+  int nnotes, notes_cap;
   const char **notes; /* for --explain: how the stream counts a producer through a loop whose
                          count depends on the loop's variable (closed form or running count) */
 } IrStream;
