@@ -26,6 +26,19 @@ fail() {
   failures=$((failures + 1))
 }
 
+# golden OUT GOLDEN WHAT: with UPDATE=1 write OUT to GOLDEN, else fail
+# (showing the diff) where they differ.
+golden() {
+  if [[ ${UPDATE:-} == 1 ]]; then
+    cp "$1" "$2"
+  elif [[ ! -f $2 ]]; then
+    fail "$2 is missing (run make test-update)"
+  elif ! diff -u "$2" "$1" >"$tmp/diff"; then
+    fail "$3 differs from $2:"
+    head -40 "$tmp/diff" >&2
+  fi
+}
+
 kernels=(tests/kernels/*.bfk examples/*.bfk)
 mkdir -p "$GOLDEN"
 
@@ -37,14 +50,7 @@ for k in "${kernels[@]}"; do
       fail "compile --emit=ir --sync=$sync $k exited non-zero: $(head -3 "$tmp/err")"
       continue
     fi
-    if [[ ${UPDATE:-} == 1 ]]; then
-      cp "$tmp/out.ir" "$golden"
-    elif [[ ! -f $golden ]]; then
-      fail "$golden is missing (run make test-update)"
-    elif ! diff -u "$golden" "$tmp/out.ir" >"$tmp/diff"; then
-      fail "IR of $k ($sync) differs from $golden:"
-      head -40 "$tmp/diff" >&2
-    fi
+    golden "$tmp/out.ir" "$golden" "IR of $k ($sync)"
     waits=$(grep -c '^ *wait ' "$tmp/out.ir")
     "$BFSYNC" compile --explain --sync="$sync" "$k" >"$tmp/explain" 2>&1 \
       || fail "compile --explain --sync=$sync $k exited non-zero"
@@ -61,14 +67,7 @@ mkdir -p tests/golden/explain
 for k in "${EXPLAINED[@]}"; do
   golden="tests/golden/explain/$(basename "$k" .bfk).explain"
   "$BFSYNC" compile --explain "$k" >"$tmp/explain" 2>&1 || fail "compile --explain $k exited non-zero"
-  if [[ ${UPDATE:-} == 1 ]]; then
-    cp "$tmp/explain" "$golden"
-  elif [[ ! -f $golden ]]; then
-    fail "$golden is missing (run make test-update)"
-  elif ! diff -u "$golden" "$tmp/explain" >"$tmp/diff"; then
-    fail "--explain of $k differs from $golden:"
-    head -40 "$tmp/diff" >&2
-  fi
+  golden "$tmp/explain" "$golden" "--explain of $k"
 done
 
 # The oracle, once `bfsync verify` exists.
