@@ -135,30 +135,29 @@ static void report(Diag *d, const char *kind, Span span, const char *fmt, va_lis
 
 static int error_limit(const Diag *d) { return d->max_errors ? d->max_errors : DEFAULT_MAX_ERRORS; }
 
-void diag_error(Diag *d, Span span, const char *fmt, ...) {
-  d->errors++;
-  if (d->errors > error_limit(d)) {
-    if (d->errors == error_limit(d) + 1)
-      fprintf(d->out, "%s: too many errors; not reporting the rest\n", d->src->path);
+/* Count one more of kind in *count and report it, up to the error limit;
+ * past it, one line says the rest are not reported. */
+static void report_counted(Diag *d, int *count, const char *kind, Span span, const char *fmt, va_list ap) {
+  ++*count;
+  if (*count > error_limit(d)) {
+    if (*count == error_limit(d) + 1) fprintf(d->out, "%s: too many %ss; not reporting the rest\n", d->src->path, kind);
     return;
   }
+  report(d, kind, span, fmt, ap);
+}
+
+void diag_error(Diag *d, Span span, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
-  report(d, "error", span, fmt, ap);
+  report_counted(d, &d->errors, "error", span, fmt, ap);
   va_end(ap);
 }
 
 void diag_warning(Diag *d, Span span, const char *fmt, ...) {
   if (!d->warn) return;
-  d->warnings++;
-  if (d->warnings > error_limit(d)) {
-    if (d->warnings == error_limit(d) + 1)
-      fprintf(d->out, "%s: too many warnings; not reporting the rest\n", d->src->path);
-    return;
-  }
   va_list ap;
   va_start(ap, fmt);
-  report(d, "warning", span, fmt, ap);
+  report_counted(d, &d->warnings, "warning", span, fmt, ap);
   va_end(ap);
 }
 
