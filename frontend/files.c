@@ -15,33 +15,84 @@ static int failed(AtomicFile *af, const char *what) {
   return -1;
 }
 
-int atomic_open(AtomicFile *af, const char *path) {
-  memset(af, 0, sizeof *af);
-  af->path = path;
-  size_t n = strlen(path) + sizeof ".tmp-XXXXXX";
+/* path with its symbolic links followed, malloc'ed: the file a write
+ * through path would reach, even when it does not exist yet (a dangling
+ * link names the file to create). NULL with errno ELOOP past 40 links. */
+static char *follow_links(const char *path) {
+  char *at = strdup(path);
+  for (int hops = 0; at && hops < 40; hops++) {
+    struct stat st;
+    if (lstat(at, &st) || !S_ISLNK(st.st_mode)) return at;
+    char target[PATH_MAX];
+    ssize_t n = readlink(at, target, sizeof target - 1);
+    if (n < 0) return at;
+    target[n] = 0;
+    const char *slash = strrchr(at, '/');
+    int dir = target[0] == '/' || !slash ? 0 : (int)(slash - at + 1);
+    size_t size = (size_t)dir + (size_t)n + 1;
+    char *next = malloc(size);
+    if (!next) bug("out of memory");
+    snprintf(next, size, "%.*s%s", dir, at, target);
+    free(at);
+    at = next;
+  }
+  if (!at) bug("out of memory");
+  free(at);
+  errno = ELOOP;
+  return NULL;
+}
+
+/* The temporary file beside the destination, with the destination's mode
+ * (and owner, when we may set it) if it exists, else the mode a plain
+ * fopen would give; NULL with errno set. */
+static FILE *open_temporary(AtomicFile *af, const struct stat *old) {
+  size_t n = strlen(af->target) + sizeof ".tmp-XXXXXX";
   af->tmp = malloc(n);
   if (!af->tmp) bug("out of memory");
-  snprintf(af->tmp, n, "%s.tmp-XXXXXX", path);
+  snprintf(af->tmp, n, "%s.tmp-XXXXXX", af->target);
   int fd = mkstemp(af->tmp);
-  if (fd < 0) {
-    free(af->tmp);
-    af->tmp = NULL;
-    return failed(af, "write");
-  }
-  /* mkstemp makes the file 0600; give it the mode a plain fopen would. */
+  if (fd < 0) return NULL;
   mode_t mask = umask(0);
   umask(mask);
-  if (fchmod(fd, 0666 & ~mask) || !(af->f = fdopen(fd, "wb"))) {
+  mode_t mode = old ? old->st_mode & 0777 : 0666 & ~mask;
+  /* Only root may give a file away: anyone else keeps the file as theirs. */
+  if (old && fchown(fd, old->st_uid, old->st_gid)) errno = 0;
+  FILE *f = NULL;
+  if (!fchmod(fd, mode)) f = fdopen(fd, "wb");
+  if (!f) {
     int saved = errno;
     close(fd);
     unlink(af->tmp);
     errno = saved;
-    failed(af, "write");
-    free(af->tmp);
-    af->tmp = NULL;
-    return -1;
   }
-  return 0;
+  return f;
+}
+
+int atomic_open(AtomicFile *af, const char *path) {
+  memset(af, 0, sizeof *af);
+  af->path = path;
+  struct stat st;
+  bool exists = !stat(path, &st);
+  if (exists && S_ISDIR(st.st_mode)) {
+    errno = EISDIR;
+    return failed(af, "write");
+  }
+  /* A device, a pipe or a socket (/dev/null, /dev/stdout on a terminal)
+   * is written in place: renaming over it would replace it with a file. */
+  if (exists && !S_ISREG(st.st_mode)) {
+    af->f = fopen(path, "wb");
+    return af->f ? 0 : failed(af, "write");
+  }
+  /* A symbolic link stays a link: the file it names is the one replaced. */
+  af->target = follow_links(path);
+  if (af->target) af->f = open_temporary(af, exists ? &st : NULL);
+  if (af->f) return 0;
+  int saved = errno;
+  free(af->tmp);
+  free(af->target);
+  af->tmp = af->target = NULL;
+  errno = saved;
+  return failed(af, "write");
 }
 
 int atomic_commit(AtomicFile *af) {
@@ -49,10 +100,9 @@ int atomic_commit(AtomicFile *af) {
   if (fflush(af->f) || ferror(af->f)) status = failed(af, "write");
   if (fclose(af->f) && !status) status = failed(af, "write");
   af->f = NULL;
-  if (!status && rename(af->tmp, af->path)) status = failed(af, "replace");
-  if (status) unlink(af->tmp);
-  free(af->tmp);
-  af->tmp = NULL;
+  if (af->tmp && !status && rename(af->tmp, af->target)) status = failed(af, "replace");
+  if (af->tmp && status) unlink(af->tmp);
+  atomic_abort(af);
   return status;
 }
 
@@ -60,8 +110,9 @@ void atomic_abort(AtomicFile *af) {
   if (af->f) fclose(af->f);
   if (af->tmp) unlink(af->tmp);
   free(af->tmp);
+  free(af->target);
   af->f = NULL;
-  af->tmp = NULL;
+  af->tmp = af->target = NULL;
 }
 
 /* The canonical folder of path, then its last component: malloc'ed. */

@@ -5,7 +5,10 @@
  * folder, which is renamed over the destination only once it is complete
  * and closed. An interrupted or failed write leaves the previous file
  * whole, and two runs writing one file each leave one complete file, never
- * an interleaving. */
+ * an interleaving. The replaced file keeps its mode (and owner, where the
+ * user may set it), a symbolic link stays a link to the file it names, and
+ * what is not a regular file (/dev/null, a pipe) is written in place, never
+ * replaced. */
 #ifndef FILES_H
 #define FILES_H
 
@@ -14,8 +17,10 @@
 
 typedef struct AtomicFile {
   FILE *f;           /* write here */
-  const char *path;  /* the destination */
-  char *tmp;         /* the temporary file, malloc'ed */
+  const char *path;  /* the destination, as given */
+  char *target;      /* path with its symbolic links followed, malloc'ed */
+  char *tmp;         /* the temporary file beside target, malloc'ed; NULL when
+                        the destination is written in place */
   char error[512];   /* why atomic_open or atomic_commit failed */
 } AtomicFile;
 

@@ -124,6 +124,29 @@ for round in 1 2 3; do
   cmp -s "$tmp/y.npy" "$tmp/y1.npy" || cmp -s "$tmp/y.npy" "$tmp/y2.npy" || fail "two runs writing one file mixed it (round $round)"
 done
 ls "$tmp" | grep -q "tmp-" && fail "a temporary output file was left behind"
+# What an output replaces keeps what it was: a file its mode, a symbolic
+# link its link (the file it names is written), and a pipe or device stays
+# itself, written in place (an output renamed over /dev/null once replaced
+# the machine's /dev/null with a file).
+mkdir "$tmp/w"
+cp "$k" "$tmp/w/mode.bfk" && chmod 640 "$tmp/w/mode.bfk" && printf '\n' >>"$tmp/w/mode.bfk"
+expect 0 "" fmt -i "$tmp/w/mode.bfk"
+[[ $(stat -c %a "$tmp/w/mode.bfk") == 640 ]] || fail "fmt -i changed a file's mode 640 to $(stat -c %a "$tmp/w/mode.bfk")"
+cp "$tmp/w/mode.bfk" "$tmp/w/real.bfk" && printf '\n' >>"$tmp/w/real.bfk" && ln -s real.bfk "$tmp/w/link.bfk"
+expect 0 "" fmt -i "$tmp/w/link.bfk"
+[[ -L $tmp/w/link.bfk ]] || fail "fmt -i replaced a symbolic link with a file"
+cmp -s "$tmp/w/real.bfk" "$tmp/w/mode.bfk" || fail "fmt -i through a symbolic link did not format the file it names"
+ln -s sub/new.c "$tmp/w/dangling.c" && mkdir "$tmp/w/sub"
+expect 0 "" compile "$k" -o "$tmp/w/dangling.c"
+[[ -L $tmp/w/dangling.c && -s $tmp/w/sub/new.c ]] || fail "compile -o a dangling link did not create the file it names"
+mkfifo "$tmp/w/pipe"
+timeout 20 cat "$tmp/w/pipe" >"$tmp/w/piped.c" &
+expect 0 "" compile "$k" -o "$tmp/w/pipe"
+wait
+[[ -p $tmp/w/pipe ]] || fail "compile -o a named pipe replaced it with a file"
+grep -q "bfk_softmax" "$tmp/w/piped.c" || fail "compile -o a named pipe did not write into it"
+expect 1 "cannot write '$tmp/w': Is a directory" run "$k" -p R=1 --output Y="$tmp/w"
+ls "$tmp/w" | grep -q "tmp-" && fail "a temporary output file was left behind in $tmp/w"
 
 # ---- Numbers: one parser, one range error.
 range="needs an integer from 0 to 18446744073709551615, not '99999999999999999999999'"
