@@ -115,6 +115,36 @@ for bad in 0 -1 9223372036854775808 x; do
   fi
 done
 
+# `// params:` lines: --all-params runs every one (it once ran the first 64
+# and dropped the rest without a word); a bad line is an error of the
+# kernel file, at the line, exit 1; and --output or --trace, which keep one
+# run, are refused when several lines would each overwrite them.
+{
+  for n in $(seq 0 65); do echo "// params: N=$n"; done
+  printf 'kernel lines(N: int) {\n  hbm in X: f32[1, 1];\n  hbm out Y: f32[1, 1];\n  sbuf a: f32[1, 1];\n'
+  printf '  dma: load a, X[0, 0];\n  for i in 0 .. N { act: mul a, a, 0.5; }\n  dma: store Y[0, 0], a;\n}\n'
+} >"$tmp/lines.bfk"
+runs=$((runs + 1))
+"$BFSYNC" run "$tmp/lines.bfk" --all-params --json >"$tmp/out" 2>"$tmp/err"
+if [[ $? != 0 || $(grep -c '"kernel"' "$tmp/out") != 66 ]]; then
+  echo "hostile.sh: FAIL: --all-params ran $(grep -c '"kernel"' "$tmp/out") of 66 \`// params:\` lines: $(head -c 300 "$tmp/err")"
+  failures=$((failures + 1))
+fi
+printf '// params: N=1 N=2\n' | cat - "$tmp/lines.bfk" >"$tmp/twice.bfk"
+for all in "" --all-params; do
+  expect_error "in this \`// params:\` line: parameter 'N' given twice" 1 run "$tmp/twice.bfk" $all
+  grep -q "^ *\^~~~~~~$" "$tmp/err" || { echo "hostile.sh: FAIL: no caret under the bad \`// params:\` line"; failures=$((failures + 1)); }
+done
+for keep in "--output Y=$tmp/y.npy" "--trace $tmp/t.json"; do
+  runs=$((runs + 1))
+  "$BFSYNC" run "$tmp/lines.bfk" --all-params $keep >/dev/null 2>"$tmp/err"
+  status=$?
+  if [[ $status != 2 ]] || ! grep -q -- "--all-params runs the 66 lines" "$tmp/err"; then
+    echo "hostile.sh: FAIL: --all-params $keep exited $status: $(head -c 300 "$tmp/err")"
+    failures=$((failures + 1))
+  fi
+done
+
 echo "hostile.sh: $runs runs"
 [[ $failures == 0 ]] || { echo "hostile.sh: $failures failures"; exit 1; }
 echo "hostile.sh: ok"
