@@ -17,11 +17,13 @@
  * kernel error (bounds, division by zero, deadlock) or a bad file; 2 on a
  * usage error. */
 #include <inttypes.h>
+#include <errno.h>
 #include <limits.h>
 #include <math.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "backend/backend.h"
 #include "backend/inputs.h"
@@ -66,6 +68,8 @@ typedef struct Run {
   int64_t ideal;      /* sim: the oracle's ideal makespan; -1 until computed, -2 if it cannot be */
   int64_t ideal_sync; /* sim: the same, charging each dependence its semaphore latency and one wait */
   ExactTensor *exact; /* the f64 reference's results; NULL until computed */
+  char *trace_parts[2]; /* --trace: each mode's trace, a private temporary
+                           file until write_trace puts it in place (by SyncMode) */
 } Run;
 
 static const char usage_text[] =
@@ -215,19 +219,11 @@ static int transform_mode(Run *r, SyncMode sync) {
   return 0;
 }
 
-/* The trace file of one mode: --trace itself, or with --sync=both a part
- * that merge_traces folds into it. */
-static const char *trace_part(const Run *r, SyncMode sync) {
-  if (!r->args->trace_path) return NULL;
-  if (r->args->sync != RUN_BOTH) return r->args->trace_path;
-  return arena_printf(r->p->arena, "%s.%s.part", r->args->trace_path, sync_name(sync));
-}
-
 static bfrt_options run_options(const Run *r, SyncMode sync) {
   bfrt_options opt = {0};
   opt.exec = r->args->exec;
   opt.jitter_seed = r->args->jitter ? bf_splitmix64(r->args->seed) | 1 : 0;
-  opt.trace_path = trace_part(r, sync);
+  opt.trace_path = r->trace_parts[sync];
   opt.costs = &r->p->target->costs;
   opt.check = r->args->check;
   return opt;
@@ -381,30 +377,55 @@ static void copy_events(FILE *out, const char *text, int pid, const char *kernel
   }
 }
 
-/* --sync=both --trace T: both modes' traces as two processes of T. */
-static int merge_traces(Run *r, const SyncMode modes[2]) {
+/* --trace T: each mode's trace is written to a private temporary file
+ * (so that two runs writing one T never mix their parts), then T is
+ * written whole from them: the one mode's trace as it is, or both modes'
+ * as two processes. */
+static int make_trace_parts(Run *r, const SyncMode *modes, int nmodes) {
+  const char *dir = getenv("TMPDIR");
+  for (int m = 0; m < nmodes; m++) {
+    char *part = arena_printf(r->p->arena, "%s/bfsync-trace-XXXXXX", dir && *dir ? dir : "/tmp");
+    int fd = mkstemp(part);
+    if (fd < 0) {
+      fprintf(stderr, "bfsync: error: cannot make a temporary trace file %s: %s\n", part, strerror(errno));
+      return 1;
+    }
+    close(fd);
+    r->trace_parts[modes[m]] = part;
+  }
+  return 0;
+}
+
+static void remove_trace_parts(Run *r) {
+  for (int m = 0; m < 2; m++)
+    if (r->trace_parts[m]) remove(r->trace_parts[m]);
+  r->trace_parts[0] = r->trace_parts[1] = NULL;
+}
+
+static int write_trace(Run *r, const SyncMode *modes, int nmodes) {
   AtomicFile out;
   if (atomic_open(&out, r->args->trace_path)) {
     fprintf(stderr, "bfsync: error: %s\n", out.error);
     return 1;
   }
-  fputs("{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n", out.f);
+  if (nmodes == 2) fputs("{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n", out.f);
   int status = 0;
-  for (int m = 0; m < 2; m++) {
-    const char *part = trace_part(r, modes[m]);
+  for (int m = 0; m < nmodes; m++) {
+    const char *part = r->trace_parts[modes[m]];
     size_t len;
     char *text = slurp(part, &len);
     if (!text) {
-      fprintf(stderr, "bfsync: error: cannot read the trace part %s\n", part);
+      fprintf(stderr, "bfsync: error: cannot read the trace part %s: %s\n", part, strerror(errno));
       status = 1;
+    } else if (nmodes == 1) {
+      fwrite(text, 1, len, out.f);
     } else {
       if (m) fputs(",\n", out.f);
       copy_events(out.f, text, m + 1, r->p->kernel->name, modes[m]);
-      free(text);
     }
-    remove(part);
+    free(text);
   }
-  fputs("\n]}\n", out.f);
+  if (nmodes == 2) fputs("\n]}\n", out.f);
   return output_finish(&out, status);
 }
 
@@ -414,11 +435,15 @@ static int run_all(Run *r) {
                        SYNC_BARRIER_FREE};
   int nmodes = a->sync == RUN_BOTH ? 2 : 1;
   bool all_match = true;
+  if (a->trace_path && make_trace_parts(r, modes, nmodes)) {
+    remove_trace_parts(r);
+    return 1;
+  }
   for (int m = 0; m < nmodes; m++) {
     ModeResult res = {0};
     int status = run_mode(r, modes[m], &res);
     if (status) {
-      for (int k = 0; nmodes == 2 && a->trace_path && k <= m; k++) remove(trace_part(r, modes[k]));
+      remove_trace_parts(r);
       return status;
     }
     if (a->json) {
@@ -435,7 +460,9 @@ static int run_all(Run *r) {
     all_match &= res.match && res.within_f64;
   }
   fflush(stdout);
-  if (nmodes == 2 && a->trace_path && merge_traces(r, modes)) return 1;
+  int traced = a->trace_path ? write_trace(r, modes, nmodes) : 0;
+  remove_trace_parts(r);
+  if (traced) return 1;
   if (write_outputs(r)) return 1;
   return all_match ? 0 : 1;
 }
@@ -468,7 +495,7 @@ static int bind_params(Program *p, const ParamArgs *given, const ParamsLine *fro
 /* One parameter set. */
 static int run_params(Program *p, const RunArgs *a, const ParamsLine *from) {
   int64_t *params = ARENA_ARRAY(p->arena, int64_t, p->kernel->nparams + 1);
-  Run r = {{p, params, NULL, NULL}, p, a, NULL, -1, -1, NULL};
+  Run r = {{p, params, NULL, NULL}, p, a, NULL, -1, -1, NULL, {NULL, NULL}};
   int status = bind_params(p, &a->params, from, params);
   if (status || (status = check_tensor_args(p->kernel, a)) || (status = make_inputs(&r))) return status;
   return run_all(&r);

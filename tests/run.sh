@@ -336,6 +336,22 @@ assert not any(e["ph"] == "X" and e["pid"] == 2 and e["name"] == "barrier" for e
 EOF
   ls "$tmp"/both.json.*.part >/dev/null 2>&1 && fail "--sync=both --trace left its parts behind"
 fi
+# Two runs tracing to one file: each mode's part is private until the trace
+# is written whole (the parts were once T.MODE.part, shared by both runs,
+# which read each other's or found them removed), and none is left behind.
+mkdir "$tmp/td"
+for round in 1 2; do
+  TMPDIR="$tmp/td" "$BFSYNC" run examples/softmax.bfk R=8 --sync=both --trace "$tmp/two.json" >/dev/null 2>"$tmp/err1" &
+  first=$!
+  TMPDIR="$tmp/td" "$BFSYNC" run examples/softmax.bfk R=8 --sync=both --seed 2 --trace "$tmp/two.json" >/dev/null 2>"$tmp/err2" &
+  second=$!
+  wait $first && status=0 || status=1
+  wait $second || status=1
+  [[ $status == 0 ]] || fail "two runs tracing to one file: $(cat "$tmp/err1" "$tmp/err2")"
+  python3 -c 'import json, sys; json.load(open(sys.argv[1]))' "$tmp/two.json" 2>/dev/null ||
+    fail "two runs tracing to one file left a malformed trace (round $round)"
+done
+[[ -z $(ls "$tmp/td") ]] || fail "--trace left temporary files: $(ls "$tmp/td")"
 
 # Whether the runtime says the executor or checker is still missing (then
 # the test below is reported as skipped, not passed).
