@@ -70,31 +70,47 @@ Program *program_load(const char *path, const Target *target, FILE *out) {
   return p;
 }
 
-/* The path after the first "// target:" at the start of a line, or NULL. */
-static char *target_line(const Program *p) {
+/* The span of the path on the kernel's `// target:` line; {0, 0} when it
+ * has none. A line that names no file, and a second line, are errors. */
+static Span target_line(Program *p) {
   static const char mark[] = "// target:";
+  Span first = {0, 0};
   for (size_t at = 0; at < p->src.len;) {
     const char *line = p->src.text + at, *nl = memchr(line, '\n', p->src.len - at);
     size_t len = nl ? (size_t)(nl - line) : p->src.len - at;
-    if (len > sizeof mark - 1 && !memcmp(line, mark, sizeof mark - 1)) {
-      const char *path = line + sizeof mark - 1, *end = line + len;
-      while (path < end && (*path == ' ' || *path == '\t')) path++;
-      while (end > path && (end[-1] == ' ' || end[-1] == '\t' || end[-1] == '\r')) end--;
-      return end > path ? arena_strndup(p->arena, path, (size_t)(end - path)) : NULL;
+    if (len >= sizeof mark - 1 && !memcmp(line, mark, sizeof mark - 1)) {
+      size_t from = sizeof mark - 1, to = len;
+      while (from < to && (line[from] == ' ' || line[from] == '\t')) from++;
+      while (to > from && (line[to - 1] == ' ' || line[to - 1] == '\t' || line[to - 1] == '\r')) to--;
+      Span span = {(uint32_t)(at + from), (uint32_t)(at + to)};
+      if (to == from) {
+        diag_error(&p->diag, (Span){(uint32_t)at, (uint32_t)(at + from)}, "this `// target:` line names no file");
+      } else if (first.end) {
+        diag_error(&p->diag, span, "a second `// target:` line: a kernel names one target");
+        diag_note(&p->diag, first, "the first names this one");
+      } else {
+        first = span;
+      }
     }
     at += len + 1;
   }
-  return NULL;
+  return first;
 }
 
 int program_use_target_line(Program *p, FILE *out) {
-  char *path = target_line(p);
-  if (!path) return 0;
+  int errors = p->diag.errors;
+  Span line = target_line(p);
+  if (p->diag.errors > errors) return -1;
+  if (!line.end) return 0;
+  const char *path = arena_strndup(p->arena, p->src.text + line.begin, line.end - line.begin);
   const char *slash = strrchr(p->src.path, '/');
   if (path[0] != '/' && slash)
     path = arena_printf(p->arena, "%.*s/%s", (int)(slash - p->src.path), p->src.path, path);
   Target *t = ARENA_NEW(p->arena, Target);
-  if (target_load(path, p->arena, t, out)) return -1;
+  if (target_load(path, p->arena, t, out)) {
+    diag_note(&p->diag, line, "the kernel's target, named here");
+    return -1;
+  }
   p->target = t;
   return 0;
 }

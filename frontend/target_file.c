@@ -506,15 +506,15 @@ int target_parse(const char *path, const char *text, size_t len, Arena *arena, T
 int target_load(const char *path, Arena *arena, Target *out, FILE *err) {
   FILE *f = fopen(path, "rb");
   if (!f) {
-    fprintf(err, "bfsync: error: cannot open target file %s\n", path);
+    fprintf(err, "bfsync: error: cannot open target file %s: %s\n", path, strerror(errno));
     return -1;
   }
   char *text = arena_alloc(arena, MAX_TARGET_BYTES + 2);
   size_t len = fread(text, 1, MAX_TARGET_BYTES + 1, f);
-  int bad = ferror(f);
+  int bad = ferror(f) ? errno : 0;
   fclose(f);
   if (bad) {
-    fprintf(err, "bfsync: error: cannot read target file %s\n", path);
+    fprintf(err, "bfsync: error: cannot read target file %s: %s\n", path, strerror(bad));
     return -1;
   }
   return target_parse(path, text, len, arena, out, err);

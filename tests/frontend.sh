@@ -79,6 +79,16 @@ mkdir -p "$tmp/tl" && cp tests/sim/round.target "$tmp/tl/" && { echo "// target:
 { echo "// target: missing.target"; cat tests/sim/pipe.bfk; } >"$tmp/tl/m.bfk"
 "$BFSYNC" check "$tmp/tl/m.bfk" 2>"$tmp/err"; [ $? = 1 ] && grep -q "cannot open target file .*/tl/missing.target" "$tmp/err" ||
   fail "a // target: line naming a missing file is not an error"
+grep -q "missing.target: No such file or directory" "$tmp/err" && grep -q "m.bfk:1:12: note: the kernel's target, named here" "$tmp/err" ||
+  fail "a missing // target: file: no reason, or no place in the kernel: $(cat "$tmp/err")"
+# A second `// target:` line, and one naming no file, are errors at the line
+# (the second was ignored, the empty one too).
+{ echo "// target: round.target"; echo "// target: ../../targets/trn1.target"; cat tests/sim/pipe.bfk; } >"$tmp/tl/two.bfk"
+"$BFSYNC" check "$tmp/tl/two.bfk" 2>"$tmp/err"; [ $? = 1 ] && grep -q "two.bfk:2:12: error: a second \`// target:\` line" "$tmp/err" ||
+  fail "a second // target: line is not an error: $(cat "$tmp/err")"
+{ echo "// target: "; cat tests/sim/pipe.bfk; } >"$tmp/tl/none.bfk"
+"$BFSYNC" fmt "$tmp/tl/none.bfk" >/dev/null 2>"$tmp/err"; [ $? = 1 ] && grep -q "none.bfk:1:1: error: this \`// target:\` line names no file" "$tmp/err" ||
+  fail "a // target: line naming no file is not an error: $(cat "$tmp/err")"
 
 # Trailing comments keep their column when the code leaves room, so a
 # column of comments stays aligned; code too long for it pushes its comment
