@@ -16,6 +16,33 @@ uint64_t tensor_byte_limit(void) {
   return (uint64_t)pages * (uint64_t)page / 4;
 }
 
+/* The tiles' bytes on the host (4 a cell, sema bounds each tile to
+ * MAX_TILE_ELEMS cells), counted 1.5 times beside the tensors' bytes within
+ * the limit: a run keeps six cells' worth of each tile element (the
+ * reference's and the runtime's, and the f64 reference's 16 bytes) where
+ * it keeps four of each tensor element. 0, or -1 with a message. */
+static int check_tile_sizes(Instance *in, uint64_t tensor_bytes, uint64_t limit, const char **err) {
+  const Kernel *k = in->p->kernel;
+  uint64_t bytes = 0, largest = 0;
+  int big = 0;
+  for (int t = 0; t < k->ntiles; t++) {
+    const Tile *x = &k->tiles[t];
+    uint64_t b = (uint64_t)(x->slots * x->rows * x->cols) * sizeof(float);
+    bytes += b;
+    if (b > largest) {
+      largest = b;
+      big = t;
+    }
+  }
+  if (tensor_bytes + bytes / 2 * 3 <= limit) return 0;
+  *err = arena_printf(in->p->arena,
+                      "the tiles need %" PRIu64 " bytes (the largest, %s, %" PRIu64 ") beside the tensors' %" PRIu64
+                      "; counted 1.5 times (a run keeps six copies of a tile, four of a tensor), that is over the "
+                      "limit of %" PRIu64 " bytes, a quarter of this machine's memory",
+                      bytes, k->tiles[big].name, largest, tensor_bytes, limit);
+  return -1;
+}
+
 /* Every tensor's byte size, in checked arithmetic, and their sum within
  * tensor_byte_limit; 0, or -1 with a message naming the sizes. */
 static int check_sizes(Instance *in, const char **err) {
@@ -36,12 +63,14 @@ static int check_sizes(Instance *in, const char **err) {
       big = t;
     }
   }
-  if (total <= limit) return 0;
-  *err = arena_printf(in->p->arena,
-                      "the tensors need %" PRIu64 " bytes (the largest, %s [%" PRId64 ", %" PRId64 "], %" PRIu64
-                      "); the limit is %" PRIu64 " bytes, a quarter of this machine's memory (a run keeps four copies)",
-                      total, k->tensors[big].name, in->inputs[big].rows, in->inputs[big].cols, largest, limit);
-  return -1;
+  if (total > limit) {
+    *err = arena_printf(in->p->arena,
+                        "the tensors need %" PRIu64 " bytes (the largest, %s [%" PRId64 ", %" PRId64 "], %" PRIu64
+                        "); the limit is %" PRIu64 " bytes, a quarter of this machine's memory (a run keeps four copies)",
+                        total, k->tensors[big].name, in->inputs[big].rows, in->inputs[big].cols, largest, limit);
+    return -1;
+  }
+  return check_tile_sizes(in, total, limit, err);
 }
 
 int instance_inputs(Instance *in, uint64_t seed, const char **err) {

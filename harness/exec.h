@@ -30,8 +30,8 @@ typedef struct Instance {
 uint64_t tensor_byte_limit(void);
 /* Shape every tensor for the parameters and fill the in and inout ones
  * with seed's default inputs (backend/inputs.h), out ones zero. 0, or -1
- * with a message in *err (a bad shape; sizes that overflow, or over
- * tensor_byte_limit, checked before anything is allocated). */
+ * with a message in *err (a bad shape; sizes that overflow, or tensors
+ * and tiles over tensor_byte_limit, checked before anything is allocated). */
 int instance_inputs(Instance *in, uint64_t seed, const char **err);
 /* A copy of a tensor list shaped like the instance's (in its arena). */
 RefTensor *instance_copy(Instance *in, const RefTensor *from);

@@ -50,6 +50,21 @@ expect 1 "tensor X [4611686018427387904, 1] is too large: its size in bytes over
   run "$tmp/big.bfk" -p N=4611686018427387904
 expect 1 "the limit is" run "$tmp/big.bfk" -p N=10000000000 # 40 GB each: over a quarter of any test machine
 expect 1 "the limit is" run "$tmp/big.bfk" -p N=1099511627776 --exec=sim
+# The tiles count too: 2,048 tiles of 2^26 cells each (512 GiB), on a target
+# with no [limits] to stop them, once aborted with "internal error: out of memory".
+python3 - "$tmp/tiles.bfk" <<'PY'
+import sys
+tiles = "".join(f"  sbuf t{i}: f32[128, 524288];\n" for i in range(2048))
+open(sys.argv[1], "w").write("kernel tiles(N: int) {\n  hbm in X: f32[1, 1];\n  hbm out Y: f32[1, 1];\n" + tiles +
+    "  sbuf s: f32[1, 1];\n  dma: load s, X[0, 0];\n  dma: store Y[0, 0], s;\n}\n")
+PY
+# (Under a 16 GB address-space cap, so that a regression fails instead of
+# paging the machine to death; not under ASan, whose shadow needs more.)
+printf '#!/usr/bin/env bash\nulimit -v 16000000\nexec "%s" "$@"\n' "$BFSYNC" >"$tmp/capped" && chmod +x "$tmp/capped"
+capped=$tmp/capped
+ldd "$BFSYNC" | grep -q libasan && capped=$BFSYNC
+BFSYNC=$capped expect 1 "the tiles need 549755813892 bytes (the largest, t0, 268435456) beside the tensors' 8" \
+  run "$tmp/tiles.bfk" -p N=1 --target tests/sim/round.target
 printf "kernel c() {\n  hbm out Y: f32[4611686018427387904, 1];\n  sbuf t: f32[1, 1];\n  dma: store Y[0, 0], t;\n}\n" >"$tmp/const.bfk"
 expect 1 "is more than 2^63 bytes" check "$tmp/const.bfk"
 # A .npy header claiming 2^40 rows, through a pipe (no file size to check it against).
