@@ -268,7 +268,17 @@ static const char *exec_name(int exec) { return exec == BFRT_EXEC_SIM ? "sim" : 
  * mode; -2 when the oracle cannot walk the kernel. */
 static int64_t ideal_cycles(Run *r) {
   if (r->ideal == -1) {
+    /* A figure, not a check: when the oracle cannot walk the kernel (too
+     * large to track) the column says "-", and its errors are not the run's. */
+    Diag run_diag = r->p->diag;
+    char *why = NULL;
+    size_t len = 0;
+    r->p->diag.out = open_memstream(&why, &len);
+    if (!r->p->diag.out) bug("out of memory");
     Oracle *o = oracle_new(r->p, r->in.params);
+    fclose(r->p->diag.out);
+    free(why);
+    r->p->diag = run_diag;
     r->ideal = o ? oracle_ideal_cycles(o, &r->p->target->costs) : -2;
     r->ideal_sync = o ? oracle_ideal_sync_cycles(o, &r->p->target->costs) : -2;
   }

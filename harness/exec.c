@@ -10,50 +10,33 @@
 
 #include "backend/inputs.h"
 
-uint64_t tensor_byte_limit(void) {
+uint64_t run_byte_limit(void) {
   long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
   if (pages <= 0 || page <= 0) return UINT64_C(1) << 32;
-  return (uint64_t)pages * (uint64_t)page / 4;
+  return (uint64_t)pages * (uint64_t)page / 4 * 3;
 }
 
-/* The tiles' bytes on the host (4 a cell, sema bounds each tile to
- * MAX_TILE_ELEMS cells), counted 1.5 times beside the tensors' bytes within
- * the limit: a run keeps six cells' worth of each tile element (the
- * reference's and the runtime's, and the f64 reference's 16 bytes) where
- * it keeps four of each tensor element. 0, or -1 with a message. */
-static int check_tile_sizes(Instance *in, uint64_t tensor_bytes, uint64_t limit, const char **err) {
-  const Kernel *k = in->p->kernel;
-  uint64_t bytes = 0, largest = 0;
-  int big = 0;
-  for (int t = 0; t < k->ntiles; t++) {
-    const Tile *x = &k->tiles[t];
-    uint64_t b = (uint64_t)(x->slots * x->rows * x->cols) * sizeof(float);
-    bytes += b;
-    if (b > largest) {
-      largest = b;
-      big = t;
-    }
-  }
-  if (tensor_bytes + bytes / 2 * 3 <= limit) return 0;
-  *err = arena_printf(in->p->arena,
-                      "the tiles need %" PRIu64 " bytes (the largest, %s, %" PRIu64 ") beside the tensors' %" PRIu64
-                      "; counted 1.5 times (a run keeps six copies of a tile, four of a tensor), that is over the "
-                      "limit of %" PRIu64 " bytes, a quarter of this machine's memory",
-                      bytes, k->tiles[big].name, largest, tensor_bytes, limit);
-  return -1;
-}
+/* What a run keeps per element, in bytes. A tensor element: f32 copies of
+ * the inputs, the reference's results, each sync mode's results and the
+ * runtime's own (5 x 4), and the f64 reference's value and bound twice
+ * (its cells and its results) and a stored flag (33). A tile element: the
+ * reference's and the runtime's f32 and the f64 reference's cell (24). */
+enum { RUN_BYTES_PER_TENSOR_ELEMENT = 53, RUN_BYTES_PER_TILE_ELEMENT = 24 };
 
-/* Every tensor's byte size, in checked arithmetic, and their sum within
- * tensor_byte_limit; 0, or -1 with a message naming the sizes. */
+/* Every tensor's size, in checked arithmetic, and what the run keeps of
+ * them and of the tiles within run_byte_limit; 0, or -1 with a message
+ * naming the sizes. */
 static int check_sizes(Instance *in, const char **err) {
   const Kernel *k = in->p->kernel;
-  uint64_t total = 0, limit = tensor_byte_limit(), largest = 0;
+  uint64_t need = 0, limit = run_byte_limit(), largest = 0;
   int big = 0;
   for (int t = 0; t < k->ntensors; t++) {
     const RefTensor *x = &in->inputs[t];
-    uint64_t elems, bytes;
+    uint64_t elems, bytes, kept;
     if (__builtin_mul_overflow((uint64_t)x->rows, (uint64_t)x->cols, &elems) ||
-        __builtin_mul_overflow(elems, (uint64_t)sizeof(float), &bytes) || __builtin_add_overflow(total, bytes, &total)) {
+        __builtin_mul_overflow(elems, (uint64_t)sizeof(float), &bytes) ||
+        __builtin_mul_overflow(elems, (uint64_t)RUN_BYTES_PER_TENSOR_ELEMENT, &kept) ||
+        __builtin_add_overflow(need, kept, &need)) {
       *err = arena_printf(in->p->arena, "tensor %s [%" PRId64 ", %" PRId64 "] is too large: its size in bytes overflows 64 bits",
                           k->tensors[t].name, x->rows, x->cols);
       return -1;
@@ -63,14 +46,18 @@ static int check_sizes(Instance *in, const char **err) {
       big = t;
     }
   }
-  if (total > limit) {
-    *err = arena_printf(in->p->arena,
-                        "the tensors need %" PRIu64 " bytes (the largest, %s [%" PRId64 ", %" PRId64 "], %" PRIu64
-                        "); the limit is %" PRIu64 " bytes, a quarter of this machine's memory (a run keeps four copies)",
-                        total, k->tensors[big].name, in->inputs[big].rows, in->inputs[big].cols, largest, limit);
-    return -1;
-  }
-  return check_tile_sizes(in, total, limit, err);
+  uint64_t tile_elements = 0; /* sema bounds each tile to MAX_TILE_ELEMS */
+  for (int t = 0; t < k->ntiles; t++) tile_elements += (uint64_t)(k->tiles[t].slots * k->tiles[t].rows * k->tiles[t].cols);
+  if (!__builtin_add_overflow(need, tile_elements * RUN_BYTES_PER_TILE_ELEMENT, &need) && need <= limit) return 0;
+  const char *largest_tensor = k->ntensors ? arena_printf(in->p->arena, " (the largest, %s [%" PRId64 ", %" PRId64 "], has %" PRIu64 " bytes of f32)",
+                                                          k->tensors[big].name, in->inputs[big].rows, in->inputs[big].cols, largest)
+                                           : "";
+  *err = arena_printf(in->p->arena,
+                      "the run needs %" PRIu64 " bytes for its tensors%s and its %" PRIu64 " tile elements: %d bytes a "
+                      "tensor element (its f32 copies, and the f64 reference's value and bound) and %d a tile element; "
+                      "the limit is %" PRIu64 " bytes, three quarters of this machine's memory",
+                      need, largest_tensor, tile_elements, RUN_BYTES_PER_TENSOR_ELEMENT, RUN_BYTES_PER_TILE_ELEMENT, limit);
+  return -1;
 }
 
 int instance_inputs(Instance *in, uint64_t seed, const char **err) {

@@ -24,14 +24,13 @@ typedef struct Instance {
   RefTensor *expected; /* the reference's results; NULL until instance_reference */
 } Instance;
 
-/* The most bytes all tensors of one instance may take: a quarter of the
- * physical memory, since a run holds four copies of them (the inputs, the
- * reference's results, a run's results, the runtime's own). */
-uint64_t tensor_byte_limit(void);
+/* The most bytes a run may keep for its tensors and tiles (every copy of
+ * them, harness/exec.c counts): three quarters of the physical memory. */
+uint64_t run_byte_limit(void);
 /* Shape every tensor for the parameters and fill the in and inout ones
  * with seed's default inputs (backend/inputs.h), out ones zero. 0, or -1
  * with a message in *err (a bad shape; sizes that overflow, or tensors
- * and tiles over tensor_byte_limit, checked before anything is allocated). */
+ * and tiles over run_byte_limit, checked before anything is allocated). */
 int instance_inputs(Instance *in, uint64_t seed, const char **err);
 /* A copy of a tensor list shaped like the instance's (in its arena). */
 RefTensor *instance_copy(Instance *in, const RefTensor *from);

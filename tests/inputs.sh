@@ -63,8 +63,13 @@ PY
 printf '#!/usr/bin/env bash\nulimit -v 16000000\nexec "%s" "$@"\n' "$BFSYNC" >"$tmp/capped" && chmod +x "$tmp/capped"
 capped=$tmp/capped
 ldd "$BFSYNC" | grep -q libasan && capped=$BFSYNC
-BFSYNC=$capped expect 1 "the tiles need 549755813892 bytes (the largest, t0, 268435456) beside the tensors' 8" \
+BFSYNC=$capped expect 1 "the run needs 3298534883458 bytes for its tensors (the largest, X [1, 1], has 4 bytes of f32) and its 137438953473 tile elements" \
   run "$tmp/tiles.bfk" -p N=1 --target tests/sim/round.target
+# And the limit counts every copy a run keeps (53 bytes a tensor element,
+# with the f64 reference's): it once counted four f32 copies, so a tensor
+# of memory / 30 elements passed and the run took 1.8 times the memory.
+printf "kernel one(N: int) {\n  hbm inout Z: f32[N, 1];\n  sbuf t: f32[1, 1];\n  dma: load t, Z[0, 0];\n  dma: store Z[0, 0], t;\n}\n" >"$tmp/one.bfk"
+BFSYNC=$capped expect 1 "53 bytes a tensor element" run "$tmp/one.bfk" -p N=$(( $(getconf _PHYS_PAGES) * $(getconf PAGESIZE) / 30 ))
 printf "kernel c() {\n  hbm out Y: f32[4611686018427387904, 1];\n  sbuf t: f32[1, 1];\n  dma: store Y[0, 0], t;\n}\n" >"$tmp/const.bfk"
 expect 1 "is more than 2^63 bytes" check "$tmp/const.bfk"
 # A .npy header claiming 2^40 rows, through a pipe (no file size to check it against).

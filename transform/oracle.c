@@ -218,6 +218,13 @@ static void number_cells(Oracle *o) {
   const Kernel *k = o->p->kernel;
   for (int t = 0; t < k->ntiles; t++) {
     o->tile_base[t] = o->ncells;
+    if (k->tiles[t].slots > MAX_CELLS - o->ncells) {
+      diag_error(&o->p->diag, k->tiles[t].span,
+                 "tile '%s' is too large for the oracle to track: its %lld slots take it past %lld tile slots and "
+                 "tensor tiles in all", k->tiles[t].name, (long long)k->tiles[t].slots, (long long)MAX_CELLS);
+      o->failed = true;
+      return;
+    }
     o->ncells += k->tiles[t].slots;
   }
   for (int t = 0; t < k->ntensors && !o->failed; t++) {
@@ -235,7 +242,9 @@ static void number_cells(Oracle *o) {
     g->ncols = (g->cols + g->cell_cols - 1) / g->cell_cols;
     g->base = o->ncells;
     if (g->ncols && grid_rows > (MAX_CELLS - o->ncells) / g->ncols) {
-      diag_error(&o->p->diag, x->span, "tensor '%s' is too large for the oracle to track", x->name);
+      diag_error(&o->p->diag, x->span,
+                 "tensor '%s' is too large for the oracle to track: its %lld x %lld tiles take it past %lld tile "
+                 "slots and tensor tiles in all", x->name, (long long)grid_rows, (long long)g->ncols, (long long)MAX_CELLS);
       o->failed = true;
       return;
     }
