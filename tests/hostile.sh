@@ -145,6 +145,33 @@ for keep in "--output Y=$tmp/y.npy" "--trace $tmp/t.json"; do
   fi
 done
 
+# A tile of more slots than the oracle tracks (4,194,304 tile slots and
+# tensor tiles in all) on a target without [limits] to stop it first:
+# verify aborted with "internal error: oracle: bookkeeping array of length
+# ..." (or blamed a 1 x 1 tensor); now an error at the tile. run, whose
+# ideal-cycles column uses the oracle, runs it with "-" there.
+cat >"$tmp/slots.bfk" <<'K'
+kernel oracle_slots(N: int) {
+  hbm in X: f32[1, 1];
+  hbm out Y: f32[1, 1];
+  sbuf x[4194305]: f32[1, 1];
+  sbuf y: f32[1, 1];
+  dma: load y, X[0, 0];
+  for i in 0 .. N {
+    act: exp x[i * 7919 % 4194305], y;
+    dma1: store Y[0, 0], x[i * 7919 % 4194305];
+  }
+}
+K
+expect_error "tile 'x' is too large for the oracle to track: its 4194305 slots take it past 4194304" 4 \
+  verify "$tmp/slots.bfk" -p N=2 --target tests/sim/round.target
+runs=$((runs + 1))
+if ! "$BFSYNC" run "$tmp/slots.bfk" N=2 --target tests/sim/round.target --exec=sim --sync=both >"$tmp/out" 2>"$tmp/err" ||
+  ! grep -qE "^barrier-free +yes .* - " "$tmp/out"; then
+  echo "hostile.sh: FAIL: run --exec=sim of a tile the oracle cannot track: $(head -c 300 "$tmp/err")"
+  failures=$((failures + 1))
+fi
+
 echo "hostile.sh: $runs runs"
 [[ $failures == 0 ]] || { echo "hostile.sh: $failures failures"; exit 1; }
 echo "hostile.sh: ok"
