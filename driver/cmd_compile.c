@@ -242,6 +242,8 @@ int cmd_compile(int argc, char **argv) {
     status = args_error(&cl, "--resources prints a table: not with --explain, --header or -o");
   if (status < 0 && a.out_path && same_file(a.out_path, a.file))
     status = args_error(&cl, "-o %s would overwrite the input file", a.out_path);
+  if (status < 0 && a.out_path && a.target_path && same_file(a.out_path, a.target_path))
+    status = args_error(&cl, "-o %s would overwrite the target file", a.out_path);
   Target *target = ARENA_NEW(arena, Target);
   if (status < 0 && a.target_path && target_load(a.target_path, arena, target, stderr)) status = 1;
   if (status < 0) {

@@ -129,10 +129,23 @@ static int check_tensor_args(const Kernel *k, const RunArgs *a) {
   }
   if (a->trace_path && same_file(a->trace_path, a->file))
     return usage_error("--trace %s would overwrite the kernel file", a->trace_path);
+  if (a->trace_path && a->target_path && same_file(a->trace_path, a->target_path))
+    return usage_error("--trace %s would overwrite the target file", a->trace_path);
+  for (int i = 0; a->trace_path && i < a->inputs.n; i++)
+    if (same_file(a->trace_path, a->inputs.items[i].path))
+      return usage_error("--trace %s would overwrite an --input file", a->trace_path);
   for (int i = 0; i < a->outputs.n; i++) {
     const NamedPath *out = &a->outputs.items[i];
     if (find_tensor(k, out->name) < 0) return usage_error("--output: kernel has no tensor '%s'", out->name);
     if (same_file(out->path, a->file)) return usage_error("--output: %s would overwrite the kernel file", out->path);
+    if (a->target_path && same_file(out->path, a->target_path))
+      return usage_error("--output: %s would overwrite the target file", out->path);
+    if (a->trace_path && same_file(out->path, a->trace_path))
+      return usage_error("--output: %s is the --trace file too", out->path);
+    /* (a tensor's output may replace its own input: an inout tensor updated in place) */
+    for (int j = 0; j < a->inputs.n; j++)
+      if (strcmp(a->inputs.items[j].name, out->name) && same_file(out->path, a->inputs.items[j].path))
+        return usage_error("--output: %s would overwrite another tensor's --input file", out->path);
     for (int j = 0; j < i; j++) {
       if (!strcmp(a->outputs.items[j].name, out->name)) return usage_error("--output: '%s' given twice", out->name);
       if (same_file(a->outputs.items[j].path, out->path))

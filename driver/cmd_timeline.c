@@ -75,6 +75,8 @@ int cmd_timeline(int argc, char **argv) {
   if (status < 0 && target_path && !cycles) status = args_error(&cl, "--target goes with --cycles");
   if (status < 0 && same_file(out_path, cl.files[0]))
     status = args_error(&cl, "-o %s would overwrite the trace", out_path);
+  if (status < 0 && target_path && same_file(out_path, target_path))
+    status = args_error(&cl, "-o %s would overwrite the target file", out_path);
   Target *target = ARENA_NEW(arena, Target);
   if (status < 0 && target_path && target_load(target_path, arena, target, stderr)) status = 1;
   if (status < 0) {

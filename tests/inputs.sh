@@ -130,6 +130,21 @@ expect 2 "--trace $tmp/k.bfk would overwrite the kernel file" run "$tmp/k.bfk" -
 expect 2 "would overwrite the input file" compile "$tmp/k.bfk" -o "$tmp/k.bfk"
 expect 2 "would overwrite the input file" compile "$tmp/k.bfk" -o "$tmp/./k.bfk"
 cmp -s "$k" "$tmp/k.bfk" || fail "compile -o overwrote its input"
+# No output replaces a file the command reads: another tensor's --input
+# (once overwritten by --output Y=x.npy after --input X=x.npy), the
+# --target file, or another output; a tensor's output over its own input
+# (an inout updated in place) stays allowed.
+cp targets/trn1.target "$tmp/t.target"
+"$BFSYNC" run "$k" -p R=1 --output X="$tmp/xin.npy" >/dev/null && cp "$tmp/xin.npy" "$tmp/xin.keep"
+expect 2 "--output: $tmp/xin.npy would overwrite another tensor's --input file" run "$k" -p R=1 --input X="$tmp/xin.npy" --output Y="$tmp/xin.npy"
+expect 2 "--trace $tmp/xin.npy would overwrite an --input file" run "$k" -p R=1 --input X="$tmp/xin.npy" --trace "$tmp/xin.npy"
+expect 2 "--output: $tmp/tr.json is the --trace file too" run "$k" -p R=1 --output Y="$tmp/tr.json" --trace "$tmp/tr.json"
+expect 2 "--output: $tmp/t.target would overwrite the target file" run "$k" -p R=1 --target "$tmp/t.target" --output Y="$tmp/t.target"
+expect 2 "--trace $tmp/t.target would overwrite the target file" run "$k" -p R=1 --target "$tmp/t.target" --trace "$tmp/t.target"
+expect 2 "-o $tmp/t.target would overwrite the target file" compile "$k" --target "$tmp/t.target" -o "$tmp/t.target"
+cmp -s "$tmp/xin.npy" "$tmp/xin.keep" || fail "an output overwrote another tensor's --input file"
+cmp -s "$tmp/t.target" targets/trn1.target || fail "an output overwrote the --target file"
+expect 0 "" run "$k" -p R=1 --input X="$tmp/xin.npy" --output X="$tmp/xin.npy"
 expect 1 "cannot write '/nonexistent/k.c': No such file or directory" compile "$k" -o /nonexistent/k.c
 expect 1 "No such file or directory" run "$k" -p R=1 --output Y=/nonexistent/y.npy
 "$BFSYNC" compile "$k" >/dev/full 2>"$tmp/err" && fail "compile to a full disk succeeded"
