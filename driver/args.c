@@ -141,6 +141,7 @@ int args_parse(CommandLine *cl, int argc, char **argv) {
     if (!s) return args_error(cl, "unknown or incomplete option '%s'", arg);
     if (missing) return args_error(cl, "%s needs a value", arg);
     seen[s - cl->specs] = true;
+    if (s->given) *s->given = true;
     int status = take_value(cl, s, value);
     if (status) return status;
   }

@@ -35,6 +35,7 @@ typedef struct ArgSpec {
   uint64_t min, max;          /* ARG_NUMBER */
   const char *const *choices; /* ARG_CHOICE */
   bool required;              /* a usage error when absent */
+  bool *given;                /* if set: made true when the option appears */
 } ArgSpec;
 
 /* NAME=PATH pairs (--input, --output), in order. */

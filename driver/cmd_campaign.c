@@ -76,35 +76,42 @@ int cmd_campaign(int argc, char **argv) {
   uint64_t scale = 1, from = 1, count = 100, jobs = 2, gcc_every = 1, size = 12, schedules = 2,
            instructions = EXHAUSTIVE_MAX_INSTRUCTIONS;
   bool json = false, exhaustive = false, dry_run = false, no_jitter = false, no_minimize = false;
+  bool seed_options = false, scope_options = false; /* options of one form only, given */
   const char *lib = NULL, *regress_dir = "tests/regress", *target_path = NULL;
   Mutation mutation = {0, -1};
   int engines = 1; /* scope_choices: all */
   static const char *const scope_choices[] = {"core", "all", NULL};
   const ArgSpec specs[] = {
-      {.name = "--from", .kind = ARG_NUMBER, .dest = &from, .max = UINT64_MAX / 2},
-      {.name = "--count", .kind = ARG_NUMBER, .dest = &count, .min = 1, .max = UINT64_MAX / 2},
+      {.name = "--from", .kind = ARG_NUMBER, .dest = &from, .max = UINT64_MAX / 2, .given = &seed_options},
+      {.name = "--count", .kind = ARG_NUMBER, .dest = &count, .min = 1, .max = UINT64_MAX / 2, .given = &seed_options},
       {.name = "--jobs", .kind = ARG_NUMBER, .dest = &jobs, .min = 1, .max = POOL_MAX_JOBS},
-      {.name = "--gcc-every", .kind = ARG_NUMBER, .dest = &gcc_every, .max = UINT64_MAX},
-      {.name = "--size", .kind = ARG_NUMBER, .dest = &size, .min = 1, .max = GEN_MAX_SIZE},
+      {.name = "--gcc-every", .kind = ARG_NUMBER, .dest = &gcc_every, .max = UINT64_MAX, .given = &seed_options},
+      {.name = "--size", .kind = ARG_NUMBER, .dest = &size, .min = 1, .max = GEN_MAX_SIZE, .given = &seed_options},
       {.name = "--schedules", .kind = ARG_NUMBER, .dest = &schedules, .min = 1, .max = 1000},
       {.name = "--instructions", .kind = ARG_NUMBER, .dest = &instructions, .min = 1,
-       .max = EXHAUSTIVE_MAX_INSTRUCTIONS},
-      {.name = "--engines", .kind = ARG_CHOICE, .dest = &engines, .choices = scope_choices},
+       .max = EXHAUSTIVE_MAX_INSTRUCTIONS, .given = &scope_options},
+      {.name = "--engines", .kind = ARG_CHOICE, .dest = &engines, .choices = scope_choices, .given = &scope_options},
       {.name = "--json", .kind = ARG_FLAG, .dest = &json},
       {.name = "--exhaustive", .kind = ARG_FLAG, .dest = &exhaustive},
-      {.name = "--dry-run", .kind = ARG_FLAG, .dest = &dry_run},
-      {.name = "--no-jitter", .kind = ARG_FLAG, .dest = &no_jitter},
-      {.name = "--no-minimize", .kind = ARG_FLAG, .dest = &no_minimize},
-      {.name = "--mutate", .kind = ARG_MUTATION, .dest = &mutation},
-      {.name = "--lib", .kind = ARG_STRING, .dest = &lib},
-      {.name = "--regress", .kind = ARG_STRING, .dest = &regress_dir},
+      {.name = "--dry-run", .kind = ARG_FLAG, .dest = &dry_run, .given = &scope_options},
+      {.name = "--no-jitter", .kind = ARG_FLAG, .dest = &no_jitter, .given = &seed_options},
+      {.name = "--no-minimize", .kind = ARG_FLAG, .dest = &no_minimize, .given = &seed_options},
+      {.name = "--mutate", .kind = ARG_MUTATION, .dest = &mutation, .given = &seed_options},
+      {.name = "--lib", .kind = ARG_STRING, .dest = &lib, .given = &seed_options},
+      {.name = "--regress", .kind = ARG_STRING, .dest = &regress_dir, .given = &seed_options},
       {.name = "--target", .kind = ARG_STRING, .dest = &target_path},
-      {.name = "--scale", .kind = ARG_NUMBER, .dest = &scale, .min = 1, .max = 1000},
+      {.name = "--scale", .kind = ARG_NUMBER, .dest = &scale, .min = 1, .max = 1000, .given = &seed_options},
       {0},
   };
   Arena *arena = arena_new();
   CommandLine cl = {"campaign", usage_text, specs, 0, 0, arena, NULL, 0};
   int status = args_parse(&cl, argc, argv);
+  if (status < 0 && !exhaustive && scope_options)
+    status = args_error(&cl, "--instructions, --engines and --dry-run go with --exhaustive");
+  if (status < 0 && exhaustive && seed_options)
+    status = args_error(&cl, "--exhaustive judges every kernel of the small scope: --from, --count, --size, --scale, "
+                             "--gcc-every, --lib, --regress, --no-jitter, --no-minimize and --mutate go with the seed "
+                             "campaign");
   /* Each kernel's arena is freed and the next one's allocated: without
    * these glibc returns the memory to the kernel and takes it back every
    * time, which cost 70% of the exhaustive run in TLB flushes. */

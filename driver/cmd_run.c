@@ -599,6 +599,8 @@ int cmd_run(int argc, char **argv) {
       status = 2;
   }
   if (status < 0 && a.all_params && a.params.n) status = args_error(&cl, "--all-params runs the file's parameters: give no others");
+  if (status < 0 && a.jitter && a.exec == BFRT_EXEC_SIM)
+    status = args_error(&cl, "--jitter delays engines on threads: the simulator's times are its cost model's");
   Target *target = ARENA_NEW(arena, Target);
   if (status < 0 && a.target_path && target_load(a.target_path, arena, target, stderr)) status = 1;
   if (status < 0) {

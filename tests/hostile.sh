@@ -172,6 +172,20 @@ if ! "$BFSYNC" run "$tmp/slots.bfk" N=2 --target tests/sim/round.target --exec=s
   failures=$((failures + 1))
 fi
 
+# An option is never ignored without a word: each that goes with one form
+# of a command only is a usage error with the other (these ran, ignoring it).
+for bad in "campaign --count 1 --dry-run" "campaign --count 1 --instructions 2" "campaign --count 1 --engines core" \
+  "campaign --exhaustive --from 5 --dry-run" "campaign --exhaustive --no-minimize --dry-run" \
+  "campaign --exhaustive --mutate=drop:0 --dry-run" "run examples/softmax.bfk --exec=sim --jitter"; do
+  runs=$((runs + 1))
+  "$BFSYNC" $bad >/dev/null 2>"$tmp/err"
+  status=$?
+  if [[ $status != 2 ]] || ! grep -qE "go with|not with|simulator's times" "$tmp/err"; then
+    echo "hostile.sh: FAIL: bfsync $bad exited $status: $(head -c 300 "$tmp/err")"
+    failures=$((failures + 1))
+  fi
+done
+
 echo "hostile.sh: $runs runs"
 [[ $failures == 0 ]] || { echo "hostile.sh: $failures failures"; exit 1; }
 echo "hostile.sh: ok"
