@@ -219,9 +219,10 @@ static int compile_program(Program *p, const CompileArgs *a) {
 
 int cmd_compile(int argc, char **argv) {
   CompileArgs a = {.sync = SYNC_BARRIER_FREE, .emit = EMIT_C};
+  bool sync_given = false, emit_given = false;
   const ArgSpec specs[] = {
-      {.name = "--sync", .kind = ARG_CHOICE, .dest = &a.sync, .choices = sync_choices},
-      {.name = "--emit", .kind = ARG_CHOICE, .dest = &a.emit, .choices = emit_choices},
+      {.name = "--sync", .kind = ARG_CHOICE, .dest = &a.sync, .choices = sync_choices, .given = &sync_given},
+      {.name = "--emit", .kind = ARG_CHOICE, .dest = &a.emit, .choices = emit_choices, .given = &emit_given},
       {.name = "--explain", .kind = ARG_FLAG, .dest = &a.explain},
       {.name = "--header", .kind = ARG_FLAG, .dest = &a.header},
       {.name = "--target", .kind = ARG_STRING, .dest = &a.target_path},
@@ -238,8 +239,11 @@ int cmd_compile(int argc, char **argv) {
   a.file = cl.nfiles ? cl.files[0] : NULL;
   if (status < 0 && (a.json || a.params.n) && !a.resources)
     status = args_error(&cl, "--json and -p go with --resources");
-  if (status < 0 && a.resources && (a.explain || a.header || a.out_path))
-    status = args_error(&cl, "--resources prints a table: not with --explain, --header or -o");
+  if (status < 0 && a.resources && (a.explain || a.header || a.out_path || emit_given))
+    status = args_error(&cl, "--resources prints a table: not with --emit, --explain, --header or -o");
+  if (status < 0 && a.header && (a.explain || emit_given || sync_given))
+    status = args_error(&cl, "--header prints the host's header, for both sync modes: not with --emit, --explain or --sync");
+  if (status < 0 && a.explain && emit_given) status = args_error(&cl, "--explain lists the waits: not with --emit");
   if (status < 0 && a.out_path && same_file(a.out_path, a.file))
     status = args_error(&cl, "-o %s would overwrite the input file", a.out_path);
   if (status < 0 && a.out_path && a.target_path && same_file(a.out_path, a.target_path))

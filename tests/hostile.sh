@@ -176,7 +176,9 @@ fi
 # of a command only is a usage error with the other (these ran, ignoring it).
 for bad in "campaign --count 1 --dry-run" "campaign --count 1 --instructions 2" "campaign --count 1 --engines core" \
   "campaign --exhaustive --from 5 --dry-run" "campaign --exhaustive --no-minimize --dry-run" \
-  "campaign --exhaustive --mutate=drop:0 --dry-run" "run examples/softmax.bfk --exec=sim --jitter"; do
+  "campaign --exhaustive --mutate=drop:0 --dry-run" "run examples/softmax.bfk --exec=sim --jitter" \
+  "compile examples/softmax.bfk --emit=ir --explain" "compile examples/softmax.bfk --header --sync=barrier" \
+  "compile examples/softmax.bfk --header --emit=ir" "compile examples/softmax.bfk --resources --emit=ir"; do
   runs=$((runs + 1))
   "$BFSYNC" $bad >/dev/null 2>"$tmp/err"
   status=$?
