@@ -128,8 +128,8 @@ int args_parse(CommandLine *cl, int argc, char **argv) {
     bool missing = false;
     if (only_files || arg[0] != '-' || !arg[1]) {
       if (cl->nfiles == cl->max_files)
-        return args_error(cl, "%s takes %s FILE (also got '%s')", cl->command, cl->max_files == 1 ? "one" : "fewer",
-                          arg);
+        return args_error(cl, "%s takes %s FILE (also got '%s')", cl->command,
+                          cl->max_files == 0 ? "no" : cl->max_files == 1 ? "one" : "fewer", arg);
       cl->files[cl->nfiles++] = arg;
       continue;
     }
@@ -140,6 +140,9 @@ int args_parse(CommandLine *cl, int argc, char **argv) {
     const ArgSpec *s = match(cl, argc, argv, &i, &value, &missing);
     if (!s) return args_error(cl, "unknown or incomplete option '%s'", arg);
     if (missing) return args_error(cl, "%s needs a value", arg);
+    /* one value each: a second would silently replace the first */
+    if (seen[s - cl->specs] && s->kind != ARG_FLAG && s->kind != ARG_PARAM && s->kind != ARG_NAMED_PATH)
+      return args_error(cl, "%s given twice", s->name);
     seen[s - cl->specs] = true;
     if (s->given) *s->given = true;
     int status = take_value(cl, s, value);
