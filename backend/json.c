@@ -17,7 +17,7 @@
 
 enum { MAX_NUMBER_CHARS = 64 };
 
-static int string(JsonReader *j, char *buf, size_t size, const char *what);
+static int string(JsonReader *j, char *buf, size_t size, bool cut, const char *what);
 
 void json_init(JsonReader *j, const char *path, const char *text, size_t len) {
   *j = (JsonReader){.path = path, .text = text, .len = len};
@@ -100,7 +100,7 @@ int json_member(JsonReader *j, bool *first, char *key, size_t size) {
   if (json_peek(j) != '"')
     return json_error_at(j, j->pos, "expected %s, found %s", was_first ? "a member name or '}'" : "a member name",
                          found(j));
-  if (string(j, key, size, "a member name") || expect(j, ':', "':'")) return -1;
+  if (string(j, key, size, false, "a member name") || expect(j, ':', "':'")) return -1;
   return 1;
 }
 
@@ -169,8 +169,10 @@ static int escape(JsonReader *j, unsigned *cp) {
   return 0;
 }
 
-/* A string; into buf when size > 0 (else only checked). */
-static int string(JsonReader *j, char *buf, size_t size, const char *what) {
+/* A string; into buf when size > 0 (else only checked), its first whole
+ * characters that fit when cut (else a longer one is an error). */
+static int string(JsonReader *j, char *buf, size_t size, bool cut, const char *what) {
+  bool full = false;
   size_t start = json_offset(j), n = 0;
   if (expect(j, '"', what)) return -1;
   for (;;) {
@@ -196,9 +198,12 @@ static int string(JsonReader *j, char *buf, size_t size, const char *what) {
       bytes[0] = (char)c;
       j->pos++;
     }
-    if (size && n + len >= size) return json_error_at(j, start, "%s longer than %zu bytes", what, size - 1);
-    if (size) memcpy(buf + n, bytes, len);
-    n += len;
+    if (size && n + len >= size && !cut) return json_error_at(j, start, "%s longer than %zu bytes", what, size - 1);
+    full |= size && n + len >= size;
+    if (size && !full) {
+      memcpy(buf + n, bytes, len);
+      n += len;
+    }
   }
   j->pos++;
   if (size) buf[n] = 0;
@@ -207,7 +212,12 @@ static int string(JsonReader *j, char *buf, size_t size, const char *what) {
 
 int json_string(JsonReader *j, char *buf, size_t size, const char *what) {
   if (json_peek(j) != '"' && !j->failed) return json_error_at(j, j->pos, "%s must be a string", what);
-  return string(j, buf, size, what);
+  return string(j, buf, size, false, what);
+}
+
+int json_string_cut(JsonReader *j, char *buf, size_t size, const char *what) {
+  if (json_peek(j) != '"' && !j->failed) return json_error_at(j, j->pos, "%s must be a string", what);
+  return string(j, buf, size, true, what);
 }
 
 static size_t digits(const JsonReader *j, size_t at) {
@@ -266,7 +276,7 @@ int json_skip(JsonReader *j) {
     while ((more = json_element(j, &first)) > 0)
       if (json_skip(j)) return -1;
     return more;
-  case '"': return string(j, key, 0, "a string");
+  case '"': return string(j, key, 0, false, "a string");
   case 't': return literal(j, "true");
   case 'f': return literal(j, "false");
   case 'n': return literal(j, "null");

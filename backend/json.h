@@ -48,6 +48,8 @@ int json_element(JsonReader *j, bool *first);
 /* A string into buf (decoded, NUL-terminated; longer than size - 1 bytes
  * or holding a NUL is an error naming what). */
 int json_string(JsonReader *j, char *buf, size_t size, const char *what);
+/* The same, cut to its first whole characters that fit (a label to show). */
+int json_string_cut(JsonReader *j, char *buf, size_t size, const char *what);
 /* A number (finite as a double), what naming it in messages. */
 int json_number(JsonReader *j, double *out, const char *what);
 /* Any value, checked and discarded. */

@@ -165,7 +165,7 @@ static int read_args(JsonReader *j, Event *e) {
                                           : NULL;
     if (seen && *seen) return json_error_at(j, at, "duplicate \"%s\" in \"args\"", key);
     if (seen) *seen = true;
-    int bad = seen == &seen_name     ? json_string(j, e->arg_name, sizeof e->arg_name, "\"args.name\"")
+    int bad = seen == &seen_name     ? json_string_cut(j, e->arg_name, sizeof e->arg_name, "\"args.name\"")
               : seen == &seen_line   ? read_integer(j, "\"args.line\"", 0, INT32_MAX, &e->line)
               : seen == &seen_dtypes ? read_dtypes(j, e)
                                      : json_skip(j);

@@ -380,12 +380,11 @@ static char *slurp(const char *path, size_t *len) {
 /* One mode's trace events (the text between the runtime's first line and
  * its closing "]}") onto out as process pid, named "KERNEL (MODE)". The
  * runtime writes every event with "pid":1 and the process name first. */
-static void copy_events(FILE *out, const char *text, int pid, const char *kernel, SyncMode sync) {
+static void copy_events(FILE *out, Arena *arena, const char *text, int pid, const char *kernel, SyncMode sync) {
   const char *body = strchr(text, '\n'), *end = strstr(text, "\n]}");
   if (!body || !end || end < body) return;
   body++;
-  char name[256];
-  snprintf(name, sizeof name, "\"args\":{\"name\":\"%s\"}}", kernel);
+  const char *name = arena_printf(arena, "\"args\":{\"name\":\"%s\"}}", kernel); /* (any length) */
   const char *process = strstr(body, name);
   for (const char *at = body; at < end;) {
     if (!strncmp(at, "\"pid\":1,", 8)) {
@@ -444,7 +443,7 @@ static int write_trace(Run *r, const SyncMode *modes, int nmodes) {
       fwrite(text, 1, len, out.f);
     } else {
       if (m) fputs(",\n", out.f);
-      copy_events(out.f, text, m + 1, r->p->kernel->name, modes[m]);
+      copy_events(out.f, r->p->arena, text, m + 1, r->p->kernel->name, modes[m]);
     }
     free(text);
   }

@@ -191,6 +191,18 @@ for bad in "campaign --count 1 --dry-run" "campaign --count 1 --instructions 2" 
   fi
 done
 
+# Names of any length reach every output whole: a 300-character kernel name
+# once broke the JSON of run --sync=both --trace (a 256-byte buffer cut the
+# name it searched for), and timeline refused the trace's long names.
+sed "s/kernel softmax/kernel $(printf 'k%.0s' {1..300})/" examples/softmax.bfk >"$tmp/long_name.bfk"
+runs=$((runs + 1))
+if ! "$BFSYNC" run "$tmp/long_name.bfk" R=1 --sync=both --trace "$tmp/long.json" >/dev/null 2>"$tmp/err" ||
+  ! python3 -c 'import json, sys; json.load(open(sys.argv[1]))' "$tmp/long.json" 2>>"$tmp/err" ||
+  ! "$BFSYNC" timeline "$tmp/long.json" -o "$tmp/long.svg" 2>>"$tmp/err"; then
+  echo "hostile.sh: FAIL: a trace of a kernel with a 300-character name: $(tail -c 300 "$tmp/err")"
+  failures=$((failures + 1))
+fi
+
 echo "hostile.sh: $runs runs"
 [[ $failures == 0 ]] || { echo "hostile.sh: $failures failures"; exit 1; }
 echo "hostile.sh: ok"
