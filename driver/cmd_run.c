@@ -413,6 +413,7 @@ static int make_trace_parts(Run *r, const SyncMode *modes, int nmodes) {
       return 1;
     }
     close(fd);
+    temporary_track(part);
     r->trace_parts[modes[m]] = part;
   }
   return 0;
@@ -420,7 +421,10 @@ static int make_trace_parts(Run *r, const SyncMode *modes, int nmodes) {
 
 static void remove_trace_parts(Run *r) {
   for (int m = 0; m < 2; m++)
-    if (r->trace_parts[m]) remove(r->trace_parts[m]);
+    if (r->trace_parts[m]) {
+      remove(r->trace_parts[m]);
+      temporary_forget(r->trace_parts[m]);
+    }
   r->trace_parts[0] = r->trace_parts[1] = NULL;
 }
 

@@ -2,6 +2,8 @@
 #include "frontend/files.h"
 
 #include <errno.h>
+#include <signal.h>
+#include <stdatomic.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,6 +11,55 @@
 #include <unistd.h>
 
 #include "frontend/diag.h"
+
+/* ---- Temporary files removed when SIGINT or SIGTERM ends the process. */
+
+enum { MAX_TEMPORARIES = 8 };
+static char *_Atomic temporaries[MAX_TEMPORARIES];
+static struct sigaction before[2]; /* SIGINT's and SIGTERM's action before ours */
+static const int caught_signals[2] = {SIGINT, SIGTERM};
+
+static void remove_temporaries(int sig) {
+  for (int i = 0; i < MAX_TEMPORARIES; i++) {
+    char *path = atomic_load(&temporaries[i]);
+    if (path) unlink(path);
+  }
+  const struct sigaction *old = &before[sig == SIGTERM];
+  sigaction(sig, old, NULL);
+  if (old->sa_handler == SIG_DFL) raise(sig); /* delivered when this handler returns */
+  else if (old->sa_handler != SIG_IGN) old->sa_handler(sig);
+}
+
+/* Ours, unless the signal is ignored or ours already (it is installed
+ * again after whoever replaced it, such as the campaign's worker pool). */
+static void catch_signals(void) {
+  for (int i = 0; i < 2; i++) {
+    struct sigaction now;
+    sigaction(caught_signals[i], NULL, &now);
+    if (now.sa_handler == SIG_IGN || now.sa_handler == remove_temporaries) continue;
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = remove_temporaries;
+    sigemptyset(&sa.sa_mask);
+    before[i] = now;
+    sigaction(caught_signals[i], &sa, NULL);
+  }
+}
+
+void temporary_track(char *path) {
+  catch_signals();
+  for (int i = 0; i < MAX_TEMPORARIES; i++) {
+    char *none = NULL;
+    if (atomic_compare_exchange_strong(&temporaries[i], &none, path)) return;
+  }
+}
+
+void temporary_forget(const char *path) {
+  for (int i = 0; i < MAX_TEMPORARIES; i++)
+    if (atomic_load(&temporaries[i]) == path) atomic_store(&temporaries[i], NULL);
+}
+
+/* ---- Atomic output files. */
 
 static int failed(AtomicFile *af, const char *what) {
   snprintf(af->error, sizeof af->error, "cannot %s '%s': %s", what, af->path, strerror(errno));
@@ -52,6 +103,7 @@ static FILE *open_temporary(AtomicFile *af, const struct stat *old) {
   snprintf(af->tmp, n, "%s.tmp-XXXXXX", af->target);
   int fd = mkstemp(af->tmp);
   if (fd < 0) return NULL;
+  temporary_track(af->tmp);
   mode_t mask = umask(0);
   umask(mask);
   mode_t mode = old ? old->st_mode & 0777 : 0666 & ~mask;
@@ -63,6 +115,7 @@ static FILE *open_temporary(AtomicFile *af, const struct stat *old) {
     int saved = errno;
     close(fd);
     unlink(af->tmp);
+    temporary_forget(af->tmp);
     errno = saved;
   }
   return f;
@@ -101,6 +154,7 @@ int atomic_commit(AtomicFile *af) {
   if (fclose(af->f) && !status) status = failed(af, "write");
   af->f = NULL;
   if (af->tmp && !status && rename(af->tmp, af->target)) status = failed(af, "replace");
+  else if (af->tmp && !status) temporary_forget(af->tmp); /* renamed: no longer ours to remove */
   if (af->tmp && status) unlink(af->tmp);
   atomic_abort(af);
   return status;
@@ -109,6 +163,7 @@ int atomic_commit(AtomicFile *af) {
 void atomic_abort(AtomicFile *af) {
   if (af->f) fclose(af->f);
   if (af->tmp) unlink(af->tmp);
+  temporary_forget(af->tmp);
   free(af->tmp);
   free(af->target);
   af->f = NULL;

@@ -32,6 +32,12 @@ int atomic_commit(AtomicFile *af);
 /* Give up: close and remove the temporary file. */
 void atomic_abort(AtomicFile *af);
 
+/* A temporary file (path kept as given, not copied) that a SIGINT or
+ * SIGTERM ending the process removes, until temporary_forget(path).
+ * Every AtomicFile's temporary is tracked; at most 8 at a time. */
+void temporary_track(char *path);
+void temporary_forget(const char *path);
+
 /* Whether two paths name the same file (existing or not): the same inode,
  * or the same folder and name. */
 bool same_file(const char *a, const char *b);

@@ -320,5 +320,21 @@ status=$?
 [[ $status == 143 ]] || fail "campaign after SIGTERM exited $status, not 143 (killed by SIGTERM)"
 compgen -G "$tmp/t/bfsync-campaign-*" >/dev/null && fail "campaign left $(ls "$tmp/t") after SIGTERM"
 
+# ---- run: SIGTERM removes its temporary files (the trace's parts, an
+# output's temporary), which it once left behind.
+mkdir -p "$tmp/r"
+TMPDIR="$tmp/r" "$BFSYNC" run examples/pingpong.bfk N=2000000 --trace "$tmp/r/t.json" >/dev/null 2>&1 &
+pid=$!
+for _ in $(seq 1 100); do
+  compgen -G "$tmp/r/bfsync-trace-*" >/dev/null && break
+  sleep 0.05
+done
+compgen -G "$tmp/r/bfsync-trace-*" >/dev/null || fail "run --trace made no temporary trace in TMPDIR"
+kill -TERM "$pid"
+wait "$pid"
+status=$?
+[[ $status == 143 ]] || fail "run after SIGTERM exited $status, not 143 (killed by SIGTERM)"
+[[ -z $(ls "$tmp/r") ]] && [[ ! -e $tmp/r/t.json ]] || fail "run left $(ls "$tmp/r") after SIGTERM"
+
 [[ $failures == 0 ]] || { echo "inputs.sh: $failures failures"; exit 1; }
 echo "inputs.sh: ok"
