@@ -7,6 +7,8 @@
  * only happens in json_skip, bounded by JSON_MAX_DEPTH. */
 #include "backend/json.h"
 
+#include "frontend/utf8.h"
+
 #include <errno.h>
 #include <math.h>
 #include <stdarg.h>
@@ -124,18 +126,6 @@ static int hex4(JsonReader *j, size_t at, unsigned *out) {
   return 0;
 }
 
-/* The length of the valid UTF-8 sequence at at (2 to 4 bytes), or 0. */
-static size_t utf8_length(const JsonReader *j, size_t at) {
-  const unsigned char *s = (const unsigned char *)j->text + at;
-  size_t left = j->len - at, n = s[0] >= 0xf0 && s[0] <= 0xf4 ? 4 : s[0] >= 0xe0 ? 3 : s[0] >= 0xc2 ? 2 : 0;
-  if (s[0] > 0xf4 || n == 0 || n > left) return 0;
-  for (size_t i = 1; i < n; i++)
-    if ((s[i] & 0xc0) != 0x80) return 0;
-  if (n == 3 && ((s[0] == 0xe0 && s[1] < 0xa0) || (s[0] == 0xed && s[1] >= 0xa0))) return 0; /* overlong, surrogate */
-  if (n == 4 && ((s[0] == 0xf0 && s[1] < 0x90) || (s[0] == 0xf4 && s[1] >= 0x90))) return 0; /* overlong, > U+10FFFF */
-  return n;
-}
-
 static size_t put_utf8(char *out, unsigned cp) {
   if (cp < 0x80) return out[0] = (char)cp, 1;
   if (cp < 0x800) return out[0] = (char)(0xc0 | cp >> 6), out[1] = (char)(0x80 | (cp & 0x3f)), 2;
@@ -190,7 +180,7 @@ static int string(JsonReader *j, char *buf, size_t size, bool cut, const char *w
       if (cp == 0 && size) return json_error_at(j, start, "%s holds a NUL character", what);
       len = put_utf8(bytes, cp);
     } else if (c >= 0x80) {
-      len = utf8_length(j, j->pos);
+      len = (size_t)utf8_length((const unsigned char *)j->text + j->pos, j->len - j->pos);
       if (!len) return json_error_at(j, j->pos, "invalid UTF-8 in a string");
       memcpy(bytes, j->text + j->pos, len);
       j->pos += len;

@@ -38,6 +38,7 @@
 #include <string.h>
 
 #include "backend/json.h"
+#include "frontend/utf8.h"
 #include "frontend/ops.h"
 
 enum {
@@ -331,19 +332,24 @@ static void prepare(Trace *t, double scale) {
 
 /* ---- Drawing. */
 
-/* Text for XML: escaped, and a character XML 1.0 cannot hold (a control
- * character, U+FFFE, U+FFFF) as '?'. */
+/* Text for XML: escaped, and what XML 1.0 cannot hold (a control
+ * character, U+FFFE, U+FFFF, a byte of malformed UTF-8: a title or a file
+ * name may have one) as '?'. */
 static void xml_text(FILE *f, const char *s) {
   for (; *s; s++) {
     unsigned char c = (unsigned char)*s;
+    int len = c >= 0x80 ? utf8_length((const unsigned char *)s, 4) : 1; /* (a NUL ends a sequence) */
     if (c == '&') fputs("&amp;", f);
     else if (c == '<') fputs("&lt;", f);
     else if (c == '>') fputs("&gt;", f);
-    else if (c < 0x20 && c != '\t' && c != '\n') fputc('?', f);
+    else if ((c < 0x20 && c != '\t' && c != '\n') || !len) fputc('?', f);
     else if (c == 0xef && (unsigned char)s[1] == 0xbf && ((unsigned char)s[2] & 0xfe) == 0xbe) {
       fputc('?', f);
       s += 2;
-    } else fputc(c, f);
+    } else {
+      fwrite(s, 1, (size_t)len, f);
+      s += len - 1;
+    }
   }
 }
 

@@ -70,12 +70,13 @@ Span span_join(Span a, Span b) {
   return s;
 }
 
-/* Length of the well-formed UTF-8 sequence at s (at most avail bytes), or 0. */
-static int utf8_length(const unsigned char *s, size_t avail) {
+int utf8_length(const unsigned char *s, size_t avail) {
   int n = s[0] >= 0xf0 && s[0] <= 0xf4 ? 4 : s[0] >= 0xe0 ? 3 : s[0] >= 0xc2 ? 2 : 0;
-  if (s[0] >= 0xf5 || (size_t)n > avail) return 0;
+  if (!n || (size_t)n > avail) return 0;
   for (int i = 1; i < n; i++)
     if ((s[i] & 0xc0) != 0x80) return 0;
+  if (n == 3 && ((s[0] == 0xe0 && s[1] < 0xa0) || (s[0] == 0xed && s[1] >= 0xa0))) return 0; /* overlong, surrogate */
+  if (n == 4 && ((s[0] == 0xf0 && s[1] < 0x90) || (s[0] == 0xf4 && s[1] >= 0x90))) return 0; /* overlong, > U+10FFFF */
   return n;
 }
 

@@ -7,6 +7,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "frontend/utf8.h"
+
 typedef struct Span {
   uint32_t begin, end; /* byte offsets into Source.text, end exclusive */
 } Span;

@@ -203,6 +203,18 @@ if ! "$BFSYNC" run "$tmp/long_name.bfk" R=1 --sync=both --trace "$tmp/long.json"
   failures=$((failures + 1))
 fi
 
+# A title that is not UTF-8 (given, or the trace's file name by default)
+# is drawn with '?' for its bad bytes: it once made the SVG malformed XML.
+"$BFSYNC" run examples/softmax.bfk R=1 --trace "$tmp/$(printf 'bad\xff.json')" >/dev/null
+for title in --title="$(printf 'a\xffb \xed\xa0\x80 <&>')" ""; do
+  runs=$((runs + 1))
+  if ! "$BFSYNC" timeline "$tmp/$(printf 'bad\xff.json')" -o "$tmp/t.svg" ${title:+"$title"} 2>"$tmp/err" ||
+    ! python3 -c 'import sys, xml.dom.minidom as m; m.parse(sys.argv[1])' "$tmp/t.svg" 2>>"$tmp/err"; then
+    echo "hostile.sh: FAIL: timeline with a title that is not UTF-8 (${title:-the file name}): $(tail -c 300 "$tmp/err")"
+    failures=$((failures + 1))
+  fi
+done
+
 echo "hostile.sh: $runs runs"
 [[ $failures == 0 ]] || { echo "hostile.sh: $failures failures"; exit 1; }
 echo "hostile.sh: ok"
