@@ -35,6 +35,9 @@ Jit *jit_compile(Program *p, const char *c_source, const char **err);
 /* Requires: a checked kernel. Ensures: a C header on out naming its
  * descriptors and the index of every parameter and tensor (compile --header). */
 void emit_header(const Program *p, FILE *out);
+/* text[0, len) made safe inside a one-line C block comment: white space and
+ * unprintable bytes as one space, and "*" "/" and "??" broken apart. */
+void emit_comment_text(FILE *out, const char *text, size_t len);
 /* The descriptor the compiled file exports (emit_c_symbol). */
 const bfrt_kernel *jit_kernel(const Jit *jit);
 /* Release the compiled code; the descriptor is gone after this. */

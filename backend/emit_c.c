@@ -143,7 +143,7 @@ static const char *sanitize_id(Arena *a, const char *name, int id) {
 
 
 /* Source text made safe inside a one-line block comment. */
-static void put_comment_text(FILE *out, const char *text, size_t len) {
+void emit_comment_text(FILE *out, const char *text, size_t len) {
   bool space = false;
   for (size_t i = 0; i < len; i++) {
     unsigned char c = (unsigned char)text[i];
@@ -495,7 +495,7 @@ static void put_wait_comment(const Emitter *em, const IrNode *n) {
     fprintf(em->out, ": %s, %s", why->kind ? why->kind : "?", why->distance ? why->distance : "?");
     if (why->fallback) {
       fputs("; conservative: ", em->out);
-      put_comment_text(em->out, why->fallback, strlen(why->fallback));
+      emit_comment_text(em->out, why->fallback, strlen(why->fallback));
     }
   }
   fputs(" */\n", em->out);
@@ -612,7 +612,7 @@ static void put_op(const Emitter *em, const IrNode *n) {
   if (n->instr) {
     Span s = n->instr->span;
     if (s.end > s.begin && s.end <= em->p->src.len)
-      put_comment_text(em->out, em->p->src.text + s.begin, s.end - s.begin);
+      emit_comment_text(em->out, em->p->src.text + s.begin, s.end - s.begin);
   }
   fputs(" */\n", em->out);
   indent(em);
@@ -856,7 +856,7 @@ static void put_locals(Emitter *em, const Uses *u) {
   for (int i = 0; i < s->nvars; i++) {
     fprintf(em->out, "  int64_t bf_v%d = 0; /* ", i);
     const char *name = s->var_names ? s->var_names[i] : NULL;
-    if (name) put_comment_text(em->out, name, strlen(name));
+    if (name) emit_comment_text(em->out, name, strlen(name));
     fputs(" */\n", em->out);
     if (!u->var_read[i]) fprintf(em->out, "  (void)bf_v%d;\n", i);
   }
@@ -864,7 +864,7 @@ static void put_locals(Emitter *em, const Uses *u) {
     fprintf(em->out, "  int64_t *bf_a%d = bfrt_scratch(bf_cx, ", i);
     put_ir_expr(em, s->arrays[i].length);
     fputs("); /* ", em->out);
-    if (s->arrays[i].name) put_comment_text(em->out, s->arrays[i].name, strlen(s->arrays[i].name));
+    if (s->arrays[i].name) emit_comment_text(em->out, s->arrays[i].name, strlen(s->arrays[i].name));
     fputs(" */\n", em->out);
   }
   bool any_param = false;
@@ -1000,7 +1000,7 @@ static void put_header(const Emitter *em) {
   fprintf(em->out, " * kernel: %s(", k->name);
   for (int i = 0; i < k->nparams; i++) fprintf(em->out, "%s%s", i ? ", " : "", k->params[i].name);
   fprintf(em->out, ")\n * sync:   %s\n * source: ", p->ir->sync == SYNC_BARRIER ? "barrier" : "barrier-free");
-  put_comment_text(em->out, p->src.path, strlen(p->src.path));
+  emit_comment_text(em->out, p->src.path, strlen(p->src.path));
   fprintf(em->out, "\n * target: %s\n *\n", p->target->name);
   fputs(" * One function per engine runs that engine's instruction stream in order.\n"
         " * Every op, wait and barrier goes through the bfrt runtime (bfrt_kernel.h,\n"

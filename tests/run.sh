@@ -173,6 +173,15 @@ C
       "$BUILD/libbfrt.a" -ldl -lpthread -lm -o "$tmp/header_host" 2>"$tmp/gcc.err" && "$tmp/header_host" ||
     { fail "a host built with compile --header's indices failed:"; head -5 "$tmp/gcc.err" >&2; }
 fi
+# A kernel's path may hold a comment's end ('e*/k.bfk'): the header and the C
+# name it safely (the header once ended its opening comment there).
+mkdir -p "$tmp/e*" && cp examples/matmul.bfk "$tmp/e*/k.bfk"
+if expect_status 0 compile "$tmp/e*/k.bfk" --header -o "$tmp/star.h" && expect_status 0 compile "$tmp/e*/k.bfk" -o "$tmp/star.c"; then
+  for f in star.h star.c; do
+    gcc -std=c99 -Wall -Wextra -Werror -pedantic -fsyntax-only -Iruntime "$tmp/$f" 2>"$tmp/gcc.err" ||
+      { fail "compile of a kernel at a path holding '*/': $f does not compile"; head -3 "$tmp/gcc.err" >&2; }
+  done
+fi
 
 # ---- The bounds-error path.
 if expect_status 1 run tests/bad_run/store_oob.bfk -p N=2 --sync=both; then
