@@ -72,6 +72,22 @@ static char *dir_of_exe(void) {
   return strdup(path);
 }
 
+/* The first engine the campaign's kernels name that target t lacks (or
+ * has with another kind), or NULL: gen writes kernels for the built-in
+ * trn1's engines, and the small scope names act, dve, pool, then pe and
+ * dma. Kernels on other engines would all fail their check. */
+static const char *missing_engine(const Target *t, bool exhaustive, int scope_engines) {
+  static const char *const scope[] = {"act", "dve", "pool", "pe", "dma"};
+  for (int i = 0; exhaustive && i < scope_engines; i++)
+    if (target_engine(t, scope[i]) < 0) return scope[i];
+  const Target *trn1 = target_default();
+  for (int e = 0; !exhaustive && e < trn1->nengines; e++) {
+    int own = target_engine(t, trn1->engines[e].name);
+    if (own < 0 || t->engines[own].kind != trn1->engines[e].kind) return trn1->engines[e].name;
+  }
+  return NULL;
+}
+
 int cmd_campaign(int argc, char **argv) {
   uint64_t scale = 1, from = 1, count = 100, jobs = 2, gcc_every = 1, size = 12, schedules = 2,
            instructions = EXHAUSTIVE_MAX_INSTRUCTIONS;
@@ -119,6 +135,11 @@ int cmd_campaign(int argc, char **argv) {
   mallopt(M_MMAP_THRESHOLD, 256 << 20);
   Target *target = ARENA_NEW(arena, Target);
   if (status < 0 && target_path && target_load(target_path, arena, target, stderr)) status = 1;
+  const char *lacks = status < 0 && target_path ? missing_engine(target, exhaustive, engines == 0 ? 3 : 5) : NULL;
+  if (lacks)
+    status = args_error(&cl, "--target %s: the %s kernels name engine '%s' as trn1 has it, which target %s %s",
+                        target_path, exhaustive ? "small scope's" : "generated", lacks, target->name,
+                        target_engine(target, lacks) < 0 ? "lacks" : "has with another kind");
   if (!target_path) target = NULL;
   char *exe_dir = dir_of_exe();
   if (status < 0 && exhaustive) {

@@ -174,18 +174,22 @@ fi
 
 # An option is never ignored without a word: each that goes with one form
 # of a command only is a usage error with the other, and so is a second
-# value for a one-valued option (these ran, ignoring one of them).
+# value for a one-valued option (these ran, ignoring one of them); and a
+# campaign on a target without the engines its kernels name is refused
+# (it reported every kernel as a failure).
 for bad in "campaign --count 1 --dry-run" "campaign --count 1 --instructions 2" "campaign --count 1 --engines core" \
   "campaign --exhaustive --from 5 --dry-run" "campaign --exhaustive --no-minimize --dry-run" \
   "campaign --exhaustive --mutate=drop:0 --dry-run" "run examples/softmax.bfk --exec=sim --jitter" \
   "compile examples/softmax.bfk --emit=ir --explain" "compile examples/softmax.bfk --header --sync=barrier" \
   "compile examples/softmax.bfk --header --emit=ir" "compile examples/softmax.bfk --resources --emit=ir" \
   "compile examples/softmax.bfk -o $tmp/a.c -o $tmp/b.c" "run examples/softmax.bfk --seed 1 --seed=2" \
-  "verify examples/softmax.bfk -p R=1 --sync=barrier --sync=barrier-free" "ops extra"; do
+  "verify examples/softmax.bfk -p R=1 --sync=barrier --sync=barrier-free" "ops extra" \
+  "campaign --count 2 --size 5 --target tests/sim/round.target" \
+  "campaign --exhaustive --instructions 1 --target tests/sim/round.target"; do
   runs=$((runs + 1))
   "$BFSYNC" $bad >/dev/null 2>"$tmp/err"
   status=$?
-  if [[ $status != 2 ]] || ! grep -qE "go with|not with|simulator's times|given twice|takes no FILE" "$tmp/err"; then
+  if [[ $status != 2 ]] || ! grep -qE "go with|not with|simulator's times|given twice|takes no FILE|which target round lacks" "$tmp/err"; then
     echo "hostile.sh: FAIL: bfsync $bad exited $status: $(head -c 300 "$tmp/err")"
     failures=$((failures + 1))
   fi
