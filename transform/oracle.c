@@ -591,9 +591,9 @@ static int64_t spend_idle(int64_t *idle, int64_t free_at, int64_t start, int64_t
 /* Drop the clocks of e no lookup can reach. Engine c looks e up only at a
  * need above known[c][e], and a need is a position of e that some cell
  * holds now, or a later one (which finds the last clock). The cell scan
- * costs the grid, so the ideal compacts only once a history is as long as
- * the grid over the engines: the histories then cost no more than the
- * cells. */
+ * costs the grid, so a history is compacted only once it holds the grid's
+ * cells over the engines: what it keeps grows with the grid (at most a
+ * clock per live position), never with the instance count. */
 static void compact_ideal_history(Oracle *o, Ideal *id, int e) {
   int n = o->nengines;
   int64_t floor = INT64_MAX;
