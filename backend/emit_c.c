@@ -358,21 +358,23 @@ static void put_ir_expr(const Emitter *em, const IrExpr *x) {
   bug("emit_c: unknown IR expression kind %d", x->kind);
 }
 
+static bool nodes_use(const IrNode *n, bool (*want)(const IrExpr *));
+
 static bool expr_uses(const IrExpr *x, bool (*want)(const IrExpr *)) {
   return x && (want(x) || expr_uses(x->a, want) || expr_uses(x->b, want) || expr_uses(x->c, want));
 }
 
+static bool node_uses(const IrNode *n, bool (*want)(const IrExpr *)) {
+  const IrExpr *xs[IR_NODE_EXPRS];
+  int k = ir_node_exprs(n, xs);
+  for (int i = 0; i < k; i++)
+    if (expr_uses(xs[i], want)) return true;
+  return (n->kind == IR_LOOP || n->kind == IR_IF) && (nodes_use(n->body, want) || nodes_use(n->orelse, want));
+}
+
 static bool nodes_use(const IrNode *n, bool (*want)(const IrExpr *)) {
-  for (; n; n = n->next) {
-    bool found = false;
-    for (int i = 0; i < n->noperands; i++)
-      found |= expr_uses(n->operands[i].slot, want) || expr_uses(n->operands[i].row, want) ||
-               expr_uses(n->operands[i].col, want);
-    found |= expr_uses(n->threshold, want) || expr_uses(n->index, want) ||
-             expr_uses(n->value, want) || expr_uses(n->lo, want) || expr_uses(n->hi, want) ||
-             expr_uses(n->cond, want) || nodes_use(n->body, want) || nodes_use(n->orelse, want);
-    if (found) return true;
-  }
+  for (; n; n = n->next)
+    if (node_uses(n, want)) return true;
   return false;
 }
 
@@ -455,11 +457,9 @@ static int64_t spill_charge(Emitter *em, const IrNode *n) {
   const EngineSpill *s = spill_of(em);
   em->stamp++;
   int64_t c = 0;
-  for (int i = 0; i < n->noperands; i++)
-    c += spilled_reads(em, n->operands[i].slot) + spilled_reads(em, n->operands[i].row) +
-         spilled_reads(em, n->operands[i].col);
-  const IrExpr *xs[] = {n->threshold, n->index, n->value, n->lo, n->hi, n->cond};
-  for (size_t i = 0; i < sizeof xs / sizeof xs[0]; i++) c += spilled_reads(em, xs[i]);
+  const IrExpr *xs[IR_NODE_EXPRS];
+  int k = ir_node_exprs(n, xs);
+  for (int i = 0; i < k; i++) c += spilled_reads(em, xs[i]);
   if (n->kind == IR_SET) c += s->plan.scalar[n->var];
   if (n->kind == IR_WAIT) c += s->plan.guards >> n->engine & 1;
   if (n->kind == IR_LOOP && s->plan.bound[n->loop_id]) c += 2;
@@ -720,16 +720,10 @@ static int hoist_loop(Emitter *em, const IrNode *body) {
   const Program *p = em->p;
   Candidates c = {0};
   for (const IrNode *n = body; n; n = n->next) {
-    for (int i = 0; i < n->noperands; i++) {
-      gather(em, &c, n->operands[i].slot, true);
-      gather(em, &c, n->operands[i].row, true);
-      gather(em, &c, n->operands[i].col, true);
-    }
-    gather(em, &c, n->threshold, true);
-    gather(em, &c, n->index, true);
-    gather(em, &c, n->value, true);
-    gather(em, &c, n->lo, true);
-    gather(em, &c, n->hi, true);
+    if (n->kind == IR_IF) continue; /* its condition is not a candidate */
+    const IrExpr *xs[IR_NODE_EXPRS];
+    int k = ir_node_exprs(n, xs);
+    for (int i = 0; i < k; i++) gather(em, &c, xs[i], true);
   }
   if (c.n < 2) return 0;
   mark_sets(em, body, true);

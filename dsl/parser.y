@@ -85,6 +85,10 @@ static void yyerror(Span *at, yyscan_t scanner, ParseState *ps, const char *mess
   StmtList stmts;
 }
 
+/* An operand list grows in malloc'd memory (an arena block would be
+ * abandoned at every doubling) until its instruction copies it. */
+%destructor { operand_list_free(&$$); } <operands>
+
 %token <name> IDENT "identifier"
 %token <lit> INT "integer"
 %token <lit> FLOAT "number"
@@ -182,8 +186,8 @@ instr:
 ;
 
 operands:
-  operand              { $$ = operand_list_add(ARENA, (OperandList){0}, $1); }
-| operands ',' operand { $$ = operand_list_add(ARENA, $1, $3); }
+  operand              { $$ = operand_list_add((OperandList){0}, $1); }
+| operands ',' operand { $$ = operand_list_add($1, $3); }
 ;
 
 /* operand = IDENT "[" expr "]" | expr   (a bare name, an immediate, or NAME "[" expr "," expr "]", an hbm tile) */

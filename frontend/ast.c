@@ -113,10 +113,19 @@ Operand operand_expr(Span span, Expr *e) {
   return o;
 }
 
-OperandList operand_list_add(Arena *a, OperandList list, Operand operand) {
-  list.items = arena_grow(a, list.items, sizeof(Operand), list.n, &list.cap);
+OperandList operand_list_add(OperandList list, Operand operand) {
+  if (list.n == list.cap) {
+    list.cap = list.cap ? 2 * list.cap : 4;
+    list.items = realloc(list.items, sizeof(Operand) * (size_t)list.cap);
+    if (!list.items) bug("out of memory (%d operands)", list.cap);
+  }
   list.items[list.n++] = operand;
   return list;
+}
+
+void operand_list_free(OperandList *list) {
+  free(list->items);
+  *list = (OperandList){0};
 }
 
 StmtList stmt_list_add(StmtList list, Stmt *s) {
@@ -162,7 +171,9 @@ Stmt *stmt_instr(Arena *a, Span span, const char *op, Span op_span, OperandList 
   s->op_name = op;
   s->op_span = op_span;
   s->noperands = operands.n;
-  s->operands = operands.items;
+  s->operands = ARENA_ARRAY(a, Operand, operands.n);
+  if (operands.n) memcpy(s->operands, operands.items, sizeof(Operand) * (size_t)operands.n);
+  operand_list_free(&operands);
   return s;
 }
 

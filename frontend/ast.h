@@ -245,13 +245,16 @@ Expr *expr_float(Arena *a, Span span, const char *text);
 /* An operand written as an expression: a bare name (a tile, or a const) or
  * an immediate. */
 Operand operand_expr(Span span, Expr *e);
-OperandList operand_list_add(Arena *a, OperandList list, Operand operand);
+/* The list with operand appended (malloc'd, as the parser holds it). */
+OperandList operand_list_add(OperandList list, Operand operand);
+void operand_list_free(OperandList *list);
 
 /* Appends s (a NULL s, from error recovery, is skipped). */
 StmtList stmt_list_add(StmtList list, Stmt *s);
 Stmt *stmt_for(Arena *a, Span span, const char *var, Span var_span, Expr *lo, Expr *hi,
                StmtList body);
 Stmt *stmt_block(Arena *a, Span span, const char *engine, Span engine_span, StmtList body);
+/* Copies the operands into the arena and frees the list. */
 Stmt *stmt_instr(Arena *a, Span span, const char *op, Span op_span, OperandList operands);
 /* `engine: instr`: places instr on engine; span covers both. */
 Stmt *stmt_place(Stmt *instr, Span span, const char *engine, Span engine_span);

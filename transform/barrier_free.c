@@ -31,6 +31,7 @@
  * to be complete implies is not emitted, and a device integer used twice
  * in a scope is read once. */
 #include <limits.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "frontend/program.h"
@@ -79,7 +80,12 @@ typedef struct Analysis {
   const Deps *d;
   HbmGrid *grids; /* [tensor] */
   LoopBounds *bounds; /* [loop] */
-  Need *needs;        /* [instr * nengines + engine] */
+  /* need_e(b) of every instruction b, stored sparsely: the engines with a
+   * need (a bit each) and their Needs in engine order. Most instructions
+   * need one or two engines of twenty, so a dense table would be most of
+   * the transform's memory. */
+  uint32_t *need_mask; /* [instr] */
+  Need **needs;        /* [instr]: popcount(need_mask[instr]) of them */
   IrExpr **body_count; /* [loop * nengines + engine]: K_e, NULL when not closed-form or
                           when it depends on the loop's variable */
   struct CountTerms **branch_terms; /* [loop * nengines + engine]: K_e as terms when it depends
@@ -94,6 +100,15 @@ typedef struct Analysis {
 } Analysis;
 
 static IrExpr running_count;
+
+static const Need no_need = {NEED_NONE, -1, -1, NULL, NULL, NULL, -1};
+
+/* need_e(b): NEED_NONE when b does not depend on e. */
+static const Need *need_of(const Analysis *an, int b, int e) {
+  uint32_t mask = an->need_mask[b];
+  if (!(mask >> e & 1)) return &no_need;
+  return &an->needs[b][__builtin_popcount(mask & ((1u << e) - 1))];
+}
 
 /* The stream of one engine c under construction. */
 typedef struct Builder {
@@ -691,7 +706,13 @@ static IrExpr *count_list(Program *p, Analysis *an, const Stmt *s, int e) {
   for (; s; s = s->next) {
     IrExpr *k = NULL;
     switch (s->kind) {
-    case ST_INSTR: direct += s->engine == e; continue;
+    case ST_INSTR: { /* the run of sibling instructions from s */
+      const Deps *d = an->d;
+      int id = s->instr_id, end = d->run_end[id];
+      for (; id < end; id++) direct += d->engine_of[id] == e;
+      s = d->instrs[end - 1].stmt;
+      continue;
+    }
     case ST_BLOCK: k = count_list(p, an, s->body, e); break;
     case ST_FOR:
       classify_loop_count(p, an, s, e, count_list(p, an, s->body, e));
@@ -822,6 +843,27 @@ static void plan_grids(Program *p, Analysis *an) {
   }
 }
 
+/* need_e(b) for every engine e but b's own, kept for the engines b needs. */
+static void classify_needs(Program *p, Analysis *an, int b) {
+  const Deps *d = an->d;
+  Need all[BFRT_MAX_ENGINES];
+  int count = 0;
+  for (int e = 0; e < d->nengines; e++) {
+    if (e == d->instrs[b].engine) continue;
+    Need *n = &all[count];
+    *n = deps_need(d, b, e);
+    if (n->kind == NEED_NONE) continue;
+    if (!last_iteration_closed(an, n, e)) *n = (Need){NEED_TRACK, -1, -1, NULL, "loop-carried (tracked)", NULL, -1};
+    else if (!close_through_branches(p, d, n, b, e))
+      *n = (Need){NEED_TRACK, -1, -1, NULL, "through a branch (tracked)", NULL, -1};
+    if (n->kind == NEED_TRACK) n->known = deps_latest_sure(d, b, e);
+    an->need_mask[b] |= 1u << e;
+    count++;
+  }
+  an->needs[b] = ARENA_ARRAY(p->arena, Need, count);
+  memcpy(an->needs[b], all, sizeof(Need) * (size_t)count);
+}
+
 static Analysis *analyze(Program *p) {
   Analysis *an = ARENA_NEW(p->arena, Analysis);
   const Deps *d = deps_build(p);
@@ -829,7 +871,8 @@ static Analysis *analyze(Program *p) {
   plan_grids(p, an);
   an->bounds = ARENA_ARRAY(p->arena, LoopBounds, d->nloops + 1);
   for (int l = 0; l < d->nloops; l++) an->bounds[l] = bounds_of(p, d->loops[l].stmt);
-  an->needs = ARENA_ARRAY(p->arena, Need, d->ninstrs * d->nengines + 1);
+  an->need_mask = ARENA_ARRAY(p->arena, uint32_t, d->ninstrs + 1);
+  an->needs = ARENA_ARRAY(p->arena, Need *, d->ninstrs + 1);
   an->body_count = ARENA_ARRAY(p->arena, IrExpr *, d->nloops * d->nengines + 1);
   an->branch_terms = ARENA_ARRAY(p->arena, CountTerms *, d->nloops * d->nengines + 1);
   an->before_iteration = ARENA_ARRAY(p->arena, IrExpr *, d->nloops * d->nengines + 1);
@@ -838,16 +881,7 @@ static Analysis *analyze(Program *p) {
   an->conds = ARENA_ARRAY(p->arena, IrExpr *, p->kernel->nifs + 1);
   collect_conds(p, an, p->kernel->body);
   for (int e = 0; e < d->nengines; e++) count_list(p, an, p->kernel->body, e);
-  for (int b = 0; b < d->ninstrs; b++)
-    for (int e = 0; e < d->nengines; e++) {
-      if (e == d->instrs[b].engine) continue;
-      Need *n = &an->needs[b * d->nengines + e];
-      *n = deps_need(d, b, e);
-      if (!last_iteration_closed(an, n, e)) *n = (Need){NEED_TRACK, -1, -1, NULL, "loop-carried (tracked)", NULL, -1};
-      else if (!close_through_branches(p, d, n, b, e))
-        *n = (Need){NEED_TRACK, -1, -1, NULL, "through a branch (tracked)", NULL, -1};
-      if (n->kind == NEED_TRACK) n->known = deps_latest_sure(d, b, e);
-    }
+  for (int b = 0; b < d->ninstrs; b++) classify_needs(p, an, b);
   return an;
 }
 
@@ -925,7 +959,7 @@ static void plan_stream(Builder *b) {
     const InstrInfo *in = &d->instrs[i];
     if (in->engine != b->c) continue;
     for (int e = 0; e < d->nengines; e++) {
-      const Need *n = &b->an->needs[i * d->nengines + e];
+      const Need *n = need_of(b->an, i, e);
       if (e == b->c || n->kind == NEED_NONE) continue;
       if (n->kind != NEED_TRACK) {
         for (const Need *m = n; m && m->kind != NEED_NONE; m = m->before)
@@ -1201,7 +1235,7 @@ static void add_coverage(const Analysis *an, int *cover, const Need *n, int dept
     if (d->instrs[x].engine != e || d->instrs[x].loop != d->instrs[a].loop || !deps_branches_enclose(d, x, a))
       continue;
     for (int f = 0; f < d->nengines; f++)
-      if (f != e) cover_need(an, cover, &an->needs[x * d->nengines + f], depth + 1);
+      if (f != e) cover_need(an, cover, need_of(an, x, f), depth + 1);
   }
 }
 
@@ -1214,14 +1248,14 @@ static bool covered_by_others(Builder *b, int consumer, int e) {
   int cover[BFRT_MAX_ENGINES];
   memcpy(cover, b->covered, sizeof(int) * (size_t)d->nengines);
   for (int f = 0; f < d->nengines; f++)
-    if (f != e && f != b->c) cover_need(b->an, cover, &b->an->needs[consumer * d->nengines + f], 0);
+    if (f != e && f != b->c) cover_need(b->an, cover, need_of(b->an, consumer, f), 0);
   return cover[e] >= 0 && deps_nothing_between(d, cover[e], consumer, e);
 }
 
 static void emit_waits(Builder *b, int consumer, NodeList *out) {
   const Deps *d = b->an->d;
   for (int e = 0; e < d->nengines; e++) {
-    const Need *n = &b->an->needs[consumer * d->nengines + e];
+    const Need *n = need_of(b->an, consumer, e);
     if (e == b->c || n->kind == NEED_NONE) continue;
     IrExpr *t;
     const WaitWhy *why;
@@ -1237,7 +1271,7 @@ static void emit_waits(Builder *b, int consumer, NodeList *out) {
     b->waited[e] = t;
   }
   for (int e = 0; e < d->nengines; e++)
-    if (e != b->c) cover_need(b->an, b->covered, &b->an->needs[consumer * d->nengines + e], 0);
+    if (e != b->c) cover_need(b->an, b->covered, need_of(b->an, consumer, e), 0);
 }
 
 /* Whether access j of in stores what an earlier access of it already does:
@@ -1482,10 +1516,24 @@ static void walk_if(Builder *b, const Stmt *st, NodeList *out) {
   append(out, n);
 }
 
+/* A run of sibling instructions from first: the stream's own and those of
+ * producers it still follows; the others leave the stream unchanged, but
+ * for the positions retired on the way. Returns the run's last. */
+static const Stmt *walk_run(Builder *b, const Stmt *first, NodeList *out) {
+  const Deps *d = b->an->d;
+  int end = d->run_end[first->instr_id];
+  for (int id = first->instr_id; id < end; id++) {
+    int e = d->engine_of[id];
+    if (e == b->c || (b->pos[e] && b->needed_upto[e] >= id)) walk_instr(b, d->instrs[id].stmt, out);
+  }
+  retire_positions(b, end - 1);
+  return d->instrs[end - 1].stmt;
+}
+
 static void walk_list(Builder *b, const Stmt *s, NodeList *out) {
   for (; s; s = s->next) {
     switch (s->kind) {
-    case ST_INSTR: walk_instr(b, s, out); break;
+    case ST_INSTR: s = walk_run(b, s, out); break;
     case ST_FOR:
       walk_loop(b, s, out);
       for (int e = 0; e < b->an->d->nengines; e++)
@@ -1543,13 +1591,10 @@ static void count_reads(ReadCounts *rc, const IrExpr *x) {
 
 static void count_node_reads(ReadCounts *rc, const IrNode *n) {
   for (; n; n = n->next) {
-    const IrExpr *xs[] = {n->threshold, n->index, n->value, n->lo, n->hi, n->cond};
-    for (size_t i = 0; i < sizeof xs / sizeof xs[0]; i++) count_reads(rc, xs[i]);
-    for (int i = 0; n->kind == IR_OP && i < n->noperands; i++) {
-      count_reads(rc, n->operands[i].slot);
-      count_reads(rc, n->operands[i].row);
-      count_reads(rc, n->operands[i].col);
-    }
+    const IrExpr *xs[IR_NODE_EXPRS];
+    int k = ir_node_exprs(n, xs);
+    for (int i = 0; i < k; i++) count_reads(rc, xs[i]);
+    if (n->kind != IR_LOOP && n->kind != IR_IF) continue;
     count_node_reads(rc, n->body);
     count_node_reads(rc, n->orelse);
   }
@@ -1622,13 +1667,9 @@ static void share_reads(Builder *b, IrNode **list, SharedReads *shared) {
     IrNode *n = *link;
     NodeList pre = {NULL, &pre.head};
     ShareCtx sc = {b, shared, &counts, &pre, n->line};
-    IrExpr **xs[] = {&n->threshold, &n->index, &n->value, &n->lo, &n->hi, &n->cond};
-    for (size_t i = 0; i < sizeof xs / sizeof xs[0]; i++) *xs[i] = share_expr(&sc, *xs[i], true);
-    for (int i = 0; n->kind == IR_OP && i < n->noperands; i++) {
-      n->operands[i].slot = share_expr(&sc, n->operands[i].slot, true);
-      n->operands[i].row = share_expr(&sc, n->operands[i].row, true);
-      n->operands[i].col = share_expr(&sc, n->operands[i].col, true);
-    }
+    IrExpr **fields[IR_NODE_EXPRS];
+    int k = ir_node_fields(n, fields);
+    for (int i = 0; i < k; i++) *fields[i] = share_expr(&sc, *fields[i], true);
     if (n->kind == IR_LOOP || n->kind == IR_IF) share_reads(b, &n->body, shared);
     if (n->kind == IR_IF) share_reads(b, &n->orelse, shared);
     if (pre.head) {
@@ -1650,7 +1691,9 @@ static void build_stream(Program *p, const Analysis *an, int c) {
   b.array_of = ARENA_ARRAY(p->arena, int, d->nengines * d->nres * 2 + 1);
   b.needed_upto = ARENA_ARRAY(p->arena, int, d->nengines);
   b.pos = ARENA_ARRAY(p->arena, IrExpr *, d->nengines);
-  b.pos_after = ARENA_ARRAY(p->arena, IrExpr *, d->ninstrs + 1);
+  /* one per instruction and stream: freed with the stream's walk */
+  b.pos_after = calloc((size_t)d->ninstrs + 1, sizeof *b.pos_after);
+  if (!b.pos_after) bug("out of memory (positions of %d instructions)", d->ninstrs);
   b.pos_after_if = ARENA_ARRAY(p->arena, IrExpr *, p->kernel->nifs * d->nengines + 1);
   b.waited = ARENA_ARRAY(p->arena, IrExpr *, d->nengines);
   b.covered = ARENA_ARRAY(p->arena, int, d->nengines);
@@ -1660,6 +1703,7 @@ static void build_stream(Program *p, const Analysis *an, int c) {
   NodeList out = {NULL, &out.head};
   walk_list(&b, p->kernel->body, &out);
   b.s->body = out.head;
+  free(b.pos_after);
   SharedReads shared = {.n = 0};
   share_reads(&b, &b.s->body, &shared);
 }

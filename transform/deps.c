@@ -80,7 +80,9 @@ static void add_access(InstrInfo *in, int res, bool write, const Operand *o) {
 static void collect_accesses(Deps *d, InstrInfo *in) {
   const Stmt *s = in->stmt;
   const Tile *shape = NULL;
-  int tile = -1;
+  int tile = -1, most = s->op == BFRT_MATMUL_ACC;
+  for (int i = 0; i < s->noperands; i++) most += s->operands[i].kind != OPND_IMM;
+  in->accesses = ARENA_ARRAY(d->p->arena, Access, most);
   for (int i = 0; i < s->noperands; i++) {
     const Operand *o = &s->operands[i];
     if (o->kind == OPND_TILE) {
@@ -152,6 +154,17 @@ static void flatten(Builder *b, const Stmt *s, int loop, int depth) {
   }
 }
 
+/* Requires: instrs filled. Ensures: engine_of and run_end. */
+static void find_runs(Deps *d) {
+  d->engine_of = ARENA_ARRAY(d->p->arena, unsigned char, d->ninstrs + 1);
+  d->run_end = ARENA_ARRAY(d->p->arena, int, d->ninstrs + 1);
+  for (int i = d->ninstrs - 1; i >= 0; i--) {
+    d->engine_of[i] = (unsigned char)d->instrs[i].engine;
+    bool next_is_sibling = i + 1 < d->ninstrs && d->instrs[i].stmt->next == d->instrs[i + 1].stmt;
+    d->run_end[i] = next_is_sibling ? d->run_end[i + 1] : i + 1;
+  }
+}
+
 Deps *deps_build(Program *p) {
   Deps *d = ARENA_NEW(p->arena, Deps);
   const Kernel *k = p->kernel;
@@ -170,6 +183,7 @@ Deps *deps_build(Program *p) {
   Builder b = {d, 0, -1};
   flatten(&b, k->body, -1, 0);
   if (b.next_instr != d->ninstrs) bug("deps: %d instructions, kernel says %d", b.next_instr, d->ninstrs);
+  find_runs(d);
   return d;
 }
 

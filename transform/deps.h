@@ -31,7 +31,7 @@ typedef struct InstrInfo {
   int branch; /* innermost enclosing branch, -1 when none (see Deps) */
   int line;
   int naccesses;
-  Access accesses[4];
+  Access *accesses; /* naccesses of them, at most 4 */
 } InstrInfo;
 
 typedef struct LoopInfo {
@@ -60,6 +60,13 @@ typedef struct Deps {
   const Kernel *k;
   int ninstrs, nloops, nres, nengines;
   InstrInfo *instrs;
+  /* The same engines, packed: what a stream's walk reads at every
+   * instruction of every other engine, so it stays in cache. */
+  unsigned char *engine_of;
+  /* Runs of sibling instructions (no loop, block or conditional between):
+   * for an instruction i, the id just past the last instruction of its run.
+   * A walk skips a run's instructions a stream has no use for by id. */
+  int *run_end;
   LoopInfo *loops;
   AccessorList *accessors; /* [res * nengines + engine] */
   /* Branches: the then-branch of conditional i is 2 * i, its else-branch

@@ -274,7 +274,7 @@ IrNode *ir_op(const Program *p, const Stmt *instr, int line) {
   n->instr = instr;
   n->op = instr->op;
   n->noperands = instr->noperands;
-  n->operands = ARENA_ARRAY(p->arena, IrOperand, instr->noperands + 1);
+  n->operands = ARENA_ARRAY(p->arena, IrOperand, instr->noperands);
   for (int i = 0; i < instr->noperands; i++) {
     const Operand *o = &instr->operands[i];
     IrOperand *io = &n->operands[i];
@@ -302,6 +302,40 @@ static uint32_t nodes_tracks(const IrNode *n) {
 }
 
 uint32_t ir_tracks(const IrStream *s) { return nodes_tracks(s->body); }
+
+int ir_node_fields(IrNode *n, IrExpr **fields[IR_NODE_EXPRS]) {
+  int k = 0;
+  switch (n->kind) {
+  case IR_OP:
+    if (n->noperands > IR_MAX_OPERANDS) bug("ir: line %d: %d operands", n->line, n->noperands);
+    for (int i = 0; i < n->noperands; i++) {
+      fields[k++] = &n->operands[i].slot;
+      fields[k++] = &n->operands[i].row;
+      fields[k++] = &n->operands[i].col;
+    }
+    break;
+  case IR_WAIT: fields[k++] = &n->threshold; break;
+  case IR_SET: fields[k++] = &n->value; break;
+  case IR_STORE:
+    fields[k++] = &n->index;
+    fields[k++] = &n->value;
+    break;
+  case IR_LOOP:
+    fields[k++] = &n->lo;
+    fields[k++] = &n->hi;
+    break;
+  case IR_IF: fields[k++] = &n->cond; break;
+  case IR_BARRIER: break;
+  }
+  return k;
+}
+
+int ir_node_exprs(const IrNode *n, const IrExpr *xs[IR_NODE_EXPRS]) {
+  IrExpr **fields[IR_NODE_EXPRS];
+  int k = ir_node_fields((IrNode *)n, fields); /* only read here */
+  for (int i = 0; i < k; i++) xs[i] = *fields[i];
+  return k;
+}
 
 int ir_index_in_range(const IrExpr *index, const IrExpr *len) {
   if (len->kind != IX_CONST) return 0;

@@ -92,35 +92,37 @@ typedef enum IrKind {
 
 typedef struct IrNode {
   IrKind kind;
-  struct IrNode *next;
   int line; /* source line this node comes from */
-
-  /* IR_OP */
-  const Stmt *instr;
-  int op;
-  int noperands;
-  IrOperand *operands;
-
-  /* IR_WAIT */
-  int engine;
-  IrExpr *threshold;
-  const WaitWhy *why;
-
-  /* IR_SET: var = value; IR_STORE: array[index] = value, index the slot
-   * of the instruction `op` at `line` (for its bounds error) */
-  int var;
-  int array;
-  IrExpr *index;
-  IrExpr *value;
-
-  /* IR_LOOP (and IR_IF: body is the then-branch) */
-  int loop_id;
-  IrExpr *lo, *hi;
-  struct IrNode *body;
-
-  /* IR_IF */
-  IrExpr *cond;
-  struct IrNode *orelse;
+  struct IrNode *next;
+  int op; /* IR_OP: BFRT_<OP>; IR_STORE: the op whose slot index is stored
+             (for its bounds error, with line) */
+  /* The fields of the node's kind only: a stream holds one IR_OP and a
+   * wait or two per instruction, so the kinds share their storage. */
+  union {
+    struct { /* IR_OP */
+      const Stmt *instr;
+      int noperands;
+      IrOperand *operands;
+    };
+    struct { /* IR_WAIT */
+      int engine;
+      IrExpr *threshold;
+      const WaitWhy *why;
+    };
+    struct { /* IR_SET: var = value; IR_STORE: array[index] = value */
+      int var;
+      int array;
+      IrExpr *index;
+      IrExpr *value;
+    };
+    struct { /* IR_LOOP (and IR_IF: body is the then-branch) */
+      int loop_id;
+      IrExpr *lo, *hi;
+      struct IrNode *body;
+      IrExpr *cond;          /* IR_IF */
+      struct IrNode *orelse; /* IR_IF */
+    };
+  };
 } IrNode;
 
 typedef struct IrArray {
@@ -167,6 +169,16 @@ int64_t ir_gcd(int64_t a, int64_t b);
  * (floor modulo). Other bookkeeping indices are checked when they run, as
  * slots are, with the slot's error (bfrt_slot), before any array access. */
 int ir_index_in_range(const IrExpr *index, const IrExpr *len);
+
+/* The expression fields node n evaluates, by its kind (IR_OP: each
+ * operand's slot, row and column; IR_WAIT: the threshold; IR_SET: the
+ * value; IR_STORE: index and value; IR_LOOP: the bounds; IR_IF: the
+ * condition), some of them NULL. Returns how many, at most IR_NODE_EXPRS.
+ * The one place that knows which fields a kind uses (they share storage). */
+enum { IR_MAX_OPERANDS = 4, IR_NODE_EXPRS = 3 * IR_MAX_OPERANDS };
+int ir_node_fields(IrNode *n, IrExpr **fields[IR_NODE_EXPRS]);
+/* The same fields' values, for passes that only read them. */
+int ir_node_exprs(const IrNode *n, const IrExpr *xs[IR_NODE_EXPRS]);
 
 /* The engines whose counters stream s waits on, one bit each: the pairs
  * the runtime's back-pressure keeps within the counter window (section 7

@@ -98,14 +98,12 @@ static bool reads_loop_var(const IrExpr *x, int loop_id) {
 
 static bool body_reads_loop_var(const IrNode *n, int loop_id) {
   for (; n; n = n->next) {
-    for (int i = 0; i < n->noperands; i++)
-      if (reads_loop_var(n->operands[i].slot, loop_id) || reads_loop_var(n->operands[i].row, loop_id) ||
-          reads_loop_var(n->operands[i].col, loop_id))
-        return true;
-    if (reads_loop_var(n->threshold, loop_id) || reads_loop_var(n->index, loop_id) ||
-        reads_loop_var(n->value, loop_id) || reads_loop_var(n->lo, loop_id) || reads_loop_var(n->hi, loop_id) ||
-        reads_loop_var(n->cond, loop_id) || body_reads_loop_var(n->body, loop_id) ||
-        body_reads_loop_var(n->orelse, loop_id))
+    const IrExpr *xs[IR_NODE_EXPRS];
+    int k = ir_node_exprs(n, xs);
+    for (int i = 0; i < k; i++)
+      if (reads_loop_var(xs[i], loop_id)) return true;
+    if ((n->kind == IR_LOOP || n->kind == IR_IF) &&
+        (body_reads_loop_var(n->body, loop_id) || body_reads_loop_var(n->orelse, loop_id)))
       return true;
   }
   return false;
@@ -269,17 +267,9 @@ static void walk_nodes(Walk *w, const IrNode *n, const IrNode *parent, int depth
     w->pos++;
     if (!parent) w->root = w->pos;
     r->temporaries = max2(r->temporaries, node_temporaries(w, n));
-    for (int i = 0; i < n->noperands; i++) {
-      reads_of(w, n->operands[i].slot, parent);
-      reads_of(w, n->operands[i].row, parent);
-      reads_of(w, n->operands[i].col, parent);
-    }
-    reads_of(w, n->threshold, parent);
-    reads_of(w, n->index, parent);
-    reads_of(w, n->value, parent);
-    reads_of(w, n->lo, parent);
-    reads_of(w, n->hi, parent);
-    reads_of(w, n->cond, parent);
+    const IrExpr *xs[IR_NODE_EXPRS];
+    int k = ir_node_exprs(n, xs);
+    for (int i = 0; i < k; i++) reads_of(w, xs[i], parent);
     int nvars = w->p->ir->streams[w->engine].nvars;
     if (n->kind == IR_SET && !w->sp->scalar[n->var]) add_occurrence(w, n->var, true, parent);
     if (n->kind == IR_WAIT && !(w->sp->guards >> n->engine & 1)) { /* compared, then raised */
@@ -360,13 +350,9 @@ typedef struct Weights {
 static void weigh(const IrNode *n, int depth, Weights *wt) {
   for (; n; n = n->next) {
     double x = level_weight(depth);
-    for (int i = 0; i < n->noperands; i++) {
-      expr_scalar_weights(n->operands[i].slot, x, wt->scalar);
-      expr_scalar_weights(n->operands[i].row, x, wt->scalar);
-      expr_scalar_weights(n->operands[i].col, x, wt->scalar);
-    }
-    const IrExpr *xs[] = {n->threshold, n->index, n->value, n->lo, n->hi, n->cond};
-    for (size_t i = 0; i < sizeof xs / sizeof xs[0]; i++) expr_scalar_weights(xs[i], x, wt->scalar);
+    const IrExpr *xs[IR_NODE_EXPRS];
+    int k = ir_node_exprs(n, xs);
+    for (int i = 0; i < k; i++) expr_scalar_weights(xs[i], x, wt->scalar);
     if (n->kind == IR_SET) wt->scalar[n->var] += x;
     if (n->kind == IR_WAIT) wt->guard[n->engine] += 2 * x, wt->boundary += x;
     if (n->kind == IR_OP) wt->boundary += x;
