@@ -996,6 +996,27 @@ static void check_matmul_destination(Sema *s) {
   }
 }
 
+/* On a target that says so (matmul_sbuf_inputs), matmul and matmul_acc
+ * read sbuf tiles: nki.isa.nc_matmul reads its stationary and moving
+ * operands from SBUF. A psum result is copied to sbuf first. */
+static void check_matmul_inputs(Sema *s) {
+  const Kernel *k = s->k;
+  const Target *target = s->p->target;
+  if (!target->limits.matmul_sbuf_inputs) return;
+  for (int i = 0; i < k->ninstrs; i++) {
+    const Stmt *in = k->instrs[i];
+    if (in->op != BFRT_MATMUL && in->op != BFRT_MATMUL_ACC) continue;
+    for (int j = 1; j < in->noperands; j++) {
+      const Operand *o = &in->operands[j];
+      if (o->kind != OPND_TILE || o->decl < 0 || k->tiles[o->decl].mem != MEM_PSUM) continue;
+      diag_error(s->diag, o->span,
+                 "'%s' must read sbuf tiles on target %s (nc_matmul reads its stationary and moving operands "
+                 "from SBUF): '%s' is a psum tile (matmul_sbuf_inputs)",
+                 in->op_name, target->name, o->name);
+    }
+  }
+}
+
 void check(Program *p) {
   if (!p->kernel) return;
   Kernel *k = p->kernel;
@@ -1011,6 +1032,7 @@ void check(Program *p) {
   check_tile_limits(&s);
   check_psum_access(&s);
   check_matmul_destination(&s);
+  check_matmul_inputs(&s);
   if (!p->diag.errors) check_tensors_stored(&s);
   if (!p->diag.errors && p->diag.warn) check_tiles_written(p);
   assign_queues(p);

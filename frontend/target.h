@@ -23,6 +23,7 @@ typedef struct TargetLimits {
   int64_t psum_bytes_per_partition; /* all psum tiles and slots together */
   int64_t psum_banks;               /* each psum slot fits one bank: psum bytes / banks */
   int64_t matmul_psum_f32;          /* 1: matmul and matmul_acc write an f32 psum tile */
+  int64_t matmul_sbuf_inputs;       /* 1: matmul and matmul_acc read sbuf tiles */
   unsigned psum_kinds;              /* BFK_* bits of the engine kinds that may access psum */
 } TargetLimits;
 

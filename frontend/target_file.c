@@ -88,12 +88,14 @@ enum { SECTION_TOP, SECTION_ENGINES, SECTION_KIND, SECTION_LIMITS, SECTION_SKIP 
 static const struct {
   const char *name;
   size_t offset;
+  const char *on, *off; /* a flag (0 or 1): what 1 and 0 mean; NULL: a count */
 } limit_keys[] = {
-    {"partitions", LIMIT(partitions)},
-    {"sbuf_bytes_per_partition", LIMIT(sbuf_bytes_per_partition)},
-    {"psum_bytes_per_partition", LIMIT(psum_bytes_per_partition)},
-    {"psum_banks", LIMIT(psum_banks)},
-    {"matmul_psum_f32", LIMIT(matmul_psum_f32)},
+    {"partitions", LIMIT(partitions), NULL, NULL},
+    {"sbuf_bytes_per_partition", LIMIT(sbuf_bytes_per_partition), NULL, NULL},
+    {"psum_bytes_per_partition", LIMIT(psum_bytes_per_partition), NULL, NULL},
+    {"psum_banks", LIMIT(psum_banks), NULL, NULL},
+    {"matmul_psum_f32", LIMIT(matmul_psum_f32), "matmul writes an f32 psum tile", "any tile"},
+    {"matmul_sbuf_inputs", LIMIT(matmul_sbuf_inputs), "matmul reads sbuf tiles", "any tile"},
 };
 #undef LIMIT
 #define NLIMIT_KEYS (sizeof limit_keys / sizeof limit_keys[0])
@@ -361,10 +363,13 @@ static void set_limit(Reader *r, Span key, Span value) {
       read_integer(r, value, (int64_t *)(void *)((char *)&r->out->limits + limit_keys[i].offset));
     return;
   }
-  diag_error(&r->diag, key,
-             "unknown key '%.*s' in [limits] (partitions, sbuf_bytes_per_partition, "
-             "psum_bytes_per_partition, psum_banks, psum_engines, matmul_psum_f32)",
-             (int)(key.end - key.begin), r->text + key.begin);
+  char known[256] = "";
+  for (size_t i = 0; i < NLIMIT_KEYS; i++) {
+    strcat(known, limit_keys[i].name);
+    strcat(known, ", ");
+  }
+  diag_error(&r->diag, key, "unknown key '%.*s' in [limits] (%spsum_engines)", (int)(key.end - key.begin),
+             r->text + key.begin, known);
 }
 
 /* ---- Lines. */
@@ -463,10 +468,12 @@ static void check_complete(Reader *r) {
     diag_error(&r->diag, (Span){r->limit_set[3] - 1, r->limit_set[3] - 1},
                "psum_banks must divide psum_bytes_per_partition (%lld bytes in %lld banks)",
                (long long)l->psum_bytes_per_partition, (long long)l->psum_banks);
-  if (l->matmul_psum_f32 != 0 && l->matmul_psum_f32 != 1)
-    diag_error(&r->diag, (Span){r->limit_set[4] - 1, r->limit_set[4] - 1},
-               "matmul_psum_f32 is 1 (matmul writes an f32 psum tile) or 0 (any tile), not %lld",
-               (long long)l->matmul_psum_f32);
+  for (size_t i = 0; i < NLIMIT_KEYS; i++) {
+    int64_t value = *(const int64_t *)(const void *)((const char *)l + limit_keys[i].offset);
+    if (limit_keys[i].on && value != 0 && value != 1)
+      diag_error(&r->diag, (Span){r->limit_set[i] - 1, r->limit_set[i] - 1}, "%s is 1 (%s) or 0 (%s), not %lld",
+                 limit_keys[i].name, limit_keys[i].on, limit_keys[i].off, (long long)value);
+  }
   Span eof = {r->len, r->len};
   if (!r->top_set[TOP_NAME]) diag_error(&r->diag, eof, "missing 'name = ...' at the top of the file");
   if (!r->top_set[TOP_CLOCK]) diag_error(&r->diag, eof, "missing 'clock_ghz = ...' at the top of the file");

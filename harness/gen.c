@@ -247,12 +247,14 @@ static void print_tile_number(Gen *g, Family f, int i) {
   fputc(']', g->out);
 }
 
-/* A tile of family f (an sbuf one unless g->psum_ok; tile 0 is always sbuf). */
-static void print_tile(Gen *g, Family f) {
+/* A tile of family f (an sbuf one unless psum_ok; tile 0 is always sbuf). */
+static void print_tile_in(Gen *g, Family f, bool psum_ok) {
   int i = rng_below(&g->rng, g->ntiles[f]);
-  if (!g->psum_ok && g->psum[f][i]) i = 0;
+  if (!psum_ok && g->psum[f][i]) i = 0;
   print_tile_number(g, f, i);
 }
+
+static void print_tile(Gen *g, Family f) { print_tile_in(g, f, g->psum_ok); }
 
 /* coordinate ::= 0 | 1 | PARAM | v | v + 1 */
 static void print_coordinate(Gen *g) {
@@ -324,11 +326,13 @@ static void print_operands(Gen *g, const OpInfo *op) {
   }
   Family fam[3];
   int n = tile_families(g, op, fam);
-  bool to_accumulator = g->accumulator >= 0 && op->shape == SHAPE_MATMUL; /* matmul and matmul_acc */
+  bool matmul = op->shape == SHAPE_MATMUL; /* matmul and matmul_acc */
+  bool to_accumulator = g->accumulator >= 0 && matmul;
+  bool sbuf_inputs = matmul && g->target->limits.matmul_sbuf_inputs;
   for (int i = 0; i < n; i++) {
     if (i) fputs(", ", g->out);
     if (i == 0 && to_accumulator) print_tile_number(g, fam[0], g->accumulator);
-    else print_tile(g, fam[i]);
+    else print_tile_in(g, fam[i], g->psum_ok && !(i > 0 && sbuf_inputs));
   }
   if (op->sig == SIG_T_TF) {
     fputs(", ", g->out);

@@ -84,11 +84,14 @@ fi
 
 # Memory follows the live state in run too: the f64 reference once took
 # an arena block per instruction (266 bytes each, 2.4 GB at 9 million).
+# On the simulator, which keeps a completion stamp per op, ideal_sync's
+# clocks (transform/oracle.c) must not add one per instruction (about 180
+# bytes each on trn1): at most 200 bytes per iteration of pingpong in all.
 runs=$((runs + 1))
 if ! python3 - "$BFSYNC" <<'PY'
 import os, subprocess, sys
-def peak_kb(n):
-    cmd = [sys.argv[1], "run", "examples/pingpong.bfk", "-p", f"N={n}", "--sync=barrier-free"]
+def peak_kb(n, *extra):
+    cmd = [sys.argv[1], "run", "examples/pingpong.bfk", "-p", f"N={n}", "--sync=barrier-free", *extra]
     child = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     _, status, usage = os.wait4(child.pid, 0)
     if status:
@@ -97,6 +100,9 @@ def peak_kb(n):
 small, large = peak_kb(10000), peak_kb(200000)
 if large >= 2 * small:
     sys.exit(f"run's memory grows with the dynamic instructions: {small} KB at N=10000, {large} KB at N=200000")
+small, large = peak_kb(10000, "--exec=sim", "--json"), peak_kb(100000, "--exec=sim", "--json")
+if (large - small) * 1024 >= 200 * (100000 - 10000):
+    sys.exit(f"run --exec=sim's memory grows by more than 200 bytes per iteration: {small} KB at N=10000, {large} KB at N=100000")
 PY
 then
   failures=$((failures + 1))

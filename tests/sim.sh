@@ -14,7 +14,9 @@
 #    without --target targets/trn1.target gives the same figures.
 # 4. Every example at its first `// params:` line, both sync modes, on the
 #    simulator: results equal the reference, two runs give identical
-#    cycles and per-engine figures, and the ideal is never above either.
+#    cycles and per-engine figures, and the ideal is never above either;
+#    ideal <= ideal_sync <= barrier-free cycles, there and on every kernel
+#    with a `// bench:` line (the paper's seven) at its bench sizes.
 # 5. The trace is in simulated time; a raised threshold deadlocks and is
 #    reported as one; a missing target file is an error.
 set -euo pipefail
@@ -131,6 +133,22 @@ for path in examples:
             if e["busy"] + e["stall"] > o["cycles"]:
                 fail(f"{o['sync']}: engine {name} busy + stall above the makespan", cmd)
 
+# The bench sizes of the paper's kernels, where ideal_sync is the goal's yardstick.
+def bench_params(path):
+    for line in open(path):
+        if line.startswith("// bench:"):
+            return line.split(":", 1)[1].split()
+    return None
+
+benched = [p for p in sorted(glob.glob("bench/paper/*.bfk")) + examples if bench_params(p) is not None]
+for path in benched:
+    rc, objs, cmd, err = run(path, bench_params(path))
+    if rc != 0 or len(objs) != 1:
+        fail(f"exit {rc}, {len(objs)} objects", cmd, err)
+    elif not objs[0]["ideal_cycles"] <= objs[0]["ideal_sync_cycles"] <= objs[0]["cycles"]:
+        fail(f"ideal_sync {objs[0]['ideal_sync_cycles']} not between the ideal {objs[0]['ideal_cycles']} "
+             f"and {objs[0]['cycles']} cycles", cmd)
+
 # 5. The trace in simulated time (round.target: 1 GHz, so 1 cycle = 1 ns).
 with tempfile.TemporaryDirectory() as tmp:
     trace = os.path.join(tmp, "t.json")
@@ -155,7 +173,7 @@ if rc != 1 or "cannot open target file tests/sim/no_such.target" not in err:
 
 for f in failures:
     print("FAIL:", f)
-print(f"sim.sh: {len(examples)} examples, {len(failures)} failures")
+print(f"sim.sh: {len(examples)} examples, {len(benched)} at bench sizes, {len(failures)} failures")
 sys.exit(1 if failures else 0)
 EOF
 exit $status

@@ -41,7 +41,12 @@
  * dma engine, the instance dma_outstanding back is stamped; a stamp is
  * max(the previous stamp, start + completion). The cells keep each
  * access's stamp beside its position (an engine's stamps grow with its
- * positions), so the schedule needs no per-instance array either. */
+ * positions), so the schedule needs no per-instance array either. With
+ * sync costs, the walk also keeps what each engine knows complete by
+ * happens-before if it waits for exactly its needs, a vector clock per
+ * engine whose past values live in the same History as the abstract
+ * execution's: an instance whose needs that clock does not cover must
+ * wait under every exact scheme, and pays for it (ideal_makespan). */
 #include "transform/oracle.h"
 
 #include <stdarg.h>
@@ -79,6 +84,18 @@ typedef struct Queue {
   int64_t *need;     /* need[slot * nengines + e] */
 } Queue;
 
+/* An engine's vector clock over stream positions after its instances,
+ * kept only at the instances where it changed and only while a lookup can
+ * still find it (history_compact). The abstract execution looks up what a
+ * producer knew at the instance a wait reached, the ideal what it knew at
+ * the instance an instruction needs; neither keeps a clock per instance. */
+typedef struct History {
+  int64_t len, cap, kept; /* kept: the length after the last compaction */
+  int64_t *at;            /* at[i]: the instance after which clock i holds, increasing */
+  int64_t *clock;         /* clock[i * n + f] */
+  bool *mark;             /* the clocks history_compact keeps */
+} History;
+
 /* The list schedule of the ideal makespan, fed one instance at a time. */
 typedef struct Ideal {
   const bfrt_costs *costs;
@@ -94,6 +111,10 @@ typedef struct Ideal {
   ReadKey *read_set;
   int64_t nread, read_cap;
   int64_t pending_reads[BFRT_MAX_ENGINES], idle[BFRT_MAX_ENGINES];
+  /* The must-wait test (charge_sync): known[c][e], the instances of e
+   * that c knows complete by happens-before, and each engine's history. */
+  int64_t known[BFRT_MAX_ENGINES][BFRT_MAX_ENGINES];
+  History history[BFRT_MAX_ENGINES];
 } Ideal;
 
 /* A walk in progress: the kernel in program order, one instance at a time. */
@@ -160,6 +181,85 @@ static void *resize(void *old, int64_t n, size_t elem) {
   void *fresh = realloc(old, (size_t)(n ? n : 1) * elem);
   if (!fresh) bug("out of memory (%lld x %zu bytes)", (long long)n, elem);
   return fresh;
+}
+
+/* ---- Clock histories. */
+
+/* Whether other raised any of clock's entries. */
+static bool join(int64_t *clock, const int64_t *other, int n) {
+  bool raised = false;
+  for (int e = 0; e < n; e++)
+    if (other[e] > clock[e]) {
+      clock[e] = other[e];
+      raised = true;
+    }
+  return raised;
+}
+
+/* The clock a lookup at t finds: the last kept at or before t; -1: none. */
+static int64_t history_find(const History *h, int64_t t) {
+  int64_t lo = 0, hi = h->len;
+  while (lo < hi) {
+    int64_t mid = lo + (hi - lo) / 2;
+    if (h->at[mid] <= t)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return lo - 1;
+}
+
+/* The clock engine e had after its instance t (t at most its position). */
+static void history_clock(const History *h, int n, int e, int64_t t, int64_t *out) {
+  int64_t i = history_find(h, t);
+  if (i < 0)
+    memset(out, 0, sizeof(int64_t) * (size_t)n);
+  else
+    memcpy(out, h->clock + i * n, sizeof(int64_t) * (size_t)n);
+  out[e] = t;
+}
+
+/* Keep clock as the one after instance at (past every kept one). Returns
+ * whether it is time to compact: the history doubled since the last
+ * compaction and holds at least `least` clocks. */
+static bool history_push(History *h, int n, int64_t at, const int64_t *clock, int64_t least) {
+  if (h->len == h->cap) {
+    h->cap = h->cap ? h->cap * 2 : 64;
+    h->at = resize(h->at, h->cap, sizeof *h->at);
+    h->clock = resize(h->clock, h->cap * n, sizeof *h->clock);
+    h->mark = resize(h->mark, h->cap, sizeof *h->mark);
+  }
+  h->at[h->len] = at;
+  memcpy(h->clock + h->len * n, clock, sizeof(int64_t) * (size_t)n);
+  h->mark[h->len++] = false;
+  return h->len >= 2 * h->kept && h->len >= least;
+}
+
+/* A lookup at t may come: keep what it finds. */
+static void history_mark(History *h, int64_t t) {
+  int64_t i = history_find(h, t);
+  if (i >= 0) h->mark[i] = true;
+}
+
+/* Drop the clocks no marked lookup finds. The last stays: every lookup
+ * above it finds it. A kept clock is still the last at or before each
+ * lookup that found it, so lookups find the same clocks as before. */
+static void history_compact(History *h, int n) {
+  int64_t kept = 0;
+  if (h->len) h->mark[h->len - 1] = true;
+  for (int64_t i = 0; i < h->len; i++) {
+    if (!h->mark[i]) continue;
+    h->at[kept] = h->at[i];
+    memmove(h->clock + kept * n, h->clock + i * n, sizeof(int64_t) * (size_t)n);
+    h->mark[kept++] = false;
+  }
+  h->len = h->kept = kept;
+}
+
+static void history_free(History *h) {
+  free(h->at);
+  free(h->clock);
+  free(h->mark);
 }
 
 static EvalEnv env_of(const Oracle *o, const Walk *w) {
@@ -497,30 +597,74 @@ static int64_t spend_idle(int64_t *idle, int64_t free_at, int64_t start, int64_t
   return start;
 }
 
+/* Drop the clocks of e no lookup can reach. Engine c looks e up only at a
+ * need above known[c][e], and a need is a position of e that some cell
+ * holds now, or a later one (which finds the last clock). The cell scan
+ * costs the grid, so a history is compacted only once it holds the grid's
+ * cells over the engines: what it keeps grows with the grid (at most a
+ * clock per live position), never with the instance count. */
+static void compact_ideal_history(Oracle *o, Ideal *id, int e) {
+  int n = o->nengines;
+  int64_t floor = INT64_MAX;
+  for (int c = 0; c < n; c++)
+    if (c != e && id->known[c][e] < floor) floor = id->known[c][e];
+  History *h = &id->history[e];
+  for (int64_t cell = 0; cell < o->ncells; cell++) {
+    int64_t written = o->last_write[cell * n + e], read = o->last_read[cell * n + e];
+    if (written > floor) history_mark(h, written);
+    if (read > floor) history_mark(h, read);
+  }
+  history_compact(h, n);
+}
+
+/* The must-wait test. Whether the instance at pos of engine c must wait:
+ * some need on another engine is above what c knows complete. c then
+ * learns, for each such need, what that engine knew after the needed
+ * instance (a wait joins the clock at its threshold, as in the abstract
+ * execution). A need at or below known[c][e] teaches nothing: c learned
+ * it from a clock of e at or past it, which holds e's clock there. */
+static bool must_wait(Oracle *o, Ideal *id, int c, int64_t pos, const int64_t *need) {
+  int n = o->nengines;
+  int64_t *known = id->known[c], theirs[BFRT_MAX_ENGINES];
+  bool waits = false;
+  for (int e = 0; e < n; e++) {
+    if (e == c || need[e] <= known[e]) continue;
+    waits = true;
+    history_clock(&id->history[e], n, e, need[e], theirs);
+    join(known, theirs, n);
+  }
+  known[c] = pos;
+  if (waits && history_push(&id->history[c], n, pos, known, max64(64, o->ncells / n))) compact_ideal_history(o, id, c);
+  return waits;
+}
+
 /* One step of the list schedule: the instance at pos of engine c starts
  * when c can issue, its own latest conflicting instance and the one window
- * back are done, and (plus the sync costs with charge_sync) its needs on
- * the other engines are. */
+ * back are done, and its needs on the other engines are; with
+ * charge_sync, those needs become visible sem_latency after they complete,
+ * and an instance that must wait pays wait_cost after its engine is free
+ * and they are visible (runtime/sim.c: a wait ends at the later of the
+ * two plus wait_cost; the engine keeps its own conflicting transfers and
+ * its window at the op, which may overlap the waits). */
 static void ideal_instance(Oracle *o, Walk *w, const Stmt *s, const Region *rg, int nrg, int64_t pos) {
   Ideal *id = w->ideal;
   const Target *target = o->p->target;
   int c = s->engine, n = o->nengines;
-  int64_t need[BFRT_MAX_ENGINES] = {0}, done[BFRT_MAX_ENGINES] = {0}, self_done = 0;
+  int64_t need[BFRT_MAX_ENGINES] = {0}, done[BFRT_MAX_ENGINES] = {0}, own = 0;
   for (int i = 0; i < nrg; i++) gather_need(o, &rg[i], c, need, done);
-  for (int i = 0; i < nrg; i++) self_done = gather_self_done(o, &rg[i], c, self_done);
-  int64_t start = max64(id->free_at[c], self_done), window = id->window[c];
-  if (pos > window) start = max64(start, id->recent[c][pos % window]);
-  int64_t ready = 0; /* when every instance needed on other engines is visible */
+  for (int i = 0; i < nrg; i++) own = gather_self_done(o, &rg[i], c, own);
+  int64_t window = id->window[c];
+  if (pos > window) own = max64(own, id->recent[c][pos % window]);
+  int64_t ready = id->free_at[c]; /* c is free and every instance it needs on other engines is visible */
   for (int e = 0; e < n; e++) {
     if (e == c) continue;
     int64_t latency = id->charge_sync && need[e] > 0 ? id->costs->kind[target->engines[e].kind].sem_latency : 0;
     ready = max64(ready, done[e] + latency);
   }
-  /* an instruction whose needs are visible before it could start anyway
-   * may be known complete (an earlier wait implies it): no wait charged */
-  if (id->charge_sync && ready > start) ready += id->costs->kind[target->engines[c].kind].wait_cost;
-  start = max64(start, ready);
-  if (id->charge_sync) start = spend_idle(&id->idle[c], id->free_at[c], start, id->pending_reads[c] * read_cost(o, id->costs, c));
+  int64_t wait = id->charge_sync && must_wait(o, id, c, pos, need) ? id->costs->kind[target->engines[c].kind].wait_cost : 0;
+  int64_t start = max64(ready + wait, own);
+  /* the reads fit in the time c is neither busy nor waiting */
+  if (id->charge_sync) start = spend_idle(&id->idle[c], id->free_at[c] + wait, start, id->pending_reads[c] * read_cost(o, id->costs, c));
   id->pending_reads[c] = 0;
   int64_t dst[2], src[2];
   operand_shape(o->p->kernel, s, 0, dst);
@@ -672,7 +816,10 @@ static void walk_finish(Oracle *o, Walk *w) {
     free(w->queue[e].need);
   }
   if (!w->ideal) return;
-  for (int e = 0; e < o->nengines; e++) free(w->ideal->recent[e]);
+  for (int e = 0; e < o->nengines; e++) {
+    free(w->ideal->recent[e]);
+    history_free(&w->ideal->history[e]);
+  }
   free(w->ideal->read_set);
 }
 
@@ -724,12 +871,33 @@ static const Stmt *instance_at(Oracle *o, int engine, int64_t position) {
 }
 
 /* The makespan of the list schedule; with charge_sync, every cross-engine
- * dependence pays its producer's sem_latency, every instruction that
- * those dependences delay pays its engine's wait_cost once, and every
- * engine reads each device integer its own stream depends on once (a loop
- * bound or condition around one of its instructions, an operand's index)
- * at device_read_cost, in its idle time before the first instance that
- * needs it (the values never change, so any earlier idle time will do). */
+ * dependence pays its producer's sem_latency, every instruction that must
+ * wait pays its engine's wait_cost once, and every engine reads each
+ * device integer its own stream depends on once (a loop bound or
+ * condition around one of its instructions, an operand's index) at
+ * device_read_cost, in its idle time before the first instance that needs
+ * it (the values never change, so any earlier idle time will do).
+ *
+ * Why no counter scheme with exact thresholds (every wait's threshold at
+ * most its next instruction's need, as verify checks) beats it. An engine
+ * learns that an instance of e is complete only from a wait on a counter
+ * at or past it, or from a wait on an instance of another engine that had
+ * learned it: knowledge is a vector clock, and a wait joins the clock its
+ * producer had at the threshold. By induction in program order, the
+ * scheme's clock at every instance is at most must_wait's: a wait before
+ * x on e reaches at most need_e(x), and must_wait joins e's clock there,
+ * which holds e's clock at any lower position. So where must_wait finds a
+ * need not covered, the scheme's clock does not cover it either and x
+ * runs after at least one wait. In the simulator a wait ends wait_cost
+ * after the later of its engine's clock and its counter's visibility
+ * (completion + sem_latency), and every instance x needs is visible then:
+ * waited on directly, or known through an earlier wait whose own
+ * visibility came later. So x starts no earlier than wait_cost after its
+ * engine is free and its needs are visible, what ideal_instance charges;
+ * a dependence known complete costs no wait but still lies sem_latency
+ * behind its completion on any path that taught it. The rest is the
+ * ideal's: each instance is charged no later than in any schedule of
+ * these costs, so by induction neither is the makespan. */
 static int64_t ideal_makespan(Oracle *o, const bfrt_costs *costs, bool charge_sync) {
   Ideal id = {.costs = costs, .charge_sync = charge_sync};
   for (int e = 0; e < o->nengines; e++) {
@@ -806,16 +974,6 @@ typedef struct WaitIndex {
   int max_depth[BFRT_MAX_ENGINES]; /* deepest loop nesting of each stream, plus 1 */
   bool waits_on[BFRT_MAX_ENGINES][BFRT_MAX_ENGINES]; /* [c][e]: c's stream has a wait on e */
 } WaitIndex;
-
-/* An engine's clock after its ops, kept only at the ops where it changed
- * (after a wait that taught it something, or a barrier) and only as far
- * back as a wait could still look (compact_history): what lets the
- * abstract execution run in memory that does not grow with the ops. */
-typedef struct History {
-  int64_t len, cap, kept; /* kept: the length after the last compaction */
-  int64_t *at;            /* at[i]: the op after which clock i holds, increasing */
-  int64_t *clock;         /* clock[i * n + f] */
-} History;
 
 typedef struct Schedule {
   Oracle *o;
@@ -982,36 +1140,6 @@ static int wait_order(const WaitIndex *w, const IrNode *node) {
   bug("oracle: wait node not in the stream");
 }
 
-/* Whether other raised any of clock's entries. */
-static bool join(int64_t *clock, const int64_t *other, int n) {
-  bool raised = false;
-  for (int e = 0; e < n; e++)
-    if (other[e] > clock[e]) {
-      clock[e] = other[e];
-      raised = true;
-    }
-  return raised;
-}
-
-/* The clock e had after its op t (t at most its position) into out, from
- * its history: the last kept clock at or before t. */
-static void snapshot_at(const Schedule *s, int e, int64_t t, int64_t *out) {
-  const History *h = &s->history[e];
-  int64_t lo = 0, hi = h->len;
-  while (lo < hi) {
-    int64_t mid = lo + (hi - lo) / 2;
-    if (h->at[mid] <= t)
-      lo = mid + 1;
-    else
-      hi = mid;
-  }
-  if (lo == 0)
-    memset(out, 0, sizeof(int64_t) * (size_t)s->n);
-  else
-    memcpy(out, h->clock + (lo - 1) * s->n, sizeof(int64_t) * (size_t)s->n);
-  out[e] = t;
-}
-
 /* The lowest op of e a wait can still look up. An engine c looks up e's
  * clock at t only when t is above what c's group of waits started from
  * (finish_wait), and that only grows; an engine waiting on e now gets the
@@ -1028,17 +1156,13 @@ static int64_t history_floor(const Schedule *s, int e) {
   return floor;
 }
 
-/* Drop the clocks no lookup can reach: a lookup at t > floor finds the
- * last clock at or before t, so one whose successor is at or below
- * floor + 1 is never found. */
+/* Drop the clocks no lookup can reach: lookups come at every t > floor. */
 static void compact_history(Schedule *s, int e) {
   History *h = &s->history[e];
-  int64_t floor = history_floor(s, e), first = 0;
-  while (first + 1 < h->len && (floor == INT64_MAX || h->at[first + 1] <= floor + 1)) first++;
-  h->len -= first;
-  memmove(h->at, h->at + first, sizeof(int64_t) * (size_t)h->len);
-  memmove(h->clock, h->clock + first * s->n, sizeof(int64_t) * (size_t)(h->len * s->n));
-  h->kept = h->len;
+  int64_t floor = history_floor(s, e);
+  for (int64_t i = floor == INT64_MAX ? h->len : max64(0, history_find(h, floor + 1)); i < h->len; i++)
+    h->mark[i] = true;
+  history_compact(h, s->n);
 }
 
 /* After e's op k: keep its clock if it changed and a stream can look it up. */
@@ -1049,14 +1173,7 @@ static void keep_clock(Schedule *s, int e, int64_t k) {
   for (int c = 0; c < s->n; c++) watched |= s->waits->waits_on[c][e];
   if (!in->changed || !watched) return;
   in->changed = false;
-  if (h->len == h->cap) {
-    h->cap = h->cap ? h->cap * 2 : 64;
-    h->at = resize(h->at, h->cap, sizeof *h->at);
-    h->clock = resize(h->clock, h->cap * s->n, sizeof *h->clock);
-  }
-  h->at[h->len] = k;
-  memcpy(h->clock + h->len * s->n, in->clock, sizeof(int64_t) * (size_t)s->n);
-  if (++h->len >= 2 * h->kept && h->len >= 64) compact_history(s, e);
+  if (history_push(h, s->n, k, in->clock, 64)) compact_history(s, e);
 }
 
 /* After e's op k: hand its clock to the engines waiting for exactly k. */
@@ -1133,7 +1250,7 @@ static void finish_wait(Schedule *s, int c) {
   if (pw.joins && in->captured)
     memcpy(pw.snap, in->capture, sizeof pw.snap);
   else if (pw.joins)
-    snapshot_at(s, e, global, pw.snap);
+    history_clock(&s->history[e], s->n, e, global, pw.snap);
   if (pw.joins) in->changed |= join(in->clock, pw.snap, s->n);
   in->captured = false;
   push_pending(s, in, pw);
@@ -1436,10 +1553,7 @@ static void run_schedule(Schedule *s) {
   walk_start(s->o, &s->walk, WALK_NEEDS);
   run_streams(s);
   walk_finish(s->o, &s->walk);
-  for (int e = 0; e < s->n; e++) {
-    free(s->history[e].at);
-    free(s->history[e].clock);
-  }
+  for (int e = 0; e < s->n; e++) history_free(&s->history[e]);
 }
 
 static void index_waits(Arena *arena, WaitIndex *w, const IrNode *node, int engine, int depth) {

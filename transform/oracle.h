@@ -91,11 +91,15 @@ int oracle_failed(const OracleStats *st);
 int64_t oracle_ideal_cycles(Oracle *o, const bfrt_costs *costs);
 /* The same with the synchronization every counter-based scheme pays: each
  * cross-engine dependence (an instance needed on another engine) adds its
- * producer's sem_latency before the consumer can start, and each
- * instruction those dependences delay pays its engine's wait_cost once
- * (one not delayed may know them complete from an earlier wait). No counter scheme with exact thresholds beats it; the
- * barrier-free streams differ from it only by redundant or split waits and
- * bookkeeping. */
+ * producer's sem_latency before the consumer can start; each instruction
+ * that must wait pays its engine's wait_cost once, delayed or not; and
+ * each engine reads each device integer it depends on once, in its idle
+ * time. An instruction must wait when one of its needs is not implied by
+ * happens-before with every earlier instruction waiting for exactly its
+ * own needs (vector clocks, as oracle_check's). No counter scheme with
+ * exact thresholds beats it (oracle.c, ideal_makespan); the barrier-free
+ * streams differ from it by redundant or split waits, bookkeeping, and
+ * device reads off idle time. */
 int64_t oracle_ideal_sync_cycles(Oracle *o, const bfrt_costs *costs);
 
 #endif

@@ -538,16 +538,25 @@ static void test_mismatch_operands(void **state) {
 
 /* ---- The ideal makespan. */
 
+/* The costs of the engine named on p's target. */
+static const bfrt_engine_cost *cost_of(const Program *p, const char *name) {
+  return &p->target->costs.kind[p->target->engines[engine(p, name)].kind];
+}
+
+/* Cycles of op on the engine named, on the 4 x 4 tiles of these kernels. */
+static int64_t cycles_of(const Program *p, const char *name, int op) {
+  static const int64_t tile[2] = {4, 4};
+  return bfrt_op_cycles(&p->target->costs, p->target->engines[engine(p, name)].kind, op, tile, tile);
+}
+
 static void test_ideal_chain_and_overlap(void **state) {
   (void)state;
   Program *p = compile(chain_kernel);
   Oracle *o = walk(p, 0);
   const bfrt_costs *costs = &p->target->costs;
-  const int64_t tile[2] = {4, 4};
-  int act = engine(p, "act"), dve = engine(p, "dve"), pool = engine(p, "pool");
-  int64_t fill = bfrt_op_cycles(costs, p->target->engines[act].kind, BFRT_FILL, tile, tile);
-  int64_t copy = bfrt_op_cycles(costs, p->target->engines[dve].kind, BFRT_COPY, tile, tile);
-  int64_t add = bfrt_op_cycles(costs, p->target->engines[pool].kind, BFRT_ADD, tile, tile);
+  int64_t fill = cycles_of(p, "act", BFRT_FILL);
+  int64_t copy = cycles_of(p, "dve", BFRT_COPY);
+  int64_t add = cycles_of(p, "pool", BFRT_ADD);
   /* copy waits for the 2nd fill, add for the copy; the 3rd fill overlaps */
   int64_t chained = 2 * fill + copy + add;
   int64_t expect = chained > 3 * fill ? chained : 3 * fill;
@@ -555,8 +564,8 @@ static void test_ideal_chain_and_overlap(void **state) {
   assert_int_equal(oracle_ideal_cycles(o, costs), expect);
   /* ideal_sync: the copy and the add each wait once on another engine, so
    * the chain pays two semaphore latencies and two waits */
-  int64_t sem = costs->kind[p->target->engines[act].kind].sem_latency;
-  int64_t wait = costs->kind[p->target->engines[dve].kind].wait_cost;
+  int64_t sem = cost_of(p, "act")->sem_latency;
+  int64_t wait = cost_of(p, "dve")->wait_cost;
   int64_t synced = chained + 2 * (sem + wait);
   assert_int_equal(oracle_ideal_sync_cycles(o, costs), synced > 3 * fill ? synced : 3 * fill);
   program_free(p);
@@ -564,7 +573,8 @@ static void test_ideal_chain_and_overlap(void **state) {
 
 /* ideal_sync charges each engine's device reads once, in its idle time:
  * dve reads C[0, 0] for both loops it runs (once), act none (it has no
- * instruction in them); with C[0, 0] = 0, dve still reads it to skip them. */
+ * instruction in them); with C[0, 0] = 0, dve still reads it to skip them.
+ * The wait of dve's first copy is not idle time: the read cannot hide in it. */
 static const char reads_kernel[] =
     "kernel reads(N: int) {\n"
     "  hbm in C: i32[1, 1];\n"
@@ -585,18 +595,126 @@ static void test_ideal_sync_device_reads(void **state) {
     p->device_shape = shape;
     Oracle *o = walk(p, 0);
     const bfrt_costs *costs = &p->target->costs;
-    const int64_t tile[2] = {4, 4};
-    int act = engine(p, "act"), dve = engine(p, "dve");
-    int64_t fill = bfrt_op_cycles(costs, p->target->engines[act].kind, BFRT_FILL, tile, tile);
-    int64_t copy = bfrt_op_cycles(costs, p->target->engines[dve].kind, BFRT_COPY, tile, tile);
-    int64_t read = costs->kind[p->target->engines[dve].kind].device_read_cost;
-    int64_t handoff = fill + costs->kind[p->target->engines[act].kind].sem_latency +
-                      costs->kind[p->target->engines[dve].kind].wait_cost;
+    int64_t fill = cycles_of(p, "act", BFRT_FILL);
+    int64_t copy = cycles_of(p, "dve", BFRT_COPY);
+    int64_t read = cost_of(p, "dve")->device_read_cost;
+    int64_t handoff = fill + cost_of(p, "act")->sem_latency + cost_of(p, "dve")->wait_cost;
     assert_true(read > handoff); /* the read outlasts dve's idle time before its first copy */
     assert_int_equal(oracle_ideal_cycles(o, costs), count ? fill + 2 * count * copy : fill);
-    assert_int_equal(oracle_ideal_sync_cycles(o, costs), read + 2 * count * copy);
+    int64_t wait = count ? cost_of(p, "dve")->wait_cost : 0;
+    assert_int_equal(oracle_ideal_sync_cycles(o, costs), read + wait + 2 * count * copy);
     program_free(p);
   }
+}
+
+/* ideal_sync charges a wait to every instruction that must wait under any
+ * exact-threshold scheme, delayed or not: dve's copy needs act's fill,
+ * which is visible long before dve is through with its own fills, yet no
+ * earlier wait told dve that the fill is complete. */
+static const char busy_kernel[] =
+    "kernel busy(N: int) {\n"
+    "  sbuf a: f32[4, 4];\n"
+    "  sbuf b: f32[4, 4];\n"
+    "  sbuf c: f32[4, 4];\n"
+    "  act: fill a, 1.0;\n"
+    "  for i in 0 .. N { dve: fill b, 2.0; }\n"
+    "  dve: copy c, a;\n"
+    "}\n";
+
+static void test_ideal_sync_charges_an_undelayed_wait(void **state) {
+  (void)state;
+  Program *p = compile(busy_kernel);
+  const bfrt_costs *costs = &p->target->costs;
+  int64_t fill_act = cycles_of(p, "act", BFRT_FILL);
+  int64_t fill = cycles_of(p, "dve", BFRT_FILL);
+  int64_t copy = cycles_of(p, "dve", BFRT_COPY);
+  int64_t visible = fill_act + cost_of(p, "act")->sem_latency;
+  int64_t n = visible / fill + 1; /* dve's fills outlast it: the copy is not delayed */
+  Oracle *o = walk(p, n);
+  assert_int_equal(oracle_ideal_cycles(o, costs), n * fill + copy);
+  assert_int_equal(oracle_ideal_sync_cycles(o, costs), n * fill + cost_of(p, "dve")->wait_cost + copy);
+  program_free(p);
+}
+
+/* A dependence implied by happens-before costs no wait: pool waits for
+ * dve's copy, which waited for act's fill, so pool knows the fill complete
+ * and its second copy waits for nothing. */
+static const char relay_kernel[] =
+    "kernel relay(N: int) {\n"
+    "  sbuf a: f32[4, 4];\n"
+    "  sbuf b: f32[4, 4];\n"
+    "  sbuf c: f32[4, 4];\n"
+    "  sbuf d: f32[4, 4];\n"
+    "  act: fill a, 1.0;\n"
+    "  dve: copy b, a;\n"
+    "  pool: copy c, b;\n"
+    "  pool: copy d, a;\n"
+    "}\n";
+
+static void test_ideal_sync_implied_transitively(void **state) {
+  (void)state;
+  Program *p = compile(relay_kernel);
+  Oracle *o = walk(p, 0);
+  const bfrt_costs *costs = &p->target->costs;
+  int64_t fill = cycles_of(p, "act", BFRT_FILL);
+  int64_t copy_dve = cycles_of(p, "dve", BFRT_COPY);
+  int64_t copy_pool = cycles_of(p, "pool", BFRT_COPY);
+  int64_t sem = cost_of(p, "act")->sem_latency;
+  int64_t wait = cost_of(p, "dve")->wait_cost;
+  assert_int_equal(oracle_ideal_sync_cycles(o, costs), fill + 2 * (sem + wait) + copy_dve + 2 * copy_pool);
+  program_free(p);
+}
+
+/* The same through a clock the ideal looks up long after it was kept:
+ * act's first copy learned dve's fill; N iterations later (act's history
+ * compacted many times over) pool waits for that copy and so knows the
+ * fill. pool's M fills make its chain the makespan. */
+static const char pinned_kernel[] =
+    "kernel pinned(N: int, M: int) {\n"
+    "  sbuf a: f32[4, 4];\n"
+    "  sbuf w: f32[4, 4];\n"
+    "  sbuf x[2]: f32[4, 4];\n"
+    "  sbuf y: f32[4, 4];\n"
+    "  sbuf z: f32[4, 4];\n"
+    "  sbuf u: f32[4, 4];\n"
+    "  sbuf v: f32[4, 4];\n"
+    "  dve: fill a, 1.0;\n"
+    "  act: copy w, a;\n"
+    "  for i in 0 .. N {\n"
+    "    act: fill x[i % 2], 2.0;\n"
+    "    dve: copy y, x[i % 2];\n"
+    "  }\n"
+    "  pool: copy z, w;\n"
+    "  pool: copy u, a;\n"
+    "  for j in 0 .. M { pool: fill v, 3.0; }\n"
+    "}\n";
+
+static int64_t pinned_ideal_sync(int64_t n, int64_t m) {
+  Program *p = compile(pinned_kernel);
+  int64_t *params = ARENA_ARRAY(p->arena, int64_t, 2);
+  params[0] = n;
+  params[1] = m;
+  Oracle *o = oracle_new(p, params);
+  assert_non_null(o);
+  int64_t cycles = oracle_ideal_sync_cycles(o, &p->target->costs);
+  program_free(p);
+  return cycles;
+}
+
+static void test_ideal_sync_old_clock_survives_compaction(void **state) {
+  (void)state;
+  Program *p = compile(pinned_kernel);
+  int64_t fill_dve = cycles_of(p, "dve", BFRT_FILL);
+  int64_t copy_act = cycles_of(p, "act", BFRT_COPY);
+  int64_t copy_pool = cycles_of(p, "pool", BFRT_COPY);
+  int64_t fill_pool = cycles_of(p, "pool", BFRT_FILL);
+  int64_t handoff = cost_of(p, "dve")->sem_latency + cost_of(p, "act")->wait_cost;
+  program_free(p);
+  const int64_t n = 300, m = 2000;
+  /* dve's fill, act's copy, then pool's copies (one wait) and fills */
+  int64_t chain = fill_dve + handoff + copy_act + handoff + 2 * copy_pool + m * fill_pool;
+  assert_true(chain > pinned_ideal_sync(n, 0)); /* pool's chain is the makespan */
+  assert_int_equal(pinned_ideal_sync(n, m), chain);
 }
 
 int main(void) {
@@ -623,6 +741,9 @@ int main(void) {
       cmocka_unit_test(test_triangular_bookkeeping),
       cmocka_unit_test(test_ideal_chain_and_overlap),
       cmocka_unit_test(test_ideal_sync_device_reads),
+      cmocka_unit_test(test_ideal_sync_charges_an_undelayed_wait),
+      cmocka_unit_test(test_ideal_sync_implied_transitively),
+      cmocka_unit_test(test_ideal_sync_old_clock_survives_compaction),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -70,6 +70,7 @@ static void test_builtin_is_the_file(void **state) {
   assert_int_equal(builtin->limits.psum_banks, 8);
   assert_int_equal(builtin->limits.psum_kinds, BFK_PE | BFK_ACT | BFK_DVE);
   assert_int_equal(builtin->limits.matmul_psum_f32, 1); /* nc_matmul writes f32 PSUM */
+  assert_int_equal(builtin->limits.matmul_sbuf_inputs, 1); /* and reads SBUF */
   arena_free(arena);
 }
 
@@ -178,6 +179,9 @@ static void test_errors(void **state) {
   expect_errors("name = t\nclock_ghz = 1\n[engines]\nact = act\n[kind act]\n[limits]\nmatmul_psum_f32 = 2\n",
                 (const char *[]){"t.target:7:1: error: matmul_psum_f32 is 1 (matmul writes an f32 psum tile) or 0 "
                                  "(any tile), not 2", NULL});
+  expect_errors("name = t\nclock_ghz = 1\n[engines]\nact = act\n[kind act]\n[limits]\nmatmul_sbuf_inputs = 3\n",
+                (const char *[]){"t.target:7:1: error: matmul_sbuf_inputs is 1 (matmul reads sbuf tiles) or 0 "
+                                 "(any tile), not 3", NULL});
   /* entries after a malformed header are skipped, not reported again */
   Arena *arena = arena_new();
   Target t;
