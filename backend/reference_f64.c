@@ -469,10 +469,16 @@ double reference_f64_rel_err(float got, double want, double scale) {
   return fabs((double)got - want) / denom;
 }
 
+/* Whether got is exactly the value: NaN for NaN (from a NaN or an Inf in
+ * the inputs: a NaN made from finite inputs stops the run before this),
+ * the same infinity, or the same number. */
+static bool same_value(float got, double exact) { return (isnan(got) && isnan(exact)) || (double)got == exact; }
+
 /* |got - exact| over its bound; within tolerance when at most 1. The bound
  * gets a hair of slack for the f64 reference's own roundings, and f32's
  * smallest normal for underflow. */
 static double bound_ratio(float got, double exact, double bound) {
+  if (same_value(got, exact)) return 0;
   double diff = fabs((double)got - exact);
   if (isnan(diff)) return INFINITY;
   double allowed = bound * (1 + 0x1p-20) + FLT_MIN;
@@ -492,7 +498,7 @@ bool reference_f64_compare(Program *p, const RefTensor *got, const ExactTensor *
       if (fabs(exact[t].value[i]) > scale) scale = fabs(exact[t].value[i]);
     for (int64_t i = 0; i < n; i++) {
       float g = got[t].data[i];
-      double want = exact[t].value[i], diff = fabs((double)g - want);
+      double want = exact[t].value[i], diff = same_value(g, want) ? 0 : fabs((double)g - want);
       if (!(diff <= errors->max_abs_err)) errors->max_abs_err = isnan(diff) ? INFINITY : diff;
       double rel = reference_f64_rel_err(g, want, scale);
       if (rel > errors->max_rel_err) errors->max_rel_err = rel;

@@ -277,6 +277,30 @@ npy "<u2" "$tmp/xo.npy" 0x43E9 0 0 0 0 0 0 0
 expect 1 "line 11: 'copy' produces 466, which overflows fp8e4 to NaN, from finite inputs" \
   run "$tmp/types.bfk" N=1 --input X="$tmp/xo.npy"
 
+# NaN and Inf inputs: what the kernel makes of them equals the f64
+# reference's NaN and Inf exactly (run once failed, "off the f64 reference
+# at [0, 0]: nan, exactly nan, by nan"); only NaN or Inf made from finite
+# inputs stops a run.
+cat >"$tmp/nonfinite.bfk" <<'K'
+kernel nonfinite(N: int) {
+  hbm in X: f32[2, 4];
+  hbm out Y: f32[2, 4];
+  sbuf x: f32[2, 4];
+  sbuf m: f32[2, 1];
+  dma: load x, X[0, 0];
+  dve: rowmax m, x;
+  act: sub_row x, x, m;
+  act: exp x, x;
+  dve: scale x, x, 2.0;
+  dma: store Y[0, 0], x;
+}
+K
+npy "<f4" "$tmp/nonfinite.npy" nan 1 2 3 inf 1 -inf 0
+if expect 0 "" run "$tmp/nonfinite.bfk" N=1 --input X="$tmp/nonfinite.npy" --sync=both --output Y="$tmp/nonfinite_y.npy"; then
+  [[ $(npy_values "$tmp/nonfinite_y.npy") == "<f4 nan nan nan nan nan 0.0 0.0 0.0" ]] ||
+    fail "NaN and Inf inputs: $(npy_values "$tmp/nonfinite_y.npy")"
+fi
+
 # fp16 ('<f2') and fp8e5 (OCP E5M2, '|u1'), the same way.
 sed 's/kernel types(/kernel types16(/; s/bf16/fp16/g; s/fp8e4/fp8e5/g' "$tmp/types.bfk" >"$tmp/types16.bfk"
 # 1, -2, 57344 (fp8e5's largest), 0.1 (0x2E66), 2^-16 (an fp16 subnormal, fp8e5's smallest), -0, 3,
