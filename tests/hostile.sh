@@ -225,6 +225,13 @@ for title in --title="$(printf 'a\xffb \xed\xa0\x80 <&>')" ""; do
   fi
 done
 
+# A loop with an empty body still runs its iterations: verify counts them
+# toward --max-steps as run's reference does (verify skipped them and said
+# ok where run stopped).
+printf 'kernel empty_loop(N: int) {\n  sbuf t: f32[1, 1];\n  for i in 0 .. N {\n  }\n  dve: fill t, 1.0;\n}\n' >"$tmp/empty_loop.bfk"
+expect_error "more than the 100000000 steps" 3 verify "$tmp/empty_loop.bfk" -p N=4611686018427387904
+expect_error "more than the 100000000 steps" 3 run "$tmp/empty_loop.bfk" -p N=4611686018427387904
+
 echo "hostile.sh: $runs runs"
 [[ $failures == 0 ]] || { echo "hostile.sh: $failures failures"; exit 1; }
 echo "hostile.sh: ok"

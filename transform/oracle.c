@@ -708,13 +708,18 @@ static void walk_instr(Oracle *o, Walk *w, const Stmt *s) {
   if (w->mode == WALK_IDEAL) ideal_instance(o, w, s, rg, nrg, pos);
 }
 
-/* Count one step; at the program's step limit, an error and the walk stops. */
-static bool count_step(Oracle *o, Walk *w, Span span) {
-  if (++w->steps <= o->p->max_steps) return true;
+/* Count n steps; past the program's step limit, an error and the walk stops. */
+static bool count_steps(Oracle *o, Walk *w, Span span, uint64_t n) {
+  if (n <= (uint64_t)(o->p->max_steps - w->steps)) {
+    w->steps += (int64_t)n;
+    return true;
+  }
   diag_error(&o->p->diag, span, "%s", steps_exceeded(o->p));
   o->failed = true;
   return false;
 }
+
+static bool count_step(Oracle *o, Walk *w, Span span) { return count_steps(o, w, span, 1); }
 
 static void push_body(Walk *w, const Stmt *body, const Stmt *loop, int64_t hi) {
   w->frames[w->depth++] = (WalkFrame){body, loop, hi};
@@ -734,7 +739,8 @@ static void walk_for(Oracle *o, Walk *w, const Stmt *s) {
     o->failed = true;
     return;
   }
-  if (lo >= hi || !s->body || !count_step(o, w, s->span)) return;
+  /* an empty body is not walked, but its iterations count, as the reference's do */
+  if (lo >= hi || !count_steps(o, w, s->span, s->body ? 1 : ir_trips(lo, hi)) || !s->body) return;
   w->loopvars[s->loop_id] = lo;
   push_body(w, s->body, s, hi);
 }
