@@ -232,6 +232,19 @@ printf 'kernel empty_loop(N: int) {\n  sbuf t: f32[1, 1];\n  for i in 0 .. N {\n
 expect_error "more than the 100000000 steps" 3 verify "$tmp/empty_loop.bfk" -p N=4611686018427387904
 expect_error "more than the 100000000 steps" 3 run "$tmp/empty_loop.bfk" -p N=4611686018427387904
 
+# gen writes no kernel larger than the commands read (256 MiB): its --size
+# limit once allowed 10,000,000 instructions, some 730 MB. (3 s; not under QUICK.)
+if [[ -z ${QUICK:-} ]]; then
+  runs=$((runs + 1))
+  bytes=$("$BFSYNC" gen --seed 18446744073709551615 --size 2000000 | wc -c)
+  if (( bytes > 256 * 1024 * 1024 )); then
+    echo "hostile.sh: FAIL: gen --size 2000000 writes $bytes bytes, over the 256 MiB a kernel file may have"
+    failures=$((failures + 1))
+  fi
+  expect_usage() { "$BFSYNC" "$@" >/dev/null 2>&1; [[ $? == 2 ]] || { echo "hostile.sh: FAIL: bfsync $* is not a usage error"; failures=$((failures + 1)); }; }
+  expect_usage gen --seed 1 --size 2000001
+fi
+
 echo "hostile.sh: $runs runs"
 [[ $failures == 0 ]] || { echo "hostile.sh: $failures failures"; exit 1; }
 echo "hostile.sh: ok"
