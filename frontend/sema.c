@@ -240,20 +240,22 @@ static bool has_real(const Expr *e) {
 }
 
 /* e (checked IN_REAL) in real arithmetic; false (reported) on a division by
- * zero or a %, which real numbers do not have. */
-static bool real_value(Sema *s, const Expr *e, double *out) {
+ * zero or a %, which real numbers do not have. what names e in that
+ * report: "an immediate" (computed in reals even of integers alone) or
+ * "a constant holding a real number". */
+static bool real_value(Sema *s, const Expr *e, const char *what, double *out) {
   double l, r;
   switch (e->kind) {
   case EX_INT: *out = (double)e->value; return true;
   case EX_FLOAT: *out = e->real; return true;
   case EX_NAME: bug("real_value: unresolved name '%s'", e->name);
   case EX_NEG:
-    if (!real_value(s, e->lhs, &l)) return false;
+    if (!real_value(s, e->lhs, what, &l)) return false;
     *out = -l;
     return true;
   default: break;
   }
-  if (!real_value(s, e->lhs, &l) || !real_value(s, e->rhs, &r)) return false;
+  if (!real_value(s, e->lhs, what, &l) || !real_value(s, e->rhs, what, &r)) return false;
   switch (e->kind) {
   case EX_ADD: *out = l + r; return true;
   case EX_SUB: *out = l - r; return true;
@@ -266,7 +268,7 @@ static bool real_value(Sema *s, const Expr *e, double *out) {
     *out = l / r;
     return true;
   default:
-    diag_error(s->diag, e->span, "'%%' needs integers; this expression is real");
+    diag_error(s->diag, e->span, "'%%' needs integers, and %s is computed in real arithmetic", what);
     return false;
   }
 }
@@ -285,7 +287,7 @@ static void check_const(Sema *s, Const *c) {
       return;
     }
     c->number = (double)c->integer;
-  } else if (!real_value(s, c->value, &c->number)) {
+  } else if (!real_value(s, c->value, "a constant holding a real number", &c->number)) {
     return;
   } else if (!isfinite(c->number)) {
     diag_error(s->diag, c->value->span, "constant '%s' is out of range", c->name);
@@ -399,7 +401,7 @@ static bool resolve_immediate(Sema *s, Operand *o) {
   bool constant;
   o->kind = OPND_IMM;
   if (!check_expr(s, o->imm_expr, IN_REAL, "an immediate", &constant) ||
-      !real_value(s, o->imm_expr, &o->imm_value))
+      !real_value(s, o->imm_expr, "an immediate", &o->imm_value))
     return false;
   if (!(fabs(o->imm_value) <= FLT_MAX)) {
     diag_error(s->diag, o->span, "immediate %.*s is out of range for f32", (int)(o->span.end - o->span.begin),
