@@ -11,8 +11,8 @@
 # usage: bash bench/run.sh path/to/bfsync
 # env:   TARGET=file (default targets/trn1.target), REPEAT=n (runs per
 #        compile-time median, default 3), THREADS_REPEAT=n (runs per
-#        threads-executor median, default 5), QUICK=1 (skip the
-#        100k-instruction compile), OUT=dir (default bench/), COMPILE_ONLY=1
+#        threads-executor median, default 5), QUICK=1 (skip the generated
+#        kernels' 100k-instruction compile), OUT=dir (default bench/), COMPILE_ONLY=1
 #        (only the compile section; the others are kept from results.json),
 #        RESOURCES_ONLY=1 (only the resources section, likewise)
 set -euo pipefail

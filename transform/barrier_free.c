@@ -1239,17 +1239,68 @@ static void add_coverage(const Analysis *an, int *cover, const Need *n, int dept
   }
 }
 
+/* Whether x and y touch the same cells: the same tile slot, or the same
+ * hbm rows and columns. */
+static bool same_cells(const Access *x, const Access *y) {
+  if (x->res != y->res) return false;
+  if (x->operand->kind == OPND_TILE) return deps_same_expr(x->operand->slot, y->operand->slot);
+  return x->rows == y->rows && x->cols == y->cols && deps_same_expr(x->operand->row, y->operand->row) &&
+         deps_same_expr(x->operand->col, y->operand->col);
+}
+
+/* Whether need_e(consumer) <= need_e(a), for a before consumer in the same
+ * iteration of the same loop: each access of consumer that some access of
+ * e can conflict with has one of a on the same cells that conflicts with
+ * at least as much of e (a read conflicts with e's writes, a write with
+ * its reads too), and no e-instruction touches those resources between
+ * them. Then the latest e-instance that
+ * conflicts with consumer conflicts with a and ran before it. */
+static bool need_within(const Deps *d, int a, int consumer, int e) {
+  const InstrInfo *ic = &d->instrs[consumer], *ia = &d->instrs[a];
+  for (int j = 0; j < ic->naccesses; j++) {
+    const Access *x = &ic->accesses[j];
+    const AccessorList *l = deps_accessors(d, x->res, e);
+    if (!l->any_write && !(x->write && l->any_read)) continue; /* e never conflicts with x */
+    bool found = false;
+    for (int m = 0; m < ia->naccesses && !found; m++)
+      found = same_cells(x, &ia->accesses[m]) && (ia->accesses[m].write || !x->write);
+    int next = deps_lower_bound(l, a + 1);
+    if (!found || (next < l->n && l->ids[next] < consumer)) return false;
+  }
+  return true;
+}
+
+/* Whether some instruction a of this iteration, before consumer, had its
+ * needs complete before consumer starts and needs at least as much of e
+ * (need_within): one of c's own (issued before consumer, so past its
+ * waits) or one known complete (cover). This is how a tracked wait is
+ * seen implied through another engine: a double-buffered load waits for
+ * the store that read its slot two iterations ago, and so does the
+ * compute op that waits for the load. */
+static bool implied_through(const Builder *b, const int *cover, int consumer, int e) {
+  const Deps *d = b->an->d;
+  int loop = d->instrs[consumer].loop, lo = loop >= 0 ? d->loops[loop].first : 0;
+  for (int a = consumer - 1; a >= lo && a >= consumer - MAX_COVER_SCAN; a--) {
+    int f = d->engine_of[a];
+    bool done = f == b->c || (f != e && a <= cover[f]);
+    if (done && d->instrs[a].loop == loop && deps_branches_enclose(d, a, consumer) && need_within(d, a, consumer, e))
+      return true;
+  }
+  return false;
+}
+
 /* Whether consumer's wait on e is implied by what is already known
  * complete and by its closed-form waits on the other engines: some
  * e-instruction x of this iteration is known complete, and nothing that
- * may conflict with consumer runs on e between x and it. */
+ * may conflict with consumer runs on e between x and it; or an earlier
+ * instruction's need on e covers consumer's (implied_through). */
 static bool covered_by_others(Builder *b, int consumer, int e) {
   const Deps *d = b->an->d;
   int cover[BFRT_MAX_ENGINES];
   memcpy(cover, b->covered, sizeof(int) * (size_t)d->nengines);
   for (int f = 0; f < d->nengines; f++)
     if (f != e && f != b->c) cover_need(b->an, cover, need_of(b->an, consumer, f), 0);
-  return cover[e] >= 0 && deps_nothing_between(d, cover[e], consumer, e);
+  return (cover[e] >= 0 && deps_nothing_between(d, cover[e], consumer, e)) || implied_through(b, cover, consumer, e);
 }
 
 static void emit_waits(Builder *b, int consumer, NodeList *out) {

@@ -274,16 +274,16 @@ static bool accumulate(const Pair *pr, Affine *f, const Expr *e, int64_t scale, 
   }
 }
 
-static bool same_expr(const Expr *a, const Expr *b) {
+bool deps_same_expr(const Expr *a, const Expr *b) {
   if (!a || !b) return a == b;
   if (a->kind != b->kind) return false;
   switch (a->kind) {
   case EX_INT: return a->value == b->value;
   case EX_NAME: return a->sym == b->sym && a->index == b->index;
-  case EX_NEG: return same_expr(a->lhs, b->lhs);
+  case EX_NEG: return deps_same_expr(a->lhs, b->lhs);
   case EX_ELEM: /* read-only during the kernel: the same element has one value */
-    return a->index == b->index && same_expr(a->lhs, b->lhs) && same_expr(a->rhs, b->rhs);
-  default: return same_expr(a->lhs, b->lhs) && same_expr(a->rhs, b->rhs);
+    return a->index == b->index && deps_same_expr(a->lhs, b->lhs) && deps_same_expr(a->rhs, b->rhs);
+  default: return deps_same_expr(a->lhs, b->lhs) && deps_same_expr(a->rhs, b->rhs);
   }
 }
 
@@ -368,7 +368,7 @@ static Relation compare_exprs(const Pair *pr, const Expr *ea, const Expr *eb, in
                    : REL_UNKNOWN;
     return (m ? mod_nonneg(f.c, m) == 0 : f.c == 0) ? REL_SAME : REL_DIFFERENT;
   }
-  return same_expr(ea, eb) && all_common(pr, ea) ? REL_SAME : REL_UNKNOWN;
+  return deps_same_expr(ea, eb) && all_common(pr, ea) ? REL_SAME : REL_UNKNOWN;
 }
 
 /* A slot `f % m` with m a multiple of S selects slot f mod S. */

@@ -126,6 +126,9 @@ bool deps_may_precede_conflict(const Deps *d, int a, int b, int res);
 /* Whether a and b certainly conflict in the same iteration of every loop
  * enclosing both. */
 bool deps_must_conflict(const Deps *d, int a, int b);
+/* Whether two integer expressions are the same in one iteration of every
+ * loop around them (the same tree over the same names). */
+bool deps_same_expr(const Expr *a, const Expr *b);
 /* "RAW", "WAR", "WAW" or a combination, for a earlier than b. */
 const char *deps_kind(const Deps *d, int a, int b);
 /* The name of a combination of dependence kinds. */

@@ -171,11 +171,9 @@ static void bf_engine_pool(bfrt_ctx *bf_cx, const int64_t *bf_params) {
   /* line 22: pool: fill x[2], 0.0; */
   bf_op_tf(bf_cx, BFRT_FILL, 22, BF_TILE_x, 2, 0.0f);
   for (int64_t i = 0, bf_end0 = N; i < bf_end0; i++) {
-    bfrt_bookkeep(bf_cx, 4);
+    bfrt_bookkeep(bf_cx, 2);
     bf_a0[bf_mod(bf_add(i, 1), 3)] = bf_add(i, 1);
     bf_wait(bf_cx, BF_ENGINE_dve, bf_known, bf_add(i, 1), 26); /* after dve line 25: RAW+WAR+WAW, same iteration */
-    bf_wait(bf_cx, BF_ENGINE_dma0, bf_known, bf_a1[bf_mod(bf_add(i, 2), 3)], 26); /* after dma0 line 21: RAW+WAW, loop-carried (tracked) */
-    bf_wait(bf_cx, BF_ENGINE_dma1, bf_known, bf_a2[bf_mod(bf_add(i, 2), 3)], 26); /* after dma1 line 21: RAW+WAW, loop-carried (tracked) */
     /* line 26: pool: scale x[(i + 2) % 3], x[(i + 2) % 3], 0.5; */
     bf_op_ttf(bf_cx, BFRT_SCALE, 26, BF_TILE_x, bf_mod(bf_add(i, 2), 3), BF_TILE_x, bf_mod(bf_add(i, 2), 3), 0.5f);
   }
@@ -357,7 +355,7 @@ static const bfrt_tensor_desc bf_tensors[2] = {
   {"X", BFRT_IN, BFRT_DTYPE_F32},
   {"Y", BFRT_OUT, BFRT_DTYPE_F32}
 };
-static const uint32_t bf_tracks[20] = {0x0, 0x3c, 0x3a, 0x34, 0x0, 0x0, 0x1c, 0x2c, 0xc, 0x0, 0x0, 0x0, 0x0, 0x0, 0x0, 0x0, 0x0, 0x0, 0x0, 0x0};
+static const uint32_t bf_tracks[20] = {0x0, 0x3c, 0x3a, 0x4, 0x0, 0x0, 0x1c, 0x2c, 0xc, 0x0, 0x0, 0x0, 0x0, 0x0, 0x0, 0x0, 0x0, 0x0, 0x0, 0x0};
 
 const bfrt_kernel bfk_chain_barrier_free = {
   "chain", 1, bf_param_names, 20, bf_engine_names, bf_engine_kinds, bf_entry,
