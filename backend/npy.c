@@ -60,7 +60,7 @@ static bool parse_string(Cursor *c, char *out, size_t size) {
   char quote = *c->s++;
   size_t n = 0;
   while (c->s < c->end && *c->s != quote) {
-    if (n + 1 >= size) return false;
+    if (n + 1 >= size || !*c->s) return false; /* (a NUL would cut the string short) */
     out[n++] = *c->s++;
   }
   out[n] = 0;
@@ -94,26 +94,31 @@ static bool parse_shape(Cursor *c, Header *h) {
   return true;
 }
 
-/* dict = "{" { key ":" value "," } "}" with keys descr, fortran_order, shape */
+/* dict = "{" { key ":" value "," } "}" with keys descr, fortran_order, shape,
+ * each once */
 static bool parse_dict(Cursor *c, Header *h) {
+  static const char *const keys[] = {"descr", "fortran_order", "shape"};
+  bool seen[3] = {false, false, false};
   if (!accept(c, '{')) return false;
   while (!accept(c, '}')) {
     char key[32];
     if (!parse_string(c, key, sizeof key) || !accept(c, ':')) return false;
+    int k = 0;
+    while (k < 3 && strcmp(key, keys[k])) k++;
+    if (k == 3 || seen[k]) return false;
+    seen[k] = true;
     bool ok;
-    if (!strcmp(key, "descr"))
+    if (k == 0)
       ok = parse_string(c, h->descr, sizeof h->descr);
-    else if (!strcmp(key, "fortran_order"))
+    else if (k == 1)
       ok = (parse_word(c, "False") && (h->fortran = 0, true)) ||
            (parse_word(c, "True") && (h->fortran = 1, true));
-    else if (!strcmp(key, "shape"))
-      ok = parse_shape(c, h);
     else
-      return false;
+      ok = parse_shape(c, h);
     if (!ok) return false;
     if (!accept(c, ',') && !(skip_space(c), c->s < c->end && *c->s == '}')) return false;
   }
-  return true;
+  return seen[0] && seen[1] && seen[2];
 }
 
 static uint32_t little_endian(const unsigned char *b, int n) {

@@ -150,6 +150,8 @@ static void npy_bad_files(void **state) {
   expect_bad(1, "{'descr': '<f4', 'shape': (2, 2), }", 4, "bad .npy header");
   expect_bad(1, "not a dict at all", 4, "bad .npy header");
   expect_bad(1, "{'descr': '<f4', 'fortran_order': False, 'shape': (2, 2), 'x': 1}", 4, "bad .npy header");
+  /* A key given twice was read with its last value. */
+  expect_bad(1, "{'descr': '<f4', 'descr': '<i4', 'fortran_order': False, 'shape': (2, 2), }", 4, "bad .npy header");
   /* A header claiming 2^40 rows is rejected by its shape before any allocation. */
   expect_bad(1, "{'descr': '<f4', 'fortran_order': False, 'shape': (1099511627776, 2), }", 4,
              "shape (1099511627776, 2) does not match tensor T [2, 2]");
