@@ -26,7 +26,7 @@ static void remove_temporaries(int sig) {
   }
   const struct sigaction *old = &before[sig == SIGTERM];
   sigaction(sig, old, NULL);
-  if (old->sa_handler == SIG_DFL) raise(sig); /* delivered when this handler returns */
+  if (old->sa_flags & SA_SIGINFO || old->sa_handler == SIG_DFL) raise(sig); /* delivered when this returns */
   else if (old->sa_handler != SIG_IGN) old->sa_handler(sig);
 }
 
