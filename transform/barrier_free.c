@@ -1253,8 +1253,8 @@ static bool same_cells(const Access *x, const Access *y) {
  * e can conflict with has one of a on the same cells that conflicts with
  * at least as much of e (a read conflicts with e's writes, a write with
  * its reads too), and no e-instruction touches those resources between
- * them. Then the latest e-instance that
- * conflicts with consumer conflicts with a and ran before it. */
+ * them. Then the latest e-instance that conflicts with consumer conflicts
+ * with a and ran before it. */
 static bool need_within(const Deps *d, int a, int consumer, int e) {
   const InstrInfo *ic = &d->instrs[consumer], *ia = &d->instrs[a];
   for (int j = 0; j < ic->naccesses; j++) {
