@@ -97,9 +97,41 @@ typedef struct Analysis {
    * results, built once and shared by every stream (IR nodes never change);
    * NULL: not built yet, &running_count: a running count */
   IrExpr **before_iteration, **loop_count;
+  struct Constants *constants; /* positions outside loops, shared by every stream */
 } Analysis;
 
 static IrExpr running_count;
+
+/* Outside loops a followed producer's position is a constant, one more at
+ * each of its instructions, in every stream that follows it: each value is
+ * built once (open addressing on the value) instead of once per stream. */
+typedef struct Constants {
+  int64_t n, cap;
+  IrExpr **table;
+} Constants;
+
+/* The slot of value in k's table: its node, or the empty slot for it. */
+static IrExpr **constant_slot(const Constants *k, int64_t value) {
+  uint64_t mask = (uint64_t)k->cap - 1;
+  for (uint64_t j = (uint64_t)value * 0x9e3779b97f4a7c15u & mask;; j = (j + 1) & mask)
+    if (!k->table[j] || k->table[j]->value == value) return &k->table[j];
+}
+
+static IrExpr *shared_const(Arena *arena, Constants *k, int64_t value) {
+  if (2 * (k->n + 1) > k->cap) { /* twice as large, the same nodes */
+    Constants old = *k;
+    k->cap = old.cap ? 2 * old.cap : 1024;
+    k->table = ARENA_ARRAY(arena, IrExpr *, k->cap);
+    for (int64_t i = 0; i < old.cap; i++)
+      if (old.table[i]) *constant_slot(k, old.table[i]->value) = old.table[i];
+  }
+  IrExpr **slot = constant_slot(k, value);
+  if (!*slot) {
+    k->n++;
+    *slot = ir_const(arena, value);
+  }
+  return *slot;
+}
 
 static const Need no_need = {NEED_NONE, -1, -1, NULL, NULL, NULL, -1};
 
@@ -879,6 +911,7 @@ static Analysis *analyze(Program *p) {
   an->loop_count = ARENA_ARRAY(p->arena, IrExpr *, d->nloops * d->nengines + 1);
   an->count_note = ARENA_ARRAY(p->arena, const char *, d->nloops * d->nengines + 1);
   an->conds = ARENA_ARRAY(p->arena, IrExpr *, p->kernel->nifs + 1);
+  an->constants = ARENA_NEW(p->arena, Constants);
   collect_conds(p, an, p->kernel->body);
   for (int e = 0; e < d->nengines; e++) count_list(p, an, p->kernel->body, e);
   for (int b = 0; b < d->ninstrs; b++) classify_needs(p, an, b);
@@ -1253,8 +1286,8 @@ static bool same_cells(const Access *x, const Access *y) {
  * e can conflict with has one of a on the same cells that conflicts with
  * at least as much of e (a read conflicts with e's writes, a write with
  * its reads too), and no e-instruction touches those resources between
- * them. Then the latest e-instance that
- * conflicts with consumer conflicts with a and ran before it. */
+ * them. Then the latest e-instance that conflicts with consumer conflicts
+ * with a and ran before it. */
 static bool need_within(const Deps *d, int a, int consumer, int e) {
   const InstrInfo *ic = &d->instrs[consumer], *ia = &d->instrs[a];
   for (int j = 0; j < ic->naccesses; j++) {
@@ -1383,7 +1416,10 @@ static void walk_instr(Builder *b, const Stmt *s, NodeList *out) {
     return;
   }
   if (!b->pos[in->engine]) return;
-  b->pos[in->engine] = ir_binary(b->p->arena, IX_ADD, b->pos[in->engine], ir_const(b->p->arena, 1), 0);
+  IrExpr *at = b->pos[in->engine];
+  b->pos[in->engine] = at->kind == IX_CONST && at->value < INT64_MAX
+                           ? shared_const(b->p->arena, b->an->constants, at->value + 1)
+                           : ir_binary(b->p->arena, IX_ADD, at, ir_const(b->p->arena, 1), 0);
   settle_position(b, in->engine, in->line, out);
   emit_stores(b, id, b->pos[in->engine], out);
   b->pos_after[id] = b->pos[in->engine];
