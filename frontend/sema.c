@@ -976,46 +976,33 @@ static void check_psum_access(Sema *s) {
   }
 }
 
-/* On a target that says so (matmul_psum_f32), matmul and matmul_acc write
- * an f32 psum tile, as TensorE does: nki.isa.nc_matmul accumulates in f32
- * and writes PSUM. An sbuf or narrower result is a copy from there. */
-static void check_matmul_destination(Sema *s) {
-  const Kernel *k = s->k;
+/* nki.isa.nc_matmul reads its stationary and moving operands from SBUF
+ * and accumulates in f32, in PSUM. On a target that says so, matmul and
+ * matmul_acc write an f32 psum tile (matmul_psum_f32; an sbuf or narrower
+ * result is a copy from there) and read sbuf tiles (matmul_sbuf_inputs; a
+ * psum result is copied to sbuf before it feeds another matmul). */
+static void check_matmul_operand(Sema *s, const Stmt *in, int j) {
   const Target *target = s->p->target;
-  if (!target->limits.matmul_psum_f32) return;
-  for (int i = 0; i < k->ninstrs; i++) {
-    const Stmt *in = k->instrs[i];
-    if ((in->op != BFRT_MATMUL && in->op != BFRT_MATMUL_ACC) || in->noperands < 1) continue;
-    const Operand *d = &in->operands[0];
-    if (d->kind != OPND_TILE || d->decl < 0) continue;
-    const Tile *t = &k->tiles[d->decl];
-    if (t->mem == MEM_PSUM && t->type == ELEM_F32) continue;
-    diag_error(s->diag, d->span,
+  const Operand *o = &in->operands[j];
+  if (o->kind != OPND_TILE || o->decl < 0) return;
+  const Tile *t = &s->k->tiles[o->decl];
+  if (j == 0 && target->limits.matmul_psum_f32 && !(t->mem == MEM_PSUM && t->type == ELEM_F32))
+    diag_error(s->diag, o->span,
                "'%s' must write an f32 psum tile on target %s (nc_matmul accumulates in f32, in PSUM): '%s' is %s %s tile "
                "(matmul_psum_f32)",
-               in->op_name, target->name, d->name, t->mem == MEM_PSUM ? "a psum" : "an sbuf",
-               elem_type_name(t->type));
-  }
+               in->op_name, target->name, o->name, t->mem == MEM_PSUM ? "a psum" : "an sbuf", elem_type_name(t->type));
+  if (j > 0 && target->limits.matmul_sbuf_inputs && t->mem == MEM_PSUM)
+    diag_error(s->diag, o->span,
+               "'%s' must read sbuf tiles on target %s (nc_matmul reads its stationary and moving operands "
+               "from SBUF): '%s' is a psum tile (matmul_sbuf_inputs)",
+               in->op_name, target->name, o->name);
 }
 
-/* On a target that says so (matmul_sbuf_inputs), matmul and matmul_acc
- * read sbuf tiles: nki.isa.nc_matmul reads its stationary and moving
- * operands from SBUF. A psum result is copied to sbuf first. */
-static void check_matmul_inputs(Sema *s) {
-  const Kernel *k = s->k;
-  const Target *target = s->p->target;
-  if (!target->limits.matmul_sbuf_inputs) return;
-  for (int i = 0; i < k->ninstrs; i++) {
-    const Stmt *in = k->instrs[i];
+static void check_matmul_operands(Sema *s) {
+  for (int i = 0; i < s->k->ninstrs; i++) {
+    const Stmt *in = s->k->instrs[i];
     if (in->op != BFRT_MATMUL && in->op != BFRT_MATMUL_ACC) continue;
-    for (int j = 1; j < in->noperands; j++) {
-      const Operand *o = &in->operands[j];
-      if (o->kind != OPND_TILE || o->decl < 0 || k->tiles[o->decl].mem != MEM_PSUM) continue;
-      diag_error(s->diag, o->span,
-                 "'%s' must read sbuf tiles on target %s (nc_matmul reads its stationary and moving operands "
-                 "from SBUF): '%s' is a psum tile (matmul_sbuf_inputs)",
-                 in->op_name, target->name, o->name);
-    }
+    for (int j = 0; j < in->noperands; j++) check_matmul_operand(s, in, j);
   }
 }
 
@@ -1033,8 +1020,7 @@ void check(Program *p) {
   check_stmts(&s, k->body);
   check_tile_limits(&s);
   check_psum_access(&s);
-  check_matmul_destination(&s);
-  check_matmul_inputs(&s);
+  check_matmul_operands(&s);
   if (!p->diag.errors) check_tensors_stored(&s);
   if (!p->diag.errors && p->diag.warn) check_tiles_written(p);
   assign_queues(p);
