@@ -329,35 +329,31 @@ npy "<f2" "$tmp/xo16.npy" 0x7B80 0 0 0 0 0 0 0
 expect 1 "line 11: 'copy' produces 61440, which overflows fp8e5 to Inf, from finite inputs" \
   run "$tmp/types16.bfk" N=1 --input X="$tmp/xo16.npy"
 
-# ---- Campaign: SIGTERM removes the gcc step's scratch directory.
+# ---- SIGTERM removes a command's temporary files: NAME's, in DIR (its
+# TMPDIR), once one matching GLOB exists; the command runs in the background.
+term_after() {
+  local name=$1 dir=$2 glob=$3 pid=$!
+  for _ in $(seq 1 200); do
+    compgen -G "$dir/$glob" >/dev/null && break
+    sleep 0.05
+  done
+  compgen -G "$dir/$glob" >/dev/null || fail "$name made no $glob in TMPDIR"
+  kill -TERM "$pid"
+  wait "$pid"
+  local status=$?
+  [[ $status == 143 ]] || fail "$name after SIGTERM exited $status, not 143 (killed by SIGTERM)"
+}
+
+# The campaign's gcc step scratch directory.
 mkdir -p "$tmp/t"
 TMPDIR="$tmp/t" "$BFSYNC" campaign --from 1 --count 100000 --gcc-every 1 --jobs 1 >/dev/null 2>&1 &
-pid=$!
-for _ in $(seq 1 100); do
-  compgen -G "$tmp/t/bfsync-campaign-*/k*" >/dev/null && break
-  sleep 0.1
-done
-compgen -G "$tmp/t/bfsync-campaign-*" >/dev/null || fail "campaign made no scratch directory in TMPDIR"
-kill -TERM "$pid"
-wait "$pid"
-status=$?
-[[ $status == 143 ]] || fail "campaign after SIGTERM exited $status, not 143 (killed by SIGTERM)"
+term_after campaign "$tmp/t" "bfsync-campaign-*/k*"
 compgen -G "$tmp/t/bfsync-campaign-*" >/dev/null && fail "campaign left $(ls "$tmp/t") after SIGTERM"
 
-# ---- run: SIGTERM removes its temporary files (the trace's parts, an
-# output's temporary), which it once left behind.
+# run's trace parts and an output's temporary, which it once left behind.
 mkdir -p "$tmp/r"
 TMPDIR="$tmp/r" "$BFSYNC" run examples/pingpong.bfk N=2000000 --trace "$tmp/r/t.json" >/dev/null 2>&1 &
-pid=$!
-for _ in $(seq 1 100); do
-  compgen -G "$tmp/r/bfsync-trace-*" >/dev/null && break
-  sleep 0.05
-done
-compgen -G "$tmp/r/bfsync-trace-*" >/dev/null || fail "run --trace made no temporary trace in TMPDIR"
-kill -TERM "$pid"
-wait "$pid"
-status=$?
-[[ $status == 143 ]] || fail "run after SIGTERM exited $status, not 143 (killed by SIGTERM)"
+term_after run "$tmp/r" "bfsync-trace-*"
 [[ -z $(ls "$tmp/r") ]] && [[ ! -e $tmp/r/t.json ]] || fail "run left $(ls "$tmp/r") after SIGTERM"
 
 [[ $failures == 0 ]] || { echo "inputs.sh: $failures failures"; exit 1; }
