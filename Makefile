@@ -19,7 +19,9 @@ GENFLAGS  = -Wno-unused-function -Wno-sign-compare -Wno-unused-parameter
 
 DEBS = flex bison tcc libtcc-dev libcmocka-dev python3 clang libclang-rt-14-dev valgrind vim
 
-COMPILER_SRC = $(sort $(wildcard frontend/*.c transform/*.c backend/*.c harness/*.c driver/*.c))
+# The layers, bottom up (docs/layers.md): util, runtime, target, frontend,
+# transform, backend, harness, driver.
+COMPILER_SRC = $(sort $(wildcard util/*.c target/*.c frontend/*.c transform/*.c backend/*.c harness/*.c driver/*.c))
 RUNTIME_SRC  = $(sort $(wildcard runtime/*.c))
 ifneq ($(wildcard dsl/parser.y),)
 GEN_SRC      = $(BUILD)/gen/dsl/parser.c $(BUILD)/gen/dsl/lexer.c
@@ -27,9 +29,10 @@ GEN_HDR      = $(BUILD)/gen/dsl/parser.h $(BUILD)/gen/dsl/lexer.h
 endif
 COMPILER_OBJ = $(COMPILER_SRC:%.c=$(BUILD)/obj/%.o) $(GEN_SRC:$(BUILD)/gen/%.c=$(BUILD)/obj/%.o)
 LIB_OBJ      = $(filter-out $(BUILD)/obj/driver/main.o,$(COMPILER_OBJ))
-# libbfrt carries the one target-file reader (bfrt_costs_load) and what it uses.
+# libbfrt carries the one target-file reader (bfrt_costs_load, in target/) and
+# the utilities it uses; runtime/ itself includes nothing above util/.
 RUNTIME_OBJ  = $(RUNTIME_SRC:%.c=$(BUILD)/obj/%.o) \
-               $(addprefix $(BUILD)/obj/frontend/,target_file.o diag.o arena.o)
+               $(addprefix $(BUILD)/obj/,target/costs_file.o target/target_file.o util/diag.o util/arena.o)
 PUBLIC_HDR   = runtime/bfrt.h runtime/bfrt_kernel.h runtime/bfrt_cost.h runtime/ops.def
 BUILD_HDR    = $(PUBLIC_HDR:runtime/%=$(BUILD)/include/bfsync/%)
 UNIT_SRC     = $(sort $(wildcard tests/unit/test_*.c))
@@ -132,10 +135,10 @@ exhaustive: all
 # SECONDS=3600` fuzzes that long; the corpus grows in $(BUILD)/fuzz/corpus.
 SECONDS ?= 600
 FUZZ_BIN   = $(BUILD)/fuzz/fuzz_frontend
-FUZZ_SRC   = tests/fuzz/fuzz_frontend.c $(wildcard frontend/*.c) transform/queues.c runtime/ops.c $(GEN_SRC)
+FUZZ_SRC   = tests/fuzz/fuzz_frontend.c $(wildcard util/*.c target/*.c frontend/*.c) runtime/ops.c $(GEN_SRC)
 FUZZ_FLAGS = -std=c11 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
              -I. -I$(BUILD)/gen -Iruntime -D_DEFAULT_SOURCE -D_POSIX_C_SOURCE=200809L -Wno-unused-function
-$(FUZZ_BIN): $(FUZZ_SRC) $(GEN_HDR) $(wildcard frontend/*.h)
+$(FUZZ_BIN): $(FUZZ_SRC) $(GEN_HDR) $(wildcard util/*.h target/*.h frontend/*.h)
 	@mkdir -p $(dir $@)
 	clang $(FUZZ_FLAGS) -o $@ $(FUZZ_SRC)
 
@@ -159,7 +162,7 @@ clean:
 
 # The default target is targets/trn1.target itself, embedded with .incbin,
 # which the compiler's dependency files do not see.
-$(BUILD)/obj/frontend/target.o: targets/trn1.target
+$(BUILD)/obj/target/target.o: targets/trn1.target
 
 # The test targets with narrow counters (docs/targets.md) are trn1.target
 # with another name and counter_bits, derived here so they never drift.

@@ -13,6 +13,7 @@
 
 #include "frontend/program.h"
 #include "runtime/bfrt_cost.h"
+#include "transform/ir.h"
 
 /* BFSYNC_VERSION, stamped into generated files and printed by --version,
  * comes from the Makefile's VERSION, its one definition. */

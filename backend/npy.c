@@ -13,7 +13,7 @@
  * with a message saying what is wrong, and a short file is never read past
  * its end, and a header is checked against the tensor it fills before any
  * data is read. Files are written as version 1.0, which every numpy reads,
- * atomically (frontend/files.h). */
+ * atomically (util/files.h). */
 #include <ctype.h>
 #include <errno.h>
 #include <inttypes.h>
@@ -23,7 +23,7 @@
 #include <string.h>
 
 #include "backend/backend.h"
-#include "frontend/files.h"
+#include "util/files.h"
 
 #define NPY_MAGIC "\x93NUMPY"
 #define NPY_MAGIC_LEN 6

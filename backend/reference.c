@@ -20,6 +20,7 @@
 static const char *const op_names[] = {
 #define OP(id, name, sig, engines, shape, cls, acc) name,
 #include "runtime/ops.def"
+#include "transform/ir.h"
 #undef OP
 };
 

@@ -25,7 +25,7 @@
  * are nanoseconds, so in cycles they are within a cycle of the simulator's.
  *
  * The trace is read in full and checked before anything is drawn (strict
- * JSON, backend/json.c; the fields the format fixes with their types and
+ * JSON, util/json.c; the fields the format fixes with their types and
  * ranges; at most MAX_EVENTS events), so a malformed or hostile trace gets
  * one positioned error and no SVG. The overview bins every lane in time
  * linear in its events, however long they are. */
@@ -37,8 +37,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "backend/json.h"
-#include "frontend/utf8.h"
+#include "util/json.h"
+#include "util/utf8.h"
 #include "frontend/ops.h"
 
 enum {

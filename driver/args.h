@@ -14,9 +14,10 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "frontend/arena.h"
-#include "frontend/files.h"
+#include "util/arena.h"
+#include "util/files.h"
 #include "harness/params.h"
+#include "transform/ir.h"
 
 typedef enum ArgKind {
   ARG_FLAG,       /* bool: present or not */

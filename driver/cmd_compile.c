@@ -14,12 +14,13 @@
 #include "backend/backend.h"
 #include "driver/args.h"
 #include "driver/commands.h"
-#include "frontend/files.h"
+#include "util/files.h"
 #include "harness/exec.h"
 #include "harness/params.h"
 #include "transform/ir_dump.h"
 #include "transform/oracle.h"
 #include "transform/resources.h"
+#include "transform/sync.h"
 
 typedef enum Emit { EMIT_C, EMIT_IR, EMIT_PROOF, EMIT_EXPLAIN, EMIT_HEADER } Emit;
 

@@ -12,7 +12,7 @@
 
 #include "driver/args.h"
 #include "driver/commands.h"
-#include "frontend/files.h"
+#include "util/files.h"
 #include "frontend/program.h"
 
 static const char usage_text[] =

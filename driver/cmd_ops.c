@@ -11,7 +11,7 @@
 #include "driver/args.h"
 #include "driver/commands.h"
 #include "frontend/ops.h"
-#include "frontend/target.h"
+#include "target/target.h"
 
 static const char usage_text[] =
     "usage: bfsync ops [--target FILE]\n\n"

@@ -29,9 +29,10 @@
 #include "backend/inputs.h"
 #include "driver/args.h"
 #include "driver/commands.h"
-#include "frontend/files.h"
+#include "util/files.h"
 #include "harness/exec.h"
 #include "transform/oracle.h"
+#include "transform/sync.h"
 
 enum { RUN_BARRIER_FREE, RUN_BARRIER, RUN_BOTH }; /* --sync, in sync_choices' order */
 static const char *const sync_choices[] = {"barrier-free", "barrier", "both", NULL};

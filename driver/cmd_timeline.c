@@ -13,8 +13,8 @@
 #include "backend/timeline.h"
 #include "driver/args.h"
 #include "driver/commands.h"
-#include "frontend/files.h"
-#include "frontend/target.h"
+#include "util/files.h"
+#include "target/target.h"
 
 enum { MAX_TRACE_BYTES = 512 << 20 };
 

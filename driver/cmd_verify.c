@@ -17,6 +17,7 @@
 #include "driver/commands.h"
 #include "frontend/program.h"
 #include "transform/oracle.h"
+#include "transform/sync.h"
 
 typedef struct VerifyArgs {
   const char *path;

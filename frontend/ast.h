@@ -7,8 +7,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "frontend/arena.h"
-#include "frontend/diag.h"
+#include "util/arena.h"
+#include "util/diag.h"
 
 /* ---- Expressions. Integer expressions (shapes, indices, loop bounds) are
  * 64-bit, with / and % rounding toward negative infinity. Immediates and

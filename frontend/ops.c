@@ -3,7 +3,7 @@
 
 #include <string.h>
 
-#include "frontend/diag.h"
+#include "util/diag.h"
 
 const OpInfo *op_info(int op) {
   if (op < 0 || op >= BFRT_NOPS) bug("op_info: no op %d", op);

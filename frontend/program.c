@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "frontend/files.h"
+#include "util/files.h"
 
 static void index_lines(Arena *arena, Source *src) {
   uint32_t n = 1;

@@ -11,11 +11,13 @@
 #ifndef PROGRAM_H
 #define PROGRAM_H
 
-#include "frontend/arena.h"
+#include "util/arena.h"
 #include "frontend/ast.h"
-#include "frontend/diag.h"
-#include "frontend/target.h"
-#include "transform/ir.h"
+#include "util/diag.h"
+#include "target/target.h"
+
+/* The IR is the transform's (transform/ir.h); a program only points to it. */
+struct IrProgram;
 
 typedef struct Program {
   Arena *arena;
@@ -23,7 +25,7 @@ typedef struct Program {
   Diag diag;
   const Target *target;
   Kernel *kernel; /* parse */
-  IrProgram *ir;  /* transform */
+  struct IrProgram *ir; /* transform */
   /* The run's device integers, for the reference and the oracle: the
    * storage of each i32 tensor (NULL for f32) and every tensor's shape;
    * NULL when no run has set them (see EvalEnv). */
@@ -76,10 +78,10 @@ void check(Program *p);
 void check_tiles_written(Program *p);
 /* Requires: a checked kernel. Ensures: each `dma:` transfer on a DMA queue,
  * round robin in program order, when the target has queues but no engine
- * called "dma" (check runs it last). transform/queues.c */
+ * called "dma" (check runs it last). frontend/queues.c */
 void assign_queues(Program *p);
 /* The queue assign_queues gave each `dma:` transfer, one comment line each
- * (bfsync compile --explain). transform/queues.c */
+ * (bfsync compile --explain). frontend/queues.c */
 void queues_explain(const Program *p, FILE *out);
 /* Requires: a checked kernel. Ensures: the kernel in canonical syntax on out. frontend/fmt.c */
 void fmt(const Program *p, FILE *out);
@@ -87,17 +89,5 @@ void fmt(const Program *p, FILE *out);
  * declaration a line with the resolved element type and the tiles' shapes
  * evaluated (the storage the IR works on; --emit=ir). frontend/fmt.c */
 void fmt_storage(const Kernel *k, FILE *out);
-
-/* Requires: a checked kernel. Ensures: ir with exact counter waits and no
- * barrier. transform/barrier_free.c */
-void transform_barrier_free(Program *p);
-/* Requires: a checked kernel. Ensures: ir with a barrier at every loop
- * iteration boundary and static thresholds between them. transform/barrier.c */
-void transform_barrier(Program *p);
-/* Requires: a checked kernel. Ensures: ir synchronized the way mode says
- * (one of the two passes above). transform/sync.c */
-void transform_sync(Program *p, SyncMode mode);
-/* "barrier-free" or "barrier". transform/sync.c */
-const char *sync_name(SyncMode mode);
 
 #endif

@@ -14,6 +14,7 @@
 #include "backend/inputs.h"
 #include "harness/params.h"
 #include "transform/oracle.h"
+#include "transform/sync.h"
 
 void add_counts(Counts *to, const Counts *c) {
   to->kernels += c->kernels;

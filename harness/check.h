@@ -18,8 +18,9 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "frontend/target.h"
+#include "target/target.h"
 #include "harness/gcc.h"
+#include "transform/ir.h"
 
 /* What is checked. */
 typedef struct Config {

@@ -66,6 +66,7 @@
 #include "frontend/program.h"
 #include "harness/pool.h"
 #include "transform/oracle.h"
+#include "transform/sync.h"
 
 
 #define EX_MAX_INSTRS EXHAUSTIVE_MAX_INSTRUCTIONS

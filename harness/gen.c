@@ -56,10 +56,10 @@
 #include <string.h>
 
 #include "harness/gen.h"
-#include "frontend/arena.h"
-#include "frontend/diag.h"
+#include "util/arena.h"
+#include "util/diag.h"
 #include "frontend/ops.h"
-#include "frontend/target.h"
+#include "target/target.h"
 
 #define TILE_DIM 4
 #define MAX_LOOP_DEPTH 3

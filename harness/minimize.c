@@ -13,10 +13,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "frontend/files.h"
+#include "util/files.h"
 #include "frontend/program.h"
 #include "harness/gen.h"
 #include "harness/pool.h"
+#include "transform/ir.h"
 
 #define CHILD_SECONDS 120 /* a candidate running longer is a hang */
 

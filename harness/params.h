@@ -8,7 +8,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "frontend/arena.h"
+#include "util/arena.h"
 #include "frontend/ast.h"
 
 /* Kernel parameters as given, in order. */

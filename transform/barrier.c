@@ -15,6 +15,7 @@
 
 #include "frontend/program.h"
 #include "transform/deps.h"
+#include "transform/sync.h"
 
 typedef struct NodeList {
   IrNode *head, **tail;

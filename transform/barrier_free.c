@@ -36,6 +36,7 @@
 
 #include "frontend/program.h"
 #include "transform/deps.h"
+#include "transform/sync.h"
 
 enum { READS, WRITES };
 

@@ -12,6 +12,7 @@
 #include <stdbool.h>
 
 #include "frontend/program.h"
+#include "transform/ir.h"
 
 /* One memory access of an instruction. Resources: tiles 0 .. ntiles-1,
  * then tensors ntiles .. ntiles+ntensors-1 (hbm; barrier_free.c tracks a

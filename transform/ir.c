@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "frontend/program.h"
+#include "transform/ir.h"
 
 /* ---- Builders. */
 

@@ -7,6 +7,7 @@
 #include <stdio.h>
 
 #include "frontend/program.h"
+#include "transform/ir.h"
 
 /* Requires: a checked kernel and p->ir. Ensures: `bfsync-proof 1`, then the
  * kernel as the proof models it and every engine's stream, on out; returns

@@ -7,6 +7,7 @@
  * for the count first (index < 0). A conditional's then-branch comes
  * before its else-branch. */
 #include "frontend/program.h"
+#include "transform/ir.h"
 
 typedef struct Finder {
   int index; /* the wait to mutate */

@@ -21,6 +21,7 @@
 #include <stdio.h>
 
 #include "frontend/program.h"
+#include "transform/ir.h"
 
 typedef struct Oracle Oracle;
 

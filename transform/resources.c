@@ -48,8 +48,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "frontend/diag.h"
-#include "frontend/target.h"
+#include "util/diag.h"
+#include "target/target.h"
 #include "transform/ir.h"
 
 static int max2(int a, int b) { return a > b ? a : b; }

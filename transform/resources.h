@@ -7,6 +7,7 @@
 #include <stdint.h>
 
 #include "frontend/program.h"
+#include "transform/ir.h"
 
 /* What an engine keeps in on-chip scratch instead of a register, to fit
  * its kind's `registers` (docs/algorithm.md, section 7.4). Every access to

@@ -2,7 +2,7 @@
  * harness name a SyncMode; this is the one place that maps it to a pass
  * and to the name every report prints. Either way the streams must fit the
  * target's semaphores and registers (transform/resources.c). */
-#include "frontend/program.h"
+#include "transform/sync.h"
 #include "transform/resources.h"
 
 void transform_sync(Program *p, SyncMode mode) {

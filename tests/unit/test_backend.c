@@ -21,6 +21,7 @@
 
 #include "backend/backend.h"
 #include "frontend/ops.h"
+#include "transform/sync.h"
 
 /* ---- .npy */
 

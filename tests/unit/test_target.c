@@ -1,4 +1,4 @@
-/* test_target.c: target files (frontend/target_file.c) and the built-in
+/* test_target.c: target files (target/target_file.c) and the built-in
  * default.
  *
  * The built-in trn1 is exactly targets/trn1.target; a small file with
@@ -19,7 +19,7 @@
 
 #include "frontend/ops.h"
 #include "frontend/program.h"
-#include "frontend/target.h"
+#include "target/target.h"
 #include "runtime/bfrt_cost.h"
 
 /* Parse text; the diagnostics in *messages (static buffer). */

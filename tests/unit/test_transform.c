@@ -20,6 +20,7 @@
 
 #include "frontend/program.h"
 #include "transform/deps.h"
+#include "transform/sync.h"
 
 enum { MAX_WAITS = 256, MAX_SLOTS = 8 };
 

@@ -26,8 +26,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "frontend/diag.h"
-#include "frontend/target.h"
+#include "util/diag.h"
+#include "target/target.h"
 
 enum { MAX_TARGET_BYTES = 1 << 20, MAX_INTEGER_DIGITS = 15 };
 

@@ -5,7 +5,7 @@
  * target with several DMA queues (dma0, dma1, ...) needs no code. On a
  * target with no engine called "dma", a kernel's `dma:` names "any DMA
  * queue": it resolves to the first queue, and assign_queues
- * (transform/queues.c) then picks each transfer's queue.
+ * (frontend/queues.c) then picks each transfer's queue.
  *
  * The default must be exactly targets/trn1.target, and values kept in two
  * places drift, so the file itself is built into the binary (the
@@ -13,13 +13,13 @@
  * and parsed by the same reader as any --target file, once, on first use.
  * The parsed Target is a constant from then on; a parse failure is a bug
  * in the shipped file (tests/sim.sh checks it against --target). */
-#include "frontend/target.h"
+#include "target/target.h"
 
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 
-#include "frontend/diag.h"
+#include "util/diag.h"
 #include "frontend/ops.h"
 
 extern const char bf_trn1_target_text[], bf_trn1_target_end[];

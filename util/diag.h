@@ -7,7 +7,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "frontend/utf8.h"
+#include "util/utf8.h"
 
 typedef struct Span {
   uint32_t begin, end; /* byte offsets into Source.text, end exclusive */

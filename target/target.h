@@ -7,7 +7,7 @@
 
 #include <stdio.h>
 
-#include "frontend/arena.h"
+#include "util/arena.h"
 #include "runtime/ops.h" /* BFK_* engine-kind bits, the cost model */
 
 typedef struct Engine {
@@ -70,7 +70,7 @@ int target_can_run(const Target *t, int engine, int op);
 
 /* Read the target file at path (format: docs/targets.md) into *out, its
  * strings in arena; 0, or -1 after positioned errors
- * (file:line:col: error: ...) on err. frontend/target_file.c */
+ * (file:line:col: error: ...) on err. target/target_file.c */
 int target_load(const char *path, Arena *arena, Target *out, FILE *err);
 /* The same for a file's text (len bytes, may hold NUL bytes), named path. */
 int target_parse(const char *path, const char *text, size_t len, Arena *arena, Target *out, FILE *err);

@@ -82,6 +82,6 @@ void assign_queues(Program *p) {
 void queues_explain(const Program *p, FILE *out) {
   if (!p->kernel || !target_any_queue(p->target, "dma")) return;
   Assigner a = {p, p->target, target_nqueues(p->target), 0, out};
-  fprintf(out, "// DMA queues: each `dma:` transfer, round robin in program order (transform/queues.c)\n");
+  fprintf(out, "// DMA queues: each `dma:` transfer, round robin in program order (frontend/queues.c)\n");
   assign_list(&a, p->kernel->body, NULL);
 }

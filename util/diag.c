@@ -11,7 +11,7 @@
  * capped in length so a 100,000-character name cannot flood the terminal.
  * After max_errors errors the rest are counted but not printed; warnings
  * likewise, and only for programs that ask for them (d->warn). */
-#include "frontend/diag.h"
+#include "util/diag.h"
 
 #include <stdarg.h>
 #include <stdbool.h>

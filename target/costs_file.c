@@ -1,7 +1,7 @@
 /* costs_file.c: bfrt_costs_load, a host's way to read a target file
  * (docs/targets.md) into the simulator's cost model.
  *
- * There is one target-file reader, the compiler's (frontend/target_file.c);
+ * There is one target-file reader, the compiler's (target/target_file.c);
  * libbfrt carries it (with the diagnostics and the arena it uses) instead
  * of a second parser, so a file the compiler accepts is exactly a file a
  * host can load, with the same messages. A library must not print, so the
@@ -12,8 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bfrt_cost.h"
-#include "frontend/target.h"
+#include "runtime/bfrt_cost.h"
+#include "target/target.h"
 
 /* Copy text into err (errsize bytes, NUL-terminated, truncated), without
  * a trailing newline. */

@@ -4,7 +4,7 @@
  * memory comes from large zeroed chunks and is never returned piecemeal.
  * Chunks grow geometrically (up to a cap) so a 5 MB kernel needs only a
  * few hundred of them; an allocation larger than a chunk gets its own. */
-#include "frontend/arena.h"
+#include "util/arena.h"
 
 #include <stdalign.h>
 #include <stdarg.h>
@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "frontend/diag.h"
+#include "util/diag.h"
 
 enum { FIRST_CHUNK = 64 << 10, LARGEST_CHUNK = 4 << 20 };
 

@@ -1,5 +1,5 @@
 /* files.c: atomic output files, path identity and whole-file input (see files.h). */
-#include "frontend/files.h"
+#include "util/files.h"
 
 #include <errno.h>
 #include <signal.h>
@@ -10,7 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "frontend/diag.h"
+#include "util/diag.h"
 
 /* ---- Temporary files removed when SIGINT or SIGTERM ends the process. */
 

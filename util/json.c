@@ -5,9 +5,9 @@
  * a double, or a string too long for its buffer fails with a positioned
  * message, never a crash, and the reader never reads past len. Recursion
  * only happens in json_skip, bounded by JSON_MAX_DEPTH. */
-#include "backend/json.h"
+#include "util/json.h"
 
-#include "frontend/utf8.h"
+#include "util/utf8.h"
 
 #include <errno.h>
 #include <math.h>
