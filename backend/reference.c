@@ -126,17 +126,17 @@ static int count_step(Ref *r, Span span) {
 
 static int run_instr(Ref *r, const Stmt *s) {
   if (count_step(r, s->span)) return -1;
-  SemView views[3] = {{0}};
-  float imm = 0.0f;
+  SemView views[BFRT_MAX_OPERANDS] = {{0}};
+  float imms[BFRT_MAX_OPERANDS] = {0};
   int hbm = -1;
-  for (int i = 0; i < s->noperands && i < 3; i++) {
+  for (int i = 0; i < s->noperands && i < BFRT_MAX_OPERANDS; i++) {
     const Operand *o = &s->operands[i];
     if (o->kind == OPND_TILE && tile_view(r, s, o, &views[i])) return -1;
     if (o->kind == OPND_HBM) hbm = i;
-    if (o->kind == OPND_IMM) imm = o->imm;
+    if (o->kind == OPND_IMM) imms[i] = o->imm;
   }
   if (hbm >= 0 && hbm_view(r, s, &s->operands[hbm], views[1 - hbm], &views[hbm])) return -1;
-  sem_apply(s->op, views[0], views[1], views[2], imm);
+  sem_apply(s->op, views, imms);
   return 0;
 }
 

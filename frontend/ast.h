@@ -83,6 +83,8 @@ typedef struct Operand {
   Expr *imm_expr; /* OPND_IMM, and OPND_NAME without indices (it may name a const) */
   double imm_value; /* OPND_IMM, sema: the exact value (the f64 reference uses it) */
   float imm;        /* OPND_IMM, sema: imm_value rounded to f32 (what the engines use) */
+  char vocab;       /* OPND_IMM, sema: 'o', 'f' or 'n' when a name from that role's vocabulary
+                       (an ALU op, an activation function, negate), carried as its code */
 } Operand;
 
 /* ---- Statements: a sibling list (next). */

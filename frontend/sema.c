@@ -505,6 +505,39 @@ static const char *operand_is(const Operand *o) {
   return o->kind == OPND_TILE ? "a tile" : o->kind == OPND_HBM ? "an hbm tensor" : "an immediate";
 }
 
+static const char *vocab_what(char role) {
+  return role == 'o' ? "an ALU op" : role == 'f' ? "an activation function" : "the word negate";
+}
+
+/* The names each vocabulary position admits: tensor_reduce reduces with
+ * add, multiply, maximum or minimum, affine_select compares; a float
+ * position takes no name, and a name position no number. */
+static bool check_vocab_operand(Sema *s, const Stmt *in, int i) {
+  const Operand *o = &in->operands[i];
+  char role = op_info(in->op)->roles[i];
+  bool named = role == 'o' || role == 'f' || role == 'n';
+  if (named != (o->vocab != 0)) {
+    if (named) diag_error(s->diag, o->span, "operand %d of '%s' must be %s, not a number", i + 1, in->op_name, vocab_what(role));
+    else diag_error(s->diag, o->span, "operand %d of '%s' must be a float immediate, not %s '%s'", i + 1, in->op_name, vocab_what(o->vocab), o->name);
+    return false;
+  }
+  if (!named) return true;
+  int code = (int)o->imm_value;
+  bool reduce = in->op == BFRT_TENSOR_REDUCE || in->op == BFRT_TENSOR_REDUCE_NEG;
+  bool compare = code >= BFRT_ALU_EQUAL;
+  if (reduce && !(code == BFRT_ALU_ADD || code == BFRT_ALU_MULTIPLY || code == BFRT_ALU_MAXIMUM || code == BFRT_ALU_MINIMUM)) {
+    diag_error(s->diag, o->span, "'%s' reduces with add, multiply, maximum or minimum, not '%s'", in->op_name, o->name);
+    return false;
+  }
+  if (in->op == BFRT_AFFINE_SELECT && !compare) {
+    diag_error(s->diag, o->span,
+               "'%s' compares its affine value with 0: operand %d must be equal, not_equal, greater, "
+               "greater_equal, less or less_equal, not '%s'", in->op_name, i + 1, o->name);
+    return false;
+  }
+  return true;
+}
+
 /* Operand i of the instruction against its letter in the op's signature. */
 static bool check_operand_kind(Sema *s, const Stmt *in, int i, char letter) {
   const Operand *o = &in->operands[i];
@@ -515,11 +548,15 @@ static bool check_operand_kind(Sema *s, const Stmt *in, int i, char letter) {
     return false;
   }
   if (o->kind == OPND_TILE) return check_slot(s, o);
-  if (o->kind == OPND_HBM) return check_hbm(s, o, i == 0);
-  return true;
+  if (o->kind == OPND_HBM) return check_hbm(s, o, bfrt_op_writes(in->op, i));
+  return check_vocab_operand(s, in, i);
 }
 
 /* ---- Shapes. */
+
+/* bn_stats reads at most this many elements a partition (NKI's
+ * nl.tile_size.bn_stats_fmax, "Due to hardware limitation", nki.isa.bn_stats). */
+enum { BN_STATS_FMAX = 512 };
 typedef struct Shape {
   int64_t rows, cols;
 } Shape;
@@ -549,6 +586,56 @@ static void check_same_shapes(Sema *s, const Stmt *in) {
     else if (!same_shape(shape_of(s, o), shape_of(s, first)))
       shape_error(s, in, o, shape_of(s, o), shape_of(s, first),
                   arena_printf(s->p->arena, "'%s' is", first->name));
+  }
+}
+
+/* Every tile operand from operand `from` on is [rows, 1]: one value per
+ * partition (tensor_scalar's vectors, activation's bias and accumulator,
+ * a scan's initial). */
+static void check_per_partition(Sema *s, const Stmt *in, int from, int64_t rows) {
+  for (int i = from; i < in->noperands; i++) {
+    const Operand *o = &in->operands[i];
+    if (o->kind == OPND_TILE && !same_shape(shape_of(s, o), (Shape){rows, 1}))
+      shape_error(s, in, o, shape_of(s, o), (Shape){rows, 1}, "a per-partition operand must be");
+  }
+}
+
+/* The shape rules of the nki.isa instructions (ops.def's second part). */
+static void check_isa_shapes(Sema *s, const Stmt *in, ShapeRule rule) {
+  const Operand *o = in->operands;
+  Shape d = shape_of(s, &o[0]);
+  if (rule == SHAPE_NC_MATMUL) {
+    Shape st = shape_of(s, &o[1]), mv = shape_of(s, &o[2]);
+    if (st.rows != mv.rows)
+      diag_error(s->diag, o[2].span,
+                 "contraction dimensions differ in '%s': stationary '%s' is [%lld, %lld] and moving '%s' is "
+                 "[%lld, %lld] (both carry K on the partitions)",
+                 in->op_name, o[1].name, (long long)st.rows, (long long)st.cols, o[2].name, (long long)mv.rows,
+                 (long long)mv.cols);
+    else if (!same_shape(d, (Shape){st.cols, mv.cols}))
+      shape_error(s, in, &o[0], d, (Shape){st.cols, mv.cols}, "stationary^T . moving is");
+  } else if (rule == SHAPE_ROWREDUCE_OF) {
+    Shape a = shape_of(s, &o[2]);
+    if (!same_shape(d, (Shape){a.rows, 1})) shape_error(s, in, &o[0], d, (Shape){a.rows, 1}, "the reduction is");
+  } else if (rule == SHAPE_SCALAR || rule == SHAPE_SCAN || rule == SHAPE_ACTIVATION || rule == SHAPE_SELECT) {
+    int data = rule == SHAPE_ACTIVATION ? 2 : rule == SHAPE_SELECT ? 4 : 1;
+    Shape a = shape_of(s, &o[data]);
+    if (!same_shape(d, a)) shape_error(s, in, &o[data], a, d, "the destination is");
+    else if (rule == SHAPE_SCAN && !same_shape(d, shape_of(s, &o[2])))
+      shape_error(s, in, &o[2], shape_of(s, &o[2]), d, "the destination is");
+    else if (rule != SHAPE_SELECT) check_per_partition(s, in, rule == SHAPE_SCALAR ? 2 : 3, d.rows);
+  } else if (rule == SHAPE_BN_STATS || rule == SHAPE_BN_AGGR) {
+    Shape a = shape_of(s, &o[1]);
+    int64_t cols = rule == SHAPE_BN_STATS ? 6 : 2;
+    if (!same_shape(d, (Shape){a.rows, cols}))
+      shape_error(s, in, &o[0], d, (Shape){a.rows, cols},
+                  rule == SHAPE_BN_STATS ? "bn_stats writes 6 values a partition:" : "bn_aggr writes a mean and a variance:");
+    else if (rule == SHAPE_BN_AGGR && a.cols % 3)
+      diag_error(s->diag, o[1].span, "'%s' reads (count, mean, variance * count) triples: '%s' has %lld columns, not a multiple of 3",
+                 in->op_name, o[1].name, (long long)a.cols);
+    else if (rule == SHAPE_BN_STATS && a.cols > BN_STATS_FMAX)
+      diag_error(s->diag, o[1].span, "'%s' reads at most %d elements a partition (nl.tile_size.bn_stats_fmax): '%s' has %lld; "
+                 "aggregate several with bn_aggr", in->op_name, BN_STATS_FMAX, o[1].name, (long long)a.cols);
   }
 }
 
@@ -587,6 +674,8 @@ static void check_shapes(Sema *s, const Stmt *in, ShapeRule rule) {
       shape_error(s, in, &o[1], a, d, "the destination is");
     else if (!same_shape(r, (Shape){d.rows, 1}))
       shape_error(s, in, &o[2], r, (Shape){d.rows, 1}, "the row operand must be");
+  } else {
+    check_isa_shapes(s, in, rule);
   }
 }
 
@@ -733,12 +822,83 @@ static void number_instr(Sema *s, Stmt *in) {
   in->parent_loop = s->nloops_open ? s->loops[s->nloops_open - 1] : NULL;
 }
 
+/* ---- Names as operands: ALU ops, activation functions, negate. */
+
+/* The role letter some entry named name has at operand i, when it is a
+ * vocabulary role (o, f, n), else 0. */
+static char vocab_role(const char *name, int i) {
+  for (int op = 0; op < BFRT_NOPS; op++) {
+    const OpInfo *info = op_info(op);
+    if (strcmp(info->name, name) || (int)strlen(info->roles) <= i) continue;
+    char r = info->roles[i];
+    if (r == 'o' || r == 'f' || r == 'n') return r;
+  }
+  return 0;
+}
+
+static const char *const negate_names[] = {"negate"};
+
+static const char *const *vocab_names(char role, int *n) {
+  *n = role == 'o' ? BFRT_NALU : role == 'f' ? BFRT_NFN : 1;
+  return role == 'o' ? bfrt_alu_names : role == 'f' ? bfrt_fn_names : negate_names;
+}
+
+/* A bare name at a vocabulary position of the instruction's op becomes an
+ * immediate holding its code; a name in no vocabulary and no declaration
+ * is reported with the vocabulary. Returns whether it took the operand. */
+static bool resolve_vocab(Sema *s, const Stmt *in, int i, bool *ok) {
+  Operand *o = &in->operands[i];
+  char role = vocab_role(in->op_name, i);
+  if (!role || o->kind != OPND_NAME || o->nindex != 0) return false;
+  int n;
+  const char *const *names = vocab_names(role, &n);
+  for (int code = 0; code < n; code++)
+    if (!strcmp(names[code], o->name)) {
+      *o = (Operand){.kind = OPND_IMM, .span = o->span, .name = o->name, .imm_expr = o->imm_expr,
+                     .imm_value = code, .imm = (float)code, .vocab = role};
+      return true;
+    }
+  if (find_decl(s, o->name) || find_loop(s, o->name)) return false; /* a tile or a const: checked below */
+  char list[512];
+  size_t len = 0;
+  for (int code = 0; code < n && len < sizeof list; code++)
+    len += (size_t)snprintf(list + len, sizeof list - len, "%s%s", code ? ", " : "", names[code]);
+  diag_error(s->diag, o->span, "operand %d of '%s' must be %s (%s), not '%s'%s", i + 1, in->op_name,
+             vocab_what(role), list, o->name, suggestion(s, o->name, names, n));
+  *ok = false;
+  return true;
+}
+
+/* iota's and affine_select's pattern step, offset and channel multiplier
+ * are integers (NKI's iota makes int32 values) of at most 2^24, so that
+ * every affine value, at most 2^24 (1 + rows + cols) in magnitude, is
+ * exact in double; and VectorE transposes at most 32 x 32 (nki.isa.nc_transpose). */
+enum { AFFINE_MAX = 1 << 24, DVE_TRANSPOSE_MAX = 32 };
+
+static void check_isa_operands(Sema *s, const Stmt *in) {
+  if (in->op == BFRT_IOTA || in->op == BFRT_AFFINE_SELECT)
+    for (int i = 1; i <= 3; i++) {
+      const Operand *o = &in->operands[i];
+      if (o->imm_value != floor(o->imm_value) || fabs(o->imm_value) > AFFINE_MAX)
+        diag_error(s->diag, o->span, "operand %d of '%s' (%s) must be an integer of magnitude at most 2^24", i + 1,
+                   in->op_name, i == 1 ? "the step along the free axis" : i == 2 ? "the offset" : "the channel multiplier");
+    }
+  if (in->op == BFRT_NC_TRANSPOSE && in->engine >= 0 && s->p->target->engines[in->engine].kind == BFRT_KIND_DVE) {
+    const Tile *t = &s->k->tiles[in->operands[1].decl];
+    if (t->rows > DVE_TRANSPOSE_MAX || t->cols > DVE_TRANSPOSE_MAX)
+      diag_error(s->diag, in->operands[1].span,
+                 "'nc_transpose' on a vector engine transposes at most 32 x 32: '%s' is [%lld, %lld]; "
+                 "transpose it on the pe, or in 32 x 32 blocks", t->name, (long long)t->rows, (long long)t->cols);
+  }
+}
+
 /* instr = [ENGINE ":"] op operand {"," operand} ";" */
 static void check_instr(Sema *s, Stmt *in) {
   number_instr(s, in);
   in->engine = place_instr(s, in);
   bool resolved = true;
-  for (int i = 0; i < in->noperands; i++) resolved &= resolve_operand(s, &in->operands[i]);
+  for (int i = 0; i < in->noperands; i++)
+    if (!resolve_vocab(s, in, i, &resolved)) resolved &= resolve_operand(s, &in->operands[i]);
   in->op = lookup_op(s, in, in->engine);
   if (in->op < 0) return;
   const OpInfo *info = op_info(in->op);
@@ -754,6 +914,7 @@ static void check_instr(Sema *s, Stmt *in) {
   for (int i = 0; i < want; i++)
     if (in->operands[i].kind == OPND_TILE && !s->tile_ok[in->operands[i].decl]) kinds_ok = false;
   if (kinds_ok) check_shapes(s, in, info->shape);
+  if (kinds_ok) check_isa_operands(s, in);
 }
 
 static void check_stmts(Sema *s, Stmt *list);
@@ -1001,7 +1162,8 @@ static void check_matmul_operand(Sema *s, const Stmt *in, int j) {
 static void check_matmul_operands(Sema *s) {
   for (int i = 0; i < s->k->ninstrs; i++) {
     const Stmt *in = s->k->instrs[i];
-    if (in->op != BFRT_MATMUL && in->op != BFRT_MATMUL_ACC) continue;
+    if (in->op != BFRT_MATMUL && in->op != BFRT_MATMUL_ACC && in->op != BFRT_NC_MATMUL && in->op != BFRT_NC_MATMUL_ACC)
+      continue;
     for (int j = 0; j < in->noperands; j++) check_matmul_operand(s, in, j);
   }
 }

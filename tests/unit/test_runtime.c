@@ -20,6 +20,7 @@
 #include <math.h>
 
 #include "runtime/bfrt_cost.h"
+#include "runtime/ops.h"
 #include "runtime/semantics.h"
 
 /* ---- Semantics. */
@@ -27,6 +28,16 @@
 static SemView view(float *data, int64_t rows, int64_t cols) { return (SemView){data, rows, cols, cols, BFRT_DTYPE_F32}; }
 
 static const SemView none;
+
+/* sem_apply for the ops of up to three operands, the immediate where the
+ * op's signature has its F. */
+static void apply(int op, SemView d, SemView a, SemView b, float imm) {
+  SemView v[BFRT_MAX_OPERANDS] = {d, a, b};
+  float imms[BFRT_MAX_OPERANDS] = {0};
+  for (int i = 0; rt_ops[op].operands[i]; i++)
+    if (rt_ops[op].operands[i] == 'F') imms[i] = imm;
+  sem_apply(op, v, imms);
+}
 
 static void assert_floats(const float *want, const float *got, int n) {
   for (int i = 0; i < n; i++) {
@@ -37,21 +48,21 @@ static void assert_floats(const float *want, const float *got, int n) {
 static void test_elementwise(void **state) {
   (void)state;
   float a[4] = {1, -2, 3, -4}, b[4] = {4, 3, -2, 1}, d[4];
-  sem_apply(BFRT_ADD, view(d, 2, 2), view(a, 2, 2), view(b, 2, 2), 0);
+  apply(BFRT_ADD, view(d, 2, 2), view(a, 2, 2), view(b, 2, 2), 0);
   assert_floats((float[]){5, 1, 1, -3}, d, 4);
-  sem_apply(BFRT_SUB, view(d, 2, 2), view(a, 2, 2), view(b, 2, 2), 0);
+  apply(BFRT_SUB, view(d, 2, 2), view(a, 2, 2), view(b, 2, 2), 0);
   assert_floats((float[]){-3, -5, 5, -5}, d, 4);
-  sem_apply(BFRT_MUL, view(d, 2, 2), view(a, 2, 2), view(b, 2, 2), 0);
+  apply(BFRT_MUL, view(d, 2, 2), view(a, 2, 2), view(b, 2, 2), 0);
   assert_floats((float[]){4, -6, -6, -4}, d, 4);
-  sem_apply(BFRT_MAX, view(d, 2, 2), view(a, 2, 2), view(b, 2, 2), 0);
+  apply(BFRT_MAX, view(d, 2, 2), view(a, 2, 2), view(b, 2, 2), 0);
   assert_floats((float[]){4, 3, 3, 1}, d, 4);
-  sem_apply(BFRT_RELU, view(d, 2, 2), view(a, 2, 2), none, 0);
+  apply(BFRT_RELU, view(d, 2, 2), view(a, 2, 2), none, 0);
   assert_floats((float[]){1, 0, 3, 0}, d, 4);
-  sem_apply(BFRT_SCALE, view(d, 2, 2), view(a, 2, 2), none, 0.5f);
+  apply(BFRT_SCALE, view(d, 2, 2), view(a, 2, 2), none, 0.5f);
   assert_floats((float[]){0.5f, -1, 1.5f, -2}, d, 4);
-  sem_apply(BFRT_FILL, view(d, 2, 2), none, none, 7.25f);
+  apply(BFRT_FILL, view(d, 2, 2), none, none, 7.25f);
   assert_floats((float[]){7.25f, 7.25f, 7.25f, 7.25f}, d, 4);
-  sem_apply(BFRT_COPY, view(d, 2, 2), view(b, 2, 2), none, 0);
+  apply(BFRT_COPY, view(d, 2, 2), view(b, 2, 2), none, 0);
   assert_floats(b, d, 4);
 }
 
@@ -91,76 +102,76 @@ static void test_rounding(void **state) {
   assert_true(isnan(bfrt_round(NAN, BFRT_DTYPE_FP8E4)));
   /* a store rounds what the op computed in f32: 1 + 1.00390625 = 2.00390625, a tie in bf16 -> 2 */
   float x[2] = {1.0f, 1.0f}, y[2] = {1.00390625f, 1.01171875f}, d[2];
-  sem_apply(BFRT_ADD, (SemView){d, 1, 2, 2, BFRT_DTYPE_BF16}, view(x, 1, 2), view(y, 1, 2), 0);
+  apply(BFRT_ADD, (SemView){d, 1, 2, 2, BFRT_DTYPE_BF16}, view(x, 1, 2), view(y, 1, 2), 0);
   assert_floats((float[]){2.0f, 2.015625f}, d, 2);
-  sem_apply(BFRT_MATMUL, (SemView){d, 1, 1, 1, BFRT_DTYPE_FP8E4}, view(x, 1, 2), view(y, 2, 1), 0);
+  apply(BFRT_MATMUL, (SemView){d, 1, 1, 1, BFRT_DTYPE_FP8E4}, view(x, 1, 2), view(y, 2, 1), 0);
   assert_floats((float[]){2.0f}, d, 1); /* 2.015625 in f32, then 2 in fp8e4 */
 }
 
 static void test_transcendental(void **state) {
   (void)state;
   float x[4] = {4, 0.25f, 1, 2}, d[4];
-  sem_apply(BFRT_RECIP, view(d, 2, 2), view(x, 2, 2), none, 0);
+  apply(BFRT_RECIP, view(d, 2, 2), view(x, 2, 2), none, 0);
   assert_floats((float[]){0.25f, 4, 1, 0.5f}, d, 4);
-  sem_apply(BFRT_RSQRT, view(d, 2, 2), view(x, 2, 2), none, 0);
+  apply(BFRT_RSQRT, view(d, 2, 2), view(x, 2, 2), none, 0);
   assert_floats((float[]){0.5f, 2, 1, 1.0f / sqrtf(2.0f)}, d, 4);
   float z[2] = {0, 0}, e[2];
-  sem_apply(BFRT_EXP, view(e, 1, 2), view(z, 1, 2), none, 0);
+  apply(BFRT_EXP, view(e, 1, 2), view(z, 1, 2), none, 0);
   assert_floats((float[]){1, 1}, e, 2);
-  sem_apply(BFRT_TANH, view(e, 1, 2), view(z, 1, 2), none, 0);
+  apply(BFRT_TANH, view(e, 1, 2), view(z, 1, 2), none, 0);
   assert_floats((float[]){0, 0}, e, 2);
   float one = 1, r;
-  sem_apply(BFRT_EXP, view(&r, 1, 1), view(&one, 1, 1), none, 0);
+  apply(BFRT_EXP, view(&r, 1, 1), view(&one, 1, 1), none, 0);
   assert_true(r > 2.7182f && r < 2.7183f);
 }
 
 static void test_rows(void **state) {
   (void)state;
   float s[6] = {1, 5, 2, -1, -3, -2}, d[2], r[2] = {10, 100}, y[6];
-  sem_apply(BFRT_ROWSUM, view(d, 2, 1), view(s, 2, 3), none, 0);
+  apply(BFRT_ROWSUM, view(d, 2, 1), view(s, 2, 3), none, 0);
   assert_floats((float[]){8, -6}, d, 2);
-  sem_apply(BFRT_ROWMAX, view(d, 2, 1), view(s, 2, 3), none, 0);
+  apply(BFRT_ROWMAX, view(d, 2, 1), view(s, 2, 3), none, 0);
   assert_floats((float[]){5, -1}, d, 2);
-  sem_apply(BFRT_ADD_ROW, view(y, 2, 3), view(s, 2, 3), view(r, 2, 1), 0);
+  apply(BFRT_ADD_ROW, view(y, 2, 3), view(s, 2, 3), view(r, 2, 1), 0);
   assert_floats((float[]){11, 15, 12, 99, 97, 98}, y, 6);
-  sem_apply(BFRT_SUB_ROW, view(y, 2, 3), view(s, 2, 3), view(r, 2, 1), 0);
+  apply(BFRT_SUB_ROW, view(y, 2, 3), view(s, 2, 3), view(r, 2, 1), 0);
   assert_floats((float[]){-9, -5, -8, -101, -103, -102}, y, 6);
-  sem_apply(BFRT_MUL_ROW, view(y, 2, 3), view(s, 2, 3), view(r, 2, 1), 0);
+  apply(BFRT_MUL_ROW, view(y, 2, 3), view(s, 2, 3), view(r, 2, 1), 0);
   assert_floats((float[]){10, 50, 20, -100, -300, -200}, y, 6);
 }
 
 static void test_matmul(void **state) {
   (void)state;
   float a[6] = {1, 2, 3, 4, 5, 6}, b[6] = {7, 8, 9, 10, 11, 12}, d[4];
-  sem_apply(BFRT_MATMUL, view(d, 2, 2), view(a, 2, 3), view(b, 3, 2), 0);
+  apply(BFRT_MATMUL, view(d, 2, 2), view(a, 2, 3), view(b, 3, 2), 0);
   assert_floats((float[]){58, 64, 139, 154}, d, 4);
-  sem_apply(BFRT_MATMUL_ACC, view(d, 2, 2), view(a, 2, 3), view(b, 3, 2), 0);
+  apply(BFRT_MATMUL_ACC, view(d, 2, 2), view(a, 2, 3), view(b, 3, 2), 0);
   assert_floats((float[]){116, 128, 278, 308}, d, 4);
   /* in place: acc = acc · acc must use the old acc throughout */
   float m[4] = {1, 2, 3, 4};
-  sem_apply(BFRT_MATMUL, view(m, 2, 2), view(m, 2, 2), view(m, 2, 2), 0);
+  apply(BFRT_MATMUL, view(m, 2, 2), view(m, 2, 2), view(m, 2, 2), 0);
   assert_floats((float[]){7, 10, 15, 22}, m, 4);
   /* the accumulation order is k = 0 .. K-1 from 0: (1e8 + 1) - 1e8 = 0 in f32 */
   float x[3] = {1e8f, 1, -1e8f}, ones[3] = {1, 1, 1}, s;
-  sem_apply(BFRT_MATMUL, view(&s, 1, 1), view(x, 1, 3), view(ones, 3, 1), 0);
+  apply(BFRT_MATMUL, view(&s, 1, 1), view(x, 1, 3), view(ones, 3, 1), 0);
   assert_floats((float[]){0}, &s, 1);
 }
 
 static void test_transpose_and_strides(void **state) {
   (void)state;
   float s[6] = {1, 2, 3, 4, 5, 6}, d[6];
-  sem_apply(BFRT_TRANSPOSE, view(d, 3, 2), view(s, 2, 3), none, 0);
+  apply(BFRT_TRANSPOSE, view(d, 3, 2), view(s, 2, 3), none, 0);
   assert_floats((float[]){1, 4, 2, 5, 3, 6}, d, 6);
   float sq[4] = {1, 2, 3, 4};
-  sem_apply(BFRT_TRANSPOSE, view(sq, 2, 2), view(sq, 2, 2), none, 0);
+  apply(BFRT_TRANSPOSE, view(sq, 2, 2), view(sq, 2, 2), none, 0);
   assert_floats((float[]){1, 3, 2, 4}, sq, 4);
   /* a 2x2 window at (1, 2) of a 3x4 tensor, as an hbm tile is */
   float big[12] = {0}, t[4] = {1, 2, 3, 4};
   SemView w = {big + 1 * 4 + 2, 2, 2, 4, BFRT_DTYPE_F32};
-  sem_apply(BFRT_STORE, w, view(t, 2, 2), none, 0);
+  apply(BFRT_STORE, w, view(t, 2, 2), none, 0);
   assert_floats((float[]){0, 0, 0, 0, 0, 0, 1, 2, 0, 0, 3, 4}, big, 12);
   float back[4];
-  sem_apply(BFRT_LOAD, view(back, 2, 2), w, none, 0);
+  apply(BFRT_LOAD, view(back, 2, 2), w, none, 0);
   assert_floats(t, back, 4);
 }
 
