@@ -598,8 +598,8 @@ static int write_accumulator(F64 *r, const Stmt *s, Operands *o, const Cell *acc
   for (int64_t p = 0; p < v.rows; p++) {
     double x = at(v, p, 0)->v;
     if (isfinite(x) && fabs(x) <= FLT_MAX && (!st || fabs(x) <= st->largest)) continue;
-    return fail(r, s->op_span, arena_printf(r->p->arena, "'%s' accumulates %g into '%s' at [%" PRId64 ", 0], which overflows",
-                                            s->op_name, x, a->name, p));
+    return fail(r, s->op_span, arena_printf(r->p->arena, "'%s' accumulates %g into '%s' at [%" PRId64 ", 0], which overflows %s",
+                                            s->op_name, x, a->name, p, st ? st->name : "f32"));
   }
   return 0;
 }

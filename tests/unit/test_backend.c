@@ -327,6 +327,23 @@ static void f64_agrees_with_every_op(void **state) {
       /* matmul writes f32 psum on trn1 (matmul_psum_f32): the result is copied out of p */
       {"8, 8", "pe: matmul p, x, x2;\n  act: copy y, p"},
       {"8, 8", "pe: matmul p, x, x2;\n  pe: matmul_acc p, x2, x;\n  act: copy y, p"},
+      /* the nki.isa instructions */
+      {"8, 8", "pe: nc_matmul p, x, x2;\n  act: copy y, p"},
+      {"8, 8", "pe: nc_matmul p, x, x2;\n  pe: nc_matmul_acc p, x2, x;\n  act: copy y, p"},
+      {"8, 8", "pe: nc_transpose y, x"},  {"8, 8", "dve: nc_transpose y, x"}, {"8, 8", "dve: memset y, 0.1"},
+      {"8, 8", "pool: iota y, 1, -3, 8"},
+      {"8, 8", "pool: affine_select y, -1, 0, 1, x, -3.0, greater_equal"},
+      {"8, 1", "dve: tensor_reduce y, add, x"}, {"8, 1", "dve: tensor_reduce y, maximum, x, negate"},
+      {"8, 1", "dve: tensor_reduce y, multiply, x2"},
+      {"8, 8", "dve: tensor_scalar y, x, multiply, 0.7"}, {"8, 8", "act: tensor_scalar y, x, subtract, r"},
+      {"8, 8", "pool: tensor_scalar y, x, add, 0.3, multiply, 3"},
+      {"8, 8", "dve: tensor_scalar y, x, subtract, r, multiply, r"},
+      {"8, 8", "dve: tensor_scalar y, x, greater, 0.1"},
+      {"8, 8", "act: activation y, exp, x"}, {"8, 8", "act: activation y, gelu_apprx_tanh, x, r, 0.5"},
+      {"8, 1", "act: copy y, r;\n  act: activation_acc x2, tanh, x, r, 0.5, y"},
+      {"8, 8", "dve: tensor_tensor_scan y, x, x2, 0.5, multiply, add"},
+      {"8, 8", "dve: tensor_tensor_scan y, x, x2, r, maximum, subtract"},
+      {"8, 6", "dve: bn_stats y, x"}, {"8, 2", "dve: bn_stats s6, x;\n  dve: bn_aggr y, s6"},
   };
   /* the result stored in f32, and again in each narrow type: the bound counts each store's rounding */
   static const char *const types[] = {"f32", "bf16", "fp8e4", "fp8e5", "fp16"};
@@ -335,12 +352,12 @@ static void f64_agrees_with_every_op(void **state) {
   bool used[BFRT_NOPS] = {false};
   for (size_t n = 0; n < sizeof types / sizeof types[0] * (sizeof cases / sizeof cases[0]); n++) {
     size_t ty = n / (sizeof cases / sizeof cases[0]), i = n % (sizeof cases / sizeof cases[0]);
-    char text[1024];
+    char text[1280];
     snprintf(text, sizeof text,
              "kernel op(N: int) {\n"
              "  hbm in X: f32[8, 8];\n  hbm in C: f32[1, 8];\n  hbm in R: f32[8, 1];\n  hbm out Y: %s[%s];\n"
              "  sbuf x: f32[8, 8];\n  sbuf x2: f32[8, 8];\n  sbuf c: f32[1, 8];\n  sbuf r: f32[8, 1];\n"
-             "  psum p: f32[8, 8];\n"
+             "  psum p: f32[8, 8];\n  sbuf s6: f32[8, 6];\n"
              "  sbuf y: %s[%s];\n"
              "  dma { load x, X[0, 0]; load c, C[0, 0]; load r, R[0, 0]; }\n"
              "  act { mul x, x, 1.0 / 32; sub x, x, 1; }\n"
