@@ -148,6 +148,9 @@ typedef struct IrProgram {
   SyncMode sync;
   int nengines;
   IrStream streams[BFRT_MAX_ENGINES];
+  /* [engine]: each stream's registers, semaphores and scratch plan, or
+   * NULL until resources_plan (transform/resources.c) measures them */
+  const struct EngineResources *resources;
 } IrProgram;
 
 struct Program;
