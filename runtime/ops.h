@@ -143,4 +143,13 @@ static inline int bfrt_op_elem_bytes(int op, int dst_bytes, int src_bytes) {
   return bytes > 0 ? bytes : 4;
 }
 
+/* The entry of op (BFRT_<OP>). */
+const OpInfo *op_info(int op);
+/* The op called name, or -1. */
+int op_lookup(const char *name);
+/* The op called name whose operand letters are kinds (T, H, F, and ? for
+ * an operand that did not resolve); the first called name when none fits
+ * (sema then reports the operand that does not); -1 when no op is. */
+int op_lookup_for(const char *name, const char *kinds);
+
 #endif
