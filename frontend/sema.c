@@ -892,6 +892,35 @@ static void check_isa_operands(Sema *s, const Stmt *in) {
   }
 }
 
+/* Of the entries named like op, the one with n operands when op has not
+ * (an operand that did not resolve leaves the kinds unknown): its errors
+ * are about the operands, not their count. */
+static int form_with_count(int op, int n) {
+  if ((int)strlen(op_info(op)->operands) == n) return op;
+  for (int other = 0; other < BFRT_NOPS; other++)
+    if (!strcmp(op_info(other)->name, op_info(op)->name) && (int)strlen(op_info(other)->operands) == n) return other;
+  return op;
+}
+
+/* "3", or "3 or 4": the operand counts of op's name. */
+static const char *operand_counts(Sema *s, int op) {
+  char buf[64] = "";
+  size_t len = 0;
+  unsigned seen = 0;
+  for (int other = 0; other < BFRT_NOPS; other++) {
+    int n = (int)strlen(op_info(other)->operands);
+    if (strcmp(op_info(other)->name, op_info(op)->name) || (seen >> n & 1u)) continue;
+    seen |= 1u << n;
+  }
+  int last = 0;
+  for (int n = 0; n <= BFRT_MAX_OPERANDS; n++)
+    if (seen >> n & 1u) last = n;
+  for (int n = 0; n <= BFRT_MAX_OPERANDS; n++)
+    if (seen >> n & 1u)
+      len += (size_t)snprintf(buf + len, sizeof buf - len, "%s%d", !len ? "" : n == last ? " or " : ", ", n);
+  return arena_printf(s->p->arena, "%s", buf);
+}
+
 /* instr = [ENGINE ":"] op operand {"," operand} ";" */
 static void check_instr(Sema *s, Stmt *in) {
   number_instr(s, in);
@@ -901,10 +930,11 @@ static void check_instr(Sema *s, Stmt *in) {
     if (!resolve_vocab(s, in, i, &resolved)) resolved &= resolve_operand(s, &in->operands[i]);
   in->op = lookup_op(s, in, in->engine);
   if (in->op < 0) return;
+  in->op = form_with_count(in->op, in->noperands);
   const OpInfo *info = op_info(in->op);
   int want = (int)strlen(info->operands);
   if (in->noperands != want) {
-    diag_error(s->diag, in->op_span, "'%s' takes %d operands, not %d", in->op_name, want,
+    diag_error(s->diag, in->op_span, "'%s' takes %s operands, not %d", in->op_name, operand_counts(s, in->op),
                in->noperands);
     return;
   }
