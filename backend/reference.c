@@ -174,6 +174,11 @@ static int run_stmts(Ref *r, const Stmt *s) {
     case ST_BLOCK: status = run_stmts(r, s->body); break;
     case ST_INSTR: status = run_instr(r, s); break;
     case ST_IF: status = run_if(r, s); break;
+    case ST_LET: { /* evaluated where it stands: a division by zero or a bad element stops the run here */
+      int64_t value;
+      status = eval(r, s->lo, &value);
+      break;
+    }
     }
     if (status) return status;
   }

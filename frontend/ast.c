@@ -159,6 +159,16 @@ Stmt *stmt_for(Arena *a, Span span, const char *var, Span var_span, Expr *lo, Ex
   return s;
 }
 
+Stmt *stmt_let(Arena *a, Span span, const char *word, Span word_span, const char *name, Span name_span, Expr *value) {
+  Stmt *s = new_stmt(a, ST_LET, span);
+  s->op_name = word;
+  s->op_span = word_span;
+  s->var = name;
+  s->var_span = name_span;
+  s->lo = value;
+  return s;
+}
+
 Stmt *stmt_block(Arena *a, Span span, const char *engine, Span engine_span, StmtList body) {
   Stmt *s = new_stmt(a, ST_BLOCK, span);
   s->engine_name = engine;

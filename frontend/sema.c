@@ -47,6 +47,9 @@ typedef enum ExprScope {
   IN_REAL,     /* an immediate or a const's value: consts only, real numbers allowed */
 } ExprScope;
 
+/* The most lets in scope at once (a positioned error beyond). */
+enum { MAX_OPEN_LETS = 4096 };
+
 typedef struct Sema {
   Program *p;
   Kernel *k;
@@ -60,6 +63,10 @@ typedef struct Sema {
   Stmt *block; /* the enclosing engine block, or NULL */
   int instr_cap, loop_cap;
   int consts_defined; /* consts[0 .. consts_defined) have their values */
+  Stmt **lets;        /* every let seen, in program order (the first nlets_open in scope) ... */
+  int nlets, lets_cap;
+  Stmt *open_lets[MAX_OPEN_LETS]; /* the lets in scope, outermost first */
+  int nlets_open;
 } Sema;
 
 static const char *const decl_kind_name[] = {"parameter", "tensor", "tile", "constant"};
@@ -99,7 +106,33 @@ static Stmt *find_loop(Sema *s, const char *name) {
   return NULL;
 }
 
+static Stmt *find_let(Sema *s, const char *name) {
+  for (int i = s->nlets_open - 1; i >= 0; i--)
+    if (!strcmp(s->open_lets[i]->var, name)) return s->open_lets[i];
+  return NULL;
+}
+
 /* ---- Expressions. */
+
+static bool is_constant(const Expr *e) {
+  switch (e->kind) {
+  case EX_INT: return true;
+  case EX_NAME:
+  case EX_ELEM: return false;
+  case EX_NEG: return is_constant(e->lhs);
+  default: return is_constant(e->lhs) && is_constant(e->rhs);
+  }
+}
+
+/* The height of e with its lets expanded, or cap + 1 once it is taller
+ * (the recursion stops there). */
+static int expanded_height(const Expr *e, int cap) {
+  if (!e || cap < 0) return 0;
+  if (!e->lhs) return 1;
+  int l = expanded_height(e->lhs, cap - 1), r = e->rhs ? expanded_height(e->rhs, cap - 1) : 0;
+  int h = 1 + (l > r ? l : r);
+  return h > cap + 1 ? cap + 1 : h;
+}
 
 /* The node at which e first grows taller than MAX_EXPR_DEPTH. */
 static const Expr *too_deep_at(const Expr *e) {
@@ -127,6 +160,35 @@ static bool substitute_const(Sema *s, Expr *e, ExprScope scope, const Decl *d) {
   return true;
 }
 
+/* A use of a let in scope becomes the let's (checked) expression: its root
+ * copied here, its operands shared, the name kept for fmt. Its value is
+ * the one it has where the let stands, since nothing it reads can change
+ * in the let's scope (docs/language.md, "Integer names"). */
+static bool substitute_let(Sema *s, Expr *e, ExprScope scope, const char *what, const Stmt *let) {
+  if (scope != IN_LOOPS) {
+    diag_error(s->diag, e->span, "%s must be a constant, but uses '%s', a let", what, e->name);
+    diag_note(s->diag, let->var_span, "'%s' is named here", e->name);
+    return false;
+  }
+  Span at = e->span;
+  const char *name = e->name;
+  *e = *let->lo;
+  e->span = at;
+  e->let = name;
+  return true;
+}
+
+/* A name that is not in scope but names a let elsewhere: say so. */
+static bool let_out_of_scope(Sema *s, const Expr *e) {
+  for (int i = s->nlets - 1; i >= 0; i--)
+    if (!strcmp(s->lets[i]->var, e->name)) {
+      diag_error(s->diag, e->span, "'%s' is not in scope here: a let names its expression for the rest of its body", e->name);
+      diag_note(s->diag, s->lets[i]->var_span, "'%s' is named here", e->name);
+      return true;
+    }
+  return false;
+}
+
 static bool resolve_name(Sema *s, Expr *e, ExprScope scope, const char *what) {
   Stmt *loop = scope == IN_LOOPS ? find_loop(s, e->name) : NULL;
   if (loop) {
@@ -134,8 +196,11 @@ static bool resolve_name(Sema *s, Expr *e, ExprScope scope, const char *what) {
     e->index = loop->loop_id;
     return true;
   }
+  const Stmt *let = find_let(s, e->name);
+  if (let) return substitute_let(s, e, scope, what, let);
   const Decl *d = find_decl(s, e->name);
   if (d && d->kind == DECL_CONST) return substitute_const(s, e, scope, d);
+  if (!d && let_out_of_scope(s, e)) return false;
   if (!d) {
     diag_error(s->diag, e->span, "undeclared name '%s'", e->name);
   } else if (d->kind != DECL_PARAM) {
@@ -181,7 +246,8 @@ static bool walk_expr(Sema *s, Expr *e, ExprScope scope, const char *what, bool 
     return false;
   case EX_NAME: {
     bool ok = resolve_name(s, e, scope, what);
-    *constant = ok && e->kind != EX_NAME; /* a const, substituted */
+    *constant = ok && !e->let && e->kind != EX_NAME; /* a const, substituted */
+    if (e->let) *constant = ok && is_constant(e); /* a let of a constant expression */
     return ok;
   }
   case EX_NEG:
@@ -216,7 +282,12 @@ static bool check_expr(Sema *s, Expr *e, ExprScope scope, const char *what, bool
                MAX_EXPR_DEPTH);
     return false;
   }
-  return walk_expr(s, e, scope, what, constant);
+  if (!walk_expr(s, e, scope, what, constant)) return false;
+  if (expanded_height(e, MAX_EXPR_DEPTH) > MAX_EXPR_DEPTH) {
+    diag_error(s->diag, e->span, "expression too deep with its lets expanded: more than %d levels", MAX_EXPR_DEPTH);
+    return false;
+  }
+  return true;
 }
 
 /* A constant, positive expression (tile shapes and slot counts): its value, or 0. */
@@ -423,7 +494,9 @@ static bool resolve_operand(Sema *s, Operand *o) {
     return false;
   }
   if (!d || d->kind == DECL_PARAM) {
-    if (d || find_loop(s, o->name))
+    if (!d && find_let(s, o->name))
+      diag_error(s->diag, o->span, "'%s' is a let, an integer known when the kernel runs: not a tile or tensor, nor an immediate (a constant)", o->name);
+    else if (d || find_loop(s, o->name))
       diag_error(s->diag, o->span, "'%s' is an integer, not a tile or tensor", o->name);
     else
       diag_error(s->diag, o->span, "undeclared tile or tensor '%s'", o->name);
@@ -439,16 +512,6 @@ static bool resolve_operand(Sema *s, Operand *o) {
   o->kind = OPND_TILE;
   o->slot = o->nindex == 1 ? o->index[0] : NULL;
   return ok;
-}
-
-static bool is_constant(const Expr *e) {
-  switch (e->kind) {
-  case EX_INT: return true;
-  case EX_NAME:
-  case EX_ELEM: return false;
-  case EX_NEG: return is_constant(e->lhs);
-  default: return is_constant(e->lhs) && is_constant(e->rhs);
-  }
 }
 
 /* A tile operand's slot: present exactly when the tile has slots, and in
@@ -962,7 +1025,12 @@ static bool enter(Sema *s, const Stmt *st) {
 
 static void check_loop_var(Sema *s, const Stmt *loop) {
   const Decl *d = find_decl(s, loop->var);
-  const Stmt *outer = find_loop(s, loop->var);
+  const Stmt *outer = find_loop(s, loop->var), *let = find_let(s, loop->var);
+  if (let && !d && !outer) {
+    diag_error(s->diag, loop->var_span, "loop variable '%s' shadows a let", loop->var);
+    diag_note(s->diag, let->var_span, "'%s' is named here", loop->var);
+    return;
+  }
   if (!d && !outer) return;
   if (d)
     diag_error(s->diag, loop->var_span, "loop variable '%s' shadows %s '%s'", loop->var,
@@ -1054,15 +1122,46 @@ static void check_if(Sema *s, Stmt *st) {
   s->depth--;
 }
 
+/* let = "let" IDENT "=" expr ";": names expr for the rest of its body. The
+ * name is new (no declaration, loop variable or let in scope has it). */
+static void check_let(Sema *s, Stmt *let) {
+  if (strcmp(let->op_name, "let")) {
+    diag_error(s->diag, let->op_span, "syntax error: unexpected '=' after '%s %s': an integer name is written 'let %s = ...;'",
+               let->op_name, let->var, let->var);
+    return;
+  }
+  bool constant;
+  bool ok = check_expr(s, let->lo, IN_LOOPS, "a let", &constant);
+  const Decl *d = find_decl(s, let->var);
+  const Stmt *loop = find_loop(s, let->var), *other = find_let(s, let->var);
+  if (d || loop || other) {
+    diag_error(s->diag, let->var_span, "let '%s' %s %s '%s'", let->var, other ? "redefines" : "shadows",
+               other ? "the let" : d ? decl_kind_name[d->kind] : "the loop variable", let->var);
+    diag_note(s->diag, other ? other->var_span : d ? d->span : loop->var_span, "'%s' is declared here", let->var);
+    ok = false;
+  }
+  if (s->nlets_open == MAX_OPEN_LETS) {
+    diag_error(s->diag, let->var_span, "more than %d lets in scope at once", MAX_OPEN_LETS);
+    return;
+  }
+  if (!ok) return;
+  s->lets = arena_grow(s->p->arena, s->lets, sizeof(Stmt *), s->nlets, &s->lets_cap);
+  s->lets[s->nlets++] = let;
+  s->open_lets[s->nlets_open++] = let;
+}
+
 static void check_stmts(Sema *s, Stmt *list) {
+  int lets_open = s->nlets_open; /* the lets of this body end with it */
   for (Stmt *st = list; st; st = st->next) {
     switch (st->kind) {
     case ST_FOR: check_for(s, st); break;
     case ST_BLOCK: check_block(s, st); break;
     case ST_INSTR: check_instr(s, st); break;
     case ST_IF: check_if(s, st); break;
+    case ST_LET: check_let(s, st); break;
     }
   }
+  s->nlets_open = lets_open;
 }
 
 /* Every out tensor is the destination of some store: one that none writes

@@ -176,6 +176,7 @@ static void walk_stmt(Written *w, const Stmt *s, Place at) {
     walk(w, s->body, (Place){s, at.outer ? at.outer : s, false});
     break;
   case ST_BLOCK: walk(w, s->body, at); break;
+  case ST_LET: break; /* a let is a name: its uses are its expression (sema) */
   case ST_IF:
     at.conditional = true;
     walk(w, s->body, at);

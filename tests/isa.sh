@@ -8,7 +8,10 @@
 #    with whole blocks below it): within 1e-5 (it is about 7e-7);
 #  - and it runs exact against both references under both sync modes with
 #    jitter and the race checker (run.sh runs every example too; this is
-#    the issue's own command).
+#    the issue's own command);
+#  - a let is evaluated where it stands: tests/bad_run/let_div.bfk divides
+#    by zero in a let no instruction uses, and the run stops at its line;
+#  - tests/kernels/lets.bfk runs exact at every parameter set.
 # No golden files: UPDATE=1 skips it.
 set -u
 if [[ -n ${UPDATE:-} ]]; then echo "isa.sh: no golden files to update"; exit 0; fi
@@ -57,6 +60,15 @@ print("causal_attention S=%d: max |O - causal attention| = %.3g" % (S, worst))
 sys.exit(0 if worst < 1e-5 else 1)
 PY
 done
+
+"$BFSYNC" run tests/bad_run/let_div.bfk -p N=1 >/dev/null 2>"$tmp/err"
+status=$?
+{ [ $status = 1 ] && grep -q "kernel let_div, line 8: division by zero" "$tmp/err"; } ||
+  fail "let_div: status $status, $(head -2 "$tmp/err")"
+"$BFSYNC" run tests/bad_run/let_div.bfk -p N=5 >/dev/null 2>&1 || fail "let_div N=5 (no zero divisor) fails"
+"$BFSYNC" run tests/kernels/lets.bfk --all-params --sync=both --jitter --check --json >"$tmp/lets.json" 2>"$tmp/err" ||
+  fail "lets.bfk: $(head -3 "$tmp/err")"
+[ "$(grep -c '"outputs_match": true' "$tmp/lets.json")" = 8 ] || fail "lets.bfk: not every run matches"
 
 if [ "$failures" -ne 0 ]; then
   echo "isa.sh: $failures failure(s)"

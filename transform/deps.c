@@ -137,6 +137,7 @@ static void flatten(Builder *b, const Stmt *s, int loop, int depth) {
       break;
     }
     case ST_BLOCK: flatten(b, s->body, loop, depth); break;
+    case ST_LET: break; /* a let is a name: its uses are its expression (sema) */
     case ST_IF: {
       IfInfo *info = &d->ifs[s->if_id];
       info->stmt = s;

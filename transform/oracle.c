@@ -774,6 +774,7 @@ static bool walk_next(Oracle *o, Walk *w) {
     case ST_INSTR:
       if (count_step(o, w, s->span)) walk_instr(o, w, s);
       return !o->failed;
+    case ST_LET: break; /* a let is a name: its uses are its expression (sema) */
     case ST_IF: walk_if(o, w, s); break;
     }
   }
