@@ -718,7 +718,7 @@ static double bound_ratio(float got, double exact, double bound) {
 bool reference_f64_compare(Program *p, const RefTensor *got, const ExactTensor *exact, ExactErrors *errors,
                            const char **report) {
   const Kernel *k = p->kernel;
-  *errors = (ExactErrors){0, 0, 0};
+  *errors = (ExactErrors){0};
   *report = NULL;
   for (int t = 0; t < k->ntensors; t++) {
     if (k->tensors[t].io == IO_IN) continue;
@@ -726,12 +726,19 @@ bool reference_f64_compare(Program *p, const RefTensor *got, const ExactTensor *
     double scale = 0;
     for (int64_t i = 0; i < n; i++)
       if (fabs(exact[t].value[i]) > scale) scale = fabs(exact[t].value[i]);
+    const StorageType *st = storage_type(k->tensors[t].type);
+    if (st) errors->narrow_out = true;
+    else errors->f32_out = true;
     for (int64_t i = 0; i < n; i++) {
       float g = got[t].data[i];
       double want = exact[t].value[i], diff = same_value(g, want) ? 0 : fabs((double)g - want);
       if (!(diff <= errors->max_abs_err)) errors->max_abs_err = isnan(diff) ? INFINITY : diff;
-      double rel = reference_f64_rel_err(g, want, scale);
-      if (rel > errors->max_rel_err) errors->max_rel_err = rel;
+      /* a narrow type's error in units of its precision at the tensor's scale: the relative error
+       * of an element near zero says nothing at 8 significant bits */
+      double rel = st ? (diff == 0 ? 0 : isnan(diff) ? INFINITY : diff / (st->unit * (scale > FLT_MIN ? scale : FLT_MIN)))
+                      : reference_f64_rel_err(g, want, scale);
+      double *worst = st ? &errors->max_type_err : &errors->max_rel_err;
+      if (rel > *worst) *worst = rel;
       double ratio = bound_ratio(g, want, exact[t].bound[i]);
       if (!(ratio > errors->max_bound_ratio)) continue;
       errors->max_bound_ratio = ratio;

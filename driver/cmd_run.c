@@ -323,6 +323,7 @@ static void print_json(Run *r, const ModeResult *res) {
     printf("\"max_abs_err\": null, ");
   print_json_number("max_abs_err_f64", res->f64.max_abs_err);
   print_json_number("max_rel_err_f64", res->f64.max_rel_err);
+  print_json_number("max_err_type_units_f64", res->f64.max_type_err);
   print_json_number("error_bound_ratio_f64", res->f64.max_bound_ratio);
   printf("\"instructions\": %" PRId64 ", \"bookkeeping\": %" PRId64 ", \"barriers\": %" PRId64
          ", \"backpressure_held\": %" PRId64 ", \"spills\": %" PRId64,
@@ -362,7 +363,9 @@ static void print_table_row(Run *r, const ModeResult *res) {
     if (ideal_cycles(r) >= 0) printf(" %12" PRId64, ideal_cycles(r));
     else printf(" %12s", "-");
   }
-  printf(" %12.2g %12.2g", res->f64.max_rel_err, res->f64.max_bound_ratio);
+  if (res->f64.narrow_out && !res->f64.f32_out) printf(" %10.2g u", res->f64.max_type_err); /* units of the type */
+  else printf(" %12.2g", res->f64.max_rel_err);
+  printf(" %12.2g", res->f64.max_bound_ratio);
   if (r->args->check) printf("  races %" PRId64, s->races);
   if (s->held) printf("  held by back-pressure %" PRId64, s->held);
   printf("\n");

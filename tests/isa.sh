@@ -11,7 +11,10 @@
 #    the issue's own command);
 #  - a let is evaluated where it stands: tests/bad_run/let_div.bfk divides
 #    by zero in a let no instruction uses, and the run stops at its line;
-#  - tests/kernels/lets.bfk runs exact at every parameter set.
+#  - tests/kernels/lets.bfk runs exact at every parameter set;
+#  - a bf16 result's error is reported in units of bf16's precision
+#    (tests/kernels/bf16_cancel.bfk: at most 1 u, "u" in the table), not as
+#    a relative error of its elements near zero.
 # No golden files: UPDATE=1 skips it.
 set -u
 if [[ -n ${UPDATE:-} ]]; then echo "isa.sh: no golden files to update"; exit 0; fi
@@ -69,6 +72,14 @@ status=$?
 "$BFSYNC" run tests/kernels/lets.bfk --all-params --sync=both --jitter --check --json >"$tmp/lets.json" 2>"$tmp/err" ||
   fail "lets.bfk: $(head -3 "$tmp/err")"
 [ "$(grep -c '"outputs_match": true' "$tmp/lets.json")" = 8 ] || fail "lets.bfk: not every run matches"
+
+"$BFSYNC" run tests/kernels/bf16_cancel.bfk --json >"$tmp/bf16.json" 2>"$tmp/err" || fail "bf16_cancel: $(head -2 "$tmp/err")"
+python3 -c '
+import json, sys
+d = json.loads(open(sys.argv[1]).read().strip().splitlines()[-1])
+ok = d["max_rel_err_f64"] == 0 and 0.5 < d["max_err_type_units_f64"] <= 1.0 and d["error_bound_ratio_f64"] <= 1
+sys.exit(0 if ok else 1)' "$tmp/bf16.json" || fail "bf16_cancel: $(grep -o '"max_[a-z_]*f64": [^,]*' "$tmp/bf16.json" | tr '\n' ' ')"
+"$BFSYNC" run tests/kernels/bf16_cancel.bfk | grep -q ' 1 u ' || fail "bf16_cancel: the table does not show the error in units of bf16"
 
 if [ "$failures" -ne 0 ]; then
   echo "isa.sh: $failures failure(s)"
