@@ -97,7 +97,11 @@ static int64_t nc_matmul_cycles(const bfrt_engine_cost *c, int64_t k, int64_t m,
   return mul_cycles(blocks, add_cycles(cycles_for((double)rows_loaded, per_cycle), cycles_for((double)cols, per_cycle)));
 }
 
-static int reads_two_tiles(int op) { return rt_ops[op].sig == SIG_T_TT && rt_ops[op].shape == SHAPE_SAME; }
+/* Ops that stream two full tiles: tensor_tensor's add, sub, mul, max, and
+ * tensor_tensor_scan's data0 and data1 ("~2N for two-input instructions"). */
+static int reads_two_tiles(int op) {
+  return (rt_ops[op].sig == SIG_T_TT && rt_ops[op].shape == SHAPE_SAME) || rt_ops[op].shape == SHAPE_SCAN;
+}
 
 static int64_t lane_cycles(const bfrt_engine_cost *c, int op, const int64_t shape[2]) {
   int64_t passes = c->lanes > 0 ? ceil_div(shape[0], c->lanes) : 1;
