@@ -517,6 +517,13 @@ static void compute_isa_into(int op, const Operands *o, View out, Cell *acc_out)
       *at(out, p, 0) = r[0], *at(out, p, 1) = r[1];
     }
     return;
+  case BFRT_PERMUTE: {
+    int64_t groups = (int64_t)o->imms[2].v, inner = d.cols / groups;
+    for (int64_t p = 0; p < d.rows; p++)
+      for (int64_t a = 0; a < groups; a++)
+        for (int64_t b = 0; b < inner; b++) *at(out, p, b * groups + a) = *at(o->v[1], p, a * inner + b);
+    return;
+  }
   default: bug("reference_f64: op %d has no definition", op);
   }
 }

@@ -946,6 +946,15 @@ static void check_isa_operands(Sema *s, const Stmt *in) {
         diag_error(s->diag, o->span, "operand %d of '%s' (%s) must be an integer of magnitude at most 2^24", i + 1,
                    in->op_name, i == 1 ? "the step along the free axis" : i == 2 ? "the offset" : "the channel multiplier");
     }
+  if (in->op == BFRT_PERMUTE) {
+    const Operand *o = &in->operands[2];
+    int64_t cols = s->k->tiles[in->operands[0].decl].cols;
+    if (o->imm_value != floor(o->imm_value) || o->imm_value < 1 || o->imm_value > (double)cols ||
+        cols % (int64_t)o->imm_value)
+      diag_error(s->diag, o->span,
+                 "operand 3 of 'permute' (the groups A of the free axis, read as [A, N / A]) must be an integer "
+                 "dividing the %lld columns", (long long)cols);
+  }
   if (in->op == BFRT_NC_TRANSPOSE && in->engine >= 0 && s->p->target->engines[in->engine].kind == BFRT_KIND_DVE) {
     const Tile *t = &s->k->tiles[in->operands[1].decl];
     if (t->rows > DVE_TRANSPOSE_MAX || t->cols > DVE_TRANSPOSE_MAX)

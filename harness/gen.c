@@ -383,7 +383,8 @@ static void print_operands(Gen *g, const OpInfo *op) {
   }
   if (op->sig == SIG_T_TF) {
     fputs(", ", g->out);
-    print_imm(g);
+    if (op == &rt_ops[BFRT_PERMUTE]) fprintf(g->out, "%d", fam[0] == FAM_ROW ? 1 : 1 << rng_below(&g->rng, 3)); /* divides 4 */
+    else print_imm(g);
   }
 }
 

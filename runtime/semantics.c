@@ -411,6 +411,19 @@ static void bn_aggr(SemView d, SemView s) {
   }
 }
 
+/* permute: s's free axis as [A, B] (B = N / A, sema checks A divides N)
+ * written as [B, A]: d[p, b A + a] = s[p, a B + b]. Through a temporary
+ * when d is s, since it reads elements it has already written. */
+static void permute(SemView d, SemView s, int64_t groups) {
+  int aliased = d.data == s.data;
+  SemView out = aliased ? temporary(d) : d;
+  int64_t inner = d.cols / groups;
+  for (int64_t p = 0; p < d.rows; p++)
+    for (int64_t a = 0; a < groups; a++)
+      for (int64_t b = 0; b < inner; b++) *at(out, p, b * groups + a) = *at(s, p, a * inner + b);
+  if (aliased) copy_back(d, out);
+}
+
 static void compute(int op, const SemView *v, const float *imm) {
   SemView dst = v[0], a = v[1], b = v[2], none = {0};
   switch (op) {
@@ -466,6 +479,7 @@ static void compute(int op, const SemView *v, const float *imm) {
     scan(dst, a, b, v[3], imm[3], (int)imm[4], (int)imm[5]); break;
   case BFRT_BN_STATS: bn_stats(dst, a); break;
   case BFRT_BN_AGGR: bn_aggr(dst, a); break;
+  case BFRT_PERMUTE: permute(dst, a, (int64_t)imm[2]); break;
   default: abort(); /* the caller checked op against ops.def */
   }
 }

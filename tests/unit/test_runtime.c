@@ -257,6 +257,12 @@ static void test_bn_stats_aggr(void **state) {
   /* one element: the odd half is empty, count 0, mean 0, M2 0 */
   isa(BFRT_BN_STATS, view(st, 1, 6), view(s, 1, 1), none, none, none, none, NULL);
   assert_floats((float[]){1, 1, 0, 0, 0, 0}, st, 6);
+  /* permute: each row [A = 2, B = 3] read as [3, 2]: 0 1 2 | 3 4 5 -> 0 3 1 4 2 5, also in place */
+  float row[12] = {0, 1, 2, 3, 4, 5, 10, 11, 12, 13, 14, 15}, perm[12];
+  isa(BFRT_PERMUTE, view(perm, 2, 6), view(row, 2, 6), none, none, none, none, (float[]){0, 0, 2});
+  assert_floats((float[]){0, 3, 1, 4, 2, 5, 10, 13, 11, 14, 12, 15}, perm, 12);
+  isa(BFRT_PERMUTE, view(row, 2, 6), view(row, 2, 6), none, none, none, none, (float[]){0, 0, 3});
+  assert_floats((float[]){0, 2, 4, 1, 3, 5, 10, 12, 14, 11, 13, 15}, row, 12);
   float t[4] = {1, 2, 3, 4};
   isa(BFRT_NC_TRANSPOSE, view(st, 2, 2), view(t, 2, 2), none, none, none, none, NULL);
   assert_floats((float[]){1, 3, 2, 4}, st, 4);
@@ -302,7 +308,8 @@ static void role_run(int op, int vary, uint64_t seed, float out[BFRT_MAX_OPERAND
               : role == 'f' ? BFRT_FN_EXP
               : role == 'n' ? 1
                             : (op == BFRT_AFFINE_SELECT || op == BFRT_IOTA) && i >= 1 && i <= 3 ? (i == 1 ? -1 : i == 2 ? 0 : 1)
-                                                                                                : 0.75f;
+                            : op == BFRT_PERMUTE ? 2 /* groups dividing the 4 columns */
+                                                 : 0.75f;
     if (info->operands[i] == 'F') continue;
     uint64_t s = i == vary ? seed : 1000 + (uint64_t)i;
     role_fill(out[i], &s);
