@@ -16,9 +16,14 @@
  * already failed (an unknown op, an operand that did not resolve) is not
  * checked further, so one mistake gives one message.
  *
- * Names live in two places: declarations (parameters, tensors, tiles) in a
- * hash table, since a generated kernel may declare thousands; loop
- * variables on a stack of the enclosing loops, at most MAX_NESTING deep.
+ * Names live in three places: declarations (parameters, tensors, tiles) in
+ * a hash table, since a generated kernel may declare thousands; loop
+ * variables on a stack of the enclosing loops, at most MAX_NESTING deep;
+ * lets on a stack of those in scope, at most MAX_OPEN_LETS, each use of one
+ * replaced by its checked expression (its root copied, its name kept for
+ * fmt). At an operand position whose role in ops.def is a name (an ALU op,
+ * an activation function, negate) a bare name is looked up in that
+ * vocabulary first and becomes an immediate holding its code.
  * Recursion is bounded: statements by MAX_NESTING (checked again here for
  * ASTs not built by the parser), expressions by MAX_EXPR_DEPTH, which is
  * checked on each expression's recorded height before walking it. */

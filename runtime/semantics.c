@@ -10,8 +10,11 @@
  *
  * Views are strided (an hbm tile is a window of a larger tensor). The
  * destination may be the same view as a source: elementwise and row ops
- * read each element before writing it; matmul and transpose, which read
- * elements they have already written, go through a temporary.
+ * read each element before writing it; matmul, nc_matmul, transpose and
+ * permute, which read elements they have already written, go through a
+ * temporary. An op gets every operand at its position, destination first
+ * (sem_apply's arrays): a view for a tile or an hbm tile, a float for an
+ * immediate, an ALU op's or an activation function's code for a name.
  *
  * Storage types narrower than f32 (bf16, fp8e4, fp8e5, fp16) change nothing above:
  * every op computes in f32 as written, and only the store rounds, to
@@ -19,7 +22,9 @@
  * is the same as rounding each element as it is stored, because no op
  * reads an element of its destination after writing it (matmul and
  * transpose write through a temporary, and the row ops read their row
- * operand before writing the row). */
+ * operand before writing the row). Every operand an op writes is rounded
+ * so: activation_acc's accumulator as well as its destination; its sum
+ * adds the f32 results, before the destination's rounding. */
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
