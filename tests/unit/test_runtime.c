@@ -161,7 +161,8 @@ static void test_matmul(void **state) {
 /* The nki.isa instructions, each checked by hand. V(...) is the operand
  * list: views where the op takes a tile, immediates (and names' codes)
  * where it takes one. */
-static void isa(int op, SemView v0, SemView v1, SemView v2, SemView v3, SemView v4, SemView v5, const float *imms) {
+static void isa(int op, SemView v0, SemView v1, SemView v2, SemView v3, SemView v4, SemView v5,
+                const float imms[BFRT_MAX_OPERANDS]) {
   SemView v[BFRT_MAX_OPERANDS] = {v0, v1, v2, v3, v4, v5};
   float i[BFRT_MAX_OPERANDS] = {0};
   for (int k = 0; k < BFRT_MAX_OPERANDS; k++) i[k] = imms ? imms[k] : 0;
@@ -186,40 +187,40 @@ static void test_iota_select(void **state) {
   (void)state;
   float d[6];
   /* iota d, step 10, offset 1, channel_multiplier 100: 1 + 100 p + 10 j */
-  isa(BFRT_IOTA, view(d, 2, 3), none, none, none, none, none, (float[]){0, 10, 1, 100});
+  isa(BFRT_IOTA, view(d, 2, 3), none, none, none, none, none, (float[BFRT_MAX_OPERANDS]){0, 10, 1, 100});
   assert_floats((float[]){1, 11, 21, 101, 111, 121}, d, 6);
   /* the causal mask: keep s[p, j] where p - j >= 0 */
   float s[9] = {1, 2, 3, 4, 5, 6, 7, 8, 9}, m[9];
   isa(BFRT_AFFINE_SELECT, view(m, 3, 3), none, none, none, view(s, 3, 3), none,
-      (float[]){0, -1, 0, 1, 0, -9984, BFRT_ALU_GREATER_EQUAL});
+      (float[BFRT_MAX_OPERANDS]){0, -1, 0, 1, 0, -9984, BFRT_ALU_GREATER_EQUAL});
   assert_floats((float[]){1, -9984, -9984, 4, 5, -9984, 7, 8, 9}, m, 9);
   /* strictly above the diagonal shifted by one: p - j + 1 < 0 */
   isa(BFRT_AFFINE_SELECT, view(m, 3, 3), none, none, none, view(s, 3, 3), none,
-      (float[]){0, -1, 1, 1, 0, 0, BFRT_ALU_LESS});
+      (float[BFRT_MAX_OPERANDS]){0, -1, 1, 1, 0, 0, BFRT_ALU_LESS});
   assert_floats((float[]){0, 0, 3, 0, 0, 0, 0, 0, 0}, m, 9);
   float f[2];
-  isa(BFRT_MEMSET, view(f, 1, 2), none, none, none, none, none, (float[]){0, 2.5f});
+  isa(BFRT_MEMSET, view(f, 1, 2), none, none, none, none, none, (float[BFRT_MAX_OPERANDS]){0, 2.5f});
   assert_floats((float[]){2.5f, 2.5f}, f, 2);
 }
 
 static void test_reduce_scalar(void **state) {
   (void)state;
   float s[6] = {1, -5, 3, 2, 8, -1}, r[2];
-  isa(BFRT_TENSOR_REDUCE, view(r, 2, 1), none, view(s, 2, 3), none, none, none, (float[]){0, BFRT_ALU_ADD});
+  isa(BFRT_TENSOR_REDUCE, view(r, 2, 1), none, view(s, 2, 3), none, none, none, (float[BFRT_MAX_OPERANDS]){0, BFRT_ALU_ADD});
   assert_floats((float[]){-1, 9}, r, 2);
-  isa(BFRT_TENSOR_REDUCE_NEG, view(r, 2, 1), none, view(s, 2, 3), none, none, none, (float[]){0, BFRT_ALU_MAXIMUM, 0, 1});
+  isa(BFRT_TENSOR_REDUCE_NEG, view(r, 2, 1), none, view(s, 2, 3), none, none, none, (float[BFRT_MAX_OPERANDS]){0, BFRT_ALU_MAXIMUM, 0, 1});
   assert_floats((float[]){-3, -8}, r, 2);
-  isa(BFRT_TENSOR_REDUCE, view(r, 2, 1), none, view(s, 2, 3), none, none, none, (float[]){0, BFRT_ALU_MINIMUM});
+  isa(BFRT_TENSOR_REDUCE, view(r, 2, 1), none, view(s, 2, 3), none, none, none, (float[BFRT_MAX_OPERANDS]){0, BFRT_ALU_MINIMUM});
   assert_floats((float[]){-5, -1}, r, 2);
   /* (s - 1) * 2, then (s - v[p]) * v[p] with v = [2, 3] */
   float d[6], v[2] = {2, 3};
   isa(BFRT_TENSOR_SCALAR2, view(d, 2, 3), view(s, 2, 3), none, none, none, none,
-      (float[]){0, 0, BFRT_ALU_SUBTRACT, 1, BFRT_ALU_MULTIPLY, 2});
+      (float[BFRT_MAX_OPERANDS]){0, 0, BFRT_ALU_SUBTRACT, 1, BFRT_ALU_MULTIPLY, 2});
   assert_floats((float[]){0, -12, 4, 2, 14, -4}, d, 6);
   isa(BFRT_TENSOR_SCALAR2_V, view(d, 2, 3), view(s, 2, 3), none, view(v, 2, 1), none, view(v, 2, 1),
-      (float[]){0, 0, BFRT_ALU_SUBTRACT, 0, BFRT_ALU_MULTIPLY});
+      (float[BFRT_MAX_OPERANDS]){0, 0, BFRT_ALU_SUBTRACT, 0, BFRT_ALU_MULTIPLY});
   assert_floats((float[]){-2, -14, 2, -3, 15, -12}, d, 6);
-  isa(BFRT_TENSOR_SCALAR, view(d, 2, 3), view(s, 2, 3), none, none, none, none, (float[]){0, 0, BFRT_ALU_GREATER_EQUAL, 2});
+  isa(BFRT_TENSOR_SCALAR, view(d, 2, 3), view(s, 2, 3), none, none, none, none, (float[BFRT_MAX_OPERANDS]){0, 0, BFRT_ALU_GREATER_EQUAL, 2});
   assert_floats((float[]){0, 0, 1, 1, 1, 0}, d, 6);
 }
 
@@ -228,20 +229,20 @@ static void test_activation_scan(void **state) {
   /* relu(s * 2 + b[p]), b = [-3, 1]; the accumulator adds each row's results */
   float s[4] = {1, 2, -1, 3}, b[2] = {-3, 1}, d[4], acc[2] = {10, 20};
   isa(BFRT_ACTIVATION_ACC, view(d, 2, 2), none, view(s, 2, 2), view(b, 2, 1), none, view(acc, 2, 1),
-      (float[]){0, BFRT_FN_RELU, 0, 0, 2});
+      (float[BFRT_MAX_OPERANDS]){0, BFRT_FN_RELU, 0, 0, 2});
   assert_floats((float[]){0, 1, 0, 7}, d, 4);
   assert_floats((float[]){11, 27}, acc, 2);
-  isa(BFRT_ACTIVATION, view(d, 2, 2), none, view(s, 2, 2), none, none, none, (float[]){0, BFRT_FN_SQUARE});
+  isa(BFRT_ACTIVATION, view(d, 2, 2), none, view(s, 2, 2), none, none, none, (float[BFRT_MAX_OPERANDS]){0, BFRT_FN_SQUARE});
   assert_floats((float[]){1, 4, 1, 9}, d, 4);
   /* r = (a[j] * r) + b[j] from 1: the recurrence of a linear scan */
   float a[3] = {2, 3, 0.5f}, c[3] = {1, -1, 4}, out[3];
   isa(BFRT_TENSOR_TENSOR_SCAN, view(out, 1, 3), view(a, 1, 3), view(c, 1, 3), none, none, none,
-      (float[]){0, 0, 0, 1, BFRT_ALU_MULTIPLY, BFRT_ALU_ADD});
+      (float[BFRT_MAX_OPERANDS]){0, 0, 0, 1, BFRT_ALU_MULTIPLY, BFRT_ALU_ADD});
   assert_floats((float[]){3, 8, 8}, out, 3);
   /* a running sum from a per-partition initial: op0 add, op1 add with c = 0 */
   float zero[3] = {0}, init = 100;
   isa(BFRT_TENSOR_TENSOR_SCAN_V, view(out, 1, 3), view(a, 1, 3), view(zero, 1, 3), view(&init, 1, 1), none, none,
-      (float[]){0, 0, 0, 0, BFRT_ALU_ADD, BFRT_ALU_ADD});
+      (float[BFRT_MAX_OPERANDS]){0, 0, 0, 0, BFRT_ALU_ADD, BFRT_ALU_ADD});
   assert_floats((float[]){102, 105, 105.5f}, out, 3);
 }
 
@@ -259,9 +260,9 @@ static void test_bn_stats_aggr(void **state) {
   assert_floats((float[]){1, 1, 0, 0, 0, 0}, st, 6);
   /* permute: each row [A = 2, B = 3] read as [3, 2]: 0 1 2 | 3 4 5 -> 0 3 1 4 2 5, also in place */
   float row[12] = {0, 1, 2, 3, 4, 5, 10, 11, 12, 13, 14, 15}, perm[12];
-  isa(BFRT_PERMUTE, view(perm, 2, 6), view(row, 2, 6), none, none, none, none, (float[]){0, 0, 2});
+  isa(BFRT_PERMUTE, view(perm, 2, 6), view(row, 2, 6), none, none, none, none, (float[BFRT_MAX_OPERANDS]){0, 0, 2});
   assert_floats((float[]){0, 3, 1, 4, 2, 5, 10, 13, 11, 14, 12, 15}, perm, 12);
-  isa(BFRT_PERMUTE, view(row, 2, 6), view(row, 2, 6), none, none, none, none, (float[]){0, 0, 3});
+  isa(BFRT_PERMUTE, view(row, 2, 6), view(row, 2, 6), none, none, none, none, (float[BFRT_MAX_OPERANDS]){0, 0, 3});
   assert_floats((float[]){0, 2, 4, 1, 3, 5, 10, 12, 14, 11, 13, 15}, row, 12);
   float t[4] = {1, 2, 3, 4};
   isa(BFRT_NC_TRANSPOSE, view(st, 2, 2), view(t, 2, 2), none, none, none, none, NULL);
