@@ -507,7 +507,7 @@ def md_paper_goals(t):
     def verdict(ok):
         return "**met**" if ok else "**missed**"
     bf_hit = [r for r in rows if abs(r["ratio"]["barrier-free"] - r["paper"]["barrier_free"]) <= 0.10]
-    lines = ["- barrier-free/barrier within 0.10 of the paper: %s on %d of %d (%s)" % (
+    lines = ["- barrier-free/barrier within 0.10 of the paper: %s, within on %d of %d (%s)" % (
         verdict(len(bf_hit) == len(rows)), len(bf_hit), len(rows),
         "; ".join("%s %+.2f" % (r["kernel"], r["ratio"]["barrier-free"] - r["paper"]["barrier_free"])
                   for r in rows))]
@@ -517,16 +517,16 @@ def md_paper_goals(t):
         else:
             have = [r for r in rows if r["paper"][key] is not None]
             hit = [r for r in have if abs(r["ratio"][mode] - r["paper"][key]) <= 0.10]
-            lines.append("- %s: %s on %d of %d" % (goal, verdict(len(hit) == len(have)), len(hit), len(have)))
+            lines.append("- %s: %s, within on %d of %d" % (goal, verdict(len(hit) == len(have)), len(hit), len(have)))
     if built["paper"]:
         ok = [r for r in rows if r["cycles"]["barrier-free"] <= r["cycles"]["paper"]]
-        lines.append("- barrier-free at or below --sync=paper: %s on %d of %d" % (verdict(len(ok) == len(rows)), len(ok), len(rows)))
+        lines.append("- barrier-free at or below --sync=paper: %s, on %d of %d" % (verdict(len(ok) == len(rows)), len(ok), len(rows)))
     else:
         lines.append("- barrier-free at or below --sync=paper: not measured (--sync=paper is not built in this tree)")
     if built["unrolled"]:
         have = [r for r in rows if r["paper"]["unrolled"] is not None]
         ok = [r for r in have if r["cycles"]["barrier-free"] <= 1.10 * r["cycles"]["unrolled"]]
-        lines.append("- barrier-free within 1.10x of unrolled: %s on %d of %d" % (verdict(len(ok) == len(have)), len(ok), len(have)))
+        lines.append("- barrier-free within 1.10x of unrolled: %s, on %d of %d" % (verdict(len(ok) == len(have)), len(ok), len(have)))
         for name in ("RMSNorm", "FlashAttention"):
             r = next(r for r in rows if r["kernel"].startswith(name))
             x = sum(r["code"]["unrolled"].values()) / sum(r["code"]["barrier-free"].values())
