@@ -355,6 +355,8 @@ PAPER_TABLE = (
 # (2048 tokens, top-2) in a skewed routing; assumed, the paper gives none.
 MOE_COUNTS = (6, 2, 5, 3, 4, 4, 7, 1)
 TABLE_MODES = ("barrier", "paper", "barrier-free", "unrolled")
+# the sequencer's synchronization costs set to 0 (comma: together), to see what each costs barrier-free
+SEQUENCER_FREE = ("bookkeep_cost", "wait_cost", "bookkeep_cost,wait_cost")
 
 
 def paper_params(path):
@@ -384,9 +386,9 @@ def mode_built(bfsync, sync):
     return re.search(r"\b%s\b" % re.escape(sync), line) is not None
 
 
-def timing_run(bfsync, path, params, sync, extra):
-    """One `run --exec=sim --timing-only` on trn2: its JSON, wall seconds and peak MB (bench/rusage)."""
-    cmd = [bfsync, "run", path] + param_args(params) + ["--exec=sim", "--timing-only", "--target", TRN2,
+def timing_run(bfsync, path, params, sync, extra, target=TRN2):
+    """One `run --exec=sim --timing-only` (on trn2): its JSON, wall seconds and peak MB (bench/rusage)."""
+    cmd = [bfsync, "run", path] + param_args(params) + ["--exec=sim", "--timing-only", "--target", target,
                                                         "--sync=" + sync, "--json"] + list(extra)
     with tempfile.TemporaryFile("w+") as out:
         t0 = time.perf_counter()
@@ -430,6 +432,10 @@ def paper_table(bfsync, root, tmp, pool):
     built = {m: m in ("barrier", "barrier-free") or mode_built(bfsync, m) for m in TABLE_MODES}
     counts = os.path.join(tmp, "moe_counts.npy")
     write_counts(counts, MOE_COUNTS)
+    # trn2 with the sequencer's costs free, one at a time and together
+    free = {k: os.path.join(tmp, "trn2-no-%s.target" % k.replace(",", "-")) for k in SEQUENCER_FREE}
+    for k, dst in free.items():
+        scaled_target(os.path.join(root, TRN2), 0.0, dst, tuple(k.split(",")))
 
     def one(entry):
         name, rel, loops, p_bf, p_manual, p_unrolled = entry
@@ -453,6 +459,8 @@ def paper_table(bfsync, root, tmp, pool):
         row["ratio"] = {m: (c / base if c is not None else None) for m, c in row["cycles"].items()}
         row["ratio"]["ideal_sync"] = row["ideal_sync"] / base
         row["code"] = {m: code_size(bfsync, tmp, path, params, m) for m in ("barrier-free", "unrolled")}
+        row["bf_free"] = {k: timing_run(bfsync, path, params, "barrier-free", extra, t)[0]["cycles"] / base
+                          for k, t in free.items()}
         return row
     return {"built": built, "moe_counts": list(MOE_COUNTS), "rows": list(pool.map(one, PAPER_TABLE))}
 
@@ -488,6 +496,16 @@ def md_paper_table(t):
         out.append("| %s | %s | %s | %s | %s | %.2f | %.0f |" % (
             r["kernel"], cyc(c["barrier"]), cyc(c["barrier-free"]), cyc(r["waits"]["barrier-free"]),
             cyc(r["bookkeeping"]["barrier-free"]), max(r["sim_seconds"].values()), max(r["sim_peak_mb"].values())))
+    out += ["", "What the in-order sequencers' synchronization costs barrier-free: bf/barrier on trn2, then with"
+            " `bookkeep_cost` (the register instructions), `wait_cost` (the wait instructions) or both set to 0"
+            " on every engine (the barrier baseline keeps the target's costs), and ideal_sync beside them.", "",
+            "| kernel | bf/barrier | bookkeeping free | waits free | both free | ideal_sync |",
+            "|---|---:|---:|---:|---:|---:|"]
+    for r in t["rows"]:
+        f = r["bf_free"]
+        out.append("| %s | %.3f | %.3f | %.3f | %.3f | %.3f |" % (
+            r["kernel"], r["ratio"]["barrier-free"], f["bookkeep_cost"], f["wait_cost"], f["bookkeep_cost,wait_cost"],
+            r["ratio"]["ideal_sync"]))
     out += ["", "| kernel | barrier-free code, largest engine | barrier-free, all engines | unrolled, largest"
             " engine | unrolled, all engines | unrolled / barrier-free (all) |", "|---|---:|---:|---:|---:|---:|"]
     for r in t["rows"]:
