@@ -425,7 +425,8 @@ def code_size(bfsync, tmp, path, params, sync, extra):
     if p.returncode != 0:
         if sync == "barrier-free":
             raise RuntimeError("%s failed: %s" % (" ".join(cmd), p.stderr[-2000:]))
-        return (p.stderr.strip().splitlines() or ["exit %d" % p.returncode])[0]
+        first = (p.stderr.strip().splitlines() or ["exit %d" % p.returncode])[0]
+        return first if len(first) <= 100 else first[:97] + "..."
     with open(out) as f:
         return engine_code_bytes(f.read())
 
