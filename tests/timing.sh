@@ -30,8 +30,9 @@ param_sets() { sed -n 's|^// params:||p' "$1" | sed 's/\([A-Za-z_][A-Za-z0-9_]*=
 
 # The sync modes this bfsync runs (paper and unrolled once built).
 modes=(barrier barrier-free)
+sync_help=$("$BFSYNC" run --help | awk '/^ *--sync/ {on = 1; print; next} on && /^ *--/ {on = 0} on')
 for m in paper unrolled; do
-  "$BFSYNC" run --help | grep -q -- "$m" && modes+=("$m")
+  grep -qw -- "$m" <<<"$sync_help" && modes+=("$m")
 done
 
 # ---- 1. Every example, every parameter set, every mode.
