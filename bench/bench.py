@@ -1089,7 +1089,10 @@ def write_markdown(path, res):
               " measurements on one trn2 NeuronCore. MoE's token counts (tiles of 128 per expert, read from device"
               " memory) are %s. trn2.target has one value fitted to the paper, `barrier_cost`, to AddManyLoop's"
               " barrier-free/barrier; every other row is a check. docs/performance.md, \"The paper's table on"
-              " trn2\", discusses every miss." % (res["commands"]["paper_table"], " ".join(map(str, res["paper_table"]["moe_counts"]))),
+              " trn2\", discusses every miss." % (res["commands"]["paper_table"], " ".join(map(str, res["paper_table"]["moe_counts"])))
+              + (" Measured at git %s on %s (`make bench-paper`), apart from the other sections."
+                 % (res["paper_table_measured"]["git"], res["paper_table_measured"]["date"])
+                 if "paper_table_measured" in res else ""),
               ""] + md_paper_table(res["paper_table"]) + ["", "Goals:", ""] + md_paper_goals(res["paper_table"])
     L += ["", "## The paper's benchmark suite", "",
           "The seven kernels the paper measured on one Trainium2 NeuronCore, written as a Trainium kernel writer"
@@ -1309,6 +1312,7 @@ def main():
             res["paper"] = paper_suite(args.bfsync, root, tmp, args.target, pool)
             step("the paper's table on trn2, at the paper's sizes (timing only)")
             res["paper_table"] = paper_table(args.bfsync, root, tmp, pool)
+            res.pop("paper_table_measured", None)
         step("calibration against the documented trn1 timings")
         res["calibration"] = calibration(args.bfsync, root, args.target)
         step("simulator speed against the threads executor")
