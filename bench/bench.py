@@ -1312,7 +1312,6 @@ def main():
             res["paper"] = paper_suite(args.bfsync, root, tmp, args.target, pool)
             step("the paper's table on trn2, at the paper's sizes (timing only)")
             res["paper_table"] = paper_table(args.bfsync, root, tmp, pool)
-            res.pop("paper_table_measured", None)
         step("calibration against the documented trn1 timings")
         res["calibration"] = calibration(args.bfsync, root, args.target)
         step("simulator speed against the threads executor")
