@@ -21,7 +21,7 @@ HEADER = """// matmul_k_unrolled.bfk: the paper's tiled_matmul with the K loop u
 // params: M=1 N=1
 // params: M=0 N=2
 // params: M=2 N=3
-// bench: M=2 N=2
+// bench: M=8 N=4
 // paper: M=16 N=4
 kernel matmul_k_unrolled(M: int, N: int) {"""
 
