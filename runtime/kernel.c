@@ -7,8 +7,10 @@
  * by construction except for hbm coordinates and slots computed at run
  * time, which is why the checks stay on: a bad coordinate is reported with
  * the kernel, line, tensor and coordinates instead of corrupting memory.
- * Then sem_apply runs and the executor counts the completion, after the
- * effects (the memory contract of docs/runtime.md).
+ * Then sem_apply runs (not on a timing-only instance, whose float tensors
+ * and tiles hold no data) and the executor counts the completion, after
+ * the effects (the memory contract of docs/runtime.md). An engine that
+ * issues more than opt->max_instructions ops fails the run.
  *
  * Waits, barriers and bookkeeping only record what the engine is doing and
  * hand over to the executor's hooks. When the run has a race checker, it
