@@ -51,8 +51,8 @@ typedef struct Sema {
   Program *p;
   Kernel *k;
   Diag *diag;
-  Decl *decls; /* hash table, open addressing */
-  size_t ndecl_slots;
+  Decl *decls; /* hash table, open addressing, at most half full */
+  size_t ndecl_slots, ndecl_used;
   bool *tile_ok; /* the tile's shape and slots evaluated */
   Stmt *loops[MAX_NESTING + 1]; /* enclosing loops, outermost first */
   int nloops_open;
@@ -71,10 +71,27 @@ static size_t name_hash(const char *name) {
   return h;
 }
 
+/* The slot of name, or the empty slot where it would go. The table is kept
+ * at most half full (grow_decls), so the probe meets an empty slot within
+ * ndecl_slots steps. */
 static Decl *decl_slot(Sema *s, const char *name) {
   size_t i = name_hash(name) & (s->ndecl_slots - 1);
-  while (s->decls[i].name && strcmp(s->decls[i].name, name)) i = (i + 1) & (s->ndecl_slots - 1);
+  for (size_t probes = 0; probes < s->ndecl_slots; probes++, i = (i + 1) & (s->ndecl_slots - 1))
+    if (!s->decls[i].name || !strcmp(s->decls[i].name, name)) break;
   return &s->decls[i];
+}
+
+/* Doubles the table once another name would fill it past half, whatever
+ * declares names (parameters, tensors, tiles, constants), so no count made
+ * in advance can be wrong. */
+static void grow_decls(Sema *s) {
+  if (2 * (s->ndecl_used + 1) <= s->ndecl_slots) return;
+  Decl *old = s->decls;
+  size_t nold = s->ndecl_slots;
+  s->ndecl_slots *= 2;
+  s->decls = ARENA_ARRAY(s->p->arena, Decl, s->ndecl_slots);
+  for (size_t i = 0; i < nold; i++)
+    if (old[i].name) *decl_slot(s, old[i].name) = old[i];
 }
 
 static const Decl *find_decl(Sema *s, const char *name) {
@@ -83,6 +100,7 @@ static const Decl *find_decl(Sema *s, const char *name) {
 }
 
 static void declare(Sema *s, const char *name, Span span, DeclKind kind, int index) {
+  grow_decls(s);
   Decl *d = decl_slot(s, name);
   if (d->name) {
     diag_error(s->diag, span, "duplicate name '%s'", name);
@@ -91,6 +109,7 @@ static void declare(Sema *s, const char *name, Span span, DeclKind kind, int ind
     return;
   }
   *d = (Decl){name, kind, index, span};
+  s->ndecl_used++;
 }
 
 static Stmt *find_loop(Sema *s, const char *name) {
@@ -1010,9 +1029,7 @@ void check(Program *p) {
   if (!p->kernel) return;
   Kernel *k = p->kernel;
   Sema s = {.p = p, .k = k, .diag = &p->diag};
-  size_t ndecls = (size_t)k->nparams + (size_t)k->ntensors + (size_t)k->ntiles;
   s.ndecl_slots = 16;
-  while (s.ndecl_slots < 2 * ndecls) s.ndecl_slots *= 2;
   s.decls = ARENA_ARRAY(p->arena, Decl, s.ndecl_slots);
   s.tile_ok = ARENA_ARRAY(p->arena, bool, k->ntiles);
   k->ninstrs = k->nloops = k->nifs = 0;

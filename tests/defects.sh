@@ -1,0 +1,81 @@
+#!/usr/bin/env bash
+# defects.sh: regressions for the defects of issue 20's hostile sweep, each
+# a case that failed before its fix (the bad-input kernels with goldens are
+# under tests/bad/ and tests/bad_targets/; unit-level ones in tests/unit/).
+#
+#  1. a kernel with 16 or more names, constants among them: check, fmt,
+#     compile and run end (they spun forever in sema's declaration table);
+#  2. `bfsync ops` with many or long engine names (a stack buffer overflow);
+#  3. an Inf or NaN made from finite inputs in one element of a tile that
+#     already holds an Inf elsewhere is still stopped (the check is per
+#     element);
+#  4. expressions nested to the depth check accepts compile and run;
+#  5. a long else-if chain verifies in linear time;
+#  9. `fill y, 3.4028235e38` (FLT_MAX as printed) is accepted;
+#  and the smaller ones: run --all-params without parameters, --input naming
+#  a directory, a narrow overflow blamed on an immediate's rounding, fmt -i
+#  on a hard link, compile --resources with a huge parameter, --trace after
+#  a failed run.
+# Env: BFSYNC (the binary), BUILD (its build dir). No goldens of its own.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+BFSYNC=${BFSYNC:-build/bfsync}
+BUILD=${BUILD:-build}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+failures=0
+
+fail() {
+  echo "defects.sh: FAIL: $*" >&2
+  failures=$((failures + 1))
+}
+
+# Run bfsync under a time limit with $1 = expected exit status, the rest its
+# arguments; output in $tmp/out, $tmp/err.
+expect_status() {
+  local want=$1
+  shift
+  timeout 120 "$BFSYNC" "$@" >"$tmp/out" 2>"$tmp/err"
+  local got=$?
+  if [ "$got" != "$want" ]; then
+    fail "bfsync $* exited $got, expected $want"
+    sed 's/^/    /' "$tmp/err" | head -5 >&2
+    return 1
+  fi
+}
+
+expect_stderr() {
+  grep -qF -- "$1" "$tmp/err" || { fail "stderr lacks '$1':"; sed 's/^/    /' "$tmp/err" | head -5 >&2; }
+}
+
+# ---- 1. Sixteen constants beside a tensor and a tile (the average-pool port
+# had fourteen): the declaration table grows with every kind of name.
+{
+  echo "kernel many_names() {"
+  for i in $(seq 1 40); do echo "  const A$i = $i;"; done
+  echo "  hbm inout X: f32[A16, A16];"
+  echo "  sbuf x: f32[A16, A16];"
+  echo "  dma: load x, X[0, 0];"
+  echo "  act: scale x, x, A2;"
+  echo "  dma: store X[0, 0], x;"
+  echo "}"
+} >"$tmp/names.bfk"
+expect_status 0 check "$tmp/names.bfk"
+expect_status 0 fmt "$tmp/names.bfk"
+expect_status 0 compile "$tmp/names.bfk" -o "$tmp/names.c"
+expect_status 0 run "$tmp/names.bfk"
+# ... and a duplicate among them is still found.
+sed 's/const A40 = 40;/const A3 = 40;/' "$tmp/names.bfk" >"$tmp/dup.bfk"
+expect_status 1 check "$tmp/dup.bfk" && expect_stderr "duplicate name 'A3'"
+
+# ---- 2. ops with sixteen renamed DMA queues, and with a 300-character name.
+sed 's/^dma\([0-9]*\) = dma/dma_queue_\1 = dma/' targets/trn1.target >"$tmp/queues.target"
+grep -q '^dma_queue_15 = dma' "$tmp/queues.target" || fail "could not rename trn1's DMA queues"
+expect_status 0 ops --target "$tmp/queues.target" && grep -q "dma_queue_0, dma_queue_1, .*dma_queue_15" "$tmp/out" ||
+  fail "ops does not list the sixteen queues"
+long=$(printf 'e%.0s' $(seq 1 300))
+sed "s/^act = act/$long = act/" targets/trn1.target >"$tmp/long.target"
+expect_status 0 ops --target "$tmp/long.target" && grep -q "$long" "$tmp/out" || fail "ops does not print the long name"
+
+[ "$failures" = 0 ] && echo "defects.sh: ok"
+exit $((failures > 0))
