@@ -77,5 +77,54 @@ long=$(printf 'e%.0s' $(seq 1 300))
 sed "s/^act = act/$long = act/" targets/trn1.target >"$tmp/long.target"
 expect_status 0 ops --target "$tmp/long.target" && grep -q "$long" "$tmp/out" || fail "ops does not print the long name"
 
+# ---- 3. exp over a tile whose [0, 0] is Inf and whose [1, 1] is 1000: the
+# Inf is excused, the overflow of exp(1000) is not.
+write_npy() { # $1 file, $2 rows, $3 cols, then the values row by row
+  python3 - "$@" <<'PY'
+import struct, sys
+path, rows, cols = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+vals = [float(v) for v in sys.argv[4:]]
+header = "{'descr': '<f4', 'fortran_order': False, 'shape': (%d, %d), }" % (rows, cols)
+header += " " * (63 - (10 + len(header)) % 64) + "\n"
+with open(path, "wb") as f:
+    f.write(b"\x93NUMPY\x01\x00" + struct.pack("<H", len(header)) + header.encode())
+    f.write(struct.pack("<%df" % len(vals), *vals))
+PY
+}
+cat >"$tmp/exp.bfk" <<'K'
+kernel overflow() {
+  hbm in X: f32[2, 2];
+  hbm out Y: f32[2, 2];
+  sbuf x: f32[2, 2];
+  dma: load x, X[0, 0];
+  act: exp x, x;
+  dma: store Y[0, 0], x;
+}
+K
+write_npy "$tmp/inf.npy" 2 2 inf 0 0 1000
+expect_status 1 run "$tmp/exp.bfk" --input X="$tmp/inf.npy" && expect_stderr "'exp' produces Inf from finite inputs, at [1, 1] of 'x'"
+write_npy "$tmp/inf_only.npy" 2 2 inf 0 0 1
+expect_status 0 run "$tmp/exp.bfk" --input X="$tmp/inf_only.npy"
+# The same per element for a row reduction (its row) and matmul (a row and a
+# column): row 0 and column 0 hold the Inf, the rest overflows.
+per_element() { # $1 the op line, $2 the result tile's declaration, $3 the message
+  cat >"$tmp/shape.bfk" <<K
+kernel shape() {
+  hbm in X: f32[2, 2];
+  hbm out Y: f32[2, 2];
+  sbuf x: f32[2, 2];
+  $2
+  dma: load x, X[0, 0];
+  $1
+  dma: store Y[0, 0], x;
+}
+K
+  expect_status 1 run "$tmp/shape.bfk" --input X="$tmp/t.npy" && expect_stderr "$3"
+}
+write_npy "$tmp/t.npy" 2 2 inf 0 1000 0
+per_element "act: rowsum_exp r, x;" "sbuf r: f32[2, 1];" "'rowsum_exp' produces Inf from finite inputs, at [1, 0] of 'r'"
+write_npy "$tmp/t.npy" 2 2 inf 0 1e30 1e30
+per_element "pe: matmul m, x, x;" "psum m: f32[2, 2];" "'matmul' produces 1e+60, which overflows f32 to Inf, from finite inputs, at [1, 1] of 'm'"
+
 [ "$failures" = 0 ] && echo "defects.sh: ok"
 exit $((failures > 0))
