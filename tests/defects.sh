@@ -126,5 +126,26 @@ per_element "act: rowsum_exp r, x;" "sbuf r: f32[2, 1];" "'rowsum_exp' produces 
 write_npy "$tmp/t.npy" 2 2 inf 0 1e30 1e30
 per_element "pe: matmul m, x, x;" "psum m: f32[2, 2];" "'matmul' produces 1e+60, which overflows f32 to Inf, from finite inputs, at [1, 1] of 'm'"
 
+# ---- 5. An else-if chain of 40 links (the oracle's depth walk recursed
+# twice on each else: 2^40 calls) and an index that is a chain of 40
+# products by constants (the dependence analysis walked a factor again once
+# the other proved constant: 2^40 walks). Both verify and run at once.
+{
+  echo "// params: N=3"
+  echo "kernel chains(N: int) {"
+  echo "  hbm inout X: f32[64, 4];"
+  echo "  sbuf x: f32[1, 4];"
+  echo "  for i in 0 .. N {"
+  printf "    dma: load x, X[i"; printf ' * 1%.0s' $(seq 1 40); echo ", 0];"
+  printf "    "
+  for j in $(seq 1 40); do printf "if (i == %d) {\n      act: exp x, x;\n    } else " "$j"; done
+  printf "{\n      dve: add x, x, 1.0;\n    }\n"
+  printf "    dma: store X[i"; printf ' * 1%.0s' $(seq 1 40); echo ", 0], x;"
+  echo "  }"
+  echo "}"
+} >"$tmp/chains.bfk"
+expect_status 0 verify "$tmp/chains.bfk" -p N=3
+expect_status 0 run "$tmp/chains.bfk" --exec=sim
+
 [ "$failures" = 0 ] && echo "defects.sh: ok"
 exit $((failures > 0))
