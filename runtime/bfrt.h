@@ -65,7 +65,8 @@ typedef struct bfrt_options {
   const char *trace_path;  /* Chrome trace JSON, or NULL */
   const bfrt_costs *costs; /* sim: required */
   int check;               /* run the happens-before race checker */
-  double watchdog_seconds; /* threads: no progress for this long is a deadlock */
+  double watchdog_seconds; /* threads: no progress for this long is a deadlock; 0, negative or NaN:
+                              the default; INFINITY or 9.2e9 and more (int64 ns): no watchdog */
 } bfrt_options;
 
 typedef struct bfrt_stats {

@@ -519,6 +519,23 @@ static void test_watchdog(void **state) {
   bfrt_delete(rt);
 }
 
+/* Issue 20: a watchdog period too large for int64 nanoseconds (INFINITY,
+ * DBL_MAX, or anything from about 9.3e9 s) overflowed the conversion, and
+ * the watchdog spun or reported a deadlock of finished engines. Such a
+ * period means no watchdog: the run ends as it would without one. */
+static void test_watchdog_huge(void **state) {
+  (void)state;
+  const double huge[] = {INFINITY, DBL_MAX, 1e300, 9.3e9, 9.2233720368547758e9, 1e10};
+  for (size_t i = 0; i < sizeof huge / sizeof huge[0]; i++)
+    for (uint64_t seed = 0; seed < 8; seed++) {
+      bfrt *rt = new_scale2(12);
+      bfrt_options opt = {.watchdog_seconds = huge[i], .jitter_seed = seed};
+      if (bfrt_run(rt, &opt)) fail_msg("watchdog %g s, seed %llu: %s", huge[i], (unsigned long long)seed, bfrt_error(rt));
+      assert_scaled(rt, 12);
+      bfrt_delete(rt);
+    }
+}
+
 /* One long matmul on dma while act waits for it: no counter changes for
  * longer than the watchdog period, but dma is running, so no deadlock. */
 static const bfrt_tile_desc big_tiles[] = {{"a", 3, 256, 256, BFRT_DTYPE_F32}};
@@ -840,6 +857,7 @@ int main(void) {
       cmocka_unit_test(test_floor_division),
       cmocka_unit_test(test_watchdog),
       cmocka_unit_test(test_watchdog_spares_long_ops),
+      cmocka_unit_test(test_watchdog_huge),
       cmocka_unit_test(test_barrier_resets_counters),
       cmocka_unit_test(test_barrier_deadlock),
       cmocka_unit_test(test_new_errors),
