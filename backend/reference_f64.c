@@ -245,23 +245,60 @@ static bool element_inputs_finite(const Stmt *s, const Operands *o, int64_t i, i
   }
 }
 
+/* Whether x rounds to a finite value of f32 and of st (if any). */
+static bool fits(double x, const StorageType *st) {
+  return fabs(x) <= F32_LARGEST_FINITE && (!st || fabs(x) <= st->largest);
+}
+
+static Cell elementwise(int op, Cell a, Cell b);
+
+/* The operand of s that is an immediate, or -1. */
+static int immediate_operand(const Stmt *s) {
+  for (int i = 1; i < s->noperands; i++)
+    if (s->operands[i].kind == OPND_IMM) return i;
+  return -1;
+}
+
+/* s's exact result at [i, j], but computed with the immediate the engines
+ * have, the decimal as written rounded to f32 (imm >= 0, its operand). */
+static double with_rounded_immediate(const Stmt *s, const Operands *o, int imm, int64_t i, int64_t j) {
+  Cell rounded = {(double)s->operands[imm].imm, 0};
+  return s->op == BFRT_FILL ? rounded.v : elementwise(s->op, *at(o->v[1], i, j), rounded).v;
+}
+
+/* "%g, which overflows f32 to Inf," or the same for st, or "NaN" or "Inf". */
+static const char *overflow_of(F64 *r, double x, const StorageType *st) {
+  if (isnan(x)) return "NaN";
+  if (isinf(x)) return "Inf";
+  if (fabs(x) > F32_LARGEST_FINITE) return arena_printf(r->p->arena, "%g, which overflows f32 to Inf,", x);
+  return arena_printf(r->p->arena, "%g, which overflows %s to %s,", x, st->name, st->overflow);
+}
+
 /* An op must give, from finite inputs, values its destination's type (f32,
  * or st) can hold. result is the op's result, not yet in the destination,
- * so the inputs are still the op's own. */
+ * so the inputs are still the op's own. An exact result that fits, but
+ * not once the immediate is rounded to f32 as the engines have it, is the
+ * immediate's fault, not the arithmetic's, and is reported so. */
 static int check_finite(F64 *r, const Stmt *s, const Operands *ops, View result, const StorageType *st) {
+  int imm = immediate_operand(s);
   for (int64_t i = 0; i < result.rows; i++)
     for (int64_t j = 0; j < result.cols; j++) {
       double x = at(result, i, j)->v;
-      if (isfinite(x) && fabs(x) <= FLT_MAX && (!st || fabs(x) <= st->largest)) continue;
+      if (fits(x, st)) {
+        double y = imm >= 0 ? with_rounded_immediate(s, ops, imm, i, j) : x;
+        if (fits(y, st) || !element_inputs_finite(s, ops, i, j)) continue;
+        const Operand *f = &s->operands[imm];
+        return fail(r, f->span,
+                    arena_printf(r->p->arena,
+                                 "'%s' produces %s at [%" PRId64 ", %" PRId64 "] of '%s', because the immediate "
+                                 "%.*s rounds to %.9g in f32 (the exact result, %.10g, would fit)",
+                                 s->op_name, overflow_of(r, y, st), i, j, s->operands[0].name,
+                                 (int)(f->span.end - f->span.begin), r->p->src.text + f->span.begin, (double)f->imm, x));
+      }
       if (!element_inputs_finite(s, ops, i, j)) continue;
-      const char *what = isnan(x) ? "NaN"
-                         : isinf(x) ? "Inf"
-                         : fabs(x) > FLT_MAX
-                             ? arena_printf(r->p->arena, "%g, which overflows f32 to Inf,", x)
-                             : arena_printf(r->p->arena, "%g, which overflows %s to %s,", x, st->name, st->overflow);
       return fail(r, s->op_span,
                   arena_printf(r->p->arena, "'%s' produces %s from finite inputs, at [%" PRId64 ", %" PRId64
-                               "] of '%s'", s->op_name, what, i, j, s->operands[0].name));
+                               "] of '%s'", s->op_name, overflow_of(r, x, st), i, j, s->operands[0].name));
     }
   return 0;
 }

@@ -22,7 +22,6 @@
  * Recursion is bounded: statements by MAX_NESTING (checked again here for
  * ASTs not built by the parser), expressions by MAX_EXPR_DEPTH, which is
  * checked on each expression's recorded height before walking it. */
-#include <float.h>
 #include <math.h>
 #include <stdbool.h>
 #include <string.h>
@@ -175,12 +174,14 @@ static bool resolve_elem(Sema *s, Expr *e, ExprScope scope, const char *what) {
   const Decl *d = find_decl(s, e->name);
   if (!d) {
     diag_error(s->diag, e->span, "undeclared tensor '%s'", e->name);
+  } else if (d->kind == DECL_TENSOR && scope != IN_LOOPS) {
+    /* before the tensor's type: constants and shapes are checked before
+     * the tensors, and no element of any tensor could be read here */
+    diag_error(s->diag, e->span, "%s cannot read device integers: it is evaluated before the kernel runs",
+               what);
   } else if (d->kind != DECL_TENSOR || !s->k->tensors[d->index].ints) {
     diag_error(s->diag, e->span, "'%s' is not an i32 tensor: only elements of i32 tensors are integers",
                e->name);
-  } else if (scope != IN_LOOPS) {
-    diag_error(s->diag, e->span, "%s cannot read device integers: it is evaluated before the kernel runs",
-               what);
   } else {
     e->index = d->index;
     return true;
@@ -422,7 +423,7 @@ static bool resolve_immediate(Sema *s, Operand *o) {
   if (!check_expr(s, o->imm_expr, IN_REAL, "an immediate", &constant) ||
       !real_value(s, o->imm_expr, "an immediate", &o->imm_value))
     return false;
-  if (!(fabs(o->imm_value) <= FLT_MAX)) {
+  if (!(fabs(o->imm_value) <= F32_LARGEST_FINITE)) { /* it would round to Inf */
     diag_error(s->diag, o->span, "immediate %.*s is out of range for f32", (int)(o->span.end - o->span.begin),
                s->p->src.text + o->span.begin);
     return false;

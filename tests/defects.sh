@@ -147,5 +147,38 @@ per_element "pe: matmul m, x, x;" "psum m: f32[2, 2];" "'matmul' produces 1e+60,
 expect_status 0 verify "$tmp/chains.bfk" -p N=3
 expect_status 0 run "$tmp/chains.bfk" --exec=sim
 
+# ---- 9. fill with FLT_MAX as printed, 3.4028235e38, runs and matches both
+# references (it rounds to FLT_MAX; tests/bad/f32_range.bfk has the refusals).
+cat >"$tmp/fmax.bfk" <<'K'
+kernel fmax() {
+  hbm out Y: f32[2, 2];
+  sbuf y: f32[2, 2];
+  pool: fill y, 3.4028235e38;
+  act: scale y, y, -1.0;
+  dma: store Y[0, 0], y;
+}
+K
+expect_status 0 run "$tmp/fmax.bfk" --sync=both
+
+# ---- An fp16 overflow that only the immediate's rounding to f32 causes
+# (65519.999 is below fp16's rounding threshold, 65520, its f32 rounding is
+# not) is the immediate's fault, said so, not "off the f64 reference".
+cat >"$tmp/narrow.bfk" <<'K'
+kernel narrow() {
+  hbm in X: fp16[2, 2];
+  hbm out Y: fp16[2, 2];
+  sbuf x: f32[2, 2];
+  sbuf y: fp16[2, 2];
+  dma: load x, X[0, 0];
+  pool: scale x, x, 0.0;
+  dve: add y, x, 65519.999;
+  dma: store Y[0, 0], y;
+}
+K
+expect_status 1 run "$tmp/narrow.bfk" &&
+  expect_stderr "kernel narrow, line 8: 'add' produces 65520, which overflows fp16 to Inf, at [0, 0] of 'y', because the immediate 65519.999 rounds to 65520 in f32 (the exact result, 65519.999, would fit)"
+sed 's/65519.999/65519.99/' "$tmp/narrow.bfk" >"$tmp/narrow_ok.bfk"
+expect_status 0 run "$tmp/narrow_ok.bfk"
+
 [ "$failures" = 0 ] && echo "defects.sh: ok"
 exit $((failures > 0))
