@@ -219,6 +219,13 @@ int instr_elem_bytes(const Kernel *k, const Stmt *s);
 /* Deepest expression: parentheses and brackets nested, and the height of an
  * expression tree. Recursive passes over expressions rely on it. */
 #define MAX_EXPR_DEPTH 1000
+/* The most values an integer expression may keep pending on the C
+ * compiler's value stack (libtcc holds 256, and the statement around an
+ * expression and the transform's bookkeeping need some): sema weighs each
+ * nesting as the emitted C does (backend/emit_c.c), a right operand 1, a
+ * division's or modulo's operands 2 and 3, a device read's row and column
+ * 3 and 4, a left operand 0. */
+#define MAX_EXPR_C_STACK 160
 /* Largest tile, slots * rows * cols elements. */
 #define MAX_TILE_ELEMS ((int64_t)1 << 26)
 

@@ -16,12 +16,14 @@
  * already failed (an unknown op, an operand that did not resolve) is not
  * checked further, so one mistake gives one message.
  *
- * Names live in two places: declarations (parameters, tensors, tiles) in a
- * hash table, since a generated kernel may declare thousands; loop
+ * Names live in two places: declarations (parameters, tensors, tiles,
+ * constants) in a hash table that doubles before it is half full, since a
+ * generated kernel may declare thousands; loop
  * variables on a stack of the enclosing loops, at most MAX_NESTING deep.
  * Recursion is bounded: statements by MAX_NESTING (checked again here for
  * ASTs not built by the parser), expressions by MAX_EXPR_DEPTH, which is
- * checked on each expression's recorded height before walking it. */
+ * checked on each expression's recorded height before walking it, and by
+ * MAX_EXPR_C_STACK, the values the emitted C keeps pending (c_stack_of_operand). */
 #include <math.h>
 #include <stdbool.h>
 #include <string.h>
@@ -226,6 +228,29 @@ static bool walk_expr(Sema *s, Expr *e, ExprScope scope, const char *what, bool 
   return ok;
 }
 
+/* The values the emitted C keeps pending while it evaluates e's operand
+ * (rhs or not), e emitted as backend/emit_c.c does: bf_sub(a, b) and the
+ * other macros hold a while computing b; bfrt_div(bf_cx, a, b, line) and
+ * bfrt_mod hold the function and bf_cx, then a; bfrt_elem(bf_cx, id, row,
+ * col, line) three, then four; -x is bf_sub(0, x). */
+static int c_stack_of_operand(const Expr *e, bool rhs) {
+  switch (e->kind) {
+  case EX_NEG: return 1;
+  case EX_DIV: case EX_MOD: return rhs ? 3 : 2;
+  case EX_ELEM: return rhs ? 4 : 3;
+  default: return rhs ? 1 : 0;
+  }
+}
+
+/* The first node of e (depth first) at which more than MAX_EXPR_C_STACK
+ * values would be pending, pending being those above e; or NULL. */
+static const Expr *c_stack_overflow_at(const Expr *e, int pending) {
+  if (pending > MAX_EXPR_C_STACK) return e;
+  if (e->kind == EX_INT || e->kind == EX_FLOAT || e->kind == EX_NAME) return NULL;
+  const Expr *at = c_stack_overflow_at(e->lhs, pending + c_stack_of_operand(e, false));
+  return at || !e->rhs ? at : c_stack_overflow_at(e->rhs, pending + c_stack_of_operand(e, true));
+}
+
 /* Checks e (what names it in messages); *constant as in walk_expr. */
 static bool check_expr(Sema *s, Expr *e, ExprScope scope, const char *what, bool *constant) {
   *constant = false;
@@ -234,6 +259,15 @@ static bool check_expr(Sema *s, Expr *e, ExprScope scope, const char *what, bool
                "expression too deep: more than %d levels (each operator and each pair of parentheses is a level: "
                "a + b + c has two)",
                MAX_EXPR_DEPTH);
+    return false;
+  }
+  const Expr *over = scope == IN_LOOPS || scope == IN_PARAMS ? c_stack_overflow_at(e, 0) : NULL;
+  if (over) {
+    diag_error(s->diag, over->span,
+               "expression nested too deeply to compile: the C would keep more than %d values pending here (a "
+               "right operand holds 1, a division's or modulo's 3, a device read's column 4; docs/language.md, "
+               "\"Limits\")",
+               MAX_EXPR_C_STACK);
     return false;
   }
   return walk_expr(s, e, scope, what, constant);

@@ -126,6 +126,70 @@ per_element "act: rowsum_exp r, x;" "sbuf r: f32[2, 1];" "'rowsum_exp' produces 
 write_npy "$tmp/t.npy" 2 2 inf 0 1e30 1e30
 per_element "pe: matmul m, x, x;" "psum m: f32[2, 2];" "'matmul' produces 1e+60, which overflows f32 to Inf, from finite inputs, at [1, 1] of 'm'"
 
+# ---- 4. Deep expressions: for each nesting that costs libtcc's value stack
+# (right operands, divisions, modulos, device reads in a row or a column),
+# the deepest that check accepts, found by bisection, compiles and runs in
+# both sync modes, used as an index, a loop bound and in a condition; one
+# level more is refused by check (libtcc ran out of its value stack before,
+# "memory full (vstack)", an internal error).
+python3 - "$BFSYNC" "$tmp" <<'PY' || fail "a deep expression check accepts does not run"
+import subprocess, sys
+bfsync, tmp = sys.argv[1], sys.argv[2]
+def nest(template, leaf, n):
+    e = leaf
+    for _ in range(n):
+        e = template.format(e)
+    return e
+forms = {
+    "right operand": lambda n: nest("0 - ({})", "i", n),
+    "negation": lambda n: nest("-({})", "i", n),
+    "division, left": lambda n: nest("({}) / 1", "i", n),
+    "division, right": lambda n: "i * (" + nest("1 / ({})", "1", n) + ")",
+    "modulo, right": lambda n: "i + 0 * (" + nest("5 % ({} + 4)", "1", n) + ")",
+    "device read, row": lambda n: "i + 0 * (" + nest("C[{}, 0] % 4", "0", n) + ")",
+    "device read, column": lambda n: "i + 0 * (" + nest("C[0, {}] % 4", "0", n) + ")",
+}
+def kernel(e):
+    return f"""// params: N=2
+kernel deep(N: int) {{
+  hbm in C: i32[4, 4];
+  hbm in X: f32[8, 4];
+  hbm out Y: f32[2, 4];
+  sbuf x: f32[1, 4];
+  for i in 0 .. N {{
+    dma: load x, X[{e}, 0];
+    for j in 0 .. {e} + 1 {{
+      act: exp x, x;
+    }}
+    if ({e} == 1) {{
+      dve: add x, x, 1.0;
+    }}
+    dma: store Y[{e}, 0], x;
+  }}
+}}
+"""
+def run(args, n, form):
+    path = f"{tmp}/deep.bfk"
+    open(path, "w").write(kernel(forms[form](n)))
+    return subprocess.run([bfsync] + args + [path], capture_output=True, text=True, timeout=300)
+bad = 0
+for form in forms:
+    lo, hi = 1, 1000
+    if run(["check"], hi, form).returncode == 0:
+        print(f"{form}: {hi} levels accepted", file=sys.stderr); bad += 1; continue
+    while lo + 1 < hi:
+        mid = (lo + hi) // 2
+        if run(["check"], mid, form).returncode == 0: lo = mid
+        else: hi = mid
+    r = run(["run", "--sync=both"], lo, form)
+    if r.returncode != 0:
+        print(f"{form}: {lo} levels accepted, but run fails: {r.stderr[-300:]}", file=sys.stderr); bad += 1
+    r = run(["check"], lo + 1, form)
+    if "expression nested too deeply to compile" not in r.stderr or r.returncode != 1:
+        print(f"{form}: {lo + 1} levels: {r.stderr[-300:]}", file=sys.stderr); bad += 1
+sys.exit(1 if bad else 0)
+PY
+
 # ---- 5. An else-if chain of 40 links (the oracle's depth walk recursed
 # twice on each else: 2^40 calls) and an index that is a chain of 40
 # products by constants (the dependence analysis walked a factor again once
