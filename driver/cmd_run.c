@@ -558,7 +558,9 @@ static int run_program(Program *p, const RunArgs *a) {
   if (p->diag.errors) return 1;
   ParamsLine *lines = NULL;
   int nlines = a->params.n || !p->kernel->nparams ? 0 : params_lines(p, &lines);
-  if (a->all_params && !nlines) return usage_error("--all-params: %s has no `// params:` line to run", p->src.path);
+  /* a kernel without parameters has one run, whatever its lines say */
+  if (a->all_params && !nlines && p->kernel->nparams)
+    return usage_error("--all-params: %s has no `// params:` line to run", p->src.path);
   if (a->all_params && nlines > 1 && (a->outputs.n || a->trace_path))
     return usage_error("--output and --trace keep one run; --all-params runs the %s lines of `// params:` in turn",
                        arena_printf(p->arena, "%d", nlines));

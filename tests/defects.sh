@@ -244,5 +244,15 @@ expect_status 1 run "$tmp/narrow.bfk" &&
 sed 's/65519.999/65519.99/' "$tmp/narrow.bfk" >"$tmp/narrow_ok.bfk"
 expect_status 0 run "$tmp/narrow_ok.bfk"
 
+# ---- Smaller ones.
+# run --all-params on a kernel without parameters: its one run.
+printf '// params:\nkernel np() {\n  hbm out Y: f32[2, 2];\n  sbuf y: f32[2, 2];\n  pool: fill y, 1.0;\n  dma: store Y[0, 0], y;\n}\n' >"$tmp/np.bfk"
+expect_status 0 run "$tmp/np.bfk" --all-params --json && [ "$(grep -c outputs_match "$tmp/out")" = 1 ] ||
+  fail "--all-params without parameters: not one run"
+expect_status 2 run examples/chain.bfk --all-params -p N=1
+# --input naming a directory says so.
+mkdir "$tmp/dir.npy"
+expect_status 1 run examples/softmax.bfk -p R=1 --input X="$tmp/dir.npy" && expect_stderr "$tmp/dir.npy: Is a directory"
+
 [ "$failures" = 0 ] && echo "defects.sh: ok"
 exit $((failures > 0))
