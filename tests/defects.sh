@@ -254,5 +254,21 @@ expect_status 2 run examples/chain.bfk --all-params -p N=1
 mkdir "$tmp/dir.npy"
 expect_status 1 run examples/softmax.bfk -p R=1 --input X="$tmp/dir.npy" && expect_stderr "$tmp/dir.npy: Is a directory"
 
+# fmt -i on a hard-linked file rewrites it in place: both names see the
+# canonical text, they stay one inode, and no temporary is left.
+mkdir "$tmp/links"
+sed 's/^  hbm in X/  hbm in   X/' examples/layernorm.bfk >"$tmp/links/a.bfk"
+ln "$tmp/links/a.bfk" "$tmp/links/b.bfk"
+expect_status 0 fmt -i "$tmp/links/a.bfk"
+[ "$(stat -c %i "$tmp/links/a.bfk")" = "$(stat -c %i "$tmp/links/b.bfk")" ] || fail "fmt -i broke a hard link"
+cmp -s "$tmp/links/b.bfk" examples/layernorm.bfk || fail "fmt -i: the other link does not see the canonical text"
+[ "$(ls "$tmp/links" | wc -l)" = 2 ] || fail "fmt -i left a temporary: $(ls "$tmp/links")"
+# the same for a longer output (compile -o over a short hard-linked file)
+echo short >"$tmp/links/c.c"
+ln "$tmp/links/c.c" "$tmp/links/d.c"
+expect_status 0 compile examples/layernorm.bfk -o "$tmp/links/c.c"
+"$BFSYNC" compile examples/layernorm.bfk -o "$tmp/links/e.c" && cmp -s "$tmp/links/d.c" "$tmp/links/e.c" ||
+  fail "compile -o through a hard link"
+
 [ "$failures" = 0 ] && echo "defects.sh: ok"
 exit $((failures > 0))
