@@ -270,5 +270,23 @@ expect_status 0 compile examples/layernorm.bfk -o "$tmp/links/c.c"
 "$BFSYNC" compile examples/layernorm.bfk -o "$tmp/links/e.c" && cmp -s "$tmp/links/d.c" "$tmp/links/e.c" ||
   fail "compile -o through a hard link"
 
+# compile --resources -p with a huge parameter says what it measures.
+expect_status 1 compile examples/softmax.bfk --resources -p R=100000000000 &&
+  expect_stderr "--resources -p measures the kernel on a run at these parameters"
+# make install into a prefix with a space, an & and a quote: everything
+# lands there, nothing elsewhere, and the installed bfsync runs a kernel.
+san_flags=""
+if nm "$BUILD/libbfrt.a" 2>/dev/null | grep __asan >/dev/null; then san_flags=1; fi
+mkdir "$tmp/inst"
+prefix="$tmp/inst/in stall&x'y"
+(cd "$tmp" && make --no-print-directory -s -C "$OLDPWD" install BUILD="$BUILD" ${san_flags:+SAN=1 OPT=-O1} PREFIX="$prefix") \
+  >"$tmp/install.log" 2>&1 || { fail "make install with PREFIX=$prefix"; head -5 "$tmp/install.log" >&2; }
+for f in bin/bfsync include/bfsync/bfrt.h lib/libbfrt.a lib/pkgconfig/bfrt.pc; do
+  [ -e "$prefix/$f" ] || fail "make install did not install $prefix/$f"
+done
+grep -qxF "prefix=$prefix" "$prefix/lib/pkgconfig/bfrt.pc" || fail "bfrt.pc: $(grep prefix= "$prefix/lib/pkgconfig/bfrt.pc")"
+[ "$(ls "$tmp/inst" | wc -l)" = 1 ] || fail "make install made stray folders: $(ls "$tmp/inst")"
+"$prefix/bin/bfsync" run examples/chain.bfk >/dev/null 2>"$tmp/err" || fail "the installed bfsync: $(head -3 "$tmp/err")"
+
 [ "$failures" = 0 ] && echo "defects.sh: ok"
 exit $((failures > 0))
