@@ -87,7 +87,9 @@ bfrt *bfrt_new(const bfrt_kernel *kernel, const int64_t *params, const char **er
 /* Release the instance. */
 void bfrt_delete(bfrt *rt);
 /* The kernel's tensors, in declaration order: how many, each one's name and
- * direction (BFRT_IN | BFRT_OUT | BFRT_INOUT), and the index of a name (-1). */
+ * direction (BFRT_IN | BFRT_OUT | BFRT_INOUT), and the index of a name (-1,
+ * also for a NULL name). rt is an instance from bfrt_new; a tensor index
+ * out of range, a NULL name or a NULL shape is answered, never a crash. */
 int bfrt_tensor_count(const bfrt *rt);
 const char *bfrt_tensor_name(const bfrt *rt, int t);
 int bfrt_tensor_io(const bfrt *rt, int t);
