@@ -288,5 +288,16 @@ grep -qxF "prefix=$prefix" "$prefix/lib/pkgconfig/bfrt.pc" || fail "bfrt.pc: $(g
 [ "$(ls "$tmp/inst" | wc -l)" = 1 ] || fail "make install made stray folders: $(ls "$tmp/inst")"
 "$prefix/bin/bfsync" run examples/chain.bfk >/dev/null 2>"$tmp/err" || fail "the installed bfsync: $(head -3 "$tmp/err")"
 
+# --trace is written also when the run failed: a deadlock (threads and the
+# simulator), a race the checker found; with --sync=both, the mode that ran.
+for args in "--mutate=raise:2" "--exec=sim --mutate=raise:2" "--check --mutate=drop:1" "--sync=both --mutate=raise:1"; do
+  rm -f "$tmp/t.json"
+  # shellcheck disable=SC2086
+  expect_status 1 run examples/chain.bfk --trace "$tmp/t.json" $args &&
+    expect_stderr "bfsync: the trace of the run until it failed is in $tmp/t.json"
+  python3 -c "import json, sys; d = json.load(open(sys.argv[1])); assert d['traceEvents']" "$tmp/t.json" ||
+    fail "run $args: no trace after the failure"
+done
+
 [ "$failures" = 0 ] && echo "defects.sh: ok"
 exit $((failures > 0))
