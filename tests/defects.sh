@@ -1,21 +1,27 @@
 #!/usr/bin/env bash
 # defects.sh: regressions for the defects of issue 20's hostile sweep, each
 # a case that failed before its fix (the bad-input kernels with goldens are
-# under tests/bad/ and tests/bad_targets/; unit-level ones in tests/unit/).
+# tests/bad/const_elems.bfk, f32_range.bfk, c_stack.bfk and
+# tests/bad_targets/keywords.target; unit-level ones are in tests/unit:
+# test_target's keywords, test_runtime's huge watchdog and NULL queries).
 #
 #  1. a kernel with 16 or more names, constants among them: check, fmt,
 #     compile and run end (they spun forever in sema's declaration table);
-#  2. `bfsync ops` with many or long engine names (a stack buffer overflow);
+#  2. `bfsync ops` with sixteen renamed DMA queues or a 300-character engine
+#     name (a stack buffer overflow);
 #  3. an Inf or NaN made from finite inputs in one element of a tile that
-#     already holds an Inf elsewhere is still stopped (the check is per
-#     element);
-#  4. expressions nested to the depth check accepts compile and run;
-#  5. a long else-if chain verifies in linear time;
-#  9. `fill y, 3.4028235e38` (FLT_MAX as printed) is accepted;
-#  and the smaller ones: run --all-params without parameters, --input naming
-#  a directory, a narrow overflow blamed on an immediate's rounding, fmt -i
-#  on a hard link, compile --resources with a huge parameter, --trace after
-#  a failed run.
+#     holds an Inf elsewhere is still stopped (the check is per element);
+#  4. for each kind of nesting, the deepest expression check accepts
+#     compiles and runs (libtcc ran out of its value stack), one more is a
+#     positioned error;
+#  5. a 40-link else-if chain and a 40-product index verify and run at once
+#     (both walks were exponential);
+#  9. `fill y, 3.4028235e38` (FLT_MAX as printed) runs;
+#  and the smaller ones: an fp16 overflow only the immediate's f32 rounding
+#  causes is blamed on the immediate; run --all-params without parameters;
+#  --input naming a directory; fmt -i and compile -o through a hard link;
+#  compile --resources -p with a huge parameter; make install into a PREFIX
+#  with a space, an & and a quote; --trace after a failed run.
 # Env: BFSYNC (the binary), BUILD (its build dir). No goldens of its own.
 set -uo pipefail
 cd "$(dirname "$0")/.."
