@@ -39,7 +39,7 @@ UNIT_SRC     = $(sort $(wildcard tests/unit/test_*.c))
 UNIT_BIN     = $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 TEST_SCRIPTS = $(sort $(wildcard tests/*.sh))
 
-.PHONY: all deps test test-unit test-scripts test-asan test-update run bench bench-compile bench-resources install clean fuzz-kernels fuzz exhaustive
+.PHONY: all deps test test-unit test-scripts test-asan test-update run bench bench-compile bench-resources bench-paper install clean fuzz-kernels fuzz exhaustive
 all: $(BUILD)/bfsync $(BUILD)/libbfrt.a $(BUILD_HDR) $(NARROW_TARGETS)
 
 deps:
@@ -58,11 +58,11 @@ $(BUILD)/gen/dsl/lexer.c $(BUILD)/gen/dsl/lexer.h: dsl/lexer.l
 
 $(BUILD)/obj/dsl/%.o: $(BUILD)/gen/dsl/%.c $(GEN_HDR)
 	@mkdir -p $(dir $@)
-	$(CC) $(BASEFLAGS) $(CFLAGS) $(GENFLAGS) -MMD -c $< -o $@
+	$(CC) $(BASEFLAGS) $(CFLAGS) $(GENFLAGS) -MMD -MP -c $< -o $@
 
 $(BUILD)/obj/%.o: %.c $(GEN_HDR)
 	@mkdir -p $(dir $@)
-	$(CC) $(BASEFLAGS) $(CFLAGS) -MMD -c $< -o $@
+	$(CC) $(BASEFLAGS) $(CFLAGS) -MMD -MP -c $< -o $@
 
 # The headers generated kernels include, beside bfsync as in an installed prefix.
 $(BUILD)/include/bfsync/%: runtime/%
@@ -111,6 +111,10 @@ bench: all
 bench-compile: all
 	@COMPILE_ONLY=1 bash bench/run.sh $(BUILD)/bfsync
 
+# Only the paper's table on trn2 in bench/results.md (the others are kept).
+bench-paper: all
+	@PAPER_ONLY=1 bash bench/run.sh $(BUILD)/bfsync
+
 # Only the resources section of bench/results.md (the others are kept).
 bench-resources: all
 	@RESOURCES_ONLY=1 bash bench/run.sh $(BUILD)/bfsync
@@ -148,12 +152,19 @@ fuzz: $(FUZZ_BIN)
 PREFIX ?= /usr/local
 # PREFIX/bin/bfsync finds the headers in PREFIX/include/bfsync/ (never in
 # the source tree), so an installed bfsync works after the tree is gone.
+# Every path is one shell word, whatever PREFIX holds (spaces, &, quotes):
+# shell_quote wraps it in single quotes, each ' written '\''; in the .pc
+# file's sed replacement, \, | and & are escaped too.
+shell_quote = '$(subst ','\'',$(1))'
+sed_escape  = $(subst &,\&,$(subst |,\|,$(subst \,\\,$(1))))
+DEST        = $(DESTDIR)$(PREFIX)
 install: all
-	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/include/bfsync $(DESTDIR)$(PREFIX)/lib/pkgconfig
-	install -m 755 $(BUILD)/bfsync $(DESTDIR)$(PREFIX)/bin/bfsync
-	install -m 644 $(PUBLIC_HDR) $(DESTDIR)$(PREFIX)/include/bfsync/
-	install -m 644 $(BUILD)/libbfrt.a $(DESTDIR)$(PREFIX)/lib/libbfrt.a
-	sed 's|@PREFIX@|$(PREFIX)|; s|@VERSION@|$(VERSION)|' runtime/bfrt.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/bfrt.pc
+	install -d $(call shell_quote,$(DEST)/bin) $(call shell_quote,$(DEST)/include/bfsync) $(call shell_quote,$(DEST)/lib/pkgconfig)
+	install -m 755 $(BUILD)/bfsync $(call shell_quote,$(DEST)/bin/bfsync)
+	install -m 644 $(PUBLIC_HDR) $(call shell_quote,$(DEST)/include/bfsync/)
+	install -m 644 $(BUILD)/libbfrt.a $(call shell_quote,$(DEST)/lib/libbfrt.a)
+	sed $(call shell_quote,s|@PREFIX@|$(call sed_escape,$(PREFIX))|; s|@VERSION@|$(VERSION)|) runtime/bfrt.pc.in \
+	  > $(call shell_quote,$(DEST)/lib/pkgconfig/bfrt.pc)
 
 clean:
 	rm -rf build build-asan
