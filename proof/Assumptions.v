@@ -17,6 +17,9 @@ Print Assumptions Validate.validated_soundness.
 Print Assumptions Validate.validated_progress.
 Print Assumptions Validate.check_soundness.
 Print Assumptions Validate.check_progress.
+Print Assumptions Validate.check_exact.
+Print Assumptions Extract.bf_validated_exact.
+Print Assumptions Extract.bf_validated_narrow_exact.
 Print Assumptions Extract.bf_validated_soundness.
 Print Assumptions Extract.bf_validated_progress.
 Print Assumptions Narrow.extend_exact.

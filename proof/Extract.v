@@ -20,7 +20,7 @@ Record access := Access { ares : nat; awrite : bool; arow : expr; arows : Z; aco
 
 Definition rect := (nat * bool * Z * Z * Z * Z)%type.
 
-Definition eval_rect (p v : env) (a : access) : rect :=
+Definition eval_rect (p : penv) (v : env) (a : access) : rect :=
   let r := eval p v (arow a) * arows a in
   let c := eval p v (acol a) * acols a in
   (ares a, awrite a, r, r + arows a, c, c + acols a).
@@ -46,7 +46,7 @@ Proof.
 Qed.
 
 (* The thresholds of kernel prog on a machine with engines 0 .. ne - 1. *)
-Definition bf_thresholds (ne : nat) (p : env) (prog : block access) : list out :=
+Definition bf_thresholds (ne : nat) (p : penv) (prog : block access) : list out :=
   thresholds access rect eval_rect rect_conflict (seq 0 ne) rect_eqb p prog.
 
 Theorem bf_exactness : forall ne p prog,
@@ -56,7 +56,7 @@ Proof. intros. apply exactness. exact rect_eqb_eq. Qed.
 
 (* The checker of bfsync's own waits: w k is the list of waits bfsync's
    streams evaluate before the k-th instance of the trace. *)
-Definition bf_validate (ne : nat) (p : env) (prog : block access) (w : nat -> list (nat * Z)) : bool :=
+Definition bf_validate (ne : nat) (p : penv) (prog : block access) (w : nat -> list (nat * Z)) : bool :=
   check rect rect_conflict (trace access rect eval_rect p prog) w ne.
 
 Theorem bf_validated_soundness : forall ne p prog w, bf_validate ne p prog w = true ->
@@ -74,6 +74,37 @@ Theorem bf_validated_progress : forall ne p prog w, bf_validate ne p prog w = tr
   forall c k, nth_error (groups rect (trace access rect eval_rect p prog) c) (done st c) = Some k ->
   exists c' st', step rect (trace access rect eval_rect p prog) w st c' st'.
 Proof. intros ne p prog w V. exact (check_progress rect rect_conflict _ w ne V). Qed.
+
+(* Accepted waits are exact: never early (bf_validated_soundness) and never
+   late (each wait holds once the instances its instance conflicts with on
+   that engine have completed). *)
+Theorem bf_validated_exact : forall ne p prog w, bf_validate ne p prog w = true ->
+  forall st k xk f T, nth_error (trace access rect eval_rect p prog) k = Some xk -> In (f, T) (w k) ->
+  (forall j x, (j < k)%nat -> nth_error (trace access rect eval_rect p prog) j = Some x -> ieng rect x = f ->
+     conflict rect rect_conflict (ikeys rect x) (ikeys rect xk) = true ->
+     completed rect (trace access rect eval_rect p prog) st j) ->
+  T <= Z.of_nat (done st f).
+Proof. intros ne p prog w V. exact (proj2 (check_exact rect rect_conflict _ w ne V)). Qed.
+
+(* The same on B-bit counters: the extended read of a tracked counter is
+   the whole count (Narrow.read_exact), so each accepted wait passes on B
+   bits as soon as what its instance needs on that engine has completed. *)
+Theorem bf_validated_narrow_exact : forall ne p prog w B tracks, bf_validate ne p prog w = true ->
+  (1 <= B)%nat ->
+  (forall c g k i f T, nth_error (groups rect (trace access rect eval_rect p prog) c) g = Some k ->
+     nth_error (w k) i = Some (f, T) -> tracks c f = true) ->
+  forall st, nreachable rect (trace access rect eval_rect p prog) w B tracks st ->
+  forall c g k xk i f T, nth_error (groups rect (trace access rect eval_rect p prog) c) g = Some k ->
+  nth_error (trace access rect eval_rect p prog) k = Some xk -> nth_error (w k) i = Some (f, T) ->
+  (forall j x, (j < k)%nat -> nth_error (trace access rect eval_rect p prog) j = Some x -> ieng rect x = f ->
+     conflict rect rect_conflict (ikeys rect x) (ikeys rect xk) = true ->
+     completed rect (trace access rect eval_rect p prog) (ms st) j) ->
+  T <= extend B (seen st c f) (raw B st f).
+Proof.
+  intros ne p prog w B tracks V HB Ht st R c g k xk i f T Hg Hk Hi Hdone.
+  rewrite (read_exact _ _ w B tracks HB Ht st c f R (Ht c g k i f T Hg Hi)). unfold count.
+  exact (bf_validated_exact ne p prog w V (ms st) k xk f T Hk (nth_error_In _ _ Hi) Hdone).
+Qed.
 
 (* The same for B-bit counters, read by extension, with back-pressure
    (Narrow.v), when the tracks table covers every counter a stream waits

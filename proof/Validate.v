@@ -100,7 +100,7 @@ Definition validate : bool :=
     | Some xk =>
         forallb (fun f => Nat.eqb f (ieng key xk) ||
                           (need (firstn k tr) f (ikeys key xk) <=? vget (nth k hs []) f)) (seq 0 ne) &&
-        forallb (fun w => let '(f, T) := w in T <=? cnt f (firstn k tr)) (W k)
+        forallb (fun w => let '(f, T) := w in T <=? need (firstn k tr) f (ikeys key xk)) (W k)
     | None => true
     end) (seq 0 (length tr)).
 
@@ -192,7 +192,7 @@ Lemma validate_spec : validate = true ->
   (forall x, In x tr -> (ieng key x < ne)%nat) /\
   (forall k xk f, nth_error tr k = Some xk -> f <> ieng key xk -> (f < ne)%nat ->
      need (firstn k tr) f (ikeys key xk) <= vget (hb k) f) /\
-  earlier_only key tr W.
+  (forall k xk f T, nth_error tr k = Some xk -> In (f, T) (W k) -> T <= need (firstn k tr) f (ikeys key xk)).
 Proof.
   unfold validate. intros H. apply andb_true_iff in H. destruct H as [H1 H2].
   rewrite forallb_forall in H1, H2. split; [|split].
@@ -209,6 +209,37 @@ Proof.
     specialize (H2 k (proj2 (in_seq _ 0 k) (conj (Nat.le_0_l k) Hlt))). rewrite Hk in H2.
     apply andb_true_iff in H2. destruct H2 as [_ H2]. rewrite forallb_forall in H2.
     specialize (H2 (f, T) Hin). apply Z.leb_le. exact H2.
+Qed.
+
+Lemma validate_earlier : validate = true -> earlier_only key tr W.
+Proof.
+  intros V k xk f T Hk Hin. destruct (validate_spec V) as [_ [_ H]].
+  pose proof (H k xk f T Hk Hin). pose proof (need_bounds key kc (firstn k tr) f (ikeys key xk)). lia.
+Qed.
+
+(* Never late: a wait asks for no more than its instance needs. Once every
+   earlier f-instance that conflicts with k has completed, each wait of k
+   on f holds, whatever else has run. *)
+Lemma validated_not_late : validate = true ->
+  forall st k xk f T, nth_error tr k = Some xk -> In (f, T) (W k) ->
+  (forall j x, (j < k)%nat -> nth_error tr j = Some x -> ieng key x = f ->
+     conflict key kc (ikeys key x) (ikeys key xk) = true -> completed key tr st j) ->
+  T <= Z.of_nat (done st f).
+Proof.
+  intros V st k xk f T Hk Hin Hdone. destruct (validate_spec V) as [_ [_ H]].
+  pose proof (H k xk f T Hk Hin) as HT.
+  destruct (Z.le_gt_cases (need (firstn k tr) f (ikeys key xk)) 0) as [Z0|Pos]; [lia|].
+  destruct (need_witness key kc (firstn k tr) f (ikeys key xk) Pos) as [j [x [Hj [Hf [Hc Hn]]]]].
+  assert (Hjk: (j < k)%nat).
+  { assert (Hs: nth_error (firstn k tr) j <> None) by congruence.
+    apply nth_error_Some in Hs. rewrite firstn_length in Hs. lia. }
+  rewrite nth_error_firstn_lt in Hj by exact Hjk.
+  rewrite firstn_firstn, Nat.min_l in Hn by lia.
+  destruct (Hdone j x Hjk Hj Hf Hc) as [g [Hg Hlt]].
+  rewrite (eng_at_nth key tr j x Hj), Hf in Hg, Hlt.
+  pose proof (group_index key tr j x Hj) as Gi. rewrite Hf in Gi.
+  destruct (gidx_of_group f g j Hg) as [G1 _]. destruct (gidx_of_group f _ j Gi) as [G2 _].
+  pose proof (cnt_nonneg key f (firstn j tr)). lia.
 Qed.
 
 (* If validate accepts the waits, every interleaving is sound... *)
@@ -238,7 +269,7 @@ Theorem validated_progress : validate = true ->
   forall st, reachable key tr W st -> forall c k, nth_error (groups c) (done st c) = Some k ->
   exists c' st', step key tr W st c' st'.
 Proof.
-  intros V. destruct (validate_spec V) as [_ [_ Hearly]]. apply progress_general. exact Hearly.
+  intros V. apply progress_general. exact (validate_earlier V).
 Qed.
 
 End Validate.
@@ -296,7 +327,28 @@ Proof. exact (validated_soundness key kc tr W ne _ table_ok _ gidx_fast_ok). Qed
 
 (* What progress needs of accepted waits (Narrow.narrow_progress too). *)
 Lemma check_earlier : check = true -> earlier_only key tr W.
-Proof. intros V. exact (proj2 (proj2 (validate_spec key kc tr W ne _ _ V))). Qed.
+Proof. intros V. eapply validate_earlier. exact V. Qed.
+
+(* Exactness of accepted waits, on the unbounded machine: never early (in
+   every interleaving, an instance starts only after every earlier
+   conflicting instance on another engine completed) and never late (each
+   wait holds as soon as the instances its instance conflicts with on that
+   engine have completed). *)
+Theorem check_exact : check = true ->
+  (forall st c st', reachable key tr W st -> step key tr W st c st' ->
+   forall k xk, nth_error (groups key tr c) (done st c) = Some k -> passed st c = length (W k) ->
+   nth_error tr k = Some xk ->
+   forall j x, (j < k)%nat -> nth_error tr j = Some x -> ieng key x <> c ->
+   conflict key kc (ikeys key x) (ikeys key xk) = true -> completed key tr st j) /\
+  (forall st k xk f T, nth_error tr k = Some xk -> In (f, T) (W k) ->
+   (forall j x, (j < k)%nat -> nth_error tr j = Some x -> ieng key x = f ->
+      conflict key kc (ikeys key x) (ikeys key xk) = true -> completed key tr st j) ->
+   T <= Z.of_nat (done st f)).
+Proof.
+  intros V. split.
+  - exact (validated_soundness key kc tr W ne _ table_ok _ gidx_fast_ok V).
+  - intros st. eapply validated_not_late. exact V.
+Qed.
 
 Theorem check_progress : check = true ->
   forall st, reachable key tr W st -> forall c k, nth_error (groups key tr c) (done st c) = Some k ->
