@@ -182,9 +182,10 @@ DEBS     += coq ocaml-nox
 proof:
 	@$(MAKE) --no-print-directory deps
 	@$(MAKE) --no-print-directory $(PROOF_DIR)/bfcheck
-$(PROOF_DIR)/bfcheck: $(wildcard proof/*.v) proof/bfcheck.ml proof/check_assumptions.sh
+$(PROOF_DIR)/bfcheck: $(wildcard proof/*.v) proof/bfcheck.ml proof/check_assumptions.sh proof/ops_table.awk runtime/ops.def
 	@rm -rf $(PROOF_DIR) && mkdir -p $(PROOF_DIR) && cp proof/*.v proof/bfcheck.ml $(PROOF_DIR)/
+	awk -f proof/ops_table.awk runtime/ops.def >$(PROOF_DIR)/opstable.ml
 	cd $(PROOF_DIR) && for f in $(PROOF_V); do coqc -q -Q . BF $$f.v || exit 1; done
 	bash proof/check_assumptions.sh $(PROOF_DIR)
-	cd $(PROOF_DIR) && ocamlopt -o bfcheck.tmp thresholds.mli thresholds.ml bfcheck.ml && mv bfcheck.tmp bfcheck
+	cd $(PROOF_DIR) && ocamlopt -o bfcheck.tmp thresholds.mli thresholds.ml opstable.ml bfcheck.ml && mv bfcheck.tmp bfcheck
 test-scripts: proof

@@ -142,5 +142,9 @@ Proof.
   - exact (check_earlier rect rect_conflict _ w ne V).
 Qed.
 
+(* The trace itself, for bfcheck to compare each op the emitted C runs with
+   the instance of the model at its place. *)
+Definition bf_trace (p : penv) (prog : block access) : list (inst rect) := trace access rect eval_rect p prog.
+
 Extraction Language OCaml.
-Extraction "thresholds.ml" bf_thresholds bf_validate extend.
+Extraction "thresholds.ml" bf_thresholds bf_validate bf_trace extend.
