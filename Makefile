@@ -38,9 +38,14 @@ BUILD_HDR    = $(PUBLIC_HDR:runtime/%=$(BUILD)/include/bfsync/%)
 UNIT_SRC     = $(sort $(wildcard tests/unit/test_*.c))
 UNIT_BIN     = $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 TEST_SCRIPTS = $(sort $(wildcard tests/*.sh))
+# `make` builds the proof's checker too when coq and ocaml are installed
+# (then `bfsync verify` validates every run); without them verify says the
+# validator is not available, and `make proof` installs them.
+PROOF_DIR    = build/proof
+PROOF_IF_COQ := $(if $(and $(shell command -v coqc 2>/dev/null),$(shell command -v ocamlopt 2>/dev/null)),$(PROOF_DIR)/bfcheck)
 
 .PHONY: all deps test test-unit test-scripts test-asan test-update run bench bench-compile bench-resources install clean fuzz-kernels fuzz exhaustive
-all: $(BUILD)/bfsync $(BUILD)/libbfrt.a $(BUILD_HDR) $(NARROW_TARGETS)
+all: $(BUILD)/bfsync $(BUILD)/libbfrt.a $(BUILD_HDR) $(NARROW_TARGETS) $(PROOF_IF_COQ)
 
 deps:
 	@missing=""; for p in $(DEBS); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
@@ -175,7 +180,6 @@ targets/trn1_c%.target: targets/trn1.target
 # builds build/proof/bfcheck, the extracted threshold function and
 # validator that tests/proof.sh runs against bfsync. `make test` runs it
 # before the script tests.
-PROOF_DIR = build/proof
 PROOF_V   = Model Transform Machine Narrow Theorems Validate Extract
 DEBS     += coq ocaml-nox
 .PHONY: proof
