@@ -180,7 +180,7 @@ targets/trn1_c%.target: targets/trn1.target
 # builds build/proof/bfcheck, the extracted threshold function and
 # validator that tests/proof.sh runs against bfsync. `make test` runs it
 # before the script tests.
-PROOF_V   = Model Transform Machine Narrow Theorems Validate Extract
+PROOF_V   = Model Transform Machine Narrow Theorems Validate Pipeline Extract
 DEBS     += coq ocaml-nox
 .PHONY: proof
 proof:

@@ -243,15 +243,10 @@ Proof.
 Qed.
 
 (* If validate accepts the waits, every interleaving is sound... *)
-Theorem validated_soundness : validate = true ->
-  forall st c st', reachable key tr W st -> step key tr W st c st' ->
-  forall k xk, nth_error (groups c) (done st c) = Some k -> passed st c = length (W k) ->
-  nth_error tr k = Some xk ->
-  forall j x, (j < k)%nat -> nth_error tr j = Some x -> ieng key x <> c ->
-  conflict key kc (ikeys key x) (ikeys key xk) = true -> completed key tr st j.
+Lemma validated_covers : validate = true -> covers key kc tr W.
 Proof.
   intros V. destruct (validate_spec V) as [Hne [Hcov _]].
-  apply soundness_general. intros c g k xk j x Hg Hk Hj Hx Hxc Hc.
+  intros c g k xk j x Hg Hk Hj Hx Hxc Hc.
   destruct (gidx_of_group c g k Hg) as [G1 G2].
   assert (Hlt: (k < length tr)%nat) by (apply nth_error_Some; congruence).
   pose proof (hb_implied k Hlt (ieng key x)) as I. rewrite G1, G2 in I.
@@ -263,6 +258,14 @@ Proof.
   - rewrite <- (eng_at_nth key tr k xk Hk), G2. exact Hxc.
   - apply Hne. apply nth_error_In with j. exact Hx.
 Qed.
+
+Theorem validated_soundness : validate = true ->
+  forall st c st', reachable key tr W st -> step key tr W st c st' ->
+  forall k xk, nth_error (groups c) (done st c) = Some k -> passed st c = length (W k) ->
+  nth_error tr k = Some xk ->
+  forall j x, (j < k)%nat -> nth_error tr j = Some x -> ieng key x <> c ->
+  conflict key kc (ikeys key x) (ikeys key xk) = true -> completed key tr st j.
+Proof. intros V. apply soundness_general. exact (validated_covers V). Qed.
 
 (* ... and no interleaving deadlocks. *)
 Theorem validated_progress : validate = true ->
@@ -324,6 +327,10 @@ Theorem check_soundness : check = true ->
   forall j x, (j < k)%nat -> nth_error tr j = Some x -> ieng key x <> c ->
   conflict key kc (ikeys key x) (ikeys key xk) = true -> completed key tr st j.
 Proof. exact (validated_soundness key kc tr W ne _ table_ok _ gidx_fast_ok). Qed.
+
+(* What soundness needs of accepted waits (Pipeline.v too). *)
+Lemma check_covers : check = true -> covers key kc tr W.
+Proof. intros V. exact (validated_covers key kc tr W ne _ table_ok _ gidx_fast_ok V). Qed.
 
 (* What progress needs of accepted waits (Narrow.narrow_progress too). *)
 Lemma check_earlier : check = true -> earlier_only key tr W.
