@@ -66,8 +66,8 @@ static const char usage_text[] =
     "                  mismatches schedules wait_nodes and the lists redundant_waits\n"
     "                  implied_waits unexecuted_waits fallback_waits (wait indices\n"
     "                  as --mutate counts them), then validator (exact, rejected,\n"
-    "                  error, unavailable or not-applicable), validator_waits and\n"
-    "                  validator_detail\n"
+    "                  error, unavailable, skipped or not-applicable),\n"
+    "                  validator_waits and validator_detail\n"
     "  --mutate=KIND:K test only: break the K-th wait (engine by engine, in stream\n"
     "                  order) before checking; KIND is drop, lower (threshold - 1)\n"
     "                  or raise (threshold + 1). The oracle must catch it.\n";
@@ -229,7 +229,7 @@ static int verify(Program *p, const VerifyArgs *a) {
   OracleStats st;
   oracle_check(o, (int)a->schedules, a->seed, stderr, &st);
   ProofVerdict pv = {.status = PROOF_NOT_APPLICABLE, .waits = -1, .exact = -1};
-  if (a->sync == SYNC_BARRIER_FREE) proof_check(p, params, &pv);
+  if (a->sync == SYNC_BARRIER_FREE) proof_check(p, params, st.instructions, &pv);
   if (a->json)
     print_json(stdout, p, a, params, &st, &pv);
   else

@@ -111,8 +111,14 @@ static void keep_detail(ProofVerdict *v, const char *out, const char *cpath) {
   if (e) v->exact = strtoll(e + 7, NULL, 10);
 }
 
-void proof_check(const Program *p, const int64_t *params, ProofVerdict *v) {
+void proof_check(const Program *p, const int64_t *params, int64_t instances, ProofVerdict *v) {
   *v = (ProofVerdict){.status = PROOF_UNAVAILABLE, .waits = -1, .exact = -1};
+  if (instances > PROOF_MAX_INSTANCES) {
+    v->status = PROOF_SKIPPED;
+    snprintf(v->detail, sizeof v->detail, "%lld instances, more than the %d the checker takes (it is quadratic in them)",
+             (long long)instances, PROOF_MAX_INSTANCES);
+    return;
+  }
   char checker[PATH_MAX];
   const char *bin = find_checker(checker, sizeof checker);
   if (!bin) {
@@ -161,6 +167,6 @@ void proof_check(const Program *p, const int64_t *params, ProofVerdict *v) {
 const char *proof_status_name(int status) {
   static const char *const names[] = {[PROOF_UNAVAILABLE] = "unavailable", [PROOF_ACCEPTED] = "exact",
                                       [PROOF_REJECTED] = "rejected", [PROOF_ERROR] = "error",
-                                      [PROOF_NOT_APPLICABLE] = "not-applicable"};
+                                      [PROOF_NOT_APPLICABLE] = "not-applicable", [PROOF_SKIPPED] = "skipped"};
   return names[status];
 }

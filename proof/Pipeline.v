@@ -281,32 +281,35 @@ Variable kc : key -> key -> bool.
 Variable tr : list (inst key).
 Variable W : nat -> list (nat * Z).
 Variable ne : nat.
+Variable nd : nat -> nat -> Z.
+Hypothesis nd_ok : forall k xk f, nth_error tr k = Some xk -> f <> ieng key xk -> (f < ne)%nat ->
+  nd k f = need key kc (firstn k tr) f (ikeys key xk).
 Variable depth : nat -> nat.
 Hypothesis depth_pos : forall c, (1 <= depth c)%nat.
 
-Theorem pipeline_check_soundness : check key kc tr W ne = true ->
+Theorem pipeline_check_soundness : check key tr W ne nd = true ->
   forall st c st', preachable key kc tr W depth st -> pstep key kc tr W depth st c st' -> issued st' c <> issued st c ->
   forall k xk, nth_error (groups key tr c) (issued st c) = Some k -> nth_error tr k = Some xk ->
   forall j x, (j < k)%nat -> nth_error tr j = Some x ->
   conflict key kc (ikeys key x) (ikeys key xk) = true -> pcompleted key tr st j.
-Proof. intros V. exact (pipeline_soundness key kc tr W depth (check_covers key kc tr W ne V)). Qed.
+Proof. intros V. exact (pipeline_soundness key kc tr W depth (check_covers key kc tr W ne nd nd_ok V)). Qed.
 
-Theorem pipeline_check_progress : check key kc tr W ne = true ->
+Theorem pipeline_check_progress : check key tr W ne nd = true ->
   forall st, preachable key kc tr W depth st ->
   forall c, (exists k, nth_error (groups key tr c) (issued st c) = Some k) \/ (pdone st c < issued st c)%nat ->
   exists c' st', pstep key kc tr W depth st c' st'.
-Proof. intros V. exact (pipeline_progress key kc tr W depth depth_pos (check_earlier key kc tr W ne V)). Qed.
+Proof. intros V. exact (pipeline_progress key kc tr W depth depth_pos (check_earlier key kc tr W ne nd nd_ok V)). Qed.
 
 (* Never late: S_f counts completions as Machine.v's done does, so
    Validate.check_exact's bound applies to the pipelined counts. *)
-Theorem pipeline_not_late : check key kc tr W ne = true ->
+Theorem pipeline_not_late : check key tr W ne nd = true ->
   forall st k xk f T, nth_error tr k = Some xk -> In (f, T) (W k) ->
   (forall j x, (j < k)%nat -> nth_error tr j = Some x -> ieng key x = f ->
      conflict key kc (ikeys key x) (ikeys key xk) = true -> pcompleted key tr st j) ->
   T <= Z.of_nat (pdone st f).
 Proof.
   intros V st k xk f T Hk Hin Hdone.
-  exact (proj2 (check_exact key kc tr W ne V) (MState (pdone st) (fun _ => 0%nat)) k xk f T Hk Hin Hdone).
+  exact (proj2 (check_exact key kc tr W ne nd nd_ok V) (MState (pdone st) (fun _ => 0%nat)) k xk f T Hk Hin Hdone).
 Qed.
 
 End Validated.
