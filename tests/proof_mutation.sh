@@ -88,7 +88,7 @@ mutate() {
     return
   fi
   if ! make -C "$tree" --no-print-directory BUILD="$rel" "$rel/bfsync" >"$tmp/make.log" 2>&1; then
-    fail "$name: the mutated tree does not build: $(grep -m1 error "$tmp/make.log")"
+    fail "$name: the mutated tree does not build: $(grep -m1 "error:" "$tmp/make.log")"
   else
     local why
     why=$(rejected)
@@ -105,7 +105,7 @@ mutate() {
 # The site of each threshold form, in whichever transform file holds it.
 site() {
   local f
-  f=$(cd "$tree" && grep -l -- "$1" transform/*.c | head -1)
+  f=$(cd "$tree" && grep -lF -- "$1" transform/*.c | head -1)
   echo "${f:-transform/barrier_free.c}"
 }
 
@@ -113,7 +113,7 @@ mutate "emit_c prints every wait one lower" backend/emit_c.c \
   's/(put_ir_expr\(em, n->threshold\);)/$1 fputs(" - 1", em->out);/'
 mutate "deps.c classifies an hbm store's destination as a read" transform/deps.c \
   's/add_access\(in, d->k->ntiles \+ o->decl, i == 0, o\);/add_access(in, d->k->ntiles + o->decl, i == 0 \&\& s->op != BFRT_STORE, o);/'
-mutate "device-integer reads shared between elements of one tensor" "$(site 'Sharing device reads')" \
+mutate "device-integer reads shared between elements of one tensor" "$(site 'ir_expr_equal(sh->elem[i], e)')" \
   's/if \(ir_expr_equal\(sh->elem\[i\], e\)\) return ir_leaf/if (sh->elem[i]->id == e->id) return ir_leaf/'
 # QUICK (the sanitizer pass, whose rebuilds are slower): the tracked form only.
 for d in -1 1; do
