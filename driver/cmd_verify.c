@@ -228,7 +228,7 @@ static int verify(Program *p, const VerifyArgs *a) {
   }
   OracleStats st;
   oracle_check(o, (int)a->schedules, a->seed, stderr, &st);
-  ProofVerdict pv = {.status = PROOF_NOT_APPLICABLE, .waits = -1, .exact = -1};
+  ProofVerdict pv = {.status = PROOF_NOT_APPLICABLE, .waits = -1};
   if (a->sync == SYNC_BARRIER_FREE) proof_check(p, params, st.instructions, &pv);
   if (a->json)
     print_json(stdout, p, a, params, &st, &pv);

@@ -107,12 +107,10 @@ static void keep_detail(ProofVerdict *v, const char *out, const char *cpath) {
   v->detail[n] = 0;
   const char *w = strstr(out, " waits ");
   if (w) v->waits = strtoll(w + 7, NULL, 10);
-  const char *e = strstr(out, " exact ");
-  if (e) v->exact = strtoll(e + 7, NULL, 10);
 }
 
 void proof_check(const Program *p, const int64_t *params, int64_t instances, ProofVerdict *v) {
-  *v = (ProofVerdict){.status = PROOF_UNAVAILABLE, .waits = -1, .exact = -1};
+  *v = (ProofVerdict){.status = PROOF_UNAVAILABLE, .waits = -1};
   if (instances > PROOF_MAX_INSTANCES) {
     v->status = PROOF_SKIPPED;
     snprintf(v->detail, sizeof v->detail, "%lld instances, more than the %d the checker takes (it is quadratic in them)",

@@ -23,7 +23,7 @@ enum { PROOF_MAX_INSTANCES = 6000 };
 
 typedef struct ProofVerdict {
   int status;
-  int64_t waits, exact; /* as bfcheck counted them, or -1 */
+  int64_t waits;        /* the emitted waits bfcheck evaluated, or -1 */
   char detail[512];     /* bfcheck's summary or first complaint */
 } ProofVerdict;
 

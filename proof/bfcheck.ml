@@ -227,7 +227,7 @@ let c_tokens text =
     else if c = '"' then begin
       incr i;
       while !i < n && text.[!i] <> '"' do (if text.[!i] = '\\' then incr i); incr i done;
-      incr i; out := Flt :: !out
+      incr i; out := Flt :: !out (* a string literal: never an integer *)
     end
     else if is_digit c then begin
       let j = ref !i in
@@ -611,7 +611,6 @@ let () =
       let e = match Hashtbl.find_opt enums ("BF_ENGINE_" ^ name) with
         | Some e when Int64.compare e 0L >= 0 && Int64.compare e (Int64.of_int ne) < 0 -> Int64.to_int e
         | _ -> fail 2 "%s: engine function bf_engine_%s names no engine" cpath name in
-      if engine_names.(e) = "" then ();
       streams.(e) <- (try run_c enums params dev_read body
                       with Runtime m -> fail 1 "%s: engine %s: %s" cpath engine_names.(e) m))
     funcs;
