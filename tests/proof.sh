@@ -119,6 +119,16 @@ expect 2 "no arguments"
   grep -q '"validator": "exact"' "$tmp/out" || fail "verify matmul: no exact verdict: $(tail -c 300 "$tmp/out")"
 BFSYNC_BFCHECK=/nonexistent "$BFSYNC" verify examples/matmul.bfk -p M=2 -p N=2 -p K=3 --json >"$tmp/out" 2>&1 &&
   grep -q '"validator": "unavailable"' "$tmp/out" || fail "verify without the checker: $(tail -c 300 "$tmp/out")"
+printf '#!/bin/sh\necho "bfcheck: cannot read it" >&2\nexit 2\n' >"$tmp/broken" && chmod +x "$tmp/broken"
+BFSYNC_BFCHECK=$tmp/broken "$BFSYNC" verify examples/matmul.bfk -p M=2 -p N=2 -p K=3 --json >"$tmp/out" 2>&1 &&
+  fail "verify passed with a checker that cannot read its input"
+grep -q '"validator": "error", "validator_waits": -1, "validator_detail": "cannot read it"' "$tmp/out" ||
+  fail "verify with a broken checker: $(tail -c 300 "$tmp/out")"
+"$BFSYNC" verify examples/matmul.bfk -p M=2 -p N=2 -p K=3 --sync=barrier --json >"$tmp/out" 2>&1 &&
+  grep -q '"validator": "not-applicable"' "$tmp/out" || fail "verify --sync=barrier: $(tail -c 300 "$tmp/out")"
+"$BFSYNC" verify examples/matmul.bfk -p M=16 -p N=16 -p K=16 --schedules 1 --json >"$tmp/out" 2>&1 &&
+  grep -q '"validator": "skipped", "validator_waits": -1, "validator_detail": "12800 instances' "$tmp/out" ||
+  fail "verify above the checker's limit: $(tail -c 300 "$tmp/out")"
 # 3. The assumption check fails on an assumption or an unlisted theorem.
 mkdir -p "$tmp/axiom"
 printf 'Variable v : False.\nTheorem t : False. Proof. exact v. Qed.\nPrint Assumptions t.\n' >"$tmp/axiom/Assumptions.v"
