@@ -178,8 +178,9 @@ targets/trn1_c%.target: targets/trn1.target
 # The Coq development (docs/proof.md). `make proof` checks every proof,
 # fails unless each main theorem is closed under the global context, and
 # builds build/proof/bfcheck, the extracted threshold function and
-# validator that tests/proof.sh runs against bfsync. `make test` runs it
-# before the script tests.
+# validator that bfsync verify (and so tests/proof.sh) runs on the emitted
+# C, with its table of operands generated from runtime/ops.def. `make test`
+# runs it before the script tests.
 PROOF_V   = Model Transform Machine Narrow Theorems Validate Pipeline Extract
 DEBS     += coq ocaml-nox
 .PHONY: proof
