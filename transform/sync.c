@@ -2,7 +2,8 @@
  * harness name a SyncMode; this is the one place that maps it to a pass
  * and to the name every report prints. Either way the streams must fit the
  * target's semaphores and registers (transform/resources.c), and both get
- * the device-read sharing (transform/share_reads.c). */
+ * the store tidying (transform/stores.c) and the device-read sharing
+ * (transform/share_reads.c). */
 #include "transform/sync.h"
 #include "transform/resources.h"
 
@@ -12,6 +13,7 @@ void transform_sync(Program *p, SyncMode mode) {
   else
     transform_barrier_free(p);
   if (p->diag.errors) return;
+  tidy_stores(p);
   share_device_reads(p);
   resources_check(p);
 }
