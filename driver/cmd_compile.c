@@ -35,7 +35,6 @@ typedef struct CompileArgs {
   ParamArgs params; /* --resources: measure bookkeeping per instruction here */
 } CompileArgs;
 
-static const char *const sync_choices[] = {"barrier-free", "barrier", NULL};
 static const char *const emit_choices[] = {"c", "ir", "proof", NULL};
 
 static const char usage_text[] =

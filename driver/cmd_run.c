@@ -34,14 +34,15 @@
 #include "transform/oracle.h"
 #include "transform/sync.h"
 
-enum { RUN_BARRIER_FREE, RUN_BARRIER, RUN_BOTH }; /* --sync, in sync_choices' order */
-static const char *const sync_choices[] = {"barrier-free", "barrier", "both", NULL};
+/* --sync: a SyncMode, or RUN_BOTH (barrier, then barrier-free). */
+enum { RUN_BOTH = SYNC_MODE_COUNT };
+static const char *run_sync_choices[SYNC_MODE_COUNT + 2];
 static const char *const exec_choices[] = {"threads", "sim", NULL}; /* BFRT_EXEC_* order */
 
 typedef struct RunArgs {
   const char *file;
   ParamArgs params;
-  int sync; /* RUN_* */
+  int sync; /* a SyncMode or RUN_BOTH */
   int exec; /* BFRT_EXEC_* */
   uint64_t seed, max_steps;
   NamedPaths inputs, outputs;
@@ -458,8 +459,7 @@ static int write_trace(Run *r, const SyncMode *modes, int nmodes) {
 
 static int run_all(Run *r) {
   const RunArgs *a = r->args;
-  SyncMode modes[2] = {a->sync == RUN_BARRIER ? SYNC_BARRIER : a->sync == RUN_BOTH ? SYNC_BARRIER : SYNC_BARRIER_FREE,
-                       SYNC_BARRIER_FREE};
+  SyncMode modes[2] = {a->sync == RUN_BOTH ? SYNC_BARRIER : (SyncMode)a->sync, SYNC_BARRIER_FREE};
   int nmodes = a->sync == RUN_BOTH ? 2 : 1;
   bool all_match = true;
   if (a->trace_path && make_trace_parts(r, modes, nmodes)) {
@@ -573,10 +573,12 @@ static int run_program(Program *p, const RunArgs *a) {
 
 int cmd_run(int argc, char **argv) {
   RunArgs a = {.seed = 1, .max_steps = DEFAULT_MAX_STEPS, .mutation = {0, -1}};
+  for (int m = 0; m < SYNC_MODE_COUNT; m++) run_sync_choices[m] = sync_choices[m];
+  run_sync_choices[RUN_BOTH] = "both";
   const ArgSpec specs[] = {
       {.name = "-p", .kind = ARG_PARAM, .dest = &a.params},
       {.name = "--param", .kind = ARG_PARAM, .dest = &a.params},
-      {.name = "--sync", .kind = ARG_CHOICE, .dest = &a.sync, .choices = sync_choices},
+      {.name = "--sync", .kind = ARG_CHOICE, .dest = &a.sync, .choices = run_sync_choices},
       {.name = "--exec", .kind = ARG_CHOICE, .dest = &a.exec, .choices = exec_choices},
       {.name = "--seed", .kind = ARG_NUMBER, .dest = &a.seed, .max = UINT64_MAX},
       {.name = "--max-steps", .kind = ARG_NUMBER, .dest = &a.max_steps, .min = 1, .max = INT64_MAX},

@@ -30,7 +30,6 @@ typedef struct VerifyArgs {
   NamedPaths inputs; /* values of i32 tensors */
 } VerifyArgs;
 
-static const char *const sync_choices[] = {"barrier-free", "barrier", NULL}; /* SyncMode order */
 
 static const char usage_text[] =
     "usage: bfsync verify FILE -p NAME=VALUE ... [--sync=barrier-free|barrier]\n"
