@@ -237,7 +237,7 @@ static int transform_mode(Run *r, SyncMode sync) {
 static bfrt_options run_options(const Run *r, SyncMode sync) {
   bfrt_options opt = {0};
   opt.exec = r->args->exec;
-  opt.jitter_seed = r->args->jitter ? bf_splitmix64(r->args->seed) | 1 : 0;
+  opt.jitter_seed = r->args->jitter ? splitmix64(r->args->seed) | 1 : 0;
   opt.trace_path = r->trace_parts[sync];
   opt.costs = &r->p->target->costs;
   opt.check = r->args->check;

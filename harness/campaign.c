@@ -12,6 +12,7 @@
 #include <time.h>
 
 #include "harness/gen.h"
+#include "util/clock.h"
 #include "harness/minimize.h"
 #include "harness/pool.h"
 
@@ -30,12 +31,6 @@ typedef struct Results {
   Finding failed[MAX_REPORTED], exceptions[MAX_REPORTED];
   int64_t start_ms;
 } Results;
-
-static int64_t now_ms(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 /* The sync mode whose C goes through gcc for seed, or -1: every K-th seed,
  * the two modes in turn (one gcc build costs ten times the rest of a seed). */
@@ -67,7 +62,7 @@ static void progress(void *ctx) {
   const Results *r = ctx;
   fprintf(stderr, "campaign: %" PRId64 "/%" PRIu64 " kernels, %" PRId64 " failures, %" PRId64 " sim exceptions, %.0f s\n",
           r->totals.kernels, r->c->count, r->totals.failures, r->totals.sim_exceptions,
-          (double)(now_ms() - r->start_ms) / 1000);
+          (double)(clock_now_ms() - r->start_ms) / 1000);
 }
 
 /* ---- Reports. */
@@ -138,10 +133,10 @@ int campaign_run(Campaign *c) {
   Results *r = calloc(1, sizeof *r);
   if (!r) bug("campaign: out of memory");
   r->c = c;
-  r->start_ms = now_ms();
+  r->start_ms = clock_now_ms();
   Pool pool = {c->from, c->count, c->jobs, check_seed, note_seed, progress, r};
   pool_run(&pool);
-  double seconds = (double)(now_ms() - r->start_ms) / 1000;
+  double seconds = (double)(clock_now_ms() - r->start_ms) / 1000;
   if (!pool_interrupted()) {
     if (c->json)
       print_json(r, seconds);

@@ -88,7 +88,7 @@ static int execute(KernelCheck *k, const bfrt_kernel *bk, const bfrt_options *op
 
 static int run_threads(KernelCheck *k, const bfrt_kernel *bk, SyncMode sync) {
   bfrt_options opt = {.exec = BFRT_EXEC_THREADS, .costs = &k->in.p->target->costs, .check = 1};
-  opt.jitter_seed = k->cfg->jitter ? bf_splitmix64(k->seed) | 1 : 0;
+  opt.jitter_seed = k->cfg->jitter ? splitmix64(k->seed) | 1 : 0;
   bfrt_stats stats;
   if (execute(k, bk, &opt, "run", sync_name(sync), &stats)) return -1;
   k->out->counts.thread_runs++;

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "backend/inputs.h"
+#include "util/clock.h"
 
 uint64_t run_byte_limit(void) {
   long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
@@ -98,12 +99,6 @@ int instance_reference(Instance *in, const char **err) {
   return 0;
 }
 
-static int64_t now_ns(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
 int instance_execute(Instance *in, const bfrt_kernel *bk, const bfrt_options *opt, RefTensor *results,
                      bfrt_stats *stats, int64_t *wall_ns, const char **err) {
   bfrt *rt = bfrt_new(bk, in->params, err);
@@ -116,9 +111,9 @@ int instance_execute(Instance *in, const bfrt_kernel *bk, const bfrt_options *op
       bug("tensor %s: the descriptor's shape differs from the reference's", k->tensors[t].name);
     memcpy(bfrt_tensor_data(rt, t), in->inputs[t].data, (size_t)(shape[0] * shape[1]) * sizeof(float));
   }
-  int64_t start = now_ns();
+  int64_t start = clock_now_ns();
   int status = bfrt_run(rt, opt);
-  *wall_ns = now_ns() - start;
+  *wall_ns = clock_now_ns() - start;
   if (status) {
     *err = arena_printf(in->p->arena, "%s", bfrt_error(rt));
   } else {

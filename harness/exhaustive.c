@@ -64,6 +64,7 @@
 #include <time.h>
 
 #include "frontend/program.h"
+#include "util/clock.h"
 #include "harness/pool.h"
 #include "transform/oracle.h"
 #include "transform/sync.h"
@@ -449,14 +450,8 @@ static void ex_done(void *ctx, uint64_t job, const Outcome *out) {
   t->crashed |= !strcmp(out->stage, "crash");
 }
 
-static int64_t now_ms(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 int exhaustive_run(const ExhaustiveScope *c) {
-  int64_t start = now_ms();
+  int64_t start = clock_now_ms();
   ExRun t = {.scope = c};
   Pool pool = {0, (uint64_t)c->jobs, c->jobs, ex_job, ex_done, NULL, &t};
   pool_catch_signals();
@@ -464,7 +459,7 @@ int exhaustive_run(const ExhaustiveScope *c) {
   pool_reraise();
   bool crashed = t.crashed;
   Counts sum = t.sum;
-  double seconds = (double)(now_ms() - start) / 1000;
+  double seconds = (double)(clock_now_ms() - start) / 1000;
   if (c->json)
     printf("{\"exhaustive\": true, \"kernels\": %" PRId64 ", \"oracle_checks\": %" PRId64 ", \"instructions\": %" PRId64
            ", \"waits\": %" PRId64 ", \"held\": %" PRId64 ", \"failures\": %" PRId64 ", \"crashed\": %s, \"seconds\": %.1f}\n",

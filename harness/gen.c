@@ -58,6 +58,7 @@
 #include "harness/gen.h"
 #include "util/arena.h"
 #include "util/diag.h"
+#include "util/random.h"
 #include "frontend/ops.h"
 #include "target/target.h"
 
@@ -73,12 +74,7 @@ typedef struct Rng {
   uint64_t state;
 } Rng;
 
-static uint64_t rng_next(Rng *rng) {
-  uint64_t z = (rng->state += 0x9e3779b97f4a7c15u);
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9u;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebu;
-  return z ^ (z >> 31);
-}
+static uint64_t rng_next(Rng *rng) { return splitmix64_next(&rng->state); }
 
 static int rng_below(Rng *rng, int n) { return (int)(rng_next(rng) % (uint64_t)n); }
 

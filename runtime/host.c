@@ -15,14 +15,10 @@
 #include <time.h>
 
 #include "rt.h"
+#include "util/clock.h"
+#include "util/random.h"
 
 static const bfrt_options default_options;
-
-int64_t rt_now_ns(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
 
 int rt_failed(const bfrt *rt) { return atomic_load(&rt->failed); }
 
@@ -205,7 +201,7 @@ static void reset(bfrt *rt, const bfrt_options *opt) {
   atomic_store(&rt->failed, 0);
   rt->opt = opt;
   rt->exec = opt->exec == BFRT_EXEC_SIM ? &rt_sim_executor : &rt_threads_executor;
-  rt->start_ns = rt_now_ns();
+  rt->start_ns = clock_now_ns();
   rt_forget_seen(rt);
   for (int e = 0; e < k->nengines; e++) {
     rt->consumers[e] = 0;
@@ -219,8 +215,8 @@ static void reset(bfrt *rt, const bfrt_options *opt) {
     cx->engine = e;
     cx->op = cx->line = -1;
     cx->tracing = opt->trace_path != NULL;
-    /* splitmix-style seeding: distinct, never-zero streams per engine */
-    cx->jitter = opt->jitter_seed ? (opt->jitter_seed ^ ((uint64_t)(e + 1) * 0x9E3779B97F4A7C15u)) | 1 : 0;
+    /* a distinct stream per engine; opt->jitter_seed says whether to draw */
+    cx->jitter = splitmix64(opt->jitter_seed ^ splitmix64((uint64_t)e + 1));
     atomic_init(&cx->state, ENGINE_RUNNING);
   }
 }

@@ -70,7 +70,7 @@ struct bfrt_ctx {
   int64_t waits, bookkeeping, barriers;
   int64_t spills; /* scratch operations (bfrt_spill) */
   int64_t held; /* ops held by back-pressure (rt_hold) */
-  uint64_t jitter; /* PRNG state; 0 = no jitter */
+  uint64_t jitter; /* splitmix64 state (util/random.h), drawn when opt->jitter_seed != 0 */
   TraceBuf trace;
   int tracing;
   Scratch *scratch;
@@ -211,7 +211,6 @@ int rt_holder(Ctx *cx, int64_t own, int64_t next);
 void rt_forget_seen(struct bfrt *rt);
 
 /* Monotonic nanoseconds. */
-int64_t rt_now_ns(void);
 /* cx's trace time now (ns since the run started), 0 when not tracing. */
 int64_t trace_now(Ctx *cx);
 /* Append an event that started at start_ns to cx's trace (when tracing). */

@@ -17,10 +17,11 @@
 #include <stdlib.h>
 
 #include "rt.h"
+#include "util/clock.h"
 
 int64_t trace_now(Ctx *cx) {
   if (!cx->tracing) return 0;
-  return cx->rt->exec->now_ns ? cx->rt->exec->now_ns(cx) : rt_now_ns() - cx->rt->start_ns;
+  return cx->rt->exec->now_ns ? cx->rt->exec->now_ns(cx) : clock_now_ns() - cx->rt->start_ns;
 }
 
 void trace_record(Ctx *cx, int op, int line, int engine, int64_t threshold, int64_t start_ns) {
