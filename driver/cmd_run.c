@@ -300,47 +300,61 @@ static int64_t ideal_cycles(Run *r) {
   return r->ideal;
 }
 
-/* "key": value, with null for a value JSON cannot hold. */
-static void print_json_number(const char *key, double value) {
-  if (isfinite(value)) printf("\"%s\": %.9g, ", key, value);
-  else printf("\"%s\": null, ", key);
-}
-
 static void print_json(Run *r, const ModeResult *res) {
   const Kernel *k = r->p->kernel;
   const bfrt_stats *s = &res->stats;
-  printf("{\"kernel\": \"%s\", \"sync\": \"%s\", \"exec\": \"%s\", \"params\": {", k->name,
-         sync_name(res->sync), exec_name(r->args->exec));
-  for (int i = 0; i < k->nparams; i++)
-    printf("%s\"%s\": %" PRId64, i ? ", " : "", k->params[i].name, r->in.params[i]);
-  putchar('}');
-  fflush(stdout);
-  device_ints_json(r->p, stdout);
-  printf(", \"wall_ns\": %" PRId64 ", \"waits_executed\": %" PRId64 ", \"outputs_match\": %s, ",
-         res->wall_ns, s->waits, res->match ? "true" : "false");
-  if (isfinite(res->max_abs_err))
-    printf("\"max_abs_err\": %.9g, ", res->max_abs_err);
-  else
-    printf("\"max_abs_err\": null, ");
-  print_json_number("max_abs_err_f64", res->f64.max_abs_err);
-  print_json_number("max_rel_err_f64", res->f64.max_rel_err);
-  print_json_number("error_bound_ratio_f64", res->f64.max_bound_ratio);
-  printf("\"instructions\": %" PRId64 ", \"bookkeeping\": %" PRId64 ", \"barriers\": %" PRId64
-         ", \"backpressure_held\": %" PRId64 ", \"spills\": %" PRId64,
-         s->instructions, s->bookkeeping, s->barriers, s->held, s->spills);
-  if (r->args->check) printf(", \"races\": %" PRId64, s->races);
+  JsonWriter w;
+  jw_init(&w, stdout, false);
+  jw_object(&w);
+  jw_key_string(&w, "kernel", k->name);
+  jw_key_string(&w, "sync", sync_name(res->sync));
+  jw_key_string(&w, "exec", exec_name(r->args->exec));
+  jw_key(&w, "params");
+  jw_object(&w);
+  for (int i = 0; i < k->nparams; i++) jw_key_int(&w, k->params[i].name, r->in.params[i]);
+  jw_close(&w);
+  device_ints_json(r->p, &w);
+  jw_key_int(&w, "wall_ns", res->wall_ns);
+  jw_key_int(&w, "waits_executed", s->waits);
+  jw_key_bool(&w, "outputs_match", res->match);
+  jw_key(&w, "max_abs_err");
+  jw_sig(&w, res->max_abs_err, 9);
+  jw_key(&w, "max_abs_err_f64");
+  jw_sig(&w, res->f64.max_abs_err, 9);
+  jw_key(&w, "max_rel_err_f64");
+  jw_sig(&w, res->f64.max_rel_err, 9);
+  jw_key(&w, "error_bound_ratio_f64");
+  jw_sig(&w, res->f64.max_bound_ratio, 9);
+  jw_key_int(&w, "instructions", s->instructions);
+  jw_key_int(&w, "bookkeeping", s->bookkeeping);
+  jw_key_int(&w, "barriers", s->barriers);
+  jw_key_int(&w, "backpressure_held", s->held);
+  jw_key_int(&w, "spills", s->spills);
+  if (r->args->check) jw_key_int(&w, "races", s->races);
   if (r->args->exec == BFRT_EXEC_SIM) {
-    printf(", \"cycles\": %" PRId64 ", \"ns\": %.1f, \"ideal_cycles\": ", s->cycles,
-           (double)s->cycles / r->p->target->costs.clock_ghz);
-    if (ideal_cycles(r) >= 0) printf("%" PRId64 ", \"ideal_sync_cycles\": %" PRId64, ideal_cycles(r), r->ideal_sync);
-    else printf("null, \"ideal_sync_cycles\": null");
-    printf(", \"engines\": {");
-    for (int e = 0; e < r->p->target->nengines; e++)
-      printf("%s\"%s\": {\"busy\": %" PRId64 ", \"stall\": %" PRId64 "}", e ? ", " : "",
-             r->p->target->engines[e].name, s->busy[e], s->stall[e]);
-    printf("}");
+    jw_key_int(&w, "cycles", s->cycles);
+    jw_key(&w, "ns");
+    jw_fixed(&w, (double)s->cycles / r->p->target->costs.clock_ghz, 1);
+    bool ideal = ideal_cycles(r) >= 0;
+    jw_key(&w, "ideal_cycles");
+    if (ideal) jw_int(&w, ideal_cycles(r));
+    else jw_null(&w);
+    jw_key(&w, "ideal_sync_cycles");
+    if (ideal) jw_int(&w, r->ideal_sync);
+    else jw_null(&w);
+    jw_key(&w, "engines");
+    jw_object(&w);
+    for (int e = 0; e < r->p->target->nengines; e++) {
+      jw_key(&w, r->p->target->engines[e].name);
+      jw_object(&w);
+      jw_key_int(&w, "busy", s->busy[e]);
+      jw_key_int(&w, "stall", s->stall[e]);
+      jw_close(&w);
+    }
+    jw_close(&w);
   }
-  printf("}\n");
+  jw_close(&w);
+  putchar('\n');
 }
 
 static void print_table_head(const Run *r) {
@@ -393,7 +407,9 @@ static void copy_events(FILE *out, Arena *arena, const char *text, int pid, cons
       fprintf(out, "\"pid\":%d,", pid);
       at += 8;
     } else if (at == process) {
-      fprintf(out, "\"args\":{\"name\":\"%s (%s)\"}}", kernel, sync_name(sync));
+      fputs("\"args\":{\"name\":", out);
+      json_write_string(out, arena_printf(arena, "%s (%s)", kernel, sync_name(sync)));
+      fputs("}}", out);
       at += strlen(name);
     } else {
       fputc(*at++, out);

@@ -65,20 +65,6 @@ static const char usage_text[] =
     "                  order) before checking; KIND is drop, lower (threshold - 1)\n"
     "                  or raise (threshold + 1). The oracle must catch it.\n";
 
-static void print_json_string(FILE *out, const char *s) {
-  fputc('"', out);
-  for (; *s; s++) {
-    unsigned char ch = (unsigned char)*s;
-    if (ch == '"' || ch == '\\')
-      fprintf(out, "\\%c", ch);
-    else if (ch < 0x20)
-      fprintf(out, "\\u%04x", ch);
-    else
-      fputc(ch, out);
-  }
-  fputc('"', out);
-}
-
 typedef enum WaitClass { ALL_REDUNDANT, ALL_IMPLIED, UNEXECUTED, FALLBACK } WaitClass;
 
 /* Wait nodes (in ir_mutate's order) of a class: every execution redundant;
@@ -86,9 +72,9 @@ typedef enum WaitClass { ALL_REDUNDANT, ALL_IMPLIED, UNEXECUTED, FALLBACK } Wait
  * those cannot create a race: the mutation tests call them equivalent);
  * conservative by the transform's own account (its WaitWhy names a
  * fallback), which may guard nothing the exact dependences need. */
-static void print_wait_list(FILE *out, const char *key, const OracleStats *st, WaitClass class) {
-  fprintf(out, ", \"%s\": [", key);
-  const char *sep = "";
+static void print_wait_list(JsonWriter *w, const char *key, const OracleStats *st, WaitClass class) {
+  jw_key(w, key);
+  jw_array(w);
   for (int i = 0; i < st->nwait_nodes; i++) {
     int64_t runs = st->wait_executed[i], redundant = st->wait_redundant[i];
     const WaitWhy *why = st->wait_node[i]->why;
@@ -96,43 +82,45 @@ static void print_wait_list(FILE *out, const char *key, const OracleStats *st, W
                   : class == ALL_REDUNDANT ? runs > 0 && redundant == runs
                   : class == ALL_IMPLIED   ? runs > 0 && redundant + st->wait_subsumed[i] == runs
                                            : why && why->fallback;
-    if (member) {
-      fprintf(out, "%s%d", sep, i);
-      sep = ", ";
-    }
+    if (member) jw_int(w, i);
   }
-  fputc(']', out);
+  jw_close(w);
 }
 
 static void print_json(FILE *out, const Program *p, const VerifyArgs *a, const int64_t *params,
                        const OracleStats *st) {
   const Kernel *k = p->kernel;
-  fputs("{\"kernel\": ", out);
-  print_json_string(out, k->name);
-  fprintf(out, ", \"sync\": \"%s\", \"params\": {", sync_name(a->sync));
-  for (int i = 0; i < k->nparams; i++) {
-    fputs(i ? ", " : "", out);
-    print_json_string(out, k->params[i].name);
-    fprintf(out, ": %lld", (long long)params[i]);
-  }
-  fputc('}', out);
-  device_ints_json(p, out);
-  fprintf(out,
-          ", \"instructions\": %lld, \"waits\": %lld, \"races\": %lld, \"early\": %lld, "
-          "\"late\": %lld, \"late_explained\": %lld, \"redundant\": %lld, \"bookkeeping\": %lld, "
-          "\"deadlocks\": %lld, \"subsumed\": %lld, \"mismatches\": %lld, \"schedules\": %d, "
-          "\"wait_nodes\": %d",
-          (long long)st->instructions, (long long)st->waits, (long long)st->races,
-          (long long)st->early, (long long)st->late, (long long)st->late_explained,
-          (long long)st->redundant, (long long)st->bookkeeping, (long long)st->deadlocks,
-          (long long)st->subsumed, (long long)st->mismatches, st->schedules, st->nwait_nodes);
-  fprintf(out, ", \"window\": %lld, \"counter_bits\": %d, \"backpressure_pairs\": %lld, \"backpressure_held\": %lld",
-          (long long)st->window, p->target->counter_bits, (long long)st->backpressure_pairs, (long long)st->held);
-  print_wait_list(out, "redundant_waits", st, ALL_REDUNDANT);
-  print_wait_list(out, "implied_waits", st, ALL_IMPLIED);
-  print_wait_list(out, "unexecuted_waits", st, UNEXECUTED);
-  print_wait_list(out, "fallback_waits", st, FALLBACK);
-  fputs("}\n", out);
+  JsonWriter w;
+  jw_init(&w, out, false);
+  jw_object(&w);
+  jw_key_string(&w, "kernel", k->name);
+  jw_key_string(&w, "sync", sync_name(a->sync));
+  jw_key(&w, "params");
+  jw_object(&w);
+  for (int i = 0; i < k->nparams; i++) jw_key_int(&w, k->params[i].name, params[i]);
+  jw_close(&w);
+  device_ints_json(p, &w);
+  const struct {
+    const char *key;
+    int64_t value;
+  } counts[] = {
+      {"instructions", st->instructions}, {"waits", st->waits},
+      {"races", st->races},               {"early", st->early},
+      {"late", st->late},                 {"late_explained", st->late_explained},
+      {"redundant", st->redundant},       {"bookkeeping", st->bookkeeping},
+      {"deadlocks", st->deadlocks},       {"subsumed", st->subsumed},
+      {"mismatches", st->mismatches},     {"schedules", st->schedules},
+      {"wait_nodes", st->nwait_nodes},    {"window", st->window},
+      {"counter_bits", p->target->counter_bits}, {"backpressure_pairs", st->backpressure_pairs},
+      {"backpressure_held", st->held},
+  };
+  for (size_t i = 0; i < sizeof counts / sizeof counts[0]; i++) jw_key_int(&w, counts[i].key, counts[i].value);
+  print_wait_list(&w, "redundant_waits", st, ALL_REDUNDANT);
+  print_wait_list(&w, "implied_waits", st, ALL_IMPLIED);
+  print_wait_list(&w, "unexecuted_waits", st, UNEXECUTED);
+  print_wait_list(&w, "fallback_waits", st, FALLBACK);
+  jw_close(&w);
+  fputc('\n', out);
 }
 
 static void print_summary(FILE *out, const Program *p, const VerifyArgs *a, const int64_t *params,

@@ -13,6 +13,7 @@
 
 #include "harness/gen.h"
 #include "util/clock.h"
+#include "util/json.h"
 #include "harness/minimize.h"
 #include "harness/pool.h"
 
@@ -96,18 +97,36 @@ static void print_summary(const Results *r, double seconds) {
 static void print_json(const Results *r, double seconds) {
   const Campaign *c = r->c;
   const Counts *t = &r->totals;
-  printf("{\"from\": %" PRIu64 ", \"count\": %" PRIu64 ", \"size\": %ld, \"jobs\": %d, \"gcc_every\": %" PRIu64
-         ", \"kernels\": %" PRId64 ", \"instructions\": %" PRId64 ", \"oracle_waits\": %" PRId64
-         ", \"thread_waits\": %" PRId64 ", \"schedules\": %" PRId64 ", \"redundant\": %" PRId64
-         ", \"bookkeeping\": %" PRId64 ", \"thread_runs\": %" PRId64 ", \"gcc_runs\": %" PRId64
-         ", \"sim_runs\": %" PRId64 ", \"failures\": %" PRId64 ", \"sim_exceptions\": %" PRId64
-         ", \"oracle_held\": %" PRId64 ", \"thread_held\": %" PRId64 ", \"sim_held\": %" PRId64
-         ", \"failed_seeds\": [",
-         c->from, c->count, c->cfg.size, c->jobs, c->gcc_every, t->kernels, t->instructions, t->oracle_waits,
-         t->thread_waits, t->schedules, t->redundant, t->bookkeeping, t->thread_runs, t->gcc_runs, t->sim_runs,
-         t->failures, t->sim_exceptions, t->oracle_held, t->thread_held, t->sim_held);
-  for (int i = 0; i < r->nfailed; i++) printf("%s%" PRIu64, i ? ", " : "", r->failed[i].seed);
-  printf("], \"seconds\": %.1f}\n", seconds);
+  JsonWriter w;
+  jw_init(&w, stdout, false);
+  jw_object(&w);
+  jw_key(&w, "from");
+  jw_uint(&w, c->from);
+  jw_key(&w, "count");
+  jw_uint(&w, c->count);
+  jw_key_int(&w, "size", c->cfg.size);
+  jw_key_int(&w, "jobs", c->jobs);
+  jw_key(&w, "gcc_every");
+  jw_uint(&w, c->gcc_every);
+  const struct {
+    const char *key;
+    int64_t value;
+  } counts[] = {
+      {"kernels", t->kernels},         {"instructions", t->instructions}, {"oracle_waits", t->oracle_waits},
+      {"thread_waits", t->thread_waits}, {"schedules", t->schedules},     {"redundant", t->redundant},
+      {"bookkeeping", t->bookkeeping}, {"thread_runs", t->thread_runs},   {"gcc_runs", t->gcc_runs},
+      {"sim_runs", t->sim_runs},       {"failures", t->failures},         {"sim_exceptions", t->sim_exceptions},
+      {"oracle_held", t->oracle_held}, {"thread_held", t->thread_held},   {"sim_held", t->sim_held},
+  };
+  for (size_t i = 0; i < sizeof counts / sizeof counts[0]; i++) jw_key_int(&w, counts[i].key, counts[i].value);
+  jw_key(&w, "failed_seeds");
+  jw_array(&w);
+  for (int i = 0; i < r->nfailed; i++) jw_uint(&w, r->failed[i].seed);
+  jw_close(&w);
+  jw_key(&w, "seconds");
+  jw_fixed(&w, seconds, 1);
+  jw_close(&w);
+  putchar('\n');
 }
 
 /* ---- The campaign. */

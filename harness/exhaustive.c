@@ -65,6 +65,7 @@
 
 #include "frontend/program.h"
 #include "util/clock.h"
+#include "util/json.h"
 #include "harness/pool.h"
 #include "transform/oracle.h"
 #include "transform/sync.h"
@@ -460,17 +461,29 @@ int exhaustive_run(const ExhaustiveScope *c) {
   bool crashed = t.crashed;
   Counts sum = t.sum;
   double seconds = (double)(clock_now_ms() - start) / 1000;
-  if (c->json)
-    printf("{\"exhaustive\": true, \"kernels\": %" PRId64 ", \"oracle_checks\": %" PRId64 ", \"instructions\": %" PRId64
-           ", \"waits\": %" PRId64 ", \"held\": %" PRId64 ", \"failures\": %" PRId64 ", \"crashed\": %s, \"seconds\": %.1f}\n",
-           sum.kernels, sum.schedules, sum.instructions, sum.oracle_waits, sum.oracle_held, sum.failures,
-           crashed ? "true" : "false", seconds);
-  else
+  if (c->json) {
+    JsonWriter w;
+    jw_init(&w, stdout, false);
+    jw_object(&w);
+    jw_key_bool(&w, "exhaustive", true);
+    jw_key_int(&w, "kernels", sum.kernels);
+    jw_key_int(&w, "oracle_checks", sum.schedules);
+    jw_key_int(&w, "instructions", sum.instructions);
+    jw_key_int(&w, "waits", sum.oracle_waits);
+    jw_key_int(&w, "held", sum.oracle_held);
+    jw_key_int(&w, "failures", sum.failures);
+    jw_key_bool(&w, "crashed", crashed);
+    jw_key(&w, "seconds");
+    jw_fixed(&w, seconds, 1);
+    jw_close(&w);
+    putchar('\n');
+  } else {
     printf("exhaustive: %" PRId64 " kernels (<= %d instructions over %d engines, <= %d loops, 1-2 slots), %" PRId64
            " oracle checks (N = 0..3, both sync modes), %" PRId64 " dynamic instructions, %" PRId64
            " waits, %" PRId64 " ops held by back-pressure; %" PRId64 " failures%s; %.1f s\n",
            sum.kernels, c->instructions, scope_engines(c), EX_MAX_LOOPS, sum.schedules, sum.instructions, sum.oracle_waits,
            sum.oracle_held, sum.failures,
            crashed ? ", a worker CRASHED" : "", seconds);
+  }
   return sum.failures || crashed ? 1 : 0;
 }
