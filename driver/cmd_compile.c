@@ -180,8 +180,7 @@ static void print_resources_json(const Program *p, const OracleStats *st, const 
 
 static void print_resources(const Program *p, const OracleStats *st, bool json, FILE *out) {
   const Target *t = p->target;
-  EngineResources *all = ARENA_ARRAY(p->arena, EngineResources, t->nengines);
-  resources_all(p, all);
+  const EngineResources *all = resources_plan(p);
   if (json) {
     print_resources_json(p, st, all, out);
     return;

@@ -59,7 +59,7 @@
 #include "util/arena.h"
 #include "util/diag.h"
 #include "util/random.h"
-#include "frontend/ops.h"
+#include "runtime/ops.h"
 #include "target/target.h"
 
 #define TILE_DIM 4

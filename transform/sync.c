@@ -1,8 +1,9 @@
 /* sync.c: the sync modes. The commands and the harness name a SyncMode;
  * sync_modes is the one place that maps it to a pass, to the name every
  * report prints and --sync takes, and to the identifier in generated
- * kernel names. Whatever the mode, the streams must fit the target's
- * semaphores and registers (transform/resources.c). */
+ * kernel names. Whatever the mode, the streams get the device-read
+ * sharing (transform/share_reads.c) and must fit the target's semaphores
+ * and registers (transform/resources.c). */
 #include <string.h>
 
 #include "transform/sync.h"
@@ -20,7 +21,9 @@ const char *const sync_choices[SYNC_MODE_COUNT + 1] = {SYNC_MODES(SYNC_CHOICE)[S
 
 void transform_sync(Program *p, SyncMode mode) {
   sync_modes[mode].pass(p);
-  if (!p->diag.errors) resources_check(p);
+  if (p->diag.errors) return;
+  share_device_reads(p);
+  resources_check(p);
 }
 
 const char *sync_name(SyncMode mode) { return sync_modes[mode].name; }

@@ -13,9 +13,13 @@ void transform_barrier_free(Program *p);
  * iteration boundary and static thresholds between them. transform/barrier.c */
 void transform_barrier(Program *p);
 /* Requires: a checked kernel. Ensures: ir synchronized the way mode says
- * (its pass in sync_modes), and the streams fit the target's semaphores
- * and registers. transform/sync.c */
+ * (its pass in sync_modes), its device reads shared, and the streams fit
+ * the target's semaphores and registers. transform/sync.c */
 void transform_sync(Program *p, SyncMode mode);
+/* Requires: p->ir from a sync pass. Ensures: each device element a node
+ * list evaluates twice or more is read once, into a scalar.
+ * transform/share_reads.c */
+void share_device_reads(Program *p);
 
 /* One row per SyncMode, in enum order: the one place a mode is named. */
 typedef struct SyncModeInfo {
