@@ -228,7 +228,7 @@ static int compile_program(Program *p, const CompileArgs *a) {
     if (param_args_bind(&a->params, p->kernel, params, stderr)) return 2;
     /* i32 tensors (device-read bounds) hold `bfsync run`'s and verify's
      * default values (seed 1), as the measurement needs some */
-    Instance in = {p, params, NULL, NULL};
+    Instance in = {p, params, NULL, NULL, NULL};
     const char *err;
     if (instance_inputs(&in, 1, &err)) {
       fprintf(stderr, "bfsync: error: %s\n", err);

@@ -69,7 +69,6 @@ typedef struct Run {
   RefTensor *results; /* the last mode's results, for --output */
   int64_t ideal;      /* sim: the oracle's ideal makespan; -1 until computed, -2 if it cannot be */
   int64_t ideal_sync; /* sim: the same, charging each dependence its semaphore latency and one wait */
-  ExactTensor *exact; /* the f64 reference's results; NULL until computed */
   char *trace_parts[2]; /* --trace: each mode's trace, a private temporary
                            file until write_trace puts it in place (by SyncMode) */
 } Run;
@@ -203,21 +202,6 @@ static int write_outputs(Run *r) {
   return 0;
 }
 
-/* ---- The f64 reference. */
-
-/* The f64 reference, once; 1 after a diagnostic. */
-static int compute_exact(Run *r) {
-  if (r->exact) return 0;
-  ExactTensor *exact = ARENA_ARRAY(r->p->arena, ExactTensor, r->p->kernel->ntensors + 1);
-  const char *err;
-  if (reference_f64(r->p, r->in.params, r->in.inputs, exact, &err)) {
-    fprintf(stderr, "bfsync: error: %s\n", err);
-    return 1;
-  }
-  r->exact = exact;
-  return 0;
-}
-
 /* ---- One sync mode. */
 
 static int transform_mode(Run *r, SyncMode sync) {
@@ -265,13 +249,17 @@ static int run_mode(Run *r, SyncMode sync, ModeResult *res) {
     return 1;
   }
   jit_free(jit);
-  if (compute_exact(r)) return 1;
+  if (instance_exact(&r->in, &err)) {
+    fprintf(stderr, "bfsync: error: %s\n", err);
+    return 1;
+  }
   r->results = results;
   res->match = instance_compare(&r->in, results, arena_printf(r->p->arena, "bfsync: %s", sync_name(sync)), stderr,
                                 &res->max_abs_err);
   const char *report;
-  res->within_f64 = reference_f64_compare(r->p, results, r->exact, &res->f64, &report);
-  if (report) fprintf(stderr, "bfsync: %s: %s\n", sync_name(sync), report);
+  res->within_f64 = instance_compare_f64(&r->in, results, arena_printf(r->p->arena, "bfsync: %s", sync_name(sync)),
+                                        &res->f64, &report);
+  if (report) fprintf(stderr, "%s\n", report);
   return 0;
 }
 
@@ -538,7 +526,7 @@ static int bind_params(Program *p, const ParamArgs *given, const ParamsLine *fro
 /* One parameter set. */
 static int run_params(Program *p, const RunArgs *a, const ParamsLine *from) {
   int64_t *params = ARENA_ARRAY(p->arena, int64_t, p->kernel->nparams + 1);
-  Run r = {{p, params, NULL, NULL}, p, a, NULL, -1, -1, NULL, {NULL, NULL}};
+  Run r = {{p, params, NULL, NULL, NULL}, p, a, NULL, -1, -1, {NULL, NULL}};
   int status = bind_params(p, &a->params, from, params);
   if (status || (status = check_tensor_args(p->kernel, a)) || (status = make_inputs(&r))) return status;
   return run_all(&r);

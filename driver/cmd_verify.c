@@ -151,7 +151,7 @@ static void print_summary(FILE *out, const Program *p, const VerifyArgs *a, cons
  * --seed, or --input. 0, or an exit status. */
 static int device_values(Program *p, const VerifyArgs *a, const int64_t *params) {
   const Kernel *k = p->kernel;
-  Instance in = {p, params, NULL, NULL};
+  Instance in = {p, params, NULL, NULL, NULL};
   const char *err;
   if (instance_inputs(&in, a->seed, &err)) {
     fprintf(stderr, "bfsync: error: %s\n", err);

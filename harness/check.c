@@ -32,6 +32,7 @@ void add_counts(Counts *to, const Counts *c) {
   to->oracle_held += c->oracle_held;
   to->thread_held += c->thread_held;
   to->sim_held += c->sim_held;
+  to->f64_checks += c->f64_checks;
 }
 
 void outcome_fail(Outcome *out, const char *stage, const char *fmt, ...) {
@@ -61,7 +62,9 @@ typedef struct KernelCheck {
   Outcome *out;
 } KernelCheck;
 
-/* Compare results with the reference; the first difference fails stage. */
+/* Compare results with the reference, bit for bit, then with the f64
+ * reference within its bounds; the first difference fails stage, an
+ * element over its bound fails "f64". */
 static int compare(KernelCheck *k, const RefTensor *results, const char *stage, const char *what) {
   char *text = NULL;
   size_t len = 0;
@@ -70,7 +73,14 @@ static int compare(KernelCheck *k, const RefTensor *results, const char *stage, 
   if (!match) outcome_fail(k->out, stage, "%s", first_line(report, &text));
   fclose(report);
   free(text);
-  return match ? 0 : -1;
+  if (!match) return -1;
+  ExactErrors errors;
+  const char *off;
+  k->out->counts.f64_checks++;
+  if (instance_compare_f64(&k->in, results, arena_printf(k->in.p->arena, "%s %s", stage, what), &errors, &off))
+    return 0;
+  outcome_fail(k->out, "f64", "%s", off);
+  return -1;
 }
 
 /* Run under opt and compare; 0, or -1 (failed, recorded). */
@@ -223,6 +233,8 @@ static void check_program(KernelCheck *k, const char *text, int gcc_mode, FILE *
     outcome_fail(k->out, "oracle", "the sequential walk stopped: %s", first_line(diag, diag_text));
   else if (instance_reference(&k->in, &err))
     outcome_fail(k->out, "reference", "%s", err);
+  else if (instance_exact(&k->in, &err))
+    outcome_fail(k->out, "f64-reference", "%s", err);
   else if (!check_mode(k, o, SYNC_BARRIER_FREE, gcc_mode, &cycles[SYNC_BARRIER_FREE]) &&
            !check_mode(k, o, SYNC_BARRIER, gcc_mode, &cycles[SYNC_BARRIER]))
     compare_cycles(k, o, cycles);

@@ -40,6 +40,9 @@ typedef struct Counts {
   /* ops held by back-pressure (counter window): the oracle's (the most of a
    * kernel's schedules), on threads, on the simulator */
   int64_t oracle_held, thread_held, sim_held;
+  /* runs whose results were compared with the f64 reference (every run
+   * that matched the sequential reference bit for bit) */
+  int64_t f64_checks;
 } Counts;
 
 typedef struct Outcome {

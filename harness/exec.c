@@ -99,6 +99,22 @@ int instance_reference(Instance *in, const char **err) {
   return 0;
 }
 
+int instance_exact(Instance *in, const char **err) {
+  if (in->exact) return 0;
+  ExactTensor *exact = ARENA_ARRAY(in->p->arena, ExactTensor, in->p->kernel->ntensors + 1);
+  if (reference_f64(in->p, in->params, in->inputs, exact, err)) return -1;
+  in->exact = exact;
+  return 0;
+}
+
+bool instance_compare_f64(const Instance *in, const RefTensor *got, const char *what, ExactErrors *errors,
+                          const char **report) {
+  const char *worst;
+  bool within = reference_f64_compare(in->p, got, in->exact, errors, &worst);
+  *report = worst ? arena_printf(in->p->arena, "%s: %s", what, worst) : NULL;
+  return within;
+}
+
 int instance_execute(Instance *in, const bfrt_kernel *bk, const bfrt_options *opt, RefTensor *results,
                      bfrt_stats *stats, int64_t *wall_ns, const char **err) {
   bfrt *rt = bfrt_new(bk, in->params, err);
