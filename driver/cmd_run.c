@@ -498,58 +498,13 @@ static int run_all(Run *r) {
   return all_match ? 0 : 1;
 }
 
-/* A `// params:` line of the kernel file: the pairs after the mark. */
-typedef struct ParamsLine {
-  Span span; /* the pairs */
-  const char *text;
-} ParamsLine;
-
-/* Bind one parameter set, given (from NULL) or from a `// params:` line,
- * whose errors are the kernel file's: positioned at the line, status 1. */
-static int bind_params(Program *p, const ParamArgs *given, const ParamsLine *from, int64_t *params) {
-  if (!from) return param_args_bind(given, p->kernel, params, stderr) ? 2 : 0;
-  char *why = NULL;
-  size_t len = 0;
-  FILE *err = open_memstream(&why, &len);
-  if (!err) bug("out of memory");
-  ParamArgs pa = {0};
-  int failed = param_args_add_line(&pa, p->arena, from->text, err) || param_args_bind(&pa, p->kernel, params, err);
-  fclose(err);
-  /* one diagnostic per message, without the "bfsync: error: " each begins with */
-  for (char *save, *msg = strtok_r(why, "\n", &save); failed && msg; msg = strtok_r(NULL, "\n", &save))
-    diag_error(&p->diag, from->span, "in this `// params:` line: %s",
-               strncmp(msg, "bfsync: error: ", 15) ? msg : msg + 15);
-  free(why);
-  return failed ? 1 : 0;
-}
-
 /* One parameter set. */
-static int run_params(Program *p, const RunArgs *a, const ParamsLine *from) {
+static int run_params(Program *p, const RunArgs *a, const Directive *from) {
   int64_t *params = ARENA_ARRAY(p->arena, int64_t, p->kernel->nparams + 1);
   Run r = {{p, params, NULL, NULL, NULL}, p, a, NULL, -1, -1, {NULL, NULL}};
-  int status = bind_params(p, &a->params, from, params);
+  int status = params_bind(p, &a->params, from, params);
   if (status || (status = check_tensor_args(p->kernel, a)) || (status = make_inputs(&r))) return status;
   return run_all(&r);
-}
-
-/* Every `// params:` line of the source, in order, into *lines (arena). */
-static int params_lines(const Program *p, ParamsLine **lines) {
-  static const char mark[] = "// params:";
-  int n = 0, cap = 0;
-  for (size_t at = 0; at < p->src.len;) {
-    const char *line = p->src.text + at, *nl = memchr(line, '\n', p->src.len - at);
-    size_t len = nl ? (size_t)(nl - line) : p->src.len - at;
-    if (len >= sizeof mark - 1 && !memcmp(line, mark, sizeof mark - 1)) {
-      *lines = arena_grow(p->arena, *lines, sizeof **lines, n, &cap);
-      size_t from = sizeof mark - 1, to = len;
-      while (from < to && strchr(" \t", line[from])) from++;
-      while (to > from && strchr(" \t\r", line[to - 1])) to--;
-      Span span = {(uint32_t)(at + from), (uint32_t)(at + to)};
-      (*lines)[n++] = (ParamsLine){span, arena_strndup(p->arena, line + sizeof mark - 1, len - (sizeof mark - 1))};
-    }
-    at += len + 1;
-  }
-  return n;
 }
 
 /* The parameters given, else the first `// params:` line, or every line
@@ -560,8 +515,8 @@ static int run_program(Program *p, const RunArgs *a) {
   if (p->diag.errors) return 1;
   check(p);
   if (p->diag.errors) return 1;
-  ParamsLine *lines = NULL;
-  int nlines = a->params.n || !p->kernel->nparams ? 0 : params_lines(p, &lines);
+  Directive *lines = NULL;
+  int nlines = a->params.n || !p->kernel->nparams ? 0 : program_directives(p, "params", &lines);
   if (a->all_params && !nlines) return usage_error("--all-params: %s has no `// params:` line to run", p->src.path);
   if (a->all_params && nlines > 1 && (a->outputs.n || a->trace_path))
     return usage_error("--output and --trace keep one run; --all-params runs the %s lines of `// params:` in turn",

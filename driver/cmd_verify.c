@@ -25,16 +25,16 @@ typedef struct VerifyArgs {
   ParamArgs params;
   int sync; /* SyncMode, in sync_choices' order */
   uint64_t schedules, seed, max_steps;
-  bool json;
+  bool json, all_params;
   Mutation mutation;
   NamedPaths inputs; /* values of i32 tensors */
 } VerifyArgs;
 
 
 static const char usage_text[] =
-    "usage: bfsync verify FILE -p NAME=VALUE ... [--sync=barrier-free|barrier]\n"
-    "                     [--schedules K] [--seed S] [--json] [--mutate=KIND:K]\n"
-    "                     [--target FILE] [--max-steps N]\n"
+    "usage: bfsync verify FILE [-p NAME=VALUE ... | --all-params]\n"
+    "                     [--sync=barrier-free|barrier] [--schedules K] [--seed S]\n"
+    "                     [--json] [--mutate=KIND:K] [--target FILE] [--max-steps N]\n"
     "\n"
     "Walks the kernel sequentially with the given parameters to find what every\n"
     "dynamic instruction needs from the other engines, then runs the transformed\n"
@@ -44,7 +44,10 @@ static const char usage_text[] =
     "Exit status 1 on a race, a deadlock or (barrier-free only: the baseline's\n"
     "static thresholds are not exact by design) a late wait no fallback explains.\n"
     "\n"
-    "  -p NAME=VALUE   a kernel parameter (repeat for each)\n"
+    "  -p NAME=VALUE   a kernel parameter (repeat for each); without any, the\n"
+    "                  first `// params:` line of the file, as bfsync run takes it\n"
+    "  --all-params    verify at every `// params:` line in turn (exit status:\n"
+    "                  the worst)\n"
     "  --sync=MODE     barrier-free (default) or barrier\n"
     "  --schedules K   number of random interleavings (at least 1)\n"
     "  --seed S        seed of the interleavings, and of the default values of\n"
@@ -175,15 +178,12 @@ static int device_values(Program *p, const VerifyArgs *a, const int64_t *params)
   return 0;
 }
 
-static int verify(Program *p, const VerifyArgs *a) {
-  p->max_steps = (int64_t)a->max_steps;
-  parse(p);
-  if (p->diag.errors) return 1;
-  check(p);
-  if (p->diag.errors) return 1;
+/* One parameter set: given (line NULL) or a `// params:` line. */
+static int verify_params(Program *p, const VerifyArgs *a, const Directive *line) {
   int64_t *params = ARENA_ARRAY(p->arena, int64_t, p->kernel->nparams + 1);
-  if (param_args_bind(&a->params, p->kernel, params, stderr)) return 2;
-  int status = device_values(p, a, params);
+  int status = params_bind(p, &a->params, line, params);
+  if (status) return status;
+  status = device_values(p, a, params);
   if (status) return status;
   Oracle *o = oracle_new(p, params);
   if (!o) return 1;
@@ -203,6 +203,29 @@ static int verify(Program *p, const VerifyArgs *a) {
   return oracle_failed(&st) || p->diag.errors ? 1 : 0;
 }
 
+/* The parameters given, else the first `// params:` line, or every line
+ * with --all-params (the worst status kept), as bfsync run chooses. */
+static int verify(Program *p, const VerifyArgs *a) {
+  p->max_steps = (int64_t)a->max_steps;
+  parse(p);
+  if (p->diag.errors) return 1;
+  check(p);
+  if (p->diag.errors) return 1;
+  Directive *lines = NULL;
+  int nlines = a->params.n ? 0 : program_directives(p, "params", &lines);
+  if (a->all_params && !nlines) {
+    fprintf(stderr, "bfsync: error: --all-params: %s has no `// params:` line to verify\n", p->src.path);
+    return 2;
+  }
+  if (!nlines || (!a->all_params && !p->kernel->nparams)) return verify_params(p, a, NULL);
+  int status = 0;
+  for (int i = 0; i < (a->all_params ? nlines : 1); i++) {
+    int s = verify_params(p, a, &lines[i]);
+    if (s > status) status = s;
+  }
+  return status;
+}
+
 int cmd_verify(int argc, char **argv) {
   VerifyArgs a = {.sync = SYNC_BARRIER_FREE, .schedules = 4, .seed = 1, .max_steps = DEFAULT_MAX_STEPS,
                   .mutation = {0, -1}};
@@ -216,6 +239,7 @@ int cmd_verify(int argc, char **argv) {
       {.name = "--target", .kind = ARG_STRING, .dest = &a.target_path},
       {.name = "--mutate", .kind = ARG_MUTATION, .dest = &a.mutation},
       {.name = "--json", .kind = ARG_FLAG, .dest = &a.json},
+      {.name = "--all-params", .kind = ARG_FLAG, .dest = &a.all_params},
       {.name = "--input", .kind = ARG_NAMED_PATH, .dest = &a.inputs},
       {0},
   };
@@ -223,6 +247,7 @@ int cmd_verify(int argc, char **argv) {
   CommandLine cl = {"verify", usage_text, specs, 1, 1, arena, NULL, 0};
   int status = args_parse(&cl, argc, argv);
   a.path = cl.nfiles ? cl.files[0] : NULL;
+  if (status < 0 && a.all_params && a.params.n) status = args_error(&cl, "--all-params verifies the file's parameters: give no others");
   Target *target = ARENA_NEW(arena, Target);
   if (status < 0 && a.target_path && target_load(a.target_path, arena, target, stderr)) status = 1;
   if (status < 0) {

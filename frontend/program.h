@@ -61,6 +61,16 @@ Program *program_load(const char *path, const Target *target, FILE *out);
  * the target file's errors on out. Commands call it when no --target is
  * given, so a kernel for another machine checks and formats without flags. */
 int program_use_target_line(Program *p, FILE *out);
+/* A line of the kernel file that begins with `// NAME:` (a directive:
+ * `// params:`, `// target:`): where the line starts and its value, the
+ * rest of the line trimmed of blanks. */
+typedef struct Directive {
+  Span mark;  /* "// NAME:" */
+  Span value; /* empty when the line has nothing after the colon */
+} Directive;
+/* Every `// NAME:` line of the source, in order, into *lines (in p's
+ * arena); how many. The one directive scanner. */
+int program_directives(const Program *p, const char *name, Directive **lines);
 /* Free the program and its arena. */
 void program_free(Program *p);
 /* The 1-based source line where span starts (what messages, the IR and

@@ -203,20 +203,20 @@ static void compare_cycles(KernelCheck *k, Oracle *o, const int64_t cycles[2]) {
   if (out->sim_note[0]) out->counts.sim_exceptions++;
 }
 
-/* The `// params:` line of text into the instance's parameters. */
-static int bind_params(KernelCheck *k, const char *text, FILE *diag) {
+/* The first `// params:` line into the instance's parameters, as run
+ * binds it (none: the kernel has no parameters). */
+static int bind_params(KernelCheck *k) {
   Program *p = k->in.p;
-  ParamArgs pa = {0};
-  const char *line = strstr(text, "// params:");
-  if (line && param_args_add_line(&pa, p->arena, line + strlen("// params:"), diag)) return -1;
+  Directive *lines = NULL;
+  ParamArgs none = {0};
   int64_t *params = ARENA_ARRAY(p->arena, int64_t, p->kernel->nparams + 1);
   k->in.params = params;
-  if (param_args_bind(&pa, p->kernel, params, diag)) return -1;
+  if (params_bind(p, &none, program_directives(p, "params", &lines) ? &lines[0] : NULL, params)) return -1;
   for (int i = 0; i < p->kernel->nparams && k->cfg->param_scale > 1; i++) params[i] *= k->cfg->param_scale;
   return 0;
 }
 
-static void check_program(KernelCheck *k, const char *text, int gcc_mode, FILE *diag, char **diag_text) {
+static void check_program(KernelCheck *k, int gcc_mode, FILE *diag, char **diag_text) {
   Program *p = k->in.p;
   const char *err;
   Oracle *o;
@@ -225,7 +225,7 @@ static void check_program(KernelCheck *k, const char *text, int gcc_mode, FILE *
   if (!p->diag.errors) check(p);
   if (p->diag.errors)
     outcome_fail(k->out, "check", "%s", first_line(diag, diag_text));
-  else if (bind_params(k, text, diag))
+  else if (bind_params(k))
     outcome_fail(k->out, "params", "%s", first_line(diag, diag_text));
   else if (instance_inputs(&k->in, k->seed, &err)) /* first: the oracle reads the device integers */
     outcome_fail(k->out, "reference", "%s", err);
@@ -247,7 +247,7 @@ void check_kernel(const Config *cfg, const char *name, const char *text, uint64_
   memset(out, 0, sizeof *out);
   Program *p = program_new(name, text, strlen(text), cfg->target ? cfg->target : target_default(), diag);
   KernelCheck k = {.cfg = cfg, .in = {.p = p}, .seed = seed, .out = out};
-  check_program(&k, text, gcc_mode, diag, &diag_text);
+  check_program(&k, gcc_mode, diag, &diag_text);
   out->counts.kernels = 1;
   out->counts.failures = out->stage[0] != 0;
   program_free(p);

@@ -86,3 +86,21 @@ int param_args_bind(const ParamArgs *pa, const Kernel *k, int64_t *values, FILE 
   free(given);
   return status;
 }
+
+int params_bind(Program *p, const ParamArgs *given, const Directive *line, int64_t *params) {
+  if (!line) return param_args_bind(given, p->kernel, params, stderr) ? 2 : 0;
+  char *why = NULL;
+  size_t len = 0;
+  FILE *err = open_memstream(&why, &len);
+  if (!err) bug("out of memory");
+  ParamArgs pa = {0};
+  const char *text = arena_strndup(p->arena, p->src.text + line->value.begin, line->value.end - line->value.begin);
+  int failed = param_args_add_line(&pa, p->arena, text, err) || param_args_bind(&pa, p->kernel, params, err);
+  fclose(err);
+  /* one diagnostic per message, without the "bfsync: error: " each begins with */
+  for (char *save, *msg = strtok_r(why, "\n", &save); failed && msg; msg = strtok_r(NULL, "\n", &save))
+    diag_error(&p->diag, line->value, "in this `// params:` line: %s",
+               strncmp(msg, "bfsync: error: ", 15) ? msg : msg + 15);
+  free(why);
+  return failed ? 1 : 0;
+}
