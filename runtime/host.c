@@ -6,7 +6,8 @@
  * tiles, counters and statistics (so runs are repeatable), lets the
  * executor run the engines, then gathers the statistics, writes the trace
  * and frees what the engines allocated. Errors from inside a run are
- * recorded once (the first failure wins) and returned as -1. */
+ * recorded once (the first failure wins, runtime/fail.c) and returned as
+ * -1. */
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -19,33 +20,6 @@
 #include "util/random.h"
 
 static const bfrt_options default_options;
-
-int rt_failed(const bfrt *rt) { return atomic_load(&rt->failed); }
-
-static void record(bfrt *rt, int line, const char *fmt, va_list ap) {
-  if (atomic_exchange(&rt->failed, 1)) return;
-  int n = line > 0 ? snprintf(rt->error, sizeof rt->error, "kernel %s, line %d: ", rt->k->name, line)
-                   : snprintf(rt->error, sizeof rt->error, "kernel %s: ", rt->k->name);
-  vsnprintf(rt->error + n, sizeof rt->error - (size_t)n, fmt, ap);
-  if (rt->exec_state && rt->exec->stop) rt->exec->stop(rt); /* engines are running */
-}
-
-void rt_record_failure(bfrt *rt, int line, const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  record(rt, line, fmt, ap);
-  va_end(ap);
-}
-
-_Noreturn void rt_fail(Ctx *cx, int line, const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  record(cx->rt, line, fmt, ap);
-  va_end(ap);
-  rt_unwind(cx);
-}
-
-_Noreturn void rt_unwind(Ctx *cx) { longjmp(cx->unwind, 1); }
 
 /* ---- Instances. */
 

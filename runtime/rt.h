@@ -152,8 +152,9 @@ struct bfrt {
   bfrt_stats stats;
 };
 
-/* Record the first failure as "kernel K[, line L]: message" (line 0: no
- * line) and wake every engine; no unwinding (for host threads). */
+/* The failure path (runtime/fail.c). Record the first failure as
+ * "kernel K[, line L]: message" (line 0: no line) and wake every engine;
+ * no unwinding (for host threads). */
 void rt_record_failure(struct bfrt *rt, int line, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 /* Record a failure of cx's engine at line, then unwind cx. */
