@@ -63,7 +63,7 @@ static int emit_proof(Program *p, FILE *out) {
   const char *outside = ir_dump_proof(p, mem);
   fclose(mem);
   if (!outside) fwrite(text, 1, len, out);
-  else fprintf(stderr, "bfsync: error: --emit=proof: the proof's model has no %s (docs/proof.md)\n", outside);
+  else error_print(stderr, "--emit=proof: the proof's model has no %s (docs/proof.md)\n", outside);
   free(text);
   return outside ? 1 : 0;
 }
@@ -142,7 +142,7 @@ static void engine_json(JsonWriter *w, const Program *p, const OracleStats *st, 
   size_t len = 0;
   FILE *text = open_memstream(&scratch, &len);
   if (!text) {
-    fputs("bfsync: error: out of memory\n", stderr);
+    error_print(stderr, "out of memory\n");
     exit(1);
   }
   print_scratch(p, e, r->spilled, text);
@@ -211,7 +211,7 @@ static int report_resources(Program *p, const CompileArgs *a, Oracle *o) {
   if (o) oracle_check(o, 1, 1, NULL, &st);
   print_resources(p, o ? &st : NULL, a->json, stdout);
   if (fflush(stdout) || ferror(stdout)) {
-    fprintf(stderr, "bfsync: error: cannot write to standard output: %s\n", strerror(errno));
+    error_print(stderr, "cannot write to standard output: %s\n", strerror(errno));
     return 1;
   }
   return 0;
@@ -231,7 +231,7 @@ static int compile_program(Program *p, const CompileArgs *a) {
     Instance in = {p, params, NULL, NULL, NULL};
     const char *err;
     if (instance_inputs(&in, 1, &err)) {
-      fprintf(stderr, "bfsync: error: %s\n", err);
+      error_print(stderr, "%s\n", err);
       return 1;
     }
     if (!(o = oracle_new(p, params))) return 1;
@@ -246,14 +246,14 @@ static int compile_program(Program *p, const CompileArgs *a) {
   if (!a->out_path) {
     if (emit(p, what, stdout)) return 1;
     if (fflush(stdout) || ferror(stdout)) {
-      fprintf(stderr, "bfsync: error: cannot write to standard output: %s\n", strerror(errno));
+      error_print(stderr, "cannot write to standard output: %s\n", strerror(errno));
       return 1;
     }
     return 0;
   }
   AtomicFile out;
   if (atomic_open(&out, a->out_path)) {
-    fprintf(stderr, "bfsync: error: %s\n", out.error);
+    error_print(stderr, "%s\n", out.error);
     return 1;
   }
   return output_finish(&out, emit(p, what, out.f));

@@ -101,8 +101,7 @@ static const char usage_text[] =
 
 /* A usage error found after parsing; exit status 2. */
 static int usage_error(const char *fmt, const char *what) {
-  fputs("bfsync: error: ", stderr);
-  fprintf(stderr, fmt, what);
+  error_print(stderr, fmt, what);
   fputs(" (see bfsync run --help)\n", stderr);
   return 2;
 }
@@ -167,7 +166,7 @@ static int read_input(Run *r, int t, const NamedPath *in) {
   NpyArray into = {x->rows, x->cols, x->data, r->p->kernel->tensors[t].type};
   const char *err;
   if (npy_read(r->p->arena, in->path, in->name, &into, &err)) {
-    fprintf(stderr, "bfsync: error: %s\n", err);
+    error_print(stderr, "%s\n", err);
     return 1;
   }
   return 0;
@@ -177,7 +176,7 @@ static int read_input(Run *r, int t, const NamedPath *in) {
 static int make_inputs(Run *r) {
   const char *err;
   if (instance_inputs(&r->in, r->args->seed, &err)) {
-    fprintf(stderr, "bfsync: error: %s\n", err);
+    error_print(stderr, "%s\n", err);
     return 1;
   }
   const Kernel *k = r->p->kernel;
@@ -195,7 +194,7 @@ static int write_outputs(Run *r) {
     NpyArray arr = {x->rows, x->cols, x->data, r->p->kernel->tensors[find_tensor(r->p->kernel, o->name)].type};
     const char *err;
     if (npy_write(r->p->arena, o->path, &arr, &err)) {
-      fprintf(stderr, "bfsync: error: %s\n", err);
+      error_print(stderr, "%s\n", err);
       return 1;
     }
   }
@@ -210,7 +209,7 @@ static int transform_mode(Run *r, SyncMode sync) {
   transform_sync(p, sync);
   if (p->diag.errors) return 1;
   if (m->index >= 0 && ir_mutate(p, m->kind, m->index) < 0) {
-    fprintf(stderr, "bfsync: error: --mutate: wait %d does not exist (%d waits)\n", m->index,
+    error_print(stderr, "--mutate: wait %d does not exist (%d waits)\n", m->index,
             ir_mutate(p, m->kind, -1));
     return 2;
   }
@@ -235,7 +234,7 @@ static int run_mode(Run *r, SyncMode sync, ModeResult *res) {
   const char *err;
   Jit *jit = jit_compile(r->p, emit_c_string(r->p), &err);
   if (!jit) {
-    fprintf(stderr, "bfsync: error: %s\n", err);
+    error_print(stderr, "%s\n", err);
     return 1;
   }
   RefTensor *results = instance_copy(&r->in, r->in.inputs);
@@ -244,13 +243,13 @@ static int run_mode(Run *r, SyncMode sync, ModeResult *res) {
    * the executors would run to the end */
   if (instance_reference(&r->in, &err) ||
       instance_execute(&r->in, jit_kernel(jit), &opt, results, &res->stats, &res->wall_ns, &err)) {
-    fprintf(stderr, "bfsync: error: %s\n", err);
+    error_print(stderr, "%s\n", err);
     jit_free(jit);
     return 1;
   }
   jit_free(jit);
   if (instance_exact(&r->in, &err)) {
-    fprintf(stderr, "bfsync: error: %s\n", err);
+    error_print(stderr, "%s\n", err);
     return 1;
   }
   r->results = results;
@@ -415,7 +414,7 @@ static int make_trace_parts(Run *r, const SyncMode *modes, int nmodes) {
     char *part = arena_printf(r->p->arena, "%s/bfsync-trace-XXXXXX", dir && *dir ? dir : "/tmp");
     int fd = mkstemp(part);
     if (fd < 0) {
-      fprintf(stderr, "bfsync: error: cannot make a temporary trace file %s: %s\n", part, strerror(errno));
+      error_print(stderr, "cannot make a temporary trace file %s: %s\n", part, strerror(errno));
       return 1;
     }
     close(fd);
@@ -437,7 +436,7 @@ static void remove_trace_parts(Run *r) {
 static int write_trace(Run *r, const SyncMode *modes, int nmodes) {
   AtomicFile out;
   if (atomic_open(&out, r->args->trace_path)) {
-    fprintf(stderr, "bfsync: error: %s\n", out.error);
+    error_print(stderr, "%s\n", out.error);
     return 1;
   }
   if (nmodes == 2) fputs("{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n", out.f);
@@ -447,7 +446,7 @@ static int write_trace(Run *r, const SyncMode *modes, int nmodes) {
     size_t len;
     char *text = slurp(part, &len);
     if (!text) {
-      fprintf(stderr, "bfsync: error: cannot read the trace part %s: %s\n", part, strerror(errno));
+      error_print(stderr, "cannot read the trace part %s: %s\n", part, strerror(errno));
       status = 1;
     } else if (nmodes == 1) {
       fwrite(text, 1, len, out.f);

@@ -157,7 +157,7 @@ static int device_values(Program *p, const VerifyArgs *a, const int64_t *params)
   Instance in = {p, params, NULL, NULL, NULL};
   const char *err;
   if (instance_inputs(&in, a->seed, &err)) {
-    fprintf(stderr, "bfsync: error: %s\n", err);
+    error_print(stderr, "%s\n", err);
     return 1;
   }
   for (int i = 0; i < a->inputs.n; i++) {
@@ -165,13 +165,13 @@ static int device_values(Program *p, const VerifyArgs *a, const int64_t *params)
     int t = 0;
     while (t < k->ntensors && strcmp(k->tensors[t].name, np->name)) t++;
     if (t == k->ntensors || !k->tensors[t].ints) {
-      fprintf(stderr, "bfsync: error: --input: '%s' is not an i32 tensor; verify takes values for i32 tensors only\n",
+      error_print(stderr, "--input: '%s' is not an i32 tensor; verify takes values for i32 tensors only\n",
               np->name);
       return 2;
     }
     NpyArray into = {in.inputs[t].rows, in.inputs[t].cols, in.inputs[t].data, ELEM_I32};
     if (npy_read(p->arena, np->path, np->name, &into, &err)) {
-      fprintf(stderr, "bfsync: error: %s\n", err);
+      error_print(stderr, "%s\n", err);
       return 1;
     }
   }
@@ -191,7 +191,7 @@ static int verify_params(Program *p, const VerifyArgs *a, const Directive *line)
   if (p->diag.errors) return 1;
   ir_validate(p);
   if (a->mutation.index >= 0 && ir_mutate(p, a->mutation.kind, a->mutation.index) < 0) {
-    fprintf(stderr, "bfsync: error: --mutate: the streams have no wait %d\n", a->mutation.index);
+    error_print(stderr, "--mutate: the streams have no wait %d\n", a->mutation.index);
     return 2;
   }
   OracleStats st;
@@ -214,7 +214,7 @@ static int verify(Program *p, const VerifyArgs *a) {
   Directive *lines = NULL;
   int nlines = a->params.n ? 0 : program_directives(p, "params", &lines);
   if (a->all_params && !nlines) {
-    fprintf(stderr, "bfsync: error: --all-params: %s has no `// params:` line to verify\n", p->src.path);
+    error_print(stderr, "--all-params: %s has no `// params:` line to verify\n", p->src.path);
     return 2;
   }
   if (!nlines || (!a->all_params && !p->kernel->nparams)) return verify_params(p, a, NULL);

@@ -37,7 +37,7 @@ static const struct {
  * be written (a full disk, a closed pipe): a lost output is never silent. */
 static int stdout_written(int status) {
   if (fflush(stdout) == 0 && !ferror(stdout)) return status;
-  fprintf(stderr, "bfsync: error: cannot write the output: %s\n", strerror(errno));
+  error_print(stderr, "cannot write the output: %s\n", strerror(errno));
   return status ? status : 1;
 }
 

@@ -56,12 +56,12 @@ Program *program_load(const char *path, const Target *target, FILE *out) {
   int saved = errno;
   if (f && !from_stdin) fclose(f);
   if (!text && saved == EFBIG) {
-    fprintf(out, "bfsync: error: '%s' is larger than %d MiB, the limit for a kernel file\n", path,
+    error_print(out, "'%s' is larger than %d MiB, the limit for a kernel file\n", path,
             MAX_SOURCE_BYTES >> 20);
     return NULL;
   }
   if (!text) {
-    fprintf(out, "bfsync: error: cannot read '%s': %s\n", path, strerror(saved));
+    error_print(out, "cannot read '%s': %s\n", path, strerror(saved));
     return NULL;
   }
   Program *p = program_new(from_stdin ? "<stdin>" : path, text, len, target, out);

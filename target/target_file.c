@@ -513,7 +513,7 @@ int target_parse(const char *path, const char *text, size_t len, Arena *arena, T
 int target_load(const char *path, Arena *arena, Target *out, FILE *err) {
   FILE *f = fopen(path, "rb");
   if (!f) {
-    fprintf(err, "bfsync: error: cannot open target file %s: %s\n", path, strerror(errno));
+    error_print(err, "cannot open target file %s: %s\n", path, strerror(errno));
     return -1;
   }
   char *text = arena_alloc(arena, MAX_TARGET_BYTES + 2);
@@ -521,7 +521,7 @@ int target_load(const char *path, Arena *arena, Target *out, FILE *err) {
   int bad = ferror(f) ? errno : 0;
   fclose(f);
   if (bad) {
-    fprintf(err, "bfsync: error: cannot read target file %s: %s\n", path, strerror(bad));
+    error_print(err, "cannot read target file %s: %s\n", path, strerror(bad));
     return -1;
   }
   return target_parse(path, text, len, arena, out, err);

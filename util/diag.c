@@ -179,3 +179,15 @@ _Noreturn void bug(const char *fmt, ...) {
   va_end(ap);
   abort();
 }
+
+void error_vprint(FILE *out, const char *fmt, va_list ap) {
+  fputs(ERROR_PREFIX, out);
+  vfprintf(out, fmt, ap);
+}
+
+void error_print(FILE *out, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  error_vprint(out, fmt, ap);
+  va_end(ap);
+}
