@@ -964,9 +964,8 @@ static void check_psum_access(Sema *s) {
       if (o->kind != OPND_TILE || k->tiles[o->decl].mem != MEM_PSUM) continue;
       char kinds[64] = "";
       size_t n = 0;
-      static const char *const kind_name[BFRT_NKINDS] = {"pe", "act", "dve", "pool", "dma"};
       for (int kind = 0; kind < BFRT_NKINDS; kind++)
-        if (allowed & (1u << kind)) n += (size_t)snprintf(kinds + n, sizeof kinds - n, "%s%s", n ? "," : "", kind_name[kind]);
+        if (allowed & (1u << kind)) n += (size_t)snprintf(kinds + n, sizeof kinds - n, "%s%s", n ? "," : "", rt_kind_names[kind]);
       diag_error(s->diag, o->span,
                  "engine '%s' cannot access psum tile '%s': on target %s only engines of kinds %s do "
                  "(psum_engines)",

@@ -31,11 +31,6 @@
 
 enum { MAX_TARGET_BYTES = 1 << 20, MAX_INTEGER_DIGITS = 15 };
 
-static const char *const kind_names[BFRT_NKINDS] = {
-    [BFRT_KIND_PE] = "pe", [BFRT_KIND_ACT] = "act", [BFRT_KIND_DVE] = "dve",
-    [BFRT_KIND_POOL] = "pool", [BFRT_KIND_DMA] = "dma",
-};
-
 /* Every key has a range, so no value can make the simulator's arithmetic
  * overflow or a cost go negative: cycle counts up to 10^9 (0.7 s at
  * 1.4 GHz, far beyond any instruction), counts up to what a NeuronCore's
@@ -256,7 +251,7 @@ static void set_top(Reader *r, Span key, Span value) {
 
 static int kind_named(const Reader *r, Span s) {
   for (int k = 0; k < BFRT_NKINDS; k++)
-    if (span_is(r, s, kind_names[k])) return k;
+    if (span_is(r, s, rt_kind_names[k])) return k;
   return -1;
 }
 
@@ -410,7 +405,7 @@ static void read_section(Reader *r, uint32_t at, uint32_t end) {
   } else if (span_is(r, first, "kind") && tail_empty && kind_named(r, second) >= 0) {
     int kind = kind_named(r, second);
     if (r->kind_section[kind]) {
-      diag_error(&r->diag, (Span){open, stop + 1}, "duplicate section [kind %s]", kind_names[kind]);
+      diag_error(&r->diag, (Span){open, stop + 1}, "duplicate section [kind %s]", rt_kind_names[kind]);
       diag_note(&r->diag, (Span){r->kind_section[kind] - 1, r->kind_section[kind] - 1}, "first here");
     }
     r->kind_section[kind] = open + 1;
@@ -483,7 +478,7 @@ static void check_complete(Reader *r) {
     if (!r->kind_section[kind])
       diag_error(&r->diag, (Span){r->engine_at[e], r->engine_at[e]},
                  "engine '%s' is a %s engine, but the file has no [kind %s] section", r->out->engines[e].name,
-                 kind_names[kind], kind_names[kind]);
+                 rt_kind_names[kind], rt_kind_names[kind]);
   }
 }
 
