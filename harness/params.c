@@ -2,6 +2,7 @@
  * shared by the commands and the campaign so both report the same errors
  * the same way. */
 #include "harness/params.h"
+#include "util/numbers.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -10,19 +11,7 @@
 #include <string.h>
 
 int parse_number(const char *what, const char *text, int64_t min, uint64_t max, uint64_t *out, FILE *err) {
-  char *end = NULL;
-  bool negative = text[0] == '-';
-  bool ok = (negative ? text[1] >= '0' && text[1] <= '9' : text[0] >= '0' && text[0] <= '9');
-  errno = 0;
-  if (ok && negative) {
-    long long v = strtoll(text, &end, 10);
-    ok = !errno && !*end && v >= min;
-    *out = (uint64_t)v;
-  } else if (ok) {
-    unsigned long long v = strtoull(text, &end, 10);
-    ok = !errno && !*end && v <= max && (min <= 0 || v >= (uint64_t)min);
-    *out = v;
-  }
+  bool ok = !parse_integer(text, min, max, out);
   if (ok) return 0;
   error_print(err, "%s needs an integer from %" PRId64 " to %" PRIu64 ", not '%s'\n", what, min, max,
           text);

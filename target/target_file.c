@@ -27,6 +27,7 @@
 #include <string.h>
 
 #include "util/diag.h"
+#include "util/numbers.h"
 #include "target/target.h"
 
 enum { MAX_TARGET_BYTES = 1 << 20, MAX_INTEGER_DIGITS = 15 };
@@ -174,7 +175,9 @@ static int read_integer(Reader *r, Span s, int64_t *out) {
     diag_error(&r->diag, s, "expected a non-negative integer of at most %d digits", MAX_INTEGER_DIGITS);
     return -1;
   }
-  *out = strtoll(span_text(r, s), NULL, 10);
+  uint64_t v;
+  if (parse_digits(r->text + s.begin, n, INT64_MAX, &v)) bug("target reader: %u digits do not fit", n);
+  *out = (int64_t)v;
   return 0;
 }
 
@@ -182,16 +185,15 @@ static int read_integer(Reader *r, Span s, int64_t *out) {
  * A value too small for a double (1e-320) reads as the tiny number it is,
  * so the key's range check names the limit it misses. */
 static int read_real(Reader *r, Span s, double *out) {
-  char *text = span_text(r, s), *end;
+  const char *text = r->text + s.begin;
   int ok = s.end > s.begin && ((text[0] >= '0' && text[0] <= '9') || text[0] == '.');
-  for (char *c = text; ok && *c; c++) ok = strchr("0123456789.eE+-", *c) != NULL;
-  errno = 0;
-  double v = ok ? strtod(text, &end) : 0;
-  if (!ok || *end) {
+  double v = 0;
+  int read = ok ? parse_real(text, s.end - s.begin, &v) : -1;
+  if (read < 0) {
     diag_error(&r->diag, s, "expected a non-negative decimal number");
     return -1;
   }
-  if (!isfinite(v) || (errno == ERANGE && v > 1)) {
+  if (read > 0) {
     diag_error(&r->diag, s, "number too large (at most about 1.8e308)");
     return -1;
   }
