@@ -32,7 +32,7 @@ LIB_OBJ      = $(filter-out $(BUILD)/obj/driver/main.o,$(COMPILER_OBJ))
 # libbfrt carries the one target-file reader (bfrt_costs_load, in target/) and
 # the utilities it uses; runtime/ itself includes nothing above util/.
 RUNTIME_OBJ  = $(RUNTIME_SRC:%.c=$(BUILD)/obj/%.o) \
-               $(addprefix $(BUILD)/obj/,target/costs_file.o target/target_file.o util/diag.o util/arena.o util/clock.o util/json_write.o)
+               $(addprefix $(BUILD)/obj/,target/costs_file.o target/target_file.o util/diag.o util/arena.o util/numbers.o util/clock.o util/json_write.o)
 PUBLIC_HDR   = runtime/bfrt.h runtime/bfrt_kernel.h runtime/bfrt_cost.h runtime/ops.def
 BUILD_HDR    = $(PUBLIC_HDR:runtime/%=$(BUILD)/include/bfsync/%)
 UNIT_SRC     = $(sort $(wildcard tests/unit/test_*.c))

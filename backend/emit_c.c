@@ -3,12 +3,12 @@
  * The backend decides nothing about synchronization: every wait, barrier,
  * loop and bookkeeping assignment is already a node in Program->ir, and this
  * file only prints them, one static function per engine, against the
- * runtime API in bfrt.h. The output is meant to be read by the people who
+ * runtime's kernel API in bfrt_kernel.h. The output is meant to be read by the people who
  * port the runtime, so it stays plain: loops are C for-loops whose bounds
  * are evaluated once at entry, loop variables keep their source names when
  * that cannot clash with anything, thresholds are ordinary integer
  * expressions, and each op and wait carries a comment pointing back to the
- * kernel source. It includes only <stdint.h> and "bfrt.h", uses no
+ * kernel source. It includes only <stdint.h> and "bfrt_kernel.h", uses no
  * extension, atomic or thread, and compiles cleanly with
  * gcc -std=c99 -Wall -Wextra -Werror -pedantic and with tcc.
  *
@@ -32,9 +32,10 @@
  * transform/resources.c keeps in scratch are charged where they are
  * accessed (bfrt_spill before the node, bf_wait_s for a wait taken, one
  * per further loop test); the C itself keeps them in variables, so the
- * synchronization is the same. A descriptor (bfk_<kernel>) and bfk_kernel()
- * returning it close the file; the JIT finds the kernel through that one
- * symbol. */
+ * synchronization is the same. The descriptor closes the file, the one
+ * external symbol, bfk_<kernel>_<mode> (emit_c_symbol: the sync mode's
+ * identifier, so both modes of a kernel link into one host); the JIT
+ * finds the kernel by that name. */
 #include <ctype.h>
 #include <inttypes.h>
 #include <math.h>

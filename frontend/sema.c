@@ -10,6 +10,9 @@
  * (partitions, SBUF and PSUM capacity, PSUM banks, which engines reach
  * PSUM, matmul writing f32 PSUM) and requires every out tensor to be stored to; it warns of tile
  * slots read before anything can have written them (frontend/written.c).
+ * Last, on a checked kernel, it gives each `dma:` transfer its DMA queue
+ * (assign_queues, frontend/queues.c), so every later pass sees each
+ * instruction on the engine that runs it.
  *
  * Each rule has its own positioned message, and checking goes on after an
  * error so one run reports as much as it sensibly can; a construct that

@@ -2,15 +2,25 @@
  * the campaign).
  *
  * The verification campaigns need kernels nobody wrote by hand, and a kernel
- * the frontend rejects tests nothing, so the generator is correct by
+ * that check or run rejects tests nothing, so the generator is correct by
  * construction rather than by filtering: every choice is drawn from what the
- * op table (runtime/ops.def) and the target allow.
+ * op table (runtime/ops.def) and the target allow, and `bfsync run` accepts
+ * every kernel at its parameters (or any others), numerics included:
  *
- *  - Shapes come in two families: square tiles [4, 4] and row tiles [4, 1].
- *    Every shape rule has a fixed answer in those terms (matmul and
- *    transpose are square, a row reduction goes square -> row, a row
- *    broadcast takes square, square, row; elementwise ops stay within one
+ *  - Shapes come in three families: square tiles [4, 4], row vectors
+ *    [4, 1] and column vectors [1, 4]. Every shape rule has a fixed answer
+ *    in those terms (matmul and transpose are square, a row reduction goes
+ *    square -> row, a row broadcast takes square, square, row, a column
+ *    broadcast square, square, column; elementwise ops stay within one
  *    family), so operands are picked per family and always fit.
+ *  - A prologue writes every slot of every tile at the top level, so no
+ *    instruction on any path reads a tile before something wrote it.
+ *  - Every tile and tensor holds values of one class (unit, pos, big, acc;
+ *    see "Values" below), and an instruction is printed only with operands
+ *    whose image stays in its destination's class: no value becomes NaN,
+ *    infinite or too large for its type, whatever the trip counts.
+ *  - The out tensor Y is one tile, stored whole by the last instruction, so
+ *    every element of it is stored.
  *  - Engines are picked among those the target says can run the op; inside
  *    an engine block, ops are picked among those the block's engine runs.
  *  - Ops are dealt round-robin from a shuffled deck, so a kernel of at least

@@ -16,7 +16,7 @@
  *
  * Each line is read on its own, so an error names its line and column and
  * the next line starts afresh: every mistake of a file is reported in one
- * run, through the frontend's diagnostics (file:line:col: error: ...).
+ * run, through util's diagnostics (file:line:col: error: ...).
  * Every cycle count is at the target's one clock_ghz, the simulator's time
  * base; a figure published at another engine clock is converted in the
  * file, where its comment shows the arithmetic (targets/trn1.target). */

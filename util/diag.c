@@ -10,7 +10,9 @@
  * and a very long line is shown as a window around the caret. Messages are
  * capped in length so a 100,000-character name cannot flood the terminal.
  * After max_errors errors the rest are counted but not printed; warnings
- * likewise, and only for programs that ask for them (d->warn). */
+ * likewise, and only for programs that ask for them (d->warn). An error
+ * with no position goes through error_print, the one writer of the
+ * "bfsync: error: " prefix. */
 #include "util/diag.h"
 
 #include <stdarg.h>
