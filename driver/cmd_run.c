@@ -7,9 +7,10 @@
  *
  * Inputs are .npy files or seeded pseudo-random values, the same for every
  * sync mode and for the reference. The results are also compared with the
- * independent f64 reference (backend/reference_f64.c), which checks the
- * arithmetic rather than the synchronization: their largest relative error
- * must be within the tolerance of the kernel's op classes, and its
+ * independent f64 reference (backend/reference_f64.c, through
+ * harness/exec.c as in the campaign), which checks the arithmetic rather
+ * than the synchronization: every element must be within its error bound,
+ * and its
  * diagnostics (a tile read before written, NaN or Inf from finite inputs,
  * out elements never stored) fail the run. Exit status: 0 only when every
  * out and inout tensor matches the reference in every mode and is within

@@ -3,8 +3,8 @@
  * Every pass has the shape `void pass(Program *)`; the driver writes the
  * pipeline out as straight-line calls and validates after each pass:
  *
- *   parse -> check -> transform_barrier_free | transform_barrier -> ir_validate
- *         -> emit_c | oracle | reference
+ *   parse -> check -> transform_sync (a sync mode's pass, transform/sync.h)
+ *         -> ir_validate -> emit_c | oracle | reference
  *
  * User errors are counted in p->diag; a pass that finds some leaves the rest
  * of the pipeline to be skipped by the driver. */

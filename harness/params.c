@@ -1,6 +1,7 @@
-/* params.c: parameter bindings and the number parser (see params.h),
- * shared by the commands and the campaign so both report the same errors
- * the same way. */
+/* params.c: parameter bindings and the command line's numbers (see
+ * params.h), shared by the commands and the campaign so both report the
+ * same errors the same way. The digits themselves go through the one
+ * integer parser, util/numbers.c. */
 #include "harness/params.h"
 #include "util/numbers.h"
 

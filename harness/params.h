@@ -1,7 +1,8 @@
 /* params.h: kernel parameters as NAME=VALUE words, from -p options or a
- * `// params:` line, bound to a kernel's parameter order; and the one
- * number parser every command-line number goes through. No fixed limits:
- * any number of parameters, names of any length. */
+ * `// params:` line, bound to a kernel's parameter order; and the check
+ * every command-line number goes through (its range and message; the
+ * digits are util/numbers.h's). No fixed limits: any number of
+ * parameters, names of any length. */
 #ifndef HARNESS_PARAMS_H
 #define HARNESS_PARAMS_H
 
