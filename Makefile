@@ -46,7 +46,7 @@ CHECK_SCRIPTS = $(addprefix tests/,frontend.sh transform.sh resources.sh gen.sh 
 # Every part of a test run prints its wall time (.ci/timed).
 TIMED = bash .ci/timed
 
-.PHONY: all deps check test test-unit test-scripts test-asan test-update run bench bench-compile bench-resources install clean fuzz-kernels fuzz exhaustive
+.PHONY: all deps check test test-unit test-scripts test-asan test-update run bench bench-compile bench-resources bench-paper install clean fuzz-kernels fuzz exhaustive
 all: $(BUILD)/bfsync $(BUILD)/libbfrt.a $(BUILD_HDR) $(NARROW_TARGETS)
 
 deps:
@@ -122,6 +122,10 @@ bench: all
 # Only the compile section of bench/results.md (the others are kept).
 bench-compile: all
 	@COMPILE_ONLY=1 bash bench/run.sh $(BUILD)/bfsync
+
+# Only the paper's table on trn2 in bench/results.md (the others are kept).
+bench-paper: all
+	@PAPER_ONLY=1 bash bench/run.sh $(BUILD)/bfsync
 
 # Only the resources section of bench/results.md (the others are kept).
 bench-resources: all

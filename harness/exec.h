@@ -65,4 +65,15 @@ int instance_exact(Instance *in, const char **err);
 bool instance_compare_f64(const Instance *in, const RefTensor *got, const char *what, ExactErrors *errors,
                           const char **report);
 
+/* Timing only (run --exec=sim --timing-only): shape every tensor and fill
+ * only the i32 ones, with the same seeded values instance_inputs gives
+ * (control depends on them); the float tensors get no data (NULL). 0, or
+ * -1 with a message in *err. */
+int instance_inputs_timing(Instance *in, uint64_t seed, const char **err);
+/* Run the compiled kernel on a bfrt_new_timing instance (opt: the
+ * simulator): nothing is computed or copied out, only *stats and *wall_ns
+ * are set. 0, or -1 with the run's error in *err. */
+int instance_execute_timing(Instance *in, const bfrt_kernel *bk, const bfrt_options *opt, bfrt_stats *stats,
+                            int64_t *wall_ns, const char **err);
+
 #endif
