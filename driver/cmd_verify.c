@@ -1,7 +1,9 @@
 /* cmd_verify.c: `bfsync verify`, the exactness oracle on one kernel.
  *
- *   parse -> check -> oracle walk -> transform -> ir_validate [-> ir_mutate]
- *         -> oracle check under K schedules -> summary | JSON
+ *   parse -> check -> (per parameter set: -p, else the first `// params:`
+ *   line, or each with --all-params, as run chooses) oracle walk ->
+ *   transform -> ir_validate [-> ir_mutate] -> oracle check under K
+ *   schedules -> summary | JSON
  *
  * The walk runs before the transform so that a run-time error of the kernel
  * itself (a division by zero, a slot out of range) is reported as the

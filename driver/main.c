@@ -6,7 +6,8 @@
  *   compile  parse -> check -> transform -> ir_validate -> emit_c | ir_print
  *   verify   parse -> check -> transform -> ir_validate -> oracle
  *   run      parse -> check -> transform -> ir_validate -> emit_c -> jit -> run,
- *            and reference, compared bit for bit
+ *            compared bit for bit with the reference and within bounds with
+ *            the f64 reference (harness/exec.c)
  *   gen      random valid kernels for differential testing
  *   ops      the op table, with the target's engines
  *   timeline a trace drawn as an SVG */
