@@ -17,7 +17,7 @@ int parse_digits(const char *text, size_t len, uint64_t max, uint64_t *out) {
   for (size_t i = 0; i < len; i++) {
     if (text[i] < '0' || text[i] > '9') return -1;
     uint64_t digit = (uint64_t)(text[i] - '0');
-    if (v > (max - digit) / 10) return -1;
+    if (digit > max || v > (max - digit) / 10) return -1;
     v = v * 10 + digit;
   }
   *out = v;

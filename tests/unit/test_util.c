@@ -95,6 +95,10 @@ static void integers_at_their_limits(void **state) {
   assert_int_equal(parse_digits("9223372036854775808", 19, INT64_MAX, &v), -1);
   assert_int_equal(parse_digits("12", 1, 100, &v), 0); /* only the span */
   assert_int_equal((int)v, 1);
+  assert_int_equal(parse_digits("4", 1, 3, &v), -1); /* a digit above max */
+  assert_int_equal(parse_digits("3", 1, 3, &v), 0);
+  assert_int_equal(parse_digits("0", 1, 0, &v), 0);
+  assert_int_equal(parse_digits("1", 1, 0, &v), -1);
   assert_int_equal(parse_digits("", 0, 100, &v), -1);
   assert_int_equal(parse_digits("1a", 2, 100, &v), -1);
   assert_int_equal(parse_digits("+1", 2, 100, &v), -1);
