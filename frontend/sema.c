@@ -10,6 +10,9 @@
  * (partitions, SBUF and PSUM capacity, PSUM banks, which engines reach
  * PSUM, matmul writing f32 PSUM) and requires every out tensor to be stored to; it warns of tile
  * slots read before anything can have written them (frontend/written.c).
+ * Last, on a checked kernel, it gives each `dma:` transfer its DMA queue
+ * (assign_queues, frontend/queues.c), so every later pass sees each
+ * instruction on the engine that runs it.
  *
  * Each rule has its own positioned message, and checking goes on after an
  * error so one run reports as much as it sensibly can; a construct that
@@ -1018,9 +1021,8 @@ static void check_psum_access(Sema *s) {
       if (o->kind != OPND_TILE || k->tiles[o->decl].mem != MEM_PSUM) continue;
       char kinds[64] = "";
       size_t n = 0;
-      static const char *const kind_name[BFRT_NKINDS] = {"pe", "act", "dve", "pool", "dma"};
       for (int kind = 0; kind < BFRT_NKINDS; kind++)
-        if (allowed & (1u << kind)) n += (size_t)snprintf(kinds + n, sizeof kinds - n, "%s%s", n ? "," : "", kind_name[kind]);
+        if (allowed & (1u << kind)) n += (size_t)snprintf(kinds + n, sizeof kinds - n, "%s%s", n ? "," : "", rt_kind_names[kind]);
       diag_error(s->diag, o->span,
                  "engine '%s' cannot access psum tile '%s': on target %s only engines of kinds %s do "
                  "(psum_engines)",

@@ -142,7 +142,8 @@ typedef struct IrStream {
                          count depends on the loop's variable (closed form or running count) */
 } IrStream;
 
-typedef enum SyncMode { SYNC_BARRIER_FREE, SYNC_BARRIER } SyncMode;
+/* The sync modes; their names and passes are the table in transform/sync.c. */
+typedef enum SyncMode { SYNC_BARRIER_FREE, SYNC_BARRIER, SYNC_MODE_COUNT } SyncMode;
 
 typedef struct IrProgram {
   SyncMode sync;
