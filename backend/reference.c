@@ -80,7 +80,17 @@ static int tile_view(Ref *r, const Stmt *s, const Operand *o, SemView *v) {
     return fail(r, o->span,
                 arena_printf(r->p->arena, "%s: slot %s[%" PRId64 "] is out of range (%" PRId64 " slots)",
                              op_names[s->op], t->name, slot, t->slots));
-  *v = (SemView){r->tiles[o->decl] + slot * t->rows * t->cols, t->rows, t->cols, t->cols, (int)t->type};
+  int64_t lo[2] = {0, 0}, size[2] = {t->rows, t->cols};
+  for (int d = 0; d < 2; d++) {
+    if (o->lo[d] && eval(r, o->lo[d], &lo[d])) return -1;
+    if (lo[d] < 0 || lo[d] > size[d] - o->ext[d])
+      return fail(r, o->span,
+                  arena_printf(r->p->arena, "%s: view %" PRId64 ":%" PRId64 " of tile %s is outside its %s 0:%" PRId64,
+                               op_names[s->op], lo[d], lo[d] + o->ext[d], t->name, d ? "columns" : "partitions",
+                               size[d]));
+  }
+  *v = (SemView){r->tiles[o->decl] + slot * t->rows * t->cols + lo[0] * t->cols + lo[1], o->ext[0], o->ext[1],
+                 t->cols, (int)t->type};
   return 0;
 }
 

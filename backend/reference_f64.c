@@ -15,7 +15,7 @@
  *
  * Because it sees every value the kernel computes, it is also where the
  * numerical diagnostics live, each stopping the run with the source line:
- *   - a tile slot read before anything wrote it (on hardware, SBUF and
+ *   - a tile element read before anything wrote it (on hardware, SBUF and
  *     PSUM hold whatever the last kernel left there; bfsync zeroes them,
  *     which would hide the bug);
  *   - an op that turns finite inputs into NaN or Inf, or into a value too
@@ -60,7 +60,7 @@ typedef struct F64 {
   int64_t (*shapes)[2];
   bool **stored;       /* by tensor: which elements a store wrote */
   Cell **tiles;        /* by tile: slots * rows * cols */
-  bool **slot_written; /* by tile: which slots an op wrote */
+  bool **written;      /* by tile: which elements (slots * rows * cols) an op wrote */
   Cell *result;        /* an op's result before it is stored: as large as the largest tile */
   int64_t result_cells;
   const char *err;
@@ -98,16 +98,26 @@ typedef struct Operands {
   View v[3];
   Cell imm; /* the exact immediate; its bound is its rounding to f32 */
   int hbm;     /* which operand is an hbm tile, or -1 */
-  int64_t slot[3];
+  int64_t slot[3]; /* a tile operand's first element among its tile's (tile_operand) */
 } Operands;
 
-static int tile_operand(F64 *r, const Operand *o, View *v, int64_t *slot) {
+/* A tile operand: its slot, or the part of it a view names (partitions
+ * lo[0] .. lo[0] + ext[0] - 1, columns likewise). *at: its first element
+ * among the tile's slots laid end to end. */
+static int tile_operand(F64 *r, const Operand *o, View *v, int64_t *at) {
   const Tile *t = &r->p->kernel->tiles[o->decl];
-  *slot = 0;
-  if (o->slot && eval(r, o->slot, slot)) return -1;
-  if (*slot < 0 || *slot >= t->slots)
-    return fail(r, o->span, arena_printf(r->p->arena, "slot %s[%" PRId64 "] is out of range", t->name, *slot));
-  *v = (View){r->tiles[o->decl] + *slot * t->rows * t->cols, t->rows, t->cols, t->cols};
+  int64_t slot = 0, lo[2] = {0, 0}, size[2] = {t->rows, t->cols};
+  if (o->slot && eval(r, o->slot, &slot)) return -1;
+  if (slot < 0 || slot >= t->slots)
+    return fail(r, o->span, arena_printf(r->p->arena, "slot %s[%" PRId64 "] is out of range", t->name, slot));
+  for (int d = 0; d < 2; d++) {
+    if (o->lo[d] && eval(r, o->lo[d], &lo[d])) return -1;
+    if (lo[d] < 0 || lo[d] > size[d] - o->ext[d])
+      return fail(r, o->span, arena_printf(r->p->arena, "view %" PRId64 ":%" PRId64 " of tile %s is outside its %s 0:%" PRId64,
+                                           lo[d], lo[d] + o->ext[d], t->name, d ? "columns" : "partitions", size[d]));
+  }
+  *at = slot * t->rows * t->cols + lo[0] * t->cols + lo[1];
+  *v = (View){r->tiles[o->decl] + *at, o->ext[0], o->ext[1], t->cols};
   return 0;
 }
 
@@ -197,19 +207,38 @@ static void widen_for_storage(View d, const StorageType *st) {
 
 /* ---- Diagnostics. */
 
-/* Every tile slot the op reads must have been written. */
+/* The first element of v (at `at` among tile t's) no op has written, or -1. */
+static int64_t first_unwritten(const F64 *r, int t, int64_t at, View v) {
+  const bool *w = r->written[t];
+  for (int64_t i = 0; i < v.rows; i++)
+    for (int64_t j = 0; j < v.cols; j++)
+      if (!w[at + i * v.stride + j]) return at + i * v.stride + j;
+  return -1;
+}
+
+/* Every tile element the op reads must have been written. */
 static int check_reads(F64 *r, const Stmt *s, const Operands *ops) {
   for (int i = 0; i < s->noperands; i++) {
     const Operand *o = &s->operands[i];
     bool reads = i > 0 || s->op == BFRT_MATMUL_ACC;
-    if (o->kind != OPND_TILE || !reads || r->slot_written[o->decl][ops->slot[i]]) continue;
+    int64_t bad = o->kind == OPND_TILE && reads ? first_unwritten(r, o->decl, ops->slot[i], ops->v[i]) : -1;
+    if (bad < 0) continue;
     const Tile *t = &r->p->kernel->tiles[o->decl];
+    int64_t slot = bad / (t->rows * t->cols), elem = bad % (t->rows * t->cols);
     return fail(r, o->span,
-                arena_printf(r->p->arena, "'%s' reads %s %s%s before anything wrote it", s->op_name,
+                arena_printf(r->p->arena, "'%s' reads %s %s%s before anything wrote it%s", s->op_name,
                              t->mem == MEM_PSUM ? "psum tile" : "tile", t->name,
-                             t->slotted ? arena_printf(r->p->arena, "[%" PRId64 "]", ops->slot[i]) : ""));
+                             t->slotted ? arena_printf(r->p->arena, "[%" PRId64 "]", slot) : "",
+                             o->view ? arena_printf(r->p->arena, " (its element [%" PRId64 ", %" PRId64 "])",
+                                                    elem / t->cols, elem % t->cols)
+                                     : ""));
   }
   return 0;
+}
+
+static void mark_written(F64 *r, int t, int64_t at, View v) {
+  for (int64_t i = 0; i < v.rows; i++)
+    for (int64_t j = 0; j < v.cols; j++) r->written[t][at + i * v.stride + j] = true;
 }
 
 static bool all_finite(View v) {
@@ -398,7 +427,7 @@ static int run_instr(F64 *r, const Stmt *s) {
   ElemType type = operand_type(r, &s->operands[0]);
   const StorageType *st = storage_type(type);
   if (st && !stores_exactly(r, s, type)) widen_for_storage(d, st);
-  if (s->operands[0].kind == OPND_TILE) r->slot_written[s->operands[0].decl][o.slot[0]] = true;
+  if (s->operands[0].kind == OPND_TILE) mark_written(r, s->operands[0].decl, o.slot[0], d);
   else mark_stored(r, s, &o);
   return check_finite(r, s, &o, finite_in, st);
 }
@@ -535,7 +564,7 @@ int reference_f64(Program *p, const int64_t *params, const RefTensor *inputs, Ex
   for (int t = 0; t < k->ntiles; t++) {
     const Tile *x = &k->tiles[t];
     r.tiles[t] = ARENA_ARRAY(a, Cell, x->slots * x->rows * x->cols);
-    r.slot_written[t] = ARENA_ARRAY(a, bool, x->slots);
+    r.written[t] = ARENA_ARRAY(a, bool, x->slots * x->rows * x->cols);
     if (x->rows * x->cols > r.result_cells) r.result_cells = x->rows * x->cols;
   }
   r.result = ARENA_ARRAY(a, Cell, r.result_cells + 1);

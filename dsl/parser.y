@@ -81,6 +81,7 @@ static void yyerror(Span *at, yyscan_t scanner, ParseState *ps, const char *mess
   MemKind mem;
   Operand operand;
   OperandList operands;
+  Slice slice;
   Stmt *stmt;
   StmtList stmts;
 }
@@ -110,6 +111,7 @@ static void yyerror(Span *at, yyscan_t scanner, ParseState *ps, const char *mess
 %type <mem> mem
 %type <operand> operand
 %type <operands> operands
+%type <slice> range vdim
 %type <stmt> stmt instr if
 %type <stmts> stmts else
 
@@ -190,10 +192,22 @@ operands:
 | operands ',' operand { $$ = operand_list_add($1, $3); }
 ;
 
-/* operand = IDENT "[" expr "]" | expr   (a bare name, an immediate, or NAME "[" expr "," expr "]", an hbm tile) */
+/* operand = IDENT "[" expr "]" | expr   (a bare name, an immediate, or NAME "[" expr "," expr "]", an hbm tile)
+ *         | IDENT ["[" expr "]"] "[" vdim "," vdim "]"   (a tile view; one vdim a range, so
+ *           that NAME "[" expr "," expr "]" stays the hbm tile it was) */
 operand:
   IDENT '[' expr ']'              { $$ = operand_name(@$, $1, 1, $3, NULL); }
 | expr                            { $$ = operand_expr(@$, $1); } /* X[r, c] too: an element read's shape */
+| IDENT '[' range ',' vdim ']'    { $$ = operand_view(@$, $1, NULL, $3, $5); }
+| IDENT '[' expr ',' range ']'    { $$ = operand_view(@$, $1, NULL, slice_of(@3, $3, NULL), $5); }
+| IDENT '[' expr ']' '[' vdim ',' vdim ']' { $$ = operand_view(@$, $1, $3, $6, $8); }
+;
+
+/* vdim = expr | range;  range = ":" | expr ":" expr   (a half-open lo:hi) */
+vdim: expr { $$ = slice_of(@$, $1, NULL); } | range ;
+range:
+  ':'                             { $$ = slice_of(@$, NULL, NULL); }
+| expr ':' expr                   { $$ = slice_of(@$, $1, $3); }
 ;
 
 /* cond = cond "||" cond | cond "&&" cond | "!" cond | "(" cond ")"

@@ -113,6 +113,99 @@ Operand operand_expr(Span span, Expr *e) {
   return o;
 }
 
+Operand operand_view(Span span, const char *name, Expr *slot, Slice d0, Slice d1) {
+  Operand o = operand_name(span, name, slot ? 1 : 0, slot, NULL);
+  o.view = true;
+  o.dim[0] = d0;
+  o.dim[1] = d1;
+  return o;
+}
+
+Slice slice_of(Span span, Expr *lo, Expr *hi) { return (Slice){lo, hi, span}; }
+
+bool expr_equal(const Expr *a, const Expr *b) {
+  if (!a || !b) return a == b;
+  if (a->kind != b->kind) return false;
+  switch (a->kind) {
+  case EX_INT: return a->value == b->value;
+  case EX_FLOAT: return a->real == b->real;
+  case EX_NAME:
+    return a->sym == b->sym && (a->sym == SYM_UNRESOLVED ? strcmp(a->name, b->name) == 0 : a->index == b->index);
+  case EX_ELEM: return strcmp(a->name, b->name) == 0 && expr_equal(a->lhs, b->lhs) && expr_equal(a->rhs, b->rhs);
+  default: return expr_equal(a->lhs, b->lhs) && expr_equal(a->rhs, b->rhs);
+  }
+}
+
+/* A linear combination sum(coef * atom) + c of subexpressions that are not
+ * sums, differences, negations or products by a constant. */
+enum { MAX_ATOMS = 16 };
+typedef struct Linear {
+  int64_t c;
+  int n;
+  bool ok;
+  const Expr *atom[MAX_ATOMS];
+  int64_t coef[MAX_ATOMS];
+} Linear;
+
+static void linear_add(Linear *f, const Expr *e, int64_t scale) {
+  int64_t v;
+  Linear k = {.ok = true};
+  if (!f->ok) return;
+  switch (e->kind) {
+  case EX_INT:
+    f->ok = !__builtin_mul_overflow(e->value, scale, &v) && !__builtin_add_overflow(f->c, v, &f->c);
+    return;
+  case EX_NEG:
+    if (scale == INT64_MIN) f->ok = false;
+    else linear_add(f, e->lhs, -scale);
+    return;
+  case EX_ADD:
+  case EX_SUB:
+    linear_add(f, e->lhs, scale);
+    if (e->kind == EX_SUB && scale == INT64_MIN) f->ok = false;
+    else linear_add(f, e->rhs, e->kind == EX_SUB ? -scale : scale);
+    return;
+  case EX_MUL:
+    linear_add(&k, e->lhs, 1);
+    if (k.ok && k.n == 0) {
+      if (__builtin_mul_overflow(k.c, scale, &v)) f->ok = false;
+      else linear_add(f, e->rhs, v);
+      return;
+    }
+    k = (Linear){.ok = true};
+    linear_add(&k, e->rhs, 1);
+    if (k.ok && k.n == 0) {
+      if (__builtin_mul_overflow(k.c, scale, &v)) f->ok = false;
+      else linear_add(f, e->lhs, v);
+      return;
+    }
+    break;
+  default: break;
+  }
+  for (int i = 0; i < f->n; i++)
+    if (expr_equal(f->atom[i], e)) {
+      f->ok = !__builtin_add_overflow(f->coef[i], scale, &f->coef[i]);
+      return;
+    }
+  if (f->n == MAX_ATOMS) {
+    f->ok = false;
+    return;
+  }
+  f->atom[f->n] = e;
+  f->coef[f->n++] = scale;
+}
+
+bool expr_const_difference(const Expr *hi, const Expr *lo, int64_t *out) {
+  Linear f = {.ok = true};
+  linear_add(&f, hi, 1);
+  linear_add(&f, lo, -1);
+  for (int i = 0; f.ok && i < f.n; i++)
+    if (f.coef[i] != 0) return false;
+  if (!f.ok) return false;
+  *out = f.c;
+  return true;
+}
+
 OperandList operand_list_add(OperandList list, Operand operand) {
   if (list.n == list.cap) {
     list.cap = list.cap ? 2 * list.cap : 4;

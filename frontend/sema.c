@@ -416,6 +416,10 @@ static bool resolve_operand(Sema *s, Operand *o) {
   if (o->kind == OPND_IMM) return resolve_immediate(s, o);
   bool ok = true, constant;
   for (int i = 0; i < o->nindex; i++) ok &= check_expr(s, o->index[i], IN_LOOPS, "an index", &constant);
+  for (int i = 0; o->view && i < 2; i++) {
+    if (o->dim[i].lo) ok &= check_expr(s, o->dim[i].lo, IN_LOOPS, "a slice bound", &constant);
+    if (o->dim[i].hi) ok &= check_expr(s, o->dim[i].hi, IN_LOOPS, "a slice bound", &constant);
+  }
   const Decl *d = find_decl(s, o->name);
   if (d && d->kind == DECL_CONST && o->nindex == 0 && !find_loop(s, o->name)) return resolve_immediate(s, o);
   if (d && d->kind == DECL_CONST) {
@@ -430,6 +434,12 @@ static bool resolve_operand(Sema *s, Operand *o) {
     return false;
   }
   o->decl = d->index;
+  if (d->kind == DECL_TENSOR && o->view) {
+    diag_error(s->diag, o->span,
+               "'%s' is an hbm tensor: a view [lo:hi, lo:hi] is of a tile; an hbm tile is %s[ROW, COL]", o->name,
+               o->name);
+    return false;
+  }
   if (d->kind == DECL_TENSOR) {
     o->kind = OPND_HBM;
     o->row = o->index[0];
@@ -473,6 +483,49 @@ static bool check_slot(Sema *s, const Operand *o) {
   return false;
 }
 
+/* One dimension of a tile view: its first index (NULL: 0) and its extent,
+ * which must be a positive constant no larger than the tile's; a constant
+ * range must lie inside the tile (a computed one is checked at run time). */
+static bool view_dim(Sema *s, Operand *o, int i, int64_t size) {
+  const Slice *sl = &o->dim[i];
+  const char *dim = i ? "columns" : "partitions";
+  int64_t lo = 0, extent = 1;
+  o->lo[i] = sl->lo;
+  if (!sl->lo) {
+    o->ext[i] = size;
+    return true;
+  }
+  if (sl->hi && !expr_const_difference(sl->hi, sl->lo, &extent)) {
+    diag_error(s->diag, sl->span,
+               "the extent of a view must be a constant: %.*s does not differ from its start by one",
+               (int)(sl->span.end - sl->span.begin), s->p->src.text + sl->span.begin);
+    return false;
+  }
+  if (extent <= 0 || extent > size) {
+    diag_error(s->diag, sl->span, "view of %lld %s of tile '%s', which has %lld", (long long)extent, dim,
+               o->name, (long long)size);
+    return false;
+  }
+  o->ext[i] = extent;
+  if (is_constant(sl->lo) && expr_eval(sl->lo, NULL, NULL, &lo, NULL) == 0 && (lo < 0 || lo > size - extent)) {
+    diag_error(s->diag, sl->span, "view %lld:%lld is outside tile '%s', whose %s are 0:%lld", (long long)lo,
+               (long long)(lo + extent), o->name, dim, (long long)size);
+    return false;
+  }
+  return true;
+}
+
+/* A tile operand's view: the whole slot when none was written. */
+static bool check_view(Sema *s, Operand *o) {
+  const Tile *t = &s->k->tiles[o->decl];
+  o->ext[0] = t->rows;
+  o->ext[1] = t->cols;
+  if (!o->view) return true;
+  s->k->tiles[o->decl].viewed = true;
+  bool ok = view_dim(s, o, 0, t->rows);
+  return view_dim(s, o, 1, t->cols) && ok;
+}
+
 /* An hbm operand: two indices, and never written when `in` nor read when `out`. */
 static bool check_hbm(Sema *s, const Operand *o, bool written) {
   const Tensor *t = &s->k->tensors[o->decl];
@@ -506,15 +559,15 @@ static const char *operand_is(const Operand *o) {
 }
 
 /* Operand i of the instruction against its letter in the op's signature. */
-static bool check_operand_kind(Sema *s, const Stmt *in, int i, char letter) {
-  const Operand *o = &in->operands[i];
+static bool check_operand_kind(Sema *s, Stmt *in, int i, char letter) {
+  Operand *o = &in->operands[i];
   char got = o->kind == OPND_TILE ? 'T' : o->kind == OPND_HBM ? 'H' : 'F';
   if (got != letter) {
     diag_error(s->diag, o->span, "operand %d of '%s' must be %s, but this is %s", i + 1,
                in->op_name, wanted(letter), operand_is(o));
     return false;
   }
-  if (o->kind == OPND_TILE) return check_slot(s, o);
+  if (o->kind == OPND_TILE) return check_slot(s, o) && check_view(s, o);
   if (o->kind == OPND_HBM) return check_hbm(s, o, i == 0);
   return true;
 }
@@ -524,9 +577,10 @@ typedef struct Shape {
   int64_t rows, cols;
 } Shape;
 
+/* A tile operand's shape: its view's extents (the whole slot's without one). */
 static Shape shape_of(const Sema *s, const Operand *o) {
-  const Tile *t = &s->k->tiles[o->decl];
-  return (Shape){t->rows, t->cols};
+  (void)s;
+  return (Shape){o->ext[0], o->ext[1]};
 }
 
 static bool same_shape(Shape a, Shape b) { return a.rows == b.rows && a.cols == b.cols; }

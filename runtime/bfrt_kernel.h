@@ -35,6 +35,7 @@ typedef struct bfrt_tile_desc {
   const char *name;
   int64_t slots, rows, cols; /* unslotted tiles have 1 slot */
   int dtype;                 /* BFRT_DTYPE_*: f32 or a narrower float type, not i32 */
+  int viewed;                /* some operand is a view of part of a slot: checked per element */
 } bfrt_tile_desc;
 
 typedef struct bfrt_tensor_desc {
@@ -87,11 +88,15 @@ typedef struct bfrt_arg {
   int id;       /* tile or tensor index in the descriptor */
   int64_t a, b; /* tile: a = slot; hbm: (a, b) = tile coordinates */
   float imm;
+  /* tile: a view of the slot, partitions r0 .. r0 + rn - 1 and columns
+   * c0 .. c0 + cn - 1; rn = 0 is the whole slot */
+  int64_t r0, rn, c0, cn;
 } bfrt_arg;
 
-#define BFRT_TILE(id, slot) {BFRT_ARG_TILE, (id), (slot), 0, 0.0f}
-#define BFRT_HBM(id, r, c) {BFRT_ARG_HBM, (id), (r), (c), 0.0f}
-#define BFRT_IMM(x) {BFRT_ARG_IMM, 0, 0, 0, (x)}
+#define BFRT_TILE(id, slot) {BFRT_ARG_TILE, (id), (slot), 0, 0.0f, 0, 0, 0, 0}
+#define BFRT_VIEW(id, slot, r0, rn, c0, cn) {BFRT_ARG_TILE, (id), (slot), 0, 0.0f, (r0), (rn), (c0), (cn)}
+#define BFRT_HBM(id, r, c) {BFRT_ARG_HBM, (id), (r), (c), 0.0f, 0, 0, 0, 0}
+#define BFRT_IMM(x) {BFRT_ARG_IMM, 0, 0, 0, (x), 0, 0, 0, 0}
 
 /* Run op on this engine's operands; counts one completion when it is done. */
 void bfrt_op(bfrt_ctx *cx, int op, int line, int nargs, const bfrt_arg *args);
@@ -116,6 +121,10 @@ int64_t bfrt_elem(bfrt_ctx *cx, int tensor, int64_t row, int64_t col, int line);
  * range; else stops the kernel with the op's own slot error. Bookkeeping
  * indexes its arrays with it, so it never touches memory out of range. */
 int64_t bfrt_slot(bfrt_ctx *cx, int op, int tile, int64_t slot, int line);
+/* Returns at, the first partition (dim 0) or column (dim 1) of a view of
+ * extent n of tile that op at line uses, once the view lies inside the
+ * tile; else stops the kernel with the op's own view error. */
+int64_t bfrt_view_at(bfrt_ctx *cx, int op, int tile, int dim, int64_t at, int64_t n, int line);
 /* Returns row once hbm tile (row, col) of tensor, in units of tile's shape,
  * lies inside the tensor, as op at line needs it; else stops the kernel with
  * the op's own out-of-bounds error. Bookkeeping that tracks hbm per tile

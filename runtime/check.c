@@ -2,8 +2,9 @@
  *
  * A real execution shows one interleaving; a missing wait may still have
  * produced the right numbers by luck. The checker instead asks, for every
- * pair of conflicting accesses (same tile slot or same hbm element, at least
- * one a write, on different engines), whether the synchronization orders
+ * pair of conflicting accesses (same tile slot, same element of a tile some
+ * operand views part of, or same hbm element, at least one a write, on
+ * different engines), whether the synchronization orders
  * them, whatever the timing. It does so with vector clocks:
  *
  *   - vc[c][e] is the number of e's ops that happen before engine c's
@@ -70,8 +71,9 @@ struct Checker {
 static int64_t count_locations(const bfrt *rt, Checker *ch) {
   int64_t n = 0;
   for (int t = 0; t < rt->k->ntiles; t++) {
+    const bfrt_tile_desc *d = &rt->k->tiles[t];
     ch->tile_loc[t] = n;
-    n += rt->k->tiles[t].slots;
+    n += d->viewed ? d->slots * d->rows * d->cols : d->slots;
   }
   for (int t = 0; t < rt->k->ntensors; t++) {
     ch->tensor_loc[t] = n;
@@ -125,7 +127,10 @@ typedef struct Access {
 
 static void describe(Access *a, const bfrt_arg *arg) {
   const bfrt_kernel *k = a->cx->rt->k;
-  if (arg->kind == BFRT_ARG_TILE)
+  if (arg->kind == BFRT_ARG_TILE && arg->rn)
+    snprintf(a->what, sizeof a->what, "%s[%lld][%lld:%lld, %lld:%lld]", k->tiles[arg->id].name, (long long)arg->a,
+             (long long)arg->r0, (long long)(arg->r0 + arg->rn), (long long)arg->c0, (long long)(arg->c0 + arg->cn));
+  else if (arg->kind == BFRT_ARG_TILE)
     snprintf(a->what, sizeof a->what, "%s[%lld]", k->tiles[arg->id].name, (long long)arg->a);
   else
     snprintf(a->what, sizeof a->what, "%s[%lld, %lld]", k->tensors[arg->id].name, (long long)arg->a,
@@ -179,15 +184,17 @@ static int touch(Checker *ch, const Access *a, int64_t loc, int reported) {
 /* Every location operand i of the current op touches. */
 static void touch_operand(Checker *ch, Access *a, const bfrt_arg *arg, SemView v) {
   describe(a, arg);
-  if (arg->kind == BFRT_ARG_TILE) {
+  const bfrt_tile_desc *d = arg->kind == BFRT_ARG_TILE ? &a->cx->rt->k->tiles[arg->id] : NULL;
+  if (d && !d->viewed) {
     touch(ch, a, ch->tile_loc[arg->id] + arg->a, 0);
     return;
   }
-  const Tensor *t = &a->cx->rt->tensors[arg->id];
-  int64_t first = (v.data - t->data) + ch->tensor_loc[arg->id];
+  /* per element: of the tile's slots laid end to end, or of the tensor */
+  const float *base = d ? a->cx->rt->tiles[arg->id] : a->cx->rt->tensors[arg->id].data;
+  int64_t first = (v.data - base) + (d ? ch->tile_loc[arg->id] : ch->tensor_loc[arg->id]);
   int reported = 0;
   for (int64_t i = 0; i < v.rows; i++)
-    for (int64_t j = 0; j < v.cols; j++) reported |= touch(ch, a, first + i * t->cols + j, reported);
+    for (int64_t j = 0; j < v.cols; j++) reported |= touch(ch, a, first + i * v.stride + j, reported);
 }
 
 void check_op(Ctx *cx, int op, const bfrt_arg *args, int nargs) {

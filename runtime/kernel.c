@@ -56,10 +56,23 @@ static const bfrt_tile_desc *check_slot(Ctx *cx, int line, int op, int tile, int
   return d;
 }
 
+/* The one view check: at .. at + n - 1 inside a dimension of size. */
+static void check_view_dim(Ctx *cx, int line, int op, const bfrt_tile_desc *d, int dim, int64_t at, int64_t n) {
+  int64_t size = dim ? d->cols : d->rows;
+  if (n < 1 || n > size || at < 0 || at > size - n)
+    rt_fail(cx, line, "%s: view %lld:%lld of tile %s is outside its %s 0:%lld",
+            op >= 0 && op < BFRT_NOPS ? rt_ops[op].name : "op", (long long)at,
+            (long long)(n >= 1 && at <= INT64_MAX - n ? at + n : at), d->name, dim ? "columns" : "partitions",
+            (long long)size);
+}
+
 static SemView tile_view(Ctx *cx, int line, int op, const bfrt_arg *a) {
   const bfrt_tile_desc *d = check_slot(cx, line, op, a->id, a->a);
   float *base = cx->rt->tiles[a->id] + a->a * d->rows * d->cols;
-  return (SemView){base, d->rows, d->cols, d->cols, d->dtype};
+  if (!a->rn) return (SemView){base, d->rows, d->cols, d->cols, d->dtype};
+  check_view_dim(cx, line, op, d, 0, a->r0, a->rn);
+  check_view_dim(cx, line, op, d, 1, a->c0, a->cn);
+  return (SemView){base + a->r0 * d->cols + a->c0, a->rn, a->cn, d->cols, d->dtype};
 }
 
 /* Whether tile index idx of extent-long dimension in units of size fits. */
@@ -266,6 +279,12 @@ int64_t bfrt_slot(Ctx *cx, int op, int tile, int64_t slot, int line) {
   if (rt_failed(cx->rt)) rt_unwind(cx);
   check_slot(cx, line, op, tile, slot);
   return slot;
+}
+
+int64_t bfrt_view_at(Ctx *cx, int op, int tile, int dim, int64_t at, int64_t n, int line) {
+  if (rt_failed(cx->rt)) rt_unwind(cx);
+  check_view_dim(cx, line, op, check_slot(cx, line, op, tile, 0), dim, at, n);
+  return at;
 }
 
 int64_t bfrt_hbm_row(Ctx *cx, int op, int tensor, int tile, int64_t row, int64_t col, int line) {
