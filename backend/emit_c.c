@@ -172,12 +172,13 @@ static void uses_expr(Uses *u, const IrExpr *x) {
   case IX_DIV:
   case IX_MOD:
   case IX_ELEM:
-  case IX_HBM_ROW: u->cx = true; break;
+  case IX_HBM_ROW:
+  case IX_TILE_AT: u->cx = true; break;
   default: break;
   }
   uses_expr(u, x->a);
   uses_expr(u, x->b);
-  if (x->kind != IX_HBM_ROW) uses_expr(u, x->c);
+  if (x->kind != IX_HBM_ROW && x->kind != IX_TILE_AT) uses_expr(u, x->c);
 }
 
 /* Whether a loop must check its trip count at entry (bfrt_loop): hi - lo
@@ -196,6 +197,8 @@ static void uses_nodes(Uses *u, const IrNode *n) {
         uses_expr(u, n->operands[i].slot);
         uses_expr(u, n->operands[i].row);
         uses_expr(u, n->operands[i].col);
+        uses_expr(u, n->operands[i].lo[0]);
+        uses_expr(u, n->operands[i].lo[1]);
       }
       break;
     case IR_WAIT:
@@ -322,6 +325,15 @@ static void put_ir_expr(const Emitter *em, const IrExpr *x) {
     put_ir_expr(em, x->a);
     fputs(", ", em->out);
     put_ir_expr(em, x->b);
+    fprintf(em->out, ", %d)", x->line);
+    return;
+  case IX_TILE_AT:
+    if (x->c->value == 2) fprintf(em->out, "bfrt_slot(bf_cx, BFRT_%s, BF_TILE_%s, ", op_ids[x->value], em->tile_ids[x->id]);
+    else
+      fprintf(em->out, "bfrt_view_at(bf_cx, BFRT_%s, BF_TILE_%s, %d, ", op_ids[x->value], em->tile_ids[x->id],
+              (int)x->c->value);
+    put_ir_expr(em, x->a);
+    if (x->c->value != 2) fprintf(em->out, ", %" PRId64, x->b->value);
     fprintf(em->out, ", %d)", x->line);
     return;
   case IX_HBM_ROW:
@@ -532,7 +544,7 @@ static void put_float(FILE *out, float f) {
   fputc('f', out);
 }
 
-/* The operand kinds of an op as letters, t(ile), h(bm), f(loat): its
+/* The operand kinds of an op as letters, t(ile), v(iew of a tile), h(bm), f(loat): its
  * call goes through bf_op_LETTERS, which builds the bfrt_arg array in its
  * own frame. A compound literal per op in the engine function instead
  * would take stack space per op (tcc does not reuse it): 150,000 ops
@@ -540,24 +552,29 @@ static void put_float(FILE *out, float f) {
 static void operand_letters(const IrNode *n, char letters[8]) {
   int k = 0;
   for (int i = 0; i < n->noperands && k < 7; i++)
-    letters[k++] = n->operands[i].kind == OPND_TILE ? 't' : n->operands[i].kind == OPND_HBM ? 'h' : 'f';
+    letters[k++] = n->operands[i].kind == OPND_TILE ? (n->operands[i].lo[0] ? 'v' : 't')
+                   : n->operands[i].kind == OPND_HBM ? 'h'
+                                                     : 'f';
   letters[k] = 0;
 }
 
 static void put_op_helper(FILE *out, const char *letters) {
-  static const char *const arg[] = {"BFRT_TILE(t%d, s%d)", "BFRT_HBM(h%d, r%d, c%d)", "BFRT_IMM(f%d)"};
+  static const char *const arg[] = {"BFRT_TILE(t%d, s%d)", "BFRT_HBM(h%d, r%d, c%d)", "BFRT_IMM(f%d)",
+                                    "BFRT_VIEW(t%d, s%d, r%d, rn%d, c%d, cn%d)"};
   int n = (int)strlen(letters);
   fprintf(out, "\nstatic void bf_op_%s(bfrt_ctx *cx, int op, int line", letters);
   for (int i = 0; i < n; i++) {
     if (letters[i] == 't') fprintf(out, ", int t%d, int64_t s%d", i, i);
     if (letters[i] == 'h') fprintf(out, ", int h%d, int64_t r%d, int64_t c%d", i, i, i);
     if (letters[i] == 'f') fprintf(out, ", float f%d", i);
+    if (letters[i] == 'v')
+      fprintf(out, ", int t%d, int64_t s%d, int64_t r%d, int64_t rn%d, int64_t c%d, int64_t cn%d", i, i, i, i, i, i);
   }
   fprintf(out, ") {\n  const bfrt_arg args[%d] = {", n);
   for (int i = 0; i < n; i++) {
-    int k = letters[i] == 't' ? 0 : letters[i] == 'h' ? 1 : 2;
+    int k = letters[i] == 't' ? 0 : letters[i] == 'h' ? 1 : letters[i] == 'f' ? 2 : 3;
     if (i) fputs(", ", out);
-    fprintf(out, arg[k], i, i, i);
+    fprintf(out, arg[k], i, i, i, i, i, i);
   }
   fprintf(out, "};\n  bfrt_op(cx, op, line, %d, args);\n}\n", n);
 }
@@ -590,6 +607,11 @@ static void put_operand(const Emitter *em, const IrOperand *o) {
   case OPND_TILE:
     fprintf(em->out, ", BF_TILE_%s, ", em->tile_ids[o->decl]);
     put_ir_expr(em, o->slot);
+    for (int d = 0; o->lo[0] && d < 2; d++) {
+      fputs(", ", em->out);
+      put_ir_expr(em, o->lo[d]);
+      fprintf(em->out, ", %" PRId64, o->ext[d]);
+    }
     return;
   case OPND_HBM:
     fprintf(em->out, ", BF_HBM_%s, ", em->tensor_ids[o->decl]);
@@ -650,6 +672,7 @@ static bool hoistable(const Emitter *em, const IrExpr *x) {
   case IX_LOAD:
   case IX_ELEM: /* a device read costs a read, and may be out of bounds where unused */
   case IX_HBM_ROW: /* may stop the kernel where unused */
+  case IX_TILE_AT:
   case IX_SELECT:
   case IX_AND:
   case IX_OR: return false; /* evaluated lazily: hoisting would evaluate the side not taken */
@@ -1051,8 +1074,8 @@ static void put_descriptor(const Emitter *em) {
   fprintf(em->out, "};\nstatic const bfrt_tile_desc bf_tiles[%d] = {", k->ntiles ? k->ntiles : 1);
   for (int i = 0; i < k->ntiles; i++) {
     const Tile *t = &k->tiles[i];
-    fprintf(em->out, "%s\n  {\"%s\", %" PRId64 ", %" PRId64 ", %" PRId64 ", %s}", i ? "," : "", t->name,
-            t->slots, t->rows, t->cols, dtype_names[t->type]);
+    fprintf(em->out, "%s\n  {\"%s\", %" PRId64 ", %" PRId64 ", %" PRId64 ", %s%s}", i ? "," : "", t->name,
+            t->slots, t->rows, t->cols, dtype_names[t->type], t->viewed ? ", 1" : "");
   }
   fputs(k->ntiles ? "\n};\n" : "{0, 0, 0, 0, 0}};\n", em->out);
   fprintf(em->out, "static const bfrt_tensor_desc bf_tensors[%d] = {", k->ntensors ? k->ntensors : 1);

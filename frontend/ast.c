@@ -195,6 +195,32 @@ static void linear_add(Linear *f, const Expr *e, int64_t scale) {
   f->coef[f->n++] = scale;
 }
 
+static int64_t gcd64(int64_t a, int64_t b) {
+  while (b) {
+    int64_t t = a % b;
+    a = b;
+    b = t;
+  }
+  return a;
+}
+
+static int64_t magnitude(int64_t v) { return v == INT64_MIN ? 1 : v < 0 ? -v : v; }
+
+int64_t expr_alignment(const Expr *e, const int64_t *params) {
+  int64_t a, b, v;
+  switch (e->kind) {
+  case EX_INT: return magnitude(e->value);
+  case EX_NAME: return e->sym == SYM_PARAM && params ? magnitude(params[e->index]) : 1;
+  case EX_NEG: return expr_alignment(e->lhs, params);
+  case EX_ADD:
+  case EX_SUB: return gcd64(expr_alignment(e->lhs, params), expr_alignment(e->rhs, params));
+  case EX_MUL:
+    a = expr_alignment(e->lhs, params), b = expr_alignment(e->rhs, params);
+    return __builtin_mul_overflow(a, b, &v) ? 1 : v;
+  default: return 1;
+  }
+}
+
 bool expr_const_difference(const Expr *hi, const Expr *lo, int64_t *out) {
   Linear f = {.ok = true};
   linear_add(&f, hi, 1);

@@ -260,6 +260,11 @@ Operand operand_view(Span span, const char *name, Expr *slot, Slice d0, Slice d1
 Slice slice_of(Span span, Expr *lo, Expr *hi);
 /* Whether a and b are the same expression tree (names by resolution). */
 bool expr_equal(const Expr *a, const Expr *b);
+/* A number every value of e is a multiple of (0: e is always 0), params
+ * giving the parameters' values (NULL: unknown, alignment 1): a view that
+ * starts at such values and is a multiple of it long covers whole cells of
+ * that size (the oracle's and the tracking arrays' grids over a tile). */
+int64_t expr_alignment(const Expr *e, const int64_t *params);
 /* hi - lo as a constant, when their difference cancels to one (both
  * checked: names resolved): a linear combination of subexpressions with
  * integer coefficients, equal subexpressions cancelling. */

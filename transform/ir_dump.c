@@ -110,6 +110,7 @@ static void dump_ir_expr(const IrExpr *e, FILE *out) {
     dump_ir_expr(e->c, out);
     return;
   case IX_HBM_ROW: dump_ir_expr(e->a, out); return; /* the row; the check is outside the model */
+  case IX_TILE_AT: dump_ir_expr(e->a, out); return; /* likewise */
   case IX_ELEM:
     if (!outside_model) outside_model = "device integers (i32 tensors)";
     fputs(" k 0", out);
