@@ -1074,8 +1074,8 @@ static void put_descriptor(const Emitter *em) {
   fprintf(em->out, "};\nstatic const bfrt_tile_desc bf_tiles[%d] = {", k->ntiles ? k->ntiles : 1);
   for (int i = 0; i < k->ntiles; i++) {
     const Tile *t = &k->tiles[i];
-    fprintf(em->out, "%s\n  {\"%s\", %" PRId64 ", %" PRId64 ", %" PRId64 ", %s%s}", i ? "," : "", t->name,
-            t->slots, t->rows, t->cols, dtype_names[t->type], t->viewed ? ", 1" : "");
+    fprintf(em->out, "%s\n  {\"%s\", %" PRId64 ", %" PRId64 ", %" PRId64 ", %s}", i ? "," : "", t->name,
+            t->slots, t->rows, t->cols, dtype_names[t->type]);
   }
   fputs(k->ntiles ? "\n};\n" : "{0, 0, 0, 0, 0}};\n", em->out);
   fprintf(em->out, "static const bfrt_tensor_desc bf_tensors[%d] = {", k->ntensors ? k->ntensors : 1);

@@ -193,7 +193,6 @@ typedef struct Tile {
   const char *elem;          /* the element type as written when not the keyword f32, else NULL */
   Span elem_span;
   ElemType type;             /* sema: elem resolved */
-  bool viewed;               /* sema: some operand is a view [lo:hi, lo:hi] of it */
 } Tile;
 
 typedef struct Kernel {

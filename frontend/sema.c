@@ -521,7 +521,6 @@ static bool check_view(Sema *s, Operand *o) {
   o->ext[0] = t->rows;
   o->ext[1] = t->cols;
   if (!o->view) return true;
-  s->k->tiles[o->decl].viewed = true;
   bool ok = view_dim(s, o, 0, t->rows);
   return view_dim(s, o, 1, t->cols) && ok;
 }

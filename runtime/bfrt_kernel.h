@@ -35,7 +35,6 @@ typedef struct bfrt_tile_desc {
   const char *name;
   int64_t slots, rows, cols; /* unslotted tiles have 1 slot */
   int dtype;                 /* BFRT_DTYPE_*: f32 or a narrower float type, not i32 */
-  int viewed;                /* some operand is a view of part of a slot: checked per element */
 } bfrt_tile_desc;
 
 typedef struct bfrt_tensor_desc {
