@@ -496,12 +496,16 @@ static bool view_dim(Sema *s, Operand *o, int i, int64_t size) {
     return true;
   }
   if (sl->hi && !expr_const_difference(sl->hi, sl->lo, &extent)) {
-    diag_error(s->diag, sl->span,
-               "the extent of a view must be a constant: %.*s does not differ from its start by one",
-               (int)(sl->span.end - sl->span.begin), s->p->src.text + sl->span.begin);
+    diag_error(s->diag, sl->span, "view %.*s of tile '%s' has no constant extent: its end must be its start plus a constant",
+               (int)(sl->span.end - sl->span.begin), s->p->src.text + sl->span.begin, o->name);
     return false;
   }
-  if (extent <= 0 || extent > size) {
+  if (extent <= 0) {
+    diag_error(s->diag, sl->span, "view %.*s of tile '%s' is empty: a view has at least one of its %s",
+               (int)(sl->span.end - sl->span.begin), s->p->src.text + sl->span.begin, o->name, dim);
+    return false;
+  }
+  if (extent > size) {
     diag_error(s->diag, sl->span, "view of %lld %s of tile '%s', which has %lld", (long long)extent, dim,
                o->name, (long long)size);
     return false;
@@ -584,11 +588,17 @@ static Shape shape_of(const Sema *s, const Operand *o) {
 
 static bool same_shape(Shape a, Shape b) { return a.rows == b.rows && a.cols == b.cols; }
 
+/* How a message names a tile operand: its name, or a view as written. */
+static const char *shown(const Sema *s, const Operand *o) {
+  if (!o->view) return o->name;
+  return arena_printf(s->p->arena, "%.*s", (int)(o->span.end - o->span.begin), s->p->src.text + o->span.begin);
+}
+
 /* Reports that operand o is [have] where the rule wants [want]. */
 static void shape_error(Sema *s, const Stmt *in, const Operand *o, Shape have, Shape want,
                         const char *why) {
   diag_error(s->diag, o->span, "shape mismatch in '%s': '%s' is [%lld, %lld] but %s [%lld, %lld]",
-             in->op_name, o->name, (long long)have.rows, (long long)have.cols, why,
+             in->op_name, shown(s, o), (long long)have.rows, (long long)have.cols, why,
              (long long)want.rows, (long long)want.cols);
 }
 
@@ -601,7 +611,7 @@ static void check_same_shapes(Sema *s, const Stmt *in) {
     if (!first) first = o;
     else if (!same_shape(shape_of(s, o), shape_of(s, first)))
       shape_error(s, in, o, shape_of(s, o), shape_of(s, first),
-                  arena_printf(s->p->arena, "'%s' is", first->name));
+                  arena_printf(s->p->arena, "'%s' is", shown(s, first)));
   }
 }
 
@@ -618,7 +628,7 @@ static void check_shapes(Sema *s, const Stmt *in, ShapeRule rule) {
     if (a.cols != b.rows)
       diag_error(s->diag, o[2].span,
                  "inner dimensions differ in '%s': '%s' is [%lld, %lld] and '%s' is [%lld, %lld]",
-                 in->op_name, o[1].name, (long long)a.rows, (long long)a.cols, o[2].name,
+                 in->op_name, shown(s, &o[1]), (long long)a.rows, (long long)a.cols, shown(s, &o[2]),
                  (long long)b.rows, (long long)b.cols);
     else if (!same_shape(d, (Shape){a.rows, b.cols}))
       shape_error(s, in, &o[0], d, (Shape){a.rows, b.cols}, "the product is");
