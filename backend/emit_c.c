@@ -329,6 +329,9 @@ static void put_ir_expr(const Emitter *em, const IrExpr *x) {
     return;
   case IX_TILE_AT:
     if (x->c->value == 2) fprintf(em->out, "bfrt_slot(bf_cx, BFRT_%s, BF_TILE_%s, ", op_ids[x->value], em->tile_ids[x->id]);
+    else if (x->c->value > 2)
+      fprintf(em->out, "bfrt_hbm_at(bf_cx, BFRT_%s, BF_HBM_%s, %d, ", op_ids[x->value], em->tensor_ids[x->id],
+              (int)x->c->value - 3);
     else
       fprintf(em->out, "bfrt_view_at(bf_cx, BFRT_%s, BF_TILE_%s, %d, ", op_ids[x->value], em->tile_ids[x->id],
               (int)x->c->value);
@@ -553,14 +556,14 @@ static void operand_letters(const IrNode *n, char letters[8]) {
   int k = 0;
   for (int i = 0; i < n->noperands && k < 7; i++)
     letters[k++] = n->operands[i].kind == OPND_TILE ? (n->operands[i].lo[0] ? 'v' : 't')
-                   : n->operands[i].kind == OPND_HBM ? 'h'
+                   : n->operands[i].kind == OPND_HBM ? (n->operands[i].lo[0] ? 's' : 'h')
                                                      : 'f';
   letters[k] = 0;
 }
 
 static void put_op_helper(FILE *out, const char *letters) {
   static const char *const arg[] = {"BFRT_TILE(t%d, s%d)", "BFRT_HBM(h%d, r%d, c%d)", "BFRT_IMM(f%d)",
-                                    "BFRT_VIEW(t%d, s%d, r%d, rn%d, c%d, cn%d)"};
+                                    "BFRT_VIEW(t%d, s%d, r%d, rn%d, c%d, cn%d)", "BFRT_SLICE(h%d, r%d, rn%d, c%d, cn%d)"};
   int n = (int)strlen(letters);
   fprintf(out, "\nstatic void bf_op_%s(bfrt_ctx *cx, int op, int line", letters);
   for (int i = 0; i < n; i++) {
@@ -569,10 +572,11 @@ static void put_op_helper(FILE *out, const char *letters) {
     if (letters[i] == 'f') fprintf(out, ", float f%d", i);
     if (letters[i] == 'v')
       fprintf(out, ", int t%d, int64_t s%d, int64_t r%d, int64_t rn%d, int64_t c%d, int64_t cn%d", i, i, i, i, i, i);
+    if (letters[i] == 's') fprintf(out, ", int h%d, int64_t r%d, int64_t rn%d, int64_t c%d, int64_t cn%d", i, i, i, i, i);
   }
   fprintf(out, ") {\n  const bfrt_arg args[%d] = {", n);
   for (int i = 0; i < n; i++) {
-    int k = letters[i] == 't' ? 0 : letters[i] == 'h' ? 1 : letters[i] == 'f' ? 2 : 3;
+    int k = letters[i] == 't' ? 0 : letters[i] == 'h' ? 1 : letters[i] == 'f' ? 2 : letters[i] == 'v' ? 3 : 4;
     if (i) fputs(", ", out);
     fprintf(out, arg[k], i, i, i, i, i, i);
   }
@@ -615,6 +619,12 @@ static void put_operand(const Emitter *em, const IrOperand *o) {
     return;
   case OPND_HBM:
     fprintf(em->out, ", BF_HBM_%s, ", em->tensor_ids[o->decl]);
+    for (int d = 0; o->lo[0] && d < 2; d++) {
+      if (d) fputs(", ", em->out);
+      put_ir_expr(em, o->lo[d]);
+      fprintf(em->out, ", %" PRId64, o->ext[d]);
+    }
+    if (o->lo[0]) return;
     put_ir_expr(em, o->row);
     fputs(", ", em->out);
     put_ir_expr(em, o->col);

@@ -113,8 +113,27 @@ static int out_of_bounds(Ref *r, const Stmt *s, const Operand *o, int64_t row, i
                            r->p->kernel->tensors[o->decl].name, row, col, where));
 }
 
-/* hbm tile X[row, col], in units of the other operand's shape. */
+/* An element slice X[r0:r1, c0:c1], checked inside the tensor. */
+static int slice_view(Ref *r, const Stmt *s, const Operand *o, SemView *v) {
+  RefTensor *t = &r->tensors[o->decl];
+  int64_t lo[2] = {0, 0}, size[2] = {t->rows, t->cols};
+  const char *verb = s->op == BFRT_STORE ? "store to" : s->op == BFRT_LOAD ? "load from" : op_names[s->op];
+  for (int d = 0; d < 2; d++) {
+    if (o->lo[d] && eval(r, o->lo[d], &lo[d])) return -1;
+    if (o->ext[d] > size[d] || lo[d] < 0 || lo[d] > size[d] - o->ext[d])
+      return fail(r, o->span,
+                  arena_printf(r->p->arena, "%s %s: %s %" PRId64 ":%" PRId64 " are outside the tensor's 0:%" PRId64,
+                               verb, r->p->kernel->tensors[o->decl].name, d ? "columns" : "rows", lo[d],
+                               lo[d] + o->ext[d], size[d]));
+  }
+  *v = (SemView){t->data + lo[0] * t->cols + lo[1], o->ext[0], o->ext[1], t->cols,
+                 (int)r->p->kernel->tensors[o->decl].type};
+  return 0;
+}
+
+/* hbm tile X[row, col], in units of the other operand's shape, or a slice. */
 static int hbm_view(Ref *r, const Stmt *s, const Operand *o, SemView unit, SemView *v) {
+  if (o->view) return slice_view(r, s, o, v);
   RefTensor *t = &r->tensors[o->decl];
   int64_t row, col;
   if (eval(r, o->row, &row) || eval(r, o->col, &col)) return -1;

@@ -123,6 +123,18 @@ static int tile_operand(F64 *r, const Operand *o, View *v, int64_t *at) {
 
 static int hbm_operand(F64 *r, const Operand *o, View unit, View *v) {
   int64_t row, col, rows = r->shapes[o->decl][0], cols = r->shapes[o->decl][1];
+  if (o->view) { /* an element slice */
+    int64_t lo[2] = {0, 0}, size[2] = {rows, cols};
+    for (int d = 0; d < 2; d++) {
+      if (o->lo[d] && eval(r, o->lo[d], &lo[d])) return -1;
+      if (o->ext[d] > size[d] || lo[d] < 0 || lo[d] > size[d] - o->ext[d])
+        return fail(r, o->span, arena_printf(r->p->arena, "%s: %s %" PRId64 ":%" PRId64 " are outside the tensor's 0:%" PRId64,
+                                             r->p->kernel->tensors[o->decl].name, d ? "columns" : "rows", lo[d],
+                                             lo[d] + o->ext[d], size[d]));
+    }
+    *v = (View){r->tensors[o->decl] + lo[0] * cols + lo[1], o->ext[0], o->ext[1], cols};
+    return 0;
+  }
   if (eval(r, o->row, &row) || eval(r, o->col, &col)) return -1;
   if (row < 0 || col < 0 || unit.rows > rows || unit.cols > cols || row > (rows - unit.rows) / unit.rows ||
       col > (cols - unit.cols) / unit.cols)

@@ -89,8 +89,10 @@ typedef struct Operand {
   Expr *row, *col; /* sema, OPND_HBM */
   bool view;       /* a tile view was written: dim[] below */
   Slice dim[2];    /* parser: the view's partition and free slices as written */
-  Expr *lo[2];     /* sema, OPND_TILE: the view's first partition and column (NULL: 0) */
-  int64_t ext[2];  /* sema, OPND_TILE: the view's extents (the tile's shape without a view) */
+  Expr *lo[2];     /* sema, OPND_TILE: the view's first partition and column (NULL: 0);
+                      OPND_HBM with a view (an element slice): its first row and column */
+  int64_t ext[2];  /* sema, OPND_TILE: the view's extents (the tile's shape without a view);
+                      OPND_HBM with a view: the slice's */
   Expr *imm_expr; /* OPND_IMM, and OPND_NAME without indices (it may name a const) */
   double imm_value; /* OPND_IMM, sema: the exact value (the f64 reference uses it) */
   float imm;        /* OPND_IMM, sema: imm_value rounded to f32 (what the engines use) */

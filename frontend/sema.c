@@ -434,10 +434,8 @@ static bool resolve_operand(Sema *s, Operand *o) {
     return false;
   }
   o->decl = d->index;
-  if (d->kind == DECL_TENSOR && o->view) {
-    diag_error(s->diag, o->span,
-               "'%s' is an hbm tensor: a view [lo:hi, lo:hi] is of a tile; an hbm tile is %s[ROW, COL]", o->name,
-               o->name);
+  if (d->kind == DECL_TENSOR && o->view && o->nindex) {
+    diag_error(s->diag, o->span, "'%s' is an hbm tensor: it has no slots", o->name);
     return false;
   }
   if (d->kind == DECL_TENSOR) {
@@ -483,14 +481,20 @@ static bool check_slot(Sema *s, const Operand *o) {
   return false;
 }
 
-/* One dimension of a tile view: its first index (NULL: 0) and its extent,
- * which must be a positive constant no larger than the tile's; a constant
- * range must lie inside the tile (a computed one is checked at run time). */
+/* One dimension of a tile view or an hbm element slice: its first index
+ * (NULL: 0) and its extent, which must be a positive constant no larger
+ * than the dimension (size; -1: a tensor's, known at run time); a constant
+ * range must lie inside (a computed one is checked at run time). */
 static bool view_dim(Sema *s, Operand *o, int i, int64_t size) {
   const Slice *sl = &o->dim[i];
-  const char *dim = i ? "columns" : "partitions";
+  bool hbm = o->kind == OPND_HBM;
+  const char *dim = i ? "columns" : hbm ? "rows" : "partitions", *what = hbm ? "tensor" : "tile";
   int64_t lo = 0, extent = 1;
   o->lo[i] = sl->lo;
+  if (!sl->lo && size < 0) {
+    diag_error(s->diag, sl->span, "the %s of tensor '%s' are not a constant: write the range lo:hi", dim, o->name);
+    return false;
+  }
   if (!sl->lo) {
     o->ext[i] = size;
     return true;
@@ -501,22 +505,37 @@ static bool view_dim(Sema *s, Operand *o, int i, int64_t size) {
     return false;
   }
   if (extent <= 0) {
-    diag_error(s->diag, sl->span, "view %.*s of tile '%s' is empty: a view has at least one of its %s",
-               (int)(sl->span.end - sl->span.begin), s->p->src.text + sl->span.begin, o->name, dim);
+    diag_error(s->diag, sl->span, "view %.*s of %s '%s' is empty: a view has at least one of its %s",
+               (int)(sl->span.end - sl->span.begin), s->p->src.text + sl->span.begin, what, o->name, dim);
     return false;
   }
-  if (extent > size) {
-    diag_error(s->diag, sl->span, "view of %lld %s of tile '%s', which has %lld", (long long)extent, dim,
+  if (size >= 0 && extent > size) {
+    diag_error(s->diag, sl->span, "view of %lld %s of %s '%s', which has %lld", (long long)extent, dim, what,
                o->name, (long long)size);
     return false;
   }
   o->ext[i] = extent;
-  if (is_constant(sl->lo) && expr_eval(sl->lo, NULL, NULL, &lo, NULL) == 0 && (lo < 0 || lo > size - extent)) {
-    diag_error(s->diag, sl->span, "view %lld:%lld is outside tile '%s', whose %s are 0:%lld", (long long)lo,
-               (long long)(lo + extent), o->name, dim, (long long)size);
+  if (is_constant(sl->lo) && expr_eval(sl->lo, NULL, NULL, &lo, NULL) == 0 &&
+      (lo < 0 || (size >= 0 && lo > size - extent))) {
+    diag_error(s->diag, sl->span, "view %lld:%lld is outside %s '%s', whose %s are 0:%lld", (long long)lo,
+               (long long)(lo + extent), what, o->name, dim, (long long)size);
     return false;
   }
   return true;
+}
+
+/* A constant tensor dimension's value, or -1. */
+static int64_t constant_dim(const Expr *e) {
+  int64_t v;
+  return is_constant(e) && expr_eval(e, NULL, NULL, &v, NULL) == 0 && v >= 0 ? v : -1;
+}
+
+/* An hbm operand's element slice X[r0:r1, c0:c1] (rows and columns of the
+ * tensor, in elements; a single index is one row or column). */
+static bool check_slice(Sema *s, Operand *o) {
+  const Tensor *t = &s->k->tensors[o->decl];
+  bool ok = view_dim(s, o, 0, constant_dim(t->rows));
+  return view_dim(s, o, 1, constant_dim(t->cols)) && ok;
 }
 
 /* A tile operand's view: the whole slot when none was written. */
@@ -530,7 +549,7 @@ static bool check_view(Sema *s, Operand *o) {
 }
 
 /* An hbm operand: two indices, and never written when `in` nor read when `out`. */
-static bool check_hbm(Sema *s, const Operand *o, bool written) {
+static bool check_hbm(Sema *s, Operand *o, bool written) {
   const Tensor *t = &s->k->tensors[o->decl];
   if (t->ints) {
     diag_error(s->diag, o->span,
@@ -539,7 +558,9 @@ static bool check_hbm(Sema *s, const Operand *o, bool written) {
                o->name, o->name);
     return false;
   }
-  if (o->nindex != 2) {
+  if (o->view) {
+    if (!check_slice(s, o)) return false;
+  } else if (o->nindex != 2) {
     diag_error(s->diag, o->span, "hbm tensor '%s' needs two indices: %s[ROW, COL]", o->name, o->name);
     return false;
   }
@@ -602,12 +623,13 @@ static void shape_error(Sema *s, const Stmt *in, const Operand *o, Shape have, S
              (long long)want.rows, (long long)want.cols);
 }
 
-/* Every tile operand has the shape of the first tile operand. */
+/* Every tile operand, and an hbm element slice, has the shape of the
+ * first of them (an hbm tile X[r, c] takes it). */
 static void check_same_shapes(Sema *s, const Stmt *in) {
   const Operand *first = NULL;
   for (int i = 0; i < in->noperands; i++) {
     const Operand *o = &in->operands[i];
-    if (o->kind != OPND_TILE) continue;
+    if (o->kind != OPND_TILE && !(o->kind == OPND_HBM && o->view)) continue;
     if (!first) first = o;
     else if (!same_shape(shape_of(s, o), shape_of(s, first)))
       shape_error(s, in, o, shape_of(s, o), shape_of(s, first),

@@ -92,12 +92,31 @@ _Noreturn static void out_of_bounds(Ctx *cx, int line, int op, const bfrt_arg *a
           (long long)(idx * size + size - 1), (long long)extent);
 }
 
-/* hbm tile X[r, c] in units of the other operand's shape. */
+/* The one element-slice check: at .. at + n - 1 inside a dimension of the tensor. */
+static void check_slice_dim(Ctx *cx, int line, int op, int tensor, int dim, int64_t at, int64_t n) {
+  const bfrt_kernel *k = cx->rt->k;
+  const char *name = op >= 0 && op < BFRT_NOPS ? rt_ops[op].name : "op";
+  if (tensor < 0 || tensor >= k->ntensors) rt_fail(cx, line, "%s: tensor %d does not exist", name, tensor);
+  const Tensor *t = &cx->rt->tensors[tensor];
+  int64_t size = dim ? t->cols : t->rows;
+  const char *verb = op == BFRT_STORE ? "store to" : op == BFRT_LOAD ? "load from" : name;
+  if (n < 1 || n > size || at < 0 || at > size - n)
+    rt_fail(cx, line, "%s %s: %s %lld:%lld are outside the tensor's 0:%lld", verb, k->tensors[tensor].name,
+            dim ? "columns" : "rows", (long long)at, (long long)(n >= 1 && at <= INT64_MAX - n ? at + n : at),
+            (long long)size);
+}
+
+/* hbm tile X[r, c] in units of the other operand's shape, or an element slice. */
 static SemView hbm_view(Ctx *cx, int line, int op, const bfrt_arg *a, SemView unit) {
   const bfrt_kernel *k = cx->rt->k;
   if (a->id < 0 || a->id >= k->ntensors)
     rt_fail(cx, line, "%s: tensor %d does not exist", rt_ops[op].name, a->id);
   const Tensor *t = &cx->rt->tensors[a->id];
+  if (a->rn) {
+    check_slice_dim(cx, line, op, a->id, 0, a->a, a->rn);
+    check_slice_dim(cx, line, op, a->id, 1, a->b, a->cn);
+    return (SemView){t->data + a->a * t->cols + a->b, a->rn, a->cn, t->cols, k->tensors[a->id].dtype};
+  }
   if (!span_fits(a->a, unit.rows, t->rows)) out_of_bounds(cx, line, op, a, "rows", a->a, unit.rows, t->rows);
   if (!span_fits(a->b, unit.cols, t->cols)) out_of_bounds(cx, line, op, a, "cols", a->b, unit.cols, t->cols);
   float *base = t->data + a->a * unit.rows * t->cols + a->b * unit.cols;
@@ -284,6 +303,12 @@ int64_t bfrt_slot(Ctx *cx, int op, int tile, int64_t slot, int line) {
 int64_t bfrt_view_at(Ctx *cx, int op, int tile, int dim, int64_t at, int64_t n, int line) {
   if (rt_failed(cx->rt)) rt_unwind(cx);
   check_view_dim(cx, line, op, check_slot(cx, line, op, tile, 0), dim, at, n);
+  return at;
+}
+
+int64_t bfrt_hbm_at(Ctx *cx, int op, int tensor, int dim, int64_t at, int64_t n, int line) {
+  if (rt_failed(cx->rt)) rt_unwind(cx);
+  check_slice_dim(cx, line, op, tensor, dim, at, n);
   return at;
 }
 

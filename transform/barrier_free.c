@@ -374,9 +374,10 @@ static void plan_grids(Program *p, Analysis *an) {
         const Access *x = &d->instrs[i].accesses[j];
         if (x->res < k->ntiles) continue;
         HbmGrid *g = &an->grids[x->res - k->ntiles];
-        if (pass == 0) {
-          g->cell_rows = ir_gcd(g->cell_rows, x->rows);
-          g->cell_cols = ir_gcd(g->cell_cols, x->cols);
+        const Operand *o = x->operand;
+        if (pass == 0) { /* an element slice also by where it may start */
+          g->cell_rows = ir_gcd(g->cell_rows, ir_gcd(x->rows, o->view ? expr_alignment(o->lo[0], NULL) : 0));
+          g->cell_cols = ir_gcd(g->cell_cols, ir_gcd(x->cols, o->view ? expr_alignment(o->lo[1], NULL) : 0));
         } else if (g->cell_rows && (x->rows / g->cell_rows) * (x->cols / g->cell_cols) > MAX_ACCESS_CELLS) {
           g->cell_rows = g->cell_cols = 0;
         }
@@ -686,10 +687,11 @@ static WaitWhy *tracked_why(Builder *b, int consumer, int e, const Need *n) {
   return w;
 }
 
-/* A slot or view start, checked at run time unless a constant (sema
- * checked those). */
-static IrExpr *checked(Arena *a, int tile, int dim, IrExpr *at, int64_t n, int op, int line) {
-  return at->kind == IX_CONST ? at : ir_tile_at(a, tile, dim, at, n, op, line);
+/* A slot or view start (of tile id, dims 0 .. 2), or an element slice's
+ * start (of tensor id, dims 3, 4), checked at run time unless a constant
+ * of a tile (sema checked those; a tensor's shape is known only then). */
+static IrExpr *checked(Arena *a, int id, int dim, IrExpr *at, int64_t n, int op, int line) {
+  return at->kind == IX_CONST && dim < 3 ? at : ir_tile_at(a, id, dim, at, n, op, line);
 }
 
 /* The entries of tile access x: its slot, or (a grid of cells per slot)
@@ -738,10 +740,20 @@ static int access_indices(Builder *b, const InstrInfo *in, const Access *x, IrEx
     return 1;
   }
   int64_t kr = x->rows / g->cell_rows, kc = x->cols / g->cell_cols;
-  IrExpr *col = ir_from_expr(p, x->operand->col);
-  IrExpr *row = ir_hbm_row(a, x->res - k->ntiles, x->tile, ir_from_expr(p, x->operand->row), col,
-                           in->stmt->op, in->line);
-  IrExpr *r0 = ir_binary(a, IX_MUL, row, ir_const(a, kr), 0), *c0 = ir_binary(a, IX_MUL, col, ir_const(a, kc), 0);
+  IrExpr *r0, *c0;
+  if (x->operand->view) { /* an element slice: its checked first row and column, in cells */
+    const Operand *o = x->operand;
+    r0 = ir_binary(a, IX_DIV, checked(a, x->res - k->ntiles, 3, ir_from_expr(p, o->lo[0]), o->ext[0], in->stmt->op, in->line),
+                   ir_const(a, g->cell_rows), 0);
+    c0 = ir_binary(a, IX_DIV, checked(a, x->res - k->ntiles, 4, ir_from_expr(p, o->lo[1]), o->ext[1], in->stmt->op, in->line),
+                   ir_const(a, g->cell_cols), 0);
+  } else {
+    IrExpr *col = ir_from_expr(p, x->operand->col);
+    IrExpr *row = ir_hbm_row(a, x->res - k->ntiles, x->tile, ir_from_expr(p, x->operand->row), col,
+                             in->stmt->op, in->line);
+    r0 = ir_binary(a, IX_MUL, row, ir_const(a, kr), 0);
+    c0 = ir_binary(a, IX_MUL, col, ir_const(a, kc), 0);
+  }
   int n = 0;
   for (int64_t i = 0; i < kr; i++) {
     IrExpr *line = ir_binary(a, IX_MUL, ir_binary(a, IX_ADD, r0, ir_const(a, i), 0), g->ncols, 0);
@@ -869,8 +881,9 @@ static bool same_cells(const Deps *d, const Access *x, const Access *y) {
   if (x->res != y->res) return false;
   if (x->operand->kind == OPND_TILE)
     return deps_same_expr(x->operand->slot, y->operand->slot) && view_covers(y->operand, x->operand, &d->k->tiles[x->res]);
-  return x->rows == y->rows && x->cols == y->cols && deps_same_expr(x->operand->row, y->operand->row) &&
-         deps_same_expr(x->operand->col, y->operand->col);
+  return x->rows == y->rows && x->cols == y->cols && x->operand->view == y->operand->view &&
+         deps_same_expr(x->operand->row, y->operand->row) && deps_same_expr(x->operand->col, y->operand->col) &&
+         deps_same_expr(x->operand->lo[0], y->operand->lo[0]) && deps_same_expr(x->operand->lo[1], y->operand->lo[1]);
 }
 
 /* Whether need_e(consumer) <= need_e(a), for a before consumer in the same

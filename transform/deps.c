@@ -395,19 +395,9 @@ static Relation compare_slots(const Pair *pr, const Access *x, const Access *y) 
   return r;
 }
 
-/* hbm tiles X[r, c] cover rows r*h .. r*h+h-1 (and columns likewise): with
- * equal shapes they coincide or are disjoint exactly when the coordinates
- * are equal or differ. */
-static Relation compare_regions(const Pair *pr, const Access *x, const Access *y) {
-  if (x->rows != y->rows || x->cols != y->cols) return REL_UNKNOWN;
-  Relation rows = compare_exprs(pr, x->operand->row, y->operand->row, 0);
-  Relation cols = compare_exprs(pr, x->operand->col, y->operand->col, 0);
-  if (rows == REL_DIFFERENT || cols == REL_DIFFERENT) return REL_DIFFERENT;
-  return rows == REL_SAME && cols == REL_SAME ? REL_SAME : REL_UNKNOWN;
-}
-
-/* How two views' intervals [lx, lx + ex) and [ly, ly + ey) along one
- * dimension relate: they meet exactly when -ex < lx - ly < ey. The
+/* How two views' intervals [sx lx, sx lx + ex) and [sy ly, sy ly + ey)
+ * along one dimension relate (s the unit of an hbm tile coordinate, 1 for
+ * a view's or a slice's start): they meet exactly when -ex < lx - ly < ey. The
  * difference f = lx - ly, as an affine form, is decided when constant;
  * otherwise its values are all c modulo 2^t (t the fewest trailing zero
  * bits among its coefficients: wrapping keeps that residue), and none in
@@ -415,11 +405,12 @@ static Relation compare_regions(const Pair *pr, const Access *x, const Access *y
  * with |k| at least both extents (x[:, 512 j : 512 j + 512] of two
  * iterations); or its bounds over the loops' ranges keep it at or below
  * -ex, or at or above ey. */
-static Relation compare_intervals(const Pair *pr, const Expr *lx, int64_t ex, const Expr *ly, int64_t ey) {
+static Relation compare_intervals(const Pair *pr, const Expr *lx, int64_t sx, int64_t ex, const Expr *ly, int64_t sy,
+                                  int64_t ey) {
   static const Expr zero = {.kind = EX_INT};
   Affine f = {0};
-  if (!accumulate(pr, &f, lx ? lx : &zero, 1, 1) || !accumulate(pr, &f, ly ? ly : &zero, -1, 2))
-    return lx && ly && deps_same_expr(lx, ly) && all_common(pr, lx) ? REL_SAME : REL_UNKNOWN;
+  if (!accumulate(pr, &f, lx ? lx : &zero, sx, 1) || !accumulate(pr, &f, ly ? ly : &zero, -sy, 2))
+    return lx && ly && sx == sy && deps_same_expr(lx, ly) && all_common(pr, lx) ? REL_SAME : REL_UNKNOWN;
   int t = 63;
   for (int i = 0; i < f.n; i++)
     if (f.t[i].coef && __builtin_ctzll((unsigned long long)f.t[i].coef) < t)
@@ -438,14 +429,34 @@ static Relation compare_intervals(const Pair *pr, const Expr *lx, int64_t ex, co
   return REL_UNKNOWN;
 }
 
+/* hbm tiles X[r, c] cover rows r*h .. r*h+h-1 (and columns likewise): with
+ * equal shapes they coincide or are disjoint exactly when the coordinates
+ * are equal or differ. */
+static Relation compare_regions(const Pair *pr, const Access *x, const Access *y) {
+  const Operand *ox = x->operand, *oy = y->operand;
+  if (ox->view || oy->view) { /* element slices, each against a slice or a tile's rows r*h .. r*h+h-1 */
+    Relation rows = compare_intervals(pr, ox->view ? ox->lo[0] : ox->row, ox->view ? 1 : x->rows, x->rows,
+                                      oy->view ? oy->lo[0] : oy->row, oy->view ? 1 : y->rows, y->rows);
+    Relation cols = compare_intervals(pr, ox->view ? ox->lo[1] : ox->col, ox->view ? 1 : x->cols, x->cols,
+                                      oy->view ? oy->lo[1] : oy->col, oy->view ? 1 : y->cols, y->cols);
+    if (rows == REL_DIFFERENT || cols == REL_DIFFERENT) return REL_DIFFERENT;
+    return rows == REL_SAME && cols == REL_SAME ? REL_SAME : REL_UNKNOWN;
+  }
+  if (x->rows != y->rows || x->cols != y->cols) return REL_UNKNOWN;
+  Relation rows = compare_exprs(pr, x->operand->row, y->operand->row, 0);
+  Relation cols = compare_exprs(pr, x->operand->col, y->operand->col, 0);
+  if (rows == REL_DIFFERENT || cols == REL_DIFFERENT) return REL_DIFFERENT;
+  return rows == REL_SAME && cols == REL_SAME ? REL_SAME : REL_UNKNOWN;
+}
+
 /* Two accesses of one tile: the same slot, then views that meet in both
  * dimensions (a whole slot is the view of all of it). */
 static Relation compare_tile(const Pair *pr, const Access *x, const Access *y) {
   Relation slots = compare_slots(pr, x, y);
   if (slots == REL_DIFFERENT) return slots;
   const Operand *ox = x->operand, *oy = y->operand;
-  Relation rows = compare_intervals(pr, ox->lo[0], ox->ext[0], oy->lo[0], oy->ext[0]);
-  Relation cols = compare_intervals(pr, ox->lo[1], ox->ext[1], oy->lo[1], oy->ext[1]);
+  Relation rows = compare_intervals(pr, ox->lo[0], 1, ox->ext[0], oy->lo[0], 1, oy->ext[0]);
+  Relation cols = compare_intervals(pr, ox->lo[1], 1, ox->ext[1], oy->lo[1], 1, oy->ext[1]);
   if (rows == REL_DIFFERENT || cols == REL_DIFFERENT) return REL_DIFFERENT;
   return slots == REL_SAME && rows == REL_SAME && cols == REL_SAME ? REL_SAME : REL_UNKNOWN;
 }

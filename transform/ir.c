@@ -303,11 +303,11 @@ IrNode *ir_op(const Program *p, const Stmt *instr, int line) {
     io->decl = o->decl;
     io->imm = o->imm;
     if (o->kind == OPND_TILE) io->slot = o->slot ? ir_from_expr(p, o->slot) : ir_const(p->arena, 0);
-    for (int d = 0; o->kind == OPND_TILE && o->view && d < 2; d++) {
+    for (int d = 0; o->view && d < 2; d++) {
       io->lo[d] = o->lo[d] ? ir_from_expr(p, o->lo[d]) : ir_const(p->arena, 0);
       io->ext[d] = o->ext[d];
     }
-    if (o->kind == OPND_HBM) {
+    if (o->kind == OPND_HBM && !o->view) {
       io->row = ir_from_expr(p, o->row);
       io->col = ir_from_expr(p, o->col);
     }
@@ -510,6 +510,16 @@ static void print_operand(const Program *p, const IrStream *s, const IrOperand *
     if (o->lo[0]) fputc(']', out);
     return;
   case OPND_HBM:
+    if (o->lo[0]) {
+      fprintf(out, "%s[", k->tensors[o->decl].name);
+      for (int d = 0; d < 2; d++) {
+        if (d) fputs(", ", out);
+        ir_print_expr(p, s, o->lo[d], out);
+        fprintf(out, " +: %" PRId64, o->ext[d]);
+      }
+      fputc(']', out);
+      return;
+    }
     fprintf(out, "%s[", k->tensors[o->decl].name);
     ir_print_expr(p, s, o->row, out);
     fputs(", ", out);
@@ -726,8 +736,9 @@ static void check_expr(const Checker *c, const IrExpr *e) {
     check_expr(c, e->b);
     return;
   case IX_TILE_AT:
-    if (e->id < 0 || e->id >= c->p->kernel->ntiles || e->value < 0 || e->value >= BFRT_NOPS || !e->c ||
-        e->c->kind != IX_CONST || e->c->value < 0 || e->c->value > 2 || !e->b || e->b->kind != IX_CONST)
+    if (!e->c || e->c->kind != IX_CONST || e->c->value < 0 || e->c->value > 4 || e->id < 0 ||
+        e->id >= (e->c->value < 3 ? c->p->kernel->ntiles : c->p->kernel->ntensors) || e->value < 0 ||
+        e->value >= BFRT_NOPS || !e->b || e->b->kind != IX_CONST)
       bug("ir_validate: engine %d: checked index of tile %d", c->engine, e->id);
     check_expr(c, e->a);
     return;
@@ -761,6 +772,13 @@ static void check_operand(const Checker *c, const IrOperand *o) {
     return;
   case OPND_HBM:
     if (o->decl < 0 || o->decl >= k->ntensors) bug("ir_validate: tensor %d", o->decl);
+    if (!o->lo[0] != !o->lo[1] || !o->lo[0] == !o->row || (o->lo[0] && (o->ext[0] < 1 || o->ext[1] < 1)))
+      bug("ir_validate: operand of tensor %d", o->decl);
+    if (o->lo[0]) {
+      check_expr(c, o->lo[0]);
+      check_expr(c, o->lo[1]);
+      return;
+    }
     check_expr(c, o->row);
     check_expr(c, o->col);
     return;

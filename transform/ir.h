@@ -48,9 +48,10 @@ typedef enum IrExprKind {
                  an index into a tensor's tracking array */
   IX_TILE_AT, /* a, once it is in range for dimension c->value of tile id (0: a
                  view's first partition, 1: its first column, of extent b->value;
-                 2: a slot, b->value 1); else the error of op `value` at `line`
-                 (bfrt_view_at, bfrt_slot): a checked part of an index into a
-                 viewed tile's tracking array */
+                 2: a slot, b->value 1) or of tensor id (3, 4: an element
+                 slice's first row or column, of extent b->value); else the
+                 error of op `value` at `line` (bfrt_view_at, bfrt_slot,
+                 bfrt_hbm_at): a checked part of a tracking array's index */
 } IrExprKind;
 
 typedef struct IrExpr {
@@ -69,7 +70,8 @@ typedef struct IrOperand {
   IrExpr *row, *col; /* hbm */
   float imm;
   /* tile: a view of part of the slot (docs/language.md, "Operands"): its
-   * first partition and column, NULL without a view, and its extents */
+   * first partition and column, NULL without a view, and its extents;
+   * hbm: an element slice's first row and column (row and col NULL) */
   IrExpr *lo[2];
   int64_t ext[2];
 } IrOperand;

@@ -119,6 +119,7 @@ static void dump_ir_expr(const IrExpr *e, FILE *out) {
 }
 
 static void dump_access(const Deps *d, const Access *a, FILE *out) {
+  if (a->operand->view && !outside_model) outside_model = "views and element slices (x[p0:p1, f0:f1], X[r0:r1, c0:c1])";
   fprintf(out, " %d %d", a->res, a->write);
   if (a->res < d->k->ntiles) {
     if (a->operand->slot) dump_expr(a->operand->slot, out);

@@ -316,10 +316,10 @@ static void size_grids(Oracle *o) {
         g->cell_cols = ir_gcd(g->cell_cols, ir_gcd(op->ext[1], op->lo[1] ? expr_alignment(op->lo[1], o->params) : 0));
       }
       if (op->kind != OPND_HBM) continue;
-      const Operand *t = partner_tile(s, j);
+      const Operand *t = op->view ? op : partner_tile(s, j);
       Grid *g = &o->grid[op->decl];
-      g->cell_rows = ir_gcd(g->cell_rows, t->ext[0]);
-      g->cell_cols = ir_gcd(g->cell_cols, t->ext[1]);
+      g->cell_rows = ir_gcd(g->cell_rows, ir_gcd(t->ext[0], op->view ? expr_alignment(op->lo[0], o->params) : 0));
+      g->cell_cols = ir_gcd(g->cell_cols, ir_gcd(t->ext[1], op->view ? expr_alignment(op->lo[1], o->params) : 0));
     }
   }
   for (int t = 0; t < k->ntiles; t++) {
@@ -372,9 +372,29 @@ static void number_cells(Oracle *o) {
   }
 }
 
+/* An element slice X[r0:r1, c0:c1], in the runtime's words when outside. */
+static bool slice_region(Oracle *o, const Walk *w, const Stmt *s, const Operand *op, Region *rg) {
+  const Grid *g = &o->grid[op->decl];
+  int64_t lo[2] = {0, 0}, size[2] = {g->rows, g->cols};
+  const char *verb = s->op == BFRT_STORE ? "store to" : s->op == BFRT_LOAD ? "load from" : s->op_name;
+  for (int d = 0; d < 2; d++) {
+    if (op->lo[d] && !eval(o, w, op->lo[d], &lo[d])) return false;
+    if (op->ext[d] > size[d] || lo[d] < 0 || lo[d] > size[d] - op->ext[d]) {
+      diag_error(&o->p->diag, op->span, "%s %s: %s %lld:%lld are outside the tensor's 0:%lld", verb, op->name,
+                 d ? "columns" : "rows", (long long)lo[d], (long long)(lo[d] + op->ext[d]), (long long)size[d]);
+      o->failed = true;
+      return false;
+    }
+  }
+  *rg = (Region){g->base, lo[0] / g->cell_rows, (lo[0] + op->ext[0]) / g->cell_rows, lo[1] / g->cell_cols,
+                 (lo[1] + op->ext[1]) / g->cell_cols, g->ncols, false, false, {lo[0], lo[1]}};
+  return true;
+}
+
 /* hbm X[r, c] covers rows r*h .. r*h+h-1, cols c*w .. c*w+w-1. */
 static bool hbm_region(Oracle *o, const Walk *w, const Stmt *s, int i, Region *rg) {
   const Operand *op = &s->operands[i];
+  if (op->view) return slice_region(o, w, s, op, rg);
   const int64_t *t = partner_tile(s, i)->ext; /* the tile's rows and columns */
   const Grid *g = &o->grid[op->decl];
   int64_t r, c, r0, c0, r1, c1;
@@ -1115,11 +1135,16 @@ static int64_t ir_hbm_row_eval(Schedule *s, Interp *in, const IrExpr *x) {
 
 /* A checked view start or slot: likewise a transform bug when out of range. */
 static int64_t ir_tile_at_eval(Schedule *s, Interp *in, const IrExpr *x) {
-  int64_t at = ir_eval(s, in, x->a), n = x->b->value;
-  const Tile *t = &s->o->p->kernel->tiles[x->id];
-  int64_t size = x->c->value == 0 ? t->rows : x->c->value == 1 ? t->cols : t->slots;
+  int64_t at = ir_eval(s, in, x->a), n = x->b->value, dim = x->c->value, size;
+  if (dim > 2) {
+    size = dim == 3 ? s->o->grid[x->id].rows : s->o->grid[x->id].cols;
+  } else {
+    const Tile *t = &s->o->p->kernel->tiles[x->id];
+    size = dim == 0 ? t->rows : dim == 1 ? t->cols : t->slots;
+  }
   if (!s->stop && (at < 0 || at > size - n))
-    bug("oracle: line %d: bookkeeping for tile %s outside it (%lld)", x->line, t->name, (long long)at);
+    bug("oracle: line %d: bookkeeping for %s %d outside it (%lld)", x->line, dim > 2 ? "tensor" : "tile", x->id,
+        (long long)at);
   return at;
 }
 
@@ -1382,6 +1407,9 @@ static uint64_t ir_operand_hash(Schedule *s, Interp *in, const IrNode *node) {
     if (op->kind == OPND_TILE) {
       at[0] = ir_eval(s, in, op->slot);
       if (op->lo[0]) at[1] = ir_eval(s, in, op->lo[0]) * s->o->p->kernel->tiles[op->decl].cols + ir_eval(s, in, op->lo[1]);
+    } else if (op->lo[0]) {
+      at[0] = ir_eval(s, in, op->lo[0]);
+      at[1] = ir_eval(s, in, op->lo[1]);
     } else {
       at[0] = ir_eval(s, in, op->row);
       at[1] = ir_eval(s, in, op->col);
