@@ -489,6 +489,7 @@ static bool view_dim(Sema *s, Operand *o, int i, int64_t size) {
   const Slice *sl = &o->dim[i];
   bool hbm = o->kind == OPND_HBM;
   const char *dim = i ? "columns" : hbm ? "rows" : "partitions", *what = hbm ? "tensor" : "tile";
+  const char *kind = hbm ? "slice" : "view";
   int64_t lo = 0, extent = 1;
   o->lo[i] = sl->lo;
   if (!sl->lo && size < 0) {
@@ -500,24 +501,24 @@ static bool view_dim(Sema *s, Operand *o, int i, int64_t size) {
     return true;
   }
   if (sl->hi && !expr_const_difference(sl->hi, sl->lo, &extent)) {
-    diag_error(s->diag, sl->span, "view %.*s of tile '%s' has no constant extent: its end must be its start plus a constant",
-               (int)(sl->span.end - sl->span.begin), s->p->src.text + sl->span.begin, o->name);
+    diag_error(s->diag, sl->span, "%s %.*s of %s '%s' has no constant extent: its end must be its start plus a constant",
+               kind, (int)(sl->span.end - sl->span.begin), s->p->src.text + sl->span.begin, what, o->name);
     return false;
   }
   if (extent <= 0) {
-    diag_error(s->diag, sl->span, "view %.*s of %s '%s' is empty: a view has at least one of its %s",
-               (int)(sl->span.end - sl->span.begin), s->p->src.text + sl->span.begin, what, o->name, dim);
+    diag_error(s->diag, sl->span, "%s %.*s of %s '%s' is empty: a %s has at least one of its %s", kind,
+               (int)(sl->span.end - sl->span.begin), s->p->src.text + sl->span.begin, what, o->name, kind, dim);
     return false;
   }
   if (size >= 0 && extent > size) {
-    diag_error(s->diag, sl->span, "view of %lld %s of %s '%s', which has %lld", (long long)extent, dim, what,
+    diag_error(s->diag, sl->span, "%s of %lld %s of %s '%s', which has %lld", kind, (long long)extent, dim, what,
                o->name, (long long)size);
     return false;
   }
   o->ext[i] = extent;
   if (is_constant(sl->lo) && expr_eval(sl->lo, NULL, NULL, &lo, NULL) == 0 &&
       (lo < 0 || (size >= 0 && lo > size - extent))) {
-    diag_error(s->diag, sl->span, "view %lld:%lld is outside %s '%s', whose %s are 0:%lld", (long long)lo,
+    diag_error(s->diag, sl->span, "%s %lld:%lld is outside %s '%s', whose %s are 0:%lld", kind, (long long)lo,
                (long long)(lo + extent), what, o->name, dim, (long long)size);
     return false;
   }

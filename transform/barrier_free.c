@@ -376,8 +376,8 @@ static void plan_grids(Program *p, Analysis *an) {
         HbmGrid *g = &an->grids[x->res - k->ntiles];
         const Operand *o = x->operand;
         if (pass == 0) { /* an element slice also by where it may start */
-          g->cell_rows = ir_gcd(g->cell_rows, ir_gcd(x->rows, o->view ? expr_alignment(o->lo[0], NULL) : 0));
-          g->cell_cols = ir_gcd(g->cell_cols, ir_gcd(x->cols, o->view ? expr_alignment(o->lo[1], NULL) : 0));
+          g->cell_rows = ir_gcd(g->cell_rows, ir_gcd(x->rows, o->lo[0] ? expr_alignment(o->lo[0], NULL) : 0));
+          g->cell_cols = ir_gcd(g->cell_cols, ir_gcd(x->cols, o->lo[1] ? expr_alignment(o->lo[1], NULL) : 0));
         } else if (g->cell_rows && (x->rows / g->cell_rows) * (x->cols / g->cell_cols) > MAX_ACCESS_CELLS) {
           g->cell_rows = g->cell_cols = 0;
         }
@@ -743,10 +743,14 @@ static int access_indices(Builder *b, const InstrInfo *in, const Access *x, IrEx
   IrExpr *r0, *c0;
   if (x->operand->view) { /* an element slice: its checked first row and column, in cells */
     const Operand *o = x->operand;
-    r0 = ir_binary(a, IX_DIV, checked(a, x->res - k->ntiles, 3, ir_from_expr(p, o->lo[0]), o->ext[0], in->stmt->op, in->line),
-                   ir_const(a, g->cell_rows), 0);
-    c0 = ir_binary(a, IX_DIV, checked(a, x->res - k->ntiles, 4, ir_from_expr(p, o->lo[1]), o->ext[1], in->stmt->op, in->line),
-                   ir_const(a, g->cell_cols), 0);
+    IrExpr *at[2];
+    for (int dim = 0; dim < 2; dim++)
+      at[dim] = ir_binary(a, IX_DIV,
+                          checked(a, x->res - k->ntiles, 3 + dim, o->lo[dim] ? ir_from_expr(p, o->lo[dim]) : ir_const(a, 0),
+                                  o->ext[dim], in->stmt->op, in->line),
+                          ir_const(a, dim ? g->cell_cols : g->cell_rows), 0);
+    r0 = at[0];
+    c0 = at[1];
   } else {
     IrExpr *col = ir_from_expr(p, x->operand->col);
     IrExpr *row = ir_hbm_row(a, x->res - k->ntiles, x->tile, ir_from_expr(p, x->operand->row), col,

@@ -318,8 +318,8 @@ static void size_grids(Oracle *o) {
       if (op->kind != OPND_HBM) continue;
       const Operand *t = op->view ? op : partner_tile(s, j);
       Grid *g = &o->grid[op->decl];
-      g->cell_rows = ir_gcd(g->cell_rows, ir_gcd(t->ext[0], op->view ? expr_alignment(op->lo[0], o->params) : 0));
-      g->cell_cols = ir_gcd(g->cell_cols, ir_gcd(t->ext[1], op->view ? expr_alignment(op->lo[1], o->params) : 0));
+      g->cell_rows = ir_gcd(g->cell_rows, ir_gcd(t->ext[0], op->lo[0] ? expr_alignment(op->lo[0], o->params) : 0));
+      g->cell_cols = ir_gcd(g->cell_cols, ir_gcd(t->ext[1], op->lo[1] ? expr_alignment(op->lo[1], o->params) : 0));
     }
   }
   for (int t = 0; t < k->ntiles; t++) {
