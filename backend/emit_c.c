@@ -199,6 +199,8 @@ static void uses_nodes(Uses *u, const IrNode *n) {
         uses_expr(u, n->operands[i].col);
         uses_expr(u, n->operands[i].lo[0]);
         uses_expr(u, n->operands[i].lo[1]);
+        uses_expr(u, n->operands[i].n[0]);
+        uses_expr(u, n->operands[i].n[1]);
       }
       break;
     case IR_WAIT:
@@ -606,6 +608,15 @@ static void put_op_helpers(const Program *p, FILE *out) {
   for (int i = 0; i < nseen; i++) put_op_helper(out, seen[i]);
 }
 
+/* A view's or slice's start and extent along dimension d (a ragged one's
+ * computed). */
+static void put_extent(const Emitter *em, const IrOperand *o, int d) {
+  put_ir_expr(em, o->lo[d]);
+  fputs(", ", em->out);
+  if (o->n[d]) put_ir_expr(em, o->n[d]);
+  else fprintf(em->out, "%" PRId64, o->ext[d]);
+}
+
 static void put_operand(const Emitter *em, const IrOperand *o) {
   switch (o->kind) {
   case OPND_TILE:
@@ -613,16 +624,14 @@ static void put_operand(const Emitter *em, const IrOperand *o) {
     put_ir_expr(em, o->slot);
     for (int d = 0; o->lo[0] && d < 2; d++) {
       fputs(", ", em->out);
-      put_ir_expr(em, o->lo[d]);
-      fprintf(em->out, ", %" PRId64, o->ext[d]);
+      put_extent(em, o, d);
     }
     return;
   case OPND_HBM:
     fprintf(em->out, ", BF_HBM_%s, ", em->tensor_ids[o->decl]);
     for (int d = 0; o->lo[0] && d < 2; d++) {
       if (d) fputs(", ", em->out);
-      put_ir_expr(em, o->lo[d]);
-      fprintf(em->out, ", %" PRId64, o->ext[d]);
+      put_extent(em, o, d);
     }
     if (o->lo[0]) return;
     put_ir_expr(em, o->row);
@@ -950,6 +959,8 @@ static void put_ast_expr(const Emitter *em, const Expr *x) {
     fputc(')', em->out);
     return;
   case EX_FLOAT: bug("emit_c: a real number in a tensor shape");
+  case EX_MIN:
+  case EX_MAX: bug("emit_c: min or max in a tensor shape");
   }
   bug("emit_c: unknown expression kind %d", x->kind);
 }

@@ -94,6 +94,20 @@ static int eval(F64 *r, const Expr *e, int64_t *out) {
 
 /* ---- Operands. */
 
+/* Where a view or slice starts along dimension d, and how far it reaches:
+ * its extent, or a ragged one's max(0, min(extent, E - lo)). */
+static int view_extent(F64 *r, const Operand *o, int d, int64_t *lo, int64_t *n) {
+  int64_t end;
+  *lo = 0;
+  *n = o->ext[d];
+  if (o->lo[d] && eval(r, o->lo[d], lo)) return -1;
+  if (!o->clip[d]) return 0;
+  if (eval(r, o->clip[d], &end)) return -1;
+  int64_t left = (int64_t)((uint64_t)end - (uint64_t)*lo);
+  *n = left < 0 ? 0 : left < *n ? left : *n;
+  return 0;
+}
+
 typedef struct Operands {
   View v[3];
   Cell imm; /* the exact immediate; its bound is its rounding to f32 */
@@ -106,33 +120,33 @@ typedef struct Operands {
  * among the tile's slots laid end to end. */
 static int tile_operand(F64 *r, const Operand *o, View *v, int64_t *at) {
   const Tile *t = &r->p->kernel->tiles[o->decl];
-  int64_t slot = 0, lo[2] = {0, 0}, size[2] = {t->rows, t->cols};
+  int64_t slot = 0, lo[2] = {0, 0}, n[2], size[2] = {t->rows, t->cols};
   if (o->slot && eval(r, o->slot, &slot)) return -1;
   if (slot < 0 || slot >= t->slots)
     return fail(r, o->span, arena_printf(r->p->arena, "slot %s[%" PRId64 "] is out of range", t->name, slot));
   for (int d = 0; d < 2; d++) {
-    if (o->lo[d] && eval(r, o->lo[d], &lo[d])) return -1;
-    if (lo[d] < 0 || lo[d] > size[d] - o->ext[d])
+    if (view_extent(r, o, d, &lo[d], &n[d])) return -1;
+    if (lo[d] < 0 || lo[d] > size[d] - n[d])
       return fail(r, o->span, arena_printf(r->p->arena, "view %" PRId64 ":%" PRId64 " of tile %s is outside its %s 0:%" PRId64,
-                                           lo[d], lo[d] + o->ext[d], t->name, d ? "columns" : "partitions", size[d]));
+                                           lo[d], lo[d] + n[d], t->name, d ? "columns" : "partitions", size[d]));
   }
   *at = slot * t->rows * t->cols + lo[0] * t->cols + lo[1];
-  *v = (View){r->tiles[o->decl] + *at, o->ext[0], o->ext[1], t->cols};
+  *v = (View){r->tiles[o->decl] + *at, n[0], n[1], t->cols};
   return 0;
 }
 
 static int hbm_operand(F64 *r, const Operand *o, View unit, View *v) {
   int64_t row, col, rows = r->shapes[o->decl][0], cols = r->shapes[o->decl][1];
   if (o->view) { /* an element slice */
-    int64_t lo[2] = {0, 0}, size[2] = {rows, cols};
+    int64_t lo[2] = {0, 0}, n[2], size[2] = {rows, cols};
     for (int d = 0; d < 2; d++) {
-      if (o->lo[d] && eval(r, o->lo[d], &lo[d])) return -1;
-      if (o->ext[d] > size[d] || lo[d] < 0 || lo[d] > size[d] - o->ext[d])
+      if (view_extent(r, o, d, &lo[d], &n[d])) return -1;
+      if (n[d] > size[d] || lo[d] < 0 || lo[d] > size[d] - n[d])
         return fail(r, o->span, arena_printf(r->p->arena, "%s: %s %" PRId64 ":%" PRId64 " are outside the tensor's 0:%" PRId64,
                                              r->p->kernel->tensors[o->decl].name, d ? "columns" : "rows", lo[d],
-                                             lo[d] + o->ext[d], size[d]));
+                                             lo[d] + n[d], size[d]));
     }
-    *v = (View){r->tensors[o->decl] + lo[0] * cols + lo[1], o->ext[0], o->ext[1], cols};
+    *v = (View){r->tensors[o->decl] + lo[0] * cols + lo[1], n[0], n[1], cols};
     return 0;
   }
   if (eval(r, o->row, &row) || eval(r, o->col, &col)) return -1;
@@ -427,9 +441,32 @@ static void mark_stored(F64 *r, const Stmt *s, const Operands *o) {
     for (int64_t j = 0; j < o->v[0].cols; j++) r->stored[dst->decl][first + i * cols + j] = true;
 }
 
+/* A ragged operand's extent is known only now (sema checked the rest):
+ * the views as run must fit the op's shape rule. */
+static int check_ragged_shapes(F64 *r, const Stmt *s, const Operands *o) {
+  bool ragged = false;
+  for (int i = 0; i < s->noperands; i++) ragged |= s->operands[i].clip[0] || s->operands[i].clip[1];
+  if (!ragged) return 0;
+  const View *v = o->v;
+  bool same01 = v[0].rows == v[1].rows && v[0].cols == v[1].cols, fits = true;
+  switch (op_info(s->op)->shape) {
+  case SHAPE_SAME:
+    fits = same01 && (s->noperands < 3 || s->operands[2].kind == OPND_IMM ||
+                      (v[0].rows == v[2].rows && v[0].cols == v[2].cols));
+    break;
+  case SHAPE_MATMUL: fits = v[0].rows == v[1].rows && v[1].cols == v[2].rows && v[0].cols == v[2].cols; break;
+  case SHAPE_TRANSPOSE: fits = v[0].rows == v[1].cols && v[0].cols == v[1].rows; break;
+  case SHAPE_ROWREDUCE: fits = v[0].rows == v[1].rows && v[0].cols == 1; break;
+  case SHAPE_ROWBCAST: fits = same01 && v[2].rows == v[0].rows && v[2].cols == 1; break;
+  case SHAPE_COLBCAST: fits = same01 && v[2].rows == 1 && v[2].cols == v[0].cols; break;
+  default: break;
+  }
+  return fits ? 0 : fail(r, s->span, arena_printf(r->p->arena, "'%s': the ragged operands' shapes do not fit the op", s->op_name));
+}
+
 static int run_instr(F64 *r, const Stmt *s) {
   Operands o;
-  if (resolve(r, s, &o) || check_reads(r, s, &o)) return -1;
+  if (resolve(r, s, &o) || check_ragged_shapes(r, s, &o) || check_reads(r, s, &o)) return -1;
   View d = o.v[0];
   if (d.rows * d.cols > r->result_cells) bug("reference_f64: a %lld x %lld result, larger than every tile", (long long)d.rows, (long long)d.cols);
   View out = {r->result, d.rows, d.cols, d.cols}; /* reused: memory must not grow with the instructions */

@@ -59,6 +59,15 @@ typedef struct ParseState {
 #define ARENA (ps->p->arena)
 
 static void yyerror(Span *at, yyscan_t scanner, ParseState *ps, const char *message);
+
+/* min(a, b) or max(a, b); any other name is an error at it (the result a
+ * placeholder, since the parse has failed). */
+static Expr *call(ParseState *ps, Span span, Span name_span, const char *name, Expr *a, Expr *b) {
+  Expr *e = expr_call(ARENA, span, name, a, b);
+  if (e) return e;
+  diag_error(&ps->p->diag, name_span, "unknown function '%s': integer expressions have min(a, b) and max(a, b)", name);
+  return a;
+}
 }
 
 %define api.pure full
@@ -238,12 +247,13 @@ expr:
 unary: primary | minuses primary { $$ = expr_negs(ARENA, @1, $1, $2); } ;
 minuses: '-' { $$ = 1; } | minuses '-' { $$ = $1 + 1; } ;
 
-/* primary = INT | FLOAT | IDENT | IDENT "[" expr "," expr "]" | "(" expr ")" */
+/* primary = INT | FLOAT | IDENT | IDENT "[" expr "," expr "]" | IDENT "(" expr "," expr ")" | "(" expr ")" */
 primary:
   INT          { $$ = expr_int(ARENA, @$, $1.value); }
 | FLOAT        { $$ = expr_float(ARENA, @$, $1.text); }
 | IDENT        { $$ = expr_name(ARENA, @$, $1); }
 | IDENT '[' expr ',' expr ']' { $$ = expr_elem(ARENA, @$, $1, $3, $5); }
+| IDENT '(' expr ',' expr ')' { $$ = call(ps, @$, @1, $1, $3, $5); } /* min(a, b), max(a, b) */
 | '(' expr ')' { $$ = $2; }
 ;
 

@@ -113,6 +113,14 @@ Operand operand_expr(Span span, Expr *e) {
   return o;
 }
 
+Expr *expr_call(Arena *a, Span span, const char *name, Expr *lhs, Expr *rhs) {
+  ExprKind kind = strcmp(name, "min") == 0 ? EX_MIN : strcmp(name, "max") == 0 ? EX_MAX : EX_INT;
+  if (kind == EX_INT) return NULL;
+  Expr *e = expr_binary(a, kind, lhs, rhs);
+  e->span = span;
+  return e;
+}
+
 Operand operand_view(Span span, const char *name, Expr *slot, Slice d0, Slice d1) {
   Operand o = operand_name(span, name, slot ? 1 : 0, slot, NULL);
   o.view = true;
@@ -213,7 +221,10 @@ int64_t expr_alignment(const Expr *e, const int64_t *params) {
   case EX_NAME: return e->sym == SYM_PARAM && params ? magnitude(params[e->index]) : 1;
   case EX_NEG: return expr_alignment(e->lhs, params);
   case EX_ADD:
-  case EX_SUB: return gcd64(expr_alignment(e->lhs, params), expr_alignment(e->rhs, params));
+  case EX_SUB:
+  case EX_MIN:
+  case EX_MAX: /* the value is one of the two */
+    return gcd64(expr_alignment(e->lhs, params), expr_alignment(e->rhs, params));
   case EX_MUL:
     a = expr_alignment(e->lhs, params), b = expr_alignment(e->rhs, params);
     return __builtin_mul_overflow(a, b, &v) ? 1 : v;
@@ -462,6 +473,8 @@ int expr_eval_in(const Expr *e, EvalEnv *env, int64_t *out, const Expr **bad) {
     *out = e->kind == EX_DIV ? int_floor_div(l, r) : int_floor_mod(l, r);
     return 0;
   case EX_ELEM: return read_elem(e, env, l, r, out, bad);
+  case EX_MIN: *out = l < r ? l : r; return 0;
+  case EX_MAX: *out = l > r ? l : r; return 0;
   default:
     bug("expr_eval: expression kind %d", e->kind);
   }

@@ -26,6 +26,8 @@ typedef enum ExprKind {
   EX_DIV,
   EX_MOD,
   EX_ELEM, /* name[lhs, rhs]: an element of an i32 tensor; sema: index = tensor */
+  EX_MIN,  /* min(lhs, rhs) */
+  EX_MAX,  /* max(lhs, rhs) */
 } ExprKind;
 
 typedef enum SymKind { SYM_UNRESOLVED, SYM_PARAM, SYM_LOOPVAR } SymKind;
@@ -89,6 +91,9 @@ typedef struct Operand {
   Expr *row, *col; /* sema, OPND_HBM */
   bool view;       /* a tile view was written: dim[] below */
   Slice dim[2];    /* parser: the view's partition and free slices as written */
+  /* sema: a ragged dimension, written lo:min(lo + C, E): its extent is
+   * clipped to max(0, min(C, E - lo)) at run time (ext = C); NULL otherwise */
+  Expr *clip[2];
   Expr *lo[2];     /* sema, OPND_TILE: the view's first partition and column (NULL: 0);
                       OPND_HBM with a view (an element slice): its first row and column */
   int64_t ext[2];  /* sema, OPND_TILE: the view's extents (the tile's shape without a view);
@@ -244,6 +249,8 @@ Expr *expr_name(Arena *a, Span span, const char *name);
 /* count unary minuses (spanning minus_span) applied to operand. */
 Expr *expr_negs(Arena *a, Span minus_span, int count, Expr *operand);
 Expr *expr_binary(Arena *a, ExprKind kind, Expr *lhs, Expr *rhs);
+/* name(lhs, rhs) for name min or max; NULL for any other name. */
+Expr *expr_call(Arena *a, Span span, const char *name, Expr *lhs, Expr *rhs);
 /* name[row, col], an element of an i32 tensor. */
 Expr *expr_elem(Arena *a, Span span, const char *name, Expr *row, Expr *col);
 Cond *cond_new(Arena *a, Span span, CondOp op, Expr *lhs, Expr *rhs);

@@ -91,6 +91,14 @@ static void print_expr(FILE *out, const Expr *e, int min_prec) {
     fputc('-', out);
     print_expr(out, e->lhs, PREC_PRIMARY);
     break;
+  case EX_MIN:
+  case EX_MAX:
+    fputs(e->kind == EX_MIN ? "min(" : "max(", out);
+    print_expr(out, e->lhs, 0);
+    fputs(", ", out);
+    print_expr(out, e->rhs, 0);
+    fputc(')', out);
+    break;
   default:
     print_expr(out, e->lhs, precedence(e->kind));
     fprintf(out, " %c ", operator_char(e->kind));

@@ -189,6 +189,11 @@ static bool walk_expr(Sema *s, Expr *e, ExprScope scope, const char *what, bool 
   default:
     break;
   }
+  if ((e->kind == EX_MIN || e->kind == EX_MAX) && (scope == IN_PARAMS || scope == IN_REAL)) {
+    diag_error(s->diag, e->span, "%s cannot use %s: min and max are for integer expressions in statements and tile shapes",
+               what, e->kind == EX_MIN ? "min" : "max");
+    return false;
+  }
   bool lconst, rconst;
   bool ok = walk_expr(s, e->lhs, scope, what, &lconst);
   ok &= walk_expr(s, e->rhs, scope, what, &rconst);
@@ -500,7 +505,15 @@ static bool view_dim(Sema *s, Operand *o, int i, int64_t size) {
     o->ext[i] = size;
     return true;
   }
-  if (sl->hi && !expr_const_difference(sl->hi, sl->lo, &extent)) {
+  const Expr *hi = sl->hi;
+  if (hi && hi->kind == EX_MIN) { /* ragged: lo : min(lo + C, E) or lo : min(E, lo + C) */
+    bool left = expr_const_difference(hi->lhs, sl->lo, &extent);
+    if (left || expr_const_difference(hi->rhs, sl->lo, &extent)) {
+      o->clip[i] = left ? hi->rhs : hi->lhs;
+      hi = NULL;
+    }
+  }
+  if (hi && !expr_const_difference(hi, sl->lo, &extent)) {
     diag_error(s->diag, sl->span, "%s %.*s of %s '%s' has no constant extent: its end must be its start plus a constant",
                kind, (int)(sl->span.end - sl->span.begin), s->p->src.text + sl->span.begin, what, o->name);
     return false;
@@ -517,7 +530,7 @@ static bool view_dim(Sema *s, Operand *o, int i, int64_t size) {
   }
   o->ext[i] = extent;
   if (is_constant(sl->lo) && expr_eval(sl->lo, NULL, NULL, &lo, NULL) == 0 &&
-      (lo < 0 || (size >= 0 && lo > size - extent))) {
+      (lo < 0 || (size >= 0 && lo > size - (o->clip[i] ? 0 : extent)))) {
     diag_error(s->diag, sl->span, "%s %lld:%lld is outside %s '%s', whose %s are 0:%lld", kind, (long long)lo,
                (long long)(lo + extent), what, o->name, dim, (long long)size);
     return false;
@@ -674,6 +687,21 @@ static void check_shapes(Sema *s, const Stmt *in, ShapeRule rule) {
     else if (!same_shape(r, (Shape){d.rows, 1}))
       shape_error(s, in, &o[2], r, (Shape){d.rows, 1}, "the row operand must be");
   }
+}
+
+/* An hbm tile X[r, c] is in units of its partner's shape, which a ragged
+ * view leaves to run time: the partner of one is an element slice. */
+static void check_ragged_partner(Sema *s, const Stmt *in) {
+  const Operand *ragged = NULL, *tile_units = NULL;
+  for (int i = 0; i < in->noperands; i++) {
+    const Operand *o = &in->operands[i];
+    if (o->kind == OPND_TILE && (o->clip[0] || o->clip[1])) ragged = o;
+    if (o->kind == OPND_HBM && !o->view) tile_units = o;
+  }
+  if (ragged && tile_units)
+    diag_error(s->diag, tile_units->span,
+               "'%s' is ragged, so its shape is known only at run time: move it with an element slice %s[r0:r1, c0:c1]",
+               shown(s, ragged), tile_units->name);
 }
 
 /* ---- Statements. */
@@ -840,6 +868,7 @@ static void check_instr(Sema *s, Stmt *in) {
   for (int i = 0; i < want; i++)
     if (in->operands[i].kind == OPND_TILE && !s->tile_ok[in->operands[i].decl]) kinds_ok = false;
   if (kinds_ok) check_shapes(s, in, info->shape);
+  if (kinds_ok) check_ragged_partner(s, in);
 }
 
 static void check_stmts(Sema *s, Stmt *list);

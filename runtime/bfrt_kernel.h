@@ -87,18 +87,20 @@ typedef struct bfrt_arg {
   int id;       /* tile or tensor index in the descriptor */
   int64_t a, b; /* tile: a = slot; hbm: (a, b) = tile coordinates, or an element slice's first row and column */
   float imm;
-  /* tile: a view of the slot, partitions r0 .. r0 + rn - 1 and columns
-   * c0 .. c0 + cn - 1; rn = 0 is the whole slot. hbm: rn = 0 is the tile
-   * (a, b) in units of the other operand's shape; else the element slice
-   * of rows a .. a + rn - 1 and columns b .. b + cn - 1 */
+  /* view 0: a whole tile slot, or the hbm tile (a, b) in units of the
+   * other operand's shape. view 1: a tile view of the slot, partitions
+   * r0 .. r0 + rn - 1 and columns c0 .. c0 + cn - 1, or the hbm element
+   * slice of rows a .. a + rn - 1 and columns b .. b + cn - 1. An extent
+   * may be 0 (a ragged view clipped to nothing): the op touches nothing. */
+  int view;
   int64_t r0, rn, c0, cn;
 } bfrt_arg;
 
-#define BFRT_TILE(id, slot) {BFRT_ARG_TILE, (id), (slot), 0, 0.0f, 0, 0, 0, 0}
-#define BFRT_VIEW(id, slot, r0, rn, c0, cn) {BFRT_ARG_TILE, (id), (slot), 0, 0.0f, (r0), (rn), (c0), (cn)}
-#define BFRT_HBM(id, r, c) {BFRT_ARG_HBM, (id), (r), (c), 0.0f, 0, 0, 0, 0}
-#define BFRT_SLICE(id, r, rn, c, cn) {BFRT_ARG_HBM, (id), (r), (c), 0.0f, 0, (rn), 0, (cn)}
-#define BFRT_IMM(x) {BFRT_ARG_IMM, 0, 0, 0, (x), 0, 0, 0, 0}
+#define BFRT_TILE(id, slot) {BFRT_ARG_TILE, (id), (slot), 0, 0.0f, 0, 0, 0, 0, 0}
+#define BFRT_VIEW(id, slot, r0, rn, c0, cn) {BFRT_ARG_TILE, (id), (slot), 0, 0.0f, 1, (r0), (rn), (c0), (cn)}
+#define BFRT_HBM(id, r, c) {BFRT_ARG_HBM, (id), (r), (c), 0.0f, 0, 0, 0, 0, 0}
+#define BFRT_SLICE(id, r, rn, c, cn) {BFRT_ARG_HBM, (id), (r), (c), 0.0f, 1, 0, (rn), 0, (cn)}
+#define BFRT_IMM(x) {BFRT_ARG_IMM, 0, 0, 0, (x), 0, 0, 0, 0, 0}
 
 /* Run op on this engine's operands; counts one completion when it is done. */
 void bfrt_op(bfrt_ctx *cx, int op, int line, int nargs, const bfrt_arg *args);

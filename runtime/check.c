@@ -142,7 +142,7 @@ typedef struct Access {
 
 static void describe(Access *a, const bfrt_arg *arg) {
   const bfrt_kernel *k = a->cx->rt->k;
-  if (arg->kind == BFRT_ARG_TILE && arg->rn)
+  if (arg->kind == BFRT_ARG_TILE && arg->view)
     snprintf(a->what, sizeof a->what, "%s[%lld][%lld:%lld, %lld:%lld]", k->tiles[arg->id].name, (long long)arg->a,
              (long long)arg->r0, (long long)(arg->r0 + arg->rn), (long long)arg->c0, (long long)(arg->c0 + arg->cn));
   else if (arg->kind == BFRT_ARG_TILE)
@@ -220,7 +220,7 @@ static void touch_operand(Checker *ch, Access *a, const bfrt_arg *arg, SemView v
   int reported = 0;
   if (arg->kind == BFRT_ARG_TILE) {
     const bfrt_tile_desc *d = &a->cx->rt->k->tiles[arg->id];
-    if (!ch->tile_writes[arg->id] && !arg->rn) {
+    if (!ch->tile_writes[arg->id] && !arg->view) {
       touch(ch, a, ch->tile_loc[arg->id] + arg->a, 0);
       return;
     }

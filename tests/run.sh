@@ -197,6 +197,9 @@ for exec in threads sim; do
   if expect_status 1 run tests/bad_run/view_oob.bfk --sync=both --exec=$exec; then
     expect_stderr "kernel voob, line 15: exp: view 16:24 of tile x is outside its columns 0:16"
   fi
+  if expect_status 1 run tests/bad_run/ragged_short.bfk --sync=both --exec=$exec; then
+    expect_stderr "kernel short, line 17: store: operand shapes do not fit the op ([39, 1], [40, 1])"
+  fi
   if expect_status 1 run tests/bad_run/slice_oob.bfk --sync=both --exec=$exec; then
     expect_stderr "kernel soob, line 17: store to Y: rows 6:10 are outside the tensor's 0:8"
   fi

@@ -74,6 +74,7 @@ typedef struct LoopBounds {
  * entry), when some access would cover more than MAX_ACCESS_CELLS cells. */
 typedef struct HbmGrid {
   int64_t cell_rows, cell_cols;
+  bool ragged; /* some access is a ragged slice: the tensor is tracked as a whole */
   IrExpr *ncols;  /* cells per grid row: cols / cell_cols */
   IrExpr *length; /* cells: (rows / cell_rows) * ncols, over parameters */
 } HbmGrid;
@@ -87,6 +88,7 @@ typedef struct HbmGrid {
 typedef struct TileGrid {
   int64_t cell_rows, cell_cols, ncols, cells; /* ncols, cells: of one slot */
   bool coarse;
+  bool ragged; /* some view is ragged: tracked over its whole clipped dimension */
 } TileGrid;
 
 typedef struct Analysis {
@@ -375,6 +377,7 @@ static void plan_grids(Program *p, Analysis *an) {
         if (x->res < k->ntiles) continue;
         HbmGrid *g = &an->grids[x->res - k->ntiles];
         const Operand *o = x->operand;
+        if (o->clip[0] || o->clip[1]) g->ragged = true;
         if (pass == 0) { /* an element slice also by where it may start */
           g->cell_rows = ir_gcd(g->cell_rows, ir_gcd(x->rows, o->lo[0] ? expr_alignment(o->lo[0], NULL) : 0));
           g->cell_cols = ir_gcd(g->cell_cols, ir_gcd(x->cols, o->lo[1] ? expr_alignment(o->lo[1], NULL) : 0));
@@ -384,14 +387,22 @@ static void plan_grids(Program *p, Analysis *an) {
       }
   for (int t = 0; t < k->ntensors; t++) {
     HbmGrid *g = &an->grids[t];
+    if (g->ragged) g->cell_rows = g->cell_cols = 0;
     if (!g->cell_rows) continue;
     g->ncols = cells_along(p, k->tensors[t].cols, g->cell_cols);
     g->length = ir_binary(p->arena, IX_MUL, cells_along(p, k->tensors[t].rows, g->cell_rows), g->ncols, 0);
   }
 }
 
-static int64_t view_cells(const TileGrid *g, const Access *x) {
-  return (x->rows / g->cell_rows) * (x->cols / g->cell_cols);
+/* The cells along dimension d that access x stores or loads: its view's,
+ * or every cell of a ragged dimension (the view is clipped at run time). */
+static int64_t cells_along_view(const Kernel *k, const TileGrid *g, const Access *x, int d) {
+  int64_t size = d ? k->tiles[x->res].cols : k->tiles[x->res].rows;
+  return (x->operand->clip[d] ? size : d ? x->cols : x->rows) / (d ? g->cell_cols : g->cell_rows);
+}
+
+static int64_t view_cells(const Kernel *k, const TileGrid *g, const Access *x) {
+  return cells_along_view(k, g, x, 0) * cells_along_view(k, g, x, 1);
 }
 
 /* Each tile's grid, from its accesses' views. */
@@ -405,6 +416,7 @@ static void plan_tile_grids(Program *p, Analysis *an) {
       if (x->res >= k->ntiles) continue;
       TileGrid *g = &an->tile_grids[x->res];
       const Operand *o = x->operand;
+      if (o->clip[0] || o->clip[1]) g->ragged = true;
       g->cell_rows = ir_gcd(g->cell_rows, ir_gcd(x->rows, o->lo[0] ? expr_alignment(o->lo[0], NULL) : 0));
       g->cell_cols = ir_gcd(g->cell_cols, ir_gcd(x->cols, o->lo[1] ? expr_alignment(o->lo[1], NULL) : 0));
     }
@@ -416,7 +428,7 @@ static void plan_tile_grids(Program *p, Analysis *an) {
   for (int i = 0; i < d->ninstrs; i++)
     for (int j = 0; j < d->instrs[i].naccesses; j++) {
       const Access *x = &d->instrs[i].accesses[j];
-      if (x->res < k->ntiles && view_cells(&an->tile_grids[x->res], x) > MAX_ACCESS_CELLS)
+      if (x->res < k->ntiles && view_cells(k, &an->tile_grids[x->res], x) > MAX_ACCESS_CELLS)
         an->tile_grids[x->res].coarse = true;
     }
   for (int t = 0; t < k->ntiles; t++) {
@@ -677,6 +689,10 @@ static WaitWhy *tracked_why(Builder *b, int consumer, int e, const Need *n) {
       if (x->res < d->k->ntiles && b->an->tile_grids[x->res].coarse)
         w->fallback = "tile tracked per slot: one of its views would cover more than 16 cells of the grid "
                       "that its views' extents and starts share";
+      if ((x->res < d->k->ntiles && b->an->tile_grids[x->res].ragged) ||
+          (x->res >= d->k->ntiles && b->an->grids[x->res - d->k->ntiles].ragged))
+        w->fallback = "ragged views or slices (lo : min(lo + C, E)) are tracked over all of their clipped "
+                      "dimension, or their tensor as a whole: what they touch is known only at run time";
       const AccessorList *l = deps_accessors(d, x->res, e);
       for (int i = 0; i < l->n && l->ids[i] < end && w->nproducers < 4; i++)
         if (accesses_as(d, l->ids[i], x->res, kind) && deps_may_conflict(d, l->ids[i], consumer, 0))
@@ -709,16 +725,18 @@ static int tile_cells(Builder *b, const InstrInfo *in, const Access *x, IrExpr *
   }
   IrExpr *slot = checked(a, x->res, 2, slot_expr(b->p, o), 1, op, in->line), *at[2];
   int64_t cell[2] = {g->cell_rows, g->cell_cols};
-  for (int dim = 0; dim < 2; dim++) {
-    at[dim] = o->lo[dim] ? checked(a, x->res, dim, ir_from_expr(b->p, o->lo[dim]), o->ext[dim], op, in->line)
-                         : ir_const(a, 0);
+  for (int dim = 0; dim < 2; dim++) { /* a ragged dimension: all of it, from 0 */
+    at[dim] = o->lo[dim] && !o->clip[dim]
+                  ? checked(a, x->res, dim, ir_from_expr(b->p, o->lo[dim]), o->ext[dim], op, in->line)
+                  : ir_const(a, 0);
     at[dim] = ir_binary(a, IX_DIV, at[dim], ir_const(a, cell[dim]), 0);
   }
   IrExpr *first = ir_binary(a, IX_MUL, slot, ir_const(a, g->cells), 0);
   int n = 0;
-  for (int64_t i = 0; i < x->rows / g->cell_rows; i++) {
+  const Kernel *k = b->an->d->k;
+  for (int64_t i = 0; i < cells_along_view(k, g, x, 0); i++) {
     IrExpr *row = ir_binary(a, IX_MUL, ir_binary(a, IX_ADD, at[0], ir_const(a, i), 0), ir_const(a, g->ncols), 0);
-    for (int64_t j = 0; j < x->cols / g->cell_cols; j++)
+    for (int64_t j = 0; j < cells_along_view(k, g, x, 1); j++)
       out[n++] = ir_binary(a, IX_ADD, ir_binary(a, IX_ADD, first, row, 0),
                            ir_binary(a, IX_ADD, at[1], ir_const(a, j), 0), 0);
   }
@@ -875,9 +893,11 @@ static void add_coverage(const Analysis *an, int *cover, const Need *n, int dept
 /* Whether tile operand y's view covers x's: y is the whole slot, or the
  * same view. */
 static bool view_covers(const Operand *y, const Operand *x, const Tile *t) {
-  if (!y->lo[0] && !y->lo[1] && y->ext[0] == t->rows && y->ext[1] == t->cols) return true;
+  if (!y->lo[0] && !y->lo[1] && !y->clip[0] && !y->clip[1] && y->ext[0] == t->rows && y->ext[1] == t->cols)
+    return true;
   return x->ext[0] == y->ext[0] && x->ext[1] == y->ext[1] && deps_same_expr(x->lo[0], y->lo[0]) &&
-         deps_same_expr(x->lo[1], y->lo[1]);
+         deps_same_expr(x->lo[1], y->lo[1]) && deps_same_expr(x->clip[0], y->clip[0]) &&
+         deps_same_expr(x->clip[1], y->clip[1]);
 }
 
 /* Whether y touches every cell x does (the same slot and a view that covers x's). */
@@ -887,7 +907,9 @@ static bool same_cells(const Deps *d, const Access *x, const Access *y) {
     return deps_same_expr(x->operand->slot, y->operand->slot) && view_covers(y->operand, x->operand, &d->k->tiles[x->res]);
   return x->rows == y->rows && x->cols == y->cols && x->operand->view == y->operand->view &&
          deps_same_expr(x->operand->row, y->operand->row) && deps_same_expr(x->operand->col, y->operand->col) &&
-         deps_same_expr(x->operand->lo[0], y->operand->lo[0]) && deps_same_expr(x->operand->lo[1], y->operand->lo[1]);
+         deps_same_expr(x->operand->lo[0], y->operand->lo[0]) && deps_same_expr(x->operand->lo[1], y->operand->lo[1]) &&
+         deps_same_expr(x->operand->clip[0], y->operand->clip[0]) &&
+         deps_same_expr(x->operand->clip[1], y->operand->clip[1]);
 }
 
 /* Whether need_e(consumer) <= need_e(a), for a before consumer in the same
@@ -979,7 +1001,8 @@ static bool stored_before(Builder *b, const InstrInfo *in, int j) {
     if (in->accesses[k].res == x->res && in->accesses[k].write == x->write &&
         ir_expr_equal(slot_expr(b->p, o), slot_expr(b->p, x->operand)) && o->ext[0] == x->operand->ext[0] &&
         o->ext[1] == x->operand->ext[1] && deps_same_expr(o->lo[0], x->operand->lo[0]) &&
-        deps_same_expr(o->lo[1], x->operand->lo[1]))
+        deps_same_expr(o->lo[1], x->operand->lo[1]) && deps_same_expr(o->clip[0], x->operand->clip[0]) &&
+        deps_same_expr(o->clip[1], x->operand->clip[1]))
       return true;
   }
   return false;

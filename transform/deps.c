@@ -395,6 +395,10 @@ static Relation compare_slots(const Pair *pr, const Access *x, const Access *y) 
   return r;
 }
 
+/* A ragged view or slice covers at most its extent, maybe nothing: two of
+ * them may conflict, never certainly. */
+static bool ragged(const Operand *o) { return o->clip[0] || o->clip[1]; }
+
 /* How two views' intervals [sx lx, sx lx + ex) and [sy ly, sy ly + ey)
  * along one dimension relate (s the unit of an hbm tile coordinate, 1 for
  * a view's or a slice's start): they meet exactly when -ex < lx - ly < ey. The
@@ -440,7 +444,7 @@ static Relation compare_regions(const Pair *pr, const Access *x, const Access *y
     Relation cols = compare_intervals(pr, ox->view ? ox->lo[1] : ox->col, ox->view ? 1 : x->cols, x->cols,
                                       oy->view ? oy->lo[1] : oy->col, oy->view ? 1 : y->cols, y->cols);
     if (rows == REL_DIFFERENT || cols == REL_DIFFERENT) return REL_DIFFERENT;
-    return rows == REL_SAME && cols == REL_SAME ? REL_SAME : REL_UNKNOWN;
+    return rows == REL_SAME && cols == REL_SAME && !ragged(ox) && !ragged(oy) ? REL_SAME : REL_UNKNOWN;
   }
   if (x->rows != y->rows || x->cols != y->cols) return REL_UNKNOWN;
   Relation rows = compare_exprs(pr, x->operand->row, y->operand->row, 0);
@@ -458,7 +462,8 @@ static Relation compare_tile(const Pair *pr, const Access *x, const Access *y) {
   Relation rows = compare_intervals(pr, ox->lo[0], 1, ox->ext[0], oy->lo[0], 1, oy->ext[0]);
   Relation cols = compare_intervals(pr, ox->lo[1], 1, ox->ext[1], oy->lo[1], 1, oy->ext[1]);
   if (rows == REL_DIFFERENT || cols == REL_DIFFERENT) return REL_DIFFERENT;
-  return slots == REL_SAME && rows == REL_SAME && cols == REL_SAME ? REL_SAME : REL_UNKNOWN;
+  return slots == REL_SAME && rows == REL_SAME && cols == REL_SAME && !ragged(ox) && !ragged(oy) ? REL_SAME
+                                                                                                 : REL_UNKNOWN;
 }
 
 static Relation compare_accesses(const Pair *pr, const Access *x, const Access *y) {

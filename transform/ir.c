@@ -266,6 +266,11 @@ IrExpr *ir_from_expr(const Program *p, const Expr *e) {
   case EX_ELEM:
     return ir_elem(p->arena, e->index, ir_from_expr(p, e->lhs), ir_from_expr(p, e->rhs),
                    source_line(&p->src, e->span.begin));
+  case EX_MIN:
+  case EX_MAX: { /* a < b ? a : b (a > b for max): the one chosen is evaluated twice */
+    IrExpr *a = ir_from_expr(p, e->lhs), *b = ir_from_expr(p, e->rhs);
+    return ir_select(p->arena, ir_binary(p->arena, e->kind == EX_MIN ? IX_LT : IX_GT, a, b, 0), a, b);
+  }
   default:
     return ir_binary(p->arena, binary[e->kind], ir_from_expr(p, e->lhs), ir_from_expr(p, e->rhs),
                      source_line(&p->src, e->span.begin));
@@ -290,6 +295,13 @@ IrNode *ir_node(Arena *arena, IrKind kind, int line) {
   return n;
 }
 
+/* max(0, min(n, end - lo)): a ragged view's extent. */
+static IrExpr *clipped_extent(Arena *a, IrExpr *end, IrExpr *lo, int64_t n) {
+  IrExpr *t = ir_binary(a, IX_SUB, end, lo, 0), *c = ir_const(a, n);
+  IrExpr *low = ir_select(a, ir_binary(a, IX_LT, t, c, 0), t, c);
+  return ir_select(a, ir_binary(a, IX_LT, low, ir_const(a, 0), 0), ir_const(a, 0), low);
+}
+
 IrNode *ir_op(const Program *p, const Stmt *instr, int line) {
   IrNode *n = ir_node(p->arena, IR_OP, line);
   n->instr = instr;
@@ -306,6 +318,7 @@ IrNode *ir_op(const Program *p, const Stmt *instr, int line) {
     for (int d = 0; o->view && d < 2; d++) {
       io->lo[d] = o->lo[d] ? ir_from_expr(p, o->lo[d]) : ir_const(p->arena, 0);
       io->ext[d] = o->ext[d];
+      if (o->clip[d]) io->n[d] = clipped_extent(p->arena, ir_from_expr(p, o->clip[d]), io->lo[d], o->ext[d]);
     }
     if (o->kind == OPND_HBM && !o->view) {
       io->row = ir_from_expr(p, o->row);
@@ -339,6 +352,8 @@ int ir_node_fields(IrNode *n, IrExpr **fields[IR_NODE_EXPRS]) {
       fields[k++] = &n->operands[i].col;
       fields[k++] = &n->operands[i].lo[0];
       fields[k++] = &n->operands[i].lo[1];
+      fields[k++] = &n->operands[i].n[0];
+      fields[k++] = &n->operands[i].n[1];
     }
     break;
   case IR_WAIT: fields[k++] = &n->threshold; break;
@@ -506,6 +521,10 @@ static void print_operand(const Program *p, const IrStream *s, const IrOperand *
       fputs(d ? ", " : "[", out);
       ir_print_expr(p, s, o->lo[d], out);
       fprintf(out, " +: %" PRId64, o->ext[d]);
+      if (o->n[d]) {
+        fputs(" clipped to ", out);
+        ir_print_expr(p, s, o->n[d], out);
+      }
     }
     if (o->lo[0]) fputc(']', out);
     return;
@@ -516,6 +535,10 @@ static void print_operand(const Program *p, const IrStream *s, const IrOperand *
         if (d) fputs(", ", out);
         ir_print_expr(p, s, o->lo[d], out);
         fprintf(out, " +: %" PRId64, o->ext[d]);
+        if (o->n[d]) {
+          fputs(" clipped to ", out);
+          ir_print_expr(p, s, o->n[d], out);
+        }
       }
       fputc(']', out);
       return;
@@ -768,17 +791,18 @@ static void check_operand(const Checker *c, const IrOperand *o) {
       int64_t size = d ? k->tiles[o->decl].cols : k->tiles[o->decl].rows;
       if (!o->lo[d] || o->ext[d] < 1 || o->ext[d] > size) bug("ir_validate: view of tile %d", o->decl);
       check_expr(c, o->lo[d]);
+      if (o->n[d]) check_expr(c, o->n[d]);
     }
     return;
   case OPND_HBM:
     if (o->decl < 0 || o->decl >= k->ntensors) bug("ir_validate: tensor %d", o->decl);
     if (!o->lo[0] != !o->lo[1] || !o->lo[0] == !o->row || (o->lo[0] && (o->ext[0] < 1 || o->ext[1] < 1)))
       bug("ir_validate: operand of tensor %d", o->decl);
-    if (o->lo[0]) {
-      check_expr(c, o->lo[0]);
-      check_expr(c, o->lo[1]);
-      return;
+    for (int d = 0; o->lo[0] && d < 2; d++) {
+      check_expr(c, o->lo[d]);
+      if (o->n[d]) check_expr(c, o->n[d]);
     }
+    if (o->lo[0]) return;
     check_expr(c, o->row);
     check_expr(c, o->col);
     return;

@@ -74,6 +74,7 @@ typedef struct IrOperand {
    * hbm: an element slice's first row and column (row and col NULL) */
   IrExpr *lo[2];
   int64_t ext[2];
+  IrExpr *n[2]; /* a ragged dimension's extent, max(0, min(ext, E - lo)); NULL: ext */
 } IrOperand;
 
 /* Why a wait exists: for `bfsync compile --explain`. */
@@ -189,7 +190,7 @@ int ir_index_in_range(const IrExpr *index, const IrExpr *len);
  * value; IR_STORE: index and value; IR_LOOP: the bounds; IR_IF: the
  * condition), some of them NULL. Returns how many, at most IR_NODE_EXPRS.
  * The one place that knows which fields a kind uses (they share storage). */
-enum { IR_MAX_OPERANDS = 4, IR_NODE_EXPRS = 5 * IR_MAX_OPERANDS };
+enum { IR_MAX_OPERANDS = 4, IR_NODE_EXPRS = 7 * IR_MAX_OPERANDS };
 int ir_node_fields(IrNode *n, IrExpr **fields[IR_NODE_EXPRS]);
 /* The same fields' values, for passes that only read them. */
 int ir_node_exprs(const IrNode *n, const IrExpr *xs[IR_NODE_EXPRS]);

@@ -65,6 +65,11 @@ static void dump_expr(const Expr *e, FILE *out) {
   case EX_MUL: dump_binary("mul", e, out); return;
   case EX_DIV: dump_binary("div", e, out); return;
   case EX_MOD: dump_binary("mod", e, out); return;
+  case EX_MIN:
+  case EX_MAX:
+    if (!outside_model) outside_model = "min and max";
+    fputs(" k 0", out);
+    return;
   case EX_ELEM:
     if (!outside_model) outside_model = "device integers (i32 tensors)";
     fputs(" k 0", out);

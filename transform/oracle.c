@@ -303,6 +303,27 @@ static const Operand *partner_tile(const Stmt *s, int hbm) {
   bug("oracle: hbm operand of line %u has no tile partner", s->span.begin);
 }
 
+/* What every start and end of operand op's view or slice along dimension
+ * d is a multiple of (0: none but 0): its start's alignment, and a ragged
+ * end's (lo + n is lo + ext, the clip bound E, or lo). */
+static int64_t start_alignment(const Oracle *o, const Operand *op, int d) {
+  int64_t a = op->lo[d] ? expr_alignment(op->lo[d], o->params) : 0;
+  return op->clip[d] ? ir_gcd(a, expr_alignment(op->clip[d], o->params)) : a;
+}
+
+/* A view's or slice's start along d and its extent (a ragged one's clipped). */
+static bool view_extent(Oracle *o, const Walk *w, const Operand *op, int d, int64_t *lo, int64_t *n) {
+  int64_t end;
+  *lo = 0;
+  *n = op->ext[d];
+  if (op->lo[d] && !eval(o, w, op->lo[d], lo)) return false;
+  if (!op->clip[d]) return true;
+  if (!eval(o, w, op->clip[d], &end)) return false;
+  int64_t left = (int64_t)((uint64_t)end - (uint64_t)*lo);
+  *n = left < 0 ? 0 : left < *n ? left : *n;
+  return true;
+}
+
 static void size_grids(Oracle *o) {
   const Kernel *k = o->p->kernel;
   for (int t = 0; t < k->ntiles; t++) o->tile_grid[t] = (Grid){k->tiles[t].rows, k->tiles[t].cols, 0, 0, 0, 0};
@@ -310,16 +331,11 @@ static void size_grids(Oracle *o) {
     const Stmt *s = k->instrs[i];
     for (int j = 0; j < s->noperands; j++) {
       const Operand *op = &s->operands[j];
-      if (op->kind == OPND_TILE) {
-        Grid *g = &o->tile_grid[op->decl];
-        g->cell_rows = ir_gcd(g->cell_rows, ir_gcd(op->ext[0], op->lo[0] ? expr_alignment(op->lo[0], o->params) : 0));
-        g->cell_cols = ir_gcd(g->cell_cols, ir_gcd(op->ext[1], op->lo[1] ? expr_alignment(op->lo[1], o->params) : 0));
-      }
-      if (op->kind != OPND_HBM) continue;
-      const Operand *t = op->view ? op : partner_tile(s, j);
-      Grid *g = &o->grid[op->decl];
-      g->cell_rows = ir_gcd(g->cell_rows, ir_gcd(t->ext[0], op->lo[0] ? expr_alignment(op->lo[0], o->params) : 0));
-      g->cell_cols = ir_gcd(g->cell_cols, ir_gcd(t->ext[1], op->lo[1] ? expr_alignment(op->lo[1], o->params) : 0));
+      if (op->kind == OPND_IMM) continue;
+      const Operand *t = op->kind == OPND_TILE || op->view ? op : partner_tile(s, j);
+      Grid *g = op->kind == OPND_TILE ? &o->tile_grid[op->decl] : &o->grid[op->decl];
+      g->cell_rows = ir_gcd(g->cell_rows, ir_gcd(t->ext[0], start_alignment(o, op, 0)));
+      g->cell_cols = ir_gcd(g->cell_cols, ir_gcd(t->ext[1], start_alignment(o, op, 1)));
     }
   }
   for (int t = 0; t < k->ntiles; t++) {
@@ -375,19 +391,21 @@ static void number_cells(Oracle *o) {
 /* An element slice X[r0:r1, c0:c1], in the runtime's words when outside. */
 static bool slice_region(Oracle *o, const Walk *w, const Stmt *s, const Operand *op, Region *rg) {
   const Grid *g = &o->grid[op->decl];
-  int64_t lo[2] = {0, 0}, size[2] = {g->rows, g->cols};
+  int64_t lo[2] = {0, 0}, n[2], size[2] = {g->rows, g->cols};
   const char *verb = s->op == BFRT_STORE ? "store to" : s->op == BFRT_LOAD ? "load from" : s->op_name;
   for (int d = 0; d < 2; d++) {
-    if (op->lo[d] && !eval(o, w, op->lo[d], &lo[d])) return false;
-    if (op->ext[d] > size[d] || lo[d] < 0 || lo[d] > size[d] - op->ext[d]) {
+    if (!view_extent(o, w, op, d, &lo[d], &n[d])) return false;
+    if (n[d] > size[d] || lo[d] < 0 || lo[d] > size[d] - n[d]) {
       diag_error(&o->p->diag, op->span, "%s %s: %s %lld:%lld are outside the tensor's 0:%lld", verb, op->name,
-                 d ? "columns" : "rows", (long long)lo[d], (long long)(lo[d] + op->ext[d]), (long long)size[d]);
+                 d ? "columns" : "rows", (long long)lo[d], (long long)(lo[d] + n[d]), (long long)size[d]);
       o->failed = true;
       return false;
     }
   }
-  *rg = (Region){g->base, lo[0] / g->cell_rows, (lo[0] + op->ext[0]) / g->cell_rows, lo[1] / g->cell_cols,
-                 (lo[1] + op->ext[1]) / g->cell_cols, g->ncols, false, false, {lo[0], lo[1]}};
+  /* an empty slice (a ragged one clipped to nothing) covers no cell */
+  bool empty = !n[0] || !n[1];
+  *rg = (Region){g->base, lo[0] / g->cell_rows, empty ? lo[0] / g->cell_rows : (lo[0] + n[0]) / g->cell_rows,
+                 lo[1] / g->cell_cols, (lo[1] + n[1]) / g->cell_cols, g->ncols, false, false, {lo[0], lo[1]}};
   return true;
 }
 
@@ -431,19 +449,22 @@ static bool tile_region(Oracle *o, const Walk *w, const Stmt *s, const Operand *
     o->failed = true;
     return false;
   }
+  int64_t n[2];
   for (int d = 0; d < 2; d++) {
-    if (op->lo[d] && !eval(o, w, op->lo[d], &lo[d])) return false;
-    if (lo[d] < 0 || lo[d] > size[d] - op->ext[d]) {
+    if (!view_extent(o, w, op, d, &lo[d], &n[d])) return false;
+    if (lo[d] < 0 || lo[d] > size[d] - n[d]) {
       diag_error(&o->p->diag, op->span, "%s: view %lld:%lld of tile %s is outside its %s 0:%lld", s->op_name,
-                 (long long)lo[d], (long long)(lo[d] + op->ext[d]), t->name, d ? "columns" : "partitions",
+                 (long long)lo[d], (long long)(lo[d] + n[d]), t->name, d ? "columns" : "partitions",
                  (long long)size[d]);
       o->failed = true;
       return false;
     }
   }
   int64_t base = o->tile_base[op->decl] + slot * (g->rows / g->cell_rows) * g->ncols;
-  *rg = (Region){base, lo[0] / g->cell_rows, (lo[0] + op->ext[0]) / g->cell_rows, lo[1] / g->cell_cols,
-                 (lo[1] + op->ext[1]) / g->cell_cols, g->ncols, false, false, {slot, lo[0] * t->cols + lo[1]}};
+  bool empty = !n[0] || !n[1]; /* a ragged view clipped to nothing covers no cell */
+  *rg = (Region){base, lo[0] / g->cell_rows, empty ? lo[0] / g->cell_rows : (lo[0] + n[0]) / g->cell_rows,
+                 lo[1] / g->cell_cols, (lo[1] + n[1]) / g->cell_cols, g->ncols, false, false,
+                 {slot, lo[0] * t->cols + lo[1]}};
   return true;
 }
 
