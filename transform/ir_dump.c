@@ -124,8 +124,12 @@ static void dump_ir_expr(const IrExpr *e, FILE *out) {
 }
 
 static void dump_access(const Deps *d, const Access *a, FILE *out) {
-  if (a->operand->view && !outside_model) outside_model = "views and element slices (x[p0:p1, f0:f1], X[r0:r1, c0:c1])";
   fprintf(out, " %d %d", a->res, a->write);
+  if (a->operand->view) { /* not a rectangle of the model's form: the dump is refused */
+    if (!outside_model) outside_model = "views and element slices (x[p0:p1, f0:f1], X[r0:r1, c0:c1])";
+    fputs(" k 0 1 k 0 1", out);
+    return;
+  }
   if (a->res < d->k->ntiles) {
     if (a->operand->slot) dump_expr(a->operand->slot, out);
     else fputs(" k 0", out);
