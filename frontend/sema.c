@@ -689,19 +689,22 @@ static void check_shapes(Sema *s, const Stmt *in, ShapeRule rule) {
   }
 }
 
-/* An hbm tile X[r, c] is in units of its partner's shape, which a ragged
- * view leaves to run time: the partner of one is an element slice. */
-static void check_ragged_partner(Sema *s, const Stmt *in) {
-  const Operand *ragged = NULL, *tile_units = NULL;
+/* An hbm tile X[r, c] is in units of its partner tile's shape: a view of
+ * part of a tile moves with an element slice instead, whose rows and
+ * columns say where it goes (a ragged view's shape is known only at run
+ * time, and a view's units would not be its tile's). */
+static void check_view_partner(Sema *s, const Stmt *in) {
+  const Operand *view = NULL, *tile_units = NULL;
   for (int i = 0; i < in->noperands; i++) {
     const Operand *o = &in->operands[i];
-    if (o->kind == OPND_TILE && (o->clip[0] || o->clip[1])) ragged = o;
+    const Tile *t = o->kind == OPND_TILE ? &s->k->tiles[o->decl] : NULL;
+    if (t && (o->lo[0] || o->lo[1] || o->ext[0] != t->rows || o->ext[1] != t->cols)) view = o;
     if (o->kind == OPND_HBM && !o->view) tile_units = o;
   }
-  if (ragged && tile_units)
+  if (view && tile_units)
     diag_error(s->diag, tile_units->span,
-               "'%s' is ragged, so its shape is known only at run time: move it with an element slice %s[r0:r1, c0:c1]",
-               shown(s, ragged), tile_units->name);
+               "'%s' is a view of part of its tile: move it with an element slice %s[r0:r1, c0:c1], not a tile of %s",
+               shown(s, view), tile_units->name, tile_units->name);
 }
 
 /* ---- Statements. */
@@ -868,7 +871,7 @@ static void check_instr(Sema *s, Stmt *in) {
   for (int i = 0; i < want; i++)
     if (in->operands[i].kind == OPND_TILE && !s->tile_ok[in->operands[i].decl]) kinds_ok = false;
   if (kinds_ok) check_shapes(s, in, info->shape);
-  if (kinds_ok) check_ragged_partner(s, in);
+  if (kinds_ok) check_view_partner(s, in);
 }
 
 static void check_stmts(Sema *s, Stmt *list);
