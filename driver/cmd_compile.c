@@ -35,7 +35,6 @@ typedef struct CompileArgs {
   ParamArgs params; /* --resources: measure bookkeeping per instruction here */
 } CompileArgs;
 
-static const char *const sync_choices[] = {"barrier-free", "barrier", NULL};
 static const char *const emit_choices[] = {"c", "ir", "proof", NULL};
 
 static const char usage_text[] =
@@ -59,7 +58,13 @@ static int emit(Program *p, Emit what, FILE *out) {
   switch (what) {
   case EMIT_C: emit_c(p, out); break;
   case EMIT_IR: ir_print(p, out); break;
-  case EMIT_PROOF: ir_dump_proof(p, out); break;
+  case EMIT_PROOF:
+    if (ir_dump_outside(p)) {
+      fprintf(stderr, "bfsync: error: --emit=proof: %s\n", ir_dump_outside(p));
+      return 1;
+    }
+    ir_dump_proof(p, out);
+    break;
   case EMIT_EXPLAIN: ir_explain(p, out); break;
   case EMIT_HEADER: emit_header(p, out); break;
   }
@@ -75,7 +80,7 @@ static double per_instruction(const OracleStats *st, int e) {
 
 /* Scratch bytes: 8 a tracking array cell and a spilled value; an
  * expression when an array's length depends on parameters. */
-static void print_scratch(const Program *p, int e, int spilled, bool json, FILE *out) {
+static void print_scratch(const Program *p, int e, int spilled, FILE *out) {
   const IrStream *s = &p->ir->streams[e];
   int64_t cells = spilled;
   bool constant = true;
@@ -84,10 +89,9 @@ static void print_scratch(const Program *p, int e, int spilled, bool json, FILE 
     if (constant) cells += s->arrays[a].length->value;
   }
   if (constant) {
-    fprintf(out, json ? "\"%lld\"" : "%lld", (long long)(8 * cells));
+    fprintf(out, "%lld", (long long)(8 * cells));
     return;
   }
-  if (json) fputc('"', out);
   fputs("8 * (", out);
   if (spilled) fprintf(out, "%d + ", spilled);
   for (int a = 0; a < s->narrays; a++) {
@@ -95,58 +99,102 @@ static void print_scratch(const Program *p, int e, int spilled, bool json, FILE 
     ir_print_expr(p, s, s->arrays[a].length, out);
   }
   fputc(')', out);
-  if (json) fputc('"', out);
+}
+
+/* The kernel's semaphores: one per engine someone waits on. */
+static int waited_counters(const Program *p) {
+  uint32_t counters = 0;
+  for (int e = 0; e < p->target->nengines; e++) counters |= ir_tracks(&p->ir->streams[e]);
+  int n = 0;
+  for (int e = 0; e < p->target->nengines; e++) n += counters >> e & 1;
+  return n;
+}
+
+/* One engine's object of --resources --json. */
+static void engine_json(JsonWriter *w, const Program *p, const OracleStats *st, int e, const EngineResources *r) {
+  const Target *t = p->target;
+  int kind = t->engines[e].kind;
+  jw_object(w);
+  jw_key_string(w, "engine", t->engines[e].name);
+  const struct {
+    const char *key;
+    int64_t value;
+  } counts[] = {
+      {"semaphores", r->semaphores},     {"semaphores_limit", t->semaphores[kind]},
+      {"registers", r->registers},       {"registers_limit", t->registers[kind]},
+      {"min_registers", r->min_registers}, {"loop_depth", r->loop_depth},
+      {"loop_registers", r->loop_registers}, {"bookkeeping_scalars", r->nscalars},
+      {"guards", r->guards},             {"shared_registers", r->shared},
+      {"last_read", r->last_read},       {"temporaries", r->temporaries},
+      {"spilled", r->spilled},           {"producer_loads", r->producer_loads},
+      {"arrays", r->arrays},
+  };
+  for (size_t i = 0; i < sizeof counts / sizeof counts[0]; i++) jw_key_int(w, counts[i].key, counts[i].value);
+  char *scratch = NULL;
+  size_t len = 0;
+  FILE *text = open_memstream(&scratch, &len);
+  if (!text) {
+    error_print(stderr, "out of memory\n");
+    exit(1);
+  }
+  print_scratch(p, e, r->spilled, text);
+  fclose(text);
+  jw_key_string(w, "scratch_bytes", scratch); /* a string: it may be an expression */
+  free(scratch);
+  double bk = per_instruction(st, e);
+  if (bk >= 0) {
+    jw_key_int(w, "instructions", st->engine_instructions[e]);
+    jw_key_int(w, "bookkeeping", st->engine_bookkeeping[e]);
+  }
+  jw_key(w, "bookkeeping_per_instruction");
+  if (bk >= 0) jw_fixed(w, bk, 3);
+  else jw_null(w);
+  jw_close(w);
+}
+
+static void print_resources_json(const Program *p, const OracleStats *st, const EngineResources *all, FILE *out) {
+  const Target *t = p->target;
+  JsonWriter w;
+  jw_init(&w, out, false);
+  jw_object(&w);
+  jw_key_string(&w, "kernel", p->kernel->name);
+  jw_key_string(&w, "sync", sync_name(p->ir->sync));
+  jw_key_string(&w, "target", t->name);
+  jw_key_int(&w, "counter_bits", t->counter_bits);
+  jw_key_int(&w, "counters", waited_counters(p));
+  jw_key(&w, "engines");
+  jw_array(&w);
+  for (int e = 0; e < t->nengines; e++) engine_json(&w, p, st, e, &all[e]);
+  jw_close(&w);
+  jw_close(&w);
+  fputc('\n', out);
 }
 
 static void print_resources(const Program *p, const OracleStats *st, bool json, FILE *out) {
   const Target *t = p->target;
-  uint32_t counters = 0; /* the kernel's semaphores: one per engine someone waits on */
-  for (int e = 0; e < t->nengines; e++) counters |= ir_tracks(&p->ir->streams[e]);
-  int ncounters = 0;
-  for (int e = 0; e < t->nengines; e++) ncounters += counters >> e & 1;
-  if (json)
-    fprintf(out,
-            "{\"kernel\": \"%s\", \"sync\": \"%s\", \"target\": \"%s\", \"counter_bits\": %d, \"counters\": %d, "
-            "\"engines\": [",
-            p->kernel->name, sync_name(p->ir->sync), t->name, t->counter_bits, ncounters);
-  else
-    fprintf(out,
-            "resources of %s (%s) on %s, %d-bit counters (%d waited on)\n%-8s %10s %10s %6s %8s %7s %7s %5s %6s %8s %9s  %s\n",
-            p->kernel->name, sync_name(p->ir->sync), t->name, t->counter_bits, ncounters, "engine", "semaphores", "registers",
-            "loops", "scalars", "guards", "shared", "last", "temps", "spilled", "bk/instr", "scratch bytes");
   const EngineResources *all = resources_plan(p);
+  if (json) {
+    print_resources_json(p, st, all, out);
+    return;
+  }
+  fprintf(out,
+          "resources of %s (%s) on %s, %d-bit counters (%d waited on)\n%-8s %10s %10s %6s %8s %7s %7s %5s %6s %8s %9s  %s\n",
+          p->kernel->name, sync_name(p->ir->sync), t->name, t->counter_bits, waited_counters(p), "engine", "semaphores",
+          "registers", "loops", "scalars", "guards", "shared", "last", "temps", "spilled", "bk/instr", "scratch bytes");
   for (int e = 0; e < t->nengines; e++) {
     EngineResources r = all[e];
     int kind = t->engines[e].kind;
     double bk = per_instruction(st, e);
-    if (json) {
-      fprintf(out,
-              "%s{\"engine\": \"%s\", \"semaphores\": %d, \"semaphores_limit\": %lld, \"registers\": %d, "
-              "\"registers_limit\": %lld, \"min_registers\": %d, \"loop_depth\": %d, \"loop_registers\": %d, "
-              "\"bookkeeping_scalars\": %d, \"guards\": %d, \"shared_registers\": %d, \"last_read\": %d, "
-              "\"temporaries\": %d, \"spilled\": %d, \"producer_loads\": %d, \"arrays\": %d, \"scratch_bytes\": ",
-              e ? ", " : "", t->engines[e].name, r.semaphores, (long long)t->semaphores[kind], r.registers,
-              (long long)t->registers[kind], r.min_registers, r.loop_depth, r.loop_registers, r.nscalars, r.guards, r.shared,
-              r.last_read, r.temporaries, r.spilled, r.producer_loads, r.arrays);
-      print_scratch(p, e, r.spilled, true, out);
-      if (bk >= 0)
-        fprintf(out, ", \"instructions\": %lld, \"bookkeeping\": %lld, \"bookkeeping_per_instruction\": %.3f}",
-                (long long)st->engine_instructions[e], (long long)st->engine_bookkeeping[e], bk);
-      else
-        fputs(", \"bookkeeping_per_instruction\": null}", out);
-    } else {
-      if (!r.registers && !r.semaphores && (!st || !st->engine_instructions[e])) continue; /* idle */
-      char sems[32], regs[32], bks[32] = "-";
-      snprintf(sems, sizeof sems, t->semaphores[kind] ? "%d/%lld" : "%d", r.semaphores, (long long)t->semaphores[kind]);
-      snprintf(regs, sizeof regs, t->registers[kind] ? "%d/%lld" : "%d", r.registers, (long long)t->registers[kind]);
-      if (bk >= 0) snprintf(bks, sizeof bks, "%.2f", bk);
-      fprintf(out, "%-8s %10s %10s %6d %8d %7d %7d %5d %6d %8d %9s  ", t->engines[e].name, sems, regs,
-              r.loop_registers, r.nscalars, r.guards, r.shared, r.last_read, r.temporaries, r.spilled, bks);
-      print_scratch(p, e, r.spilled, false, out);
-      fputc('\n', out);
-    }
+    if (!r.registers && !r.semaphores && (!st || !st->engine_instructions[e])) continue; /* idle */
+    char sems[32], regs[32], bks[32] = "-";
+    snprintf(sems, sizeof sems, t->semaphores[kind] ? "%d/%lld" : "%d", r.semaphores, (long long)t->semaphores[kind]);
+    snprintf(regs, sizeof regs, t->registers[kind] ? "%d/%lld" : "%d", r.registers, (long long)t->registers[kind]);
+    if (bk >= 0) snprintf(bks, sizeof bks, "%.2f", bk);
+    fprintf(out, "%-8s %10s %10s %6d %8d %7d %7d %5d %6d %8d %9s  ", t->engines[e].name, sems, regs,
+            r.loop_registers, r.nscalars, r.guards, r.shared, r.last_read, r.temporaries, r.spilled, bks);
+    print_scratch(p, e, r.spilled, out);
+    fputc('\n', out);
   }
-  fputs(json ? "]}\n" : "", out);
 }
 
 /* --resources: the table, after measuring at -p's parameters if given. */
@@ -155,7 +203,7 @@ static int report_resources(Program *p, const CompileArgs *a, Oracle *o) {
   if (o) oracle_check(o, 1, 1, NULL, &st);
   print_resources(p, o ? &st : NULL, a->json, stdout);
   if (fflush(stdout) || ferror(stdout)) {
-    fprintf(stderr, "bfsync: error: cannot write to standard output: %s\n", strerror(errno));
+    error_print(stderr, "cannot write to standard output: %s\n", strerror(errno));
     return 1;
   }
   return 0;
@@ -172,10 +220,10 @@ static int compile_program(Program *p, const CompileArgs *a) {
     if (param_args_bind(&a->params, p->kernel, params, stderr)) return 2;
     /* i32 tensors (device-read bounds) hold `bfsync run`'s and verify's
      * default values (seed 1), as the measurement needs some */
-    Instance in = {p, params, NULL, NULL};
+    Instance in = {p, params, NULL, NULL, NULL};
     const char *err;
     if (instance_inputs(&in, 1, &err)) {
-      fprintf(stderr, "bfsync: error: --resources -p measures the kernel on a run at these parameters (with the "
+      error_print(stderr, "--resources -p measures the kernel on a run at these parameters (with the "
               "default inputs of bfsync run), and %s\n", err);
       return 1;
     }
@@ -191,14 +239,14 @@ static int compile_program(Program *p, const CompileArgs *a) {
   if (!a->out_path) {
     if (emit(p, what, stdout)) return 1;
     if (fflush(stdout) || ferror(stdout)) {
-      fprintf(stderr, "bfsync: error: cannot write to standard output: %s\n", strerror(errno));
+      error_print(stderr, "cannot write to standard output: %s\n", strerror(errno));
       return 1;
     }
     return 0;
   }
   AtomicFile out;
   if (atomic_open(&out, a->out_path)) {
-    fprintf(stderr, "bfsync: error: %s\n", out.error);
+    error_print(stderr, "%s\n", out.error);
     return 1;
   }
   return output_finish(&out, emit(p, what, out.f));

@@ -8,13 +8,15 @@
  * left to right from 0. (C11 forbids contracting a*b+c into an FMA unless
  * asked, so every step rounds as written.)
  *
- * Views are strided (an hbm tile is a window of a larger tensor). The
- * destination may be the same view as a source: elementwise and row ops
- * read each element before writing it; matmul, nc_matmul, transpose and
- * permute, which read elements they have already written, go through a
- * temporary. An op gets every operand at its position, destination first
- * (sem_apply's arrays): a view for a tile or an hbm tile, a float for an
- * immediate, an ALU op's or an activation function's code for a name.
+ * Views are strided (an hbm tile is a window of a larger tensor, a tile
+ * view a window of its slot). The destination may be the same view as a
+ * source: elementwise and row ops read each element before writing it;
+ * matmul, nc_matmul, transpose and permute, which read elements they have
+ * already written, go through a temporary. A source that partly overlaps
+ * the destination is read into a temporary before the op (sem_apply). An
+ * op gets every operand at its position, destination first (sem_apply's
+ * arrays): a view for a tile or an hbm tile, a float for an immediate, an
+ * ALU op's or an activation function's code for a name.
  *
  * Storage types narrower than f32 (bf16, fp8e4, fp8e5, fp16) change nothing above:
  * every op computes in f32 as written, and only the store rounds, to
@@ -489,8 +491,42 @@ static void compute(int op, const SemView *v, const float *imm) {
   }
 }
 
+/* Whether the memory v spans (its first to its last element) meets w's. */
+static int spans_meet(SemView v, SemView w) {
+  if (!v.data || !w.data || v.rows < 1 || v.cols < 1 || w.rows < 1 || w.cols < 1) return 0;
+  uintptr_t v0 = (uintptr_t)v.data, w0 = (uintptr_t)w.data;
+  uintptr_t v1 = (uintptr_t)at(v, v.rows - 1, v.cols), w1 = (uintptr_t)at(w, w.rows - 1, w.cols);
+  return v0 < w1 && w0 < v1;
+}
+
+static int same_view(SemView v, SemView w) {
+  return v.data == w.data && v.rows == w.rows && v.cols == w.cols && v.stride == w.stride;
+}
+
+/* A dense copy of s, which the caller frees. */
+static SemView snapshot(SemView s) {
+  SemView t = temporary(s);
+  for (int64_t i = 0; i < s.rows; i++) memcpy(at(t, i, 0), at(s, i, 0), (size_t)s.cols * sizeof(float));
+  return t;
+}
+
+/* An op reads all its sources before it writes its destination. A source
+ * that is the destination's own view is handled by each op (above); one
+ * that only partly overlaps it (views of one slot, x[:, 0:8] and x[:, 4:12])
+ * is read into a temporary first. Sources whose memory merely interleaves
+ * the destination's without meeting it are copied too: the same values.
+ * Then every operand the op writes is rounded to its type. */
 void sem_apply(int op, const SemView *v, const float *imm) {
-  compute(op, v, imm);
+  SemView in[BFRT_MAX_OPERANDS];
+  int copied[BFRT_MAX_OPERANDS] = {0};
+  for (int i = 0; i < BFRT_MAX_OPERANDS; i++) {
+    in[i] = v[i];
+    int source = i > 0 && rt_ops[op].operands[i] && bfrt_op_reads(op, i) && !bfrt_op_writes(op, i);
+    if (source && !same_view(v[0], v[i]) && spans_meet(v[0], v[i])) in[i] = snapshot(v[i]), copied[i] = 1;
+  }
+  compute(op, in, imm);
   for (int i = 0; rt_ops[op].roles[i]; i++)
     if (bfrt_op_writes(op, i)) sem_round_view(v[i]);
+  for (int i = 0; i < BFRT_MAX_OPERANDS; i++)
+    if (copied[i]) free(in[i].data);
 }
