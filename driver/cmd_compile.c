@@ -35,15 +35,18 @@ typedef struct CompileArgs {
   ParamArgs params; /* --resources: measure bookkeeping per instruction here */
 } CompileArgs;
 
-static const char *const sync_choices[] = {"barrier-free", "barrier", NULL};
+static const char *const sync_choices[] = {"barrier-free", "barrier", "unrolled", "paper", NULL};
 static const char *const emit_choices[] = {"c", "ir", "proof", NULL};
 
 static const char usage_text[] =
-    "usage: bfsync compile FILE [--sync=barrier-free|barrier] [-o OUT.c] [--emit=c|ir|proof] [--explain]\n"
+    "usage: bfsync compile FILE [--sync=MODE] [-o OUT.c] [--emit=c|ir|proof] [--explain]\n"
     "                      [--resources [--json] [-p NAME=VALUE]...] [--target FILE]\n"
     "\n"
     "Emit the kernel as one C99 file against the bfrt runtime (bfrt_kernel.h), with\n"
-    "the synchronization inserted: barrier-free (default) or the barrier baseline.\n"
+    "the synchronization inserted: barrier-free (default), the barrier baseline,\n"
+    "paper (the allocation of Sung et al., barriers where it has no shape) or\n"
+    "unrolled (every loop unrolled: needs -p NAME=VALUE for every parameter, and\n"
+    "takes the default i32 tensors of bfsync run --seed 1).\n"
     "  --emit=ir   print the per-engine instruction streams instead\n"
     "  --emit=proof  the kernel and streams for the proof's checker (docs/proof.md)\n"
     "  --explain   list every wait with its provenance instead\n"
@@ -181,7 +184,14 @@ static int compile_program(Program *p, const CompileArgs *a) {
   check(p);
   if (p->diag.errors) return 1;
   Oracle *o = NULL;
-  if (a->params.n) {
+  if (a->sync == SYNC_UNROLLED && p->kernel->nparams && !a->params.n) {
+    fprintf(stderr,
+            "bfsync: error: --sync=unrolled unrolls every loop for given parameters: give -p NAME=VALUE "
+            "for each parameter of %s (see bfsync compile --help)\n",
+            p->kernel->name);
+    return 2;
+  }
+  if (a->params.n || a->sync == SYNC_UNROLLED) {
     int64_t *params = ARENA_ARRAY(p->arena, int64_t, p->kernel->nparams + 1);
     if (param_args_bind(&a->params, p->kernel, params, stderr)) return 2;
     /* i32 tensors (device-read bounds) hold `bfsync run`'s and verify's
@@ -192,7 +202,8 @@ static int compile_program(Program *p, const CompileArgs *a) {
       fprintf(stderr, "bfsync: error: %s\n", err);
       return 1;
     }
-    if (!(o = oracle_new(p, params))) return 1;
+    p->params = params;
+    if (a->resources && a->params.n && !(o = oracle_new(p, params))) return 1;
   }
   Emit what = a->header ? EMIT_HEADER : a->explain ? EMIT_EXPLAIN : (Emit)a->emit;
   if (what != EMIT_HEADER) {
@@ -237,8 +248,9 @@ int cmd_compile(int argc, char **argv) {
   CommandLine cl = {"compile", usage_text, specs, 1, 1, arena, NULL, 0};
   int status = args_parse(&cl, argc, argv);
   a.file = cl.nfiles ? cl.files[0] : NULL;
-  if (status < 0 && (a.json || a.params.n) && !a.resources)
-    status = args_error(&cl, "--json and -p go with --resources");
+  if (status < 0 && a.json && !a.resources) status = args_error(&cl, "--json goes with --resources");
+  if (status < 0 && a.params.n && !a.resources && a.sync != SYNC_UNROLLED)
+    status = args_error(&cl, "-p goes with --resources or --sync=unrolled");
   if (status < 0 && a.resources && (a.explain || a.header || a.out_path || emit_given))
     status = args_error(&cl, "--resources prints a table: not with --emit, --explain, --header or -o");
   if (status < 0 && a.header && (a.explain || emit_given || sync_given))

@@ -34,8 +34,10 @@
 #include "transform/oracle.h"
 #include "transform/sync.h"
 
-enum { RUN_BARRIER_FREE, RUN_BARRIER, RUN_BOTH }; /* --sync, in sync_choices' order */
-static const char *const sync_choices[] = {"barrier-free", "barrier", "both", NULL};
+/* --sync: a SyncMode, or both (barrier, then barrier-free), or all four. */
+enum { RUN_BOTH = SYNC_PAPER + 1, RUN_ALL };
+static const char *const sync_choices[] = {"barrier-free", "barrier", "unrolled", "paper", "both", "all", NULL};
+enum { MAX_RUN_MODES = 4 };
 static const char *const exec_choices[] = {"threads", "sim", NULL}; /* BFRT_EXEC_* order */
 
 typedef struct RunArgs {
@@ -69,7 +71,7 @@ typedef struct Run {
   int64_t ideal;      /* sim: the oracle's ideal makespan; -1 until computed, -2 if it cannot be */
   int64_t ideal_sync; /* sim: the same, charging each dependence its semaphore latency and one wait */
   ExactTensor *exact; /* the f64 reference's results; NULL until computed */
-  char *trace_parts[2]; /* --trace: each mode's trace, a private temporary
+  char *trace_parts[MAX_RUN_MODES]; /* --trace: each mode's trace, a private temporary
                            file until write_trace puts it in place (by SyncMode) */
 } Run;
 
@@ -83,7 +85,10 @@ static const char usage_text[] =
     "                         a kernel parameter; without any, the kernel's first\n"
     "                         `// params:` line\n"
     "  --all-params           run every `// params:` line of the kernel in turn\n"
-    "  --sync=MODE            barrier-free (default), barrier, or both\n"
+    "  --sync=MODE            barrier-free (default), barrier, unrolled (every loop\n"
+    "                         unrolled for these parameters), paper (the allocation\n"
+    "                         of Sung et al.), both (barrier, then barrier-free) or\n"
+    "                         all (barrier, paper, barrier-free, unrolled)\n"
     "  --exec=threads|sim     real threads (default) or the cycle simulator\n"
     "  --target FILE          the machine and its cost model (default: the built-in\n"
     "                         trn1, targets/trn1.target; see docs/targets.md)\n"
@@ -94,7 +99,7 @@ static const char usage_text[] =
     "  --output NAME=Y.npy    write a tensor after the run (repeatable)\n"
     "  --json                 one JSON object per sync mode on stdout\n"
     "  --jitter               random delays before instructions (threads; seeded)\n"
-    "  --trace FILE.json      Chrome trace of the run (--sync=both: each mode a process)\n"
+    "  --trace FILE.json      Chrome trace of the run (several modes: each a process)\n"
     "  --check                race-check the run with vector clocks; races fail it\n"
     "  --mutate=drop:K|lower:K|raise:K\n"
     "                         TEST ONLY: break the K-th wait of the synchronization\n";
@@ -222,6 +227,7 @@ static int compute_exact(Run *r) {
 static int transform_mode(Run *r, SyncMode sync) {
   Program *p = r->p;
   const Mutation *m = &r->args->mutation;
+  p->params = r->in.params;
   transform_sync(p, sync);
   if (p->diag.errors) return 1;
   if (m->index >= 0 && ir_mutate(p, m->kind, m->index) < 0) {
@@ -421,12 +427,13 @@ static int make_trace_parts(Run *r, const SyncMode *modes, int nmodes) {
 }
 
 static void remove_trace_parts(Run *r) {
-  for (int m = 0; m < 2; m++)
+  for (int m = 0; m < MAX_RUN_MODES; m++) {
     if (r->trace_parts[m]) {
       remove(r->trace_parts[m]);
       temporary_forget(r->trace_parts[m]);
     }
-  r->trace_parts[0] = r->trace_parts[1] = NULL;
+    r->trace_parts[m] = NULL;
+  }
 }
 
 static int write_trace(Run *r, const SyncMode *modes, int nmodes) {
@@ -435,7 +442,7 @@ static int write_trace(Run *r, const SyncMode *modes, int nmodes) {
     fprintf(stderr, "bfsync: error: %s\n", out.error);
     return 1;
   }
-  if (nmodes == 2) fputs("{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n", out.f);
+  if (nmodes > 1) fputs("{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n", out.f);
   int status = 0;
   for (int m = 0; m < nmodes; m++) {
     const char *part = r->trace_parts[modes[m]];
@@ -452,15 +459,17 @@ static int write_trace(Run *r, const SyncMode *modes, int nmodes) {
     }
     free(text);
   }
-  if (nmodes == 2) fputs("\n]}\n", out.f);
+  if (nmodes > 1) fputs("\n]}\n", out.f);
   return output_finish(&out, status);
 }
 
 static int run_all(Run *r) {
   const RunArgs *a = r->args;
-  SyncMode modes[2] = {a->sync == RUN_BARRIER ? SYNC_BARRIER : a->sync == RUN_BOTH ? SYNC_BARRIER : SYNC_BARRIER_FREE,
-                       SYNC_BARRIER_FREE};
-  int nmodes = a->sync == RUN_BOTH ? 2 : 1;
+  static const SyncMode every[MAX_RUN_MODES] = {SYNC_BARRIER, SYNC_PAPER, SYNC_BARRIER_FREE, SYNC_UNROLLED};
+  static const SyncMode both[2] = {SYNC_BARRIER, SYNC_BARRIER_FREE};
+  SyncMode one = (SyncMode)a->sync;
+  const SyncMode *modes = a->sync == RUN_ALL ? every : a->sync == RUN_BOTH ? both : &one;
+  int nmodes = a->sync == RUN_ALL ? MAX_RUN_MODES : a->sync == RUN_BOTH ? 2 : 1;
   bool all_match = true;
   if (a->trace_path && make_trace_parts(r, modes, nmodes)) {
     remove_trace_parts(r);

@@ -30,10 +30,10 @@ typedef struct VerifyArgs {
   NamedPaths inputs; /* values of i32 tensors */
 } VerifyArgs;
 
-static const char *const sync_choices[] = {"barrier-free", "barrier", NULL}; /* SyncMode order */
+static const char *const sync_choices[] = {"barrier-free", "barrier", "unrolled", "paper", NULL}; /* SyncMode order */
 
 static const char usage_text[] =
-    "usage: bfsync verify FILE -p NAME=VALUE ... [--sync=barrier-free|barrier]\n"
+    "usage: bfsync verify FILE -p NAME=VALUE ... [--sync=MODE]\n"
     "                     [--schedules K] [--seed S] [--json] [--mutate=KIND:K]\n"
     "                     [--target FILE] [--max-steps N]\n"
     "\n"
@@ -42,11 +42,12 @@ static const char usage_text[] =
     "per-engine streams under K random interleavings (default 4) and checks by\n"
     "happens-before that no instruction can start too early, that no wait asks\n"
     "for more than its next instruction needs, and that nothing deadlocks.\n"
-    "Exit status 1 on a race, a deadlock or (barrier-free only: the baseline's\n"
-    "static thresholds are not exact by design) a late wait no fallback explains.\n"
+    "Exit status 1 on a race, a deadlock or (barrier-free and unrolled only: the\n"
+    "barrier and paper baselines' thresholds are not exact by design) a late\n"
+    "wait no fallback explains.\n"
     "\n"
     "  -p NAME=VALUE   a kernel parameter (repeat for each)\n"
-    "  --sync=MODE     barrier-free (default) or barrier\n"
+    "  --sync=MODE     barrier-free (default), barrier, unrolled or paper\n"
     "  --schedules K   number of random interleavings (at least 1)\n"
     "  --seed S        seed of the interleavings, and of the default values of\n"
     "                  i32 tensors (0 .. 4, as bfsync run makes them; default 1)\n"
@@ -200,6 +201,7 @@ static int verify(Program *p, const VerifyArgs *a) {
   if (status) return status;
   Oracle *o = oracle_new(p, params);
   if (!o) return 1;
+  p->params = params;
   transform_sync(p, a->sync);
   if (p->diag.errors) return 1;
   ir_validate(p);

@@ -7,13 +7,23 @@
 #include "transform/resources.h"
 
 void transform_sync(Program *p, SyncMode mode) {
-  if (mode == SYNC_BARRIER)
-    transform_barrier(p);
-  else
-    transform_barrier_free(p);
+  switch (mode) {
+  case SYNC_BARRIER: transform_barrier(p); break;
+  case SYNC_UNROLLED: transform_unrolled(p); break;
+  case SYNC_PAPER: transform_paper(p); break;
+  default: transform_barrier_free(p); break;
+  }
   if (p->diag.errors) return;
   share_device_reads(p);
   resources_check(p);
 }
 
-const char *sync_name(SyncMode mode) { return mode == SYNC_BARRIER ? "barrier" : "barrier-free"; }
+const char *sync_name(SyncMode mode) {
+  static const char *const names[] = {"barrier-free", "barrier", "unrolled", "paper"};
+  return names[mode];
+}
+
+const char *sync_ident(SyncMode mode) {
+  static const char *const idents[] = {"barrier_free", "barrier", "unrolled", "paper"};
+  return idents[mode];
+}
