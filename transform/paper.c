@@ -357,6 +357,7 @@ static IrExpr *classify(Paper *pp, int x, int b, bool build, const char **shape)
     /* other iterations of S, and anything a barrier below S separates, are ordered */
     if (x > b || barrier_below(pp, sx, S) || barrier_below(pp, sb, S) || !same_iteration(pp, x, b, S)) return NULL;
     int t = sx == S ? x + 1 : pp->scopes[child_toward(pp, S, sx)].node_end, start, end;
+    if (t > b) return NULL; /* x and b in two branches of one conditional: never both in one iteration */
     segment(pp, S, t, &start, &end);
     if (b >= end) return NULL; /* a barrier child of S lies between */
     *shape = "since the last barrier";
@@ -388,7 +389,8 @@ static IrExpr *classify(Paper *pp, int x, int b, bool build, const char **shape)
     return build ? offset_threshold(pp, c, e, x, S, k) : NULL;
   }
   int node = pp->scopes[child_toward(pp, S, sx)].node;
-  bool forward = x < b;
+  /* x in another branch of a conditional that holds b runs in other iterations only */
+  bool forward = x < b && pp->scopes[node].node_end <= b;
   if (forward ? same_iteration(pp, x, b, S) : s->kind == SC_LOOP && deps_may_conflict_at(d, x, b, s->loop, 1)) {
     *shape = forward ? "nested forward, offset 0" : "nested backward, offset 1";
     return build ? capture(pp, REG_END, c, node, e, S, pp->scopes[node].node_end) : NULL;
