@@ -11,8 +11,10 @@
  * last write and the last read (tiles per slot; an hbm tensor per cell of
  * the grid whose cell is the gcd of the tile shapes that access it, the
  * oracle's grid, so that overlapping regions share cells and disjoint ones
- * none). A wait is left out when an earlier wait of c on the same counter
- * already asked for as much. No loop, no bookkeeping, no barrier: the
+ * none). A wait is left out when c already knows the instance complete:
+ * through its own earlier waits, or transitively, since an instance c
+ * waited for started only after what its own engine knew complete then
+ * (a vector clock per engine, kept per instance). No loop, no bookkeeping, no barrier: the
  * streams are what a compiler emits when trip counts are compile-time
  * constants, and their size grows with the run (MAX_UNROLLED_STEPS bounds
  * it).
@@ -57,8 +59,13 @@ typedef struct Unroller {
   int64_t *loopvars;
   Resource *res;
   int64_t steps, cells;
-  int64_t pos[BFRT_MAX_ENGINES];                      /* instances issued per engine */
-  int64_t waited[BFRT_MAX_ENGINES][BFRT_MAX_ENGINES]; /* [c][e]: highest threshold c asked of e */
+  int64_t pos[BFRT_MAX_ENGINES]; /* instances issued per engine */
+  /* known[c][e]: how many of e's instances c knows complete when it issues
+   * its next one (its waits, and what the instances it waited for knew) */
+  int64_t known[BFRT_MAX_ENGINES][BFRT_MAX_ENGINES];
+  /* history[e][(p - 1) * ne + f]: known[e][f] when e issued its p-th instance */
+  int64_t *history[BFRT_MAX_ENGINES];
+  int64_t history_cap[BFRT_MAX_ENGINES];
   NodeList outs[BFRT_MAX_ENGINES];
 } Unroller;
 
@@ -240,6 +247,20 @@ static IrNode *wait_node(Unroller *u, const InstrInfo *in, int e, int64_t thresh
   return w;
 }
 
+/* Keep what c knows as it issues its pos-th instance, for the engines
+ * that will wait for that instance. */
+static void remember(Unroller *u, int c, int64_t pos) {
+  int ne = u->d->nengines;
+  if (pos > u->history_cap[c]) {
+    int64_t cap = u->history_cap[c] ? 2 * u->history_cap[c] : 256;
+    int64_t *h = ARENA_ARRAY(u->p->arena, int64_t, cap * ne);
+    if (u->history_cap[c]) memcpy(h, u->history[c], sizeof(int64_t) * (size_t)(u->history_cap[c] * ne));
+    u->history[c] = h;
+    u->history_cap[c] = cap;
+  }
+  memcpy(&u->history[c][(pos - 1) * ne], u->known[c], sizeof(int64_t) * (size_t)ne);
+}
+
 /* One dynamic instance: its waits (need_e from the tables), its op, then
  * its own accesses recorded at its position. */
 static int instance(Unroller *u, const Stmt *s) {
@@ -271,12 +292,16 @@ static int instance(Unroller *u, const Stmt *s) {
     }
   }
   for (int e = 0; e < ne; e++) {
-    if (e == c || need[e] <= u->waited[c][e]) continue;
-    u->waited[c][e] = need[e];
+    if (e == c || need[e] <= u->known[c][e]) continue;
     append(&u->outs[c], wait_node(u, in, e, need[e], kinds[e]));
+    const int64_t *then = &u->history[e][(need[e] - 1) * ne];
+    for (int f = 0; f < ne; f++)
+      if (then[f] > u->known[c][f]) u->known[c][f] = then[f];
   }
   append(&u->outs[c], op_node(u, s, v, in->line));
   int64_t pos = ++u->pos[c];
+  u->known[c][c] = pos;
+  remember(u, c, pos);
   for (int j = 0; j < in->naccesses; j++) {
     const Access *a = &in->accesses[j];
     const Resource *rs = &u->res[a->res];
