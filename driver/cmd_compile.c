@@ -31,7 +31,7 @@ typedef struct CompileArgs {
   int sync;                /* SyncMode, in sync_choices' order */
   int emit;                /* EMIT_C, EMIT_IR or EMIT_PROOF, in emit_choices' order */
   bool explain, header;
-  bool resources, json;
+  bool resources, json, code_size;
   ParamArgs params; /* --resources: measure bookkeeping per instruction here */
 } CompileArgs;
 
@@ -40,7 +40,7 @@ static const char *const emit_choices[] = {"c", "ir", "proof", NULL};
 
 static const char usage_text[] =
     "usage: bfsync compile FILE [--sync=MODE] [-o OUT.c] [--emit=c|ir|proof] [--explain]\n"
-    "                      [--resources [--json] [-p NAME=VALUE]...] [--target FILE]\n"
+    "                      [--resources [--json] [-p NAME=VALUE]...] [--code-size] [--target FILE]\n"
     "\n"
     "Emit the kernel as one C99 file against the bfrt runtime (bfrt_kernel.h), with\n"
     "the synchronization inserted: barrier-free (default), the barrier baseline,\n"
@@ -53,6 +53,8 @@ static const char usage_text[] =
     "  --resources per engine: semaphores and registers needed (/ the target's limit),\n"
     "              scratch bytes; with -p, bookkeeping operations per instruction\n"
     "              measured by the oracle at those parameters (--json: as JSON)\n"
+    "  --code-size bytes of the emitted C in all and of each engine's function (its\n"
+    "              instruction stream), instead of the C\n"
     "  --header    a C header for the host instead: the descriptors' names and the\n"
     "              index of every parameter and tensor\n"
     "  -o FILE     write to FILE instead of stdout\n"
@@ -166,6 +168,24 @@ static void print_resources(const Program *p, const OracleStats *st, bool json, 
   fputs(json ? "]}\n" : "", out);
 }
 
+/* --code-size: the bytes of the emitted C, and of each engine's function
+ * from its comment to its closing brace (what the paper's code sizes
+ * compare: the sync mode changes the streams, not the rest of the file). */
+static int report_code_size(Program *p, FILE *out) {
+  const char *c = emit_c_string(p);
+  const Target *t = p->target;
+  fprintf(out, "code size of %s (%s) on %s: %zu bytes of C\n%-8s %10s\n", p->kernel->name, sync_name(p->ir->sync),
+          t->name, strlen(c), "engine", "bytes");
+  for (int e = 0; e < t->nengines; e++) {
+    if (!p->ir->streams[e].body) continue;
+    const char *from = strstr(c, arena_printf(p->arena, "/* Engine %s. */\n", t->engines[e].name));
+    const char *to = from ? strstr(from, "\n}\n") : NULL;
+    if (!to) bug("compile --code-size: no function for engine %s", t->engines[e].name);
+    fprintf(out, "%-8s %10td\n", t->engines[e].name, to + 3 - from);
+  }
+  return 0;
+}
+
 /* --resources: the table, after measuring at -p's parameters if given. */
 static int report_resources(Program *p, const CompileArgs *a, Oracle *o) {
   OracleStats st;
@@ -212,6 +232,7 @@ static int compile_program(Program *p, const CompileArgs *a) {
     ir_validate(p);
   }
   if (a->resources) return report_resources(p, a, o);
+  if (a->code_size) return report_code_size(p, stdout);
   if (!a->out_path) {
     if (emit(p, what, stdout)) return 1;
     if (fflush(stdout) || ferror(stdout)) {
@@ -240,6 +261,7 @@ int cmd_compile(int argc, char **argv) {
       {.name = "-o", .kind = ARG_STRING, .dest = &a.out_path},
       {.name = "--resources", .kind = ARG_FLAG, .dest = &a.resources},
       {.name = "--json", .kind = ARG_FLAG, .dest = &a.json},
+      {.name = "--code-size", .kind = ARG_FLAG, .dest = &a.code_size},
       {.name = "-p", .kind = ARG_PARAM, .dest = &a.params},
       {.name = "--param", .kind = ARG_PARAM, .dest = &a.params},
       {0},
@@ -255,6 +277,8 @@ int cmd_compile(int argc, char **argv) {
     status = args_error(&cl, "--resources prints a table: not with --emit, --explain, --header or -o");
   if (status < 0 && a.header && (a.explain || emit_given || sync_given))
     status = args_error(&cl, "--header prints the host's header, for both sync modes: not with --emit, --explain or --sync");
+  if (status < 0 && a.code_size && (a.resources || a.explain || a.header || a.out_path || emit_given))
+    status = args_error(&cl, "--code-size prints the sizes: not with --resources, --emit, --explain, --header or -o");
   if (status < 0 && a.explain && emit_given) status = args_error(&cl, "--explain lists the waits: not with --emit");
   if (status < 0 && a.out_path && same_file(a.out_path, a.file))
     status = args_error(&cl, "-o %s would overwrite the input file", a.out_path);
