@@ -14,7 +14,8 @@
  * none). A wait is left out when c already knows the instance complete:
  * through its own earlier waits, or transitively, since an instance c
  * waited for started only after what its own engine knew complete then
- * (a vector clock per engine, kept per instance). No loop, no bookkeeping, no barrier: the
+ * (a vector clock per engine, kept per instance), or through another of
+ * the waits before the same instance. No loop, no bookkeeping, no barrier: the
  * streams are what a compiler emits when trip counts are compile-time
  * constants, and their size grows with the run (MAX_UNROLLED_STEPS bounds
  * it).
@@ -261,6 +262,15 @@ static void remember(Unroller *u, int c, int64_t pos) {
   memcpy(&u->history[c][(pos - 1) * ne], u->known[c], sizeof(int64_t) * (size_t)ne);
 }
 
+/* Whether another wait c needs before this instance shows need[e]
+ * complete: the instance it waits for started after e's reached need[e]. */
+static bool implied_by_other(const Unroller *u, int c, int e, const int64_t *need) {
+  int ne = u->d->nengines;
+  for (int f = 0; f < ne; f++)
+    if (f != c && f != e && need[f] > u->known[c][f] && u->history[f][(need[f] - 1) * ne + e] >= need[e]) return true;
+  return false;
+}
+
 /* One dynamic instance: its waits (need_e from the tables), its op, then
  * its own accesses recorded at its position. */
 static int instance(Unroller *u, const Stmt *s) {
@@ -292,7 +302,7 @@ static int instance(Unroller *u, const Stmt *s) {
     }
   }
   for (int e = 0; e < ne; e++) {
-    if (e == c || need[e] <= u->known[c][e]) continue;
+    if (e == c || need[e] <= u->known[c][e] || implied_by_other(u, c, e, need)) continue;
     append(&u->outs[c], wait_node(u, in, e, need[e], kinds[e]));
     const int64_t *then = &u->history[e][(need[e] - 1) * ne];
     for (int f = 0; f < ne; f++)
