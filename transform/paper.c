@@ -85,7 +85,7 @@ typedef struct Paper {
   Reg *regs;
   int64_t nregs, regs_cap;
   IrExpr **wait_terms; /* [instr * ne + e]: the threshold, or NULL */
-  const char **wait_shape; /* [instr * ne + e] */
+  WaitWhy **wait_why; /* [instr * ne + e]: the shapes and producers of its dependences */
   bool changed;       /* a fallback marked a scope in this round */
   int64_t visits;     /* (consumer, engine) pairs classified so far */
 } Paper;
@@ -407,7 +407,8 @@ static void classify_consumer(Paper *pp, int b, bool build, int64_t *stamp) {
   for (int e = 0; e < pp->ne; e++) {
     if (e == in->engine) continue;
     IrExpr *t = NULL;
-    const char *shape = NULL;
+    WaitWhy *w = build ? ARENA_NEW(pp->p->arena, WaitWhy) : NULL;
+    bool raw = false, war = false, waw = false;
     int64_t visit = ++pp->visits; /* stamp[x] == visit: x already classified for (b, e) */
     for (int j = 0; j < in->naccesses; j++) {
       const AccessorList *l = deps_accessors(d, in->accesses[j].res, e);
@@ -419,11 +420,19 @@ static void classify_consumer(Paper *pp, int b, bool build, int64_t *stamp) {
         IrExpr *term = classify(pp, x, b, build, &why);
         if (!term) continue;
         t = t ? ir_binary(pp->p->arena, IX_MAX, t, term, 0) : term;
-        shape = shape && strcmp(shape, why) ? "several shapes" : why;
+        w->distance = w->distance && strcmp(w->distance, why) ? "several shapes" : why;
+        if (w->nproducers < 4) w->producer_lines[w->nproducers++] = d->instrs[x].line;
+        const char *kind = deps_kind(d, x, b);
+        raw |= strstr(kind, "RAW") != NULL;
+        war |= strstr(kind, "WAR") != NULL;
+        waw |= strstr(kind, "WAW") != NULL;
       }
     }
+    if (!t) continue;
+    w->consumer_line = in->line;
+    w->kind = deps_kind_name(raw, war, waw);
     pp->wait_terms[b * pp->ne + e] = t;
-    pp->wait_shape[b * pp->ne + e] = shape;
+    pp->wait_why[b * pp->ne + e] = w;
   }
 }
 
@@ -477,13 +486,9 @@ static void emit_instr(Paper *pp, int c, const Stmt *s, NodeList *out) {
       IrExpr *t = pp->wait_terms[s->instr_id * pp->ne + e];
       if (!t || (t->kind == IX_CONST && t->value <= 0)) continue;
       IrNode *w = ir_node(pp->p->arena, IR_WAIT, in->line);
-      WaitWhy *why = ARENA_NEW(pp->p->arena, WaitWhy);
-      why->consumer_line = in->line;
-      why->kind = "dependence";
-      why->distance = pp->wait_shape[s->instr_id * pp->ne + e];
       w->engine = e;
       w->threshold = t;
-      w->why = why;
+      w->why = pp->wait_why[s->instr_id * pp->ne + e];
       append(out, w);
     }
     append(out, ir_op(pp->p, s, in->line));
@@ -560,7 +565,7 @@ void transform_paper(Program *p) {
   pp->scope_of_loop = ARENA_ARRAY(p->arena, int, k->nloops + 1);
   pp->scope_of_if = ARENA_ARRAY(p->arena, int, k->nifs + 1);
   pp->wait_terms = ARENA_ARRAY(p->arena, IrExpr *, (size_t)k->ninstrs * pp->ne + 1);
-  pp->wait_shape = ARENA_ARRAY(p->arena, const char *, (size_t)k->ninstrs * pp->ne + 1);
+  pp->wait_why = ARENA_ARRAY(p->arena, WaitWhy *, (size_t)k->ninstrs * pp->ne + 1);
   int64_t *stamp = ARENA_ARRAY(p->arena, int64_t, k->ninstrs + 1);
   int next = 0, top = new_scope(pp, SC_TOP, NULL, -1);
   build_scopes(pp, k->body, top, &next);

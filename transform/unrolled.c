@@ -66,6 +66,7 @@ typedef struct Unroller {
   int64_t known[BFRT_MAX_ENGINES][BFRT_MAX_ENGINES];
   /* history[e][(p - 1) * ne + f]: known[e][f] when e issued its p-th instance */
   int64_t *history[BFRT_MAX_ENGINES];
+  int *instr_at[BFRT_MAX_ENGINES]; /* [e][p - 1]: the instruction of e's p-th instance */
   int64_t history_cap[BFRT_MAX_ENGINES];
   NodeList outs[BFRT_MAX_ENGINES];
 } Unroller;
@@ -240,6 +241,8 @@ static IrNode *wait_node(Unroller *u, const InstrInfo *in, int e, int64_t thresh
   IrNode *w = ir_node(u->p->arena, IR_WAIT, in->line);
   WaitWhy *why = ARENA_NEW(u->p->arena, WaitWhy);
   why->consumer_line = in->line;
+  why->producer_lines[0] = u->d->instrs[u->instr_at[e][threshold - 1]].line;
+  why->nproducers = 1;
   why->kind = deps_kind_name(kinds & 1, kinds & 2, kinds & 4);
   why->distance = "static";
   w->engine = e;
@@ -250,16 +253,22 @@ static IrNode *wait_node(Unroller *u, const InstrInfo *in, int e, int64_t thresh
 
 /* Keep what c knows as it issues its pos-th instance, for the engines
  * that will wait for that instance. */
-static void remember(Unroller *u, int c, int64_t pos) {
+static void remember(Unroller *u, int c, int64_t pos, int instr) {
   int ne = u->d->nengines;
   if (pos > u->history_cap[c]) {
     int64_t cap = u->history_cap[c] ? 2 * u->history_cap[c] : 256;
     int64_t *h = ARENA_ARRAY(u->p->arena, int64_t, cap * ne);
-    if (u->history_cap[c]) memcpy(h, u->history[c], sizeof(int64_t) * (size_t)(u->history_cap[c] * ne));
+    int *at = ARENA_ARRAY(u->p->arena, int, cap);
+    if (u->history_cap[c]) {
+      memcpy(h, u->history[c], sizeof(int64_t) * (size_t)(u->history_cap[c] * ne));
+      memcpy(at, u->instr_at[c], sizeof(int) * (size_t)u->history_cap[c]);
+    }
     u->history[c] = h;
+    u->instr_at[c] = at;
     u->history_cap[c] = cap;
   }
   memcpy(&u->history[c][(pos - 1) * ne], u->known[c], sizeof(int64_t) * (size_t)ne);
+  u->instr_at[c][pos - 1] = instr;
 }
 
 /* Whether another wait c needs before this instance shows need[e]
@@ -311,7 +320,7 @@ static int instance(Unroller *u, const Stmt *s) {
   append(&u->outs[c], op_node(u, s, v, in->line));
   int64_t pos = ++u->pos[c];
   u->known[c][c] = pos;
-  remember(u, c, pos);
+  remember(u, c, pos, s->instr_id);
   for (int j = 0; j < in->naccesses; j++) {
     const Access *a = &in->accesses[j];
     const Resource *rs = &u->res[a->res];
