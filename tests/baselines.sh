@@ -6,7 +6,8 @@
 #    `// params:` lines, and every example with each parameter 0, 1 and 2
 #    (zero trips, one and two iterations), in both modes: no race, no early
 #    wait, no deadlock (exit 0); unrolled also no late wait and no
-#    bookkeeping (exact static thresholds), paper its late waits counted.
+#    bookkeeping (exact static thresholds), paper its late waits counted;
+#    and the kernels of `bfsync gen --seed 1..30` and 100.
 # 2. A checked run: `run --all-params --jitter --check` of every kernel in
 #    both modes matches the references with no race.
 # 3. Mutants: each wait of softmax, matmul and rmsnorm (streams whose
@@ -25,7 +26,7 @@ BFSYNC=${BFSYNC:-build/bfsync}
 export BFSYNC
 
 python3 - <<'PY'
-import glob, json, os, re, subprocess, sys, tempfile
+import glob, json, os, re, shutil, subprocess, sys, tempfile
 
 bfsync = os.environ["BFSYNC"]
 failures = []
@@ -72,6 +73,21 @@ for path in kernels:
                 fail(f"{sync}: status {status}, races {d['races']} early {d['early']} late {d['late']} "
                      f"deadlocks {d['deadlocks']} bookkeeping {d['bookkeeping']}", cmd, err)
 print(f"baselines.sh: {runs} verifications")
+
+# generated kernels (seed 100 once had two branches of one conditional
+# taken for a dependence within an iteration: a deadlock)
+tmpdir = tempfile.mkdtemp()
+for seed in list(range(1, 31)) + [100]:
+    path = os.path.join(tmpdir, f"gen{seed}.bfk")
+    with open(path, "w") as f:
+        subprocess.run([bfsync, "gen", "--seed", str(seed)], stdout=f, check=True)
+    params = subprocess.run([bfsync, "gen", "--seed", str(seed), "--params"], capture_output=True, text=True,
+                            check=True).stdout.split()
+    for sync in ("unrolled", "paper"):
+        status, d, cmd, err = verify(path, params, sync)
+        if status != 0 or not d or d["races"] or d["deadlocks"] or (sync == "unrolled" and d["late"]):
+            fail(f"{sync}: generated kernel, seed {seed}", cmd, err)
+shutil.rmtree(tmpdir)
 
 # 2. checked runs
 for path in kernels:
