@@ -74,19 +74,42 @@ typedef struct NodeList {
   IrNode *head, **tail;
 } NodeList;
 
+/* One dependence of a consumer b on an instruction x, with what the
+ * dependence analysis says about it (which does not change as scopes
+ * become barrier scopes, so it is asked once). */
+typedef struct Edge {
+  int x, S;     /* S: the innermost scope around both */
+  bool same;    /* x may conflict with b in the same iteration of S */
+  bool in_trip; /* ... in some iteration of S's trip (S a loop) */
+  bool cross;   /* ... in another trip of S */
+  bool dist1;   /* ... one iteration of S back (S a loop) */
+  int k;        /* x directly in S: the smallest offset 1 .. MAX_OFFSET it may conflict at, or 0 */
+} Edge;
+
 typedef struct Paper {
   Program *p;
   const Deps *d;
   int nscopes, ne;
   Scope *scopes;
   int *instr_scope;   /* [instr] */
+  /* Each scope's direct instructions, and its child scopes, ids ascending:
+   * direct[direct_at[s] .. direct_at[s + 1]), children likewise; and the
+   * last scope inside it (scopes are numbered in program order, so the
+   * ones inside s are s + 1 .. last[s]). */
+  int *direct, *direct_at, *children, *children_at, *last;
   int *scope_of_loop; /* [loop] */
   int *scope_of_if;   /* [if]: its then-branch; the else-branch is the next */
   Reg *regs;
   int64_t nregs, regs_cap;
+  Edge **edges;        /* [instr]: its dependences */
+  int *nedges;
   IrExpr **wait_terms; /* [instr * ne + e]: the threshold, or NULL */
   WaitWhy **wait_why; /* [instr * ne + e]: the shapes and producers of its dependences */
   bool changed;       /* a fallback marked a scope in this round */
+  int64_t marks;      /* scopes marked so far: the version of the barrier flags */
+  /* Per scope, its barrier children (ids ascending) as of marks_seen[s]. */
+  int **barrier_children, *nbarrier_children;
+  int64_t *marks_seen;
   int64_t visits;     /* (consumer, engine) pairs classified so far */
 } Paper;
 
@@ -134,7 +157,31 @@ static void build_scopes(Paper *pp, const Stmt *s, int scope, int *next) {
   }
 }
 
+/* members[at[g] .. at[g + 1]) := the ids i in 0 .. n with group(i) == g, ascending. */
+static void group_by(Paper *pp, int n, int ngroups, const int *group, int **members, int **at) {
+  int *start = ARENA_ARRAY(pp->p->arena, int, ngroups + 2), *fill = ARENA_ARRAY(pp->p->arena, int, ngroups + 1);
+  int *out = ARENA_ARRAY(pp->p->arena, int, n + 1);
+  for (int i = 0; i < n; i++)
+    if (group[i] >= 0) start[group[i] + 1]++;
+  for (int g = 0; g < ngroups; g++) start[g + 1] += start[g];
+  for (int i = 0; i < n; i++)
+    if (group[i] >= 0) out[start[group[i]] + fill[group[i]]++] = i;
+  *members = out;
+  *at = start;
+}
+
 static void count_scopes(Paper *pp) {
+  int n = pp->nscopes;
+  int *parents = ARENA_ARRAY(pp->p->arena, int, n + 1);
+  pp->last = ARENA_ARRAY(pp->p->arena, int, n + 1);
+  for (int s = 0; s < n; s++) parents[s] = pp->scopes[s].parent;
+  for (int s = n - 1; s >= 0; s--) {
+    if (!pp->last[s]) pp->last[s] = s;
+    int up = parents[s];
+    if (up >= 0 && pp->last[s] > pp->last[up]) pp->last[up] = pp->last[s];
+  }
+  group_by(pp, pp->d->ninstrs, n, pp->instr_scope, &pp->direct, &pp->direct_at);
+  group_by(pp, n, n, parents, &pp->children, &pp->children_at);
   for (int i = 0; i < pp->d->ninstrs; i++) {
     int e = pp->d->instrs[i].engine;
     pp->scopes[pp->instr_scope[i]].direct[e]++;
@@ -173,6 +220,7 @@ static bool barrier_below(const Paper *pp, int s, int S) {
 static void fallback(Paper *pp, int s) {
   for (; s >= 0 && !pp->scopes[s].barrier; s = pp->scopes[s].parent) {
     pp->scopes[s].barrier = true;
+    pp->marks++;
     if (pp->scopes[s].kind == SC_BRANCH) {
       int then = pp->scopes[s].node;
       pp->scopes[then].barrier = pp->scopes[then + 1].barrier = true;
@@ -183,16 +231,27 @@ static void fallback(Paper *pp, int s) {
 
 /* The segment of barrier scope B around id boundary t (a point in B's
  * body, not inside a barrier child): ids between B's barrier children. */
-static void segment(const Paper *pp, int B, int t, int *start, int *end) {
+static void segment(Paper *pp, int B, int t, int *start, int *end) {
   const Scope *b = &pp->scopes[B];
-  *start = b->first;
-  *end = b->end;
-  for (int s = B + 1; s < pp->nscopes; s++) {
-    const Scope *c = &pp->scopes[s];
-    if (c->parent != B || !c->barrier) continue;
-    if (c->node_end <= t && c->node_end > *start) *start = c->node_end;
-    if (c->node_first >= t && c->node_first < *end) *end = c->node_first;
+  if (pp->marks_seen[B] != pp->marks) { /* the flags changed: list B's barrier children again */
+    int n = 0, *list = pp->barrier_children[B];
+    if (!list) list = pp->barrier_children[B] = ARENA_ARRAY(pp->p->arena, int, pp->children_at[B + 1] - pp->children_at[B] + 1);
+    for (int i = pp->children_at[B]; i < pp->children_at[B + 1]; i++)
+      if (pp->scopes[pp->children[i]].barrier) list[n++] = pp->children[i];
+    pp->nbarrier_children[B] = n;
+    pp->marks_seen[B] = pp->marks;
   }
+  /* the barrier children are in program order: the first that ends after t */
+  const int *list = pp->barrier_children[B];
+  int lo = 0, hi = pp->nbarrier_children[B];
+  while (lo < hi) {
+    int mid = lo + (hi - lo) / 2;
+    if (pp->scopes[list[mid]].node_end <= t) lo = mid + 1;
+    else hi = mid;
+  }
+  *start = lo ? pp->scopes[list[lo - 1]].node_end : b->first;
+  /* t is not inside a barrier child, so that one starts at or after t */
+  *end = lo < pp->nbarrier_children[B] ? pp->scopes[list[lo]].node_first : b->end;
 }
 
 static bool in_segment(const Paper *pp, int s, int B, int start, int end) {
@@ -263,8 +322,14 @@ static IrExpr *constant(Paper *pp, int64_t v) { return ir_const(pp->p->arena, v)
 
 /* e-instructions directly in scope s with ids in [from, to). */
 static int64_t direct_between(const Paper *pp, int s, int e, int from, int to) {
+  int lo = pp->direct_at[s], hi = pp->direct_at[s + 1];
+  while (lo < hi) { /* the first direct instruction at or after from */
+    int mid = lo + (hi - lo) / 2;
+    if (pp->direct[mid] < from) lo = mid + 1;
+    else hi = mid;
+  }
   int64_t n = 0;
-  for (int i = from; i < to; i++) n += pp->instr_scope[i] == s && pp->d->instrs[i].engine == e;
+  for (int i = lo; i < pp->direct_at[s + 1] && pp->direct[i] < to; i++) n += pp->d->instrs[pp->direct[i]].engine == e;
   return n;
 }
 
@@ -272,7 +337,7 @@ static int64_t direct_between(const Paper *pp, int s, int e, int from, int to) {
  * `upto` of (e-instructions directly in the scope) * r, on c's stream. */
 static IrExpr *scope_sum(Paper *pp, int c, int e, int B, int start, int end, int upto) {
   IrExpr *sum = constant(pp, 0);
-  for (int s = 0; s < pp->nscopes; s++)
+  for (int s = B + 1; s <= pp->last[B]; s++)
     if (pp->scopes[s].direct[e] && pp->scopes[s].end <= upto && in_segment(pp, s, B, start, end))
       sum = add(pp, sum, mul(pp, var(pp, REG_R, c, s, -1), pp->scopes[s].direct[e]));
   return sum;
@@ -346,16 +411,33 @@ static IrExpr *offset_threshold(Paper *pp, int c, int e, int x, int S, int k) {
   return ir_binary(pp->p->arena, IX_MUL, ir_binary(pp->p->arena, IX_GT, rhat, constant(pp, k), 0), at, 0);
 }
 
-/* The threshold of b on x's engine for this one dependence (NULL: none),
- * or a fallback marked (pp->changed). build: make the registers too. */
-static IrExpr *classify(Paper *pp, int x, int b, bool build, const char **shape) {
+static Edge edge(const Paper *pp, int x, int b) {
   const Deps *d = pp->d;
-  int c = d->instrs[b].engine, e = d->instrs[x].engine;
-  int sx = pp->instr_scope[x], sb = pp->instr_scope[b], S = lca(pp, sx, sb);
+  int sx = pp->instr_scope[x], S = lca(pp, sx, pp->instr_scope[b]);
+  const Scope *s = &pp->scopes[S];
+  Edge g = {x, S, same_iteration(pp, x, b, S), false, false, false, 0};
+  if (s->kind != SC_LOOP) {
+    g.cross = across_trips(pp, x, b, S);
+    return g;
+  }
+  g.dist1 = deps_may_conflict_at(d, x, b, s->loop, 1);
+  if (sx != S) return g;
+  for (int j = 1; j <= MAX_OFFSET && !g.k; j++)
+    if (j == 1 ? g.dist1 : deps_may_conflict_at(d, x, b, s->loop, j)) g.k = j;
+  g.in_trip = g.k || deps_may_conflict(d, x, b, d->loops[s->loop].depth);
+  g.cross = across_trips(pp, x, b, S);
+  return g;
+}
+
+/* The threshold of b on x's engine for the dependence g (NULL: none), or
+ * a fallback marked (pp->changed). build: make the registers too. */
+static IrExpr *classify(Paper *pp, const Edge *g, int b, bool build, const char **shape) {
+  const Deps *d = pp->d;
+  int x = g->x, S = g->S, c = d->instrs[b].engine, e = d->instrs[x].engine, sx = pp->instr_scope[x];
   const Scope *s = &pp->scopes[S];
   if (s->barrier) {
     /* other iterations of S, and anything a barrier below S separates, are ordered */
-    if (x > b || barrier_below(pp, sx, S) || barrier_below(pp, sb, S) || !same_iteration(pp, x, b, S)) return NULL;
+    if (x > b || barrier_below(pp, sx, S) || barrier_below(pp, pp->instr_scope[b], S) || !g->same) return NULL;
     int t = sx == S ? x + 1 : pp->scopes[child_toward(pp, S, sx)].node_end, start, end;
     if (t > b) return NULL; /* x and b in two branches of one conditional: never both in one iteration */
     segment(pp, S, t, &start, &end);
@@ -364,34 +446,27 @@ static IrExpr *classify(Paper *pp, int x, int b, bool build, const char **shape)
     return build ? settled_count(pp, c, e, S, t) : NULL;
   }
   if (sx == S) {
-    if (x < b && same_iteration(pp, x, b, S)) {
+    if (x < b && g->same) {
       *shape = "innermost shared scope, offset 0";
       if (!build) return NULL;
       return flat(pp, S, e) ? offset_threshold(pp, c, e, x, S, 0) : capture(pp, REG_AFTER, c, x, e, sx, x + 1);
     }
-    int k = 0;
-    for (int j = 1; s->kind == SC_LOOP && j <= MAX_OFFSET && !k; j++)
-      if (deps_may_conflict_at(d, x, b, s->loop, j)) k = j;
-    if (k && !flat(pp, S, e)) {
+    if ((g->k && !flat(pp, S, e)) || (!g->k && g->in_trip)) {
       fallback(pp, S);
       return NULL;
     }
-    if (!k && s->kind == SC_LOOP && deps_may_conflict(d, x, b, d->loops[s->loop].depth)) {
-      fallback(pp, S);
-      return NULL;
-    }
-    if (!pp->scopes[s->parent].barrier && across_trips(pp, x, b, S)) {
+    if (!pp->scopes[s->parent].barrier && g->cross) {
       fallback(pp, s->parent);
       return NULL;
     }
-    if (!k) return NULL;
-    *shape = arena_printf(pp->p->arena, "innermost shared loop, offset %d", k);
-    return build ? offset_threshold(pp, c, e, x, S, k) : NULL;
+    if (!g->k) return NULL;
+    *shape = arena_printf(pp->p->arena, "innermost shared loop, offset %d", g->k);
+    return build ? offset_threshold(pp, c, e, x, S, g->k) : NULL;
   }
   int node = pp->scopes[child_toward(pp, S, sx)].node;
   /* x in another branch of a conditional that holds b runs in other iterations only */
   bool forward = x < b && pp->scopes[node].node_end <= b;
-  if (forward ? same_iteration(pp, x, b, S) : s->kind == SC_LOOP && deps_may_conflict_at(d, x, b, s->loop, 1)) {
+  if (forward ? g->same : g->dist1) {
     *shape = forward ? "nested forward, offset 0" : "nested backward, offset 1";
     return build ? capture(pp, REG_END, c, node, e, S, pp->scopes[node].node_end) : NULL;
   }
@@ -399,40 +474,55 @@ static IrExpr *classify(Paper *pp, int x, int b, bool build, const char **shape)
   return NULL;
 }
 
-/* Every dependence of b on engine e, classified; with build, the
- * threshold (the max of the dependences') kept for the stream. */
-static void classify_consumer(Paper *pp, int b, bool build, int64_t *stamp) {
+/* b's dependences, found once: on each engine, each instruction that may
+ * conflict with b, from the accessors of b's resources. */
+static void find_edges(Paper *pp, int b, int64_t *stamp) {
   const Deps *d = pp->d;
   const InstrInfo *in = &d->instrs[b];
+  int n = 0, cap = 0;
+  Edge *list = NULL;
   for (int e = 0; e < pp->ne; e++) {
     if (e == in->engine) continue;
-    IrExpr *t = NULL;
-    WaitWhy *w = build ? ARENA_NEW(pp->p->arena, WaitWhy) : NULL;
-    bool raw = false, war = false, waw = false;
-    int64_t visit = ++pp->visits; /* stamp[x] == visit: x already classified for (b, e) */
+    int64_t visit = ++pp->visits; /* stamp[x] == visit: x already seen for (b, e) */
     for (int j = 0; j < in->naccesses; j++) {
       const AccessorList *l = deps_accessors(d, in->accesses[j].res, e);
       for (int i = 0; i < l->n; i++) {
         int x = l->ids[i];
         if (stamp[x] == visit || !deps_may_conflict(d, x, b, 0)) continue;
         stamp[x] = visit;
-        const char *why = NULL;
-        IrExpr *term = classify(pp, x, b, build, &why);
-        if (!term) continue;
-        t = t ? ir_binary(pp->p->arena, IX_MAX, t, term, 0) : term;
-        w->distance = w->distance && strcmp(w->distance, why) ? "several shapes" : why;
-        if (w->nproducers < 4) w->producer_lines[w->nproducers++] = d->instrs[x].line;
-        const char *kind = deps_kind(d, x, b);
-        raw |= strstr(kind, "RAW") != NULL;
-        war |= strstr(kind, "WAR") != NULL;
-        waw |= strstr(kind, "WAW") != NULL;
+        if (n == cap) list = arena_grow(pp->p->arena, list, sizeof *list, n, &cap);
+        list[n++] = edge(pp, x, b);
       }
     }
-    if (!t) continue;
-    w->consumer_line = in->line;
-    w->kind = deps_kind_name(raw, war, waw);
-    pp->wait_terms[b * pp->ne + e] = t;
-    pp->wait_why[b * pp->ne + e] = w;
+  }
+  pp->edges[b] = list;
+  pp->nedges[b] = n;
+}
+
+/* Every dependence of b, classified; with build, the threshold on each
+ * engine (the max of its dependences') kept for the stream. */
+static void classify_consumer(Paper *pp, int b, bool build) {
+  const Deps *d = pp->d;
+  const InstrInfo *in = &d->instrs[b];
+  for (int i = 0; i < pp->nedges[b]; i++) {
+    const Edge *g = &pp->edges[b][i];
+    int e = d->instrs[g->x].engine;
+    const char *why = NULL;
+    IrExpr *term = classify(pp, g, b, build, &why);
+    if (!term) continue;
+    IrExpr **t = &pp->wait_terms[b * pp->ne + e];
+    WaitWhy **w = &pp->wait_why[b * pp->ne + e];
+    if (!*w) {
+      *w = ARENA_NEW(pp->p->arena, WaitWhy);
+      (*w)->consumer_line = in->line;
+      (*w)->kind = "none";
+    }
+    *t = *t ? ir_binary(pp->p->arena, IX_MAX, *t, term, 0) : term;
+    (*w)->distance = (*w)->distance && strcmp((*w)->distance, why) ? "several shapes" : why;
+    if ((*w)->nproducers < 4) (*w)->producer_lines[(*w)->nproducers++] = d->instrs[g->x].line;
+    const char *kind = deps_kind(d, g->x, b), *had = (*w)->kind;
+    (*w)->kind = deps_kind_name(strstr(kind, "RAW") || strstr(had, "RAW"), strstr(kind, "WAR") || strstr(had, "WAR"),
+                                strstr(kind, "WAW") || strstr(had, "WAW"));
   }
 }
 
@@ -466,7 +556,7 @@ static void emit_count(Paper *pp, NodeList *out, int kind, int c, int s, int lin
 static void emit_resets(Paper *pp, NodeList *out, int c, int B, int t, int line) {
   int start, end;
   segment(pp, B, t, &start, &end);
-  for (int s = 0; s < pp->nscopes; s++) {
+  for (int s = B + 1; s <= pp->last[B]; s++) {
     if (!in_segment(pp, s, B, start, end)) continue;
     const Reg *r = find_reg(pp, REG_R, c, s, -1);
     if (r) set(pp, out, r->var, constant(pp, 0), line);
@@ -562,6 +652,11 @@ void transform_paper(Program *p) {
   pp->ne = pp->d->nengines;
   pp->scopes = ARENA_ARRAY(p->arena, Scope, 1 + k->nloops + 2 * k->nifs);
   pp->instr_scope = ARENA_ARRAY(p->arena, int, k->ninstrs + 1);
+  int nscopes = 1 + k->nloops + 2 * k->nifs;
+  pp->barrier_children = ARENA_ARRAY(p->arena, int *, nscopes);
+  pp->nbarrier_children = ARENA_ARRAY(p->arena, int, nscopes);
+  pp->marks_seen = ARENA_ARRAY(p->arena, int64_t, nscopes);
+  for (int i = 0; i < nscopes; i++) pp->marks_seen[i] = -1;
   pp->scope_of_loop = ARENA_ARRAY(p->arena, int, k->nloops + 1);
   pp->scope_of_if = ARENA_ARRAY(p->arena, int, k->nifs + 1);
   pp->wait_terms = ARENA_ARRAY(p->arena, IrExpr *, (size_t)k->ninstrs * pp->ne + 1);
@@ -575,11 +670,14 @@ void transform_paper(Program *p) {
   p->ir->sync = SYNC_PAPER;
   p->ir->nengines = pp->ne;
   /* the fallbacks first, to a fixed point (each round marks a scope or stops) */
+  pp->edges = ARENA_ARRAY(p->arena, Edge *, k->ninstrs + 1);
+  pp->nedges = ARENA_ARRAY(p->arena, int, k->ninstrs + 1);
+  for (int b = 0; b < k->ninstrs; b++) find_edges(pp, b, stamp);
   do {
     pp->changed = false;
-    for (int b = 0; b < k->ninstrs; b++) classify_consumer(pp, b, false, stamp);
+    for (int b = 0; b < k->ninstrs; b++) classify_consumer(pp, b, false);
   } while (pp->changed);
-  for (int b = 0; b < k->ninstrs; b++) classify_consumer(pp, b, true, stamp);
+  for (int b = 0; b < k->ninstrs; b++) classify_consumer(pp, b, true);
   if (pp->changed) bug("paper: a fallback after the fixed point");
   for (int c = 0; c < pp->ne; c++) {
     NodeList out = {NULL, &out.head};
