@@ -25,8 +25,9 @@
  * the per-loop semaphore is emulated on it: `base` is e's count at S's
  * entry, a register set there from the others (e's count at any point is
  * the sum of r times the e-instructions directly in each scope, less the
- * ones not reached yet), and the first shape needs S's body to hold no
- * nested e-instruction. Every other dependence is the paper's barrier
+ * ones not reached yet), and the first shape at an offset k >= 1 needs
+ * S's body to hold no nested e-instruction (at offset 0 such a body gets a
+ * register set to e's count right after x instead). Every other dependence is the paper's barrier
  * fallback: the scope that carries it (or, for a dependence across trips
  * of S that the mask drops, S's parent) becomes a barrier scope, with
  * barrier.c's barriers (at entry and after every iteration, or before a
