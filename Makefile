@@ -39,7 +39,7 @@ UNIT_SRC     = $(sort $(wildcard tests/unit/test_*.c))
 UNIT_BIN     = $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 TEST_SCRIPTS = $(sort $(wildcard tests/*.sh))
 
-.PHONY: all deps test test-unit test-scripts test-asan test-update run bench bench-compile bench-resources install clean fuzz-kernels fuzz exhaustive
+.PHONY: all deps test test-unit test-scripts test-asan test-update run bench bench-compile bench-resources bench-paper install clean fuzz-kernels fuzz exhaustive
 all: $(BUILD)/bfsync $(BUILD)/libbfrt.a $(BUILD_HDR) $(NARROW_TARGETS)
 
 deps:
@@ -110,6 +110,10 @@ bench: all
 # Only the compile section of bench/results.md (the others are kept).
 bench-compile: all
 	@COMPILE_ONLY=1 bash bench/run.sh $(BUILD)/bfsync
+
+# Only the paper's table on trn2 in bench/results.md (the others are kept).
+bench-paper: all
+	@PAPER_ONLY=1 bash bench/run.sh $(BUILD)/bfsync
 
 # Only the resources section of bench/results.md (the others are kept).
 bench-resources: all

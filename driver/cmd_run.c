@@ -15,7 +15,14 @@
  * out and inout tensor matches the reference in every mode and is within
  * tolerance of the f64 one; 1 on a mismatch, a numerical diagnostic, a
  * kernel error (bounds, division by zero, deadlock) or a bad file; 2 on a
- * usage error. */
+ * usage error.
+ *
+ * --timing-only (with --exec=sim) runs the same generated code on an
+ * instance that holds no float tensor or tile (bfrt_new_timing): nothing
+ * is computed, no reference runs, nothing is compared, and the output
+ * says so; the i32 tensors keep their seeded (or --input) values, because
+ * control reads them, so the cycles are the checked run's. That is how the
+ * paper kernels run at the paper's sizes (make bench). */
 #include <inttypes.h>
 #include <errno.h>
 #include <limits.h>
@@ -47,7 +54,7 @@ typedef struct RunArgs {
   int exec; /* BFRT_EXEC_* */
   uint64_t seed, max_steps;
   NamedPaths inputs, outputs;
-  bool json, jitter, check, all_params;
+  bool json, jitter, check, all_params, timing_only;
   const char *trace_path;
   const char *target_path; /* NULL: the built-in trn1 */
   Mutation mutation;
@@ -101,6 +108,9 @@ static const char usage_text[] =
     "  --jitter               random delays before instructions (threads; seeded)\n"
     "  --trace FILE.json      Chrome trace of the run (several modes: each a process)\n"
     "  --check                race-check the run with vector clocks; races fail it\n"
+    "  --timing-only          with --exec=sim: simulate the cycles without holding or\n"
+    "                         computing the float tensors (i32 ones are still read);\n"
+    "                         NOTHING is checked numerically\n"
     "  --mutate=drop:K|lower:K|raise:K\n"
     "                         TEST ONLY: break the K-th wait of the synchronization\n";
 
@@ -181,13 +191,15 @@ static int read_input(Run *r, int t, const NamedPath *in) {
 /* The seeded defaults, then every --input over them. */
 static int make_inputs(Run *r) {
   const char *err;
-  if (instance_inputs(&r->in, r->args->seed, &err)) {
+  if ((r->args->timing_only ? instance_inputs_timing : instance_inputs)(&r->in, r->args->seed, &err)) {
     fprintf(stderr, "bfsync: error: %s\n", err);
     return 1;
   }
   const Kernel *k = r->p->kernel;
   for (int t = 0; t < k->ntensors; t++) {
     const NamedPath *in = input_for(r->args, k->tensors[t].name);
+    if (in && r->args->timing_only && !k->tensors[t].ints)
+      return usage_error("--input %s: --timing-only holds no float tensor; only i32 tensors take inputs", in->name);
     if (in && read_input(r, t, in)) return 1;
   }
   return 0;
@@ -249,6 +261,20 @@ static bfrt_options run_options(const Run *r, SyncMode sync) {
   return opt;
 }
 
+/* --timing-only: the cycles of the run, nothing computed or compared. */
+static int run_mode_timing(Run *r, SyncMode sync, Jit *jit, ModeResult *res) {
+  bfrt_options opt = run_options(r, sync);
+  opt.max_instructions = (int64_t)r->args->max_steps; /* no reference to stop a runaway kernel */
+  const char *err;
+  int status = instance_execute_timing(&r->in, jit_kernel(jit), &opt, &res->stats, &res->wall_ns, &err);
+  jit_free(jit);
+  if (status) fprintf(stderr, "bfsync: error: %s\n", err);
+  res->match = res->within_f64 = true;
+  res->f64 = (ExactErrors){NAN, NAN, NAN};
+  res->max_abs_err = NAN;
+  return status ? 1 : 0;
+}
+
 static int run_mode(Run *r, SyncMode sync, ModeResult *res) {
   res->sync = sync;
   int status = transform_mode(r, sync);
@@ -259,6 +285,7 @@ static int run_mode(Run *r, SyncMode sync, ModeResult *res) {
     fprintf(stderr, "bfsync: error: %s\n", err);
     return 1;
   }
+  if (r->args->timing_only) return run_mode_timing(r, sync, jit, res);
   RefTensor *results = instance_copy(&r->in, r->in.inputs);
   bfrt_options opt = run_options(r, sync);
   /* the reference first: it stops a kernel longer than --max-steps, which
@@ -321,8 +348,9 @@ static void print_json(Run *r, const ModeResult *res) {
   putchar('}');
   fflush(stdout);
   device_ints_json(r->p, stdout);
-  printf(", \"wall_ns\": %" PRId64 ", \"waits_executed\": %" PRId64 ", \"outputs_match\": %s, ",
-         res->wall_ns, s->waits, res->match ? "true" : "false");
+  printf(", \"wall_ns\": %" PRId64 ", \"waits_executed\": %" PRId64 ", \"timing_only\": %s, \"outputs_match\": %s, ",
+         res->wall_ns, s->waits, r->args->timing_only ? "true" : "false",
+         r->args->timing_only ? "null" : res->match ? "true" : "false");
   if (isfinite(res->max_abs_err))
     printf("\"max_abs_err\": %.9g, ", res->max_abs_err);
   else
@@ -362,13 +390,14 @@ static void print_table_head(const Run *r) {
 static void print_table_row(Run *r, const ModeResult *res) {
   const bfrt_stats *s = &res->stats;
   printf("%-13s %-6s %10" PRId64 " %12" PRId64 " %12" PRId64 " %9.3f ms", sync_name(res->sync),
-         res->match ? "yes" : "NO", s->waits, s->instructions, s->bookkeeping, (double)res->wall_ns / 1e6);
+         r->args->timing_only ? "-" : res->match ? "yes" : "NO", s->waits, s->instructions, s->bookkeeping, (double)res->wall_ns / 1e6);
   if (r->args->exec == BFRT_EXEC_SIM) {
     printf(" %12" PRId64, s->cycles);
     if (ideal_cycles(r) >= 0) printf(" %12" PRId64, ideal_cycles(r));
     else printf(" %12s", "-");
   }
-  printf(" %12.2g %12.2g", res->f64.max_rel_err, res->f64.max_bound_ratio);
+  if (r->args->timing_only) printf(" %12s %12s", "-", "-");
+  else printf(" %12.2g %12.2g", res->f64.max_rel_err, res->f64.max_bound_ratio);
   if (r->args->check) printf("  races %" PRId64, s->races);
   if (s->held) printf("  held by back-pressure %" PRId64, s->held);
   printf("\n");
@@ -495,6 +524,8 @@ static int run_all(Run *r) {
     }
     all_match &= res.match && res.within_f64;
   }
+  if (a->timing_only && !a->json)
+    printf("timing only: no tensor was computed; nothing was checked numerically (only the i32 inputs were read)\n");
   fflush(stdout);
   int traced = a->trace_path ? write_trace(r, modes, nmodes) : 0;
   remove_trace_parts(r);
@@ -598,6 +629,7 @@ int cmd_run(int argc, char **argv) {
       {.name = "--jitter", .kind = ARG_FLAG, .dest = &a.jitter},
       {.name = "--check", .kind = ARG_FLAG, .dest = &a.check},
       {.name = "--all-params", .kind = ARG_FLAG, .dest = &a.all_params},
+      {.name = "--timing-only", .kind = ARG_FLAG, .dest = &a.timing_only},
       {0},
   };
   Arena *arena = arena_new();
@@ -614,6 +646,10 @@ int cmd_run(int argc, char **argv) {
   if (status < 0 && a.all_params && a.params.n) status = args_error(&cl, "--all-params runs the file's parameters: give no others");
   if (status < 0 && a.jitter && a.exec == BFRT_EXEC_SIM)
     status = args_error(&cl, "--jitter delays engines on threads: the simulator's times are its cost model's");
+  if (status < 0 && a.timing_only && a.exec != BFRT_EXEC_SIM)
+    status = args_error(&cl, "--timing-only is a mode of the simulator: give --exec=sim");
+  if (status < 0 && a.timing_only && (a.check || a.outputs.n))
+    status = args_error(&cl, "--timing-only holds no tensor data: --check and --output need a checked run");
   Target *target = ARENA_NEW(arena, Target);
   if (status < 0 && a.target_path && target_load(a.target_path, arena, target, stderr)) status = 1;
   if (status < 0) {

@@ -66,6 +66,7 @@ typedef struct bfrt_options {
   const bfrt_costs *costs; /* sim: required */
   int check;               /* run the happens-before race checker */
   double watchdog_seconds; /* threads: no progress for this long is a deadlock */
+  int64_t max_instructions; /* an engine running more ops fails the run; 0: no limit */
 } bfrt_options;
 
 typedef struct bfrt_stats {
@@ -83,6 +84,13 @@ typedef struct bfrt_stats {
  * (message in *err: static storage, kept until this thread calls bfrt_new
  * again). */
 bfrt *bfrt_new(const bfrt_kernel *kernel, const int64_t *params, const char **err);
+/* An instance for timing only (the simulator's --timing-only): like
+ * bfrt_new, but only its i32 tensors hold data (fill them: control reads
+ * them); its float tensors and tiles are address space that is never
+ * backed, bfrt_tensor_data returns NULL for them, and no op is computed.
+ * bfrt_run runs it only with exec = BFRT_EXEC_SIM and no race checker; the
+ * cycles are those a data-holding instance would have. */
+bfrt *bfrt_new_timing(const bfrt_kernel *kernel, const int64_t *params, const char **err);
 /* Release the instance. */
 void bfrt_delete(bfrt *rt);
 /* The kernel's tensors, in declaration order: how many, each one's name and

@@ -53,7 +53,14 @@
  * engine waits for and every counter, like the watchdog's.
  *
  * Overflow. Every clock sum saturates at BFRT_CYCLES_MAX (add_cycles), so
- * a huge kernel or an extreme target cannot wrap a clock negative. */
+ * a huge kernel or an extreme target cannot wrap a clock negative.
+ *
+ * Timing only (bfrt_new_timing, `run --timing-only`). The hooks are the
+ * same; kernel.c skips sem_apply, and the float tensors and tiles are
+ * reserved, never-backed address space, so the in-flight conflict checks
+ * (rect_of) see the same addresses and overlaps as with data, and the
+ * cycles are the data run's. Only time and the i32 tensors the kernel
+ * reads (bfrt_elem) are simulated. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -247,6 +247,51 @@ static void test_threads_run(void **state) {
   }
 }
 
+/* bfrt_new_timing: the same cycles and statistics as a data-holding
+ * instance on the simulator, float tensors without data, nothing written;
+ * refused on threads and with the race checker; max_instructions bounds a
+ * run. */
+static void test_timing_only(void **state) {
+  (void)state;
+  bfrt_costs costs = {.clock_ghz = 1};
+  for (int k = 0; k < BFRT_NKINDS; k++)
+    costs.kind[k] = (bfrt_engine_cost){.overhead = 3 + k, .wait_cost = 2, .bookkeep_cost = 5, .sem_latency = 1};
+  for (int64_t n = 0; n <= 5; n++) {
+    bfrt *data = new_scale2(n);
+    bfrt_options opt = {.exec = BFRT_EXEC_SIM, .costs = &costs};
+    assert_int_equal(bfrt_run(data, &opt), 0);
+    const char *err = NULL;
+    bfrt *timing = bfrt_new_timing(&scale2, &n, &err);
+    assert_non_null(timing);
+    assert_null(bfrt_tensor_data(timing, 0));
+    assert_null(bfrt_tensor_data(timing, 1));
+    assert_int_equal(bfrt_run(timing, &opt), 0);
+    const bfrt_stats *a = bfrt_get_stats(data), *b = bfrt_get_stats(timing);
+    assert_int_equal(a->cycles, b->cycles);
+    assert_int_equal(a->instructions, b->instructions);
+    assert_int_equal(a->waits, b->waits);
+    assert_int_equal(a->bookkeeping, b->bookkeeping);
+    for (int e = 0; e < 2; e++) {
+      assert_int_equal(a->busy[e], b->busy[e]);
+      assert_int_equal(a->stall[e], b->stall[e]);
+    }
+    if (n == 5) {
+      assert_true(a->cycles > 0);
+      bfrt_options threads = {0}, checked = {.exec = BFRT_EXEC_SIM, .costs = &costs, .check = 1};
+      assert_int_equal(bfrt_run(timing, &threads), -1);
+      assert_non_null(strstr(bfrt_error(timing), "runs only on the simulator"));
+      assert_int_equal(bfrt_run(timing, &checked), -1);
+      bfrt_options bounded = {.exec = BFRT_EXEC_SIM, .costs = &costs, .max_instructions = 4};
+      assert_int_equal(bfrt_run(timing, &bounded), -1);
+      assert_non_null(strstr(bfrt_error(timing), "more than 4 instructions"));
+      bounded.max_instructions = 10; /* dma runs 2 n = 10 */
+      assert_int_equal(bfrt_run(timing, &bounded), 0);
+    }
+    bfrt_delete(data);
+    bfrt_delete(timing);
+  }
+}
+
 static void test_jitter_runs(void **state) {
   (void)state;
   bfrt *rt = new_scale2(12);
@@ -849,6 +894,7 @@ int main(void) {
       cmocka_unit_test(test_checker_finds_war),
       cmocka_unit_test(test_checker_hbm_and_barrier),
       cmocka_unit_test(test_op_cycles),
+      cmocka_unit_test(test_timing_only),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
