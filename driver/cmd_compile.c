@@ -15,7 +15,6 @@
 #include "driver/args.h"
 #include "driver/commands.h"
 #include "util/files.h"
-#include "harness/exec.h"
 #include "harness/params.h"
 #include "transform/ir_dump.h"
 #include "transform/oracle.h"
@@ -32,7 +31,8 @@ typedef struct CompileArgs {
   int emit;                /* EMIT_C, EMIT_IR or EMIT_PROOF, in emit_choices' order */
   bool explain, header;
   bool resources, json, code_size;
-  ParamArgs params; /* --resources: measure bookkeeping per instruction here */
+  ParamArgs params; /* --resources: measure bookkeeping per instruction here; --sync=unrolled: unroll for these */
+  NamedPaths inputs; /* with -p: the i32 tensors' values (default: bfsync run's for seed 1) */
 } CompileArgs;
 
 static const char *const sync_choices[] = {"barrier-free", "barrier", "unrolled", "paper", NULL};
@@ -40,7 +40,8 @@ static const char *const emit_choices[] = {"c", "ir", "proof", NULL};
 
 static const char usage_text[] =
     "usage: bfsync compile FILE [--sync=MODE] [-o OUT.c] [--emit=c|ir|proof] [--explain]\n"
-    "                      [--resources [--json] [-p NAME=VALUE]...] [--code-size] [--target FILE]\n"
+    "                      [--resources [--json] [-p NAME=VALUE]...] [--input NAME=X.npy]...\n"
+    "                      [--code-size] [--target FILE]\n"
     "\n"
     "Emit the kernel as one C99 file against the bfrt runtime (bfrt_kernel.h), with\n"
     "the synchronization inserted: barrier-free (default), the barrier baseline,\n"
@@ -53,6 +54,8 @@ static const char usage_text[] =
     "  --resources per engine: semaphores and registers needed (/ the target's limit),\n"
     "              scratch bytes; with -p, bookkeeping operations per instruction\n"
     "              measured by the oracle at those parameters (--json: as JSON)\n"
+    "  --input NAME=X.npy  with -p or --sync=unrolled: the values of i32 tensor\n"
+    "              NAME (int32 .npy; repeatable; default: bfsync run's for --seed 1)\n"
     "  --code-size bytes of the emitted C in all and of each engine's function (its\n"
     "              instruction stream), instead of the C\n"
     "  --header    a C header for the host instead: the descriptors' names and the\n"
@@ -214,14 +217,11 @@ static int compile_program(Program *p, const CompileArgs *a) {
   if (a->params.n || a->sync == SYNC_UNROLLED) {
     int64_t *params = ARENA_ARRAY(p->arena, int64_t, p->kernel->nparams + 1);
     if (param_args_bind(&a->params, p->kernel, params, stderr)) return 2;
-    /* i32 tensors (device-read bounds) hold `bfsync run`'s and verify's
-     * default values (seed 1), as the measurement needs some */
-    Instance in = {p, params, NULL, NULL};
-    const char *err;
-    if (instance_inputs(&in, 1, &err)) {
-      fprintf(stderr, "bfsync: error: %s\n", err);
-      return 1;
-    }
+    /* i32 tensors (device-read bounds) hold --input's values, or `bfsync
+     * run`'s and verify's defaults for seed 1, as the measurement and the
+     * unrolling need some */
+    int status = device_inputs_bind(p, params, &a->inputs, 1, "compile");
+    if (status) return status;
     p->params = params;
     if (a->resources && a->params.n && !(o = oracle_new(p, params))) return 1;
   }
@@ -262,6 +262,7 @@ int cmd_compile(int argc, char **argv) {
       {.name = "--resources", .kind = ARG_FLAG, .dest = &a.resources},
       {.name = "--json", .kind = ARG_FLAG, .dest = &a.json},
       {.name = "--code-size", .kind = ARG_FLAG, .dest = &a.code_size},
+      {.name = "--input", .kind = ARG_NAMED_PATH, .dest = &a.inputs},
       {.name = "-p", .kind = ARG_PARAM, .dest = &a.params},
       {.name = "--param", .kind = ARG_PARAM, .dest = &a.params},
       {0},
@@ -273,6 +274,8 @@ int cmd_compile(int argc, char **argv) {
   if (status < 0 && a.json && !a.resources) status = args_error(&cl, "--json goes with --resources");
   if (status < 0 && a.params.n && !a.resources && a.sync != SYNC_UNROLLED)
     status = args_error(&cl, "-p goes with --resources or --sync=unrolled");
+  if (status < 0 && a.inputs.n && !a.params.n && a.sync != SYNC_UNROLLED)
+    status = args_error(&cl, "--input gives the i32 tensors for -p: with --resources -p or --sync=unrolled");
   if (status < 0 && a.resources && (a.explain || a.header || a.out_path || emit_given))
     status = args_error(&cl, "--resources prints a table: not with --emit, --explain, --header or -o");
   if (status < 0 && a.header && (a.explain || emit_given || sync_given))

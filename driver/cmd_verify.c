@@ -12,8 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "backend/backend.h"
 #include "driver/args.h"
-#include "harness/exec.h"
 #include "driver/commands.h"
 #include "frontend/program.h"
 #include "transform/oracle.h"
@@ -161,34 +161,6 @@ static void print_summary(FILE *out, const Program *p, const VerifyArgs *a, cons
   fprintf(out, "  %d schedule%s\n", st->schedules, st->schedules == 1 ? "" : "s");
 }
 
-/* The i32 tensors' values, bound for the oracle: bfsync run's defaults for
- * --seed, or --input. 0, or an exit status. */
-static int device_values(Program *p, const VerifyArgs *a, const int64_t *params) {
-  const Kernel *k = p->kernel;
-  Instance in = {p, params, NULL, NULL};
-  const char *err;
-  if (instance_inputs(&in, a->seed, &err)) {
-    fprintf(stderr, "bfsync: error: %s\n", err);
-    return 1;
-  }
-  for (int i = 0; i < a->inputs.n; i++) {
-    const NamedPath *np = &a->inputs.items[i];
-    int t = 0;
-    while (t < k->ntensors && strcmp(k->tensors[t].name, np->name)) t++;
-    if (t == k->ntensors || !k->tensors[t].ints) {
-      fprintf(stderr, "bfsync: error: --input: '%s' is not an i32 tensor; verify takes values for i32 tensors only\n",
-              np->name);
-      return 2;
-    }
-    NpyArray into = {in.inputs[t].rows, in.inputs[t].cols, in.inputs[t].data, ELEM_I32};
-    if (npy_read(p->arena, np->path, np->name, &into, &err)) {
-      fprintf(stderr, "bfsync: error: %s\n", err);
-      return 1;
-    }
-  }
-  return 0;
-}
-
 static int verify(Program *p, const VerifyArgs *a) {
   p->max_steps = (int64_t)a->max_steps;
   parse(p);
@@ -197,7 +169,7 @@ static int verify(Program *p, const VerifyArgs *a) {
   if (p->diag.errors) return 1;
   int64_t *params = ARENA_ARRAY(p->arena, int64_t, p->kernel->nparams + 1);
   if (param_args_bind(&a->params, p->kernel, params, stderr)) return 2;
-  int status = device_values(p, a, params);
+  int status = device_inputs_bind(p, params, &a->inputs, a->seed, "verify");
   if (status) return status;
   Oracle *o = oracle_new(p, params);
   if (!o) return 1;
