@@ -19,14 +19,16 @@
 # 5. The command line: compile --sync=unrolled without -p is a usage error
 #    naming -p; an unrolling beyond MAX_UNROLLED_STEPS is an error naming
 #    the limit; --sync=both is still barrier then barrier-free, --sync=all
-#    the four modes; compile --code-size sums its engines within the file.
+#    the four modes; compile --code-size sums its engines within the file;
+#    RMSNorm unrolls at the paper's size (only i32 tensors held), and MoE
+#    unrolls for the expert counts of compile --input.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BFSYNC=${BFSYNC:-build/bfsync}
 export BFSYNC
 
 python3 - <<'PY'
-import glob, json, os, re, shutil, subprocess, sys, tempfile
+import glob, json, os, re, shutil, struct, subprocess, sys, tempfile
 
 bfsync = os.environ["BFSYNC"]
 failures = []
@@ -154,6 +156,33 @@ for args in (["--sync=barrier-free"], ["--sync=unrolled", "-p", "S=2"]):
     engines = [int(l.split()[1]) for l in r.stdout.splitlines()[2:]]
     if r.returncode != 0 or not m or not engines or sum(engines) >= int(m.group(1)):
         fail("compile --code-size: no total, or engines not within it", " ".join(cmd), r.stdout + r.stderr)
+
+# unrolled at the paper's RMSNorm size: only the i32 tensors are held, so
+# the 28 GB of float tensors do not stop the compile
+cmd = [bfsync, "compile", "bench/paper/rmsnorm.bfk", "--sync=unrolled", "-p", "R=256", "--code-size"]
+r = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+if r.returncode != 0:
+    fail("compile --sync=unrolled at 32768 x 8192 refused", " ".join(cmd), r.stderr)
+# MoE unrolled for given expert counts (--input): more tokens, more ops
+def write_counts(path, counts):
+    header = "{'descr': '<i4', 'fortran_order': False, 'shape': (%d, 1), }" % len(counts)
+    header += " " * (63 - len(header)) + "\n"
+    with open(path, "wb") as f:
+        f.write(b"\x93NUMPY\x01\x00" + struct.pack("<H", len(header)) + header.encode()
+                + struct.pack("<%di" % len(counts), *counts))
+ops = []
+for n in (0, 2):
+    path = os.path.join(tempfile.gettempdir(), f"baselines_counts_{os.getpid()}_{n}.npy")
+    write_counts(path, [n] * 8)
+    cmd = [bfsync, "compile", "bench/paper/moe.bfk", "--sync=unrolled", "-p", "E=8", "--input", "C=" + path, "--emit=ir"]
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+    ops.append(r.stdout.count("matmul "))
+    vs, vd, vcmd, verr = verify("bench/paper/moe.bfk", ["E=8"], "unrolled", ["--input", "C=" + path])
+    if r.returncode != 0 or vs != 0:
+        fail(f"MoE unrolled for counts {n}: compile {r.returncode}, verify {vs}", " ".join(cmd), r.stderr + verr)
+    os.remove(path)
+if not ops[0] < ops[1]:
+    fail(f"compile --input does not unroll for the counts given ({ops[0]} matmuls for 0 tokens, {ops[1]} for 2)", "moe")
 
 if failures:
     for f in failures:
