@@ -38,9 +38,14 @@ BUILD_HDR    = $(PUBLIC_HDR:runtime/%=$(BUILD)/include/bfsync/%)
 UNIT_SRC     = $(sort $(wildcard tests/unit/test_*.c))
 UNIT_BIN     = $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 TEST_SCRIPTS = $(sort $(wildcard tests/*.sh))
+# `make` builds the proof's checker too when coq and ocaml are installed
+# (then `bfsync verify` validates every run); without them verify says the
+# validator is not available, and `make proof` installs them.
+PROOF_DIR    = build/proof
+PROOF_IF_COQ := $(if $(and $(shell command -v coqc 2>/dev/null),$(shell command -v ocamlopt 2>/dev/null)),$(PROOF_DIR)/bfcheck)
 
 .PHONY: all deps test test-unit test-scripts test-asan test-update run bench bench-compile bench-resources bench-paper install clean fuzz-kernels fuzz exhaustive
-all: $(BUILD)/bfsync $(BUILD)/libbfrt.a $(BUILD_HDR) $(NARROW_TARGETS)
+all: $(BUILD)/bfsync $(BUILD)/libbfrt.a $(BUILD_HDR) $(NARROW_TARGETS) $(PROOF_IF_COQ)
 
 deps:
 	@missing=""; for p in $(DEBS); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
@@ -58,11 +63,11 @@ $(BUILD)/gen/dsl/lexer.c $(BUILD)/gen/dsl/lexer.h: dsl/lexer.l
 
 $(BUILD)/obj/dsl/%.o: $(BUILD)/gen/dsl/%.c $(GEN_HDR)
 	@mkdir -p $(dir $@)
-	$(CC) $(BASEFLAGS) $(CFLAGS) $(GENFLAGS) -MMD -c $< -o $@
+	$(CC) $(BASEFLAGS) $(CFLAGS) $(GENFLAGS) -MMD -MP -c $< -o $@
 
 $(BUILD)/obj/%.o: %.c $(GEN_HDR)
 	@mkdir -p $(dir $@)
-	$(CC) $(BASEFLAGS) $(CFLAGS) -MMD -c $< -o $@
+	$(CC) $(BASEFLAGS) $(CFLAGS) -MMD -MP -c $< -o $@
 
 # The headers generated kernels include, beside bfsync as in an installed prefix.
 $(BUILD)/include/bfsync/%: runtime/%
@@ -152,12 +157,19 @@ fuzz: $(FUZZ_BIN)
 PREFIX ?= /usr/local
 # PREFIX/bin/bfsync finds the headers in PREFIX/include/bfsync/ (never in
 # the source tree), so an installed bfsync works after the tree is gone.
+# Every path is one shell word, whatever PREFIX holds (spaces, &, quotes):
+# shell_quote wraps it in single quotes, each ' written '\''; in the .pc
+# file's sed replacement, \, | and & are escaped too.
+shell_quote = '$(subst ','\'',$(1))'
+sed_escape  = $(subst &,\&,$(subst |,\|,$(subst \,\\,$(1))))
+DEST        = $(DESTDIR)$(PREFIX)
 install: all
-	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/include/bfsync $(DESTDIR)$(PREFIX)/lib/pkgconfig
-	install -m 755 $(BUILD)/bfsync $(DESTDIR)$(PREFIX)/bin/bfsync
-	install -m 644 $(PUBLIC_HDR) $(DESTDIR)$(PREFIX)/include/bfsync/
-	install -m 644 $(BUILD)/libbfrt.a $(DESTDIR)$(PREFIX)/lib/libbfrt.a
-	sed 's|@PREFIX@|$(PREFIX)|; s|@VERSION@|$(VERSION)|' runtime/bfrt.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/bfrt.pc
+	install -d $(call shell_quote,$(DEST)/bin) $(call shell_quote,$(DEST)/include/bfsync) $(call shell_quote,$(DEST)/lib/pkgconfig)
+	install -m 755 $(BUILD)/bfsync $(call shell_quote,$(DEST)/bin/bfsync)
+	install -m 644 $(PUBLIC_HDR) $(call shell_quote,$(DEST)/include/bfsync/)
+	install -m 644 $(BUILD)/libbfrt.a $(call shell_quote,$(DEST)/lib/libbfrt.a)
+	sed $(call shell_quote,s|@PREFIX@|$(call sed_escape,$(PREFIX))|; s|@VERSION@|$(VERSION)|) runtime/bfrt.pc.in \
+	  > $(call shell_quote,$(DEST)/lib/pkgconfig/bfrt.pc)
 
 clean:
 	rm -rf build build-asan
@@ -177,18 +189,19 @@ targets/trn1_c%.target: targets/trn1.target
 # The Coq development (docs/proof.md). `make proof` checks every proof,
 # fails unless each main theorem is closed under the global context, and
 # builds build/proof/bfcheck, the extracted threshold function and
-# validator that tests/proof.sh runs against bfsync. `make test` runs it
-# before the script tests.
-PROOF_DIR = build/proof
-PROOF_V   = Model Transform Machine Narrow Theorems Validate Extract
+# validator that bfsync verify (and so tests/proof.sh) runs on the emitted
+# C, with its table of operands generated from runtime/ops.def. `make test`
+# runs it before the script tests.
+PROOF_V   = Model Transform Machine Narrow Theorems Validate Pipeline Extract
 DEBS     += coq ocaml-nox
 .PHONY: proof
 proof:
 	@$(MAKE) --no-print-directory deps
 	@$(MAKE) --no-print-directory $(PROOF_DIR)/bfcheck
-$(PROOF_DIR)/bfcheck: $(wildcard proof/*.v) proof/bfcheck.ml proof/check_assumptions.sh
+$(PROOF_DIR)/bfcheck: $(wildcard proof/*.v) proof/bfcheck.ml proof/check_assumptions.sh proof/ops_table.awk runtime/ops.def
 	@rm -rf $(PROOF_DIR) && mkdir -p $(PROOF_DIR) && cp proof/*.v proof/bfcheck.ml $(PROOF_DIR)/
+	awk -f proof/ops_table.awk runtime/ops.def >$(PROOF_DIR)/opstable.ml
 	cd $(PROOF_DIR) && for f in $(PROOF_V); do coqc -q -Q . BF $$f.v || exit 1; done
 	bash proof/check_assumptions.sh $(PROOF_DIR)
-	cd $(PROOF_DIR) && ocamlopt -o bfcheck.tmp thresholds.mli thresholds.ml bfcheck.ml && mv bfcheck.tmp bfcheck
+	cd $(PROOF_DIR) && ocamlopt -o bfcheck.tmp thresholds.mli thresholds.ml opstable.ml bfcheck.ml && mv bfcheck.tmp bfcheck
 test-scripts: proof

@@ -2,20 +2,22 @@
  * specialize a kernel without running it (verify, and compile with -p):
  * `bfsync run`'s defaults for a seed, or `--input NAME=X.npy`. Only the
  * i32 tensors are held (instance_inputs_timing), so a kernel whose float
- * tensors would not fit in memory can still be verified, measured or
- * unrolled. */
+ * tensors would not fit in memory can still be verified or unrolled; a
+ * measurement that stands for a run (compile --resources -p) holds them
+ * all, as the run would. */
 #include <string.h>
 
 #include "driver/args.h"
 #include "driver/commands.h"
 #include "harness/exec.h"
 
-int device_inputs_bind(Program *p, const int64_t *params, const NamedPaths *inputs, uint64_t seed, const char *command) {
+int device_inputs_bind(Program *p, const int64_t *params, const NamedPaths *inputs, uint64_t seed, const char *command,
+                       const char *whole) {
   const Kernel *k = p->kernel;
   Instance in = {p, params, NULL, NULL};
   const char *err;
-  if (instance_inputs_timing(&in, seed, &err)) {
-    fprintf(stderr, "bfsync: error: %s\n", err);
+  if (whole ? instance_inputs(&in, seed, &err) : instance_inputs_timing(&in, seed, &err)) {
+    fprintf(stderr, "bfsync: error: %s%s\n", whole ? whole : "", err);
     return 1;
   }
   for (int i = 0; i < inputs->n; i++) {
