@@ -44,6 +44,7 @@
 #include <string.h>
 
 #include "backend/backend.h"
+#include "transform/sync.h"
 #include "transform/resources.h"
 #include "transform/sync.h"
 

@@ -15,7 +15,6 @@
 #include "driver/args.h"
 #include "driver/commands.h"
 #include "util/files.h"
-#include "harness/exec.h"
 #include "harness/params.h"
 #include "transform/ir_dump.h"
 #include "transform/oracle.h"
@@ -31,24 +30,33 @@ typedef struct CompileArgs {
   int sync;                /* SyncMode, in sync_choices' order */
   int emit;                /* EMIT_C, EMIT_IR or EMIT_PROOF, in emit_choices' order */
   bool explain, header;
-  bool resources, json;
-  ParamArgs params; /* --resources: measure bookkeeping per instruction here */
+  bool resources, json, code_size;
+  ParamArgs params; /* --resources: measure bookkeeping per instruction here; --sync=unrolled: unroll for these */
+  NamedPaths inputs; /* with -p: the i32 tensors' values (default: bfsync run's for seed 1) */
 } CompileArgs;
 
 static const char *const emit_choices[] = {"c", "ir", "proof", NULL};
 
 static const char usage_text[] =
-    "usage: bfsync compile FILE [--sync=barrier-free|barrier] [-o OUT.c] [--emit=c|ir|proof] [--explain]\n"
-    "                      [--resources [--json] [-p NAME=VALUE]...] [--target FILE]\n"
+    "usage: bfsync compile FILE [--sync=MODE] [-o OUT.c] [--emit=c|ir|proof] [--explain]\n"
+    "                      [--resources [--json] [-p NAME=VALUE]...] [--input NAME=X.npy]...\n"
+    "                      [--code-size] [--target FILE]\n"
     "\n"
     "Emit the kernel as one C99 file against the bfrt runtime (bfrt_kernel.h), with\n"
-    "the synchronization inserted: barrier-free (default) or the barrier baseline.\n"
+    "the synchronization inserted: barrier-free (default), the barrier baseline,\n"
+    "paper (the allocation of Sung et al., barriers where it has no shape) or\n"
+    "unrolled (every loop unrolled: needs -p NAME=VALUE for every parameter, and\n"
+    "takes the default i32 tensors of bfsync run --seed 1).\n"
     "  --emit=ir   print the per-engine instruction streams instead\n"
     "  --emit=proof  the kernel for the proof's checker (docs/proof.md; with -p, the device integers' values)\n"
     "  --explain   list every wait with its provenance instead\n"
     "  --resources per engine: semaphores and registers needed (/ the target's limit),\n"
     "              scratch bytes; with -p, bookkeeping operations per instruction\n"
     "              measured by the oracle at those parameters (--json: as JSON)\n"
+    "  --input NAME=X.npy  with -p or --sync=unrolled: the values of i32 tensor\n"
+    "              NAME (int32 .npy; repeatable; default: bfsync run's for --seed 1)\n"
+    "  --code-size bytes of the emitted C in all and of each engine's function (its\n"
+    "              instruction stream), instead of the C\n"
     "  --header    a C header for the host instead: the descriptors' names and the\n"
     "              index of every parameter and tensor\n"
     "  -o FILE     write to FILE instead of stdout\n"
@@ -60,7 +68,7 @@ static int emit(Program *p, Emit what, FILE *out) {
   case EMIT_IR: ir_print(p, out); break;
   case EMIT_PROOF:
     if (ir_dump_outside(p)) {
-      fprintf(stderr, "bfsync: error: --emit=proof: %s\n", ir_dump_outside(p));
+      error_print(stderr, "--emit=proof: %s\n", ir_dump_outside(p));
       return 1;
     }
     ir_dump_proof(p, out);
@@ -197,6 +205,24 @@ static void print_resources(const Program *p, const OracleStats *st, bool json, 
   }
 }
 
+/* --code-size: the bytes of the emitted C, and of each engine's function
+ * from its comment to its closing brace (what the paper's code sizes
+ * compare: the sync mode changes the streams, not the rest of the file). */
+static int report_code_size(Program *p, FILE *out) {
+  const char *c = emit_c_string(p);
+  const Target *t = p->target;
+  fprintf(out, "code size of %s (%s) on %s: %zu bytes of C\n%-8s %10s\n", p->kernel->name, sync_name(p->ir->sync),
+          t->name, strlen(c), "engine", "bytes");
+  for (int e = 0; e < t->nengines; e++) {
+    if (!p->ir->streams[e].body) continue;
+    const char *from = strstr(c, arena_printf(p->arena, "/* Engine %s. */\n", t->engines[e].name));
+    const char *to = from ? strstr(from, "\n}\n") : NULL;
+    if (!to) bug("compile --code-size: no function for engine %s", t->engines[e].name);
+    fprintf(out, "%-8s %10td\n", t->engines[e].name, to + 3 - from);
+  }
+  return 0;
+}
+
 /* --resources: the table, after measuring at -p's parameters if given. */
 static int report_resources(Program *p, const CompileArgs *a, Oracle *o) {
   OracleStats st;
@@ -215,19 +241,27 @@ static int compile_program(Program *p, const CompileArgs *a) {
   check(p);
   if (p->diag.errors) return 1;
   Oracle *o = NULL;
-  if (a->params.n) {
+  if (a->sync == SYNC_UNROLLED && p->kernel->nparams && !a->params.n) {
+    error_print(stderr,
+            "--sync=unrolled unrolls every loop for given parameters: give -p NAME=VALUE "
+            "for each parameter of %s (see bfsync compile --help)\n",
+            p->kernel->name);
+    return 2;
+  }
+  if (a->params.n || a->sync == SYNC_UNROLLED) {
     int64_t *params = ARENA_ARRAY(p->arena, int64_t, p->kernel->nparams + 1);
     if (param_args_bind(&a->params, p->kernel, params, stderr)) return 2;
-    /* i32 tensors (device-read bounds) hold `bfsync run`'s and verify's
-     * default values (seed 1), as the measurement needs some */
-    Instance in = {p, params, NULL, NULL, NULL};
-    const char *err;
-    if (instance_inputs(&in, 1, &err)) {
-      error_print(stderr, "--resources -p measures the kernel on a run at these parameters (with the "
-              "default inputs of bfsync run), and %s\n", err);
-      return 1;
-    }
-    if (!(o = oracle_new(p, params))) return 1;
+    /* i32 tensors (device-read bounds) hold --input's values, or `bfsync
+     * run`'s and verify's defaults for seed 1, as the measurement and the
+     * unrolling need some; --resources measures on a run's instance, so
+     * its tensors must fit as a run's do */
+    int status = device_inputs_bind(p, params, &a->inputs, 1, "compile",
+                                    a->resources ? "--resources -p measures the kernel on a run at these parameters "
+                                                   "(with the default inputs of bfsync run), and "
+                                                 : NULL);
+    if (status) return status;
+    p->params = params;
+    if (a->resources && a->params.n && !(o = oracle_new(p, params))) return 1;
   }
   Emit what = a->header ? EMIT_HEADER : a->explain ? EMIT_EXPLAIN : (Emit)a->emit;
   if (what != EMIT_HEADER) {
@@ -236,6 +270,7 @@ static int compile_program(Program *p, const CompileArgs *a) {
     ir_validate(p);
   }
   if (a->resources) return report_resources(p, a, o);
+  if (a->code_size) return report_code_size(p, stdout);
   if (!a->out_path) {
     if (emit(p, what, stdout)) return 1;
     if (fflush(stdout) || ferror(stdout)) {
@@ -264,6 +299,8 @@ int cmd_compile(int argc, char **argv) {
       {.name = "-o", .kind = ARG_STRING, .dest = &a.out_path},
       {.name = "--resources", .kind = ARG_FLAG, .dest = &a.resources},
       {.name = "--json", .kind = ARG_FLAG, .dest = &a.json},
+      {.name = "--code-size", .kind = ARG_FLAG, .dest = &a.code_size},
+      {.name = "--input", .kind = ARG_NAMED_PATH, .dest = &a.inputs},
       {.name = "-p", .kind = ARG_PARAM, .dest = &a.params},
       {.name = "--param", .kind = ARG_PARAM, .dest = &a.params},
       {0},
@@ -272,12 +309,17 @@ int cmd_compile(int argc, char **argv) {
   CommandLine cl = {"compile", usage_text, specs, 1, 1, arena, NULL, 0};
   int status = args_parse(&cl, argc, argv);
   a.file = cl.nfiles ? cl.files[0] : NULL;
-  if (status < 0 && (a.json || a.params.n) && !a.resources)
-    status = args_error(&cl, "--json and -p go with --resources");
+  if (status < 0 && a.json && !a.resources) status = args_error(&cl, "--json goes with --resources");
+  if (status < 0 && a.params.n && !a.resources && a.sync != SYNC_UNROLLED)
+    status = args_error(&cl, "-p goes with --resources or --sync=unrolled");
+  if (status < 0 && a.inputs.n && !a.params.n && a.sync != SYNC_UNROLLED)
+    status = args_error(&cl, "--input gives the i32 tensors for -p: with --resources -p or --sync=unrolled");
   if (status < 0 && a.resources && (a.explain || a.header || a.out_path || emit_given))
     status = args_error(&cl, "--resources prints a table: not with --emit, --explain, --header or -o");
   if (status < 0 && a.header && (a.explain || emit_given || sync_given))
     status = args_error(&cl, "--header prints the host's header, for both sync modes: not with --emit, --explain or --sync");
+  if (status < 0 && a.code_size && (a.resources || a.explain || a.header || a.out_path || emit_given))
+    status = args_error(&cl, "--code-size prints the sizes: not with --resources, --emit, --explain, --header or -o");
   if (status < 0 && a.explain && emit_given) status = args_error(&cl, "--explain lists the waits: not with --emit");
   if (status < 0 && a.out_path && same_file(a.out_path, a.file))
     status = args_error(&cl, "-o %s would overwrite the input file", a.out_path);

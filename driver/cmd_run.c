@@ -42,15 +42,15 @@
 #include "transform/oracle.h"
 #include "transform/sync.h"
 
-/* --sync: a SyncMode, or RUN_BOTH (barrier, then barrier-free). */
-enum { RUN_BOTH = SYNC_MODE_COUNT };
-static const char *run_sync_choices[SYNC_MODE_COUNT + 2];
+/* --sync: a SyncMode, or both (barrier, then barrier-free), or all four. */
+enum { RUN_BOTH = SYNC_MODE_COUNT, RUN_ALL, MAX_RUN_MODES = SYNC_MODE_COUNT };
+static const char *run_sync_choices[SYNC_MODE_COUNT + 3];
 static const char *const exec_choices[] = {"threads", "sim", NULL}; /* BFRT_EXEC_* order */
 
 typedef struct RunArgs {
   const char *file;
   ParamArgs params;
-  int sync; /* a SyncMode or RUN_BOTH */
+  int sync; /* a SyncMode, RUN_BOTH or RUN_ALL */
   int exec; /* BFRT_EXEC_* */
   uint64_t seed, max_steps;
   NamedPaths inputs, outputs;
@@ -77,7 +77,7 @@ typedef struct Run {
   RefTensor *results; /* the last mode's results, for --output */
   int64_t ideal;      /* sim: the oracle's ideal makespan; -1 until computed, -2 if it cannot be */
   int64_t ideal_sync; /* sim: the same, charging each dependence its semaphore latency and one wait */
-  char *trace_parts[2]; /* --trace: each mode's trace, a private temporary
+  char *trace_parts[MAX_RUN_MODES]; /* --trace: each mode's trace, a private temporary
                            file until write_trace puts it in place (by SyncMode) */
 } Run;
 
@@ -91,7 +91,10 @@ static const char usage_text[] =
     "                         a kernel parameter; without any, the kernel's first\n"
     "                         `// params:` line\n"
     "  --all-params           run every `// params:` line of the kernel in turn\n"
-    "  --sync=MODE            barrier-free (default), barrier, or both\n"
+    "  --sync=MODE            barrier-free (default), barrier, unrolled (every loop\n"
+    "                         unrolled for these parameters), paper (the allocation\n"
+    "                         of Sung et al.), both (barrier, then barrier-free) or\n"
+    "                         all (barrier, paper, barrier-free, unrolled)\n"
     "  --exec=threads|sim     real threads (default) or the cycle simulator\n"
     "  --target FILE          the machine and its cost model (default: the built-in\n"
     "                         trn1, targets/trn1.target; see docs/targets.md)\n"
@@ -102,7 +105,7 @@ static const char usage_text[] =
     "  --output NAME=Y.npy    write a tensor after the run (repeatable)\n"
     "  --json                 one JSON object per sync mode on stdout\n"
     "  --jitter               random delays before instructions (threads; seeded)\n"
-    "  --trace FILE.json      Chrome trace of the run (--sync=both: each mode a process)\n"
+    "  --trace FILE.json      Chrome trace of the run (several modes: each a process)\n"
     "  --check                race-check the run with vector clocks; races fail it\n"
     "  --timing-only          with --exec=sim: simulate the cycles without holding or\n"
     "                         computing the float tensors (i32 ones are still read);\n"
@@ -219,6 +222,7 @@ static int write_outputs(Run *r) {
 static int transform_mode(Run *r, SyncMode sync) {
   Program *p = r->p;
   const Mutation *m = &r->args->mutation;
+  p->params = r->in.params;
   transform_sync(p, sync);
   if (p->diag.errors) return 1;
   if (m->index >= 0 && ir_mutate(p, m->kind, m->index) < 0) {
@@ -460,12 +464,13 @@ static int make_trace_parts(Run *r, const SyncMode *modes, int nmodes) {
 }
 
 static void remove_trace_parts(Run *r) {
-  for (int m = 0; m < 2; m++)
+  for (int m = 0; m < MAX_RUN_MODES; m++) {
     if (r->trace_parts[m]) {
       remove(r->trace_parts[m]);
       temporary_forget(r->trace_parts[m]);
     }
-  r->trace_parts[0] = r->trace_parts[1] = NULL;
+    r->trace_parts[m] = NULL;
+  }
 }
 
 /* T from the parts of the modes that ran (the first ran of nmodes; the
@@ -474,8 +479,8 @@ static void remove_trace_parts(Run *r) {
  * engine ran, has no events: with no other part there is no trace, and T
  * is left alone; *written says whether T was written. */
 static int write_trace(Run *r, const SyncMode *modes, int nmodes, int ran, bool *written) {
-  char *text[2] = {NULL, NULL};
-  size_t len[2] = {0, 0};
+  char *text[MAX_RUN_MODES] = {NULL};
+  size_t len[MAX_RUN_MODES] = {0};
   int status = 0, parts = 0;
   for (int m = 0; m < ran; m++) {
     const char *part = r->trace_parts[modes[m]];
@@ -491,7 +496,7 @@ static int write_trace(Run *r, const SyncMode *modes, int nmodes, int ran, bool 
     error_print(stderr, "%s\n", out.error);
     status = 1;
   } else if (parts) {
-    if (nmodes == 2) fputs("{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n", out.f);
+    if (nmodes > 1) fputs("{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n", out.f);
     for (int m = 0, copied = 0; m < ran; m++) {
       if (!len[m]) continue;
       if (nmodes == 1) fwrite(text[m], 1, len[m], out.f);
@@ -500,18 +505,21 @@ static int write_trace(Run *r, const SyncMode *modes, int nmodes, int ran, bool 
         copy_events(out.f, r->p->arena, text[m], m + 1, r->p->kernel->name, modes[m]);
       }
     }
-    if (nmodes == 2) fputs("\n]}\n", out.f);
+    if (nmodes > 1) fputs("\n]}\n", out.f);
     status = output_finish(&out, status);
     *written = !status;
   }
-  for (int m = 0; m < 2; m++) free(text[m]);
+  for (int m = 0; m < MAX_RUN_MODES; m++) free(text[m]);
   return status;
 }
 
 static int run_all(Run *r) {
   const RunArgs *a = r->args;
-  SyncMode modes[2] = {a->sync == RUN_BOTH ? SYNC_BARRIER : (SyncMode)a->sync, SYNC_BARRIER_FREE};
-  int nmodes = a->sync == RUN_BOTH ? 2 : 1;
+  static const SyncMode every[MAX_RUN_MODES] = {SYNC_BARRIER, SYNC_PAPER, SYNC_BARRIER_FREE, SYNC_UNROLLED};
+  static const SyncMode both[2] = {SYNC_BARRIER, SYNC_BARRIER_FREE};
+  SyncMode one = (SyncMode)a->sync;
+  const SyncMode *modes = a->sync == RUN_ALL ? every : a->sync == RUN_BOTH ? both : &one;
+  int nmodes = a->sync == RUN_ALL ? MAX_RUN_MODES : a->sync == RUN_BOTH ? 2 : 1;
   bool all_match = true;
   if (a->trace_path && make_trace_parts(r, modes, nmodes)) {
     remove_trace_parts(r);
@@ -590,6 +598,7 @@ int cmd_run(int argc, char **argv) {
   RunArgs a = {.seed = 1, .max_steps = DEFAULT_MAX_STEPS, .mutation = {0, -1}};
   for (int m = 0; m < SYNC_MODE_COUNT; m++) run_sync_choices[m] = sync_choices[m];
   run_sync_choices[RUN_BOTH] = "both";
+  run_sync_choices[RUN_ALL] = "all";
   const ArgSpec specs[] = {
       {.name = "-p", .kind = ARG_PARAM, .dest = &a.params},
       {.name = "--param", .kind = ARG_PARAM, .dest = &a.params},

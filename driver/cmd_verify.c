@@ -14,8 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "backend/backend.h"
 #include "driver/args.h"
-#include "harness/exec.h"
 #include "driver/commands.h"
 #include "driver/proof_check.h"
 #include "frontend/program.h"
@@ -33,19 +33,19 @@ typedef struct VerifyArgs {
   NamedPaths inputs; /* values of i32 tensors */
 } VerifyArgs;
 
-
 static const char usage_text[] =
-    "usage: bfsync verify FILE [-p NAME=VALUE ... | --all-params]\n"
-    "                     [--sync=barrier-free|barrier] [--schedules K] [--seed S]\n"
-    "                     [--json] [--mutate=KIND:K] [--target FILE] [--max-steps N]\n"
+    "usage: bfsync verify FILE [-p NAME=VALUE ... | --all-params] [--sync=MODE]\n"
+    "                     [--schedules K] [--seed S] [--json] [--mutate=KIND:K]\n"
+    "                     [--target FILE] [--max-steps N]\n"
     "\n"
     "Walks the kernel sequentially with the given parameters to find what every\n"
     "dynamic instruction needs from the other engines, then runs the transformed\n"
     "per-engine streams under K random interleavings (default 4) and checks by\n"
     "happens-before that no instruction can start too early, that no wait asks\n"
     "for more than its next instruction needs, and that nothing deadlocks.\n"
-    "Exit status 1 on a race, a deadlock or (barrier-free only: the baseline's\n"
-    "static thresholds are not exact by design) a late wait no fallback explains.\n"
+    "Exit status 1 on a race, a deadlock or (barrier-free and unrolled only: the\n"
+    "barrier and paper baselines' thresholds are not exact by design) a late\n"
+    "wait no fallback explains.\n"
     "Barrier-free, it also runs the proof's extracted validator on the emitted C\n"
     "(build/proof/bfcheck, from make proof; docs/proof.md): exit status 1 when it\n"
     "rejects a wait; without the checker it says so.\n"
@@ -54,7 +54,7 @@ static const char usage_text[] =
     "                  first `// params:` line of the file, as bfsync run takes it\n"
     "  --all-params    verify at every `// params:` line in turn (exit status:\n"
     "                  the worst)\n"
-    "  --sync=MODE     barrier-free (default) or barrier\n"
+    "  --sync=MODE     barrier-free (default), barrier, unrolled or paper\n"
     "  --schedules K   number of random interleavings (at least 1)\n"
     "  --seed S        seed of the interleavings, and of the default values of\n"
     "                  i32 tensors (0 .. 4, as bfsync run makes them; default 1)\n"
@@ -171,43 +171,16 @@ static void print_summary(FILE *out, const Program *p, const VerifyArgs *a, cons
     fprintf(out, "  proof validator: %s: %s\n", proof_status_name(pv->status), pv->detail);
 }
 
-/* The i32 tensors' values, bound for the oracle: bfsync run's defaults for
- * --seed, or --input. 0, or an exit status. */
-static int device_values(Program *p, const VerifyArgs *a, const int64_t *params) {
-  const Kernel *k = p->kernel;
-  Instance in = {p, params, NULL, NULL, NULL};
-  const char *err;
-  if (instance_inputs(&in, a->seed, &err)) {
-    error_print(stderr, "%s\n", err);
-    return 1;
-  }
-  for (int i = 0; i < a->inputs.n; i++) {
-    const NamedPath *np = &a->inputs.items[i];
-    int t = 0;
-    while (t < k->ntensors && strcmp(k->tensors[t].name, np->name)) t++;
-    if (t == k->ntensors || !k->tensors[t].ints) {
-      error_print(stderr, "--input: '%s' is not an i32 tensor; verify takes values for i32 tensors only\n",
-              np->name);
-      return 2;
-    }
-    NpyArray into = {in.inputs[t].rows, in.inputs[t].cols, in.inputs[t].data, ELEM_I32};
-    if (npy_read(p->arena, np->path, np->name, &into, &err)) {
-      error_print(stderr, "%s\n", err);
-      return 1;
-    }
-  }
-  return 0;
-}
-
 /* One parameter set: given (line NULL) or a `// params:` line. */
 static int verify_params(Program *p, const VerifyArgs *a, const Directive *line) {
   int64_t *params = ARENA_ARRAY(p->arena, int64_t, p->kernel->nparams + 1);
   int status = params_bind(p, &a->params, line, params);
   if (status) return status;
-  status = device_values(p, a, params);
+  status = device_inputs_bind(p, params, &a->inputs, a->seed, "verify", NULL);
   if (status) return status;
   Oracle *o = oracle_new(p, params);
   if (!o) return 1;
+  p->params = params;
   transform_sync(p, a->sync);
   if (p->diag.errors) return 1;
   ir_validate(p);

@@ -31,6 +31,9 @@ typedef struct Program {
    * NULL when no run has set them (see EvalEnv). */
   const void *const *device_ints;
   const int64_t (*device_shape)[2];
+  /* The run's parameters in the kernel's order, for a transform that
+   * specializes to them (--sync=unrolled); NULL when none are bound. */
+  const int64_t *params;
   /* How many steps (instructions and loop iterations) the reference and the
    * oracle may walk before they stop with an error; run and verify set it
    * from --max-steps. */

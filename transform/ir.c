@@ -848,7 +848,8 @@ static void check_node(const Checker *c, const IrNode *n) {
     check_nodes(c, n->body);
     return;
   case IR_BARRIER:
-    if (c->p->ir->sync != SYNC_BARRIER) bug("ir_validate: barrier in a barrier-free program");
+    if (c->p->ir->sync != SYNC_BARRIER && c->p->ir->sync != SYNC_PAPER)
+      bug("ir_validate: barrier in a %s program", sync_name(c->p->ir->sync));
     return;
   case IR_IF:
     check_expr(c, n->cond);

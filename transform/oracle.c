@@ -1765,6 +1765,6 @@ void oracle_check(Oracle *o, int schedules, uint64_t seed, FILE *log, OracleStat
 }
 
 int oracle_failed(const OracleStats *st) {
-  bool late = st->sync == SYNC_BARRIER_FREE && st->late > 0;
+  bool late = (st->sync == SYNC_BARRIER_FREE || st->sync == SYNC_UNROLLED) && st->late > 0;
   return st->races > 0 || late || st->deadlocks > 0 || st->mismatches > 0 || st->window > 0;
 }

@@ -12,7 +12,9 @@
 /* Every mode once, in enum order: its enum, name, identifier and pass. */
 #define SYNC_MODES(X)                                                     \
   X(SYNC_BARRIER_FREE, "barrier-free", "barrier_free", transform_barrier_free) \
-  X(SYNC_BARRIER, "barrier", "barrier", transform_barrier)
+  X(SYNC_BARRIER, "barrier", "barrier", transform_barrier)                    \
+  X(SYNC_UNROLLED, "unrolled", "unrolled", transform_unrolled)                \
+  X(SYNC_PAPER, "paper", "paper", transform_paper)
 
 #define SYNC_ROW(mode, name, ident, pass) [mode] = {name, ident, pass},
 const SyncModeInfo sync_modes[SYNC_MODE_COUNT] = {SYNC_MODES(SYNC_ROW)};

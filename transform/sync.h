@@ -12,6 +12,14 @@ void transform_barrier_free(Program *p);
 /* Requires: a checked kernel. Ensures: ir with a barrier at every loop
  * iteration boundary and static thresholds between them. transform/barrier.c */
 void transform_barrier(Program *p);
+/* Requires: a checked kernel, p->params (and p->device_ints) bound.
+ * Ensures: ir of straight-line streams, every loop unrolled, every
+ * threshold a constant. transform/unrolled.c */
+void transform_unrolled(Program *p);
+/* Requires: a checked kernel. Ensures: ir with the paper's allocation (two
+ * registers per loop and engine, masked thresholds) for its three
+ * dependence shapes and barriers for the rest. transform/paper.c */
+void transform_paper(Program *p);
 /* Requires: a checked kernel. Ensures: ir synchronized the way mode says
  * (its pass in sync_modes), its device reads shared, and the streams fit
  * the target's semaphores and registers. transform/sync.c */
