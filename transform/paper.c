@@ -637,6 +637,7 @@ static void emit_list(Paper *pp, int c, const Stmt *s, NodeList *out) {
     case ST_BLOCK: emit_list(pp, c, s->body, out); break;
     case ST_FOR: emit_scope_node(pp, c, s, pp->scope_of_loop[s->loop_id], out); break;
     case ST_IF: emit_scope_node(pp, c, s, pp->scope_of_if[s->if_id], out); break;
+    case ST_LET: break; /* a let is a name: its uses are its expression (sema) */
     }
   }
 }

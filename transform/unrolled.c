@@ -365,6 +365,7 @@ static int walk(Unroller *u, const Stmt *s) {
       if (walk(u, taken ? s->body : s->orelse)) return -1;
       break;
     }
+    case ST_LET: break; /* a let is a name: its uses are its expression (sema) */
     }
   }
   return 0;
