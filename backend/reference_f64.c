@@ -461,7 +461,7 @@ static Cell elementwise(int op, Cell a, Cell b) {
     r = x * y, e = product_error(a, b); break;
   case BFRT_ADD: case BFRT_ADD_ROW: case BFRT_ADD_COL: case BFRT_ADD_IMM: r = x + y, e = a.e + b.e; break;
   case BFRT_SUB: case BFRT_SUB_ROW: case BFRT_SUB_COL: case BFRT_SUB_IMM: r = x - y, e = a.e + b.e; break;
-  case BFRT_EXP: r = exp(x), e = r * expm1(a.e); break;
+  case BFRT_EXP: r = exp(x), e = r > 0 ? r * expm1(a.e) : exp(x + a.e); break; /* r = 0: 0 * Inf would be NaN */
   case BFRT_TANH: r = tanh(x), e = moved(tanh, x, a.e); break;
   /* a bound reaching 0 bounds nothing: 1/x and 1/sqrt(x) are unbounded there */
   case BFRT_RSQRT: r = 1 / sqrt(x), e = x - a.e > 0 ? moved(rsqrt, x, a.e) : INFINITY; break;
@@ -907,7 +907,7 @@ static bool same_value(float got, double exact) { return (isnan(got) && isnan(ex
 static double bound_ratio(float got, double exact, double bound) {
   if (same_value(got, exact)) return 0;
   double diff = fabs((double)got - exact);
-  if (isnan(diff)) return INFINITY;
+  if (isnan(diff) || isnan(bound)) return INFINITY; /* a NaN bound must not pass as within it */
   double allowed = bound * (1 + 0x1p-20) + FLT_MIN;
   return diff / allowed;
 }
