@@ -684,13 +684,7 @@ static void print_move(Gen *g, const OpInfo *op, const Pick *p) {
     char *text = NULL;
     size_t len = 0;
     FILE *out = g->out;
-    if (!(g->out = open_memstream(&text, &len))) bug("gen: out of memory");
     print_tile_head(g, f, i);
-    fclose(g->out);
-    g->out = out;
-    fputs(text, g->out);
-    free(text);
-    text = NULL;
     if (!(g->out = open_memstream(&text, &len))) bug("gen: out of memory");
     print_hbm(g, p->tensor);
     fclose(g->out);
