@@ -29,6 +29,7 @@
 #include "backend/inputs.h"
 #include "driver/args.h"
 #include "driver/commands.h"
+#include "driver/diagnostics.h"
 #include "util/files.h"
 #include "harness/exec.h"
 #include "transform/oracle.h"
@@ -97,7 +98,8 @@ static const char usage_text[] =
     "  --trace FILE.json      Chrome trace of the run (--sync=both: each mode a process)\n"
     "  --check                race-check the run with vector clocks; races fail it\n"
     "  --mutate=drop:K|lower:K|raise:K\n"
-    "                         TEST ONLY: break the K-th wait of the synchronization\n";
+    "                         TEST ONLY: break the K-th wait of the synchronization\n"
+    DIAGNOSTICS_FORMAT_HELP;
 
 /* A usage error found after parsing; exit status 2. */
 static int usage_error(const char *fmt, const char *what) {
@@ -288,6 +290,7 @@ static int64_t ideal_cycles(Run *r) {
     char *why = NULL;
     size_t len = 0;
     r->p->diag.out = open_memstream(&why, &len);
+    r->p->diag.sink = NULL; /* not the run's diagnostics either */
     if (!r->p->diag.out) bug("out of memory");
     Oracle *o = oracle_new(r->p, r->in.params);
     fclose(r->p->diag.out);
@@ -573,6 +576,7 @@ static int run_program(Program *p, const RunArgs *a) {
 
 int cmd_run(int argc, char **argv) {
   RunArgs a = {.seed = 1, .max_steps = DEFAULT_MAX_STEPS, .mutation = {0, -1}};
+  DiagOutput dout = {0};
   const ArgSpec specs[] = {
       {.name = "-p", .kind = ARG_PARAM, .dest = &a.params},
       {.name = "--param", .kind = ARG_PARAM, .dest = &a.params},
@@ -589,6 +593,7 @@ int cmd_run(int argc, char **argv) {
       {.name = "--jitter", .kind = ARG_FLAG, .dest = &a.jitter},
       {.name = "--check", .kind = ARG_FLAG, .dest = &a.check},
       {.name = "--all-params", .kind = ARG_FLAG, .dest = &a.all_params},
+      ARG_DIAGNOSTICS_FORMAT(&dout.format),
       {0},
   };
   Arena *arena = arena_new();
@@ -605,14 +610,17 @@ int cmd_run(int argc, char **argv) {
   if (status < 0 && a.all_params && a.params.n) status = args_error(&cl, "--all-params runs the file's parameters: give no others");
   if (status < 0 && a.jitter && a.exec == BFRT_EXEC_SIM)
     status = args_error(&cl, "--jitter delays engines on threads: the simulator's times are its cost model's");
+  if (status < 0) diag_output_begin(&dout);
   Target *target = ARENA_NEW(arena, Target);
   if (status < 0 && a.target_path && target_load(a.target_path, arena, target, stderr)) status = 1;
   if (status < 0) {
     Program *p = program_load(a.file, a.target_path ? target : target_default(), stderr);
+    diag_output_attach(&dout, p);
     if (p && !a.target_path && program_use_target_line(p, stderr)) status = 1;
     else status = p ? run_program(p, &a) : 1;
     program_free(p);
   }
+  status = diag_output_end(&dout, status);
   arena_free(arena);
   return status;
 }

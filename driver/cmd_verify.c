@@ -15,6 +15,7 @@
 #include "driver/args.h"
 #include "harness/exec.h"
 #include "driver/commands.h"
+#include "driver/diagnostics.h"
 #include "frontend/program.h"
 #include "transform/oracle.h"
 #include "transform/sync.h"
@@ -64,7 +65,8 @@ static const char usage_text[] =
     "                  as --mutate counts them)\n"
     "  --mutate=KIND:K test only: break the K-th wait (engine by engine, in stream\n"
     "                  order) before checking; KIND is drop, lower (threshold - 1)\n"
-    "                  or raise (threshold + 1). The oracle must catch it.\n";
+    "                  or raise (threshold + 1). The oracle must catch it.\n"
+    DIAGNOSTICS_FORMAT_HELP;
 
 static void print_json_string(FILE *out, const char *s) {
   fputc('"', out);
@@ -219,6 +221,7 @@ static int verify(Program *p, const VerifyArgs *a) {
 int cmd_verify(int argc, char **argv) {
   VerifyArgs a = {.sync = SYNC_BARRIER_FREE, .schedules = 4, .seed = 1, .max_steps = DEFAULT_MAX_STEPS,
                   .mutation = {0, -1}};
+  DiagOutput dout = {0};
   const ArgSpec specs[] = {
       {.name = "-p", .kind = ARG_PARAM, .dest = &a.params},
       {.name = "--param", .kind = ARG_PARAM, .dest = &a.params},
@@ -230,20 +233,24 @@ int cmd_verify(int argc, char **argv) {
       {.name = "--mutate", .kind = ARG_MUTATION, .dest = &a.mutation},
       {.name = "--json", .kind = ARG_FLAG, .dest = &a.json},
       {.name = "--input", .kind = ARG_NAMED_PATH, .dest = &a.inputs},
+      ARG_DIAGNOSTICS_FORMAT(&dout.format),
       {0},
   };
   Arena *arena = arena_new();
   CommandLine cl = {"verify", usage_text, specs, 1, 1, arena, NULL, 0};
   int status = args_parse(&cl, argc, argv);
   a.path = cl.nfiles ? cl.files[0] : NULL;
+  if (status < 0) diag_output_begin(&dout);
   Target *target = ARENA_NEW(arena, Target);
   if (status < 0 && a.target_path && target_load(a.target_path, arena, target, stderr)) status = 1;
   if (status < 0) {
     Program *p = program_load(a.path, a.target_path ? target : target_default(), stderr);
+    diag_output_attach(&dout, p);
     if (p && !a.target_path && program_use_target_line(p, stderr)) status = 1;
     else status = p ? verify(p, &a) : 1;
     program_free(p);
   }
+  status = diag_output_end(&dout, status);
   arena_free(arena);
   return status;
 }

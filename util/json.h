@@ -9,11 +9,17 @@
  * "PATH:LINE:COL: error: ...", in the reader and returns -1; after a
  * failure every call fails, so a caller may check once at the end of a
  * sequence. */
+/* The writer, below the reader, is the one way bfsync prints JSON for a tool
+ * to read: it escapes every string (control bytes as \u00XX, malformed
+ * UTF-8 as U+FFFD, so the output is always valid JSON), prints a number
+ * JSON cannot hold (NaN, an infinity) as null, and places the commas; an
+ * indent of 0 prints one line, else that many spaces a level. */
 #ifndef JSON_H
 #define JSON_H
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdio.h>
 
 enum { JSON_MAX_DEPTH = 64 };
 
@@ -56,5 +62,32 @@ int json_number(JsonReader *j, double *out, const char *what);
 int json_skip(JsonReader *j);
 /* Nothing but white space left. */
 int json_end(JsonReader *j);
+
+/* ---- The writer. */
+typedef struct JsonWriter {
+  FILE *out;
+  int indent; /* spaces a level; 0: all on one line */
+  int depth;
+  bool comma[JSON_MAX_DEPTH + 1]; /* a value was written at this depth */
+  bool after_key;                 /* the next value follows "key": */
+} JsonWriter;
+
+void json_writer_init(JsonWriter *w, FILE *out, int indent);
+/* { and }, [ and ]: nested at most JSON_MAX_DEPTH deep (deeper is a bug). */
+void json_begin_object(JsonWriter *w);
+void json_end_object(JsonWriter *w);
+void json_begin_array(JsonWriter *w);
+void json_end_array(JsonWriter *w);
+/* A member's key; its value comes next. */
+void json_key(JsonWriter *w, const char *key);
+void json_write_string(JsonWriter *w, const char *s);
+void json_write_string_n(JsonWriter *w, const char *s, size_t n);
+void json_write_int(JsonWriter *w, long long v);
+void json_write_number(JsonWriter *w, double v); /* null unless finite */
+void json_write_bool(JsonWriter *w, bool v);
+void json_write_null(JsonWriter *w);
+/* Shorthands for a member: key then value. */
+void json_member_string(JsonWriter *w, const char *key, const char *s);
+void json_member_int(JsonWriter *w, const char *key, long long v);
 
 #endif
