@@ -247,9 +247,18 @@ void diag_note(Diag *d, Span span, const char *fmt, ...) {
   va_end(ap);
 }
 
+_Thread_local BugTrap *bug_trap;
+
 _Noreturn void bug(const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
+  if (bug_trap) {
+    BugTrap *trap = bug_trap;
+    bug_trap = NULL;
+    vsnprintf(trap->message, sizeof trap->message, fmt, ap);
+    va_end(ap);
+    longjmp(trap->jump, 1);
+  }
   fprintf(stderr, "bfsync: internal error: ");
   vfprintf(stderr, fmt, ap);
   fputc('\n', stderr);

@@ -4,6 +4,7 @@
 #ifndef DIAG_H
 #define DIAG_H
 
+#include <setjmp.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -82,7 +83,18 @@ int source_line(const Source *src, uint32_t offset);
 /* Span covering a and b. */
 Span span_join(Span a, Span b);
 
-/* An internal compiler bug (never a user error): print and abort. */
+/* An internal compiler bug (never a user error), or memory exhausted:
+ * print and abort, unless this thread set bug_trap. */
 _Noreturn void bug(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* A library entry point (api/bfsync.c) that must not abort its host sets
+ * bug_trap for the duration of the call: bug() then keeps its message in
+ * the trap and longjmps there instead (what the pipeline had allocated in
+ * its arena is freed with the program; anything else is leaked). */
+typedef struct BugTrap {
+  jmp_buf jump;
+  char message[512];
+} BugTrap;
+extern _Thread_local BugTrap *bug_trap;
 
 #endif

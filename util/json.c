@@ -7,6 +7,7 @@
  * only happens in json_skip, bounded by JSON_MAX_DEPTH. */
 #include "util/json.h"
 
+#include "util/diag.h"
 #include "util/utf8.h"
 
 #include <errno.h>
@@ -311,10 +312,7 @@ static void before_value(JsonWriter *w) {
 
 static void open_level(JsonWriter *w, char c) {
   before_value(w);
-  if (w->depth == JSON_MAX_DEPTH) {
-    fprintf(stderr, "bfsync: internal error: JSON output nested deeper than %d levels\n", JSON_MAX_DEPTH);
-    abort();
-  }
+  if (w->depth == JSON_MAX_DEPTH) bug("JSON output nested deeper than %d levels", JSON_MAX_DEPTH);
   fputc(c, w->out);
   w->comma[++w->depth] = false;
 }
