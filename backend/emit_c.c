@@ -1142,8 +1142,7 @@ static const EngineSpill *plan_spills(const Program *p) {
   bool limited = false;
   for (int k = 0; k < BFRT_NKINDS; k++) limited |= p->target->registers[k] != 0;
   if (!limited) return s;
-  EngineResources *r = ARENA_ARRAY(p->arena, EngineResources, p->ir->nengines);
-  resources_all(p, r);
+  const EngineResources *r = resources_plan(p);
   for (int e = 0; e < p->ir->nengines; e++) {
     if (!r[e].spilled) continue;
     int reads = 2 * __builtin_popcount(r[e].plan.last_read & ir_tracks(&p->ir->streams[e]));

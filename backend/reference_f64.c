@@ -39,7 +39,7 @@
 #include <string.h>
 
 #include "backend/backend.h"
-#include "frontend/ops.h"
+#include "runtime/ops.h"
 
 /* An exact value and the bound on an f32 computation's distance from it. */
 typedef struct Cell {

@@ -39,7 +39,7 @@
 
 #include "util/json.h"
 #include "util/utf8.h"
-#include "frontend/ops.h"
+#include "runtime/ops.h"
 
 enum {
   MAX_RUNS = 16,         /* processes in one trace */

@@ -130,8 +130,7 @@ static void print_resources(const Program *p, const OracleStats *st, bool json, 
             "resources of %s (%s) on %s, %d-bit counters (%d waited on)\n%-8s %10s %10s %6s %8s %7s %7s %5s %6s %8s %9s  %s\n",
             p->kernel->name, sync_name(p->ir->sync), t->name, t->counter_bits, ncounters, "engine", "semaphores", "registers",
             "loops", "scalars", "guards", "shared", "last", "temps", "spilled", "bk/instr", "scratch bytes");
-  EngineResources *all = ARENA_ARRAY(p->arena, EngineResources, t->nengines);
-  resources_all(p, all);
+  const EngineResources *all = resources_plan(p);
   for (int e = 0; e < t->nengines; e++) {
     EngineResources r = all[e];
     int kind = t->engines[e].kind;

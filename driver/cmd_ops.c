@@ -10,7 +10,7 @@
 
 #include "driver/args.h"
 #include "driver/commands.h"
-#include "frontend/ops.h"
+#include "runtime/ops.h"
 #include "target/target.h"
 
 static const char usage_text[] =

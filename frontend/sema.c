@@ -27,7 +27,7 @@
 #include <stdbool.h>
 #include <string.h>
 
-#include "frontend/ops.h"
+#include "runtime/ops.h"
 #include "frontend/program.h"
 
 typedef enum DeclKind { DECL_PARAM, DECL_TENSOR, DECL_TILE, DECL_CONST } DeclKind;

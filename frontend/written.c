@@ -41,7 +41,7 @@
 #include <inttypes.h>
 #include <stdlib.h>
 
-#include "frontend/ops.h"
+#include "runtime/ops.h"
 #include "frontend/program.h"
 
 typedef struct Write {

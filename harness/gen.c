@@ -58,7 +58,7 @@
 #include "harness/gen.h"
 #include "util/arena.h"
 #include "util/diag.h"
-#include "frontend/ops.h"
+#include "runtime/ops.h"
 #include "target/target.h"
 
 #define TILE_DIM 4

@@ -1,7 +1,11 @@
 /* ops.c: the op table (see ops.h), generated from ops.def so the compiler
  * and the runtime can never disagree about which ops exist or what they
- * take. */
+ * take, and the lookups in it by id and by name. */
 #include "ops.h"
+
+#include <string.h>
+
+#include "util/diag.h"
 
 /* Operand letters of each signature, destination first. */
 #define OPERANDS_SIG_T_H "TH"
@@ -17,3 +21,20 @@ const OpInfo rt_ops[BFRT_NOPS] = {
 #include "ops.def"
 #undef OP
 };
+
+const OpInfo *op_info(int op) {
+  if (op < 0 || op >= BFRT_NOPS) bug("op_info: no op %d", op);
+  return &rt_ops[op];
+}
+
+int op_lookup_for(const char *name, const char *kinds) {
+  for (int op = 0; op < BFRT_NOPS; op++)
+    if (!strcmp(rt_ops[op].name, name) && !strcmp(rt_ops[op].operands, kinds)) return op;
+  return op_lookup(name);
+}
+
+int op_lookup(const char *name) {
+  for (int op = 0; op < BFRT_NOPS; op++)
+    if (!strcmp(rt_ops[op].name, name)) return op;
+  return -1;
+}

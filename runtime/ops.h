@@ -55,4 +55,13 @@ typedef struct OpInfo {
 /* Indexed by BFRT_<OP>. */
 extern const OpInfo rt_ops[BFRT_NOPS];
 
+/* The entry of op (BFRT_<OP>). */
+const OpInfo *op_info(int op);
+/* The op called name, or -1. */
+int op_lookup(const char *name);
+/* The op called name whose operand letters are kinds (T, H, F, and ? for
+ * an operand that did not resolve); the first called name when none fits
+ * (sema then reports the operand that does not); -1 when no op is. */
+int op_lookup_for(const char *name, const char *kinds);
+
 #endif

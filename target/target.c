@@ -20,7 +20,7 @@
 #include <string.h>
 
 #include "util/diag.h"
-#include "frontend/ops.h"
+#include "runtime/ops.h"
 
 extern const char bf_trn1_target_text[], bf_trn1_target_end[];
 __asm__(".section .rodata\n"

@@ -37,7 +37,7 @@
 #include <limits.h>
 #include <string.h>
 
-#include "frontend/ops.h"
+#include "runtime/ops.h"
 
 enum { MAX_TERMS = 8 };
 

@@ -263,6 +263,17 @@ IrExpr *ir_from_expr(const Program *p, const Expr *e) {
   }
 }
 
+int ir_new_var(Arena *arena, IrStream *s, const char *name) {
+  if (s->nvars == s->vars_cap) {
+    s->vars_cap = s->vars_cap ? 2 * s->vars_cap : 8;
+    const char **names = ARENA_ARRAY(arena, const char *, s->vars_cap);
+    if (s->nvars) memcpy(names, s->var_names, sizeof(char *) * (size_t)s->nvars);
+    s->var_names = names;
+  }
+  s->var_names[s->nvars] = name;
+  return s->nvars++;
+}
+
 IrNode *ir_node(Arena *arena, IrKind kind, int line) {
   IrNode *n = ARENA_NEW(arena, IrNode);
   n->kind = kind;

@@ -133,7 +133,7 @@ typedef struct IrArray {
 
 typedef struct IrStream {
   IrNode *body;
-  int nvars;
+  int nvars, vars_cap;
   const char **var_names;
   int narrays;
   IrArray *arrays;
@@ -148,6 +148,9 @@ typedef struct IrProgram {
   SyncMode sync;
   int nengines;
   IrStream streams[BFRT_MAX_ENGINES];
+  /* [engine]: each stream's registers, semaphores and scratch plan, or
+   * NULL until resources_plan (transform/resources.c) measures them */
+  const struct EngineResources *resources;
 } IrProgram;
 
 struct Program;
@@ -216,6 +219,8 @@ IrExpr *ir_hbm_row(struct Arena *arena, int tensor, int tile, IrExpr *row, IrExp
 IrExpr *ir_not(struct Arena *arena, IrExpr *a);
 /* cond ? x : y, folded when cond is constant or x and y are equal. */
 IrExpr *ir_select(struct Arena *arena, IrExpr *cond, IrExpr *x, IrExpr *y);
+/* A new scalar variable of stream s, named name; its id. */
+int ir_new_var(struct Arena *arena, IrStream *s, const char *name);
 /* A node of kind from source line `line`; all other fields zero. */
 IrNode *ir_node(struct Arena *arena, IrKind kind, int line);
 /* The IR_OP node running instruction instr (its operands lowered to IR). */

@@ -31,6 +31,7 @@ int ir_mutate(Program *p, int kind, int index) {
   if (index < 0) return f.seen;
   if (!f.link) return -1;
   IrNode *w = *f.link;
+  p->ir->resources = NULL; /* measured again for the mutated streams */
   switch (kind) {
   case DROP_WAIT: *f.link = w->next; break;
   case LOWER_THRESHOLD:

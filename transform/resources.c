@@ -470,7 +470,7 @@ EngineResources resources_of(const Program *p, int engine) {
   return r;
 }
 
-void resources_all(const Program *p, EngineResources *out) {
+static void measure_all(const Program *p, EngineResources *out) {
   for (int e = 0; e < p->ir->nengines; e++) out[e] = resources_of(p, e);
   for (int c = 0; c < p->ir->nengines; c++)
     for (int e = 0; e < p->ir->nengines; e++)
@@ -483,14 +483,22 @@ void resources_all(const Program *p, EngineResources *out) {
     }
 }
 
+const EngineResources *resources_plan(const Program *p) {
+  if (!p->ir->resources) {
+    EngineResources *all = ARENA_ARRAY(p->arena, EngineResources, p->ir->nengines + 1);
+    measure_all(p, all);
+    p->ir->resources = all;
+  }
+  return p->ir->resources;
+}
+
 int resources_check(Program *p) {
   const Target *t = p->target;
   int short_of = 0;
   bool limited = false;
   for (int k = 0; k < BFRT_NKINDS; k++) limited |= t->semaphores[k] || t->registers[k];
   if (!limited) return 0;
-  EngineResources *all = ARENA_ARRAY(p->arena, EngineResources, p->ir->nengines);
-  resources_all(p, all);
+  const EngineResources *all = resources_plan(p);
   for (int e = 0; e < t->nengines; e++) {
     int kind = t->engines[e].kind;
     int64_t sems = t->semaphores[kind], regs = t->registers[kind];

@@ -43,9 +43,11 @@ typedef struct EngineResources {
  * static accesses weighted by loop depth) are put in scratch until it fits,
  * or all of them when it cannot (then registers > the limit). */
 EngineResources resources_of(const Program *p, int engine);
-/* Requires: p->ir. Ensures: out[e] = resources_of(p, e) for every
- * engine, with producer_loads set (it needs every engine's plan). */
-void resources_all(const Program *p, EngineResources *out);
+/* Requires: p->ir. Ensures: [e] = resources_of(p, e) for every engine,
+ * with producer_loads set (it needs every engine's plan): the plan that
+ * resources_check, the emitter and `compile --resources` all read,
+ * computed once and kept in p->ir (ir_mutate drops it). */
+const EngineResources *resources_plan(const Program *p);
 /* Requires: p->ir. Ensures: 0 when every engine fits its kind's
  * semaphores and registers (docs/targets.md), spilling to scratch where it
  * must, else -1 after an error per shortfall on p->diag, naming the

@@ -1,7 +1,8 @@
 /* sync.c: choosing the synchronization by mode. The commands and the
  * harness name a SyncMode; this is the one place that maps it to a pass
  * and to the name every report prints. Either way the streams must fit the
- * target's semaphores and registers (transform/resources.c). */
+ * target's semaphores and registers (transform/resources.c), and both get
+ * the device-read sharing (transform/share_reads.c). */
 #include "transform/sync.h"
 #include "transform/resources.h"
 
@@ -10,7 +11,9 @@ void transform_sync(Program *p, SyncMode mode) {
     transform_barrier(p);
   else
     transform_barrier_free(p);
-  if (!p->diag.errors) resources_check(p);
+  if (p->diag.errors) return;
+  share_device_reads(p);
+  resources_check(p);
 }
 
 const char *sync_name(SyncMode mode) { return mode == SYNC_BARRIER ? "barrier" : "barrier-free"; }

@@ -15,6 +15,10 @@ void transform_barrier(Program *p);
 /* Requires: a checked kernel. Ensures: ir synchronized the way mode says
  * (one of the two passes above). transform/sync.c */
 void transform_sync(Program *p, SyncMode mode);
+/* Requires: p->ir from a sync pass. Ensures: each device element a node
+ * list evaluates twice or more is read once, into a scalar.
+ * transform/share_reads.c */
+void share_device_reads(Program *p);
 /* "barrier-free" or "barrier". transform/sync.c */
 const char *sync_name(SyncMode mode);
 

@@ -20,7 +20,7 @@
 #include <unistd.h>
 
 #include "backend/backend.h"
-#include "frontend/ops.h"
+#include "runtime/ops.h"
 #include "transform/sync.h"
 
 /* ---- .npy */

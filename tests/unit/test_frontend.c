@@ -14,7 +14,7 @@
 
 #include <cmocka.h>
 
-#include "frontend/ops.h"
+#include "runtime/ops.h"
 #include "frontend/program.h"
 
 /* A compilation and what it printed. */

@@ -17,7 +17,7 @@
 
 #include <cmocka.h>
 
-#include "frontend/ops.h"
+#include "runtime/ops.h"
 #include "frontend/program.h"
 #include "target/target.h"
 #include "runtime/bfrt_cost.h"
