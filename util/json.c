@@ -384,6 +384,11 @@ void json_write_null(JsonWriter *w) {
   fputs("null", w->out);
 }
 
+void json_write_raw(JsonWriter *w, const char *json, size_t n) {
+  before_value(w);
+  fwrite(json, 1, n, w->out);
+}
+
 void json_member_string(JsonWriter *w, const char *key, const char *s) {
   json_key(w, key);
   json_write_string(w, s);

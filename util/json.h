@@ -86,6 +86,8 @@ void json_write_int(JsonWriter *w, long long v);
 void json_write_number(JsonWriter *w, double v); /* null unless finite */
 void json_write_bool(JsonWriter *w, bool v);
 void json_write_null(JsonWriter *w);
+/* A value that is already JSON (n bytes, checked by whoever made it). */
+void json_write_raw(JsonWriter *w, const char *json, size_t n);
 /* Shorthands for a member: key then value. */
 void json_member_string(JsonWriter *w, const char *key, const char *s);
 void json_member_int(JsonWriter *w, const char *key, long long v);
