@@ -157,34 +157,34 @@ static JsonWriter *reply_open(Reply *r) {
   r->text = NULL;
   r->f = open_memstream(&r->text, &r->len);
   if (!r->f) bug("out of memory");
-  json_writer_init(&r->w, r->f, 0);
-  json_begin_object(&r->w);
-  json_member_string(&r->w, "jsonrpc", "2.0");
+  jw_init(&r->w, r->f, false);
+  jw_object(&r->w);
+  jw_key_string(&r->w, "jsonrpc", "2.0");
   return &r->w;
 }
 
 static void reply_send(Server *s, Reply *r) {
-  json_end_object(&r->w);
+  jw_close(&r->w);
   fclose(r->f);
   send_message(s, r->text, r->len);
   free(r->text);
 }
 
 static void write_id(JsonWriter *w, const char *body, const Jv *id) {
-  json_key(w, "id");
-  if (id && (id->kind == 'n' || id->kind == 's')) json_write_raw(w, body + id->raw_begin, id->raw_end - id->raw_begin);
-  else json_write_null(w);
+  jw_key(w, "id");
+  if (id && (id->kind == 'n' || id->kind == 's')) jw_raw(w, body + id->raw_begin, id->raw_end - id->raw_begin);
+  else jw_null(w);
 }
 
 static void reply_error(Server *s, const char *body, const Jv *id, int code, const char *message) {
   Reply r;
   JsonWriter *w = reply_open(&r);
   write_id(w, body, id);
-  json_key(w, "error");
-  json_begin_object(w);
-  json_member_int(w, "code", code);
-  json_member_string(w, "message", message);
-  json_end_object(w);
+  jw_key(w, "error");
+  jw_object(w);
+  jw_key_int(w, "code", code);
+  jw_key_string(w, "message", message);
+  jw_close(w);
   reply_send(s, &r);
 }
 
@@ -193,8 +193,8 @@ static void reply_result(Server *s, const char *body, const Jv *id, const char *
   Reply r;
   JsonWriter *w = reply_open(&r);
   write_id(w, body, id);
-  json_key(w, "result");
-  json_write_raw(w, json, n);
+  jw_key(w, "result");
+  jw_raw(w, json, n);
   reply_send(s, &r);
 }
 
@@ -212,7 +212,7 @@ static void task_child(const Server *s, TaskKind kind, const LspDoc *d, LspPos a
   FILE *f = fdopen(fd, "w");
   if (!f) _exit(3);
   JsonWriter w;
-  json_writer_init(&w, f, 0);
+  jw_init(&w, f, false);
   switch (kind) {
   case TASK_DIAGNOSTICS: lsp_diagnostics(&s->config, d, &w); break;
   case TASK_HOVER: lsp_hover(&s->config, d, a, &w); break;
@@ -319,25 +319,25 @@ static void publish(Server *s, const LspDoc *d) {
   char *json = run_task(s, TASK_DIAGNOSTICS, d, (LspPos){0, 0}, (LspPos){0, 0}, &len, why, sizeof why);
   Reply r;
   JsonWriter *w = reply_open(&r);
-  json_member_string(w, "method", "textDocument/publishDiagnostics");
-  json_key(w, "params");
+  jw_key_string(w, "method", "textDocument/publishDiagnostics");
+  jw_key(w, "params");
   if (json) {
-    json_write_raw(w, json, len);
+    jw_raw(w, json, len);
   } else {
-    json_begin_object(w);
-    json_member_string(w, "uri", d->uri);
-    json_member_int(w, "version", d->version);
-    json_key(w, "diagnostics");
-    json_begin_array(w);
-    json_begin_object(w);
-    json_key(w, "range");
-    json_write_raw(w, "{\"start\": {\"line\": 0, \"character\": 0}, \"end\": {\"line\": 0, \"character\": 0}}", 72);
-    json_member_int(w, "severity", 1);
-    json_member_string(w, "source", "bfsync");
-    json_member_string(w, "message", why);
-    json_end_object(w);
-    json_end_array(w);
-    json_end_object(w);
+    jw_object(w);
+    jw_key_string(w, "uri", d->uri);
+    jw_key_int(w, "version", d->version);
+    jw_key(w, "diagnostics");
+    jw_array(w);
+    jw_object(w);
+    jw_key(w, "range");
+    jw_raw(w, "{\"start\": {\"line\": 0, \"character\": 0}, \"end\": {\"line\": 0, \"character\": 0}}", 72);
+    jw_key_int(w, "severity", 1);
+    jw_key_string(w, "source", "bfsync");
+    jw_key_string(w, "message", why);
+    jw_close(w);
+    jw_close(w);
+    jw_close(w);
   }
   reply_send(s, &r);
   free(json);
@@ -425,13 +425,13 @@ static void did_close(Server *s, const Jv *params) {
   if (!d) return;
   Reply r;
   JsonWriter *w = reply_open(&r);
-  json_member_string(w, "method", "textDocument/publishDiagnostics");
-  json_key(w, "params");
-  json_begin_object(w);
-  json_member_string(w, "uri", d->uri);
-  json_key(w, "diagnostics");
-  json_write_raw(w, "[]", 2);
-  json_end_object(w);
+  jw_key_string(w, "method", "textDocument/publishDiagnostics");
+  jw_key(w, "params");
+  jw_object(w);
+  jw_key_string(w, "uri", d->uri);
+  jw_key(w, "diagnostics");
+  jw_raw(w, "[]", 2);
+  jw_close(w);
   reply_send(s, &r);
   s->doc_bytes -= d->len;
   doc_free(d);
@@ -452,30 +452,30 @@ static void initialize(Server *s, const char *body, const Jv *id, const Jv *para
   FILE *f = open_memstream(&text, &len);
   if (!f) bug("out of memory");
   JsonWriter w;
-  json_writer_init(&w, f, 0);
-  json_begin_object(&w);
-  json_key(&w, "capabilities");
-  json_begin_object(&w);
-  json_member_string(&w, "positionEncoding", s->config.utf8 ? "utf-8" : "utf-16");
-  json_key(&w, "textDocumentSync");
-  json_begin_object(&w);
-  json_key(&w, "openClose");
-  json_write_bool(&w, true);
-  json_member_int(&w, "change", 1); /* the whole text each time */
-  json_end_object(&w);
-  json_key(&w, "hoverProvider");
-  json_write_bool(&w, true);
-  json_key(&w, "definitionProvider");
-  json_write_bool(&w, true);
-  json_key(&w, "inlayHintProvider");
-  json_write_bool(&w, true);
-  json_end_object(&w);
-  json_key(&w, "serverInfo");
-  json_begin_object(&w);
-  json_member_string(&w, "name", "bfsync");
-  json_member_string(&w, "version", BFSYNC_VERSION);
-  json_end_object(&w);
-  json_end_object(&w);
+  jw_init(&w, f, false);
+  jw_object(&w);
+  jw_key(&w, "capabilities");
+  jw_object(&w);
+  jw_key_string(&w, "positionEncoding", s->config.utf8 ? "utf-8" : "utf-16");
+  jw_key(&w, "textDocumentSync");
+  jw_object(&w);
+  jw_key(&w, "openClose");
+  jw_bool(&w, true);
+  jw_key_int(&w, "change", 1); /* the whole text each time */
+  jw_close(&w);
+  jw_key(&w, "hoverProvider");
+  jw_bool(&w, true);
+  jw_key(&w, "definitionProvider");
+  jw_bool(&w, true);
+  jw_key(&w, "inlayHintProvider");
+  jw_bool(&w, true);
+  jw_close(&w);
+  jw_key(&w, "serverInfo");
+  jw_object(&w);
+  jw_key_string(&w, "name", "bfsync");
+  jw_key_string(&w, "version", BFSYNC_VERSION);
+  jw_close(&w);
+  jw_close(&w);
   fclose(f);
   reply_result(s, body, id, text, len);
   free(text);

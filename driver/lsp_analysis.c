@@ -67,19 +67,19 @@ size_t lsp_offset(const LspConfig *c, const LspDoc *d, LspPos pos) {
 }
 
 static void write_pos(JsonWriter *w, LspPos p) {
-  json_begin_object(w);
-  json_member_int(w, "line", p.line);
-  json_member_int(w, "character", p.character);
-  json_end_object(w);
+  jw_object(w);
+  jw_key_int(w, "line", p.line);
+  jw_key_int(w, "character", p.character);
+  jw_close(w);
 }
 
 static void write_range(const LspConfig *c, const LspDoc *d, JsonWriter *w, size_t begin, size_t end) {
-  json_begin_object(w);
-  json_key(w, "start");
+  jw_object(w);
+  jw_key(w, "start");
   write_pos(w, pos_of(c, d, begin));
-  json_key(w, "end");
+  jw_key(w, "end");
   write_pos(w, pos_of(c, d, end));
-  json_end_object(w);
+  jw_close(w);
 }
 
 /* ---- Programs. */
@@ -114,50 +114,50 @@ static int severity(const char *kind) { return !strcmp(kind, "error") ? 1 : !str
 
 static void write_diagnostic(const LspConfig *c, const LspDoc *d, JsonWriter *w, const DiagSink *s, int i) {
   const DiagRecord *r = &s->items[i];
-  json_begin_object(w);
-  json_key(w, "range");
+  jw_object(w);
+  jw_key(w, "range");
   write_range(c, d, w, r->begin, r->end > r->begin ? r->end : r->begin);
-  json_member_int(w, "severity", severity(r->kind));
-  json_member_string(w, "source", "bfsync");
-  json_member_string(w, "message", r->message);
-  json_key(w, "relatedInformation");
-  json_begin_array(w);
+  jw_key_int(w, "severity", severity(r->kind));
+  jw_key_string(w, "source", "bfsync");
+  jw_key_string(w, "message", r->message);
+  jw_key(w, "relatedInformation");
+  jw_array(w);
   for (int n = i + 1; n < s->n && s->items[n].parent == i; n++) {
-    json_begin_object(w);
-    json_key(w, "location");
-    json_begin_object(w);
-    json_member_string(w, "uri", d->uri);
-    json_key(w, "range");
+    jw_object(w);
+    jw_key(w, "location");
+    jw_object(w);
+    jw_key_string(w, "uri", d->uri);
+    jw_key(w, "range");
     write_range(c, d, w, s->items[n].begin, s->items[n].end);
-    json_end_object(w);
-    json_member_string(w, "message", s->items[n].message);
-    json_end_object(w);
+    jw_close(w);
+    jw_key_string(w, "message", s->items[n].message);
+    jw_close(w);
   }
-  json_end_array(w);
-  json_end_object(w);
+  jw_close(w);
+  jw_close(w);
 }
 
 void lsp_diagnostics(const LspConfig *c, const LspDoc *d, JsonWriter *w) {
   DiagSink sink = {0};
   Program *p = analyze(d, &sink);
-  json_begin_object(w);
-  json_member_string(w, "uri", d->uri);
-  json_member_int(w, "version", d->version);
-  json_key(w, "diagnostics");
-  json_begin_array(w);
+  jw_object(w);
+  jw_key_string(w, "uri", d->uri);
+  jw_key_int(w, "version", d->version);
+  jw_key(w, "diagnostics");
+  jw_array(w);
   if (!p) {
-    json_begin_object(w);
-    json_key(w, "range");
+    jw_object(w);
+    jw_key(w, "range");
     write_range(c, d, w, 0, 0);
-    json_member_int(w, "severity", 1);
-    json_member_string(w, "source", "bfsync");
-    json_member_string(w, "message", "the file is larger than 256 MiB, the limit for a kernel file");
-    json_end_object(w);
+    jw_key_int(w, "severity", 1);
+    jw_key_string(w, "source", "bfsync");
+    jw_key_string(w, "message", "the file is larger than 256 MiB, the limit for a kernel file");
+    jw_close(w);
   }
   for (int i = 0; i < sink.n; i++)
     if (sink.items[i].parent < 0) write_diagnostic(c, d, w, &sink, i);
-  json_end_array(w);
-  json_end_object(w);
+  jw_close(w);
+  jw_close(w);
   program_free(p);
   diag_sink_free(&sink);
 }
@@ -279,18 +279,18 @@ void lsp_hover(const LspConfig *c, const LspDoc *d, LspPos at, JsonWriter *w) {
   }
   fclose(out);
   if (!any) {
-    json_write_null(w);
+    jw_null(w);
   } else {
-    json_begin_object(w);
-    json_key(w, "contents");
-    json_begin_object(w);
-    json_member_string(w, "kind", "markdown");
-    json_key(w, "value");
-    json_write_string_n(w, text, len);
-    json_end_object(w);
-    json_key(w, "range");
+    jw_object(w);
+    jw_key(w, "contents");
+    jw_object(w);
+    jw_key_string(w, "kind", "markdown");
+    jw_key(w, "value");
+    jw_string(w, text);
+    jw_close(w);
+    jw_key(w, "range");
     write_range(c, d, w, range.begin, range.end);
-    json_end_object(w);
+    jw_close(w);
   }
   free(text);
   program_free(p);
@@ -305,13 +305,13 @@ void lsp_definition(const LspConfig *c, const LspDoc *d, LspPos at, JsonWriter *
   Decl decl;
   Span word;
   if (p && p->kernel && decl_at(p, lsp_offset(c, d, at), &decl, &word)) {
-    json_begin_object(w);
-    json_member_string(w, "uri", d->uri);
-    json_key(w, "range");
+    jw_object(w);
+    jw_key_string(w, "uri", d->uri);
+    jw_key(w, "range");
     write_range(c, d, w, decl.span.begin, decl.span.end);
-    json_end_object(w);
+    jw_close(w);
   } else {
-    json_write_null(w);
+    jw_null(w);
   }
   program_free(p);
   diag_sink_free(&sink);
@@ -342,16 +342,16 @@ static void flush_hint(Hints *h, const IrNode *op) {
   fclose(h->tf);
   size_t at = op->instr->span.begin;
   if (h->label_len && at >= h->from && at <= h->to) {
-    json_begin_object(h->w);
-    json_key(h->w, "position");
+    jw_object(h->w);
+    jw_key(h->w, "position");
     write_pos(h->w, pos_of(h->c, h->d, at));
-    json_key(h->w, "label");
-    json_write_string_n(h->w, h->label, h->label_len);
-    json_key(h->w, "tooltip");
-    json_write_string_n(h->w, h->tooltip, h->tooltip_len);
-    json_key(h->w, "paddingRight");
-    json_write_bool(h->w, true);
-    json_end_object(h->w);
+    jw_key(h->w, "label");
+    jw_string(h->w, h->label);
+    jw_key(h->w, "tooltip");
+    jw_string(h->w, h->tooltip);
+    jw_key(h->w, "paddingRight");
+    jw_bool(h->w, true);
+    jw_close(h->w);
   }
   free(h->label);
   free(h->tooltip);
@@ -389,7 +389,7 @@ static void hint_nodes(Hints *h, const IrStream *s, int engine, const IrNode *n)
 void lsp_inlay_hints(const LspConfig *c, const LspDoc *d, LspPos from, LspPos to, JsonWriter *w) {
   DiagSink sink = {0};
   Program *p = analyze(d, &sink);
-  json_begin_array(w);
+  jw_array(w);
   if (checked(p)) {
     transform_sync(p, (SyncMode)c->sync);
     if (!p->diag.errors) {
@@ -405,7 +405,7 @@ void lsp_inlay_hints(const LspConfig *c, const LspDoc *d, LspPos from, LspPos to
       }
     }
   }
-  json_end_array(w);
+  jw_close(w);
   program_free(p);
   diag_sink_free(&sink);
 }

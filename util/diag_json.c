@@ -150,47 +150,47 @@ void diag_sink_add_text(DiagSink *s, const char *text, size_t len, const char *p
 /* ---- gcc's JSON. */
 
 static void gcc_position(JsonWriter *w, const char *key, const DiagRecord *r, const DiagPos *p) {
-  json_key(w, key);
-  json_begin_object(w);
-  json_member_string(w, "file", r->path);
-  json_member_int(w, "line", p->line);
-  json_member_int(w, "display-column", p->display_column);
-  json_member_int(w, "byte-column", p->byte_column);
-  json_member_int(w, "column", p->display_column);
-  json_end_object(w);
+  jw_key(w, key);
+  jw_object(w);
+  jw_key_string(w, "file", r->path);
+  jw_key_int(w, "line", p->line);
+  jw_key_int(w, "display-column", p->display_column);
+  jw_key_int(w, "byte-column", p->byte_column);
+  jw_key_int(w, "column", p->display_column);
+  jw_close(w);
 }
 
 static void gcc_diagnostic(JsonWriter *w, const DiagSink *s, int i) {
   const DiagRecord *r = &s->items[i];
-  json_begin_object(w);
-  json_member_string(w, "kind", r->kind);
-  json_member_string(w, "message", r->message);
-  json_key(w, "locations");
-  json_begin_array(w);
+  jw_object(w);
+  jw_key_string(w, "kind", r->kind);
+  jw_key_string(w, "message", r->message);
+  jw_key(w, "locations");
+  jw_array(w);
   if (r->located) {
-    json_begin_object(w);
+    jw_object(w);
     gcc_position(w, "caret", r, &r->caret);
     gcc_position(w, "start", r, &r->caret);
     gcc_position(w, "finish", r, &r->finish);
-    json_end_object(w);
+    jw_close(w);
   }
-  json_end_array(w);
+  jw_close(w);
   if (r->parent < 0) {
-    json_key(w, "children");
-    json_begin_array(w);
+    jw_key(w, "children");
+    jw_array(w);
     for (int c = i + 1; c < s->n && s->items[c].parent == i; c++) gcc_diagnostic(w, s, c);
-    json_end_array(w);
-    json_member_int(w, "column-origin", 1);
-    json_key(w, "escape-source");
-    json_write_bool(w, false);
+    jw_close(w);
+    jw_key_int(w, "column-origin", 1);
+    jw_key(w, "escape-source");
+    jw_bool(w, false);
   }
-  json_end_object(w);
+  jw_close(w);
 }
 
 void diag_sink_write_json(const DiagSink *s, FILE *out) {
   JsonWriter w;
-  json_writer_init(&w, out, 2);
-  json_begin_array(&w);
+  jw_init(&w, out, false);
+  jw_array(&w);
   for (int i = 0; i < s->n; i++)
     if (s->items[i].parent < 0) gcc_diagnostic(&w, s, i);
   if (s->dropped) {
@@ -201,7 +201,7 @@ void diag_sink_write_json(const DiagSink *s, FILE *out) {
     DiagSink one = {.items = &more, .n = 1};
     gcc_diagnostic(&w, &one, 0);
   }
-  json_end_array(&w);
+  jw_close(&w);
   fputc('\n', out);
 }
 
@@ -213,7 +213,7 @@ static void uri(JsonWriter *w, const char *path) {
   size_t n = strlen(path);
   char *buf = malloc(3 * n + 1), *o = buf;
   if (!buf) {
-    json_write_string(w, "");
+    jw_string(w, "");
     return;
   }
   for (const unsigned char *p = (const unsigned char *)path; *p; p++) {
@@ -223,89 +223,89 @@ static void uri(JsonWriter *w, const char *path) {
       o += sprintf(o, "%%%02X", *p);
   }
   *o = 0;
-  json_write_string(w, buf);
+  jw_string(w, buf);
   free(buf);
 }
 
 static void sarif_message(JsonWriter *w, const char *text) {
-  json_key(w, "message");
-  json_begin_object(w);
-  json_member_string(w, "text", text);
-  json_end_object(w);
+  jw_key(w, "message");
+  jw_object(w);
+  jw_key_string(w, "text", text);
+  jw_close(w);
 }
 
 static void sarif_physical(JsonWriter *w, const DiagRecord *r) {
-  json_key(w, "physicalLocation");
-  json_begin_object(w);
-  json_key(w, "artifactLocation");
-  json_begin_object(w);
-  json_key(w, "uri");
+  jw_key(w, "physicalLocation");
+  jw_object(w);
+  jw_key(w, "artifactLocation");
+  jw_object(w);
+  jw_key(w, "uri");
   uri(w, r->path);
-  json_end_object(w);
-  json_key(w, "region");
-  json_begin_object(w);
-  json_member_int(w, "startLine", r->caret.line);
-  json_member_int(w, "startColumn", r->caret.cp_column);
-  json_member_int(w, "endLine", r->finish.line);
+  jw_close(w);
+  jw_key(w, "region");
+  jw_object(w);
+  jw_key_int(w, "startLine", r->caret.line);
+  jw_key_int(w, "startColumn", r->caret.cp_column);
+  jw_key_int(w, "endLine", r->finish.line);
   /* SARIF's end column is the one after the region */
-  json_member_int(w, "endColumn", r->finish.cp_column + (r->end > r->begin ? 1 : 0));
-  json_end_object(w);
-  json_end_object(w);
+  jw_key_int(w, "endColumn", r->finish.cp_column + (r->end > r->begin ? 1 : 0));
+  jw_close(w);
+  jw_close(w);
 }
 
 static void sarif_result(JsonWriter *w, const DiagSink *s, int i) {
   const DiagRecord *r = &s->items[i];
-  json_begin_object(w);
-  json_member_string(w, "level", r->kind);
+  jw_object(w);
+  jw_key_string(w, "level", r->kind);
   sarif_message(w, r->message);
-  json_key(w, "locations");
-  json_begin_array(w);
+  jw_key(w, "locations");
+  jw_array(w);
   if (r->located) {
-    json_begin_object(w);
+    jw_object(w);
     sarif_physical(w, r);
-    json_end_object(w);
+    jw_close(w);
   }
-  json_end_array(w);
-  json_key(w, "relatedLocations");
-  json_begin_array(w);
+  jw_close(w);
+  jw_key(w, "relatedLocations");
+  jw_array(w);
   int id = 0;
   for (int c = i + 1; c < s->n && s->items[c].parent == i; c++) {
-    json_begin_object(w);
-    json_member_int(w, "id", id++);
+    jw_object(w);
+    jw_key_int(w, "id", id++);
     if (s->items[c].located) sarif_physical(w, &s->items[c]);
     sarif_message(w, s->items[c].message);
-    json_end_object(w);
+    jw_close(w);
   }
-  json_end_array(w);
-  json_end_object(w);
+  jw_close(w);
+  jw_close(w);
 }
 
 void diag_sink_write_sarif(const DiagSink *s, const char *version, FILE *out) {
   JsonWriter w;
-  json_writer_init(&w, out, 2);
-  json_begin_object(&w);
-  json_member_string(&w, "$schema", "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json");
-  json_member_string(&w, "version", "2.1.0");
-  json_key(&w, "runs");
-  json_begin_array(&w);
-  json_begin_object(&w);
-  json_key(&w, "tool");
-  json_begin_object(&w);
-  json_key(&w, "driver");
-  json_begin_object(&w);
-  json_member_string(&w, "name", "bfsync");
-  json_member_string(&w, "version", version);
-  json_end_object(&w);
-  json_end_object(&w);
-  json_member_string(&w, "columnKind", "unicodeCodePoints");
-  json_key(&w, "results");
-  json_begin_array(&w);
+  jw_init(&w, out, false);
+  jw_object(&w);
+  jw_key_string(&w, "$schema", "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json");
+  jw_key_string(&w, "version", "2.1.0");
+  jw_key(&w, "runs");
+  jw_array(&w);
+  jw_object(&w);
+  jw_key(&w, "tool");
+  jw_object(&w);
+  jw_key(&w, "driver");
+  jw_object(&w);
+  jw_key_string(&w, "name", "bfsync");
+  jw_key_string(&w, "version", version);
+  jw_close(&w);
+  jw_close(&w);
+  jw_key_string(&w, "columnKind", "unicodeCodePoints");
+  jw_key(&w, "results");
+  jw_array(&w);
   for (int i = 0; i < s->n; i++)
     if (s->items[i].parent < 0) sarif_result(&w, s, i);
-  json_end_array(&w);
-  json_end_object(&w);
-  json_end_array(&w);
-  json_end_object(&w);
+  jw_close(&w);
+  jw_close(&w);
+  jw_close(&w);
+  jw_close(&w);
   fputc('\n', out);
 }
 

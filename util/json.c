@@ -1,4 +1,4 @@
-/* json.c: the strict pull reader of json.h, and its writer.
+/* json.c: the strict pull reader of json.h.
  *
  * Hostile input is the point: a file that is truncated, nested too deep,
  * holds a NUL byte, a stray byte of invalid UTF-8, a number too large for
@@ -7,7 +7,6 @@
  * only happens in json_skip, bounded by JSON_MAX_DEPTH. */
 #include "util/json.h"
 
-#include "util/diag.h"
 #include "util/utf8.h"
 
 #include <errno.h>
@@ -284,117 +283,4 @@ int json_end(JsonReader *j) {
   if (j->failed) return -1;
   if (json_peek(j) || j->pos < j->len) return json_error_at(j, j->pos, "unexpected text after the document");
   return 0;
-}
-
-/* ---- The writer. */
-
-void json_writer_init(JsonWriter *w, FILE *out, int indent) { *w = (JsonWriter){.out = out, .indent = indent}; }
-
-static void newline(JsonWriter *w) {
-  if (!w->indent) return;
-  fputc('\n', w->out);
-  for (int i = 0; i < w->depth * w->indent; i++) fputc(' ', w->out);
-}
-
-/* Before any value: the comma and line break it needs, unless it follows a key. */
-static void before_value(JsonWriter *w) {
-  if (w->after_key) {
-    w->after_key = false;
-    return;
-  }
-  if (w->comma[w->depth]) fputc(',', w->out);
-  if (w->depth > 0) {
-    if (!w->indent && w->comma[w->depth]) fputc(' ', w->out);
-    newline(w);
-  }
-  w->comma[w->depth] = true;
-}
-
-static void open_level(JsonWriter *w, char c) {
-  before_value(w);
-  if (w->depth == JSON_MAX_DEPTH) bug("JSON output nested deeper than %d levels", JSON_MAX_DEPTH);
-  fputc(c, w->out);
-  w->comma[++w->depth] = false;
-}
-
-static void close_level(JsonWriter *w, char c) {
-  bool any = w->comma[w->depth];
-  w->depth--;
-  if (any) newline(w);
-  fputc(c, w->out);
-}
-
-void json_begin_object(JsonWriter *w) { open_level(w, '{'); }
-void json_end_object(JsonWriter *w) { close_level(w, '}'); }
-void json_begin_array(JsonWriter *w) { open_level(w, '['); }
-void json_end_array(JsonWriter *w) { close_level(w, ']'); }
-
-static void quoted(FILE *out, const char *s, size_t n) {
-  fputc('"', out);
-  for (size_t i = 0; i < n;) {
-    unsigned char c = (unsigned char)s[i];
-    int len = c >= 0x80 ? utf8_length((const unsigned char *)s + i, n - i) : 1;
-    if (c >= 0x80 && !len) {
-      fputs("\\ufffd", out);
-      i++;
-      continue;
-    }
-    if (c == '"' || c == '\\') fprintf(out, "\\%c", c);
-    else if (c == '\n') fputs("\\n", out);
-    else if (c == '\t') fputs("\\t", out);
-    else if (c < 0x20 || c == 0x7f) fprintf(out, "\\u%04x", c);
-    else fwrite(s + i, 1, (size_t)len, out);
-    i += (size_t)len;
-  }
-  fputc('"', out);
-}
-
-void json_key(JsonWriter *w, const char *key) {
-  before_value(w);
-  quoted(w->out, key, strlen(key));
-  fputs(": ", w->out);
-  w->after_key = true;
-}
-
-void json_write_string_n(JsonWriter *w, const char *s, size_t n) {
-  before_value(w);
-  quoted(w->out, s, n);
-}
-
-void json_write_string(JsonWriter *w, const char *s) { json_write_string_n(w, s, strlen(s)); }
-
-void json_write_int(JsonWriter *w, long long v) {
-  before_value(w);
-  fprintf(w->out, "%lld", v);
-}
-
-void json_write_number(JsonWriter *w, double v) {
-  before_value(w);
-  if (isfinite(v)) fprintf(w->out, "%.9g", v);
-  else fputs("null", w->out);
-}
-
-void json_write_bool(JsonWriter *w, bool v) {
-  before_value(w);
-  fputs(v ? "true" : "false", w->out);
-}
-
-void json_write_null(JsonWriter *w) {
-  before_value(w);
-  fputs("null", w->out);
-}
-
-void json_write_raw(JsonWriter *w, const char *json, size_t n) {
-  before_value(w);
-  fwrite(json, 1, n, w->out);
-}
-
-void json_member_string(JsonWriter *w, const char *key, const char *s) {
-  json_key(w, key);
-  json_write_string(w, s);
-}
-
-void json_member_int(JsonWriter *w, const char *key, long long v) {
-  json_key(w, key);
-  json_write_int(w, v);
 }
