@@ -567,6 +567,13 @@ bfs_run *bfs_run_kernel(const bfs_kernel *k, const char *const *names, const int
 const bfs_result *bfs_run_result(const bfs_run *r) { return &r->result; }
 const char *bfs_run_report(const bfs_run *r) { return r->report ? r->report : ""; }
 
+int bfs_run_shape(const bfs_run *r, int t, int64_t *rows, int64_t *cols) {
+  if (t < 0 || t >= r->kernel->ntensors) return -1;
+  *rows = r->results[t].rows;
+  *cols = r->results[t].cols;
+  return 0;
+}
+
 int bfs_run_output(const bfs_run *r, int t, void *dst, const char *dtype, bfs_error **err) {
   if (err) *err = NULL;
   Call *volatile c = call_begin();

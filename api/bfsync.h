@@ -113,6 +113,8 @@ bfs_run *bfs_run_kernel(const bfs_kernel *k, const char *const *names, const int
 const bfs_result *bfs_run_result(const bfs_run *r);
 /* What differed, as the command line says it ("" when everything matched). */
 const char *bfs_run_report(const bfs_run *r);
+/* Tensor t's shape in this run (0, or -1 when there is no tensor t). */
+int bfs_run_shape(const bfs_run *r, int t, int64_t *rows, int64_t *cols);
 /* Tensor t after the run, into dst (rows x cols of dtype, as for inputs). 0, or -1 with *err. */
 int bfs_run_output(const bfs_run *r, int t, void *dst, const char *dtype, bfs_error **err);
 void bfs_run_free(bfs_run *r);

@@ -306,14 +306,15 @@ class Kernel:
                                     ctypes.byref(err))
         _check(run, err)
         try:
-            shapes = self.shapes(merged)
             outputs = {}
             for t, name in enumerate(self._order):
                 tensor = self.tensors[name]
                 if tensor.io == "in":
                     continue
                 dtype = OUTPUT_DTYPES.get(tensor.type) or (BIT_DTYPES[tensor.type] if narrow == "bits" else np.float32)
-                out = np.empty(shapes[name], dtype=dtype)
+                rows, cols = ctypes.c_int64(), ctypes.c_int64()
+                _lib_c.bfs_run_shape(run, t, ctypes.byref(rows), ctypes.byref(cols))
+                out = np.empty((rows.value, cols.value), dtype=dtype)
                 _check(_lib_c.bfs_run_output(run, t, out.ctypes.data_as(ctypes.c_void_p), out.dtype.str.encode(),
                                              ctypes.byref(err)) == 0, err)
                 outputs[name] = out

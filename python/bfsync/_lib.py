@@ -92,6 +92,7 @@ _proto("bfs_run_kernel", c_void_p, c_void_p, NAMES, VALUES, c_int, ctypes.POINTE
        ctypes.POINTER(Options), Error_p)
 _proto("bfs_run_result", ctypes.POINTER(Result), c_void_p)
 _proto("bfs_run_report", c_char_p, c_void_p)
+_proto("bfs_run_shape", c_int, c_void_p, c_int, VALUES, VALUES)
 _proto("bfs_run_output", c_int, c_void_p, c_int, c_void_p, c_char_p, Error_p)
 _proto("bfs_run_free", None, c_void_p)
 _proto("bfs_verify", c_int, c_void_p, NAMES, VALUES, c_int, ctypes.POINTER(Options), c_int,
