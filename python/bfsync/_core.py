@@ -232,11 +232,11 @@ class Kernel:
         self._order = list(self.tensors)
         self.warnings = lib.bfs_kernel_warnings(handle).decode("utf-8", "replace")
 
-    def close(self):
+    def close(self, _free=_lib_c.bfs_kernel_free):
         """Free the kernel now (it is freed anyway when collected)."""
         h, self._h = getattr(self, "_h", None), None
         if h:
-            _lib_c.bfs_kernel_free(h)
+            _free(h)  # bound at definition: still there while the interpreter exits
 
     __del__ = close
 

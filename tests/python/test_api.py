@@ -155,6 +155,12 @@ def test_fp16_takes_numpy_float16():
     np.testing.assert_array_equal(r32.outputs["Y"], r.outputs["Y"].astype(np.float32))
 
 
+def test_warnings_are_kept(root):
+    k = bfsync.compile_file(root / "tests/bad_run/uninit.bfk")
+    assert "warning: 'add' reads tile s before anything writes it" in k.warnings
+    assert bfsync.compile_file(root / MATMUL).warnings == ""
+
+
 def test_kernel_can_be_closed_and_used_as_context(root):
     with bfsync.compile_file(root / MATMUL) as k:
         assert k.run(M=1, N=1, K=1).ok
