@@ -330,8 +330,16 @@ static void publish(Server *s, const LspDoc *d) {
     jw_key(w, "diagnostics");
     jw_array(w);
     jw_object(w);
-    jw_key(w, "range");
-    jw_raw(w, "{\"start\": {\"line\": 0, \"character\": 0}, \"end\": {\"line\": 0, \"character\": 0}}", 72);
+    jw_key(w, "range"); /* the top of the file */
+    jw_object(w);
+    for (int i = 0; i < 2; i++) {
+      jw_key(w, i ? "end" : "start");
+      jw_object(w);
+      jw_key_int(w, "line", 0);
+      jw_key_int(w, "character", 0);
+      jw_close(w);
+    }
+    jw_close(w);
     jw_key_int(w, "severity", 1);
     jw_key_string(w, "source", "bfsync");
     jw_key_string(w, "message", why);
