@@ -2,7 +2,9 @@
  * reads it: every op form with its operands, the engines of the target
  * that run it, its shape rule, cost class and accuracy class. The table is
  * printed from the same rt_ops sema checks against, so it cannot drift
- * from what the compiler accepts.
+ * from what the compiler accepts. ops_describe gives one op's entry as
+ * Markdown, with the target's cost figures, for the language server's
+ * hover (driver/lsp_analysis.c).
  *
  *   ops      target -> rt_ops */
 #include <inttypes.h>
