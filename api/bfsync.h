@@ -38,7 +38,7 @@ enum {
   BFS_KERNEL_ERROR = 1,  /* the kernel does not compile: positioned diagnostics */
   BFS_USAGE_ERROR = 2,   /* a bad argument: a parameter, a tensor's shape or dtype, an option */
   BFS_RUNTIME_ERROR = 3, /* the kernel failed while it ran (bounds, NaN, a read before a write) */
-  BFS_INTERNAL_ERROR = 4 /* a bug in bfsync, or memory exhausted */
+  BFS_INTERNAL_ERROR = 4 /* a bug in bfsync, memory exhausted, or the installation (no tcc) */
 };
 
 /* The version of bfsync ("0.1.0"). */

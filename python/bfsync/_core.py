@@ -85,7 +85,8 @@ class KernelRuntimeError(BfsyncError, RuntimeError):
 
 
 class InternalError(BfsyncError):
-    """A bug in bfsync (or memory exhausted): reported, never a crash."""
+    """A bug in bfsync, memory exhausted, or a broken installation (no tcc
+    command, no temporary folder): reported, never a crash."""
 
 
 _ERRORS = {1: KernelError, 2: UsageError, 3: KernelRuntimeError, 4: InternalError}

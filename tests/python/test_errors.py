@@ -134,3 +134,18 @@ def test_hostile_inputs(root):
             bfsync.compile(text)
     with pytest.raises(TypeError):
         bfsync.compile(42)
+
+
+def test_a_broken_installation_is_an_exception(root, monkeypatch):
+    """No tcc on PATH, or no temporary folder: the run fails with a message,
+    the interpreter goes on, and the next run works."""
+    k = bfsync.compile_file(root / MATMUL)
+    monkeypatch.setenv("PATH", "/nonexistent")
+    with pytest.raises(bfsync.InternalError, match="cannot run tcc"):
+        k.run(M=1, N=1, K=1)
+    monkeypatch.undo()
+    monkeypatch.setenv("TMPDIR", "/nonexistent/tmp")
+    with pytest.raises(bfsync.InternalError, match="temporary folder"):
+        k.run(M=1, N=1, K=1)
+    monkeypatch.undo()
+    assert k.run(M=1, N=1, K=1).ok
