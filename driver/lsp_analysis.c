@@ -98,7 +98,20 @@ static Program *analyze(const LspDoc *d, DiagSink *sink) {
   if (!out) bug("out of memory");
   int bad_target = program_use_target_line(p, out);
   fclose(out);
-  if (bad_target) diag_error(&p->diag, (Span){0, 0}, "%.*s", (int)strcspn(text ? text : "", "\n"), text ? text : "");
+  if (bad_target) {
+    /* the error at the `// target:` line, which the reader's note marks */
+    Span at = {0, 0};
+    DiagRecord *last = sink->n ? &sink->items[sink->n - 1] : NULL;
+    if (last && !strcmp(last->kind, "note") && last->parent < 0) {
+      at = (Span){last->begin, last->end};
+      free(last->message);
+      free(last->path);
+      sink->n--;
+    }
+    const char *msg = text ? text : "";
+    if (!strncmp(msg, "bfsync: error: ", 15)) msg += 15;
+    diag_error(&p->diag, at, "%.*s", (int)strcspn(msg, "\n"), msg);
+  }
   free(text);
   if (bad_target) return p;
   parse(p);

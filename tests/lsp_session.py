@@ -11,6 +11,7 @@ framing, and checks every answer:
               hover on an op, an engine, a tensor, a loop variable,
               definition of a tile and a loop variable, inlay hints (the
               waits bfsync --explain lists, before their instructions),
+              a `// target:` line found and missing,
               a file mid-edit at every prefix of a kernel, close, shutdown,
               exit with status 0
   malformed   bad framing, bad JSON, a request without a method, unknown
@@ -208,6 +209,20 @@ def session(bfsync):
     d = s.diagnostics(uri)
     # "// softmax.bfk: ..." became "kernel softmax.bfk: ...": the '.' after the name is wrong
     check(d["diagnostics"] and d["diagnostics"][0]["range"]["start"] == {"line": 0, "character": 14}, d)
+
+    # a `// target:` line, relative to the document's folder: found, then missing
+    turi = "file://" + os.path.join(ROOT, "examples", "with%20target.bfk")
+    s.notify("textDocument/didOpen", {"textDocument": {"uri": turi, "version": 1,
+                                                       "text": "// target: ../targets/trn1_c8.target\n" + good}})
+    check(s.diagnostics(turi)["diagnostics"] == [], "a target line")
+    missing = "// target: ../targets/none.target\n" + good
+    s.notify("textDocument/didChange", {"textDocument": {"uri": turi, "version": 2},
+                                        "contentChanges": [{"text": missing}]})
+    d = s.diagnostics(turi)["diagnostics"]
+    check(len(d) == 1 and "cannot open target file" in d[0]["message"] and d[0]["severity"] == 1
+          and d[0]["range"]["start"] == pos_of(missing, "../targets/none"), d)
+    s.notify("textDocument/didClose", {"textDocument": {"uri": turi}})
+    s.diagnostics(turi)
 
     s.notify("textDocument/didClose", {"textDocument": {"uri": uri}})
     check(s.diagnostics(uri)["diagnostics"] == [], "close clears the diagnostics")
