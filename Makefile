@@ -77,7 +77,8 @@ $(BUILD)/bfsync: $(COMPILER_OBJ) $(BUILD)/libbfrt.a | $(BUILD_HDR)
 
 # libbfsync.so, the C API of api/bfsync.h that the Python module binds
 # (docs/python.md): every layer but the driver, compiled again with -fPIC
-# into $(BUILD)/pic/ (so the static build is unchanged), exporting only bfs_*.
+# into $(BUILD)/pic/ (so the static build is unchanged), exporting only bfs_*
+# and the runtime's bfrt_* that the kernels it compiles call (backend/jit_dl.c).
 API_SRC = $(sort $(wildcard api/*.c))
 PIC_OBJ = $(patsubst %.c,$(BUILD)/pic/%.o,$(filter-out driver/%,$(COMPILER_SRC)) $(RUNTIME_SRC) $(API_SRC)) \
           $(GEN_SRC:$(BUILD)/gen/%.c=$(BUILD)/pic/%.o)
