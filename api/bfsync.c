@@ -548,7 +548,8 @@ bfs_run *bfs_run_kernel(const bfs_kernel *k, const char *const *names, const int
   bfs_options defaults = {.seed = 1};
   int status = 0;
   TRAPPED(c, err, (free(run), NULL),
-          status = run_in(c, k, names, values, nparams, inputs, ninputs < 0 ? 0 : ninputs, opt ? opt : &defaults, run));
+          status = run_in(c, k, names, values, nparams, inputs, inputs && ninputs > 0 ? ninputs : 0,
+                          opt ? opt : &defaults, run));
   if (status) {
     call_fail(c, status, err);
     free(run->report);
