@@ -1,6 +1,8 @@
 /* diag.h: user-facing diagnostics. A Span is a byte range of the source;
  * line and column are computed only when a message is printed, in the form
- * editors parse: file:line:col: error: message, the line, a caret. */
+ * editors parse: file:line:col: error: message, the line, a caret, or
+ * recorded as data in a DiagSink (for --diagnostics-format, the library
+ * and the language server). */
 #ifndef DIAG_H
 #define DIAG_H
 
