@@ -349,8 +349,27 @@ static void pending_open(Hints *h) {
   if (!h->lf || !h->tf) bug("out of memory");
 }
 
-/* The op the pending waits guard: one hint at its instruction, if in range. */
-static void flush_hint(Hints *h, const IrNode *op) {
+static const char *engine_of(const Program *p, int e) { return p->target->engines[e].name; }
+
+/* Whether `dma:` transfers go to DMA queues (frontend/queues.c): the
+ * target has DMA engines but none called "dma". */
+static bool dma_queues(const Target *t) {
+  for (int e = 0; e < t->nengines; e++)
+    if (!strcmp(t->engines[e].name, "dma")) return false;
+  return true;
+}
+
+/* The op the pending waits guard: one hint at its instruction, if in
+ * range; on a DMA queue, the queue first. */
+static void flush_hint(Hints *h, int engine, const IrNode *op) {
+  if (h->p->target->engines[engine].kind == BFRT_KIND_DMA && dma_queues(h->p->target)) {
+    fflush(h->lf);
+    char *waits = h->label_len ? strdup(h->label) : NULL;
+    rewind(h->lf);
+    fprintf(h->lf, "on %s%s%s", engine_of(h->p, engine), waits ? "; " : "", waits ? waits : "");
+    free(waits);
+    fprintf(h->tf, "a `dma:` transfer, on the queue %s (round robin in program order)\n", engine_of(h->p, engine));
+  }
   fclose(h->lf);
   fclose(h->tf);
   size_t at = op->instr->span.begin;
@@ -371,8 +390,6 @@ static void flush_hint(Hints *h, const IrNode *op) {
   pending_open(h);
 }
 
-static const char *engine_of(const Program *p, int e) { return p->target->engines[e].name; }
-
 static void hint_nodes(Hints *h, const IrStream *s, int engine, const IrNode *n) {
   for (; n; n = n->next) {
     if (n->kind == IR_WAIT) {
@@ -391,7 +408,7 @@ static void hint_nodes(Hints *h, const IrStream *s, int engine, const IrNode *n)
       fprintf(h->lf, "%sbarrier", ftell(h->lf) ? "; " : "");
       fprintf(h->tf, "%s meets every engine at a barrier\n", engine_of(h->p, engine));
     } else if (n->kind == IR_OP && n->instr) {
-      flush_hint(h, n);
+      flush_hint(h, engine, n);
     } else if (n->kind == IR_LOOP || n->kind == IR_IF) {
       hint_nodes(h, s, engine, n->body);
       if (n->kind == IR_IF) hint_nodes(h, s, engine, n->orelse);

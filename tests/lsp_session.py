@@ -183,6 +183,9 @@ def session(bfsync):
         line = int(engine_line.split()[-1])
         check(any(h["position"]["line"] == line - 1 and wait in h["label"] for h in hints), (w, hints))
     check(all(h["tooltip"] and h["paddingRight"] for h in hints), hints)
+    for q in [l for l in explain.splitlines() if " -> dma" in l]:  # "// line 26: dma: load -> dma0 (...)"
+        line, queue = int(q.split()[2].rstrip(":")), q.split("-> ")[1].split()[0]
+        check(any(h["position"]["line"] == line - 1 and h["label"].startswith("on " + queue) for h in hints), (q, hints))
     some = s.request("textDocument/inlayHint", {"textDocument": {"uri": uri},
                                                 "range": {"start": {"line": 28, "character": 0},
                                                           "end": {"line": 29, "character": 0}}})["result"]
