@@ -39,7 +39,7 @@ UNIT_SRC     = $(sort $(wildcard tests/unit/test_*.c))
 UNIT_BIN     = $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 TEST_SCRIPTS = $(sort $(wildcard tests/*.sh))
 
-.PHONY: all deps test test-unit test-scripts test-asan test-update run bench bench-compile bench-resources install clean fuzz-kernels fuzz exhaustive
+.PHONY: all deps test test-unit test-scripts test-asan test-update run bench bench-compile bench-resources bench-paper install clean fuzz-kernels fuzz exhaustive
 all: $(BUILD)/bfsync $(BUILD)/libbfrt.a $(BUILD_HDR) $(NARROW_TARGETS) $(BUILD)/libbfsync.so
 
 deps:
@@ -58,11 +58,11 @@ $(BUILD)/gen/dsl/lexer.c $(BUILD)/gen/dsl/lexer.h: dsl/lexer.l
 
 $(BUILD)/obj/dsl/%.o: $(BUILD)/gen/dsl/%.c $(GEN_HDR)
 	@mkdir -p $(dir $@)
-	$(CC) $(BASEFLAGS) $(CFLAGS) $(GENFLAGS) -MMD -c $< -o $@
+	$(CC) $(BASEFLAGS) $(CFLAGS) $(GENFLAGS) -MMD -MP -c $< -o $@
 
 $(BUILD)/obj/%.o: %.c $(GEN_HDR)
 	@mkdir -p $(dir $@)
-	$(CC) $(BASEFLAGS) $(CFLAGS) -MMD -c $< -o $@
+	$(CC) $(BASEFLAGS) $(CFLAGS) -MMD -MP -c $< -o $@
 
 # The headers generated kernels include, beside bfsync as in an installed prefix.
 $(BUILD)/include/bfsync/%: runtime/%
@@ -84,10 +84,10 @@ PIC_OBJ = $(patsubst %.c,$(BUILD)/pic/%.o,$(filter-out driver/%,$(COMPILER_SRC))
           $(GEN_SRC:$(BUILD)/gen/%.c=$(BUILD)/pic/%.o)
 $(BUILD)/pic/dsl/%.o: $(BUILD)/gen/dsl/%.c $(GEN_HDR)
 	@mkdir -p $(dir $@)
-	$(CC) $(BASEFLAGS) $(CFLAGS) $(GENFLAGS) -fPIC -DBFSYNC_SHARED -MMD -c $< -o $@
+	$(CC) $(BASEFLAGS) $(CFLAGS) $(GENFLAGS) -fPIC -DBFSYNC_SHARED -MMD -MP -c $< -o $@
 $(BUILD)/pic/%.o: %.c $(GEN_HDR)
 	@mkdir -p $(dir $@)
-	$(CC) $(BASEFLAGS) $(CFLAGS) -fPIC -DBFSYNC_SHARED -MMD -c $< -o $@
+	$(CC) $(BASEFLAGS) $(CFLAGS) -fPIC -DBFSYNC_SHARED -MMD -MP -c $< -o $@
 $(BUILD)/pic/target/target.o: targets/trn1.target
 $(BUILD)/libbfsync.so: $(PIC_OBJ) api/libbfsync.map | $(BUILD_HDR)
 	$(CC) $(BASEFLAGS) $(CFLAGS) -shared -Wl,-soname,libbfsync.so -Wl,--version-script=api/libbfsync.map \
@@ -129,6 +129,10 @@ bench: all
 bench-compile: all
 	@COMPILE_ONLY=1 bash bench/run.sh $(BUILD)/bfsync
 
+# Only the paper's table on trn2 in bench/results.md (the others are kept).
+bench-paper: all
+	@PAPER_ONLY=1 bash bench/run.sh $(BUILD)/bfsync
+
 # Only the resources section of bench/results.md (the others are kept).
 bench-resources: all
 	@RESOURCES_ONLY=1 bash bench/run.sh $(BUILD)/bfsync
@@ -169,16 +173,23 @@ PREFIX ?= /usr/local
 PYTHON_SITE = $(PREFIX)/lib/python3/site-packages
 # PREFIX/bin/bfsync finds the headers in PREFIX/include/bfsync/ (never in
 # the source tree), so an installed bfsync works after the tree is gone.
+# Every path is one shell word, whatever PREFIX holds (spaces, &, quotes):
+# shell_quote wraps it in single quotes, each ' written '\''; in the .pc
+# file's sed replacement, \, | and & are escaped too.
+shell_quote = '$(subst ','\'',$(1))'
+sed_escape  = $(subst &,\&,$(subst |,\|,$(subst \,\\,$(1))))
+DEST        = $(DESTDIR)$(PREFIX)
 install: all
-	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/include/bfsync $(DESTDIR)$(PREFIX)/lib/pkgconfig
-	install -m 755 $(BUILD)/bfsync $(DESTDIR)$(PREFIX)/bin/bfsync
-	install -m 644 $(PUBLIC_HDR) $(DESTDIR)$(PREFIX)/include/bfsync/
-	install -m 644 $(BUILD)/libbfrt.a $(DESTDIR)$(PREFIX)/lib/libbfrt.a
-	sed 's|@PREFIX@|$(PREFIX)|; s|@VERSION@|$(VERSION)|' runtime/bfrt.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/bfrt.pc
-	install -m 755 $(BUILD)/libbfsync.so $(DESTDIR)$(PREFIX)/lib/libbfsync.so
-	install -m 644 api/bfsync.h $(DESTDIR)$(PREFIX)/include/bfsync/bfsync.h
-	install -d $(DESTDIR)$(PYTHON_SITE)/bfsync
-	install -m 644 python/bfsync/*.py $(DESTDIR)$(PYTHON_SITE)/bfsync/
+	install -d $(call shell_quote,$(DEST)/bin) $(call shell_quote,$(DEST)/include/bfsync) $(call shell_quote,$(DEST)/lib/pkgconfig)
+	install -m 755 $(BUILD)/bfsync $(call shell_quote,$(DEST)/bin/bfsync)
+	install -m 644 $(PUBLIC_HDR) $(call shell_quote,$(DEST)/include/bfsync/)
+	install -m 644 $(BUILD)/libbfrt.a $(call shell_quote,$(DEST)/lib/libbfrt.a)
+	sed $(call shell_quote,s|@PREFIX@|$(call sed_escape,$(PREFIX))|; s|@VERSION@|$(VERSION)|) runtime/bfrt.pc.in \
+	  > $(call shell_quote,$(DEST)/lib/pkgconfig/bfrt.pc)
+	install -m 755 $(BUILD)/libbfsync.so $(call shell_quote,$(DEST)/lib/libbfsync.so)
+	install -m 644 api/bfsync.h $(call shell_quote,$(DEST)/include/bfsync/bfsync.h)
+	install -d $(call shell_quote,$(DESTDIR)$(PYTHON_SITE)/bfsync)
+	install -m 644 python/bfsync/*.py $(call shell_quote,$(DESTDIR)$(PYTHON_SITE)/bfsync/)
 
 clean:
 	rm -rf build build-asan

@@ -56,6 +56,7 @@ import platform
 import re
 import shutil
 import statistics
+import struct
 import subprocess
 import sys
 import tempfile
@@ -333,6 +334,239 @@ def paper_suite(bfsync, root, tmp, target, pool):
     scaled_target(target, 0.0, os.path.join(tmp, "paper-zero.target"), SYNC_COST_KEYS + ("device_read",))
     scaled_target(target, 0.0, os.path.join(tmp, "paper-no-wait.target"), ("wait_cost",))
     return list(pool.map(one, PAPER))
+
+
+
+# ---- the paper's table on a Trainium2 model (issue 23)
+
+TRN2 = "targets/trn2.target"
+# (kernel, file, the paper's loops and its barrier-free, manual and unrolled
+# latency / barrier on one trn2 NeuronCore; None: not given)
+PAPER_TABLE = (
+    ("AddManyLoop", "bench/paper/add_many_loop.bfk", 1, 0.30, 0.22, 0.04),
+    ("AdamW, 1M elements", "bench/paper/adamw.bfk", 1, 0.74, 0.76, 0.76),
+    ("RMSNorm, 32768 x 8192", "bench/paper/rmsnorm.bfk", 1, 0.57, 0.56, 0.56),
+    ("FlashAttention, sequence 8192", "bench/paper/flash_attention.bfk", 2, 0.86, 0.88, 0.70),
+    ("tiled_matmul, 2048^3", "bench/paper/tiled_matmul.bfk", 3, 0.90, 0.71, 0.39),
+    ("tiled_matmul, K unrolled", "bench/paper/matmul_k_unrolled.bfk", 2, 0.55, 0.61, 0.55),
+    ("MoE, 2048 tokens, 8 experts, top-2", "bench/paper/moe.bfk", 1, 0.88, 0.79, None),
+)
+# MoE's expert token counts in tiles of 128 (--input C): 4096 routed rows
+# (2048 tokens, top-2) in a skewed routing; assumed, the paper gives none.
+MOE_COUNTS = (6, 2, 5, 3, 4, 4, 7, 1)
+TABLE_MODES = ("barrier", "paper", "barrier-free", "unrolled")
+# the sequencer's synchronization costs set to 0 (comma: together), to see what each costs barrier-free
+SEQUENCER_FREE = ("bookkeep_cost", "wait_cost", "bookkeep_cost,wait_cost")
+
+
+def paper_params(path):
+    """The NAME=VALUE pairs of the kernel's `// paper:` line (the paper's size)."""
+    with open(path) as f:
+        for line in f:
+            m = re.match(r"\s*//\s*paper:\s*(.*)", line)
+            if m:
+                return m.group(1).split()
+    raise RuntimeError("%s has no // paper: line" % path)
+
+
+def write_counts(path, counts):
+    """counts as an int32 [len, 1] .npy file (the format numpy writes)."""
+    header = "{'descr': '<i4', 'fortran_order': False, 'shape': (%d, 1), }" % len(counts)
+    header += " " * (63 - len(header)) + "\n"
+    with open(path, "wb") as f:
+        f.write(b"\x93NUMPY\x01\x00" + struct.pack("<H", len(header)) + header.encode()
+                + struct.pack("<%di" % len(counts), *counts))
+
+
+def mode_built(bfsync, sync):
+    """Whether this bfsync's run accepts --sync=sync (paper and unrolled are
+    built in transform/ by another issue): its --help's --sync line names it."""
+    p = subprocess.run([bfsync, "run", "--help"], capture_output=True, text=True)
+    m = re.search(r"^\s*--sync\b.*?(?=^\s*--(?!sync))", p.stdout, re.M | re.S)  # the option and its continuation lines
+    return m is not None and re.search(r"\b%s\b" % re.escape(sync), m.group(0)) is not None
+
+
+def timing_run(bfsync, path, params, sync, extra, target=TRN2):
+    """One `run --exec=sim --timing-only` (on trn2): its JSON, wall seconds and peak MB (bench/rusage)."""
+    cmd = [bfsync, "run", path] + param_args(params) + ["--exec=sim", "--timing-only", "--target", target,
+                                                        "--sync=" + sync, "--json"] + list(extra)
+    with tempfile.TemporaryFile("w+") as out:
+        t0 = time.perf_counter()
+        p = subprocess.run([RUSAGE] + cmd, stdout=out, stderr=subprocess.PIPE, text=True)
+        wall = time.perf_counter() - t0
+        if p.returncode != 0:
+            raise RuntimeError("%s failed: %s" % (" ".join(cmd), p.stderr[-2000:]))
+        out.seek(0)
+        o = json_lines(out.read())[0]
+    return o, wall, int(p.stderr.strip().splitlines()[-1].split()[1]) / 1024.0
+
+
+def engine_code_bytes(c_text):
+    """Bytes of each engine's function in emitted C: {engine: bytes}."""
+    sizes, name, start = {}, None, 0
+    for m in re.finditer(r"^static void bf_engine_(\w+)\(.*$|^}$", c_text, re.M):
+        if m.group(1):
+            name, start = m.group(1), m.start()
+        elif name:
+            sizes[name] = m.end() - start
+            name = None
+    return sizes
+
+
+def code_size(bfsync, tmp, path, params, sync, extra):
+    """Each engine's emitted C in bytes for sync ({engine: bytes}), or the
+    first line of compile's error (unrolled: for these parameters and device
+    integers, which compile may not take)."""
+    out = os.path.join(tmp, "code-%s-%s.c" % (os.path.basename(path)[:-4], sync))
+    cmd = [bfsync, "compile", path, "--sync=" + sync, "-o", out]
+    if sync == "unrolled":  # unrolled for the given parameters
+        cmd += param_args(params) + list(extra)
+    p = subprocess.run(cmd, capture_output=True, text=True)
+    if p.returncode != 0:
+        if sync == "barrier-free":
+            raise RuntimeError("%s failed: %s" % (" ".join(cmd), p.stderr[-2000:]))
+        first = (p.stderr.strip().splitlines() or ["exit %d" % p.returncode])[0]
+        return first if len(first) <= 100 else first[:97] + "..."
+    with open(out) as f:
+        return engine_code_bytes(f.read())
+
+
+def paper_table(bfsync, root, tmp, pool):
+    built = {m: m in ("barrier", "barrier-free") or mode_built(bfsync, m) for m in TABLE_MODES}
+    counts = os.path.join(tmp, "moe_counts.npy")
+    write_counts(counts, MOE_COUNTS)
+    # trn2 with the sequencer's costs free, one at a time and together
+    free = {k: os.path.join(tmp, "trn2-no-%s.target" % k.replace(",", "-")) for k in SEQUENCER_FREE}
+    for k, dst in free.items():
+        scaled_target(os.path.join(root, TRN2), 0.0, dst, tuple(k.split(",")))
+
+    def one(entry):
+        name, rel, loops, p_bf, p_manual, p_unrolled = entry
+        path = os.path.join(root, rel)
+        params = paper_params(path)
+        extra = ["--input", "C=" + counts] if rel.endswith("moe.bfk") else []
+        row = {"kernel": name, "path": rel, "params": params, "loops": loops,
+               "paper": {"barrier_free": p_bf, "manual": p_manual, "unrolled": p_unrolled},
+               "cycles": {}, "sim_seconds": {}, "sim_peak_mb": {}, "waits": {}, "bookkeeping": {}}
+        for m in TABLE_MODES:
+            if not built[m]:
+                row["cycles"][m] = None
+                continue
+            o, wall, mb = timing_run(bfsync, path, params, m, extra)
+            row["cycles"][m], row["sim_seconds"][m], row["sim_peak_mb"][m] = o["cycles"], wall, mb
+            row["waits"][m], row["bookkeeping"][m] = o["waits_executed"], o["bookkeeping"]
+            if m == "barrier-free":
+                row["ideal_sync"], row["ideal"] = o["ideal_sync_cycles"], o["ideal_cycles"]
+                row["engines"] = o["engines"]
+        base = row["cycles"]["barrier"]
+        row["ratio"] = {m: (c / base if c is not None else None) for m, c in row["cycles"].items()}
+        row["ratio"]["ideal_sync"] = row["ideal_sync"] / base
+        row["code"] = {m: code_size(bfsync, tmp, path, params, m, extra) if built[m] else None
+                       for m in ("barrier-free", "unrolled")}
+        row["bf_free"] = {k: timing_run(bfsync, path, params, "barrier-free", extra, t)[0]["cycles"] / base
+                          for k, t in free.items()}
+        return row
+    return {"built": built, "moe_counts": list(MOE_COUNTS), "rows": list(pool.map(one, PAPER_TABLE))}
+
+
+def md_ratio(x, built=True):
+    return "n/a (mode not built)" if not built else "-" if x is None else "%.2f" % x
+
+
+def md_err(ours, paper):
+    return "-" if ours is None or paper is None else "%+.2f" % (ours - paper)
+
+
+def kb(n):
+    return "%.1f KB" % (n / 1024.0) if n < 1024 * 1024 else "%.2f MB" % (n / 1048576.0)
+
+
+def md_paper_table(t):
+    built = t["built"]
+    out = ["| kernel (paper's size) | loops | paper bf | paper manual | paper unrolled | barrier | paper mode |"
+           " barrier-free | unrolled | ideal_sync | bf - paper | unrolled - paper |",
+           "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    for r in t["rows"]:
+        p, q = r["paper"], r["ratio"]
+        out.append("| %s (%s) | %d | %s | %s | %s | 1.00 | %s | %s | %s | %s | %s | %s |" % (
+            r["kernel"], " ".join(r["params"]), r["loops"], md_ratio(p["barrier_free"]), md_ratio(p["manual"]),
+            md_ratio(p["unrolled"]), md_ratio(q["paper"], built["paper"]), md_ratio(q["barrier-free"]),
+            md_ratio(q["unrolled"], built["unrolled"]), md_ratio(q["ideal_sync"]),
+            md_err(q["barrier-free"], p["barrier_free"]), md_err(q["unrolled"], p["unrolled"])))
+    out += ["", "| kernel | barrier cycles | barrier-free cycles | waits (bf) | bookkeeping ops (bf) |"
+            " simulated in (s, slowest mode) | peak memory (MB) |", "|---|---:|---:|---:|---:|---:|---:|"]
+    for r in t["rows"]:
+        c = r["cycles"]
+        out.append("| %s | %s | %s | %s | %s | %.2f | %.0f |" % (
+            r["kernel"], cyc(c["barrier"]), cyc(c["barrier-free"]), cyc(r["waits"]["barrier-free"]),
+            cyc(r["bookkeeping"]["barrier-free"]), max(r["sim_seconds"].values()), max(r["sim_peak_mb"].values())))
+    out += ["", "What the in-order sequencers' synchronization costs barrier-free: bf/barrier on trn2, then with"
+            " `bookkeep_cost` (the register instructions), `wait_cost` (the wait instructions) or both set to 0"
+            " on every engine (the barrier baseline keeps the target's costs), and ideal_sync beside them.", "",
+            "| kernel | bf/barrier | bookkeeping free | waits free | both free | ideal_sync |",
+            "|---|---:|---:|---:|---:|---:|"]
+    for r in t["rows"]:
+        f = r["bf_free"]
+        out.append("| %s | %.3f | %.3f | %.3f | %.3f | %.3f |" % (
+            r["kernel"], r["ratio"]["barrier-free"], f["bookkeep_cost"], f["wait_cost"], f["bookkeep_cost,wait_cost"],
+            r["ratio"]["ideal_sync"]))
+    out += ["", "| kernel | barrier-free code, largest engine | barrier-free, all engines | unrolled, largest"
+            " engine | unrolled, all engines | unrolled / barrier-free (all) |", "|---|---:|---:|---:|---:|---:|"]
+    for r in t["rows"]:
+        bf, un = r["code"]["barrier-free"], r["code"]["unrolled"]
+        cells = [kb(max(bf.values())), kb(sum(bf.values()))]
+        if isinstance(un, dict):
+            cells += [kb(max(un.values())), kb(sum(un.values())), "%.1fx" % (sum(un.values()) / sum(bf.values()))]
+        elif un:
+            cells += ["compile failed: %s" % un.replace("|", "/")] + ["-"] * 2
+        else:
+            cells += ["n/a (mode not built)"] * 3
+        out.append("| %s | %s |" % (r["kernel"], " | ".join(cells)))
+    return out
+
+
+def md_paper_goals(t):
+    rows, built = t["rows"], t["built"]
+
+    def verdict(ok):
+        return "**met**" if ok else "**missed**"
+    bf_hit = [r for r in rows if abs(r["ratio"]["barrier-free"] - r["paper"]["barrier_free"]) <= 0.10]
+    lines = ["- barrier-free/barrier within 0.10 of the paper: %s, within on %d of %d (%s)" % (
+        verdict(len(bf_hit) == len(rows)), len(bf_hit), len(rows),
+        "; ".join("%s %+.2f" % (r["kernel"], r["ratio"]["barrier-free"] - r["paper"]["barrier_free"])
+                  for r in rows))]
+    for mode, key, goal in (("unrolled", "unrolled", "unrolled/barrier within 0.10 of the paper"),):
+        if not built[mode]:
+            lines.append("- %s: not measured (--sync=%s is not built in this tree)" % (goal, mode))
+        else:
+            have = [r for r in rows if r["paper"][key] is not None]
+            hit = [r for r in have if abs(r["ratio"][mode] - r["paper"][key]) <= 0.10]
+            lines.append("- %s: %s, within on %d of %d" % (goal, verdict(len(hit) == len(have)), len(hit), len(have)))
+    if built["paper"]:
+        ok = [r for r in rows if r["cycles"]["barrier-free"] <= r["cycles"]["paper"]]
+        lines.append("- barrier-free at or below --sync=paper: %s, on %d of %d" % (verdict(len(ok) == len(rows)), len(ok), len(rows)))
+    else:
+        lines.append("- barrier-free at or below --sync=paper: not measured (--sync=paper is not built in this tree)")
+    if built["unrolled"]:
+        have = [r for r in rows if r["paper"]["unrolled"] is not None]
+        ok = [r for r in have if r["cycles"]["barrier-free"] <= 1.10 * r["cycles"]["unrolled"]]
+        lines.append("- barrier-free within 1.10x of unrolled: %s, on %d of %d" % (verdict(len(ok) == len(have)), len(ok), len(have)))
+        for name in ("RMSNorm", "FlashAttention"):
+            r = next(r for r in rows if r["kernel"].startswith(name))
+            un = r["code"]["unrolled"]
+            if not isinstance(un, dict):
+                lines.append("- code size, %s: unrolled did not compile (%s): **missed**" % (name, un))
+                continue
+            x = sum(un.values()) / sum(r["code"]["barrier-free"].values())
+            lines.append("- code size, %s: unrolled %.1fx barrier-free (goal >= 50x): %s" % (name, x, verdict(x >= 50)))
+    else:
+        lines.append("- barrier-free within 1.10x of unrolled, and code size >= 50x smaller than unrolled: not"
+                     " measured (--sync=unrolled is not built in this tree)")
+    slow = max(max(r["sim_seconds"].values()) for r in rows)
+    big = max(max(r["sim_peak_mb"].values()) for r in rows)
+    lines.append("- every paper kernel at its paper size simulates (timing only) in under 30 s and 1 GB: %s"
+                 " (slowest run %.2f s, largest peak %.0f MB)" % (verdict(slow < 30 and big < 1024), slow, big))
+    return lines
 
 
 def md_paper(rows):
@@ -844,6 +1078,22 @@ def write_markdown(path, res):
           " `bfsync verify --json`'s `redundant_waits`), and gives the cycles that saves: what removing it in the"
           " transform would buy." % res["commands"]["gap"], ""]
     L += md_gap(res["kernels"], res["gap"], res["sensitivity"])
+    if "paper_table" in res:
+        L += ["", "## The paper's table on a Trainium2 model", "",
+              "The paper's seven kernels at the paper's sizes (bench/paper/*.bfk, `// paper:` lines) on"
+              " `targets/trn2.target`, simulated in timing-only mode: `%s`. Every ratio is latency over bfsync's"
+              " barrier baseline (1.00: a drain, an all-engine handshake and a semaphore reset at every loop entry"
+              " and iteration boundary, the paper's baseline); \"paper mode\" is `--sync=paper` (the paper's own"
+              " allocation) and unrolled `--sync=unrolled`, each \"n/a (mode not built)\" until this bfsync has"
+              " it; ideal_sync is the oracle's bound for exact counter waits. The paper's columns are its"
+              " measurements on one trn2 NeuronCore. MoE's token counts (tiles of 128 per expert, read from device"
+              " memory) are %s. trn2.target has one value fitted to the paper, `barrier_cost`, to AddManyLoop's"
+              " barrier-free/barrier; every other row is a check. docs/performance.md, \"The paper's table on"
+              " trn2\", discusses every miss." % (res["commands"]["paper_table"], " ".join(map(str, res["paper_table"]["moe_counts"])))
+              + (" Measured at git %s on %s (`make bench-paper`), apart from the other sections."
+                 % (res["paper_table_measured"]["git"], res["paper_table_measured"]["date"])
+                 if "paper_table_measured" in res else ""),
+              ""] + md_paper_table(res["paper_table"]) + ["", "Goals:", ""] + md_paper_goals(res["paper_table"])
     L += ["", "## The paper's benchmark suite", "",
           "The seven kernels the paper measured on one Trainium2 NeuronCore, written as a Trainium kernel writer"
           " would (multi-buffered, `dma:` spread over the queues), simulated on the target above: `%s`. The paper's"
@@ -976,6 +1226,23 @@ def resources_only(args, root, res, kernels):
     step("wrote %s (resources section; the others from %s)" % (os.path.join(args.out, "results.md"), path))
 
 
+def paper_only(args, root, res):
+    """`make bench-paper`: the paper's table on trn2 measured again, the rest of results.json kept."""
+    path = os.path.join(args.out, "results.json")
+    with open(path) as f:
+        old = json.load(f)
+    with tempfile.TemporaryDirectory(prefix="bfsync-bench-") as tmp, ThreadPoolExecutor(SIM_JOBS) as pool:
+        step("the paper's table on trn2, at the paper's sizes (timing only)")
+        old["paper_table"] = paper_table(args.bfsync, root, tmp, pool)
+    old["paper_table_measured"] = {"date": res["date"], "git": res["git"]}
+    old["commands"]["paper_table"] = res["commands"]["paper_table"]
+    with open(path, "w") as f:
+        json.dump(old, f, indent=1)
+        f.write("\n")
+    write_markdown(os.path.join(args.out, "results.md"), old)
+    step("wrote %s (the paper's table; the others from %s)" % (os.path.join(args.out, "results.md"), path))
+
+
 def main():
     ap = argparse.ArgumentParser(description="bfsync benchmark suite")
     ap.add_argument("--bfsync", required=True)
@@ -988,6 +1255,8 @@ def main():
     ap.add_argument("--quick", action="store_true", help="skip the generated kernels' 100k-instruction compile")
     ap.add_argument("--resources-only", action="store_true",
                     help="measure only the resources table; the other sections are kept from results.json")
+    ap.add_argument("--paper-only", action="store_true",
+                    help="measure only the paper's table on trn2; the other sections are kept from results.json")
     ap.add_argument("--compile-only", action="store_true",
                     help="measure only the compile side; the other sections are kept from results.json")
     args = ap.parse_args()
@@ -1010,13 +1279,18 @@ def main():
                "compile": "bfsync compile --sync=SYNC GEN.bfk -o GEN.c",
                "tcc": "tcc -c -I runtime GEN.c",
                "threads": "bfsync run KERNEL -p ... --sync=both --json",
-               "resources": "bfsync compile KERNEL -p ... --resources --json"},
+               "resources": "bfsync compile KERNEL -p ... --resources --json",
+               "paper_table": "bfsync run bench/paper/KERNEL.bfk -p ...(// paper:) --exec=sim --timing-only"
+                              " --target targets/trn2.target --sync=MODE --json"},
            "targets": TARGETS}
     if args.compile_only:
         compile_only(args, root, res)
         return
     if args.resources_only:
         resources_only(args, root, res, kernels)
+        return
+    if args.paper_only:
+        paper_only(args, root, res)
         return
     with tempfile.TemporaryDirectory(prefix="bfsync-bench-") as tmp:
         with ThreadPoolExecutor(SIM_JOBS) as pool:
@@ -1036,6 +1310,8 @@ def main():
             res["resources"] = resources_side(args.bfsync, root, args.target, tmp, kernels, pool)
             step("the paper's seven kernels")
             res["paper"] = paper_suite(args.bfsync, root, tmp, args.target, pool)
+            step("the paper's table on trn2, at the paper's sizes (timing only)")
+            res["paper_table"] = paper_table(args.bfsync, root, tmp, pool)
         step("calibration against the documented trn1 timings")
         res["calibration"] = calibration(args.bfsync, root, args.target)
         step("simulator speed against the threads executor")

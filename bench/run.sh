@@ -14,7 +14,8 @@
 #        threads-executor median, default 5), QUICK=1 (skip the generated
 #        kernels' 100k-instruction compile), OUT=dir (default bench/), COMPILE_ONLY=1
 #        (only the compile section; the others are kept from results.json),
-#        RESOURCES_ONLY=1 (only the resources section, likewise)
+#        RESOURCES_ONLY=1 (only the resources section, likewise), PAPER_ONLY=1
+#        (only the paper's table on trn2, likewise)
 set -euo pipefail
 
 bfsync=${1:?usage: bash bench/run.sh path/to/bfsync}
@@ -34,6 +35,7 @@ quick=()
 [ -n "${QUICK:-}" ] && quick=(--quick)
 [ -n "${COMPILE_ONLY:-}" ] && quick+=(--compile-only)
 [ -n "${RESOURCES_ONLY:-}" ] && quick+=(--resources-only)
+[ -n "${PAPER_ONLY:-}" ] && quick+=(--paper-only)
 python3 "$root/bench/bench.py" --bfsync "$(cd "$(dirname "$bfsync")" && pwd)/$(basename "$bfsync")" \
   --target "$target" --out "$out" --wait-cost "$build/wait_cost" --rusage "$build/rusage" --repeat "${REPEAT:-3}" \
   --threads-repeat "${THREADS_REPEAT:-5}" "${quick[@]}"

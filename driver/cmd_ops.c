@@ -54,6 +54,17 @@ static void operand_names(const OpInfo *info, char *buf, size_t size) {
   }
 }
 
+/* The engines of t that run op, comma-separated and padded to width;
+ * printed, not joined in a buffer, since a target may have any number of
+ * engines with names of any length. */
+static void print_engines(const Target *t, int op, int width) {
+  int n = 0;
+  for (int e = 0; e < t->nengines; e++)
+    if (target_can_run(t, e, op)) n += printf("%s%s", n ? ", " : "", t->engines[e].name);
+  if (!n) n = printf("(none)");
+  printf("%*s", n < width ? width - n : 0, "");
+}
+
 static const char *const classes[] = {"dma", "matmul", "elemwise", "transcendental", "reduce"};
 static const char *const accuracies[] = {"exact", "round", "libm", "sum"};
 
@@ -93,15 +104,11 @@ static void print_ops(const Target *t) {
          "shape rule");
   for (int op = 0; op < BFRT_NOPS; op++) {
     const OpInfo *info = op_info(op);
-    char operands[64], engines[128];
+    char operands[64];
     operand_names(info, operands, sizeof operands);
-    size_t n = 0;
-    engines[0] = 0;
-    for (int e = 0; e < t->nengines; e++)
-      if (target_can_run(t, e, op))
-        n += (size_t)snprintf(engines + n, sizeof engines - n, "%s%s", n ? ", " : "", t->engines[e].name);
-    printf("%-14s %-11s %-22s %-15s %-9s %s\n", info->name, operands, engines[0] ? engines : "(none)",
-           classes[info->cls], accuracies[info->accuracy], shape_rule(info));
+    printf("%-14s %-11s ", info->name, operands);
+    print_engines(t, op, 22);
+    printf(" %-15s %-9s %s\n", classes[info->cls], accuracies[info->accuracy], shape_rule(info));
   }
 }
 

@@ -15,7 +15,14 @@
  * out and inout tensor matches the reference in every mode and is within
  * tolerance of the f64 one; 1 on a mismatch, a numerical diagnostic, a
  * kernel error (bounds, division by zero, deadlock) or a bad file; 2 on a
- * usage error. */
+ * usage error.
+ *
+ * --timing-only (with --exec=sim) runs the same generated code on an
+ * instance that holds no float tensor or tile (bfrt_new_timing): nothing
+ * is computed, no reference runs, nothing is compared, and the output
+ * says so; the i32 tensors keep their seeded (or --input) values, because
+ * control reads them, so the cycles are the checked run's. That is how the
+ * paper kernels run at the paper's sizes (make bench). */
 #include <inttypes.h>
 #include <errno.h>
 #include <limits.h>
@@ -46,7 +53,7 @@ typedef struct RunArgs {
   int exec; /* BFRT_EXEC_* */
   uint64_t seed, max_steps;
   NamedPaths inputs, outputs;
-  bool json, jitter, check, all_params;
+  bool json, jitter, check, all_params, timing_only;
   const char *trace_path;
   const char *target_path; /* NULL: the built-in trn1 */
   Mutation mutation;
@@ -97,6 +104,9 @@ static const char usage_text[] =
     "  --jitter               random delays before instructions (threads; seeded)\n"
     "  --trace FILE.json      Chrome trace of the run (--sync=both: each mode a process)\n"
     "  --check                race-check the run with vector clocks; races fail it\n"
+    "  --timing-only          with --exec=sim: simulate the cycles without holding or\n"
+    "                         computing the float tensors (i32 ones are still read);\n"
+    "                         NOTHING is checked numerically\n"
     "  --mutate=drop:K|lower:K|raise:K\n"
     "                         TEST ONLY: break the K-th wait of the synchronization\n"
     DIAGNOSTICS_FORMAT_HELP;
@@ -178,13 +188,15 @@ static int read_input(Run *r, int t, const NamedPath *in) {
 /* The seeded defaults, then every --input over them. */
 static int make_inputs(Run *r) {
   const char *err;
-  if (instance_inputs(&r->in, r->args->seed, &err)) {
+  if ((r->args->timing_only ? instance_inputs_timing : instance_inputs)(&r->in, r->args->seed, &err)) {
     fprintf(stderr, "bfsync: error: %s\n", err);
     return 1;
   }
   const Kernel *k = r->p->kernel;
   for (int t = 0; t < k->ntensors; t++) {
     const NamedPath *in = input_for(r->args, k->tensors[t].name);
+    if (in && r->args->timing_only && !k->tensors[t].ints)
+      return usage_error("--input %s: --timing-only holds no float tensor; only i32 tensors take inputs", in->name);
     if (in && read_input(r, t, in)) return 1;
   }
   return 0;
@@ -245,6 +257,20 @@ static bfrt_options run_options(const Run *r, SyncMode sync) {
   return opt;
 }
 
+/* --timing-only: the cycles of the run, nothing computed or compared. */
+static int run_mode_timing(Run *r, SyncMode sync, Jit *jit, ModeResult *res) {
+  bfrt_options opt = run_options(r, sync);
+  opt.max_instructions = (int64_t)r->args->max_steps; /* no reference to stop a runaway kernel */
+  const char *err;
+  int status = instance_execute_timing(&r->in, jit_kernel(jit), &opt, &res->stats, &res->wall_ns, &err);
+  jit_free(jit);
+  if (status) fprintf(stderr, "bfsync: error: %s\n", err);
+  res->match = res->within_f64 = true;
+  res->f64 = (ExactErrors){NAN, NAN, NAN};
+  res->max_abs_err = NAN;
+  return status ? 1 : 0;
+}
+
 static int run_mode(Run *r, SyncMode sync, ModeResult *res) {
   res->sync = sync;
   int status = transform_mode(r, sync);
@@ -255,6 +281,7 @@ static int run_mode(Run *r, SyncMode sync, ModeResult *res) {
     fprintf(stderr, "bfsync: error: %s\n", err);
     return 1;
   }
+  if (r->args->timing_only) return run_mode_timing(r, sync, jit, res);
   RefTensor *results = instance_copy(&r->in, r->in.inputs);
   bfrt_options opt = run_options(r, sync);
   /* the reference first: it stops a kernel longer than --max-steps, which
@@ -318,8 +345,9 @@ static void print_json(Run *r, const ModeResult *res) {
   putchar('}');
   fflush(stdout);
   device_ints_json(r->p, stdout);
-  printf(", \"wall_ns\": %" PRId64 ", \"waits_executed\": %" PRId64 ", \"outputs_match\": %s, ",
-         res->wall_ns, s->waits, res->match ? "true" : "false");
+  printf(", \"wall_ns\": %" PRId64 ", \"waits_executed\": %" PRId64 ", \"timing_only\": %s, \"outputs_match\": %s, ",
+         res->wall_ns, s->waits, r->args->timing_only ? "true" : "false",
+         r->args->timing_only ? "null" : res->match ? "true" : "false");
   if (isfinite(res->max_abs_err))
     printf("\"max_abs_err\": %.9g, ", res->max_abs_err);
   else
@@ -359,13 +387,14 @@ static void print_table_head(const Run *r) {
 static void print_table_row(Run *r, const ModeResult *res) {
   const bfrt_stats *s = &res->stats;
   printf("%-13s %-6s %10" PRId64 " %12" PRId64 " %12" PRId64 " %9.3f ms", sync_name(res->sync),
-         res->match ? "yes" : "NO", s->waits, s->instructions, s->bookkeeping, (double)res->wall_ns / 1e6);
+         r->args->timing_only ? "-" : res->match ? "yes" : "NO", s->waits, s->instructions, s->bookkeeping, (double)res->wall_ns / 1e6);
   if (r->args->exec == BFRT_EXEC_SIM) {
     printf(" %12" PRId64, s->cycles);
     if (ideal_cycles(r) >= 0) printf(" %12" PRId64, ideal_cycles(r));
     else printf(" %12s", "-");
   }
-  printf(" %12.2g %12.2g", res->f64.max_rel_err, res->f64.max_bound_ratio);
+  if (r->args->timing_only) printf(" %12s %12s", "-", "-");
+  else printf(" %12.2g %12.2g", res->f64.max_rel_err, res->f64.max_bound_ratio);
   if (r->args->check) printf("  races %" PRId64, s->races);
   if (s->held) printf("  held by back-pressure %" PRId64, s->held);
   printf("\n");
@@ -432,31 +461,44 @@ static void remove_trace_parts(Run *r) {
   r->trace_parts[0] = r->trace_parts[1] = NULL;
 }
 
-static int write_trace(Run *r, const SyncMode *modes, int nmodes) {
-  AtomicFile out;
-  if (atomic_open(&out, r->args->trace_path)) {
-    fprintf(stderr, "bfsync: error: %s\n", out.error);
-    return 1;
-  }
-  if (nmodes == 2) fputs("{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n", out.f);
-  int status = 0;
-  for (int m = 0; m < nmodes; m++) {
+/* T from the parts of the modes that ran (the first ran of nmodes; the
+ * last may have failed, and its part holds what the engines did until
+ * then). A part left empty, by a failure the reference found before any
+ * engine ran, has no events: with no other part there is no trace, and T
+ * is left alone; *written says whether T was written. */
+static int write_trace(Run *r, const SyncMode *modes, int nmodes, int ran, bool *written) {
+  char *text[2] = {NULL, NULL};
+  size_t len[2] = {0, 0};
+  int status = 0, parts = 0;
+  for (int m = 0; m < ran; m++) {
     const char *part = r->trace_parts[modes[m]];
-    size_t len;
-    char *text = slurp(part, &len);
-    if (!text) {
+    if (!(text[m] = slurp(part, &len[m]))) {
       fprintf(stderr, "bfsync: error: cannot read the trace part %s: %s\n", part, strerror(errno));
       status = 1;
-    } else if (nmodes == 1) {
-      fwrite(text, 1, len, out.f);
-    } else {
-      if (m) fputs(",\n", out.f);
-      copy_events(out.f, r->p->arena, text, m + 1, r->p->kernel->name, modes[m]);
     }
-    free(text);
+    parts += len[m] > 0;
   }
-  if (nmodes == 2) fputs("\n]}\n", out.f);
-  return output_finish(&out, status);
+  *written = false;
+  AtomicFile out;
+  if (parts && atomic_open(&out, r->args->trace_path)) {
+    fprintf(stderr, "bfsync: error: %s\n", out.error);
+    status = 1;
+  } else if (parts) {
+    if (nmodes == 2) fputs("{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n", out.f);
+    for (int m = 0, copied = 0; m < ran; m++) {
+      if (!len[m]) continue;
+      if (nmodes == 1) fwrite(text[m], 1, len[m], out.f);
+      else {
+        if (copied++) fputs(",\n", out.f);
+        copy_events(out.f, r->p->arena, text[m], m + 1, r->p->kernel->name, modes[m]);
+      }
+    }
+    if (nmodes == 2) fputs("\n]}\n", out.f);
+    status = output_finish(&out, status);
+    *written = !status;
+  }
+  for (int m = 0; m < 2; m++) free(text[m]);
+  return status;
 }
 
 static int run_all(Run *r) {
@@ -469,13 +511,11 @@ static int run_all(Run *r) {
     remove_trace_parts(r);
     return 1;
   }
+  int failed = 0, ran = 0;
   for (int m = 0; m < nmodes; m++) {
     ModeResult res = {0};
-    int status = run_mode(r, modes[m], &res);
-    if (status) {
-      remove_trace_parts(r);
-      return status;
-    }
+    ran++;
+    if ((failed = run_mode(r, modes[m], &res))) break;
     if (a->json) {
       print_json(r, &res);
     } else {
@@ -489,9 +529,18 @@ static int run_all(Run *r) {
     }
     all_match &= res.match && res.within_f64;
   }
+  if (a->timing_only && !a->json)
+    printf("timing only: no tensor was computed; nothing was checked numerically (only the i32 inputs were read)\n");
   fflush(stdout);
-  int traced = a->trace_path ? write_trace(r, modes, nmodes) : 0;
+  /* also after a failed run: its trace is what shows where it stopped */
+  bool written = false;
+  int traced = a->trace_path ? write_trace(r, modes, nmodes, ran, &written) : 0;
   remove_trace_parts(r);
+  if (failed == 1 && a->trace_path)
+    fprintf(stderr, written ? "bfsync: the trace of the run until it failed is in %s\n"
+                            : "bfsync: no trace written to %s: the run failed before any engine ran\n",
+            a->trace_path);
+  if (failed) return failed;
   if (traced) return 1;
   if (write_outputs(r)) return 1;
   return all_match ? 0 : 1;
@@ -561,7 +610,9 @@ static int run_program(Program *p, const RunArgs *a) {
   if (p->diag.errors) return 1;
   ParamsLine *lines = NULL;
   int nlines = a->params.n || !p->kernel->nparams ? 0 : params_lines(p, &lines);
-  if (a->all_params && !nlines) return usage_error("--all-params: %s has no `// params:` line to run", p->src.path);
+  /* a kernel without parameters has one run, whatever its lines say */
+  if (a->all_params && !nlines && p->kernel->nparams)
+    return usage_error("--all-params: %s has no `// params:` line to run", p->src.path);
   if (a->all_params && nlines > 1 && (a->outputs.n || a->trace_path))
     return usage_error("--output and --trace keep one run; --all-params runs the %s lines of `// params:` in turn",
                        arena_printf(p->arena, "%d", nlines));
@@ -593,6 +644,7 @@ int cmd_run(int argc, char **argv) {
       {.name = "--jitter", .kind = ARG_FLAG, .dest = &a.jitter},
       {.name = "--check", .kind = ARG_FLAG, .dest = &a.check},
       {.name = "--all-params", .kind = ARG_FLAG, .dest = &a.all_params},
+      {.name = "--timing-only", .kind = ARG_FLAG, .dest = &a.timing_only},
       ARG_DIAGNOSTICS_FORMAT(&dout.format),
       {0},
   };
@@ -610,6 +662,10 @@ int cmd_run(int argc, char **argv) {
   if (status < 0 && a.all_params && a.params.n) status = args_error(&cl, "--all-params runs the file's parameters: give no others");
   if (status < 0 && a.jitter && a.exec == BFRT_EXEC_SIM)
     status = args_error(&cl, "--jitter delays engines on threads: the simulator's times are its cost model's");
+  if (status < 0 && a.timing_only && a.exec != BFRT_EXEC_SIM)
+    status = args_error(&cl, "--timing-only is a mode of the simulator: give --exec=sim");
+  if (status < 0 && a.timing_only && (a.check || a.outputs.n))
+    status = args_error(&cl, "--timing-only holds no tensor data: --check and --output need a checked run");
   if (status < 0) diag_output_begin(&dout);
   Target *target = ARENA_NEW(arena, Target);
   if (status < 0 && a.target_path && target_load(a.target_path, arena, target, stderr)) status = 1;

@@ -161,3 +161,44 @@ bool instance_compare(const Instance *in, const RefTensor *got, const char *what
   if (max_abs_err) *max_abs_err = worst;
   return match;
 }
+
+/* ---- Timing only (run --exec=sim --timing-only). */
+
+int instance_inputs_timing(Instance *in, uint64_t seed, const char **err) {
+  const Kernel *k = in->p->kernel;
+  in->inputs = ARENA_ARRAY(in->p->arena, RefTensor, k->ntensors + 1);
+  if (reference_shapes(in->p, in->params, in->inputs, err)) return -1;
+  uint64_t need = 0, limit = run_byte_limit();
+  for (int t = 0; t < k->ntensors; t++) {
+    RefTensor *x = &in->inputs[t];
+    uint64_t bytes;
+    if (!k->tensors[t].ints) continue; /* held by nobody: address space only */
+    if (__builtin_mul_overflow((uint64_t)x->rows, (uint64_t)x->cols * 4, &bytes) ||
+        __builtin_add_overflow(need, bytes, &need) || need > limit) {
+      *err = arena_printf(in->p->arena, "the i32 tensors (the device integers a timing-only run still holds) need more than %" PRIu64
+                          " bytes, three quarters of this machine's memory", limit);
+      return -1;
+    }
+    x->data = ARENA_ARRAY(in->p->arena, float, x->rows * x->cols + 1);
+    bf_default_ints(x->data, x->rows * x->cols, seed, t); /* the same values a checked run gets */
+  }
+  device_ints_bind(in->p, in->inputs);
+  return 0;
+}
+
+int instance_execute_timing(Instance *in, const bfrt_kernel *bk, const bfrt_options *opt, bfrt_stats *stats,
+                            int64_t *wall_ns, const char **err) {
+  bfrt *rt = bfrt_new_timing(bk, in->params, err);
+  if (!rt) return -1;
+  const Kernel *k = in->p->kernel;
+  for (int t = 0; t < k->ntensors; t++)
+    if (k->tensors[t].ints)
+      memcpy(bfrt_tensor_data(rt, t), in->inputs[t].data, (size_t)(in->inputs[t].rows * in->inputs[t].cols) * sizeof(float));
+  int64_t start = now_ns();
+  int status = bfrt_run(rt, opt);
+  *wall_ns = now_ns() - start;
+  if (status) *err = arena_printf(in->p->arena, "%s", bfrt_error(rt));
+  else *stats = *bfrt_get_stats(rt);
+  bfrt_delete(rt);
+  return status ? -1 : 0;
+}

@@ -50,4 +50,15 @@ int instance_execute(Instance *in, const bfrt_kernel *bk, const bfrt_options *op
  * against a number is infinite) in *max_abs_err when not NULL. */
 bool instance_compare(const Instance *in, const RefTensor *got, const char *what, FILE *report, double *max_abs_err);
 
+/* Timing only (run --exec=sim --timing-only): shape every tensor and fill
+ * only the i32 ones, with the same seeded values instance_inputs gives
+ * (control depends on them); the float tensors get no data (NULL). 0, or
+ * -1 with a message in *err. */
+int instance_inputs_timing(Instance *in, uint64_t seed, const char **err);
+/* Run the compiled kernel on a bfrt_new_timing instance (opt: the
+ * simulator): nothing is computed or copied out, only *stats and *wall_ns
+ * are set. 0, or -1 with the run's error in *err. */
+int instance_execute_timing(Instance *in, const bfrt_kernel *bk, const bfrt_options *opt, bfrt_stats *stats,
+                            int64_t *wall_ns, const char **err);
+
 #endif

@@ -7,8 +7,10 @@
  * by construction except for hbm coordinates and slots computed at run
  * time, which is why the checks stay on: a bad coordinate is reported with
  * the kernel, line, tensor and coordinates instead of corrupting memory.
- * Then sem_apply runs and the executor counts the completion, after the
- * effects (the memory contract of docs/runtime.md).
+ * Then sem_apply runs (not on a timing-only instance, whose float tensors
+ * and tiles hold no data) and the executor counts the completion, after
+ * the effects (the memory contract of docs/runtime.md). An engine that
+ * issues more than opt->max_instructions ops fails the run.
  *
  * Waits, barriers and bookkeeping only record what the engine is doing and
  * hand over to the executor's hooks. When the run has a race checker, it
@@ -179,8 +181,10 @@ void bfrt_op(Ctx *cx, int op, int line, int nargs, const bfrt_arg *args) {
   rt_read_counters(cx);
   rt->exec->before_op(cx);
   int64_t start = trace_now(cx);
-  sem_apply(op, cx->views[0], cx->views[1], cx->views[2], imm);
-  cx->completed++;
+  if (!rt->timing_only) sem_apply(op, cx->views[0], cx->views[1], cx->views[2], imm);
+  if (++cx->completed > rt->opt->max_instructions && rt->opt->max_instructions > 0)
+    rt_fail(cx, line, "engine %s runs more than %lld instructions (the run's limit)", rt->k->engine_names[cx->engine],
+            (long long)rt->opt->max_instructions);
   if (rt->checker) check_complete(cx);
   rt->exec->complete(cx);
   trace_record_op(cx, op, line, nargs, start); /* after complete: a simulator's clock moves there */

@@ -130,6 +130,7 @@ extern const Executor rt_sim_executor;
 
 struct bfrt {
   const bfrt_kernel *k;
+  int timing_only; /* bfrt_new_timing: float tensors and tiles hold no data, ops are not computed */
   int64_t *params;
   Tensor *tensors;
   float **tiles; /* slots * rows * cols each */

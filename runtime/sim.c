@@ -53,7 +53,14 @@
  * engine waits for and every counter, like the watchdog's.
  *
  * Overflow. Every clock sum saturates at BFRT_CYCLES_MAX (add_cycles), so
- * a huge kernel or an extreme target cannot wrap a clock negative. */
+ * a huge kernel or an extreme target cannot wrap a clock negative.
+ *
+ * Timing only (bfrt_new_timing, `run --timing-only`). The hooks are the
+ * same; kernel.c skips sem_apply, and the float tensors and tiles are
+ * reserved, never-backed address space, so the in-flight conflict checks
+ * (rect_of) see the same addresses and overlaps as with data, and the
+ * cycles are the data run's. Only time and the i32 tensors the kernel
+ * reads (bfrt_elem) are simulated. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -495,7 +502,8 @@ static void sim_stop(bfrt *rt) { (void)rt; }
 
 static int64_t sim_now_ns(Ctx *cx) {
   double ghz = cx->rt->opt->costs->clock_ghz;
-  return (int64_t)((double)me(cx)->clock / (ghz > 0 ? ghz : 1.0));
+  double ns = (double)me(cx)->clock / (ghz > 0 ? ghz : 1.0); /* up to BFRT_CYCLES_MAX / 0.001 GHz */
+  return ns < (double)INT64_MAX ? (int64_t)ns : INT64_MAX;
 }
 
 /* ---- Engines and the run. */

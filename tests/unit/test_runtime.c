@@ -247,6 +247,51 @@ static void test_threads_run(void **state) {
   }
 }
 
+/* bfrt_new_timing: the same cycles and statistics as a data-holding
+ * instance on the simulator, float tensors without data, nothing written;
+ * refused on threads and with the race checker; max_instructions bounds a
+ * run. */
+static void test_timing_only(void **state) {
+  (void)state;
+  bfrt_costs costs = {.clock_ghz = 1};
+  for (int k = 0; k < BFRT_NKINDS; k++)
+    costs.kind[k] = (bfrt_engine_cost){.overhead = 3 + k, .wait_cost = 2, .bookkeep_cost = 5, .sem_latency = 1};
+  for (int64_t n = 0; n <= 5; n++) {
+    bfrt *data = new_scale2(n);
+    bfrt_options opt = {.exec = BFRT_EXEC_SIM, .costs = &costs};
+    assert_int_equal(bfrt_run(data, &opt), 0);
+    const char *err = NULL;
+    bfrt *timing = bfrt_new_timing(&scale2, &n, &err);
+    assert_non_null(timing);
+    assert_null(bfrt_tensor_data(timing, 0));
+    assert_null(bfrt_tensor_data(timing, 1));
+    assert_int_equal(bfrt_run(timing, &opt), 0);
+    const bfrt_stats *a = bfrt_get_stats(data), *b = bfrt_get_stats(timing);
+    assert_int_equal(a->cycles, b->cycles);
+    assert_int_equal(a->instructions, b->instructions);
+    assert_int_equal(a->waits, b->waits);
+    assert_int_equal(a->bookkeeping, b->bookkeeping);
+    for (int e = 0; e < 2; e++) {
+      assert_int_equal(a->busy[e], b->busy[e]);
+      assert_int_equal(a->stall[e], b->stall[e]);
+    }
+    if (n == 5) {
+      assert_true(a->cycles > 0);
+      bfrt_options threads = {0}, checked = {.exec = BFRT_EXEC_SIM, .costs = &costs, .check = 1};
+      assert_int_equal(bfrt_run(timing, &threads), -1);
+      assert_non_null(strstr(bfrt_error(timing), "runs only on the simulator"));
+      assert_int_equal(bfrt_run(timing, &checked), -1);
+      bfrt_options bounded = {.exec = BFRT_EXEC_SIM, .costs = &costs, .max_instructions = 4};
+      assert_int_equal(bfrt_run(timing, &bounded), -1);
+      assert_non_null(strstr(bfrt_error(timing), "more than 4 instructions"));
+      bounded.max_instructions = 10; /* dma runs 2 n = 10 */
+      assert_int_equal(bfrt_run(timing, &bounded), 0);
+    }
+    bfrt_delete(data);
+    bfrt_delete(timing);
+  }
+}
+
 static void test_jitter_runs(void **state) {
   (void)state;
   bfrt *rt = new_scale2(12);
@@ -517,6 +562,48 @@ static void test_watchdog(void **state) {
   assert_non_null(strstr(msg, "counters: dma=1 act=0"));
   assert_int_equal(bfrt_get_stats(rt)->waits, 1);
   bfrt_delete(rt);
+}
+
+/* Issue 20: bfrt_tensor_find(rt, NULL) crashed. The queries answer a NULL
+ * name, a NULL shape, a NULL kernel and indices out of range. */
+static void test_null_queries(void **state) {
+  (void)state;
+  bfrt *rt = new_scale2(1);
+  assert_int_equal(bfrt_tensor_find(rt, NULL), -1);
+  assert_int_equal(bfrt_tensor_find(rt, ""), -1);
+  assert_int_equal(bfrt_tensor_find(rt, bfrt_tensor_name(rt, 1)), 1);
+  bfrt_tensor_shape(rt, 0, NULL);
+  int64_t shape[2] = {7, 7};
+  bfrt_tensor_shape(rt, -1, shape);
+  assert_true(shape[0] == 0 && shape[1] == 0);
+  assert_null(bfrt_tensor_name(rt, bfrt_tensor_count(rt)));
+  assert_null(bfrt_tensor_data(rt, -1));
+  assert_int_equal(bfrt_tensor_io(rt, 99), -1);
+  assert_int_equal(bfrt_param_count(NULL), 0);
+  assert_null(bfrt_param_name(NULL, 0));
+  const char *err = NULL;
+  assert_null(bfrt_new(NULL, NULL, &err));
+  assert_string_equal(err, "no kernel");
+  assert_null(bfrt_new(NULL, NULL, NULL));
+  bfrt_delete(NULL);
+  bfrt_delete(rt);
+}
+
+/* Issue 20: a watchdog period too large for int64 nanoseconds (INFINITY,
+ * DBL_MAX, or anything from about 9.3e9 s) overflowed the conversion, and
+ * the watchdog spun or reported a deadlock of finished engines. Such a
+ * period means no watchdog: the run ends as it would without one. */
+static void test_watchdog_huge(void **state) {
+  (void)state;
+  const double huge[] = {INFINITY, DBL_MAX, 1e300, 9.3e9, 9.2233720368547758e9, 1e10};
+  for (size_t i = 0; i < sizeof huge / sizeof huge[0]; i++)
+    for (uint64_t seed = 0; seed < 8; seed++) {
+      bfrt *rt = new_scale2(12);
+      bfrt_options opt = {.watchdog_seconds = huge[i], .jitter_seed = seed};
+      if (bfrt_run(rt, &opt)) fail_msg("watchdog %g s, seed %llu: %s", huge[i], (unsigned long long)seed, bfrt_error(rt));
+      assert_scaled(rt, 12);
+      bfrt_delete(rt);
+    }
 }
 
 /* One long matmul on dma while act waits for it: no counter changes for
@@ -840,6 +927,8 @@ int main(void) {
       cmocka_unit_test(test_floor_division),
       cmocka_unit_test(test_watchdog),
       cmocka_unit_test(test_watchdog_spares_long_ops),
+      cmocka_unit_test(test_watchdog_huge),
+      cmocka_unit_test(test_null_queries),
       cmocka_unit_test(test_barrier_resets_counters),
       cmocka_unit_test(test_barrier_deadlock),
       cmocka_unit_test(test_new_errors),
@@ -849,6 +938,7 @@ int main(void) {
       cmocka_unit_test(test_checker_finds_war),
       cmocka_unit_test(test_checker_hbm_and_barrier),
       cmocka_unit_test(test_op_cycles),
+      cmocka_unit_test(test_timing_only),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
