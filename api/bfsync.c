@@ -22,6 +22,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdlib.h>
@@ -46,7 +47,8 @@ struct bfs_kernel {
 struct bfs_run {
   Program *p; /* owns the tensors */
   const Kernel *kernel;
-  RefTensor *results;
+  RefTensor *results; /* NULL for a timing-only run */
+  RefTensor *shapes;  /* every tensor's shape */
   bfs_result result;
   char *report;
 };
@@ -209,7 +211,9 @@ static const char *const sync_names[] = {"barrier-free", "barrier", NULL}; /* Sy
 static const struct {
   const char *name;
   int exec;
-} executors[] = {{"threads", BFRT_EXEC_THREADS}, {"sim", BFRT_EXEC_SIM}};
+  bool timing_only; /* the simulator without tensor data */
+} executors[] = {{"threads", BFRT_EXEC_THREADS, false}, {"sim", BFRT_EXEC_SIM, false},
+                 {"timing-only", BFRT_EXEC_SIM, true}};
 
 static int sync_of(Call *c, const char *name, SyncMode *mode) {
   for (int s = 0; sync_names[s]; s++)
@@ -221,13 +225,14 @@ static int sync_of(Call *c, const char *name, SyncMode *mode) {
   return -1;
 }
 
-static int exec_of(Call *c, const char *name, int *exec) {
+static int exec_of(Call *c, const char *name, int *exec, bool *timing_only) {
   for (size_t e = 0; e < sizeof executors / sizeof executors[0]; e++)
     if (!name || !strcmp(name, executors[e].name)) {
       *exec = executors[e].exec;
+      *timing_only = executors[e].timing_only;
       return 0;
     }
-  call_message(c, "exec must be threads or sim, not '%s'", name);
+  call_message(c, "exec must be threads, sim or timing-only, not '%s'", name);
   return -1;
 }
 
@@ -404,8 +409,13 @@ static int64_t dtype_size(const char *dtype) {
 }
 
 /* One given input into its tensor's cells; 0, or -1 after a positioned error. */
-static int take_input(Program *p, int t, const bfs_buffer *b, RefTensor *x) {
+static int take_input(Program *p, int t, const bfs_buffer *b, RefTensor *x, bool timing_only) {
   const Tensor *tensor = &p->kernel->tensors[t];
+  if (timing_only && !tensor->ints) {
+    diag_error(&p->diag, tensor->span, "a timing-only run holds no float tensor: only i32 tensors such as "
+               "'%s' would take inputs", tensor->name);
+    return -1;
+  }
   if (tensor->io == IO_OUT) {
     diag_error(&p->diag, tensor->span, "'%s' is an out tensor: only in and inout tensors take inputs", tensor->name);
     return -1;
@@ -453,13 +463,50 @@ static void ideal_cycles(Program *p, const int64_t *params, bfs_result *res) {
   res->ideal_sync_cycles = o ? oracle_ideal_sync_cycles(o, &p->target->costs) : -1;
 }
 
+/* The figures a run counts (its stats), into res. */
+static void take_stats(bfs_result *res, const bfrt_stats *st, bool check) {
+  res->waits_executed = st->waits;
+  res->instructions = st->instructions;
+  res->bookkeeping = st->bookkeeping;
+  res->barriers = st->barriers;
+  res->backpressure_held = st->held;
+  res->spills = st->spills;
+  res->races = check ? st->races : -1;
+}
+
+/* The simulator without tensor data: its cycles, nothing compared (as
+ * `run --exec=sim --timing-only`; the runaway bound is max_steps). */
+static int run_timing(Call *c, Program *p, Instance *in, bfrt_options *bo, bfs_result *res) {
+  bo->max_instructions = p->max_steps;
+  bfrt_stats st = {0};
+  const char *why;
+  int status = instance_execute_timing(in, jit_kernel(c->jit), bo, &st, &res->wall_ns, &why);
+  jit_free(c->jit);
+  c->jit = NULL;
+  if (status) {
+    call_message(c, "%s", why);
+    return BFS_RUNTIME_ERROR;
+  }
+  take_stats(res, &st, false);
+  res->outputs_match = res->within_f64 = -1;
+  res->max_abs_err = res->max_abs_err_f64 = res->max_rel_err_f64 = res->error_bound_ratio_f64 = NAN;
+  res->cycles = st.cycles;
+  ideal_cycles(p, in->params, res);
+  return 0;
+}
+
 static int run_in(Call *c, const bfs_kernel *k, const char *const *names, const int64_t *values, int nparams,
                   const bfs_buffer *inputs, int ninputs, const bfs_options *opt, bfs_run *run) {
   SyncMode sync;
   int exec;
-  if (sync_of(c, opt->sync, &sync) || exec_of(c, opt->exec, &exec)) return BFS_USAGE_ERROR;
+  bool timing;
+  if (sync_of(c, opt->sync, &sync) || exec_of(c, opt->exec, &exec, &timing)) return BFS_USAGE_ERROR;
   if (opt->jitter && exec == BFRT_EXEC_SIM) {
     call_message(c, "jitter delays engines on threads: the simulator's times are its cost model's");
+    return BFS_USAGE_ERROR;
+  }
+  if (timing && opt->check) {
+    call_message(c, "a timing-only run holds no tensor data: the race checker needs a checked run");
     return BFS_USAGE_ERROR;
   }
   Program *p = fresh_program(c, k);
@@ -473,12 +520,12 @@ static int run_in(Call *c, const bfs_kernel *k, const char *const *names, const 
   }
   Instance in = {p, params, NULL, NULL};
   const char *why;
-  if (instance_inputs(&in, opt->seed, &why)) {
+  if ((timing ? instance_inputs_timing : instance_inputs)(&in, opt->seed, &why)) {
     call_message(c, "%s", why);
     return BFS_USAGE_ERROR;
   }
   for (int t = 0; t < ninputs; t++)
-    if (inputs[t].data && take_input(p, t, &inputs[t], &in.inputs[t])) return BFS_USAGE_ERROR;
+    if (inputs[t].data && take_input(p, t, &inputs[t], &in.inputs[t], timing)) return BFS_USAGE_ERROR;
   transform_sync(p, sync);
   if (p->diag.errors) return BFS_KERNEL_ERROR;
   ir_validate(p);
@@ -487,11 +534,14 @@ static int run_in(Call *c, const bfs_kernel *k, const char *const *names, const 
     call_message(c, "%s", why);
     return BFS_INTERNAL_ERROR;
   }
-  RefTensor *results = instance_copy(&in, in.inputs);
   bfrt_options bo = {.exec = exec, .costs = &p->target->costs, .check = opt->check,
                      .jitter_seed = opt->jitter ? bf_splitmix64(opt->seed) | 1 : 0};
   bfrt_stats st = {0};
   bfs_result *res = &run->result;
+  run->kernel = kernel;
+  run->shapes = in.inputs;
+  if (timing) return run_timing(c, p, &in, &bo, res);
+  RefTensor *results = instance_copy(&in, in.inputs);
   if (instance_reference(&in, &why) ||
       instance_execute(&in, jit_kernel(c->jit), &bo, results, &st, &res->wall_ns, &why)) {
     call_message(c, "%s", why);
@@ -518,20 +568,13 @@ static int run_in(Call *c, const bfs_kernel *k, const char *const *names, const 
   res->max_abs_err_f64 = f64.max_abs_err;
   res->max_rel_err_f64 = f64.max_rel_err;
   res->error_bound_ratio_f64 = f64.max_bound_ratio;
-  res->waits_executed = st.waits;
-  res->instructions = st.instructions;
-  res->bookkeeping = st.bookkeeping;
-  res->barriers = st.barriers;
-  res->backpressure_held = st.held;
-  res->spills = st.spills;
-  res->races = opt->check ? st.races : -1;
+  take_stats(res, &st, opt->check);
   res->cycles = res->ideal_cycles = res->ideal_sync_cycles = -1;
   if (exec == BFRT_EXEC_SIM) {
     res->cycles = st.cycles;
     ideal_cycles(p, params, res);
   }
   run->results = results;
-  run->kernel = kernel;
   return 0;
 }
 
@@ -570,8 +613,8 @@ const char *bfs_run_report(const bfs_run *r) { return r->report ? r->report : ""
 
 int bfs_run_shape(const bfs_run *r, int t, int64_t *rows, int64_t *cols) {
   if (t < 0 || t >= r->kernel->ntensors) return -1;
-  *rows = r->results[t].rows;
-  *cols = r->results[t].cols;
+  *rows = r->shapes[t].rows;
+  *cols = r->shapes[t].cols;
   return 0;
 }
 
@@ -584,6 +627,12 @@ int bfs_run_output(const bfs_run *r, int t, void *dst, const char *dtype, bfs_er
   }
   if (t < 0 || t >= r->kernel->ntensors) {
     call_message(c, "kernel %s has no tensor %d", r->kernel->name, t);
+    call_fail(c, BFS_USAGE_ERROR, err);
+    call_end(c);
+    return -1;
+  }
+  if (!r->results) {
+    call_message(c, "a timing-only run holds no tensor data: tensor '%s' was not computed", r->kernel->tensors[t].name);
     call_fail(c, BFS_USAGE_ERROR, err);
     call_end(c);
     return -1;

@@ -77,7 +77,9 @@ int bfs_tensor_shapes(const bfs_kernel *k, const char *const *names, const int64
 /* ---- Running. */
 typedef struct bfs_options {
   const char *sync; /* "barrier-free" (NULL: the default) or "barrier" */
-  const char *exec; /* "threads" (NULL: the default) or "sim" */
+  const char *exec; /* "threads" (NULL: the default), "sim", or "timing-only": the
+                       simulator's cycles without tensor data (run --exec=sim
+                       --timing-only): nothing computed or compared, no outputs */
   uint64_t seed;    /* of the default inputs and of jitter */
   int64_t max_steps; /* of the reference (0: the default, 10^8) */
   int check;        /* race-check the run (vector clocks) */
@@ -92,7 +94,8 @@ typedef struct bfs_buffer {
 } bfs_buffer;
 
 /* What `bfsync run --json` reports for one sync mode. -1 where a figure
- * does not apply (cycles on threads; ideal cycles the oracle cannot walk). */
+ * does not apply (cycles on threads; ideal cycles the oracle cannot walk;
+ * the comparisons, and NaN errors, of a timing-only run). */
 typedef struct bfs_result {
   int outputs_match;             /* every out and inout tensor equals the sequential reference */
   int within_f64;                /* every element within its bound of the f64 reference */
@@ -115,7 +118,7 @@ const bfs_result *bfs_run_result(const bfs_run *r);
 const char *bfs_run_report(const bfs_run *r);
 /* Tensor t's shape in this run (0, or -1 when there is no tensor t). */
 int bfs_run_shape(const bfs_run *r, int t, int64_t *rows, int64_t *cols);
-/* Tensor t after the run, into dst (rows x cols of dtype, as for inputs). 0, or -1 with *err. */
+/* Tensor t after the run (not of a timing-only run: it holds none), into dst (rows x cols of dtype, as for inputs). 0, or -1 with *err. */
 int bfs_run_output(const bfs_run *r, int t, void *dst, const char *dtype, bfs_error **err);
 void bfs_run_free(bfs_run *r);
 

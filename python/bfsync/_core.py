@@ -149,7 +149,7 @@ class Result:
             if name in self._OPTIONAL and value < 0:
                 value = None
             elif name in ("outputs_match", "within_f64"):
-                value = bool(value)
+                value = None if value < 0 else bool(value)  # None: a timing-only run compares nothing
             setattr(self, name, value)
         self.report, self.outputs = report, outputs
 
@@ -158,7 +158,8 @@ class Result:
     waits = property(lambda self: self.waits_executed)
     ideal = property(lambda self: self.ideal_cycles)
     ideal_sync = property(lambda self: self.ideal_sync_cycles)
-    ok = property(lambda self: self.outputs_match and self.within_f64)
+    ok = property(lambda self: bool(self.outputs_match and self.within_f64))
+    timing_only = property(lambda self: self.exec == "timing-only")
 
     def as_dict(self):
         """The keys of `bfsync run --json` this run has."""
@@ -290,7 +291,9 @@ class Kernel:
         inputs: tensor name -> numpy array, for in and inout tensors (the
         rest get bfsync's seeded default inputs, as `bfsync run` makes
         them). Parameters as keywords (M=2) or params={...}. sync:
-        'barrier-free' or 'barrier'; exec: 'threads' or 'sim'. narrow:
+        'barrier-free' or 'barrier'; exec: 'threads', 'sim', or
+        'timing-only' (the simulator's cycles without tensor data: no
+        outputs, nothing compared; only i32 inputs). narrow:
         how bf16, fp16 and fp8 outputs come back: 'float32' (their exact
         values) or 'bits' (uint16 / float16 / uint8 patterns).
 
@@ -310,7 +313,7 @@ class Kernel:
             outputs = {}
             for t, name in enumerate(self._order):
                 tensor = self.tensors[name]
-                if tensor.io == "in":
+                if tensor.io == "in" or exec == "timing-only":
                     continue
                 dtype = OUTPUT_DTYPES.get(tensor.type) or (BIT_DTYPES[tensor.type] if narrow == "bits" else np.float32)
                 rows, cols = ctypes.c_int64(), ctypes.c_int64()

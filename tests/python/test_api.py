@@ -166,3 +166,20 @@ def test_kernel_can_be_closed_and_used_as_context(root):
         assert k.run(M=1, N=1, K=1).ok
     with pytest.raises(ValueError, match="closed"):
         k.run(M=1, N=1, K=1)
+
+
+def test_timing_only_simulator(root, bfsync_cli):
+    k = bfsync.compile_file(root / MATMUL)
+    t = k.run(M=4, N=2, K=3, exec="timing-only", sync="barrier")
+    full = k.run(M=4, N=2, K=3, exec="sim", sync="barrier")
+    cli = json.loads(subprocess.run([bfsync_cli, "run", str(root / MATMUL), "-p", "M=4", "-p", "N=2", "-p", "K=3",
+                                     "--json", "--exec=sim", "--timing-only", "--sync=barrier"], capture_output=True,
+                                    text=True, check=True).stdout)
+    assert (t.cycles, t.waits, t.ideal, t.ideal_sync) == (full.cycles, full.waits, full.ideal, full.ideal_sync)
+    assert (t.cycles, t.waits, t.ideal) == (cli["cycles"], cli["waits_executed"], cli["ideal_cycles"])
+    assert t.timing_only and t.outputs == {} and t.match is None and not t.ok
+    with pytest.raises(bfsync.UsageError) as e:
+        k.run({"A": np.zeros((256, 192), np.float32)}, M=4, N=2, K=3, exec="timing-only")
+    assert "no float tensor" in str(e.value) and e.value.diagnostics[0].line == 22
+    with pytest.raises(bfsync.UsageError, match="race checker"):
+        k.run(M=1, N=1, K=1, exec="timing-only", check=True)

@@ -73,7 +73,7 @@ def test_bad_options(root):
     k = bfsync.compile_file(root / MATMUL)
     with pytest.raises(bfsync.UsageError, match="sync must be"):
         k.run(M=1, N=1, K=1, sync="fast")
-    with pytest.raises(bfsync.UsageError, match="exec must be"):
+    with pytest.raises(bfsync.UsageError, match="exec must be threads, sim or timing-only"):
         k.run(M=1, N=1, K=1, exec="gpu")
     with pytest.raises(bfsync.UsageError, match="jitter"):
         k.run(M=1, N=1, K=1, exec="sim", jitter=True)
