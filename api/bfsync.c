@@ -5,7 +5,9 @@
  *   run       a fresh program of the same text -> transform_sync ->
  *             ir_validate -> emit_c -> jit -> instance_execute, compared
  *             with the sequential reference (instance_compare) and the
- *             f64 one (reference_f64_compare), as `bfsync run` does
+ *             f64 one (reference_f64_compare), as `bfsync run` does;
+ *             timing-only: instance_inputs_timing -> instance_execute_timing,
+ *             the cycles alone, as `run --exec=sim --timing-only`
  *   verify    oracle_new -> transform_sync -> ir_validate -> oracle_check
  *   explain   transform_sync -> ir_validate -> ir_explain
  *
