@@ -31,13 +31,13 @@
 #include <string.h>
 
 #include "backend/backend.h"
-#include "backend/inputs.h"
 #include "harness/exec.h"
 #include "harness/params.h"
 #include "transform/oracle.h"
 #include "transform/sync.h"
 #include "util/diag_json.h"
 #include "util/files.h"
+#include "util/random.h"
 
 struct bfs_kernel {
   Program *p;         /* parsed and checked; read only after compile */
@@ -208,7 +208,6 @@ static int bind_params(Program *p, const char *const *names, const int64_t *valu
   return failed ? -1 : 0;
 }
 
-static const char *const sync_names[] = {"barrier-free", "barrier", NULL}; /* SyncMode order */
 /* BFRT_EXEC_* by name; a new executor is one more entry. */
 static const struct {
   const char *name;
@@ -217,13 +216,18 @@ static const struct {
 } executors[] = {{"threads", BFRT_EXEC_THREADS, false}, {"sim", BFRT_EXEC_SIM, false},
                  {"timing-only", BFRT_EXEC_SIM, true}};
 
+/* A sync mode by name (transform/sync.c's one table; NULL: barrier-free). */
 static int sync_of(Call *c, const char *name, SyncMode *mode) {
-  for (int s = 0; sync_names[s]; s++)
-    if (!name || !strcmp(name, sync_names[s])) {
+  for (int s = 0; s < SYNC_MODE_COUNT; s++)
+    if (!name || !strcmp(name, sync_choices[s])) {
       *mode = (SyncMode)s;
       return 0;
     }
-  call_message(c, "sync must be barrier-free or barrier, not '%s'", name);
+  char list[256];
+  size_t n = 0;
+  for (int s = 0; s < SYNC_MODE_COUNT && n < sizeof list; s++)
+    n += (size_t)snprintf(list + n, sizeof list - n, "%s%s", s ? ", " : "", sync_choices[s]);
+  call_message(c, "sync must be one of %s, not '%s'", list, name);
   return -1;
 }
 
@@ -520,7 +524,7 @@ static int run_in(Call *c, const bfs_kernel *k, const char *const *names, const 
     call_message(c, "%d inputs for the %d tensors of kernel %s", ninputs, kernel->ntensors, kernel->name);
     return BFS_USAGE_ERROR;
   }
-  Instance in = {p, params, NULL, NULL};
+  Instance in = {p, params, NULL, NULL, NULL};
   const char *why;
   if ((timing ? instance_inputs_timing : instance_inputs)(&in, opt->seed, &why)) {
     call_message(c, "%s", why);
@@ -537,7 +541,7 @@ static int run_in(Call *c, const bfs_kernel *k, const char *const *names, const 
     return BFS_INTERNAL_ERROR;
   }
   bfrt_options bo = {.exec = exec, .costs = &p->target->costs, .check = opt->check,
-                     .jitter_seed = opt->jitter ? bf_splitmix64(opt->seed) | 1 : 0};
+                     .jitter_seed = opt->jitter ? splitmix64(opt->seed) | 1 : 0};
   bfrt_stats st = {0};
   bfs_result *res = &run->result;
   run->kernel = kernel;
@@ -551,8 +555,7 @@ static int run_in(Call *c, const bfs_kernel *k, const char *const *names, const 
   }
   jit_free(c->jit);
   c->jit = NULL;
-  ExactTensor *exact = ARENA_ARRAY(p->arena, ExactTensor, kernel->ntensors + 1);
-  if (reference_f64(p, params, in.inputs, exact, &why)) {
+  if (instance_exact(&in, &why)) {
     call_message(c, "%s", why);
     return BFS_RUNTIME_ERROR;
   }
@@ -563,8 +566,8 @@ static int run_in(Call *c, const bfs_kernel *k, const char *const *names, const 
   res->outputs_match = instance_compare(&in, results, sync_name(sync), rep, &res->max_abs_err);
   ExactErrors f64;
   const char *beyond;
-  res->within_f64 = reference_f64_compare(p, results, exact, &f64, &beyond);
-  if (beyond) fprintf(rep, "%s: %s\n", sync_name(sync), beyond);
+  res->within_f64 = instance_compare_f64(&in, results, sync_name(sync), &f64, &beyond);
+  if (beyond) fprintf(rep, "%s\n", beyond);
   fclose(rep);
   run->report = report;
   res->max_abs_err_f64 = f64.max_abs_err;
@@ -683,7 +686,7 @@ static int verify_in(Call *c, const bfs_kernel *k, const char *const *names, con
   p->max_steps = opt->max_steps > 0 ? opt->max_steps : DEFAULT_MAX_STEPS;
   int64_t *params = ARENA_ARRAY(p->arena, int64_t, p->kernel->nparams + 1);
   if (bind_params(p, names, values, nparams, params)) return BFS_USAGE_ERROR;
-  Instance in = {p, params, NULL, NULL};
+  Instance in = {p, params, NULL, NULL, NULL};
   const char *why;
   if (instance_inputs(&in, opt->seed, &why)) { /* the i32 tensors' values */
     call_message(c, "%s", why);

@@ -15,7 +15,7 @@
  *
  * Because it sees every value the kernel computes, it is also where the
  * numerical diagnostics live, each stopping the run with the source line:
- *   - a tile slot read before anything wrote it (on hardware, SBUF and
+ *   - a tile element read before anything wrote it (on hardware, SBUF and
  *     PSUM hold whatever the last kernel left there; bfsync zeroes them,
  *     which would hide the bug);
  *   - an op that turns finite inputs into NaN or Inf, or into a value too
@@ -62,7 +62,7 @@ typedef struct F64 {
   int64_t (*shapes)[2];
   bool **stored;       /* by tensor: which elements a store wrote */
   Cell **tiles;        /* by tile: slots * rows * cols */
-  bool **slot_written; /* by tile: which slots an op wrote */
+  bool **written;      /* by tile: which elements (slots * rows * cols) an op wrote */
   Cell *result;        /* an op's result before it is stored: as large as the largest tile */
   int64_t result_cells;
   const char *err;
@@ -96,25 +96,61 @@ static int eval(F64 *r, const Expr *e, int64_t *out) {
 
 /* ---- Operands. */
 
+/* Where a view or slice starts along dimension d, and how far it reaches:
+ * its extent, or a ragged one's max(0, min(extent, E - lo)). */
+static int view_extent(F64 *r, const Operand *o, int d, int64_t *lo, int64_t *n) {
+  int64_t end;
+  *lo = 0;
+  *n = o->ext[d];
+  if (o->lo[d] && eval(r, o->lo[d], lo)) return -1;
+  if (!o->clip[d]) return 0;
+  if (eval(r, o->clip[d], &end)) return -1;
+  int64_t left = (int64_t)((uint64_t)end - (uint64_t)*lo);
+  *n = left < 0 ? 0 : left < *n ? left : *n;
+  return 0;
+}
+
 typedef struct Operands {
   View v[3];
   Cell imm; /* the exact immediate; its bound is its rounding to f32 */
   int hbm;     /* which operand is an hbm tile, or -1 */
-  int64_t slot[3];
+  int64_t slot[3]; /* a tile operand's first element among its tile's (tile_operand) */
 } Operands;
 
-static int tile_operand(F64 *r, const Operand *o, View *v, int64_t *slot) {
+/* A tile operand: its slot, or the part of it a view names (partitions
+ * lo[0] .. lo[0] + ext[0] - 1, columns likewise). *at: its first element
+ * among the tile's slots laid end to end. */
+static int tile_operand(F64 *r, const Operand *o, View *v, int64_t *at) {
   const Tile *t = &r->p->kernel->tiles[o->decl];
-  *slot = 0;
-  if (o->slot && eval(r, o->slot, slot)) return -1;
-  if (*slot < 0 || *slot >= t->slots)
-    return fail(r, o->span, arena_printf(r->p->arena, "slot %s[%" PRId64 "] is out of range", t->name, *slot));
-  *v = (View){r->tiles[o->decl] + *slot * t->rows * t->cols, t->rows, t->cols, t->cols};
+  int64_t slot = 0, lo[2] = {0, 0}, n[2], size[2] = {t->rows, t->cols};
+  if (o->slot && eval(r, o->slot, &slot)) return -1;
+  if (slot < 0 || slot >= t->slots)
+    return fail(r, o->span, arena_printf(r->p->arena, "slot %s[%" PRId64 "] is out of range", t->name, slot));
+  for (int d = 0; d < 2; d++) {
+    if (view_extent(r, o, d, &lo[d], &n[d])) return -1;
+    if (lo[d] < 0 || lo[d] > size[d] - n[d])
+      return fail(r, o->span, arena_printf(r->p->arena, "view %" PRId64 ":%" PRId64 " of tile %s is outside its %s 0:%" PRId64,
+                                           lo[d], lo[d] + n[d], t->name, d ? "columns" : "partitions", size[d]));
+  }
+  *at = slot * t->rows * t->cols + lo[0] * t->cols + lo[1];
+  *v = (View){r->tiles[o->decl] + *at, n[0], n[1], t->cols};
   return 0;
 }
 
 static int hbm_operand(F64 *r, const Operand *o, View unit, View *v) {
   int64_t row, col, rows = r->shapes[o->decl][0], cols = r->shapes[o->decl][1];
+  if (o->view) { /* an element slice */
+    int64_t lo[2] = {0, 0}, n[2], size[2] = {rows, cols};
+    for (int d = 0; d < 2; d++) {
+      if (view_extent(r, o, d, &lo[d], &n[d])) return -1;
+      if (n[d] > size[d] || lo[d] < 0 || lo[d] > size[d] - n[d])
+        return fail(r, o->span, arena_printf(r->p->arena, "%s: %s %" PRId64 ":%" PRId64 " are outside the tensor's 0:%" PRId64,
+                                             r->p->kernel->tensors[o->decl].name, d ? "columns" : "rows", lo[d],
+                                             lo[d] + n[d], size[d]));
+    }
+    *v = (View){r->tensors[o->decl] + lo[0] * cols + lo[1], n[0], n[1], cols};
+    return 0;
+  }
   if (eval(r, o->row, &row) || eval(r, o->col, &col)) return -1;
   if (row < 0 || col < 0 || unit.rows > rows || unit.cols > cols || row > (rows - unit.rows) / unit.rows ||
       col > (cols - unit.cols) / unit.cols)
@@ -199,19 +235,38 @@ static void widen_for_storage(View d, const StorageType *st) {
 
 /* ---- Diagnostics. */
 
-/* Every tile slot the op reads must have been written. */
+/* The first element of v (at `at` among tile t's) no op has written, or -1. */
+static int64_t first_unwritten(const F64 *r, int t, int64_t at, View v) {
+  const bool *w = r->written[t];
+  for (int64_t i = 0; i < v.rows; i++)
+    for (int64_t j = 0; j < v.cols; j++)
+      if (!w[at + i * v.stride + j]) return at + i * v.stride + j;
+  return -1;
+}
+
+/* Every tile element the op reads must have been written. */
 static int check_reads(F64 *r, const Stmt *s, const Operands *ops) {
   for (int i = 0; i < s->noperands; i++) {
     const Operand *o = &s->operands[i];
     bool reads = i > 0 || s->op == BFRT_MATMUL_ACC;
-    if (o->kind != OPND_TILE || !reads || r->slot_written[o->decl][ops->slot[i]]) continue;
+    int64_t bad = o->kind == OPND_TILE && reads ? first_unwritten(r, o->decl, ops->slot[i], ops->v[i]) : -1;
+    if (bad < 0) continue;
     const Tile *t = &r->p->kernel->tiles[o->decl];
+    int64_t slot = bad / (t->rows * t->cols), elem = bad % (t->rows * t->cols);
     return fail(r, o->span,
-                arena_printf(r->p->arena, "'%s' reads %s %s%s before anything wrote it", s->op_name,
+                arena_printf(r->p->arena, "'%s' reads %s %s%s before anything wrote it%s", s->op_name,
                              t->mem == MEM_PSUM ? "psum tile" : "tile", t->name,
-                             t->slotted ? arena_printf(r->p->arena, "[%" PRId64 "]", ops->slot[i]) : ""));
+                             t->slotted ? arena_printf(r->p->arena, "[%" PRId64 "]", slot) : "",
+                             o->view ? arena_printf(r->p->arena, " (its element [%" PRId64 ", %" PRId64 "])",
+                                                    elem / t->cols, elem % t->cols)
+                                     : ""));
   }
   return 0;
+}
+
+static void mark_written(F64 *r, int t, int64_t at, View v) {
+  for (int64_t i = 0; i < v.rows; i++)
+    for (int64_t j = 0; j < v.cols; j++) r->written[t][at + i * v.stride + j] = true;
 }
 
 static bool finite_span(View v, int64_t i0, int64_t j0, int64_t rows, int64_t cols) {
@@ -306,17 +361,20 @@ static int check_finite(F64 *r, const Stmt *s, const Operands *ops, View result,
 /* ---- The ops, from their definitions, with their error bounds.
  *
  * Next to each exact value the reference keeps a bound on how far an f32
- * computation of it may be from it: a first-order running error analysis.
- * An op's bound is the error it inherits from its inputs, through its
- * derivative, plus the rounding it adds itself, which its accuracy class
+ * computation of it may be from it: a running error analysis. An op's
+ * bound is the error it inherits from its inputs, the most the op's value
+ * can move when each input moves within its bound (to every order: a
+ * narrow type's rounding is a few percent, and all of a value rounded to
+ * a subnormal, where a first-order bound is too small), plus the rounding
+ * it adds itself, which its accuracy class
  * (the last column of ops.def) sets: EXACT ops add none, a ROUND op one
  * rounding (u |result|, u = 2^-24), a LIBM op LIBM_ULPS of them (libm is
  * within a few ulp, and sigmoid, silu and gelu round a few times more), a
  * SUM one rounding per addition, of the partial sum so far. Immediates add
  * their own rounding to f32. Inputs are exact. An f32 result is within
- * tolerance when it is within its bound: correct f32 code always is, to
- * first order, however long its chains of ops, while an op computed wrongly
- * is off by far more. */
+ * tolerance when it is within its bound: correct f32 code always is,
+ * however long its chains of ops, while an op computed wrongly is off by
+ * far more. */
 enum { LIBM_ULPS = 8 };
 static const double U = 0x1p-24;
 
@@ -338,6 +396,21 @@ static Cell larger(Cell a, Cell b) {
   return big;
 }
 
+/* The most a function monotone on [x - e, x + e] moves from f(x) there:
+ * the error it inherits from x's bound e, to every order. */
+static double moved(double (*f)(double), double x, double e) {
+  double fx = f(x);
+  return fmax(fabs(f(x + e) - fx), fabs(fx - f(x - e)));
+}
+
+static double sigmoid(double x) { return 1 / (1 + exp(-x)); }
+static double rsqrt(double x) { return 1 / sqrt(x); }
+static double recip(double x) { return 1 / x; }
+static double sqrt_clamped(double x) { return sqrt(x > 0 ? x : 0); }
+
+/* x times y where each is within its bound of the exact value. */
+static double product_error(Cell a, Cell b) { return fabs(b.v) * a.e + fabs(a.v) * b.e + a.e * b.e; }
+
 /* d = f(a, b): the value, and its bound from a's bound ea and b's eb (b
  * is the second tile's element, its row or column broadcast, or the
  * immediate). */
@@ -350,21 +423,22 @@ static Cell elementwise(int op, Cell a, Cell b) {
   case BFRT_ABS: return (Cell){fabs(x), a.e};
   case BFRT_MAX: case BFRT_MAX_IMM: return larger(a, b);
   case BFRT_SCALE: case BFRT_MUL: case BFRT_MUL_ROW: case BFRT_MUL_COL: case BFRT_MUL_IMM:
-    r = x * y, e = fabs(y) * a.e + fabs(x) * b.e; break;
+    r = x * y, e = product_error(a, b); break;
   case BFRT_ADD: case BFRT_ADD_ROW: case BFRT_ADD_COL: case BFRT_ADD_IMM: r = x + y, e = a.e + b.e; break;
   case BFRT_SUB: case BFRT_SUB_ROW: case BFRT_SUB_COL: case BFRT_SUB_IMM: r = x - y, e = a.e + b.e; break;
-  case BFRT_EXP: r = exp(x), e = r * a.e; break;
-  case BFRT_TANH: r = tanh(x), e = (1 - r * r) * a.e; break;
-  case BFRT_RSQRT: r = 1 / sqrt(x), e = 0.5 * fabs(r * r * r) * a.e; break;
-  case BFRT_RECIP: r = 1 / x, e = r * r * a.e; break;
-  case BFRT_SQRT: r = sqrt(x), e = r > 0 ? a.e / (2 * r) : sqrt(a.e); break;
-  case BFRT_SQUARE: r = x * x, e = 2 * fabs(x) * a.e; break;
-  case BFRT_SIGMOID: r = 1 / (1 + exp(-x)), e = r * (1 - r) * a.e; break;
+  case BFRT_EXP: r = exp(x), e = r * expm1(a.e); break;
+  case BFRT_TANH: r = tanh(x), e = moved(tanh, x, a.e); break;
+  /* a bound reaching 0 bounds nothing: 1/x and 1/sqrt(x) are unbounded there */
+  case BFRT_RSQRT: r = 1 / sqrt(x), e = x - a.e > 0 ? moved(rsqrt, x, a.e) : INFINITY; break;
+  case BFRT_RECIP: r = 1 / x, e = fabs(x) - a.e > 0 ? moved(recip, x, a.e) : INFINITY; break;
+  case BFRT_SQRT: r = sqrt(x), e = moved(sqrt_clamped, x, a.e); break;
+  case BFRT_SQUARE: r = x * x, e = product_error(a, a); break;
+  case BFRT_SIGMOID: r = sigmoid(x), e = moved(sigmoid, x, a.e); break;
   case BFRT_SILU: r = x / (1 + exp(-x)), e = 1.1 * a.e + LIBM_ULPS * U * fabs(x); break; /* |silu'| < 1.1 */
   case BFRT_GELU: r = gelu_tanh(x), e = 1.13 * a.e + LIBM_ULPS * U * fabs(x); break; /* |gelu'| < 1.13 */
   default: bug("reference_f64: op %d is not elementwise", op);
   }
-  return (Cell){r, e + class_ulps(op) * U * fabs(r)};
+  return (Cell){r, e + class_ulps(op) * U * (fabs(r) + e)};
 }
 
 /* The operand op combines with a[i,j] besides a itself. */
@@ -380,13 +454,13 @@ static Cell second(int op, const Operands *o, int64_t i, int64_t j) {
 /* acc + term, left to right: one rounding of the new partial sum. */
 static Cell accumulate(Cell acc, Cell term) {
   double sum = acc.v + term.v;
-  return (Cell){sum, acc.e + term.e + U * fabs(sum)};
+  return (Cell){sum, acc.e + term.e + U * (fabs(sum) + acc.e + term.e)};
 }
 
 /* One term of a row reduction: the element, its square or its exponential. */
 static Cell reduction_term(int op, Cell x) {
-  if (op == BFRT_ROWSUM_SQUARE) return (Cell){x.v * x.v, 2 * fabs(x.v) * x.e + U * x.v * x.v};
-  if (op == BFRT_ROWSUM_EXP) return (Cell){exp(x.v), exp(x.v) * (x.e + LIBM_ULPS * U)};
+  if (op == BFRT_ROWSUM_SQUARE) return (Cell){x.v * x.v, product_error(x, x) + U * (x.v * x.v + product_error(x, x))};
+  if (op == BFRT_ROWSUM_EXP) return (Cell){exp(x.v), exp(x.v) * (expm1(x.e) + LIBM_ULPS * U * exp(x.e))};
   return x;
 }
 
@@ -406,7 +480,8 @@ static void compute(int op, const Operands *o, View out) {
         for (int64_t k = 0; k < a.cols; k++) {
           Cell x = *at(a, i, k), y = *at(o->v[2], k, j);
           double prod = x.v * y.v;
-          acc = accumulate(acc, (Cell){prod, fabs(y.v) * x.e + fabs(x.v) * y.e + U * fabs(prod)});
+          double e = product_error(x, y);
+          acc = accumulate(acc, (Cell){prod, e + U * (fabs(prod) + e)});
         }
         *at(out, i, j) = acc;
       }
@@ -443,9 +518,32 @@ static void mark_stored(F64 *r, const Stmt *s, const Operands *o) {
     for (int64_t j = 0; j < o->v[0].cols; j++) r->stored[dst->decl][first + i * cols + j] = true;
 }
 
+/* A ragged operand's extent is known only now (sema checked the rest):
+ * the views as run must fit the op's shape rule. */
+static int check_ragged_shapes(F64 *r, const Stmt *s, const Operands *o) {
+  bool ragged = false;
+  for (int i = 0; i < s->noperands; i++) ragged |= s->operands[i].clip[0] || s->operands[i].clip[1];
+  if (!ragged) return 0;
+  const View *v = o->v;
+  bool same01 = v[0].rows == v[1].rows && v[0].cols == v[1].cols, fits = true;
+  switch (op_info(s->op)->shape) {
+  case SHAPE_SAME:
+    fits = same01 && (s->noperands < 3 || s->operands[2].kind == OPND_IMM ||
+                      (v[0].rows == v[2].rows && v[0].cols == v[2].cols));
+    break;
+  case SHAPE_MATMUL: fits = v[0].rows == v[1].rows && v[1].cols == v[2].rows && v[0].cols == v[2].cols; break;
+  case SHAPE_TRANSPOSE: fits = v[0].rows == v[1].cols && v[0].cols == v[1].rows; break;
+  case SHAPE_ROWREDUCE: fits = v[0].rows == v[1].rows && v[0].cols == 1; break;
+  case SHAPE_ROWBCAST: fits = same01 && v[2].rows == v[0].rows && v[2].cols == 1; break;
+  case SHAPE_COLBCAST: fits = same01 && v[2].rows == 1 && v[2].cols == v[0].cols; break;
+  default: break;
+  }
+  return fits ? 0 : fail(r, s->span, arena_printf(r->p->arena, "'%s': the ragged operands' shapes do not fit the op", s->op_name));
+}
+
 static int run_instr(F64 *r, const Stmt *s) {
   Operands o;
-  if (resolve(r, s, &o) || check_reads(r, s, &o)) return -1;
+  if (resolve(r, s, &o) || check_ragged_shapes(r, s, &o) || check_reads(r, s, &o)) return -1;
   View d = o.v[0];
   if (d.rows * d.cols > r->result_cells) bug("reference_f64: a %lld x %lld result, larger than every tile", (long long)d.rows, (long long)d.cols);
   View out = {r->result, d.rows, d.cols, d.cols}; /* reused: memory must not grow with the instructions */
@@ -455,7 +553,7 @@ static int run_instr(F64 *r, const Stmt *s) {
   if (check_finite(r, s, &o, out, st)) return -1; /* before the destination, maybe a source, changes */
   for (int64_t i = 0; i < d.rows; i++) memcpy(at(d, i, 0), at(out, i, 0), (size_t)d.cols * sizeof(Cell));
   if (st && !stores_exactly(r, s, type)) widen_for_storage(d, st);
-  if (s->operands[0].kind == OPND_TILE) r->slot_written[s->operands[0].decl][o.slot[0]] = true;
+  if (s->operands[0].kind == OPND_TILE) mark_written(r, s->operands[0].decl, o.slot[0], d);
   else mark_stored(r, s, &o);
   return 0;
 }
@@ -592,7 +690,7 @@ int reference_f64(Program *p, const int64_t *params, const RefTensor *inputs, Ex
   for (int t = 0; t < k->ntiles; t++) {
     const Tile *x = &k->tiles[t];
     r.tiles[t] = ARENA_ARRAY(a, Cell, x->slots * x->rows * x->cols);
-    r.slot_written[t] = ARENA_ARRAY(a, bool, x->slots);
+    r.written[t] = ARENA_ARRAY(a, bool, x->slots * x->rows * x->cols);
     if (x->rows * x->cols > r.result_cells) r.result_cells = x->rows * x->cols;
   }
   r.result = ARENA_ARRAY(a, Cell, r.result_cells + 1);

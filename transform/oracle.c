@@ -4,10 +4,12 @@
  * kernel as written, one instruction at a time in program order, and keeps
  * per memory cell and engine the last write and the last read positions; a
  * new instance's need on engine e is the latest e-position among the cells
- * it touches that conflict with it. Tiles are tracked per slot; an hbm
- * tensor is cut into a grid whose cell is the gcd of every access shape used
- * on it, so overlapping regions share cells exactly and nothing is
- * conservative.
+ * it touches that conflict with it. Tiles are tracked per slot, or, when
+ * some operand views part of a tile, per cell of a grid over each slot
+ * whose cell divides every view's extent and every value its start takes
+ * (its alignment with these parameters); an hbm tensor is cut into a grid
+ * whose cell is the gcd of every access shape used on it. Either way
+ * overlapping regions share cells exactly and nothing is conservative.
  *
  * The abstract execution then interprets the transform's IR, one engine per
  * interpreter, under a seeded random scheduler. Safety is judged by
@@ -53,6 +55,8 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "util/random.h"
 
 /* ---- The sequential walk. */
 
@@ -144,6 +148,7 @@ typedef struct Region {
   int64_t base, r0, r1, c0, c1, ncols;
   bool reads, writes;
   int64_t at[2]; /* as evaluated: the slot (and 0), or the hbm row and column */
+  int64_t n[2];  /* a view's or slice's extents as run (a ragged one's clipped) */
 } Region;
 
 struct Oracle {
@@ -153,6 +158,7 @@ struct Oracle {
   int max_depth;      /* deepest nesting of bodies, plus 1 */
   int64_t total[BFRT_MAX_ENGINES]; /* instances of each engine in the whole walk */
   int64_t *tile_base; /* first cell of each tile */
+  Grid *tile_grid;    /* per tile: the cells of one slot (1 x 1 unless some operand views part of it) */
   Grid *grid;         /* per tensor */
   int64_t ncells;
   /* The walk's summary of the past, per cell and engine ([cell * nengines
@@ -292,24 +298,54 @@ static bool eval_cond(Oracle *o, const Walk *w, const Cond *c, bool *out) {
   return status == 0 || eval_failed(o, status, &env, bad, c->span);
 }
 
-/* The tile an hbm operand is moved to or from: its shape is the region's. */
-static const Tile *partner_tile(const Kernel *k, const Stmt *s, int hbm) {
+/* The tile operand an hbm operand is moved to or from: its shape (its
+ * view's extents) is the region's. */
+static const Operand *partner_tile(const Stmt *s, int hbm) {
   for (int i = 0; i < s->noperands; i++)
-    if (i != hbm && s->operands[i].kind == OPND_TILE) return &k->tiles[s->operands[i].decl];
+    if (i != hbm && s->operands[i].kind == OPND_TILE) return &s->operands[i];
   bug("oracle: hbm operand of line %u has no tile partner", s->span.begin);
+}
+
+/* What every start and end of operand op's view or slice along dimension
+ * d is a multiple of (0: none but 0): its start's alignment, and a ragged
+ * end's (lo + n is lo + ext, the clip bound E, or lo). */
+static int64_t start_alignment(const Oracle *o, const Operand *op, int d) {
+  int64_t a = op->lo[d] ? expr_alignment(op->lo[d], o->params) : 0;
+  return op->clip[d] ? ir_gcd(a, expr_alignment(op->clip[d], o->params)) : a;
+}
+
+/* A view's or slice's start along d and its extent (a ragged one's clipped). */
+static bool view_extent(Oracle *o, const Walk *w, const Operand *op, int d, int64_t *lo, int64_t *n) {
+  int64_t end;
+  *lo = 0;
+  *n = op->ext[d];
+  if (op->lo[d] && !eval(o, w, op->lo[d], lo)) return false;
+  if (!op->clip[d]) return true;
+  if (!eval(o, w, op->clip[d], &end)) return false;
+  int64_t left = (int64_t)((uint64_t)end - (uint64_t)*lo);
+  *n = left < 0 ? 0 : left < *n ? left : *n;
+  return true;
 }
 
 static void size_grids(Oracle *o) {
   const Kernel *k = o->p->kernel;
+  for (int t = 0; t < k->ntiles; t++) o->tile_grid[t] = (Grid){k->tiles[t].rows, k->tiles[t].cols, 0, 0, 0, 0};
   for (int i = 0; i < k->ninstrs; i++) {
     const Stmt *s = k->instrs[i];
     for (int j = 0; j < s->noperands; j++) {
-      if (s->operands[j].kind != OPND_HBM) continue;
-      const Tile *t = partner_tile(k, s, j);
-      Grid *g = &o->grid[s->operands[j].decl];
-      g->cell_rows = ir_gcd(g->cell_rows, t->rows);
-      g->cell_cols = ir_gcd(g->cell_cols, t->cols);
+      const Operand *op = &s->operands[j];
+      if (op->kind == OPND_IMM) continue;
+      const Operand *t = op->kind == OPND_TILE || op->view ? op : partner_tile(s, j);
+      Grid *g = op->kind == OPND_TILE ? &o->tile_grid[op->decl] : &o->grid[op->decl];
+      g->cell_rows = ir_gcd(g->cell_rows, ir_gcd(t->ext[0], start_alignment(o, op, 0)));
+      g->cell_cols = ir_gcd(g->cell_cols, ir_gcd(t->ext[1], start_alignment(o, op, 1)));
     }
+  }
+  for (int t = 0; t < k->ntiles; t++) {
+    Grid *g = &o->tile_grid[t];
+    g->cell_rows = ir_gcd(g->cell_rows, g->rows);
+    g->cell_cols = ir_gcd(g->cell_cols, g->cols);
+    g->ncols = g->cols / g->cell_cols;
   }
 }
 
@@ -317,15 +353,18 @@ static void size_grids(Oracle *o) {
 static void number_cells(Oracle *o) {
   const Kernel *k = o->p->kernel;
   for (int t = 0; t < k->ntiles; t++) {
+    const Grid *g = &o->tile_grid[t];
+    int64_t cells = (g->rows / g->cell_rows) * g->ncols; /* of one slot */
     o->tile_base[t] = o->ncells;
-    if (k->tiles[t].slots > MAX_CELLS - o->ncells) {
+    if (k->tiles[t].slots > (MAX_CELLS - o->ncells) / cells) {
       diag_error(&o->p->diag, k->tiles[t].span,
-                 "tile '%s' is too large for the oracle to track: its %lld slots take it past %lld tile slots and "
-                 "tensor tiles in all", k->tiles[t].name, (long long)k->tiles[t].slots, (long long)MAX_CELLS);
+                 "tile '%s' is too large for the oracle to track: its %lld slots of %lld cells take it past %lld "
+                 "tile and tensor cells in all",
+                 k->tiles[t].name, (long long)k->tiles[t].slots, (long long)cells, (long long)MAX_CELLS);
       o->failed = true;
       return;
     }
-    o->ncells += k->tiles[t].slots;
+    o->ncells += k->tiles[t].slots * cells;
   }
   for (int t = 0; t < k->ntensors && !o->failed; t++) {
     Grid *g = &o->grid[t];
@@ -352,35 +391,61 @@ static void number_cells(Oracle *o) {
   }
 }
 
+/* An element slice X[r0:r1, c0:c1], in the runtime's words when outside. */
+static bool slice_region(Oracle *o, const Walk *w, const Stmt *s, const Operand *op, Region *rg) {
+  const Grid *g = &o->grid[op->decl];
+  int64_t lo[2] = {0, 0}, n[2], size[2] = {g->rows, g->cols};
+  const char *verb = s->op == BFRT_STORE ? "store to" : s->op == BFRT_LOAD ? "load from" : s->op_name;
+  for (int d = 0; d < 2; d++) {
+    if (!view_extent(o, w, op, d, &lo[d], &n[d])) return false;
+    if (n[d] > size[d] || lo[d] < 0 || lo[d] > size[d] - n[d]) {
+      diag_error(&o->p->diag, op->span, "%s %s: %s %lld:%lld are outside the tensor's 0:%lld", verb, op->name,
+                 d ? "columns" : "rows", (long long)lo[d], (long long)(lo[d] + n[d]), (long long)size[d]);
+      o->failed = true;
+      return false;
+    }
+  }
+  /* an empty slice (a ragged one clipped to nothing) covers no cell */
+  bool empty = !n[0] || !n[1];
+  *rg = (Region){g->base, lo[0] / g->cell_rows, empty ? lo[0] / g->cell_rows : (lo[0] + n[0]) / g->cell_rows,
+                 lo[1] / g->cell_cols, (lo[1] + n[1]) / g->cell_cols, g->ncols, false, false, {lo[0], lo[1]},
+                 {n[0], n[1]}};
+  return true;
+}
+
 /* hbm X[r, c] covers rows r*h .. r*h+h-1, cols c*w .. c*w+w-1. */
 static bool hbm_region(Oracle *o, const Walk *w, const Stmt *s, int i, Region *rg) {
   const Operand *op = &s->operands[i];
-  const Tile *t = partner_tile(o->p->kernel, s, i);
+  if (op->view) return slice_region(o, w, s, op, rg);
+  const int64_t *t = partner_tile(s, i)->ext; /* the tile's rows and columns */
   const Grid *g = &o->grid[op->decl];
   int64_t r, c, r0, c0, r1, c1;
   if (!eval(o, w, op->row, &r) || !eval(o, w, op->col, &c)) return false;
-  bool outside = __builtin_mul_overflow(r, t->rows, &r0) || __builtin_mul_overflow(c, t->cols, &c0) ||
-                 __builtin_add_overflow(r0, t->rows, &r1) ||
-                 __builtin_add_overflow(c0, t->cols, &c1) || r0 < 0 || c0 < 0 || r1 > g->rows ||
+  bool outside = __builtin_mul_overflow(r, t[0], &r0) || __builtin_mul_overflow(c, t[1], &c0) ||
+                 __builtin_add_overflow(r0, t[0], &r1) ||
+                 __builtin_add_overflow(c0, t[1], &c1) || r0 < 0 || c0 < 0 || r1 > g->rows ||
                  c1 > g->cols;
   if (outside) {
     diag_error(&o->p->diag, op->span,
                "hbm tile %s[%lld, %lld] of %lld x %lld is outside the tensor's [%lld, %lld] "
                "with these parameters",
-               op->name, (long long)r, (long long)c, (long long)t->rows, (long long)t->cols,
+               op->name, (long long)r, (long long)c, (long long)t[0], (long long)t[1],
                (long long)g->rows, (long long)g->cols);
     o->failed = true;
     return false;
   }
   *rg = (Region){g->base, r0 / g->cell_rows, r1 / g->cell_rows, c0 / g->cell_cols,
-                 c1 / g->cell_cols, g->ncols, false, false, {r, c}};
+                 c1 / g->cell_cols, g->ncols, false, false, {r, c}, {t[0], t[1]}};
   return true;
 }
 
-/* The slot error in the words of the runtime and the reference. */
+/* A slot, or the cells of it a view covers (whole cells: the grid's cell
+ * divides every view's start and extent). The slot and view errors in
+ * the words of the runtime and the reference. */
 static bool tile_region(Oracle *o, const Walk *w, const Stmt *s, const Operand *op, Region *rg) {
   const Tile *t = &o->p->kernel->tiles[op->decl];
-  int64_t slot = 0;
+  const Grid *g = &o->tile_grid[op->decl];
+  int64_t slot = 0, lo[2] = {0, 0}, size[2] = {t->rows, t->cols};
   if (op->slot && !eval(o, w, op->slot, &slot)) return false;
   if (slot < 0 || slot >= t->slots) {
     diag_error(&o->p->diag, op->span, "%s: slot %s[%lld] is out of range (%lld slots)", s->op_name,
@@ -388,7 +453,22 @@ static bool tile_region(Oracle *o, const Walk *w, const Stmt *s, const Operand *
     o->failed = true;
     return false;
   }
-  *rg = (Region){o->tile_base[op->decl] + slot, 0, 1, 0, 1, 1, false, false, {slot, 0}};
+  int64_t n[2];
+  for (int d = 0; d < 2; d++) {
+    if (!view_extent(o, w, op, d, &lo[d], &n[d])) return false;
+    if (lo[d] < 0 || lo[d] > size[d] - n[d]) {
+      diag_error(&o->p->diag, op->span, "%s: view %lld:%lld of tile %s is outside its %s 0:%lld", s->op_name,
+                 (long long)lo[d], (long long)(lo[d] + n[d]), t->name, d ? "columns" : "partitions",
+                 (long long)size[d]);
+      o->failed = true;
+      return false;
+    }
+  }
+  int64_t base = o->tile_base[op->decl] + slot * (g->rows / g->cell_rows) * g->ncols;
+  bool empty = !n[0] || !n[1]; /* a ragged view clipped to nothing covers no cell */
+  *rg = (Region){base, lo[0] / g->cell_rows, empty ? lo[0] / g->cell_rows : (lo[0] + n[0]) / g->cell_rows,
+                 lo[1] / g->cell_cols, (lo[1] + n[1]) / g->cell_cols, g->ncols, false, false,
+                 {slot, lo[0] * t->cols + lo[1]}, {n[0], n[1]}};
   return true;
 }
 
@@ -489,17 +569,17 @@ static void dequeue(Queue *q) {
   q->len--;
 }
 
-static void operand_shape(const Kernel *k, const Stmt *s, int i, int64_t shape[2]) {
+/* An operand's shape: a tile's (its view's), an hbm tile's partner's; an
+ * immediate takes the destination's. */
+static void operand_shape(const Stmt *s, int i, int64_t shape[2]) {
   const Operand *op = &s->operands[i];
-  const Tile *t = op->kind == OPND_TILE  ? &k->tiles[op->decl]
-                  : op->kind == OPND_HBM ? partner_tile(k, s, i)
-                                         : NULL;
+  const Operand *t = op->kind == OPND_TILE ? op : op->kind == OPND_HBM ? partner_tile(s, i) : NULL;
   if (!t) {
-    operand_shape(k, s, 0, shape);
+    operand_shape(s, 0, shape);
     return;
   }
-  shape[0] = t->rows;
-  shape[1] = t->cols;
+  shape[0] = t->ext[0];
+  shape[1] = t->ext[1];
 }
 
 static int64_t max64(int64_t a, int64_t b) { return a > b ? a : b; }
@@ -667,8 +747,8 @@ static void ideal_instance(Oracle *o, Walk *w, const Stmt *s, const Region *rg, 
   if (id->charge_sync) start = spend_idle(&id->idle[c], id->free_at[c] + wait, start, id->pending_reads[c] * read_cost(o, id->costs, c));
   id->pending_reads[c] = 0;
   int64_t dst[2], src[2];
-  operand_shape(o->p->kernel, s, 0, dst);
-  operand_shape(o->p->kernel, s, s->noperands > 1 ? 1 : 0, src);
+  operand_shape(s, 0, dst);
+  operand_shape(s, s->noperands > 1 ? 1 : 0, src);
   bfrt_op_time t = bfrt_op_timing_sized(id->costs, target->engines[c].kind, s->op, dst, src, instr_elem_bytes(o->p->kernel, s));
   id->free_at[c] = start + t.occupancy;
   id->done[c] = max64(id->done[c], start + t.completion);
@@ -686,6 +766,39 @@ static void need_instance(Oracle *o, Walk *w, const Stmt *s, const Region *rg, i
   if (w->only < 0 || w->only == s->engine) enqueue(&w->queue[s->engine], o->nengines, s, where, need);
 }
 
+/* A ragged operand's extent is known only now (sema checked the other
+ * shapes): the shapes as run must fit the op's rule, else the runtime's
+ * and the references' error. rg: the memory operands' regions, in order
+ * (an immediate is last when there is one, so rg[i] is operand i). */
+static bool ragged_shapes_fit(Oracle *o, const Stmt *s, const Region *rg) {
+  bool ragged = false;
+  int nrg = 0;
+  for (int i = 0; i < s->noperands; i++) {
+    ragged |= s->operands[i].clip[0] || s->operands[i].clip[1];
+    nrg += s->operands[i].kind != OPND_IMM;
+  }
+  if (!ragged) return true;
+  const int64_t *d = rg[0].n, *a = rg[1].n, *b = nrg > 2 ? rg[2].n : d;
+  bool same = d[0] == a[0] && d[1] == a[1], fits = true;
+  switch (op_info(s->op)->shape) {
+  case SHAPE_SAME: fits = same && b[0] == d[0] && b[1] == d[1]; break;
+  case SHAPE_MATMUL: fits = d[0] == a[0] && a[1] == b[0] && d[1] == b[1]; break;
+  case SHAPE_TRANSPOSE: fits = d[0] == a[1] && d[1] == a[0]; break;
+  case SHAPE_ROWREDUCE: fits = d[0] == a[0] && d[1] == 1; break;
+  case SHAPE_ROWBCAST: fits = same && b[0] == d[0] && b[1] == 1; break;
+  case SHAPE_COLBCAST: fits = same && b[0] == 1 && b[1] == d[1]; break;
+  default: break;
+  }
+  if (fits) return true;
+  char shapes[96] = "";
+  for (int i = 0, len = 0; i < nrg && len < (int)sizeof shapes; i++)
+    len += snprintf(shapes + len, sizeof shapes - (size_t)len, "%s[%lld, %lld]", i ? ", " : "", (long long)rg[i].n[0],
+                    (long long)rg[i].n[1]);
+  diag_error(&o->p->diag, s->op_span, "%s: operand shapes do not fit the op (%s)", s->op_name, shapes);
+  o->failed = true;
+  return false;
+}
+
 /* instr := engine ':' op operand {',' operand} ';' -- one dynamic instance */
 static void walk_instr(Oracle *o, Walk *w, const Stmt *s) {
   Region rg[4];
@@ -701,7 +814,12 @@ static void walk_instr(Oracle *o, Walk *w, const Stmt *s) {
     note_reads(o, w, s->operands[i].slot, (uint32_t)1 << s->engine);
     note_reads(o, w, s->operands[i].row, (uint32_t)1 << s->engine);
     note_reads(o, w, s->operands[i].col, (uint32_t)1 << s->engine);
+    note_reads(o, w, s->operands[i].lo[0], (uint32_t)1 << s->engine);
+    note_reads(o, w, s->operands[i].lo[1], (uint32_t)1 << s->engine);
+    note_reads(o, w, s->operands[i].clip[0], (uint32_t)1 << s->engine);
+    note_reads(o, w, s->operands[i].clip[1], (uint32_t)1 << s->engine);
   }
+  if (!ragged_shapes_fit(o, s, rg)) return;
   int64_t pos = ++w->count[s->engine];
   w->last = s;
   if (w->mode == WALK_NEEDS) need_instance(o, w, s, rg, nrg, where, pos);
@@ -842,6 +960,7 @@ Oracle *oracle_new(Program *p, const int64_t *params) {
   engines_in(o, k->body);
   o->tile_base = ARENA_ARRAY(p->arena, int64_t, k->ntiles + 1);
   o->grid = ARENA_ARRAY(p->arena, Grid, k->ntensors + 1);
+  o->tile_grid = ARENA_ARRAY(p->arena, Grid, k->ntiles + 1);
   walk_start(o, &o->first, WALK_COUNT);
   size_grids(o);
   number_cells(o);
@@ -1024,13 +1143,6 @@ static void report(Schedule *s, const char *fmt, ...) {
 
 static const char *engine_name(const Schedule *s, int e) { return s->o->p->target->engines[e].name; }
 
-static uint64_t next_random(uint64_t *state) {
-  uint64_t z = (*state += 0x9e3779b97f4a7c15u);
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9u;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebu;
-  return z ^ (z >> 31);
-}
-
 static int64_t wrap(uint64_t v) { return (int64_t)v; }
 
 /* The IR has lines, not spans: report in the diagnostic format without a caret. */
@@ -1075,6 +1187,21 @@ static int64_t ir_hbm_row_eval(Schedule *s, Interp *in, const IrExpr *x) {
   return row;
 }
 
+/* A checked view start or slot: likewise a transform bug when out of range. */
+static int64_t ir_tile_at_eval(Schedule *s, Interp *in, const IrExpr *x) {
+  int64_t at = ir_eval(s, in, x->a), n = x->b->value, dim = x->c->value, size;
+  if (dim > 2) {
+    size = dim == 3 ? s->o->grid[x->id].rows : s->o->grid[x->id].cols;
+  } else {
+    const Tile *t = &s->o->p->kernel->tiles[x->id];
+    size = dim == 0 ? t->rows : dim == 1 ? t->cols : t->slots;
+  }
+  if (!s->stop && (at < 0 || at > size - n))
+    bug("oracle: line %d: bookkeeping for %s %d outside it (%lld)", x->line, dim > 2 ? "tensor" : "tile", x->id,
+        (long long)at);
+  return at;
+}
+
 static int64_t ir_eval(Schedule *s, Interp *in, const IrExpr *x) {
   if (s->stop) return 0;
   switch (x->kind) {
@@ -1094,6 +1221,7 @@ static int64_t ir_eval(Schedule *s, Interp *in, const IrExpr *x) {
   switch (x->kind) {
   case IX_ELEM: return ir_elem_eval(s, in, x);
   case IX_HBM_ROW: return ir_hbm_row_eval(s, in, x);
+  case IX_TILE_AT: return ir_tile_at_eval(s, in, x);
   case IX_NOT: return !ir_eval(s, in, x->a);
   case IX_AND: return ir_eval(s, in, x->a) && ir_eval(s, in, x->b);
   case IX_OR: return ir_eval(s, in, x->a) || ir_eval(s, in, x->b);
@@ -1332,6 +1460,10 @@ static uint64_t ir_operand_hash(Schedule *s, Interp *in, const IrNode *node) {
     int64_t at[2] = {0, 0};
     if (op->kind == OPND_TILE) {
       at[0] = ir_eval(s, in, op->slot);
+      if (op->v) at[1] = ir_eval(s, in, op->v->lo[0]) * s->o->p->kernel->tiles[op->decl].cols + ir_eval(s, in, op->v->lo[1]);
+    } else if (op->v) {
+      at[0] = ir_eval(s, in, op->v->lo[0]);
+      at[1] = ir_eval(s, in, op->v->lo[1]);
     } else {
       at[0] = ir_eval(s, in, op->row);
       at[1] = ir_eval(s, in, op->col);
@@ -1552,7 +1684,7 @@ static void run_streams(Schedule *s) {
         report_deadlock(s);
       return;
     }
-    step(s, ready[next_random(&s->rng) % (uint64_t)nready]);
+    step(s, ready[splitmix64_next(&s->rng) % (uint64_t)nready]);
   }
 }
 
@@ -1632,6 +1764,6 @@ void oracle_check(Oracle *o, int schedules, uint64_t seed, FILE *log, OracleStat
 }
 
 int oracle_failed(const OracleStats *st) {
-  bool late = st->sync == SYNC_BARRIER_FREE && st->late > 0;
+  bool late = (st->sync == SYNC_BARRIER_FREE || st->sync == SYNC_UNROLLED) && st->late > 0;
   return st->races > 0 || late || st->deadlocks > 0 || st->mismatches > 0 || st->window > 0;
 }
