@@ -104,7 +104,7 @@ static void call_message(Call *c, const char *fmt, ...) {
   int n = vsnprintf(line, sizeof line, fmt, ap);
   va_end(ap);
   if (n < 0) return;
-  fprintf(c->out, "bfsync: error: %s\n", line);
+  error_print(c->out, "%s\n", line);
   diag_sink_add_text(&c->sink, line, strlen(line), c->path);
 }
 
@@ -139,7 +139,7 @@ static void call_internal(Call *c, bfs_error **err) {
 }
 
 static void no_memory(bfs_error **err) {
-  static const char text[] = "bfsync: error: out of memory\n";
+  static const char text[] = ERROR_PREFIX "out of memory\n";
   if (!err) return;
   bfs_error *e = calloc(1, sizeof *e);
   if (!e) return;
@@ -203,7 +203,8 @@ static int bind_params(Program *p, const char *const *names, const int64_t *valu
   int failed = n < 0 || param_args_bind(&pa, p->kernel, params, msg);
   fclose(msg);
   for (char *save, *m = strtok_r(why, "\n", &save); failed && m; m = strtok_r(NULL, "\n", &save))
-    diag_error(&p->diag, params_span(p->kernel), "%s", strncmp(m, "bfsync: error: ", 15) ? m : m + 15);
+    diag_error(&p->diag, params_span(p->kernel), "%s",
+               strncmp(m, ERROR_PREFIX, strlen(ERROR_PREFIX)) ? m : m + strlen(ERROR_PREFIX));
   free(why);
   return failed ? -1 : 0;
 }

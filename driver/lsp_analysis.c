@@ -109,7 +109,7 @@ static Program *analyze(const LspDoc *d, DiagSink *sink) {
       sink->n--;
     }
     const char *msg = text ? text : "";
-    if (!strncmp(msg, "bfsync: error: ", 15)) msg += 15;
+    if (!strncmp(msg, ERROR_PREFIX, strlen(ERROR_PREFIX))) msg += strlen(ERROR_PREFIX);
     diag_error(&p->diag, at, "%.*s", (int)strcspn(msg, "\n"), msg);
   }
   free(text);
