@@ -533,6 +533,7 @@ static int run_in(Call *c, const bfs_kernel *k, const char *const *names, const 
   }
   for (int t = 0; t < ninputs; t++)
     if (inputs[t].data && take_input(p, t, &inputs[t], &in.inputs[t], timing)) return BFS_USAGE_ERROR;
+  p->params = params; /* --sync=unrolled specializes to them */
   transform_sync(p, sync);
   if (p->diag.errors) return BFS_KERNEL_ERROR;
   ir_validate(p);
@@ -695,6 +696,7 @@ static int verify_in(Call *c, const bfs_kernel *k, const char *const *names, con
   }
   Oracle *o = oracle_new(p, params);
   if (!o) return BFS_RUNTIME_ERROR;
+  p->params = params;
   transform_sync(p, sync);
   if (p->diag.errors) return BFS_KERNEL_ERROR;
   ir_validate(p);

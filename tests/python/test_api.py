@@ -183,3 +183,15 @@ def test_timing_only_simulator(root, bfsync_cli):
     assert "no float tensor" in str(e.value) and e.value.diagnostics[0].line == 22
     with pytest.raises(bfsync.UsageError, match="race checker"):
         k.run(M=1, N=1, K=1, exec="timing-only", check=True)
+
+
+@pytest.mark.parametrize("sync", ["barrier-free", "barrier", "unrolled", "paper"])
+def test_every_sync_mode(root, bfsync_cli, sync):
+    """Every mode of run --sync, with the figures the command line reports."""
+    k = bfsync.compile_file(root / MATMUL)
+    r = k.run(M=1, N=2, K=2, sync=sync, exec="sim")
+    cli = json.loads(subprocess.run([bfsync_cli, "run", str(root / MATMUL), "-p", "M=1", "-p", "N=2", "-p", "K=2",
+                                     "--json", "--exec=sim", "--sync=" + sync], capture_output=True, text=True,
+                                    check=True).stdout)
+    assert r.ok and (r.waits, r.cycles) == (cli["waits_executed"], cli["cycles"])
+    assert k.verify(M=1, N=2, K=2, sync=sync).ok

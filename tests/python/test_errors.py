@@ -71,7 +71,7 @@ def test_wrong_shape_and_rank(root):
 
 def test_bad_options(root):
     k = bfsync.compile_file(root / MATMUL)
-    with pytest.raises(bfsync.UsageError, match="sync must be"):
+    with pytest.raises(bfsync.UsageError, match="sync must be one of barrier-free, barrier"):
         k.run(M=1, N=1, K=1, sync="fast")
     with pytest.raises(bfsync.UsageError, match="exec must be threads, sim or timing-only"):
         k.run(M=1, N=1, K=1, exec="gpu")
