@@ -172,12 +172,13 @@ static void uses_expr(Uses *u, const IrExpr *x) {
   case IX_DIV:
   case IX_MOD:
   case IX_ELEM:
-  case IX_HBM_ROW: u->cx = true; break;
+  case IX_HBM_ROW:
+  case IX_TILE_AT: u->cx = true; break;
   default: break;
   }
   uses_expr(u, x->a);
   uses_expr(u, x->b);
-  if (x->kind != IX_HBM_ROW) uses_expr(u, x->c);
+  if (x->kind != IX_HBM_ROW && x->kind != IX_TILE_AT) uses_expr(u, x->c);
 }
 
 /* Whether a loop must check its trip count at entry (bfrt_loop): hi - lo
@@ -196,6 +197,10 @@ static void uses_nodes(Uses *u, const IrNode *n) {
         uses_expr(u, n->operands[i].slot);
         uses_expr(u, n->operands[i].row);
         uses_expr(u, n->operands[i].col);
+        uses_expr(u, n->operands[i].lo[0]);
+        uses_expr(u, n->operands[i].lo[1]);
+        uses_expr(u, n->operands[i].n[0]);
+        uses_expr(u, n->operands[i].n[1]);
       }
       break;
     case IR_WAIT:
@@ -322,6 +327,18 @@ static void put_ir_expr(const Emitter *em, const IrExpr *x) {
     put_ir_expr(em, x->a);
     fputs(", ", em->out);
     put_ir_expr(em, x->b);
+    fprintf(em->out, ", %d)", x->line);
+    return;
+  case IX_TILE_AT:
+    if (x->c->value == 2) fprintf(em->out, "bfrt_slot(bf_cx, BFRT_%s, BF_TILE_%s, ", op_ids[x->value], em->tile_ids[x->id]);
+    else if (x->c->value > 2)
+      fprintf(em->out, "bfrt_hbm_at(bf_cx, BFRT_%s, BF_HBM_%s, %d, ", op_ids[x->value], em->tensor_ids[x->id],
+              (int)x->c->value - 3);
+    else
+      fprintf(em->out, "bfrt_view_at(bf_cx, BFRT_%s, BF_TILE_%s, %d, ", op_ids[x->value], em->tile_ids[x->id],
+              (int)x->c->value);
+    put_ir_expr(em, x->a);
+    if (x->c->value != 2) fprintf(em->out, ", %" PRId64, x->b->value);
     fprintf(em->out, ", %d)", x->line);
     return;
   case IX_HBM_ROW:
@@ -532,7 +549,7 @@ static void put_float(FILE *out, float f) {
   fputc('f', out);
 }
 
-/* The operand kinds of an op as letters, t(ile), h(bm), f(loat): its
+/* The operand kinds of an op as letters, t(ile), v(iew of a tile), h(bm), f(loat): its
  * call goes through bf_op_LETTERS, which builds the bfrt_arg array in its
  * own frame. A compound literal per op in the engine function instead
  * would take stack space per op (tcc does not reuse it): 150,000 ops
@@ -540,24 +557,30 @@ static void put_float(FILE *out, float f) {
 static void operand_letters(const IrNode *n, char letters[8]) {
   int k = 0;
   for (int i = 0; i < n->noperands && k < 7; i++)
-    letters[k++] = n->operands[i].kind == OPND_TILE ? 't' : n->operands[i].kind == OPND_HBM ? 'h' : 'f';
+    letters[k++] = n->operands[i].kind == OPND_TILE ? (n->operands[i].lo[0] ? 'v' : 't')
+                   : n->operands[i].kind == OPND_HBM ? (n->operands[i].lo[0] ? 's' : 'h')
+                                                     : 'f';
   letters[k] = 0;
 }
 
 static void put_op_helper(FILE *out, const char *letters) {
-  static const char *const arg[] = {"BFRT_TILE(t%d, s%d)", "BFRT_HBM(h%d, r%d, c%d)", "BFRT_IMM(f%d)"};
+  static const char *const arg[] = {"BFRT_TILE(t%d, s%d)", "BFRT_HBM(h%d, r%d, c%d)", "BFRT_IMM(f%d)",
+                                    "BFRT_VIEW(t%d, s%d, r%d, rn%d, c%d, cn%d)", "BFRT_SLICE(h%d, r%d, rn%d, c%d, cn%d)"};
   int n = (int)strlen(letters);
   fprintf(out, "\nstatic void bf_op_%s(bfrt_ctx *cx, int op, int line", letters);
   for (int i = 0; i < n; i++) {
     if (letters[i] == 't') fprintf(out, ", int t%d, int64_t s%d", i, i);
     if (letters[i] == 'h') fprintf(out, ", int h%d, int64_t r%d, int64_t c%d", i, i, i);
     if (letters[i] == 'f') fprintf(out, ", float f%d", i);
+    if (letters[i] == 'v')
+      fprintf(out, ", int t%d, int64_t s%d, int64_t r%d, int64_t rn%d, int64_t c%d, int64_t cn%d", i, i, i, i, i, i);
+    if (letters[i] == 's') fprintf(out, ", int h%d, int64_t r%d, int64_t rn%d, int64_t c%d, int64_t cn%d", i, i, i, i, i);
   }
   fprintf(out, ") {\n  const bfrt_arg args[%d] = {", n);
   for (int i = 0; i < n; i++) {
-    int k = letters[i] == 't' ? 0 : letters[i] == 'h' ? 1 : 2;
+    int k = letters[i] == 't' ? 0 : letters[i] == 'h' ? 1 : letters[i] == 'f' ? 2 : letters[i] == 'v' ? 3 : 4;
     if (i) fputs(", ", out);
-    fprintf(out, arg[k], i, i, i);
+    fprintf(out, arg[k], i, i, i, i, i, i);
   }
   fprintf(out, "};\n  bfrt_op(cx, op, line, %d, args);\n}\n", n);
 }
@@ -585,14 +608,32 @@ static void put_op_helpers(const Program *p, FILE *out) {
   for (int i = 0; i < nseen; i++) put_op_helper(out, seen[i]);
 }
 
+/* A view's or slice's start and extent along dimension d (a ragged one's
+ * computed). */
+static void put_extent(const Emitter *em, const IrOperand *o, int d) {
+  put_ir_expr(em, o->lo[d]);
+  fputs(", ", em->out);
+  if (o->n[d]) put_ir_expr(em, o->n[d]);
+  else fprintf(em->out, "%" PRId64, o->ext[d]);
+}
+
 static void put_operand(const Emitter *em, const IrOperand *o) {
   switch (o->kind) {
   case OPND_TILE:
     fprintf(em->out, ", BF_TILE_%s, ", em->tile_ids[o->decl]);
     put_ir_expr(em, o->slot);
+    for (int d = 0; o->lo[0] && d < 2; d++) {
+      fputs(", ", em->out);
+      put_extent(em, o, d);
+    }
     return;
   case OPND_HBM:
     fprintf(em->out, ", BF_HBM_%s, ", em->tensor_ids[o->decl]);
+    for (int d = 0; o->lo[0] && d < 2; d++) {
+      if (d) fputs(", ", em->out);
+      put_extent(em, o, d);
+    }
+    if (o->lo[0]) return;
     put_ir_expr(em, o->row);
     fputs(", ", em->out);
     put_ir_expr(em, o->col);
@@ -650,6 +691,7 @@ static bool hoistable(const Emitter *em, const IrExpr *x) {
   case IX_LOAD:
   case IX_ELEM: /* a device read costs a read, and may be out of bounds where unused */
   case IX_HBM_ROW: /* may stop the kernel where unused */
+  case IX_TILE_AT:
   case IX_SELECT:
   case IX_AND:
   case IX_OR: return false; /* evaluated lazily: hoisting would evaluate the side not taken */
@@ -917,6 +959,8 @@ static void put_ast_expr(const Emitter *em, const Expr *x) {
     fputc(')', em->out);
     return;
   case EX_FLOAT: bug("emit_c: a real number in a tensor shape");
+  case EX_MIN:
+  case EX_MAX: bug("emit_c: min or max in a tensor shape");
   }
   bug("emit_c: unknown expression kind %d", x->kind);
 }

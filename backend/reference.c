@@ -72,6 +72,20 @@ static int eval_cond(Ref *r, const Cond *c, bool *out) {
 
 /* ---- Operands. */
 
+/* Where a view or slice starts along dimension d, and how far it reaches:
+ * its extent, or a ragged one's max(0, min(extent, E - lo)). */
+static int view_extent(Ref *r, const Operand *o, int d, int64_t *lo, int64_t *n) {
+  int64_t end;
+  *lo = 0;
+  *n = o->ext[d];
+  if (o->lo[d] && eval(r, o->lo[d], lo)) return -1;
+  if (!o->clip[d]) return 0;
+  if (eval(r, o->clip[d], &end)) return -1;
+  int64_t left = (int64_t)((uint64_t)end - (uint64_t)*lo);
+  *n = left < 0 ? 0 : left < *n ? left : *n;
+  return 0;
+}
+
 static int tile_view(Ref *r, const Stmt *s, const Operand *o, SemView *v) {
   const Tile *t = &r->p->kernel->tiles[o->decl];
   int64_t slot = 0;
@@ -80,7 +94,17 @@ static int tile_view(Ref *r, const Stmt *s, const Operand *o, SemView *v) {
     return fail(r, o->span,
                 arena_printf(r->p->arena, "%s: slot %s[%" PRId64 "] is out of range (%" PRId64 " slots)",
                              op_names[s->op], t->name, slot, t->slots));
-  *v = (SemView){r->tiles[o->decl] + slot * t->rows * t->cols, t->rows, t->cols, t->cols, (int)t->type};
+  int64_t lo[2] = {0, 0}, n[2], size[2] = {t->rows, t->cols};
+  for (int d = 0; d < 2; d++) {
+    if (view_extent(r, o, d, &lo[d], &n[d])) return -1;
+    if (lo[d] < 0 || lo[d] > size[d] - n[d])
+      return fail(r, o->span,
+                  arena_printf(r->p->arena, "%s: view %" PRId64 ":%" PRId64 " of tile %s is outside its %s 0:%" PRId64,
+                               op_names[s->op], lo[d], lo[d] + n[d], t->name, d ? "columns" : "partitions",
+                               size[d]));
+  }
+  *v = (SemView){r->tiles[o->decl] + slot * t->rows * t->cols + lo[0] * t->cols + lo[1], n[0], n[1],
+                 t->cols, (int)t->type};
   return 0;
 }
 
@@ -103,8 +127,27 @@ static int out_of_bounds(Ref *r, const Stmt *s, const Operand *o, int64_t row, i
                            r->p->kernel->tensors[o->decl].name, row, col, where));
 }
 
-/* hbm tile X[row, col], in units of the other operand's shape. */
+/* An element slice X[r0:r1, c0:c1], checked inside the tensor. */
+static int slice_view(Ref *r, const Stmt *s, const Operand *o, SemView *v) {
+  RefTensor *t = &r->tensors[o->decl];
+  int64_t lo[2] = {0, 0}, n[2], size[2] = {t->rows, t->cols};
+  const char *verb = s->op == BFRT_STORE ? "store to" : s->op == BFRT_LOAD ? "load from" : op_names[s->op];
+  for (int d = 0; d < 2; d++) {
+    if (view_extent(r, o, d, &lo[d], &n[d])) return -1;
+    if (n[d] > size[d] || lo[d] < 0 || lo[d] > size[d] - n[d])
+      return fail(r, o->span,
+                  arena_printf(r->p->arena, "%s %s: %s %" PRId64 ":%" PRId64 " are outside the tensor's 0:%" PRId64,
+                               verb, r->p->kernel->tensors[o->decl].name, d ? "columns" : "rows", lo[d],
+                               lo[d] + n[d], size[d]));
+  }
+  *v = (SemView){t->data + lo[0] * t->cols + lo[1], n[0], n[1], t->cols,
+                 (int)r->p->kernel->tensors[o->decl].type};
+  return 0;
+}
+
+/* hbm tile X[row, col], in units of the other operand's shape, or a slice. */
 static int hbm_view(Ref *r, const Stmt *s, const Operand *o, SemView unit, SemView *v) {
+  if (o->view) return slice_view(r, s, o, v);
   RefTensor *t = &r->tensors[o->decl];
   int64_t row, col;
   if (eval(r, o->row, &row) || eval(r, o->col, &col)) return -1;
@@ -115,6 +158,30 @@ static int hbm_view(Ref *r, const Stmt *s, const Operand *o, SemView unit, SemVi
   *v = (SemView){t->data + row * unit.rows * t->cols + col * unit.cols, unit.rows, unit.cols, t->cols,
                  (int)r->p->kernel->tensors[o->decl].type};
   return 0;
+}
+
+/* Whether an operand of s is a ragged view or slice, whose extent is known
+ * only now: sema checked every other shape. */
+static bool ragged(const Stmt *s) {
+  for (int i = 0; i < s->noperands; i++)
+    if (s->operands[i].clip[0] || s->operands[i].clip[1]) return true;
+  return false;
+}
+
+/* The op's shape rule (docs/language.md, "Ops") over the views as run. */
+static bool shapes_fit(const Stmt *s, const SemView v[3]) {
+  bool same01 = v[0].rows == v[1].rows && v[0].cols == v[1].cols;
+  switch (op_info(s->op)->shape) {
+  case SHAPE_SAME:
+    return same01 && (s->noperands < 3 || s->operands[2].kind == OPND_IMM ||
+                      (v[0].rows == v[2].rows && v[0].cols == v[2].cols));
+  case SHAPE_MATMUL: return v[0].rows == v[1].rows && v[1].cols == v[2].rows && v[0].cols == v[2].cols;
+  case SHAPE_TRANSPOSE: return v[0].rows == v[1].cols && v[0].cols == v[1].rows;
+  case SHAPE_ROWREDUCE: return v[0].rows == v[1].rows && v[0].cols == 1;
+  case SHAPE_ROWBCAST: return same01 && v[2].rows == v[0].rows && v[2].cols == 1;
+  case SHAPE_COLBCAST: return same01 && v[2].rows == 1 && v[2].cols == v[0].cols;
+  default: return true;
+  }
 }
 
 /* ---- Statements. */
@@ -136,6 +203,15 @@ static int run_instr(Ref *r, const Stmt *s) {
     if (o->kind == OPND_IMM) imm = o->imm;
   }
   if (hbm >= 0 && hbm_view(r, s, &s->operands[hbm], views[1 - hbm], &views[hbm])) return -1;
+  if (ragged(s) && !shapes_fit(s, views)) {
+    const char *shapes = "";
+    for (int i = 0; i < s->noperands && i < 3; i++)
+      if (s->operands[i].kind != OPND_IMM)
+        shapes = arena_printf(r->p->arena, "%s%s[%" PRId64 ", %" PRId64 "]", shapes, *shapes ? ", " : "",
+                              views[i].rows, views[i].cols);
+    return fail(r, s->span,
+                arena_printf(r->p->arena, "%s: operand shapes do not fit the op (%s)", op_names[s->op], shapes));
+  }
   sem_apply(s->op, views[0], views[1], views[2], imm);
   return 0;
 }

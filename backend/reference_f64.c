@@ -15,7 +15,7 @@
  *
  * Because it sees every value the kernel computes, it is also where the
  * numerical diagnostics live, each stopping the run with the source line:
- *   - a tile slot read before anything wrote it (on hardware, SBUF and
+ *   - a tile element read before anything wrote it (on hardware, SBUF and
  *     PSUM hold whatever the last kernel left there; bfsync zeroes them,
  *     which would hide the bug);
  *   - an op that turns finite inputs into NaN or Inf, or into a value too
@@ -60,7 +60,7 @@ typedef struct F64 {
   int64_t (*shapes)[2];
   bool **stored;       /* by tensor: which elements a store wrote */
   Cell **tiles;        /* by tile: slots * rows * cols */
-  bool **slot_written; /* by tile: which slots an op wrote */
+  bool **written;      /* by tile: which elements (slots * rows * cols) an op wrote */
   Cell *result;        /* an op's result before it is stored: as large as the largest tile */
   int64_t result_cells;
   const char *err;
@@ -94,25 +94,61 @@ static int eval(F64 *r, const Expr *e, int64_t *out) {
 
 /* ---- Operands. */
 
+/* Where a view or slice starts along dimension d, and how far it reaches:
+ * its extent, or a ragged one's max(0, min(extent, E - lo)). */
+static int view_extent(F64 *r, const Operand *o, int d, int64_t *lo, int64_t *n) {
+  int64_t end;
+  *lo = 0;
+  *n = o->ext[d];
+  if (o->lo[d] && eval(r, o->lo[d], lo)) return -1;
+  if (!o->clip[d]) return 0;
+  if (eval(r, o->clip[d], &end)) return -1;
+  int64_t left = (int64_t)((uint64_t)end - (uint64_t)*lo);
+  *n = left < 0 ? 0 : left < *n ? left : *n;
+  return 0;
+}
+
 typedef struct Operands {
   View v[3];
   Cell imm; /* the exact immediate; its bound is its rounding to f32 */
   int hbm;     /* which operand is an hbm tile, or -1 */
-  int64_t slot[3];
+  int64_t slot[3]; /* a tile operand's first element among its tile's (tile_operand) */
 } Operands;
 
-static int tile_operand(F64 *r, const Operand *o, View *v, int64_t *slot) {
+/* A tile operand: its slot, or the part of it a view names (partitions
+ * lo[0] .. lo[0] + ext[0] - 1, columns likewise). *at: its first element
+ * among the tile's slots laid end to end. */
+static int tile_operand(F64 *r, const Operand *o, View *v, int64_t *at) {
   const Tile *t = &r->p->kernel->tiles[o->decl];
-  *slot = 0;
-  if (o->slot && eval(r, o->slot, slot)) return -1;
-  if (*slot < 0 || *slot >= t->slots)
-    return fail(r, o->span, arena_printf(r->p->arena, "slot %s[%" PRId64 "] is out of range", t->name, *slot));
-  *v = (View){r->tiles[o->decl] + *slot * t->rows * t->cols, t->rows, t->cols, t->cols};
+  int64_t slot = 0, lo[2] = {0, 0}, n[2], size[2] = {t->rows, t->cols};
+  if (o->slot && eval(r, o->slot, &slot)) return -1;
+  if (slot < 0 || slot >= t->slots)
+    return fail(r, o->span, arena_printf(r->p->arena, "slot %s[%" PRId64 "] is out of range", t->name, slot));
+  for (int d = 0; d < 2; d++) {
+    if (view_extent(r, o, d, &lo[d], &n[d])) return -1;
+    if (lo[d] < 0 || lo[d] > size[d] - n[d])
+      return fail(r, o->span, arena_printf(r->p->arena, "view %" PRId64 ":%" PRId64 " of tile %s is outside its %s 0:%" PRId64,
+                                           lo[d], lo[d] + n[d], t->name, d ? "columns" : "partitions", size[d]));
+  }
+  *at = slot * t->rows * t->cols + lo[0] * t->cols + lo[1];
+  *v = (View){r->tiles[o->decl] + *at, n[0], n[1], t->cols};
   return 0;
 }
 
 static int hbm_operand(F64 *r, const Operand *o, View unit, View *v) {
   int64_t row, col, rows = r->shapes[o->decl][0], cols = r->shapes[o->decl][1];
+  if (o->view) { /* an element slice */
+    int64_t lo[2] = {0, 0}, n[2], size[2] = {rows, cols};
+    for (int d = 0; d < 2; d++) {
+      if (view_extent(r, o, d, &lo[d], &n[d])) return -1;
+      if (n[d] > size[d] || lo[d] < 0 || lo[d] > size[d] - n[d])
+        return fail(r, o->span, arena_printf(r->p->arena, "%s: %s %" PRId64 ":%" PRId64 " are outside the tensor's 0:%" PRId64,
+                                             r->p->kernel->tensors[o->decl].name, d ? "columns" : "rows", lo[d],
+                                             lo[d] + n[d], size[d]));
+    }
+    *v = (View){r->tensors[o->decl] + lo[0] * cols + lo[1], n[0], n[1], cols};
+    return 0;
+  }
   if (eval(r, o->row, &row) || eval(r, o->col, &col)) return -1;
   if (row < 0 || col < 0 || unit.rows > rows || unit.cols > cols || row > (rows - unit.rows) / unit.rows ||
       col > (cols - unit.cols) / unit.cols)
@@ -197,19 +233,38 @@ static void widen_for_storage(View d, const StorageType *st) {
 
 /* ---- Diagnostics. */
 
-/* Every tile slot the op reads must have been written. */
+/* The first element of v (at `at` among tile t's) no op has written, or -1. */
+static int64_t first_unwritten(const F64 *r, int t, int64_t at, View v) {
+  const bool *w = r->written[t];
+  for (int64_t i = 0; i < v.rows; i++)
+    for (int64_t j = 0; j < v.cols; j++)
+      if (!w[at + i * v.stride + j]) return at + i * v.stride + j;
+  return -1;
+}
+
+/* Every tile element the op reads must have been written. */
 static int check_reads(F64 *r, const Stmt *s, const Operands *ops) {
   for (int i = 0; i < s->noperands; i++) {
     const Operand *o = &s->operands[i];
     bool reads = i > 0 || s->op == BFRT_MATMUL_ACC;
-    if (o->kind != OPND_TILE || !reads || r->slot_written[o->decl][ops->slot[i]]) continue;
+    int64_t bad = o->kind == OPND_TILE && reads ? first_unwritten(r, o->decl, ops->slot[i], ops->v[i]) : -1;
+    if (bad < 0) continue;
     const Tile *t = &r->p->kernel->tiles[o->decl];
+    int64_t slot = bad / (t->rows * t->cols), elem = bad % (t->rows * t->cols);
     return fail(r, o->span,
-                arena_printf(r->p->arena, "'%s' reads %s %s%s before anything wrote it", s->op_name,
+                arena_printf(r->p->arena, "'%s' reads %s %s%s before anything wrote it%s", s->op_name,
                              t->mem == MEM_PSUM ? "psum tile" : "tile", t->name,
-                             t->slotted ? arena_printf(r->p->arena, "[%" PRId64 "]", ops->slot[i]) : ""));
+                             t->slotted ? arena_printf(r->p->arena, "[%" PRId64 "]", slot) : "",
+                             o->view ? arena_printf(r->p->arena, " (its element [%" PRId64 ", %" PRId64 "])",
+                                                    elem / t->cols, elem % t->cols)
+                                     : ""));
   }
   return 0;
+}
+
+static void mark_written(F64 *r, int t, int64_t at, View v) {
+  for (int64_t i = 0; i < v.rows; i++)
+    for (int64_t j = 0; j < v.cols; j++) r->written[t][at + i * v.stride + j] = true;
 }
 
 static bool all_finite(View v) {
@@ -386,9 +441,32 @@ static void mark_stored(F64 *r, const Stmt *s, const Operands *o) {
     for (int64_t j = 0; j < o->v[0].cols; j++) r->stored[dst->decl][first + i * cols + j] = true;
 }
 
+/* A ragged operand's extent is known only now (sema checked the rest):
+ * the views as run must fit the op's shape rule. */
+static int check_ragged_shapes(F64 *r, const Stmt *s, const Operands *o) {
+  bool ragged = false;
+  for (int i = 0; i < s->noperands; i++) ragged |= s->operands[i].clip[0] || s->operands[i].clip[1];
+  if (!ragged) return 0;
+  const View *v = o->v;
+  bool same01 = v[0].rows == v[1].rows && v[0].cols == v[1].cols, fits = true;
+  switch (op_info(s->op)->shape) {
+  case SHAPE_SAME:
+    fits = same01 && (s->noperands < 3 || s->operands[2].kind == OPND_IMM ||
+                      (v[0].rows == v[2].rows && v[0].cols == v[2].cols));
+    break;
+  case SHAPE_MATMUL: fits = v[0].rows == v[1].rows && v[1].cols == v[2].rows && v[0].cols == v[2].cols; break;
+  case SHAPE_TRANSPOSE: fits = v[0].rows == v[1].cols && v[0].cols == v[1].rows; break;
+  case SHAPE_ROWREDUCE: fits = v[0].rows == v[1].rows && v[0].cols == 1; break;
+  case SHAPE_ROWBCAST: fits = same01 && v[2].rows == v[0].rows && v[2].cols == 1; break;
+  case SHAPE_COLBCAST: fits = same01 && v[2].rows == 1 && v[2].cols == v[0].cols; break;
+  default: break;
+  }
+  return fits ? 0 : fail(r, s->span, arena_printf(r->p->arena, "'%s': the ragged operands' shapes do not fit the op", s->op_name));
+}
+
 static int run_instr(F64 *r, const Stmt *s) {
   Operands o;
-  if (resolve(r, s, &o) || check_reads(r, s, &o)) return -1;
+  if (resolve(r, s, &o) || check_ragged_shapes(r, s, &o) || check_reads(r, s, &o)) return -1;
   View d = o.v[0];
   if (d.rows * d.cols > r->result_cells) bug("reference_f64: a %lld x %lld result, larger than every tile", (long long)d.rows, (long long)d.cols);
   View out = {r->result, d.rows, d.cols, d.cols}; /* reused: memory must not grow with the instructions */
@@ -398,7 +476,7 @@ static int run_instr(F64 *r, const Stmt *s) {
   ElemType type = operand_type(r, &s->operands[0]);
   const StorageType *st = storage_type(type);
   if (st && !stores_exactly(r, s, type)) widen_for_storage(d, st);
-  if (s->operands[0].kind == OPND_TILE) r->slot_written[s->operands[0].decl][o.slot[0]] = true;
+  if (s->operands[0].kind == OPND_TILE) mark_written(r, s->operands[0].decl, o.slot[0], d);
   else mark_stored(r, s, &o);
   return check_finite(r, s, &o, finite_in, st);
 }
@@ -535,7 +613,7 @@ int reference_f64(Program *p, const int64_t *params, const RefTensor *inputs, Ex
   for (int t = 0; t < k->ntiles; t++) {
     const Tile *x = &k->tiles[t];
     r.tiles[t] = ARENA_ARRAY(a, Cell, x->slots * x->rows * x->cols);
-    r.slot_written[t] = ARENA_ARRAY(a, bool, x->slots);
+    r.written[t] = ARENA_ARRAY(a, bool, x->slots * x->rows * x->cols);
     if (x->rows * x->cols > r.result_cells) r.result_cells = x->rows * x->cols;
   }
   r.result = ARENA_ARRAY(a, Cell, r.result_cells + 1);

@@ -59,6 +59,15 @@ typedef struct ParseState {
 #define ARENA (ps->p->arena)
 
 static void yyerror(Span *at, yyscan_t scanner, ParseState *ps, const char *message);
+
+/* min(a, b) or max(a, b); any other name is an error at it (the result a
+ * placeholder, since the parse has failed). */
+static Expr *call(ParseState *ps, Span span, Span name_span, const char *name, Expr *a, Expr *b) {
+  Expr *e = expr_call(ARENA, span, name, a, b);
+  if (e) return e;
+  diag_error(&ps->p->diag, name_span, "unknown function '%s': integer expressions have min(a, b) and max(a, b)", name);
+  return a;
+}
 }
 
 %define api.pure full
@@ -81,6 +90,7 @@ static void yyerror(Span *at, yyscan_t scanner, ParseState *ps, const char *mess
   MemKind mem;
   Operand operand;
   OperandList operands;
+  Slice slice;
   Stmt *stmt;
   StmtList stmts;
 }
@@ -110,6 +120,7 @@ static void yyerror(Span *at, yyscan_t scanner, ParseState *ps, const char *mess
 %type <mem> mem
 %type <operand> operand
 %type <operands> operands
+%type <slice> range vdim
 %type <stmt> stmt instr if
 %type <stmts> stmts else
 
@@ -190,10 +201,22 @@ operands:
 | operands ',' operand { $$ = operand_list_add($1, $3); }
 ;
 
-/* operand = IDENT "[" expr "]" | expr   (a bare name, an immediate, or NAME "[" expr "," expr "]", an hbm tile) */
+/* operand = IDENT "[" expr "]" | expr   (a bare name, an immediate, or NAME "[" expr "," expr "]", an hbm tile)
+ *         | IDENT ["[" expr "]"] "[" vdim "," vdim "]"   (a tile view; one vdim a range, so
+ *           that NAME "[" expr "," expr "]" stays the hbm tile it was) */
 operand:
   IDENT '[' expr ']'              { $$ = operand_name(@$, $1, 1, $3, NULL); }
 | expr                            { $$ = operand_expr(@$, $1); } /* X[r, c] too: an element read's shape */
+| IDENT '[' range ',' vdim ']'    { $$ = operand_view(@$, $1, NULL, $3, $5); }
+| IDENT '[' expr ',' range ']'    { $$ = operand_view(@$, $1, NULL, slice_of(@3, $3, NULL), $5); }
+| IDENT '[' expr ']' '[' vdim ',' vdim ']' { $$ = operand_view(@$, $1, $3, $6, $8); }
+;
+
+/* vdim = expr | range;  range = ":" | expr ":" expr   (a half-open lo:hi) */
+vdim: expr { $$ = slice_of(@$, $1, NULL); } | range ;
+range:
+  ':'                             { $$ = slice_of(@$, NULL, NULL); }
+| expr ':' expr                   { $$ = slice_of(@$, $1, $3); }
 ;
 
 /* cond = cond "||" cond | cond "&&" cond | "!" cond | "(" cond ")"
@@ -224,12 +247,13 @@ expr:
 unary: primary | minuses primary { $$ = expr_negs(ARENA, @1, $1, $2); } ;
 minuses: '-' { $$ = 1; } | minuses '-' { $$ = $1 + 1; } ;
 
-/* primary = INT | FLOAT | IDENT | IDENT "[" expr "," expr "]" | "(" expr ")" */
+/* primary = INT | FLOAT | IDENT | IDENT "[" expr "," expr "]" | IDENT "(" expr "," expr ")" | "(" expr ")" */
 primary:
   INT          { $$ = expr_int(ARENA, @$, $1.value); }
 | FLOAT        { $$ = expr_float(ARENA, @$, $1.text); }
 | IDENT        { $$ = expr_name(ARENA, @$, $1); }
 | IDENT '[' expr ',' expr ']' { $$ = expr_elem(ARENA, @$, $1, $3, $5); }
+| IDENT '(' expr ',' expr ')' { $$ = call(ps, @$, @1, $1, $3, $5); } /* min(a, b), max(a, b) */
 | '(' expr ')' { $$ = $2; }
 ;
 

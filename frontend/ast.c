@@ -113,6 +113,136 @@ Operand operand_expr(Span span, Expr *e) {
   return o;
 }
 
+Expr *expr_call(Arena *a, Span span, const char *name, Expr *lhs, Expr *rhs) {
+  ExprKind kind = strcmp(name, "min") == 0 ? EX_MIN : strcmp(name, "max") == 0 ? EX_MAX : EX_INT;
+  if (kind == EX_INT) return NULL;
+  Expr *e = expr_binary(a, kind, lhs, rhs);
+  e->span = span;
+  return e;
+}
+
+Operand operand_view(Span span, const char *name, Expr *slot, Slice d0, Slice d1) {
+  Operand o = operand_name(span, name, slot ? 1 : 0, slot, NULL);
+  o.view = true;
+  o.dim[0] = d0;
+  o.dim[1] = d1;
+  return o;
+}
+
+Slice slice_of(Span span, Expr *lo, Expr *hi) { return (Slice){lo, hi, span}; }
+
+bool expr_equal(const Expr *a, const Expr *b) {
+  if (!a || !b) return a == b;
+  if (a->kind != b->kind) return false;
+  switch (a->kind) {
+  case EX_INT: return a->value == b->value;
+  case EX_FLOAT: return a->real == b->real;
+  case EX_NAME:
+    return a->sym == b->sym && (a->sym == SYM_UNRESOLVED ? strcmp(a->name, b->name) == 0 : a->index == b->index);
+  case EX_ELEM: return strcmp(a->name, b->name) == 0 && expr_equal(a->lhs, b->lhs) && expr_equal(a->rhs, b->rhs);
+  default: return expr_equal(a->lhs, b->lhs) && expr_equal(a->rhs, b->rhs);
+  }
+}
+
+/* A linear combination sum(coef * atom) + c of subexpressions that are not
+ * sums, differences, negations or products by a constant. */
+enum { MAX_ATOMS = 16 };
+typedef struct Linear {
+  int64_t c;
+  int n;
+  bool ok;
+  const Expr *atom[MAX_ATOMS];
+  int64_t coef[MAX_ATOMS];
+} Linear;
+
+static void linear_add(Linear *f, const Expr *e, int64_t scale) {
+  int64_t v;
+  Linear k = {.ok = true};
+  if (!f->ok) return;
+  switch (e->kind) {
+  case EX_INT:
+    f->ok = !__builtin_mul_overflow(e->value, scale, &v) && !__builtin_add_overflow(f->c, v, &f->c);
+    return;
+  case EX_NEG:
+    if (scale == INT64_MIN) f->ok = false;
+    else linear_add(f, e->lhs, -scale);
+    return;
+  case EX_ADD:
+  case EX_SUB:
+    linear_add(f, e->lhs, scale);
+    if (e->kind == EX_SUB && scale == INT64_MIN) f->ok = false;
+    else linear_add(f, e->rhs, e->kind == EX_SUB ? -scale : scale);
+    return;
+  case EX_MUL:
+    linear_add(&k, e->lhs, 1);
+    if (k.ok && k.n == 0) {
+      if (__builtin_mul_overflow(k.c, scale, &v)) f->ok = false;
+      else linear_add(f, e->rhs, v);
+      return;
+    }
+    k = (Linear){.ok = true};
+    linear_add(&k, e->rhs, 1);
+    if (k.ok && k.n == 0) {
+      if (__builtin_mul_overflow(k.c, scale, &v)) f->ok = false;
+      else linear_add(f, e->lhs, v);
+      return;
+    }
+    break;
+  default: break;
+  }
+  for (int i = 0; i < f->n; i++)
+    if (expr_equal(f->atom[i], e)) {
+      f->ok = !__builtin_add_overflow(f->coef[i], scale, &f->coef[i]);
+      return;
+    }
+  if (f->n == MAX_ATOMS) {
+    f->ok = false;
+    return;
+  }
+  f->atom[f->n] = e;
+  f->coef[f->n++] = scale;
+}
+
+static int64_t gcd64(int64_t a, int64_t b) {
+  while (b) {
+    int64_t t = a % b;
+    a = b;
+    b = t;
+  }
+  return a;
+}
+
+static int64_t magnitude(int64_t v) { return v == INT64_MIN ? 1 : v < 0 ? -v : v; }
+
+int64_t expr_alignment(const Expr *e, const int64_t *params) {
+  int64_t a, b, v;
+  switch (e->kind) {
+  case EX_INT: return magnitude(e->value);
+  case EX_NAME: return e->sym == SYM_PARAM && params ? magnitude(params[e->index]) : 1;
+  case EX_NEG: return expr_alignment(e->lhs, params);
+  case EX_ADD:
+  case EX_SUB:
+  case EX_MIN:
+  case EX_MAX: /* the value is one of the two */
+    return gcd64(expr_alignment(e->lhs, params), expr_alignment(e->rhs, params));
+  case EX_MUL:
+    a = expr_alignment(e->lhs, params), b = expr_alignment(e->rhs, params);
+    return __builtin_mul_overflow(a, b, &v) ? 1 : v;
+  default: return 1;
+  }
+}
+
+bool expr_const_difference(const Expr *hi, const Expr *lo, int64_t *out) {
+  Linear f = {.ok = true};
+  linear_add(&f, hi, 1);
+  linear_add(&f, lo, -1);
+  for (int i = 0; f.ok && i < f.n; i++)
+    if (f.coef[i] != 0) return false;
+  if (!f.ok) return false;
+  *out = f.c;
+  return true;
+}
+
 OperandList operand_list_add(OperandList list, Operand operand) {
   if (list.n == list.cap) {
     list.cap = list.cap ? 2 * list.cap : 4;
@@ -343,6 +473,8 @@ int expr_eval_in(const Expr *e, EvalEnv *env, int64_t *out, const Expr **bad) {
     *out = e->kind == EX_DIV ? int_floor_div(l, r) : int_floor_mod(l, r);
     return 0;
   case EX_ELEM: return read_elem(e, env, l, r, out, bad);
+  case EX_MIN: *out = l < r ? l : r; return 0;
+  case EX_MAX: *out = l > r ? l : r; return 0;
   default:
     bug("expr_eval: expression kind %d", e->kind);
   }

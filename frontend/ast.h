@@ -26,6 +26,8 @@ typedef enum ExprKind {
   EX_DIV,
   EX_MOD,
   EX_ELEM, /* name[lhs, rhs]: an element of an i32 tensor; sema: index = tensor */
+  EX_MIN,  /* min(lhs, rhs) */
+  EX_MAX,  /* max(lhs, rhs) */
 } ExprKind;
 
 typedef enum SymKind { SYM_UNRESOLVED, SYM_PARAM, SYM_LOOPVAR } SymKind;
@@ -63,7 +65,14 @@ typedef struct Cond {
 } Cond;
 
 /* ---- Operands: the parser sees name, name[e], name[e, e] or a number;
- * sema decides tile or hbm from the declaration. */
+ * sema decides tile or hbm from the declaration. A tile operand may be a
+ * view of part of its slot, name[p0:p1, f0:f1] (after the slot when the
+ * tile has slots): one Slice per dimension, partitions then free. */
+typedef struct Slice {
+  Expr *lo, *hi; /* lo:hi; `:` alone has both NULL; a single index e is lo = e, hi = NULL */
+  Span span;
+} Slice;
+
 typedef enum OperandKind {
   OPND_NAME, /* parser: not yet resolved */
   OPND_TILE, /* sema: tile decl, slot (NULL when unslotted) */
@@ -80,6 +89,15 @@ typedef struct Operand {
   int decl;       /* sema: tile or tensor index */
   Expr *slot;     /* sema, OPND_TILE: index[0] or NULL */
   Expr *row, *col; /* sema, OPND_HBM */
+  bool view;       /* a tile view was written: dim[] below */
+  Slice dim[2];    /* parser: the view's partition and free slices as written */
+  /* sema: a ragged dimension, written lo:min(lo + C, E): its extent is
+   * clipped to max(0, min(C, E - lo)) at run time (ext = C); NULL otherwise */
+  Expr *clip[2];
+  Expr *lo[2];     /* sema, OPND_TILE: the view's first partition and column (NULL: 0);
+                      OPND_HBM with a view (an element slice): its first row and column */
+  int64_t ext[2];  /* sema, OPND_TILE: the view's extents (the tile's shape without a view);
+                      OPND_HBM with a view: the slice's */
   Expr *imm_expr; /* OPND_IMM, and OPND_NAME without indices (it may name a const) */
   double imm_value; /* OPND_IMM, sema: the exact value (the f64 reference uses it) */
   float imm;        /* OPND_IMM, sema: imm_value rounded to f32 (what the engines use) */
@@ -231,6 +249,8 @@ Expr *expr_name(Arena *a, Span span, const char *name);
 /* count unary minuses (spanning minus_span) applied to operand. */
 Expr *expr_negs(Arena *a, Span minus_span, int count, Expr *operand);
 Expr *expr_binary(Arena *a, ExprKind kind, Expr *lhs, Expr *rhs);
+/* name(lhs, rhs) for name min or max; NULL for any other name. */
+Expr *expr_call(Arena *a, Span span, const char *name, Expr *lhs, Expr *rhs);
 /* name[row, col], an element of an i32 tensor. */
 Expr *expr_elem(Arena *a, Span span, const char *name, Expr *row, Expr *col);
 Cond *cond_new(Arena *a, Span span, CondOp op, Expr *lhs, Expr *rhs);
@@ -242,6 +262,21 @@ Cond *cond_not(Arena *a, Span span, Cond *operand);
 /* name, name[i0] or name[i0, i1] as written (nindex of them). */
 Operand operand_name(Span span, const char *name, int nindex, Expr *i0, Expr *i1);
 Expr *expr_float(Arena *a, Span span, const char *text);
+/* name[slot][d0, d1] (slot NULL when written name[d0, d1]): a tile view. */
+Operand operand_view(Span span, const char *name, Expr *slot, Slice d0, Slice d1);
+/* A slice lo:hi (both NULL for `:`), or a single index lo (hi NULL). */
+Slice slice_of(Span span, Expr *lo, Expr *hi);
+/* Whether a and b are the same expression tree (names by resolution). */
+bool expr_equal(const Expr *a, const Expr *b);
+/* A number every value of e is a multiple of (0: e is always 0), params
+ * giving the parameters' values (NULL: unknown, alignment 1): a view that
+ * starts at such values and is a multiple of it long covers whole cells of
+ * that size (the oracle's and the tracking arrays' grids over a tile). */
+int64_t expr_alignment(const Expr *e, const int64_t *params);
+/* hi - lo as a constant, when their difference cancels to one (both
+ * checked: names resolved): a linear combination of subexpressions with
+ * integer coefficients, equal subexpressions cancelling. */
+bool expr_const_difference(const Expr *hi, const Expr *lo, int64_t *out);
 /* An operand written as an expression: a bare name (a tile, or a const) or
  * an immediate. */
 Operand operand_expr(Span span, Expr *e);

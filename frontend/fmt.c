@@ -91,6 +91,14 @@ static void print_expr(FILE *out, const Expr *e, int min_prec) {
     fputc('-', out);
     print_expr(out, e->lhs, PREC_PRIMARY);
     break;
+  case EX_MIN:
+  case EX_MAX:
+    fputs(e->kind == EX_MIN ? "min(" : "max(", out);
+    print_expr(out, e->lhs, 0);
+    fputs(", ", out);
+    print_expr(out, e->rhs, 0);
+    fputc(')', out);
+    break;
   default:
     print_expr(out, e->lhs, precedence(e->kind));
     fprintf(out, " %c ", operator_char(e->kind));
@@ -98,6 +106,10 @@ static void print_expr(FILE *out, const Expr *e, int min_prec) {
   }
   if (parens) fputc(')', out);
 }
+
+/* A literal or a name: lo:hi is written tight between two of them, and
+ * spaced as lo : hi otherwise (the numpy style guides' rule). */
+static bool simple(const Expr *e) { return e->kind == EX_INT || e->kind == EX_NAME; }
 
 static void print_operand(FILE *out, const Operand *o) {
   if (o->kind == OPND_IMM) {
@@ -110,6 +122,14 @@ static void print_operand(FILE *out, const Operand *o) {
     print_expr(out, o->index[i], 0);
   }
   if (o->nindex) fputc(']', out);
+  for (int i = 0; o->view && i < 2; i++) {
+    fputs(i ? ", " : "[", out);
+    if (!o->dim[i].lo) fputc(':', out);
+    if (o->dim[i].lo) print_expr(out, o->dim[i].lo, 0);
+    if (o->dim[i].hi) fputs(simple(o->dim[i].lo) && simple(o->dim[i].hi) ? ":" : " : ", out);
+    if (o->dim[i].hi) print_expr(out, o->dim[i].hi, 0);
+  }
+  if (o->view) fputc(']', out);
 }
 
 static void indent(FILE *out, int depth) { fprintf(out, "%*s", 2 * depth, ""); }

@@ -189,6 +189,11 @@ static bool walk_expr(Sema *s, Expr *e, ExprScope scope, const char *what, bool 
   default:
     break;
   }
+  if ((e->kind == EX_MIN || e->kind == EX_MAX) && (scope == IN_PARAMS || scope == IN_REAL)) {
+    diag_error(s->diag, e->span, "%s cannot use %s: min and max are for integer expressions in statements and tile shapes",
+               what, e->kind == EX_MIN ? "min" : "max");
+    return false;
+  }
   bool lconst, rconst;
   bool ok = walk_expr(s, e->lhs, scope, what, &lconst);
   ok &= walk_expr(s, e->rhs, scope, what, &rconst);
@@ -416,6 +421,10 @@ static bool resolve_operand(Sema *s, Operand *o) {
   if (o->kind == OPND_IMM) return resolve_immediate(s, o);
   bool ok = true, constant;
   for (int i = 0; i < o->nindex; i++) ok &= check_expr(s, o->index[i], IN_LOOPS, "an index", &constant);
+  for (int i = 0; o->view && i < 2; i++) {
+    if (o->dim[i].lo) ok &= check_expr(s, o->dim[i].lo, IN_LOOPS, "a slice bound", &constant);
+    if (o->dim[i].hi) ok &= check_expr(s, o->dim[i].hi, IN_LOOPS, "a slice bound", &constant);
+  }
   const Decl *d = find_decl(s, o->name);
   if (d && d->kind == DECL_CONST && o->nindex == 0 && !find_loop(s, o->name)) return resolve_immediate(s, o);
   if (d && d->kind == DECL_CONST) {
@@ -430,6 +439,10 @@ static bool resolve_operand(Sema *s, Operand *o) {
     return false;
   }
   o->decl = d->index;
+  if (d->kind == DECL_TENSOR && o->view && o->nindex) {
+    diag_error(s->diag, o->span, "'%s' is an hbm tensor: it has no slots", o->name);
+    return false;
+  }
   if (d->kind == DECL_TENSOR) {
     o->kind = OPND_HBM;
     o->row = o->index[0];
@@ -473,8 +486,84 @@ static bool check_slot(Sema *s, const Operand *o) {
   return false;
 }
 
+/* One dimension of a tile view or an hbm element slice: its first index
+ * (NULL: 0) and its extent, which must be a positive constant no larger
+ * than the dimension (size; -1: a tensor's, known at run time); a constant
+ * range must lie inside (a computed one is checked at run time). */
+static bool view_dim(Sema *s, Operand *o, int i, int64_t size) {
+  const Slice *sl = &o->dim[i];
+  bool hbm = o->kind == OPND_HBM;
+  const char *dim = i ? "columns" : hbm ? "rows" : "partitions", *what = hbm ? "tensor" : "tile";
+  const char *kind = hbm ? "slice" : "view";
+  int64_t lo = 0, extent = 1;
+  o->lo[i] = sl->lo;
+  if (!sl->lo && size < 0) {
+    diag_error(s->diag, sl->span, "the %s of tensor '%s' are not a constant: write the range lo:hi", dim, o->name);
+    return false;
+  }
+  if (!sl->lo) {
+    o->ext[i] = size;
+    return true;
+  }
+  const Expr *hi = sl->hi;
+  if (hi && hi->kind == EX_MIN) { /* ragged: lo : min(lo + C, E) or lo : min(E, lo + C) */
+    bool left = expr_const_difference(hi->lhs, sl->lo, &extent);
+    if (left || expr_const_difference(hi->rhs, sl->lo, &extent)) {
+      o->clip[i] = left ? hi->rhs : hi->lhs;
+      hi = NULL;
+    }
+  }
+  if (hi && !expr_const_difference(hi, sl->lo, &extent)) {
+    diag_error(s->diag, sl->span, "%s %.*s of %s '%s' has no constant extent: its end must be its start plus a constant",
+               kind, (int)(sl->span.end - sl->span.begin), s->p->src.text + sl->span.begin, what, o->name);
+    return false;
+  }
+  if (extent <= 0) {
+    diag_error(s->diag, sl->span, "%s %.*s of %s '%s' is empty: a %s has at least one of its %s", kind,
+               (int)(sl->span.end - sl->span.begin), s->p->src.text + sl->span.begin, what, o->name, kind, dim);
+    return false;
+  }
+  if (size >= 0 && extent > size) {
+    diag_error(s->diag, sl->span, "%s of %lld %s of %s '%s', which has %lld", kind, (long long)extent, dim, what,
+               o->name, (long long)size);
+    return false;
+  }
+  o->ext[i] = extent;
+  if (is_constant(sl->lo) && expr_eval(sl->lo, NULL, NULL, &lo, NULL) == 0 &&
+      (lo < 0 || (size >= 0 && lo > size - (o->clip[i] ? 0 : extent)))) {
+    diag_error(s->diag, sl->span, "%s %lld:%lld is outside %s '%s', whose %s are 0:%lld", kind, (long long)lo,
+               (long long)(lo + extent), what, o->name, dim, (long long)size);
+    return false;
+  }
+  return true;
+}
+
+/* A constant tensor dimension's value, or -1. */
+static int64_t constant_dim(const Expr *e) {
+  int64_t v;
+  return is_constant(e) && expr_eval(e, NULL, NULL, &v, NULL) == 0 && v >= 0 ? v : -1;
+}
+
+/* An hbm operand's element slice X[r0:r1, c0:c1] (rows and columns of the
+ * tensor, in elements; a single index is one row or column). */
+static bool check_slice(Sema *s, Operand *o) {
+  const Tensor *t = &s->k->tensors[o->decl];
+  bool ok = view_dim(s, o, 0, constant_dim(t->rows));
+  return view_dim(s, o, 1, constant_dim(t->cols)) && ok;
+}
+
+/* A tile operand's view: the whole slot when none was written. */
+static bool check_view(Sema *s, Operand *o) {
+  const Tile *t = &s->k->tiles[o->decl];
+  o->ext[0] = t->rows;
+  o->ext[1] = t->cols;
+  if (!o->view) return true;
+  bool ok = view_dim(s, o, 0, t->rows);
+  return view_dim(s, o, 1, t->cols) && ok;
+}
+
 /* An hbm operand: two indices, and never written when `in` nor read when `out`. */
-static bool check_hbm(Sema *s, const Operand *o, bool written) {
+static bool check_hbm(Sema *s, Operand *o, bool written) {
   const Tensor *t = &s->k->tensors[o->decl];
   if (t->ints) {
     diag_error(s->diag, o->span,
@@ -483,7 +572,9 @@ static bool check_hbm(Sema *s, const Operand *o, bool written) {
                o->name, o->name);
     return false;
   }
-  if (o->nindex != 2) {
+  if (o->view) {
+    if (!check_slice(s, o)) return false;
+  } else if (o->nindex != 2) {
     diag_error(s->diag, o->span, "hbm tensor '%s' needs two indices: %s[ROW, COL]", o->name, o->name);
     return false;
   }
@@ -506,15 +597,15 @@ static const char *operand_is(const Operand *o) {
 }
 
 /* Operand i of the instruction against its letter in the op's signature. */
-static bool check_operand_kind(Sema *s, const Stmt *in, int i, char letter) {
-  const Operand *o = &in->operands[i];
+static bool check_operand_kind(Sema *s, Stmt *in, int i, char letter) {
+  Operand *o = &in->operands[i];
   char got = o->kind == OPND_TILE ? 'T' : o->kind == OPND_HBM ? 'H' : 'F';
   if (got != letter) {
     diag_error(s->diag, o->span, "operand %d of '%s' must be %s, but this is %s", i + 1,
                in->op_name, wanted(letter), operand_is(o));
     return false;
   }
-  if (o->kind == OPND_TILE) return check_slot(s, o);
+  if (o->kind == OPND_TILE) return check_slot(s, o) && check_view(s, o);
   if (o->kind == OPND_HBM) return check_hbm(s, o, i == 0);
   return true;
 }
@@ -524,31 +615,39 @@ typedef struct Shape {
   int64_t rows, cols;
 } Shape;
 
+/* A tile operand's shape: its view's extents (the whole slot's without one). */
 static Shape shape_of(const Sema *s, const Operand *o) {
-  const Tile *t = &s->k->tiles[o->decl];
-  return (Shape){t->rows, t->cols};
+  (void)s;
+  return (Shape){o->ext[0], o->ext[1]};
 }
 
 static bool same_shape(Shape a, Shape b) { return a.rows == b.rows && a.cols == b.cols; }
+
+/* How a message names a tile operand: its name, or a view as written. */
+static const char *shown(const Sema *s, const Operand *o) {
+  if (!o->view) return o->name;
+  return arena_printf(s->p->arena, "%.*s", (int)(o->span.end - o->span.begin), s->p->src.text + o->span.begin);
+}
 
 /* Reports that operand o is [have] where the rule wants [want]. */
 static void shape_error(Sema *s, const Stmt *in, const Operand *o, Shape have, Shape want,
                         const char *why) {
   diag_error(s->diag, o->span, "shape mismatch in '%s': '%s' is [%lld, %lld] but %s [%lld, %lld]",
-             in->op_name, o->name, (long long)have.rows, (long long)have.cols, why,
+             in->op_name, shown(s, o), (long long)have.rows, (long long)have.cols, why,
              (long long)want.rows, (long long)want.cols);
 }
 
-/* Every tile operand has the shape of the first tile operand. */
+/* Every tile operand, and an hbm element slice, has the shape of the
+ * first of them (an hbm tile X[r, c] takes it). */
 static void check_same_shapes(Sema *s, const Stmt *in) {
   const Operand *first = NULL;
   for (int i = 0; i < in->noperands; i++) {
     const Operand *o = &in->operands[i];
-    if (o->kind != OPND_TILE) continue;
+    if (o->kind != OPND_TILE && !(o->kind == OPND_HBM && o->view)) continue;
     if (!first) first = o;
     else if (!same_shape(shape_of(s, o), shape_of(s, first)))
       shape_error(s, in, o, shape_of(s, o), shape_of(s, first),
-                  arena_printf(s->p->arena, "'%s' is", first->name));
+                  arena_printf(s->p->arena, "'%s' is", shown(s, first)));
   }
 }
 
@@ -565,7 +664,7 @@ static void check_shapes(Sema *s, const Stmt *in, ShapeRule rule) {
     if (a.cols != b.rows)
       diag_error(s->diag, o[2].span,
                  "inner dimensions differ in '%s': '%s' is [%lld, %lld] and '%s' is [%lld, %lld]",
-                 in->op_name, o[1].name, (long long)a.rows, (long long)a.cols, o[2].name,
+                 in->op_name, shown(s, &o[1]), (long long)a.rows, (long long)a.cols, shown(s, &o[2]),
                  (long long)b.rows, (long long)b.cols);
     else if (!same_shape(d, (Shape){a.rows, b.cols}))
       shape_error(s, in, &o[0], d, (Shape){a.rows, b.cols}, "the product is");
@@ -588,6 +687,24 @@ static void check_shapes(Sema *s, const Stmt *in, ShapeRule rule) {
     else if (!same_shape(r, (Shape){d.rows, 1}))
       shape_error(s, in, &o[2], r, (Shape){d.rows, 1}, "the row operand must be");
   }
+}
+
+/* An hbm tile X[r, c] is in units of its partner tile's shape: a view of
+ * part of a tile moves with an element slice instead, whose rows and
+ * columns say where it goes (a ragged view's shape is known only at run
+ * time, and a view's units would not be its tile's). */
+static void check_view_partner(Sema *s, const Stmt *in) {
+  const Operand *view = NULL, *tile_units = NULL;
+  for (int i = 0; i < in->noperands; i++) {
+    const Operand *o = &in->operands[i];
+    const Tile *t = o->kind == OPND_TILE ? &s->k->tiles[o->decl] : NULL;
+    if (t && (o->lo[0] || o->lo[1] || o->ext[0] != t->rows || o->ext[1] != t->cols)) view = o;
+    if (o->kind == OPND_HBM && !o->view) tile_units = o;
+  }
+  if (view && tile_units)
+    diag_error(s->diag, tile_units->span,
+               "'%s' is a view of part of its tile: move it with an element slice %s[r0:r1, c0:c1], not a tile of %s",
+               shown(s, view), tile_units->name, tile_units->name);
 }
 
 /* ---- Statements. */
@@ -754,6 +871,7 @@ static void check_instr(Sema *s, Stmt *in) {
   for (int i = 0; i < want; i++)
     if (in->operands[i].kind == OPND_TILE && !s->tile_ok[in->operands[i].decl]) kinds_ok = false;
   if (kinds_ok) check_shapes(s, in, info->shape);
+  if (kinds_ok) check_view_partner(s, in);
 }
 
 static void check_stmts(Sema *s, Stmt *list);

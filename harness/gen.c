@@ -46,6 +46,19 @@
  *    stream of their own, so a seed's kernel is otherwise what it was
  *    before types were drawn.
  *
+ *  - About one kernel in three draws views and element slices (from a
+ *    stream of their own, so the rest of a seed's kernel is unchanged): a
+ *    third of its tiles are declared twice as long ([8, 4], [8, 1], [1, 8])
+ *    and always used through a view of the family's shape, their first or
+ *    second half, the middle that overlaps both, or the half a loop
+ *    variable's parity picks (disjoint across iterations of different
+ *    parity); other tiles are sometimes named as the view of all of them,
+ *    [:, :], beside their whole-tile uses; and two in five hbm operands are
+ *    element slices, the tile of a coordinate in elements or, along a
+ *    dimension of D, the rows that straddle tiles 0 and 1. So overlapping,
+ *    adjacent, disjoint and whole-tile regions meet on one resource.
+ *    (Ragged and strided regions are not drawn.)
+ *
  * Randomness is splitmix64, seeded from --seed: the same seed prints the
  * same kernel on every machine. The kernel and its parameter set come from
  * separate streams, so --params needs no kernel to be generated. */
@@ -91,7 +104,7 @@ static Rng rng_stream(uint64_t seed, uint64_t purpose) {
   return rng;
 }
 
-enum { STREAM_PARAMS = 1, STREAM_KERNEL = 2, STREAM_TYPES = 3 };
+enum { STREAM_PARAMS = 1, STREAM_KERNEL = 2, STREAM_TYPES = 3, STREAM_VIEWS = 4 };
 
 /* Tile shapes: square [D, D], row [D, 1] and column [1, D] vectors. */
 typedef enum Family { FAM_SQUARE, FAM_ROW, FAM_COL, NFAMILIES } Family;
@@ -117,6 +130,10 @@ static const char *const immediates[] = {"0.5", "-2", "1e-3", "0.25", "1.5", "-0
 typedef struct Gen {
   Rng rng;
   Rng types; /* element types, STREAM_TYPES */
+  Rng views; /* views and element slices, STREAM_VIEWS */
+  bool viewing; /* this kernel draws views and slices */
+  bool big[NFAMILIES][MAX_TILES]; /* declared twice as long (rows; columns for FAM_COL), always viewed */
+  bool viewed_part; /* the tile operand just printed is a view of part of a big tile */
   FILE *out;
   const Target *target;
   int nparams;
@@ -210,9 +227,11 @@ static void declare_tiles(Gen *g) {
       g->psum[f][i] = psum;
       if (psum) psum_slots += slots;
       g->slots[f][i] = slots;
+      bool big = g->big[f][i] = g->viewing && rng_percent(&g->views, 35);
       fprintf(g->out, "  %s %c%d", psum ? "psum" : "sbuf", tile_prefix(f), i);
       if (slots > 1) fprintf(g->out, "[%d]", slots);
-      fprintf(g->out, ": %s[%d, %d];\n", accumulator ? "f32" : random_type(g), rows[f], cols[f]);
+      fprintf(g->out, ": %s[%d, %d];\n", accumulator ? "f32" : random_type(g), rows[f] * (big && f != FAM_COL ? 2 : 1),
+              cols[f] * (big && f == FAM_COL ? 2 : 1));
     }
   }
 }
@@ -238,13 +257,37 @@ static bool psum_allowed(const Gen *g, int engine) {
   return !kinds || (kinds & (1u << g->target->engines[engine].kind));
 }
 
-/* Tile i of family f. */
+/* A range of D along a big tile's doubled dimension: its first or second
+ * half, the middle (overlapping both), or the half a loop variable picks
+ * (4 * (v % 2), disjoint across iterations of different parity). */
+static void print_view_range(Gen *g) {
+  int form = rng_below(&g->views, g->depth ? 4 : 3);
+  if (form == 0) fprintf(g->out, "0:%d", TILE_DIM);
+  else if (form == 1) fprintf(g->out, "%d:%d", TILE_DIM, 2 * TILE_DIM);
+  else if (form == 2) fprintf(g->out, "%d:%d", TILE_DIM / 2, TILE_DIM / 2 + TILE_DIM);
+  else {
+    int v = g->scope[rng_below(&g->views, g->depth)];
+    fprintf(g->out, "%d * (v%d %% 2) : %d * (v%d %% 2) + %d", TILE_DIM, v, TILE_DIM, v, TILE_DIM);
+  }
+}
+
+/* Tile i of family f: a big one through a view of the family's shape;
+ * another, now and then, through the view of all of it, [:, :]. */
 static void print_tile_number(Gen *g, Family f, int i) {
   fprintf(g->out, "%c%d", tile_prefix(f), i);
-  if (g->slots[f][i] == 1) return;
-  fputc('[', g->out);
-  print_slot(g, g->slots[f][i]);
-  fputc(']', g->out);
+  if (g->slots[f][i] > 1) {
+    fputc('[', g->out);
+    print_slot(g, g->slots[f][i]);
+    fputc(']', g->out);
+  }
+  g->viewed_part = g->big[f][i];
+  if (g->big[f][i]) {
+    fputs(f == FAM_COL ? "[:, " : "[", g->out);
+    print_view_range(g);
+    fputs(f == FAM_COL ? "]" : ", :]", g->out);
+  } else if (g->viewing && rng_percent(&g->views, 10)) {
+    fputs("[:, :]", g->out);
+  }
 }
 
 /* A tile of family f (an sbuf one unless psum_ok; tile 0 is always sbuf). */
@@ -256,33 +299,63 @@ static void print_tile_in(Gen *g, Family f, bool psum_ok) {
 
 static void print_tile(Gen *g, Family f) { print_tile_in(g, f, g->psum_ok); }
 
-/* coordinate ::= 0 | 1 | PARAM | v | v + 1 */
-static void print_coordinate(Gen *g) {
+/* coordinate ::= 0 | 1 | PARAM | v | v + 1, as text */
+static const char *coordinate_text(Gen *g, char buf[32]) {
   int form = rng_below(&g->rng, g->depth ? 5 : 3);
   switch (form) {
-  case 0: fputs("0", g->out); break;
-  case 1: fputs("1", g->out); break;
-  case 2: fputs(random_param(g), g->out); break;
-  case 3: fprintf(g->out, "v%d", random_scope_var(g)); break;
-  default: fprintf(g->out, "v%d + 1", random_scope_var(g)); break;
+  case 0: return "0";
+  case 1: return "1";
+  case 2: return random_param(g);
+  case 3: snprintf(buf, 32, "v%d", random_scope_var(g)); return buf;
+  default: snprintf(buf, 32, "v%d + 1", random_scope_var(g)); return buf;
   }
 }
 
-static void print_hbm(Gen *g, Family f, bool write) {
+static void print_coordinate(Gen *g) {
+  char buf[32];
+  fputs(coordinate_text(g, buf), g->out);
+}
+
+/* One dimension of an element slice of D (wide) or 1 elements: the tile
+ * c of a coordinate, in elements (D c : D c + D), or, for D, rows D/2 ..
+ * D/2 + D - 1, which straddle tiles 0 and 1 (every tensor has at least two
+ * tiles along each dimension). */
+static void print_slice_dim(Gen *g, bool wide) {
+  char buf[32];
+  if (wide && rng_percent(&g->views, 25)) {
+    fprintf(g->out, "%d:%d", TILE_DIM / 2, TILE_DIM / 2 + TILE_DIM);
+    return;
+  }
+  const char *c = coordinate_text(g, buf);
+  if (wide) fprintf(g->out, "%d * (%s) : %d * (%s) + %d", TILE_DIM, c, TILE_DIM, c, TILE_DIM);
+  else fprintf(g->out, "%s : %s + 1", c, c);
+}
+
+/* An hbm operand of family f: of tensor `only` when not NULL, else of one drawn. */
+static void print_hbm_of(Gen *g, Family f, bool write, const GenTensor *only) {
   const GenTensor *pick[sizeof gen_tensors / sizeof gen_tensors[0]];
   int n = 0;
   for (size_t i = 0; i < sizeof gen_tensors / sizeof gen_tensors[0]; i++) {
     const GenTensor *t = &gen_tensors[i];
     if (t->family == f && (write ? t->writable : t->readable)) pick[n++] = t;
   }
-  const GenTensor *t = pick[rng_below(&g->rng, n)];
+  const GenTensor *t = only ? only : pick[rng_below(&g->rng, n)];
   if (write) g->stored[t - gen_tensors] = true;
   fprintf(g->out, "%s[", t->name);
-  print_coordinate(g);
-  fputs(", ", g->out);
-  print_coordinate(g);
+  /* the partner of a view of part of a tile is an element slice (sema) */
+  if (g->viewed_part || (g->viewing && rng_percent(&g->views, 40))) {
+    print_slice_dim(g, t->family != FAM_COL);
+    fputs(", ", g->out);
+    print_slice_dim(g, t->family != FAM_ROW);
+  } else {
+    print_coordinate(g);
+    fputs(", ", g->out);
+    print_coordinate(g);
+  }
   fputc(']', g->out);
 }
+
+static void print_hbm(Gen *g, Family f, bool write) { print_hbm_of(g, f, write, NULL); }
 
 static void print_imm(Gen *g) {
   fputs(immediates[rng_below(&g->rng, sizeof immediates / sizeof immediates[0])], g->out);
@@ -304,6 +377,22 @@ static int tile_families(Gen *g, const OpInfo *op, Family fam[3]) {
   return n;
 }
 
+/* store X[...], t: the tile is drawn first (a view of part of a tile needs
+ * an element slice), the text printed in the operands' order. */
+static void print_store(Gen *g, Family f, const GenTensor *only) {
+  char *text = NULL;
+  size_t len = 0;
+  FILE *out = g->out, *tile = open_memstream(&text, &len);
+  if (!tile) bug("gen: out of memory");
+  g->out = tile;
+  print_tile(g, f);
+  fclose(tile);
+  g->out = out;
+  print_hbm_of(g, f, true, only);
+  fprintf(g->out, ", %s", text);
+  free(text);
+}
+
 static void print_operands(Gen *g, const OpInfo *op) {
   Family f = (Family)rng_below(&g->rng, NFAMILIES);
   switch (op->sig) {
@@ -313,6 +402,10 @@ static void print_operands(Gen *g, const OpInfo *op) {
     print_hbm(g, f, false);
     return;
   case SIG_H_T:
+    if (g->viewing) { /* the tile first, for print_hbm to know its partner */
+      print_store(g, f, NULL);
+      return;
+    }
     print_hbm(g, f, true);
     fputs(", ", g->out);
     print_tile(g, f);
@@ -551,11 +644,13 @@ static void gen_body(Gen *g, int level, int block_engine, long budget) {
 }
 
 void gen_kernel(uint64_t seed, long size, FILE *out) {
-  Gen g = {.rng = rng_stream(seed, STREAM_KERNEL), .types = rng_stream(seed, STREAM_TYPES), .out = out,
+  Gen g = {.rng = rng_stream(seed, STREAM_KERNEL), .types = rng_stream(seed, STREAM_TYPES),
+           .views = rng_stream(seed, STREAM_VIEWS), .out = out,
            .target = target_default()};
   int64_t values[MAX_PARAMS];
   g.nparams = choose_params(seed, values);
   g.ints = rng_percent(&g.rng, 40);
+  g.viewing = rng_percent(&g.views, 35);
   for (int i = 0; i < BFRT_NOPS; i++) g.deck[i] = i;
   g.dealt = BFRT_NOPS;
 
@@ -578,8 +673,13 @@ void gen_kernel(uint64_t seed, long size, FILE *out) {
   g.psum_ok = psum_allowed(&g, target_engine(g.target, "dma") >= 0 ? target_engine(g.target, "dma") : 0);
   for (size_t i = 0; i < sizeof gen_tensors / sizeof gen_tensors[0]; i++)
     if (!strcmp(gen_tensors[i].io, "out") && !g.stored[i]) {
-      fprintf(out, "  dma: store %s[0, 0], ", gen_tensors[i].name);
-      print_tile(&g, gen_tensors[i].family);
+      fputs("  dma: store ", out);
+      if (g.viewing) {
+        print_store(&g, gen_tensors[i].family, &gen_tensors[i]);
+      } else {
+        fprintf(out, "%s[0, 0], ", gen_tensors[i].name);
+        print_tile(&g, gen_tensors[i].family);
+      }
       fputs(";\n", out);
     }
   fputs("}\n", out);

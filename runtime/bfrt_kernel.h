@@ -85,13 +85,22 @@ enum { BFRT_ARG_TILE, BFRT_ARG_HBM, BFRT_ARG_IMM };
 typedef struct bfrt_arg {
   int kind;     /* BFRT_ARG_* */
   int id;       /* tile or tensor index in the descriptor */
-  int64_t a, b; /* tile: a = slot; hbm: (a, b) = tile coordinates */
+  int64_t a, b; /* tile: a = slot; hbm: (a, b) = tile coordinates, or an element slice's first row and column */
   float imm;
+  /* view 0: a whole tile slot, or the hbm tile (a, b) in units of the
+   * other operand's shape. view 1: a tile view of the slot, partitions
+   * r0 .. r0 + rn - 1 and columns c0 .. c0 + cn - 1, or the hbm element
+   * slice of rows a .. a + rn - 1 and columns b .. b + cn - 1. An extent
+   * may be 0 (a ragged view clipped to nothing): the op touches nothing. */
+  int view;
+  int64_t r0, rn, c0, cn;
 } bfrt_arg;
 
-#define BFRT_TILE(id, slot) {BFRT_ARG_TILE, (id), (slot), 0, 0.0f}
-#define BFRT_HBM(id, r, c) {BFRT_ARG_HBM, (id), (r), (c), 0.0f}
-#define BFRT_IMM(x) {BFRT_ARG_IMM, 0, 0, 0, (x)}
+#define BFRT_TILE(id, slot) {BFRT_ARG_TILE, (id), (slot), 0, 0.0f, 0, 0, 0, 0, 0}
+#define BFRT_VIEW(id, slot, r0, rn, c0, cn) {BFRT_ARG_TILE, (id), (slot), 0, 0.0f, 1, (r0), (rn), (c0), (cn)}
+#define BFRT_HBM(id, r, c) {BFRT_ARG_HBM, (id), (r), (c), 0.0f, 0, 0, 0, 0, 0}
+#define BFRT_SLICE(id, r, rn, c, cn) {BFRT_ARG_HBM, (id), (r), (c), 0.0f, 1, 0, (rn), 0, (cn)}
+#define BFRT_IMM(x) {BFRT_ARG_IMM, 0, 0, 0, (x), 0, 0, 0, 0, 0}
 
 /* Run op on this engine's operands; counts one completion when it is done. */
 void bfrt_op(bfrt_ctx *cx, int op, int line, int nargs, const bfrt_arg *args);
@@ -116,10 +125,18 @@ int64_t bfrt_elem(bfrt_ctx *cx, int tensor, int64_t row, int64_t col, int line);
  * range; else stops the kernel with the op's own slot error. Bookkeeping
  * indexes its arrays with it, so it never touches memory out of range. */
 int64_t bfrt_slot(bfrt_ctx *cx, int op, int tile, int64_t slot, int line);
+/* Returns at, the first partition (dim 0) or column (dim 1) of a view of
+ * extent n of tile that op at line uses, once the view lies inside the
+ * tile; else stops the kernel with the op's own view error. */
+int64_t bfrt_view_at(bfrt_ctx *cx, int op, int tile, int dim, int64_t at, int64_t n, int line);
 /* Returns row once hbm tile (row, col) of tensor, in units of tile's shape,
  * lies inside the tensor, as op at line needs it; else stops the kernel with
  * the op's own out-of-bounds error. Bookkeeping that tracks hbm per tile
  * indexes its arrays with the checked coordinates (never out of range). */
+/* Returns at, the first row (dim 0) or column (dim 1) of an element slice
+ * of extent n of tensor that op at line moves, once the slice lies inside
+ * the tensor; else stops the kernel with the op's own error. */
+int64_t bfrt_hbm_at(bfrt_ctx *cx, int op, int tensor, int dim, int64_t at, int64_t n, int line);
 int64_t bfrt_hbm_row(bfrt_ctx *cx, int op, int tensor, int tile, int64_t row, int64_t col, int line);
 /* Enter `for v in lo .. hi`: returns hi; a loop of 2^63 or more iterations
  * (more than a 64-bit counter can count) stops the kernel naming line. */

@@ -2,8 +2,9 @@
  *
  * A real execution shows one interleaving; a missing wait may still have
  * produced the right numbers by luck. The checker instead asks, for every
- * pair of conflicting accesses (same tile slot or same hbm element, at least
- * one a write, on different engines), whether the synchronization orders
+ * pair of conflicting accesses (same tile slot, same element of a tile some
+ * operand has viewed part of, or same hbm element, at least one a write,
+ * on different engines), whether the synchronization orders
  * them, whatever the timing. It does so with vector clocks:
  *
  *   - vc[c][e] is the number of e's ops that happen before engine c's
@@ -25,8 +26,11 @@
  * read; an access by another engine at position q is ordered iff the
  * current clock has vc[c][e] >= q. One race is counted per operand of an
  * op that has an unordered conflict; the first few are described with both
- * source lines. The shadow state is behind one mutex: the checker trades
- * speed for simplicity, which is fine for a testing mode. */
+ * source lines. A tile is tracked per slot until an op views part of it;
+ * from then on per element, each starting from its slot's state, so a view
+ * races only with what touched its elements. The shadow state is behind
+ * one mutex: the checker trades speed for simplicity, which is fine for a
+ * testing mode. */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -52,7 +56,7 @@ typedef struct History {
 } History;
 
 struct Checker {
-  int n;
+  int n, ntiles;
   pthread_mutex_t mu;
   int64_t vc[BFRT_MAX_ENGINES][BFRT_MAX_ENGINES];
   int64_t base[BFRT_MAX_ENGINES][BFRT_MAX_ENGINES]; /* per engine: positions at its last barrier */
@@ -60,6 +64,10 @@ struct Checker {
   int64_t *tile_loc, *tensor_loc; /* first location of each tile, tensor */
   Write *writes;                  /* per location */
   Read *reads;                    /* per location and engine */
+  /* per tile: NULL until an op views part of it; then its own locations,
+   * one per element of its slots laid end to end (elements) */
+  Write **tile_writes;
+  Read **tile_reads;
   int64_t races;
   char report[1024];
   size_t report_len;
@@ -84,15 +92,18 @@ Checker *check_new(const bfrt *rt) {
   Checker *ch = calloc(1, sizeof *ch);
   if (!ch) return NULL;
   ch->n = rt->k->nengines;
+  ch->ntiles = rt->k->ntiles;
   pthread_mutex_init(&ch->mu, NULL);
   ch->tile_loc = calloc((size_t)rt->k->ntiles + 1, sizeof *ch->tile_loc);
+  ch->tile_writes = calloc((size_t)rt->k->ntiles + 1, sizeof *ch->tile_writes);
+  ch->tile_reads = calloc((size_t)rt->k->ntiles + 1, sizeof *ch->tile_reads);
   ch->tensor_loc = calloc((size_t)rt->k->ntensors + 1, sizeof *ch->tensor_loc);
   if (ch->tile_loc && ch->tensor_loc) {
     size_t locations = (size_t)count_locations(rt, ch) + 1;
     ch->writes = calloc(locations, sizeof *ch->writes);
     ch->reads = calloc(locations * (size_t)ch->n, sizeof *ch->reads);
   }
-  if (!ch->writes || !ch->reads) {
+  if (!ch->writes || !ch->reads || !ch->tile_writes || !ch->tile_reads) {
     check_free(ch);
     return NULL;
   }
@@ -102,6 +113,12 @@ Checker *check_new(const bfrt *rt) {
 void check_free(Checker *ch) {
   if (!ch) return;
   for (int e = 0; e < ch->n; e++) free(ch->history[e].snap);
+  for (int t = 0; ch->tile_writes && ch->tile_reads && t < ch->ntiles; t++) {
+    free(ch->tile_writes[t]);
+    free(ch->tile_reads[t]);
+  }
+  free(ch->tile_writes);
+  free(ch->tile_reads);
   free(ch->tile_loc);
   free(ch->tensor_loc);
   free(ch->writes);
@@ -125,7 +142,10 @@ typedef struct Access {
 
 static void describe(Access *a, const bfrt_arg *arg) {
   const bfrt_kernel *k = a->cx->rt->k;
-  if (arg->kind == BFRT_ARG_TILE)
+  if (arg->kind == BFRT_ARG_TILE && arg->view)
+    snprintf(a->what, sizeof a->what, "%s[%lld][%lld:%lld, %lld:%lld]", k->tiles[arg->id].name, (long long)arg->a,
+             (long long)arg->r0, (long long)(arg->r0 + arg->rn), (long long)arg->c0, (long long)(arg->c0 + arg->cn));
+  else if (arg->kind == BFRT_ARG_TILE)
     snprintf(a->what, sizeof a->what, "%s[%lld]", k->tiles[arg->id].name, (long long)arg->a);
   else
     snprintf(a->what, sizeof a->what, "%s[%lld, %lld]", k->tensors[arg->id].name, (long long)arg->a,
@@ -151,11 +171,9 @@ static int ordered(const Checker *ch, const Ctx *cx, int e, int64_t pos) {
   return e == cx->engine || ch->vc[cx->engine][e] >= pos;
 }
 
-/* Check and record one access to location loc; 1 if it races. */
-static int touch(Checker *ch, const Access *a, int64_t loc, int reported) {
+/* Check and record one access to the location of w and reads; 1 if it races. */
+static int touch_at(Checker *ch, const Access *a, Write *w, Read *reads, int reported) {
   Ctx *cx = a->cx;
-  Write *w = &ch->writes[loc];
-  Read *reads = &ch->reads[loc * ch->n];
   int race = 0;
   if (w->pos && !ordered(ch, cx, w->engine, w->pos)) {
     if (!reported) report(ch, a, w->engine, w->line, 1);
@@ -176,16 +194,50 @@ static int touch(Checker *ch, const Access *a, int64_t loc, int reported) {
   return race;
 }
 
+static int touch(Checker *ch, const Access *a, int64_t loc, int reported) {
+  return touch_at(ch, a, &ch->writes[loc], &ch->reads[loc * ch->n], reported);
+}
+
+/* Tile t per element from now on, each element starting from its slot's
+ * state (what happened to the whole slot happened to each element); 0 when
+ * out of memory. */
+static int split_tile(Checker *ch, const bfrt_tile_desc *d, int t) {
+  int64_t per_slot = d->rows * d->cols, cells = d->slots * per_slot;
+  ch->tile_writes[t] = calloc((size_t)cells, sizeof(Write));
+  ch->tile_reads[t] = calloc((size_t)cells * (size_t)ch->n, sizeof(Read));
+  if (!ch->tile_writes[t] || !ch->tile_reads[t]) return 0;
+  for (int64_t i = 0; i < cells; i++) {
+    int64_t loc = ch->tile_loc[t] + i / per_slot;
+    ch->tile_writes[t][i] = ch->writes[loc];
+    memcpy(&ch->tile_reads[t][i * ch->n], &ch->reads[loc * ch->n], (size_t)ch->n * sizeof(Read));
+  }
+  return 1;
+}
+
 /* Every location operand i of the current op touches. */
 static void touch_operand(Checker *ch, Access *a, const bfrt_arg *arg, SemView v) {
   describe(a, arg);
+  int reported = 0;
   if (arg->kind == BFRT_ARG_TILE) {
-    touch(ch, a, ch->tile_loc[arg->id] + arg->a, 0);
+    const bfrt_tile_desc *d = &a->cx->rt->k->tiles[arg->id];
+    if (!ch->tile_writes[arg->id] && !arg->view) {
+      touch(ch, a, ch->tile_loc[arg->id] + arg->a, 0);
+      return;
+    }
+    if (!ch->tile_writes[arg->id] && !split_tile(ch, d, arg->id)) {
+      pthread_mutex_unlock(&ch->mu);
+      rt_fail(a->cx, a->cx->line, "out of memory in the race checker");
+    }
+    int64_t first = v.data - a->cx->rt->tiles[arg->id];
+    for (int64_t i = 0; i < v.rows; i++)
+      for (int64_t j = 0; j < v.cols; j++) {
+        int64_t at = first + i * v.stride + j;
+        reported |= touch_at(ch, a, &ch->tile_writes[arg->id][at], &ch->tile_reads[arg->id][at * ch->n], reported);
+      }
     return;
   }
   const Tensor *t = &a->cx->rt->tensors[arg->id];
   int64_t first = (v.data - t->data) + ch->tensor_loc[arg->id];
-  int reported = 0;
   for (int64_t i = 0; i < v.rows; i++)
     for (int64_t j = 0; j < v.cols; j++) reported |= touch(ch, a, first + i * t->cols + j, reported);
 }

@@ -27,6 +27,7 @@
  * window (rt_holder), or is blocked. rt_read_counters checks the window on
  * every read the emulation makes, with the true count. */
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -58,10 +59,23 @@ static const bfrt_tile_desc *check_slot(Ctx *cx, int line, int op, int tile, int
   return d;
 }
 
+/* The one view check: at .. at + n - 1 inside a dimension of size. */
+static void check_view_dim(Ctx *cx, int line, int op, const bfrt_tile_desc *d, int dim, int64_t at, int64_t n) {
+  int64_t size = dim ? d->cols : d->rows;
+  if (n < 0 || n > size || at < 0 || at > size - n)
+    rt_fail(cx, line, "%s: view %lld:%lld of tile %s is outside its %s 0:%lld",
+            op >= 0 && op < BFRT_NOPS ? rt_ops[op].name : "op", (long long)at,
+            (long long)(n >= 0 && at <= INT64_MAX - n ? at + n : at), d->name, dim ? "columns" : "partitions",
+            (long long)size);
+}
+
 static SemView tile_view(Ctx *cx, int line, int op, const bfrt_arg *a) {
   const bfrt_tile_desc *d = check_slot(cx, line, op, a->id, a->a);
   float *base = cx->rt->tiles[a->id] + a->a * d->rows * d->cols;
-  return (SemView){base, d->rows, d->cols, d->cols, d->dtype};
+  if (!a->view) return (SemView){base, d->rows, d->cols, d->cols, d->dtype};
+  check_view_dim(cx, line, op, d, 0, a->r0, a->rn);
+  check_view_dim(cx, line, op, d, 1, a->c0, a->cn);
+  return (SemView){base + a->r0 * d->cols + a->c0, a->rn, a->cn, d->cols, d->dtype};
 }
 
 /* Whether tile index idx of extent-long dimension in units of size fits. */
@@ -81,12 +95,31 @@ _Noreturn static void out_of_bounds(Ctx *cx, int line, int op, const bfrt_arg *a
           (long long)(idx * size + size - 1), (long long)extent);
 }
 
-/* hbm tile X[r, c] in units of the other operand's shape. */
+/* The one element-slice check: at .. at + n - 1 inside a dimension of the tensor. */
+static void check_slice_dim(Ctx *cx, int line, int op, int tensor, int dim, int64_t at, int64_t n) {
+  const bfrt_kernel *k = cx->rt->k;
+  const char *name = op >= 0 && op < BFRT_NOPS ? rt_ops[op].name : "op";
+  if (tensor < 0 || tensor >= k->ntensors) rt_fail(cx, line, "%s: tensor %d does not exist", name, tensor);
+  const Tensor *t = &cx->rt->tensors[tensor];
+  int64_t size = dim ? t->cols : t->rows;
+  const char *verb = op == BFRT_STORE ? "store to" : op == BFRT_LOAD ? "load from" : name;
+  if (n < 0 || n > size || at < 0 || at > size - n)
+    rt_fail(cx, line, "%s %s: %s %lld:%lld are outside the tensor's 0:%lld", verb, k->tensors[tensor].name,
+            dim ? "columns" : "rows", (long long)at, (long long)(n >= 0 && at <= INT64_MAX - n ? at + n : at),
+            (long long)size);
+}
+
+/* hbm tile X[r, c] in units of the other operand's shape, or an element slice. */
 static SemView hbm_view(Ctx *cx, int line, int op, const bfrt_arg *a, SemView unit) {
   const bfrt_kernel *k = cx->rt->k;
   if (a->id < 0 || a->id >= k->ntensors)
     rt_fail(cx, line, "%s: tensor %d does not exist", rt_ops[op].name, a->id);
   const Tensor *t = &cx->rt->tensors[a->id];
+  if (a->view) {
+    check_slice_dim(cx, line, op, a->id, 0, a->a, a->rn);
+    check_slice_dim(cx, line, op, a->id, 1, a->b, a->cn);
+    return (SemView){t->data + a->a * t->cols + a->b, a->rn, a->cn, t->cols, k->tensors[a->id].dtype};
+  }
   if (!span_fits(a->a, unit.rows, t->rows)) out_of_bounds(cx, line, op, a, "rows", a->a, unit.rows, t->rows);
   if (!span_fits(a->b, unit.cols, t->cols)) out_of_bounds(cx, line, op, a, "cols", a->b, unit.cols, t->cols);
   float *base = t->data + a->a * unit.rows * t->cols + a->b * unit.cols;
@@ -122,8 +155,14 @@ static float resolve(Ctx *cx, int op, int line, int nargs, const bfrt_arg *args)
     if (args[i].kind == BFRT_ARG_IMM) imm = args[i].imm;
   }
   if (hbm >= 0) cx->views[hbm] = hbm_view(cx, line, op, &args[hbm], cx->views[1 - hbm]);
-  if (!shapes_fit(rt_ops[op].shape, sig, cx->views))
-    rt_fail(cx, line, "%s: operand shapes do not fit the op", rt_ops[op].name);
+  if (!shapes_fit(rt_ops[op].shape, sig, cx->views)) {
+    char shapes[96] = "";
+    for (int i = 0, len = 0; i < n && len < (int)sizeof shapes; i++)
+      if (args[i].kind != BFRT_ARG_IMM)
+        len += snprintf(shapes + len, sizeof shapes - (size_t)len, "%s[%lld, %lld]", len ? ", " : "",
+                        (long long)cx->views[i].rows, (long long)cx->views[i].cols);
+    rt_fail(cx, line, "%s: operand shapes do not fit the op (%s)", rt_ops[op].name, shapes);
+  }
   return imm;
 }
 
@@ -270,6 +309,18 @@ int64_t bfrt_slot(Ctx *cx, int op, int tile, int64_t slot, int line) {
   if (rt_failed(cx->rt)) rt_unwind(cx);
   check_slot(cx, line, op, tile, slot);
   return slot;
+}
+
+int64_t bfrt_view_at(Ctx *cx, int op, int tile, int dim, int64_t at, int64_t n, int line) {
+  if (rt_failed(cx->rt)) rt_unwind(cx);
+  check_view_dim(cx, line, op, check_slot(cx, line, op, tile, 0), dim, at, n);
+  return at;
+}
+
+int64_t bfrt_hbm_at(Ctx *cx, int op, int tensor, int dim, int64_t at, int64_t n, int line) {
+  if (rt_failed(cx->rt)) rt_unwind(cx);
+  check_slice_dim(cx, line, op, tensor, dim, at, n);
+  return at;
 }
 
 int64_t bfrt_hbm_row(Ctx *cx, int op, int tensor, int tile, int64_t row, int64_t col, int line) {

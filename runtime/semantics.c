@@ -8,10 +8,12 @@
  * left to right from 0. (C11 forbids contracting a*b+c into an FMA unless
  * asked, so every step rounds as written.)
  *
- * Views are strided (an hbm tile is a window of a larger tensor). The
- * destination may be the same view as a source: elementwise and row ops
- * read each element before writing it; matmul and transpose, which read
- * elements they have already written, go through a temporary.
+ * Views are strided (an hbm tile is a window of a larger tensor, a tile
+ * view a window of its slot). The destination may be the same view as a
+ * source: elementwise and row ops read each element before writing it;
+ * matmul and transpose, which read elements they have already written, go
+ * through a temporary. A source that partly overlaps the destination is
+ * read into a temporary before the op (sem_apply).
  *
  * Storage types narrower than f32 (bf16, fp8e4, fp8e5, fp16) change nothing above:
  * every op computes in f32 as written, and only the store rounds, to
@@ -267,7 +269,35 @@ static void compute(int op, SemView dst, SemView a, SemView b, float imm) {
   }
 }
 
+/* Whether the memory v spans (its first to its last element) meets w's. */
+static int spans_meet(SemView v, SemView w) {
+  if (!v.data || !w.data || v.rows < 1 || v.cols < 1 || w.rows < 1 || w.cols < 1) return 0;
+  uintptr_t v0 = (uintptr_t)v.data, w0 = (uintptr_t)w.data;
+  uintptr_t v1 = (uintptr_t)at(v, v.rows - 1, v.cols), w1 = (uintptr_t)at(w, w.rows - 1, w.cols);
+  return v0 < w1 && w0 < v1;
+}
+
+static int same_view(SemView v, SemView w) {
+  return v.data == w.data && v.rows == w.rows && v.cols == w.cols && v.stride == w.stride;
+}
+
+/* A dense copy of s, which the caller frees. */
+static SemView snapshot(SemView s) {
+  SemView t = temporary(s);
+  for (int64_t i = 0; i < s.rows; i++) memcpy(at(t, i, 0), at(s, i, 0), (size_t)s.cols * sizeof(float));
+  return t;
+}
+
+/* An op reads all its sources before it writes its destination. A source
+ * that is the destination's own view is handled by each op (above); one
+ * that only partly overlaps it (views of one slot, x[:, 0:8] and x[:, 4:12])
+ * is read into a temporary first. Sources whose memory merely interleaves
+ * the destination's without meeting it are copied too: the same values. */
 void sem_apply(int op, SemView dst, SemView a, SemView b, float imm) {
-  compute(op, dst, a, b, imm);
+  int copy_a = !same_view(dst, a) && spans_meet(dst, a), copy_b = !same_view(dst, b) && spans_meet(dst, b);
+  SemView ta = copy_a ? snapshot(a) : a, tb = copy_b ? snapshot(b) : b;
+  compute(op, dst, ta, tb, imm);
   sem_round_view(dst);
+  if (copy_a) free(ta.data);
+  if (copy_b) free(tb.data);
 }

@@ -153,7 +153,7 @@ else
   fail "the extend test program: $(head -3 "$tmp/err")"
 fi
 
-echo "proof.sh: $kernels kernel runs validated ($COUNT generated kernels of size $SIZE); of $waits waits, $exact equal to the extracted need and $conservative conservative fallbacks above it; $outside runs outside the proof's model (device integers) and $wrapping with parameters of 2^62 or more (64-bit wrapping), not checked; $rejected of matmul's $nwaits single-wait drops rejected; bfrt_counter_extend equal to the proof's extend on ${extend_cases:-0} cases"
+echo "proof.sh: $kernels kernel runs validated ($COUNT generated kernels of size $SIZE); of $waits waits, $exact equal to the extracted need and $conservative conservative fallbacks above it; $outside runs outside the proof's model (device integers, views and slices, min and max) and $wrapping with parameters of 2^62 or more (64-bit wrapping), not checked; $rejected of matmul's $nwaits single-wait drops rejected; bfrt_counter_extend equal to the proof's extend on ${extend_cases:-0} cases"
 if ((failures)); then
   echo "proof.sh: $failures failure(s)" >&2
   exit 1

@@ -193,6 +193,18 @@ for exec in threads sim; do
   fi
 done
 
+for exec in threads sim; do
+  if expect_status 1 run tests/bad_run/view_oob.bfk --sync=both --exec=$exec; then
+    expect_stderr "kernel voob, line 15: exp: view 16:24 of tile x is outside its columns 0:16"
+  fi
+  if expect_status 1 run tests/bad_run/ragged_short.bfk --sync=both --exec=$exec; then
+    expect_stderr "kernel short, line 17: store: operand shapes do not fit the op ([39, 1], [40, 1])"
+  fi
+  if expect_status 1 run tests/bad_run/slice_oob.bfk --sync=both --exec=$exec; then
+    expect_stderr "kernel soob, line 17: store to Y: rows 6:10 are outside the tensor's 0:8"
+  fi
+done
+
 # ---- The f64 reference: numerical diagnostics with the line, and the
 # tolerance. Each of these kernels is synchronized correctly, so it matches
 # the sequential reference bit for bit; before the f64 reference every one

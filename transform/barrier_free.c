@@ -74,13 +74,27 @@ typedef struct LoopBounds {
  * entry), when some access would cover more than MAX_ACCESS_CELLS cells. */
 typedef struct HbmGrid {
   int64_t cell_rows, cell_cols;
+  bool ragged; /* some access is a ragged slice: the tensor is tracked as a whole */
   IrExpr *ncols;  /* cells per grid row: cols / cell_cols */
   IrExpr *length; /* cells: (rows / cell_rows) * ncols, over parameters */
 } HbmGrid;
 
+/* How a tile's tracking arrays are indexed: one entry per slot, or, when
+ * some operand views part of it, per cell of a grid over each slot whose
+ * cell divides every view's extent and every value its start can take
+ * (expr_alignment), so views that meet share cells and views that do not
+ * share none, as the oracle cuts it. cells is 1 (per slot) also when some
+ * view would cover more than MAX_ACCESS_CELLS cells: coarse. */
+typedef struct TileGrid {
+  int64_t cell_rows, cell_cols, ncols, cells; /* ncols, cells: of one slot */
+  bool coarse;
+  bool ragged; /* some view is ragged: tracked over its whole clipped dimension */
+} TileGrid;
+
 typedef struct Analysis {
   const Deps *d;
   HbmGrid *grids; /* [tensor] */
+  TileGrid *tile_grids; /* [tile] */
   LoopBounds *bounds; /* [loop] */
   /* need_e(b) of every instruction b, stored sparsely: the engines with a
    * need (a bit each) and their Needs in engine order. Most instructions
@@ -362,18 +376,66 @@ static void plan_grids(Program *p, Analysis *an) {
         const Access *x = &d->instrs[i].accesses[j];
         if (x->res < k->ntiles) continue;
         HbmGrid *g = &an->grids[x->res - k->ntiles];
-        if (pass == 0) {
-          g->cell_rows = ir_gcd(g->cell_rows, x->rows);
-          g->cell_cols = ir_gcd(g->cell_cols, x->cols);
+        const Operand *o = x->operand;
+        if (o->clip[0] || o->clip[1]) g->ragged = true;
+        if (pass == 0) { /* an element slice also by where it may start */
+          g->cell_rows = ir_gcd(g->cell_rows, ir_gcd(x->rows, o->lo[0] ? expr_alignment(o->lo[0], NULL) : 0));
+          g->cell_cols = ir_gcd(g->cell_cols, ir_gcd(x->cols, o->lo[1] ? expr_alignment(o->lo[1], NULL) : 0));
         } else if (g->cell_rows && (x->rows / g->cell_rows) * (x->cols / g->cell_cols) > MAX_ACCESS_CELLS) {
           g->cell_rows = g->cell_cols = 0;
         }
       }
   for (int t = 0; t < k->ntensors; t++) {
     HbmGrid *g = &an->grids[t];
+    if (g->ragged) g->cell_rows = g->cell_cols = 0;
     if (!g->cell_rows) continue;
     g->ncols = cells_along(p, k->tensors[t].cols, g->cell_cols);
     g->length = ir_binary(p->arena, IX_MUL, cells_along(p, k->tensors[t].rows, g->cell_rows), g->ncols, 0);
+  }
+}
+
+/* The cells along dimension d that access x stores or loads: its view's,
+ * or every cell of a ragged dimension (the view is clipped at run time). */
+static int64_t cells_along_view(const Kernel *k, const TileGrid *g, const Access *x, int d) {
+  int64_t size = d ? k->tiles[x->res].cols : k->tiles[x->res].rows;
+  return (x->operand->clip[d] ? size : d ? x->cols : x->rows) / (d ? g->cell_cols : g->cell_rows);
+}
+
+static int64_t view_cells(const Kernel *k, const TileGrid *g, const Access *x) {
+  return cells_along_view(k, g, x, 0) * cells_along_view(k, g, x, 1);
+}
+
+/* Each tile's grid, from its accesses' views. */
+static void plan_tile_grids(Program *p, Analysis *an) {
+  const Deps *d = an->d;
+  const Kernel *k = d->k;
+  an->tile_grids = ARENA_ARRAY(p->arena, TileGrid, k->ntiles + 1);
+  for (int i = 0; i < d->ninstrs; i++)
+    for (int j = 0; j < d->instrs[i].naccesses; j++) {
+      const Access *x = &d->instrs[i].accesses[j];
+      if (x->res >= k->ntiles) continue;
+      TileGrid *g = &an->tile_grids[x->res];
+      const Operand *o = x->operand;
+      if (o->clip[0] || o->clip[1]) g->ragged = true;
+      g->cell_rows = ir_gcd(g->cell_rows, ir_gcd(x->rows, o->lo[0] ? expr_alignment(o->lo[0], NULL) : 0));
+      g->cell_cols = ir_gcd(g->cell_cols, ir_gcd(x->cols, o->lo[1] ? expr_alignment(o->lo[1], NULL) : 0));
+    }
+  for (int t = 0; t < k->ntiles; t++) {
+    TileGrid *g = &an->tile_grids[t];
+    g->cell_rows = ir_gcd(g->cell_rows, k->tiles[t].rows);
+    g->cell_cols = ir_gcd(g->cell_cols, k->tiles[t].cols);
+  }
+  for (int i = 0; i < d->ninstrs; i++)
+    for (int j = 0; j < d->instrs[i].naccesses; j++) {
+      const Access *x = &d->instrs[i].accesses[j];
+      if (x->res < k->ntiles && view_cells(k, &an->tile_grids[x->res], x) > MAX_ACCESS_CELLS)
+        an->tile_grids[x->res].coarse = true;
+    }
+  for (int t = 0; t < k->ntiles; t++) {
+    TileGrid *g = &an->tile_grids[t];
+    if (g->coarse) g->cell_rows = k->tiles[t].rows, g->cell_cols = k->tiles[t].cols;
+    g->ncols = k->tiles[t].cols / g->cell_cols;
+    g->cells = (k->tiles[t].rows / g->cell_rows) * g->ncols;
   }
 }
 
@@ -403,6 +465,7 @@ static Analysis *analyze(Program *p) {
   const Deps *d = deps_build(p);
   an->d = d;
   plan_grids(p, an);
+  plan_tile_grids(p, an);
   an->bounds = ARENA_ARRAY(p->arena, LoopBounds, d->nloops + 1);
   for (int l = 0; l < d->nloops; l++) an->bounds[l] = bounds_of(p, d->loops[l].stmt);
   an->need_mask = ARENA_ARRAY(p->arena, uint32_t, d->ninstrs + 1);
@@ -477,8 +540,11 @@ static void register_array(Builder *b, int consumer, int e, int res, int kind) {
   a->name = arena_printf(b->p->arena, "%s_%s_%s", b->p->target->engines[e].name,
                          kind == WRITES ? "writes" : "reads", what);
   const HbmGrid *g = res < d->k->ntiles ? NULL : &b->an->grids[res - d->k->ntiles];
-  a->length = g ? (g->cell_rows ? g->length : ir_const(b->p->arena, 1)) : ir_const(b->p->arena, d->k->tiles[res].slots);
-  a->tile = res < d->k->ntiles ? res : -1;
+  const TileGrid *tg = res < d->k->ntiles ? &b->an->tile_grids[res] : NULL;
+  a->length = g ? (g->cell_rows ? g->length : ir_const(b->p->arena, 1))
+                : ir_const(b->p->arena, d->k->tiles[res].slots * tg->cells);
+  /* per slot, the index is a slot (checked as one); per cell, its parts are checked (access_indices) */
+  a->tile = tg && tg->cells == 1 ? res : -1;
   *slot = b->s->narrays++;
 }
 
@@ -620,6 +686,13 @@ static WaitWhy *tracked_why(Builder *b, int consumer, int e, const Need *n) {
       if (x->res >= d->k->ntiles && !b->an->grids[x->res - d->k->ntiles].cell_rows)
         w->fallback = "hbm tensor tracked as a whole: its tile shapes differ so much that one access "
                       "would cover more than 16 cells of their gcd";
+      if (x->res < d->k->ntiles && b->an->tile_grids[x->res].coarse)
+        w->fallback = "tile tracked per slot: one of its views would cover more than 16 cells of the grid "
+                      "that its views' extents and starts share";
+      if ((x->res < d->k->ntiles && b->an->tile_grids[x->res].ragged) ||
+          (x->res >= d->k->ntiles && b->an->grids[x->res - d->k->ntiles].ragged))
+        w->fallback = "ragged views or slices (lo : min(lo + C, E)) are tracked over all of their clipped "
+                      "dimension, or their tensor as a whole: what they touch is known only at run time";
       const AccessorList *l = deps_accessors(d, x->res, e);
       for (int i = 0; i < l->n && l->ids[i] < end && w->nproducers < 4; i++)
         if (accesses_as(d, l->ids[i], x->res, kind) && deps_may_conflict(d, l->ids[i], consumer, 0))
@@ -630,28 +703,79 @@ static WaitWhy *tracked_why(Builder *b, int consumer, int e, const Need *n) {
   return w;
 }
 
+/* A slot or view start (of tile id, dims 0 .. 2), or an element slice's
+ * start (of tensor id, dims 3, 4), checked at run time unless a constant
+ * of a tile (sema checked those; a tensor's shape is known only then). */
+static IrExpr *checked(Arena *a, int id, int dim, IrExpr *at, int64_t n, int op, int line) {
+  return at->kind == IX_CONST && dim < 3 ? at : ir_tile_at(a, id, dim, at, n, op, line);
+}
+
+/* The entries of tile access x: its slot, or (a grid of cells per slot)
+ * the cells its view covers, row by row, from the checked slot and view
+ * start (bfrt_slot, bfrt_view_at: the op's own error, before any array
+ * access). */
+static int tile_cells(Builder *b, const InstrInfo *in, const Access *x, IrExpr *out[MAX_ACCESS_CELLS]) {
+  Arena *a = b->p->arena;
+  const TileGrid *g = &b->an->tile_grids[x->res];
+  const Operand *o = x->operand;
+  int op = in->stmt->op;
+  if (g->cells == 1) {
+    out[0] = slot_expr(b->p, o);
+    return 1;
+  }
+  IrExpr *slot = checked(a, x->res, 2, slot_expr(b->p, o), 1, op, in->line), *at[2];
+  int64_t cell[2] = {g->cell_rows, g->cell_cols};
+  for (int dim = 0; dim < 2; dim++) { /* a ragged dimension: all of it, from 0 */
+    at[dim] = o->lo[dim] && !o->clip[dim]
+                  ? checked(a, x->res, dim, ir_from_expr(b->p, o->lo[dim]), o->ext[dim], op, in->line)
+                  : ir_const(a, 0);
+    at[dim] = ir_binary(a, IX_DIV, at[dim], ir_const(a, cell[dim]), 0);
+  }
+  IrExpr *first = ir_binary(a, IX_MUL, slot, ir_const(a, g->cells), 0);
+  int n = 0;
+  const Kernel *k = b->an->d->k;
+  for (int64_t i = 0; i < cells_along_view(k, g, x, 0); i++) {
+    IrExpr *row = ir_binary(a, IX_MUL, ir_binary(a, IX_ADD, at[0], ir_const(a, i), 0), ir_const(a, g->ncols), 0);
+    for (int64_t j = 0; j < cells_along_view(k, g, x, 1); j++)
+      out[n++] = ir_binary(a, IX_ADD, ir_binary(a, IX_ADD, first, row, 0),
+                           ir_binary(a, IX_ADD, at[1], ir_const(a, j), 0), 0);
+  }
+  return n;
+}
+
 /* The entries of x's resource's tracking arrays that x touches: a tile's
- * slot; an hbm tile's cells of its tensor's grid, row by row, from the
+ * slot or cells (tile_cells); an hbm tile's cells of its tensor's grid, row by row, from the
  * checked row (bfrt_hbm_row: the op's own error, before any array access);
  * entry 0 of a tensor tracked as a whole. Returns how many. */
 static int access_indices(Builder *b, const InstrInfo *in, const Access *x, IrExpr *out[MAX_ACCESS_CELLS]) {
   Program *p = b->p;
   Arena *a = p->arena;
   const Kernel *k = b->an->d->k;
-  if (x->res < k->ntiles) {
-    out[0] = slot_expr(p, x->operand);
-    return 1;
-  }
+  if (x->res < k->ntiles) return tile_cells(b, in, x, out);
   const HbmGrid *g = &b->an->grids[x->res - k->ntiles];
   if (!g->cell_rows) {
     out[0] = ir_const(a, 0);
     return 1;
   }
   int64_t kr = x->rows / g->cell_rows, kc = x->cols / g->cell_cols;
-  IrExpr *col = ir_from_expr(p, x->operand->col);
-  IrExpr *row = ir_hbm_row(a, x->res - k->ntiles, x->tile, ir_from_expr(p, x->operand->row), col,
-                           in->stmt->op, in->line);
-  IrExpr *r0 = ir_binary(a, IX_MUL, row, ir_const(a, kr), 0), *c0 = ir_binary(a, IX_MUL, col, ir_const(a, kc), 0);
+  IrExpr *r0, *c0;
+  if (x->operand->view) { /* an element slice: its checked first row and column, in cells */
+    const Operand *o = x->operand;
+    IrExpr *at[2];
+    for (int dim = 0; dim < 2; dim++)
+      at[dim] = ir_binary(a, IX_DIV,
+                          checked(a, x->res - k->ntiles, 3 + dim, o->lo[dim] ? ir_from_expr(p, o->lo[dim]) : ir_const(a, 0),
+                                  o->ext[dim], in->stmt->op, in->line),
+                          ir_const(a, dim ? g->cell_cols : g->cell_rows), 0);
+    r0 = at[0];
+    c0 = at[1];
+  } else {
+    IrExpr *col = ir_from_expr(p, x->operand->col);
+    IrExpr *row = ir_hbm_row(a, x->res - k->ntiles, x->tile, ir_from_expr(p, x->operand->row), col,
+                             in->stmt->op, in->line);
+    r0 = ir_binary(a, IX_MUL, row, ir_const(a, kr), 0);
+    c0 = ir_binary(a, IX_MUL, col, ir_const(a, kc), 0);
+  }
   int n = 0;
   for (int64_t i = 0; i < kr; i++) {
     IrExpr *line = ir_binary(a, IX_MUL, ir_binary(a, IX_ADD, r0, ir_const(a, i), 0), g->ncols, 0);
@@ -766,11 +890,26 @@ static void add_coverage(const Analysis *an, int *cover, const Need *n, int dept
 
 /* Whether x and y touch the same cells: the same tile slot, or the same
  * hbm rows and columns. */
-static bool same_cells(const Access *x, const Access *y) {
+/* Whether tile operand y's view covers x's: y is the whole slot, or the
+ * same view. */
+static bool view_covers(const Operand *y, const Operand *x, const Tile *t) {
+  if (!y->lo[0] && !y->lo[1] && !y->clip[0] && !y->clip[1] && y->ext[0] == t->rows && y->ext[1] == t->cols)
+    return true;
+  return x->ext[0] == y->ext[0] && x->ext[1] == y->ext[1] && deps_same_expr(x->lo[0], y->lo[0]) &&
+         deps_same_expr(x->lo[1], y->lo[1]) && deps_same_expr(x->clip[0], y->clip[0]) &&
+         deps_same_expr(x->clip[1], y->clip[1]);
+}
+
+/* Whether y touches every cell x does (the same slot and a view that covers x's). */
+static bool same_cells(const Deps *d, const Access *x, const Access *y) {
   if (x->res != y->res) return false;
-  if (x->operand->kind == OPND_TILE) return deps_same_expr(x->operand->slot, y->operand->slot);
-  return x->rows == y->rows && x->cols == y->cols && deps_same_expr(x->operand->row, y->operand->row) &&
-         deps_same_expr(x->operand->col, y->operand->col);
+  if (x->operand->kind == OPND_TILE)
+    return deps_same_expr(x->operand->slot, y->operand->slot) && view_covers(y->operand, x->operand, &d->k->tiles[x->res]);
+  return x->rows == y->rows && x->cols == y->cols && x->operand->view == y->operand->view &&
+         deps_same_expr(x->operand->row, y->operand->row) && deps_same_expr(x->operand->col, y->operand->col) &&
+         deps_same_expr(x->operand->lo[0], y->operand->lo[0]) && deps_same_expr(x->operand->lo[1], y->operand->lo[1]) &&
+         deps_same_expr(x->operand->clip[0], y->operand->clip[0]) &&
+         deps_same_expr(x->operand->clip[1], y->operand->clip[1]);
 }
 
 /* Whether need_e(consumer) <= need_e(a), for a before consumer in the same
@@ -788,7 +927,7 @@ static bool need_within(const Deps *d, int a, int consumer, int e) {
     if (!l->any_write && !(x->write && l->any_read)) continue; /* e never conflicts with x */
     bool found = false;
     for (int m = 0; m < ia->naccesses && !found; m++)
-      found = same_cells(x, &ia->accesses[m]) && (ia->accesses[m].write || !x->write);
+      found = same_cells(d, x, &ia->accesses[m]) && (ia->accesses[m].write || !x->write);
     int next = deps_lower_bound(l, a + 1);
     if (!found || (next < l->n && l->ids[next] < consumer)) return false;
   }
@@ -851,15 +990,21 @@ static void emit_waits(Builder *b, int consumer, NodeList *out) {
 }
 
 /* Whether access j of in stores what an earlier access of it already does:
- * the same resource, kind and slot (`add y, x[i], x[i]` reads x[i] twice;
- * an instruction has one hbm operand). */
+ * the same resource, kind, slot and view (`add y, x[i], x[i]` reads x[i]
+ * twice, `add y, x[:, 0:8], x[:, 8:16]` two parts of x; an instruction has
+ * one hbm operand). */
 static bool stored_before(Builder *b, const InstrInfo *in, int j) {
   const Access *x = &in->accesses[j];
   if (x->res >= b->an->d->k->ntiles) return false;
-  for (int k = 0; k < j; k++)
+  for (int k = 0; k < j; k++) {
+    const Operand *o = in->accesses[k].operand;
     if (in->accesses[k].res == x->res && in->accesses[k].write == x->write &&
-        ir_expr_equal(slot_expr(b->p, in->accesses[k].operand), slot_expr(b->p, x->operand)))
+        ir_expr_equal(slot_expr(b->p, o), slot_expr(b->p, x->operand)) && o->ext[0] == x->operand->ext[0] &&
+        o->ext[1] == x->operand->ext[1] && deps_same_expr(o->lo[0], x->operand->lo[0]) &&
+        deps_same_expr(o->lo[1], x->operand->lo[1]) && deps_same_expr(o->clip[0], x->operand->clip[0]) &&
+        deps_same_expr(o->clip[1], x->operand->clip[1]))
       return true;
+  }
   return false;
 }
 

@@ -1,7 +1,8 @@
 /* deps.c: which instructions conflict, and how a consumer can know when.
  *
- * Two dynamic instances conflict when they touch the same tile slot, or
- * overlapping hbm regions of one tensor, and at least one writes. Statically
+ * Two dynamic instances conflict when they touch the same element of a tile
+ * slot (a view x[p0:p1, f0:f1] touches part of it), or overlapping hbm
+ * regions of one tensor, and at least one writes. Statically
  * we compare two instructions a and b under an assumption about which loop
  * variables hold the same value for both: the variables of loops that
  * enclose both and run the same iteration ("common" loops). A slot written
@@ -76,10 +77,11 @@ static void add_access(InstrInfo *in, int res, bool write, const Operand *o) {
 }
 
 /* Operand 0 is written; matmul_acc also reads it; every other tile or hbm
- * operand is read. An hbm tile takes the shape of the tile operand. */
+ * operand is read. An hbm tile takes the shape of the tile operand (of
+ * its view). */
 static void collect_accesses(Deps *d, InstrInfo *in) {
   const Stmt *s = in->stmt;
-  const Tile *shape = NULL;
+  const Operand *shape = NULL;
   int tile = -1, most = s->op == BFRT_MATMUL_ACC;
   for (int i = 0; i < s->noperands; i++) most += s->operands[i].kind != OPND_IMM;
   in->accesses = ARENA_ARRAY(d->p->arena, Access, most);
@@ -87,7 +89,7 @@ static void collect_accesses(Deps *d, InstrInfo *in) {
     const Operand *o = &s->operands[i];
     if (o->kind == OPND_TILE) {
       if (!shape) {
-        shape = &d->k->tiles[o->decl];
+        shape = o;
         tile = o->decl;
       }
       if (i == 0 && s->op == BFRT_MATMUL_ACC) add_access(in, o->decl, false, o);
@@ -100,9 +102,13 @@ static void collect_accesses(Deps *d, InstrInfo *in) {
     Access *a = &in->accesses[i];
     if (a->res >= d->k->ntiles) {
       if (!shape) bug("deps: hbm operand without a tile at line %d", in->line);
-      a->rows = shape->rows;
-      a->cols = shape->cols;
+      a->rows = shape->ext[0];
+      a->cols = shape->ext[1];
       a->tile = tile;
+    } else {
+      a->rows = a->operand->ext[0];
+      a->cols = a->operand->ext[1];
+      a->tile = a->res;
     }
     add_accessor(d, a->res, in->engine, (int)(in - d->instrs), a->write);
   }
@@ -389,10 +395,57 @@ static Relation compare_slots(const Pair *pr, const Access *x, const Access *y) 
   return r;
 }
 
+/* A ragged view or slice covers at most its extent, maybe nothing: two of
+ * them may conflict, never certainly. */
+static bool ragged(const Operand *o) { return o->clip[0] || o->clip[1]; }
+
+/* How two views' intervals [sx lx, sx lx + ex) and [sy ly, sy ly + ey)
+ * along one dimension relate (s the unit of an hbm tile coordinate, 1 for
+ * a view's or a slice's start): they meet exactly when -ex < lx - ly < ey. The
+ * difference f = lx - ly, as an affine form, is decided when constant;
+ * otherwise its values are all c modulo 2^t (t the fewest trailing zero
+ * bits among its coefficients: wrapping keeps that residue), and none in
+ * (-ex, ey) is; or it is k * (v_a - v_b) for the crossed loop's variable
+ * with |k| at least both extents (x[:, 512 j : 512 j + 512] of two
+ * iterations); or its bounds over the loops' ranges keep it at or below
+ * -ex, or at or above ey. */
+static Relation compare_intervals(const Pair *pr, const Expr *lx, int64_t sx, int64_t ex, const Expr *ly, int64_t sy,
+                                  int64_t ey) {
+  static const Expr zero = {.kind = EX_INT};
+  Affine f = {0};
+  if (!accumulate(pr, &f, lx ? lx : &zero, sx, 1) || !accumulate(pr, &f, ly ? ly : &zero, -sy, 2))
+    return lx && ly && sx == sy && deps_same_expr(lx, ly) && all_common(pr, lx) ? REL_SAME : REL_UNKNOWN;
+  int t = 63;
+  for (int i = 0; i < f.n; i++)
+    if (f.t[i].coef && __builtin_ctzll((unsigned long long)f.t[i].coef) < t)
+      t = __builtin_ctzll((unsigned long long)f.t[i].coef);
+  if (t == 63) return -ex < f.c && f.c < ey ? REL_SAME : REL_DIFFERENT; /* constant */
+  int64_t g = t >= 62 ? INT64_MAX : (int64_t)1 << t, r = (int64_t)((uint64_t)f.c & (uint64_t)(g - 1));
+  if (t < 62 && r >= ey && g - r >= ex) return REL_DIFFERENT;
+  if (pr->crossed >= 0 && f.c == 0 && f.n == 2 && f.t[0].var == pr->crossed && f.t[1].var == pr->crossed &&
+      f.t[0].side && f.t[1].side && f.t[0].side != f.t[1].side && f.t[0].coef == -f.t[1].coef &&
+      __builtin_ctzll((unsigned long long)f.t[0].coef) <= 16 && f.t[0].coef != INT64_MIN &&
+      (f.t[0].coef < 0 ? -f.t[0].coef : f.t[0].coef) >= (ex > ey ? ex : ey))
+    return REL_DIFFERENT;
+  int64_t bound;
+  if ((constant_bound(pr, &f, true, &bound) && bound <= -ex) || (constant_bound(pr, &f, false, &bound) && bound >= ey))
+    return REL_DIFFERENT;
+  return REL_UNKNOWN;
+}
+
 /* hbm tiles X[r, c] cover rows r*h .. r*h+h-1 (and columns likewise): with
  * equal shapes they coincide or are disjoint exactly when the coordinates
  * are equal or differ. */
 static Relation compare_regions(const Pair *pr, const Access *x, const Access *y) {
+  const Operand *ox = x->operand, *oy = y->operand;
+  if (ox->view || oy->view) { /* element slices, each against a slice or a tile's rows r*h .. r*h+h-1 */
+    Relation rows = compare_intervals(pr, ox->view ? ox->lo[0] : ox->row, ox->view ? 1 : x->rows, x->rows,
+                                      oy->view ? oy->lo[0] : oy->row, oy->view ? 1 : y->rows, y->rows);
+    Relation cols = compare_intervals(pr, ox->view ? ox->lo[1] : ox->col, ox->view ? 1 : x->cols, x->cols,
+                                      oy->view ? oy->lo[1] : oy->col, oy->view ? 1 : y->cols, y->cols);
+    if (rows == REL_DIFFERENT || cols == REL_DIFFERENT) return REL_DIFFERENT;
+    return rows == REL_SAME && cols == REL_SAME && !ragged(ox) && !ragged(oy) ? REL_SAME : REL_UNKNOWN;
+  }
   if (x->rows != y->rows || x->cols != y->cols) return REL_UNKNOWN;
   Relation rows = compare_exprs(pr, x->operand->row, y->operand->row, 0);
   Relation cols = compare_exprs(pr, x->operand->col, y->operand->col, 0);
@@ -400,9 +453,22 @@ static Relation compare_regions(const Pair *pr, const Access *x, const Access *y
   return rows == REL_SAME && cols == REL_SAME ? REL_SAME : REL_UNKNOWN;
 }
 
+/* Two accesses of one tile: the same slot, then views that meet in both
+ * dimensions (a whole slot is the view of all of it). */
+static Relation compare_tile(const Pair *pr, const Access *x, const Access *y) {
+  Relation slots = compare_slots(pr, x, y);
+  if (slots == REL_DIFFERENT) return slots;
+  const Operand *ox = x->operand, *oy = y->operand;
+  Relation rows = compare_intervals(pr, ox->lo[0], 1, ox->ext[0], oy->lo[0], 1, oy->ext[0]);
+  Relation cols = compare_intervals(pr, ox->lo[1], 1, ox->ext[1], oy->lo[1], 1, oy->ext[1]);
+  if (rows == REL_DIFFERENT || cols == REL_DIFFERENT) return REL_DIFFERENT;
+  return slots == REL_SAME && rows == REL_SAME && cols == REL_SAME && !ragged(ox) && !ragged(oy) ? REL_SAME
+                                                                                                 : REL_UNKNOWN;
+}
+
 static Relation compare_accesses(const Pair *pr, const Access *x, const Access *y) {
   if (x->res != y->res || (!x->write && !y->write)) return REL_DIFFERENT;
-  return x->res < pr->d->k->ntiles ? compare_slots(pr, x, y) : compare_regions(pr, x, y);
+  return x->res < pr->d->k->ntiles ? compare_tile(pr, x, y) : compare_regions(pr, x, y);
 }
 
 /* The closest relation over every pair of accesses: SAME if some pair

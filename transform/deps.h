@@ -21,8 +21,8 @@ typedef struct Access {
   int res;
   bool write;
   const Operand *operand;
-  int64_t rows, cols; /* hbm: the shape of the tile moved (the other operand's) */
-  int tile;           /* hbm: that tile operand's declaration */
+  int64_t rows, cols; /* hbm: the shape of the tile moved (the other operand's view); tile: the view's */
+  int tile;           /* hbm: that tile operand's declaration; tile: res */
 } Access;
 
 typedef struct InstrInfo {

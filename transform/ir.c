@@ -184,6 +184,15 @@ IrExpr *ir_elem(Arena *arena, int tensor, IrExpr *row, IrExpr *col, int line) {
   return e;
 }
 
+IrExpr *ir_tile_at(Arena *arena, int tile, int dim, IrExpr *at, int64_t n, int op, int line) {
+  IrExpr *e = make_binary(arena, IX_TILE_AT, at, ir_const(arena, n), line);
+  e->id = tile;
+  e->value = op;
+  e->c = ir_const(arena, dim);
+  e->size = tree_size(at, NULL);
+  return e;
+}
+
 IrExpr *ir_hbm_row(Arena *arena, int tensor, int tile, IrExpr *row, IrExpr *col, int op, int line) {
   IrExpr *e = make_binary(arena, IX_HBM_ROW, row, col, line);
   e->id = tensor;
@@ -257,6 +266,11 @@ IrExpr *ir_from_expr(const Program *p, const Expr *e) {
   case EX_ELEM:
     return ir_elem(p->arena, e->index, ir_from_expr(p, e->lhs), ir_from_expr(p, e->rhs),
                    source_line(&p->src, e->span.begin));
+  case EX_MIN:
+  case EX_MAX: { /* a < b ? a : b (a > b for max): the one chosen is evaluated twice */
+    IrExpr *a = ir_from_expr(p, e->lhs), *b = ir_from_expr(p, e->rhs);
+    return ir_select(p->arena, ir_binary(p->arena, e->kind == EX_MIN ? IX_LT : IX_GT, a, b, 0), a, b);
+  }
   default:
     return ir_binary(p->arena, binary[e->kind], ir_from_expr(p, e->lhs), ir_from_expr(p, e->rhs),
                      source_line(&p->src, e->span.begin));
@@ -281,6 +295,13 @@ IrNode *ir_node(Arena *arena, IrKind kind, int line) {
   return n;
 }
 
+/* max(0, min(n, end - lo)): a ragged view's extent. */
+static IrExpr *clipped_extent(Arena *a, IrExpr *end, IrExpr *lo, int64_t n) {
+  IrExpr *t = ir_binary(a, IX_SUB, end, lo, 0), *c = ir_const(a, n);
+  IrExpr *low = ir_select(a, ir_binary(a, IX_LT, t, c, 0), t, c);
+  return ir_select(a, ir_binary(a, IX_LT, low, ir_const(a, 0), 0), ir_const(a, 0), low);
+}
+
 IrNode *ir_op(const Program *p, const Stmt *instr, int line) {
   IrNode *n = ir_node(p->arena, IR_OP, line);
   n->instr = instr;
@@ -294,7 +315,12 @@ IrNode *ir_op(const Program *p, const Stmt *instr, int line) {
     io->decl = o->decl;
     io->imm = o->imm;
     if (o->kind == OPND_TILE) io->slot = o->slot ? ir_from_expr(p, o->slot) : ir_const(p->arena, 0);
-    if (o->kind == OPND_HBM) {
+    for (int d = 0; o->view && d < 2; d++) {
+      io->lo[d] = o->lo[d] ? ir_from_expr(p, o->lo[d]) : ir_const(p->arena, 0);
+      io->ext[d] = o->ext[d];
+      if (o->clip[d]) io->n[d] = clipped_extent(p->arena, ir_from_expr(p, o->clip[d]), io->lo[d], o->ext[d]);
+    }
+    if (o->kind == OPND_HBM && !o->view) {
       io->row = ir_from_expr(p, o->row);
       io->col = ir_from_expr(p, o->col);
     }
@@ -324,6 +350,10 @@ int ir_node_fields(IrNode *n, IrExpr **fields[IR_NODE_EXPRS]) {
       fields[k++] = &n->operands[i].slot;
       fields[k++] = &n->operands[i].row;
       fields[k++] = &n->operands[i].col;
+      fields[k++] = &n->operands[i].lo[0];
+      fields[k++] = &n->operands[i].lo[1];
+      fields[k++] = &n->operands[i].n[0];
+      fields[k++] = &n->operands[i].n[1];
     }
     break;
   case IR_WAIT: fields[k++] = &n->threshold; break;
@@ -367,6 +397,7 @@ int ir_expr_equal(const IrExpr *a, const IrExpr *b) {
   case IX_LOAD: return a->id == b->id && ir_expr_equal(a->a, b->a);
   case IX_ELEM: return a->id == b->id && ir_expr_equal(a->a, b->a) && ir_expr_equal(a->b, b->b);
   case IX_HBM_ROW:
+  case IX_TILE_AT:
     return a->id == b->id && a->value == b->value && ir_expr_equal(a->a, b->a) && ir_expr_equal(a->b, b->b) &&
            ir_expr_equal(a->c, b->c);
   default: return ir_expr_equal(a->a, b->a) && ir_expr_equal(a->b, b->b) && ir_expr_equal(a->c, b->c);
@@ -428,6 +459,9 @@ void ir_print_expr(const Program *p, const IrStream *s, const IrExpr *e, FILE *o
     ir_print_expr(p, s, e->b, out);
     fputc(']', out);
     return;
+  case IX_TILE_AT: /* a view's start or a slot, checked */
+    ir_print_expr(p, s, e->a, out);
+    return;
   case IX_HBM_ROW: /* the row of X[r, c], checked */
     fprintf(out, "row(%s[", p->kernel->tensors[e->id].name);
     ir_print_expr(p, s, e->a, out);
@@ -483,8 +517,32 @@ static void print_operand(const Program *p, const IrStream *s, const IrOperand *
       ir_print_expr(p, s, o->slot, out);
       fputc(']', out);
     }
+    for (int d = 0; o->lo[0] && d < 2; d++) {
+      fputs(d ? ", " : "[", out);
+      ir_print_expr(p, s, o->lo[d], out);
+      fprintf(out, " +: %" PRId64, o->ext[d]);
+      if (o->n[d]) {
+        fputs(" clipped to ", out);
+        ir_print_expr(p, s, o->n[d], out);
+      }
+    }
+    if (o->lo[0]) fputc(']', out);
     return;
   case OPND_HBM:
+    if (o->lo[0]) {
+      fprintf(out, "%s[", k->tensors[o->decl].name);
+      for (int d = 0; d < 2; d++) {
+        if (d) fputs(", ", out);
+        ir_print_expr(p, s, o->lo[d], out);
+        fprintf(out, " +: %" PRId64, o->ext[d]);
+        if (o->n[d]) {
+          fputs(" clipped to ", out);
+          ir_print_expr(p, s, o->n[d], out);
+        }
+      }
+      fputc(']', out);
+      return;
+    }
     fprintf(out, "%s[", k->tensors[o->decl].name);
     ir_print_expr(p, s, o->row, out);
     fputs(", ", out);
@@ -700,6 +758,13 @@ static void check_expr(const Checker *c, const IrExpr *e) {
     check_expr(c, e->a);
     check_expr(c, e->b);
     return;
+  case IX_TILE_AT:
+    if (!e->c || e->c->kind != IX_CONST || e->c->value < 0 || e->c->value > 4 || e->id < 0 ||
+        e->id >= (e->c->value < 3 ? c->p->kernel->ntiles : c->p->kernel->ntensors) || e->value < 0 ||
+        e->value >= BFRT_NOPS || !e->b || e->b->kind != IX_CONST)
+      bug("ir_validate: engine %d: checked index of tile %d", c->engine, e->id);
+    check_expr(c, e->a);
+    return;
   case IX_HBM_ROW:
     if (e->id < 0 || e->id >= c->p->kernel->ntensors || e->value < 0 || e->value >= BFRT_NOPS || !e->c ||
         e->c->kind != IX_CONST || e->c->value < 0 || e->c->value >= c->p->kernel->ntiles)
@@ -722,9 +787,22 @@ static void check_operand(const Checker *c, const IrOperand *o) {
   case OPND_TILE:
     if (o->decl < 0 || o->decl >= k->ntiles) bug("ir_validate: tile %d", o->decl);
     check_expr(c, o->slot);
+    for (int d = 0; o->lo[0] && d < 2; d++) {
+      int64_t size = d ? k->tiles[o->decl].cols : k->tiles[o->decl].rows;
+      if (!o->lo[d] || o->ext[d] < 1 || o->ext[d] > size) bug("ir_validate: view of tile %d", o->decl);
+      check_expr(c, o->lo[d]);
+      if (o->n[d]) check_expr(c, o->n[d]);
+    }
     return;
   case OPND_HBM:
     if (o->decl < 0 || o->decl >= k->ntensors) bug("ir_validate: tensor %d", o->decl);
+    if (!o->lo[0] != !o->lo[1] || !o->lo[0] == !o->row || (o->lo[0] && (o->ext[0] < 1 || o->ext[1] < 1)))
+      bug("ir_validate: operand of tensor %d", o->decl);
+    for (int d = 0; o->lo[0] && d < 2; d++) {
+      check_expr(c, o->lo[d]);
+      if (o->n[d]) check_expr(c, o->n[d]);
+    }
+    if (o->lo[0]) return;
     check_expr(c, o->row);
     check_expr(c, o->col);
     return;

@@ -46,6 +46,12 @@ typedef enum IrExprKind {
                  tile c->value (an IX_CONST), lies inside the tensor; else the
                  error of op `value` at `line` (bfrt_hbm_row): the checked row of
                  an index into a tensor's tracking array */
+  IX_TILE_AT, /* a, once it is in range for dimension c->value of tile id (0: a
+                 view's first partition, 1: its first column, of extent b->value;
+                 2: a slot, b->value 1) or of tensor id (3, 4: an element
+                 slice's first row or column, of extent b->value); else the
+                 error of op `value` at `line` (bfrt_view_at, bfrt_slot,
+                 bfrt_hbm_at): a checked part of a tracking array's index */
 } IrExprKind;
 
 typedef struct IrExpr {
@@ -63,6 +69,12 @@ typedef struct IrOperand {
   IrExpr *slot;     /* tile: slot (constant 0 when unslotted) */
   IrExpr *row, *col; /* hbm */
   float imm;
+  /* tile: a view of part of the slot (docs/language.md, "Operands"): its
+   * first partition and column, NULL without a view, and its extents;
+   * hbm: an element slice's first row and column (row and col NULL) */
+  IrExpr *lo[2];
+  int64_t ext[2];
+  IrExpr *n[2]; /* a ragged dimension's extent, max(0, min(ext, E - lo)); NULL: ext */
 } IrOperand;
 
 /* Why a wait exists: for `bfsync compile --explain`. */
@@ -178,7 +190,7 @@ int ir_index_in_range(const IrExpr *index, const IrExpr *len);
  * value; IR_STORE: index and value; IR_LOOP: the bounds; IR_IF: the
  * condition), some of them NULL. Returns how many, at most IR_NODE_EXPRS.
  * The one place that knows which fields a kind uses (they share storage). */
-enum { IR_MAX_OPERANDS = 4, IR_NODE_EXPRS = 3 * IR_MAX_OPERANDS };
+enum { IR_MAX_OPERANDS = 4, IR_NODE_EXPRS = 7 * IR_MAX_OPERANDS };
 int ir_node_fields(IrNode *n, IrExpr **fields[IR_NODE_EXPRS]);
 /* The same fields' values, for passes that only read them. */
 int ir_node_exprs(const IrNode *n, const IrExpr *xs[IR_NODE_EXPRS]);
@@ -215,6 +227,10 @@ IrExpr *ir_elem(struct Arena *arena, int tensor, IrExpr *row, IrExpr *col, int l
 /* Row, checked: hbm tile (row, col) of tensor, in units of tile's shape, as
  * op at line accesses it (IX_HBM_ROW). */
 IrExpr *ir_hbm_row(struct Arena *arena, int tensor, int tile, IrExpr *row, IrExpr *col, int op, int line);
+/* at, checked: in range for dimension dim of tile (0, 1: a view's first
+ * partition or column, of extent n; 2: a slot, n = 1) as op at line uses it
+ * (IX_TILE_AT). */
+IrExpr *ir_tile_at(struct Arena *arena, int tile, int dim, IrExpr *at, int64_t n, int op, int line);
 /* !a for a condition a. */
 IrExpr *ir_not(struct Arena *arena, IrExpr *a);
 /* cond ? x : y, folded when cond is constant or x and y are equal. */

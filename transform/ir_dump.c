@@ -65,6 +65,11 @@ static void dump_expr(const Expr *e, FILE *out) {
   case EX_MUL: dump_binary("mul", e, out); return;
   case EX_DIV: dump_binary("div", e, out); return;
   case EX_MOD: dump_binary("mod", e, out); return;
+  case EX_MIN:
+  case EX_MAX:
+    if (!outside_model) outside_model = "min and max";
+    fputs(" k 0", out);
+    return;
   case EX_ELEM:
     if (!outside_model) outside_model = "device integers (i32 tensors)";
     fputs(" k 0", out);
@@ -110,6 +115,7 @@ static void dump_ir_expr(const IrExpr *e, FILE *out) {
     dump_ir_expr(e->c, out);
     return;
   case IX_HBM_ROW: dump_ir_expr(e->a, out); return; /* the row; the check is outside the model */
+  case IX_TILE_AT: dump_ir_expr(e->a, out); return; /* likewise */
   case IX_ELEM:
     if (!outside_model) outside_model = "device integers (i32 tensors)";
     fputs(" k 0", out);
@@ -119,6 +125,11 @@ static void dump_ir_expr(const IrExpr *e, FILE *out) {
 
 static void dump_access(const Deps *d, const Access *a, FILE *out) {
   fprintf(out, " %d %d", a->res, a->write);
+  if (a->operand->view) { /* not a rectangle of the model's form: the dump is refused */
+    if (!outside_model) outside_model = "views and element slices (x[p0:p1, f0:f1], X[r0:r1, c0:c1])";
+    fputs(" k 0 1 k 0 1", out);
+    return;
+  }
   if (a->res < d->k->ntiles) {
     if (a->operand->slot) dump_expr(a->operand->slot, out);
     else fputs(" k 0", out);

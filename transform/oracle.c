@@ -4,10 +4,12 @@
  * kernel as written, one instruction at a time in program order, and keeps
  * per memory cell and engine the last write and the last read positions; a
  * new instance's need on engine e is the latest e-position among the cells
- * it touches that conflict with it. Tiles are tracked per slot; an hbm
- * tensor is cut into a grid whose cell is the gcd of every access shape used
- * on it, so overlapping regions share cells exactly and nothing is
- * conservative.
+ * it touches that conflict with it. Tiles are tracked per slot, or, when
+ * some operand views part of a tile, per cell of a grid over each slot
+ * whose cell divides every view's extent and every value its start takes
+ * (its alignment with these parameters); an hbm tensor is cut into a grid
+ * whose cell is the gcd of every access shape used on it. Either way
+ * overlapping regions share cells exactly and nothing is conservative.
  *
  * The abstract execution then interprets the transform's IR, one engine per
  * interpreter, under a seeded random scheduler. Safety is judged by
@@ -153,6 +155,7 @@ struct Oracle {
   int max_depth;      /* deepest nesting of bodies, plus 1 */
   int64_t total[BFRT_MAX_ENGINES]; /* instances of each engine in the whole walk */
   int64_t *tile_base; /* first cell of each tile */
+  Grid *tile_grid;    /* per tile: the cells of one slot (1 x 1 unless some operand views part of it) */
   Grid *grid;         /* per tensor */
   int64_t ncells;
   /* The walk's summary of the past, per cell and engine ([cell * nengines
@@ -292,24 +295,54 @@ static bool eval_cond(Oracle *o, const Walk *w, const Cond *c, bool *out) {
   return status == 0 || eval_failed(o, status, &env, bad, c->span);
 }
 
-/* The tile an hbm operand is moved to or from: its shape is the region's. */
-static const Tile *partner_tile(const Kernel *k, const Stmt *s, int hbm) {
+/* The tile operand an hbm operand is moved to or from: its shape (its
+ * view's extents) is the region's. */
+static const Operand *partner_tile(const Stmt *s, int hbm) {
   for (int i = 0; i < s->noperands; i++)
-    if (i != hbm && s->operands[i].kind == OPND_TILE) return &k->tiles[s->operands[i].decl];
+    if (i != hbm && s->operands[i].kind == OPND_TILE) return &s->operands[i];
   bug("oracle: hbm operand of line %u has no tile partner", s->span.begin);
+}
+
+/* What every start and end of operand op's view or slice along dimension
+ * d is a multiple of (0: none but 0): its start's alignment, and a ragged
+ * end's (lo + n is lo + ext, the clip bound E, or lo). */
+static int64_t start_alignment(const Oracle *o, const Operand *op, int d) {
+  int64_t a = op->lo[d] ? expr_alignment(op->lo[d], o->params) : 0;
+  return op->clip[d] ? ir_gcd(a, expr_alignment(op->clip[d], o->params)) : a;
+}
+
+/* A view's or slice's start along d and its extent (a ragged one's clipped). */
+static bool view_extent(Oracle *o, const Walk *w, const Operand *op, int d, int64_t *lo, int64_t *n) {
+  int64_t end;
+  *lo = 0;
+  *n = op->ext[d];
+  if (op->lo[d] && !eval(o, w, op->lo[d], lo)) return false;
+  if (!op->clip[d]) return true;
+  if (!eval(o, w, op->clip[d], &end)) return false;
+  int64_t left = (int64_t)((uint64_t)end - (uint64_t)*lo);
+  *n = left < 0 ? 0 : left < *n ? left : *n;
+  return true;
 }
 
 static void size_grids(Oracle *o) {
   const Kernel *k = o->p->kernel;
+  for (int t = 0; t < k->ntiles; t++) o->tile_grid[t] = (Grid){k->tiles[t].rows, k->tiles[t].cols, 0, 0, 0, 0};
   for (int i = 0; i < k->ninstrs; i++) {
     const Stmt *s = k->instrs[i];
     for (int j = 0; j < s->noperands; j++) {
-      if (s->operands[j].kind != OPND_HBM) continue;
-      const Tile *t = partner_tile(k, s, j);
-      Grid *g = &o->grid[s->operands[j].decl];
-      g->cell_rows = ir_gcd(g->cell_rows, t->rows);
-      g->cell_cols = ir_gcd(g->cell_cols, t->cols);
+      const Operand *op = &s->operands[j];
+      if (op->kind == OPND_IMM) continue;
+      const Operand *t = op->kind == OPND_TILE || op->view ? op : partner_tile(s, j);
+      Grid *g = op->kind == OPND_TILE ? &o->tile_grid[op->decl] : &o->grid[op->decl];
+      g->cell_rows = ir_gcd(g->cell_rows, ir_gcd(t->ext[0], start_alignment(o, op, 0)));
+      g->cell_cols = ir_gcd(g->cell_cols, ir_gcd(t->ext[1], start_alignment(o, op, 1)));
     }
+  }
+  for (int t = 0; t < k->ntiles; t++) {
+    Grid *g = &o->tile_grid[t];
+    g->cell_rows = ir_gcd(g->cell_rows, g->rows);
+    g->cell_cols = ir_gcd(g->cell_cols, g->cols);
+    g->ncols = g->cols / g->cell_cols;
   }
 }
 
@@ -317,15 +350,18 @@ static void size_grids(Oracle *o) {
 static void number_cells(Oracle *o) {
   const Kernel *k = o->p->kernel;
   for (int t = 0; t < k->ntiles; t++) {
+    const Grid *g = &o->tile_grid[t];
+    int64_t cells = (g->rows / g->cell_rows) * g->ncols; /* of one slot */
     o->tile_base[t] = o->ncells;
-    if (k->tiles[t].slots > MAX_CELLS - o->ncells) {
+    if (k->tiles[t].slots > (MAX_CELLS - o->ncells) / cells) {
       diag_error(&o->p->diag, k->tiles[t].span,
-                 "tile '%s' is too large for the oracle to track: its %lld slots take it past %lld tile slots and "
-                 "tensor tiles in all", k->tiles[t].name, (long long)k->tiles[t].slots, (long long)MAX_CELLS);
+                 "tile '%s' is too large for the oracle to track: its %lld slots of %lld cells take it past %lld "
+                 "tile and tensor cells in all",
+                 k->tiles[t].name, (long long)k->tiles[t].slots, (long long)cells, (long long)MAX_CELLS);
       o->failed = true;
       return;
     }
-    o->ncells += k->tiles[t].slots;
+    o->ncells += k->tiles[t].slots * cells;
   }
   for (int t = 0; t < k->ntensors && !o->failed; t++) {
     Grid *g = &o->grid[t];
@@ -352,22 +388,44 @@ static void number_cells(Oracle *o) {
   }
 }
 
+/* An element slice X[r0:r1, c0:c1], in the runtime's words when outside. */
+static bool slice_region(Oracle *o, const Walk *w, const Stmt *s, const Operand *op, Region *rg) {
+  const Grid *g = &o->grid[op->decl];
+  int64_t lo[2] = {0, 0}, n[2], size[2] = {g->rows, g->cols};
+  const char *verb = s->op == BFRT_STORE ? "store to" : s->op == BFRT_LOAD ? "load from" : s->op_name;
+  for (int d = 0; d < 2; d++) {
+    if (!view_extent(o, w, op, d, &lo[d], &n[d])) return false;
+    if (n[d] > size[d] || lo[d] < 0 || lo[d] > size[d] - n[d]) {
+      diag_error(&o->p->diag, op->span, "%s %s: %s %lld:%lld are outside the tensor's 0:%lld", verb, op->name,
+                 d ? "columns" : "rows", (long long)lo[d], (long long)(lo[d] + n[d]), (long long)size[d]);
+      o->failed = true;
+      return false;
+    }
+  }
+  /* an empty slice (a ragged one clipped to nothing) covers no cell */
+  bool empty = !n[0] || !n[1];
+  *rg = (Region){g->base, lo[0] / g->cell_rows, empty ? lo[0] / g->cell_rows : (lo[0] + n[0]) / g->cell_rows,
+                 lo[1] / g->cell_cols, (lo[1] + n[1]) / g->cell_cols, g->ncols, false, false, {lo[0], lo[1]}};
+  return true;
+}
+
 /* hbm X[r, c] covers rows r*h .. r*h+h-1, cols c*w .. c*w+w-1. */
 static bool hbm_region(Oracle *o, const Walk *w, const Stmt *s, int i, Region *rg) {
   const Operand *op = &s->operands[i];
-  const Tile *t = partner_tile(o->p->kernel, s, i);
+  if (op->view) return slice_region(o, w, s, op, rg);
+  const int64_t *t = partner_tile(s, i)->ext; /* the tile's rows and columns */
   const Grid *g = &o->grid[op->decl];
   int64_t r, c, r0, c0, r1, c1;
   if (!eval(o, w, op->row, &r) || !eval(o, w, op->col, &c)) return false;
-  bool outside = __builtin_mul_overflow(r, t->rows, &r0) || __builtin_mul_overflow(c, t->cols, &c0) ||
-                 __builtin_add_overflow(r0, t->rows, &r1) ||
-                 __builtin_add_overflow(c0, t->cols, &c1) || r0 < 0 || c0 < 0 || r1 > g->rows ||
+  bool outside = __builtin_mul_overflow(r, t[0], &r0) || __builtin_mul_overflow(c, t[1], &c0) ||
+                 __builtin_add_overflow(r0, t[0], &r1) ||
+                 __builtin_add_overflow(c0, t[1], &c1) || r0 < 0 || c0 < 0 || r1 > g->rows ||
                  c1 > g->cols;
   if (outside) {
     diag_error(&o->p->diag, op->span,
                "hbm tile %s[%lld, %lld] of %lld x %lld is outside the tensor's [%lld, %lld] "
                "with these parameters",
-               op->name, (long long)r, (long long)c, (long long)t->rows, (long long)t->cols,
+               op->name, (long long)r, (long long)c, (long long)t[0], (long long)t[1],
                (long long)g->rows, (long long)g->cols);
     o->failed = true;
     return false;
@@ -377,10 +435,13 @@ static bool hbm_region(Oracle *o, const Walk *w, const Stmt *s, int i, Region *r
   return true;
 }
 
-/* The slot error in the words of the runtime and the reference. */
+/* A slot, or the cells of it a view covers (whole cells: the grid's cell
+ * divides every view's start and extent). The slot and view errors in
+ * the words of the runtime and the reference. */
 static bool tile_region(Oracle *o, const Walk *w, const Stmt *s, const Operand *op, Region *rg) {
   const Tile *t = &o->p->kernel->tiles[op->decl];
-  int64_t slot = 0;
+  const Grid *g = &o->tile_grid[op->decl];
+  int64_t slot = 0, lo[2] = {0, 0}, size[2] = {t->rows, t->cols};
   if (op->slot && !eval(o, w, op->slot, &slot)) return false;
   if (slot < 0 || slot >= t->slots) {
     diag_error(&o->p->diag, op->span, "%s: slot %s[%lld] is out of range (%lld slots)", s->op_name,
@@ -388,7 +449,22 @@ static bool tile_region(Oracle *o, const Walk *w, const Stmt *s, const Operand *
     o->failed = true;
     return false;
   }
-  *rg = (Region){o->tile_base[op->decl] + slot, 0, 1, 0, 1, 1, false, false, {slot, 0}};
+  int64_t n[2];
+  for (int d = 0; d < 2; d++) {
+    if (!view_extent(o, w, op, d, &lo[d], &n[d])) return false;
+    if (lo[d] < 0 || lo[d] > size[d] - n[d]) {
+      diag_error(&o->p->diag, op->span, "%s: view %lld:%lld of tile %s is outside its %s 0:%lld", s->op_name,
+                 (long long)lo[d], (long long)(lo[d] + n[d]), t->name, d ? "columns" : "partitions",
+                 (long long)size[d]);
+      o->failed = true;
+      return false;
+    }
+  }
+  int64_t base = o->tile_base[op->decl] + slot * (g->rows / g->cell_rows) * g->ncols;
+  bool empty = !n[0] || !n[1]; /* a ragged view clipped to nothing covers no cell */
+  *rg = (Region){base, lo[0] / g->cell_rows, empty ? lo[0] / g->cell_rows : (lo[0] + n[0]) / g->cell_rows,
+                 lo[1] / g->cell_cols, (lo[1] + n[1]) / g->cell_cols, g->ncols, false, false,
+                 {slot, lo[0] * t->cols + lo[1]}};
   return true;
 }
 
@@ -489,17 +565,18 @@ static void dequeue(Queue *q) {
   q->len--;
 }
 
+/* An operand's shape: a tile's (its view's), an hbm tile's partner's; an
+ * immediate takes the destination's. */
 static void operand_shape(const Kernel *k, const Stmt *s, int i, int64_t shape[2]) {
+  (void)k;
   const Operand *op = &s->operands[i];
-  const Tile *t = op->kind == OPND_TILE  ? &k->tiles[op->decl]
-                  : op->kind == OPND_HBM ? partner_tile(k, s, i)
-                                         : NULL;
+  const Operand *t = op->kind == OPND_TILE ? op : op->kind == OPND_HBM ? partner_tile(s, i) : NULL;
   if (!t) {
     operand_shape(k, s, 0, shape);
     return;
   }
-  shape[0] = t->rows;
-  shape[1] = t->cols;
+  shape[0] = t->ext[0];
+  shape[1] = t->ext[1];
 }
 
 static int64_t max64(int64_t a, int64_t b) { return a > b ? a : b; }
@@ -701,6 +778,8 @@ static void walk_instr(Oracle *o, Walk *w, const Stmt *s) {
     note_reads(o, w, s->operands[i].slot, (uint32_t)1 << s->engine);
     note_reads(o, w, s->operands[i].row, (uint32_t)1 << s->engine);
     note_reads(o, w, s->operands[i].col, (uint32_t)1 << s->engine);
+    note_reads(o, w, s->operands[i].lo[0], (uint32_t)1 << s->engine);
+    note_reads(o, w, s->operands[i].lo[1], (uint32_t)1 << s->engine);
   }
   int64_t pos = ++w->count[s->engine];
   w->last = s;
@@ -841,6 +920,7 @@ Oracle *oracle_new(Program *p, const int64_t *params) {
   engines_in(o, k->body);
   o->tile_base = ARENA_ARRAY(p->arena, int64_t, k->ntiles + 1);
   o->grid = ARENA_ARRAY(p->arena, Grid, k->ntensors + 1);
+  o->tile_grid = ARENA_ARRAY(p->arena, Grid, k->ntiles + 1);
   walk_start(o, &o->first, WALK_COUNT);
   size_grids(o);
   number_cells(o);
@@ -1074,6 +1154,21 @@ static int64_t ir_hbm_row_eval(Schedule *s, Interp *in, const IrExpr *x) {
   return row;
 }
 
+/* A checked view start or slot: likewise a transform bug when out of range. */
+static int64_t ir_tile_at_eval(Schedule *s, Interp *in, const IrExpr *x) {
+  int64_t at = ir_eval(s, in, x->a), n = x->b->value, dim = x->c->value, size;
+  if (dim > 2) {
+    size = dim == 3 ? s->o->grid[x->id].rows : s->o->grid[x->id].cols;
+  } else {
+    const Tile *t = &s->o->p->kernel->tiles[x->id];
+    size = dim == 0 ? t->rows : dim == 1 ? t->cols : t->slots;
+  }
+  if (!s->stop && (at < 0 || at > size - n))
+    bug("oracle: line %d: bookkeeping for %s %d outside it (%lld)", x->line, dim > 2 ? "tensor" : "tile", x->id,
+        (long long)at);
+  return at;
+}
+
 static int64_t ir_eval(Schedule *s, Interp *in, const IrExpr *x) {
   if (s->stop) return 0;
   switch (x->kind) {
@@ -1093,6 +1188,7 @@ static int64_t ir_eval(Schedule *s, Interp *in, const IrExpr *x) {
   switch (x->kind) {
   case IX_ELEM: return ir_elem_eval(s, in, x);
   case IX_HBM_ROW: return ir_hbm_row_eval(s, in, x);
+  case IX_TILE_AT: return ir_tile_at_eval(s, in, x);
   case IX_NOT: return !ir_eval(s, in, x->a);
   case IX_AND: return ir_eval(s, in, x->a) && ir_eval(s, in, x->b);
   case IX_OR: return ir_eval(s, in, x->a) || ir_eval(s, in, x->b);
@@ -1331,6 +1427,10 @@ static uint64_t ir_operand_hash(Schedule *s, Interp *in, const IrNode *node) {
     int64_t at[2] = {0, 0};
     if (op->kind == OPND_TILE) {
       at[0] = ir_eval(s, in, op->slot);
+      if (op->lo[0]) at[1] = ir_eval(s, in, op->lo[0]) * s->o->p->kernel->tiles[op->decl].cols + ir_eval(s, in, op->lo[1]);
+    } else if (op->lo[0]) {
+      at[0] = ir_eval(s, in, op->lo[0]);
+      at[1] = ir_eval(s, in, op->lo[1]);
     } else {
       at[0] = ir_eval(s, in, op->row);
       at[1] = ir_eval(s, in, op->col);
