@@ -84,8 +84,11 @@ int reference_f64(Program *p, const int64_t *params, const RefTensor *inputs, Ex
 
 typedef struct ExactErrors {
   double max_abs_err;     /* the largest |got - exact| */
-  double max_rel_err;     /* the largest relative error (reference_f64_rel_err) */
+  double max_rel_err;     /* the largest relative error (reference_f64_rel_err), over the f32 tensors */
   double max_bound_ratio; /* the largest |got - exact| / its bound: over 1 is out of tolerance */
+  double max_type_err;    /* over the narrow-typed tensors: the largest |got - exact| / (u_t m), in units of
+                             the type's precision u_t (2^-8 for bf16) at m, the largest |exact| of the tensor */
+  bool f32_out, narrow_out; /* whether any out or inout tensor is f32, narrower */
 } ExactErrors;
 
 /* Compare every out and inout tensor of got (f32 results) with exact.

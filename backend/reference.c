@@ -169,7 +169,7 @@ static bool ragged(const Stmt *s) {
 }
 
 /* The op's shape rule (docs/language.md, "Ops") over the views as run. */
-static bool shapes_fit(const Stmt *s, const SemView v[3]) {
+static bool shapes_fit(const Stmt *s, const SemView v[BFRT_MAX_OPERANDS]) {
   bool same01 = v[0].rows == v[1].rows && v[0].cols == v[1].cols;
   switch (op_info(s->op)->shape) {
   case SHAPE_SAME:
@@ -193,26 +193,26 @@ static int count_step(Ref *r, Span span) {
 
 static int run_instr(Ref *r, const Stmt *s) {
   if (count_step(r, s->span)) return -1;
-  SemView views[3] = {{0}};
-  float imm = 0.0f;
+  SemView views[BFRT_MAX_OPERANDS] = {{0}};
+  float imms[BFRT_MAX_OPERANDS] = {0};
   int hbm = -1;
-  for (int i = 0; i < s->noperands && i < 3; i++) {
+  for (int i = 0; i < s->noperands && i < BFRT_MAX_OPERANDS; i++) {
     const Operand *o = &s->operands[i];
     if (o->kind == OPND_TILE && tile_view(r, s, o, &views[i])) return -1;
     if (o->kind == OPND_HBM) hbm = i;
-    if (o->kind == OPND_IMM) imm = o->imm;
+    if (o->kind == OPND_IMM) imms[i] = o->imm;
   }
   if (hbm >= 0 && hbm_view(r, s, &s->operands[hbm], views[1 - hbm], &views[hbm])) return -1;
   if (ragged(s) && !shapes_fit(s, views)) {
     const char *shapes = "";
-    for (int i = 0; i < s->noperands && i < 3; i++)
+    for (int i = 0; i < s->noperands && i < BFRT_MAX_OPERANDS; i++)
       if (s->operands[i].kind != OPND_IMM)
         shapes = arena_printf(r->p->arena, "%s%s[%" PRId64 ", %" PRId64 "]", shapes, *shapes ? ", " : "",
                               views[i].rows, views[i].cols);
     return fail(r, s->span,
                 arena_printf(r->p->arena, "%s: operand shapes do not fit the op (%s)", op_names[s->op], shapes));
   }
-  sem_apply(s->op, views[0], views[1], views[2], imm);
+  sem_apply(s->op, views, imms);
   return 0;
 }
 
@@ -250,6 +250,11 @@ static int run_stmts(Ref *r, const Stmt *s) {
     case ST_BLOCK: status = run_stmts(r, s->body); break;
     case ST_INSTR: status = run_instr(r, s); break;
     case ST_IF: status = run_if(r, s); break;
+    case ST_LET: { /* evaluated where it stands: a division by zero or a bad element stops the run here */
+      int64_t value;
+      status = eval(r, s->lo, &value);
+      break;
+    }
     }
     if (status) return status;
   }

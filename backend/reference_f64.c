@@ -109,10 +109,11 @@ static int view_extent(F64 *r, const Operand *o, int d, int64_t *lo, int64_t *n)
 }
 
 typedef struct Operands {
-  View v[3];
-  Cell imm; /* the exact immediate; its bound is its rounding to f32 */
-  int hbm;     /* which operand is an hbm tile, or -1 */
-  int64_t slot[3]; /* a tile operand's first element among its tile's (tile_operand) */
+  View v[BFRT_MAX_OPERANDS];
+  Cell imm;  /* the exact immediate (the last one); its bound is its rounding to f32 */
+  Cell imms[BFRT_MAX_OPERANDS]; /* each operand's immediate, likewise (a name: its code, exact) */
+  int hbm;   /* which operand is an hbm tile, or -1 */
+  int64_t slot[BFRT_MAX_OPERANDS]; /* a tile operand's first element among its tile's (tile_operand) */
 } Operands;
 
 /* A tile operand: its slot, or the part of it a view names (partitions
@@ -161,11 +162,11 @@ static int hbm_operand(F64 *r, const Operand *o, View unit, View *v) {
 static int resolve(F64 *r, const Stmt *s, Operands *ops) {
   memset(ops, 0, sizeof *ops);
   ops->hbm = -1;
-  for (int i = 0; i < s->noperands && i < 3; i++) {
+  for (int i = 0; i < s->noperands && i < BFRT_MAX_OPERANDS; i++) {
     const Operand *o = &s->operands[i];
     if (o->kind == OPND_TILE && tile_operand(r, o, &ops->v[i], &ops->slot[i])) return -1;
     if (o->kind == OPND_HBM) ops->hbm = i;
-    if (o->kind == OPND_IMM) ops->imm = (Cell){o->imm_value, fabs(o->imm_value - (double)o->imm)};
+    if (o->kind == OPND_IMM) ops->imm = ops->imms[i] = (Cell){o->imm_value, fabs(o->imm_value - (double)o->imm)};
   }
   if (ops->hbm >= 0 && hbm_operand(r, &s->operands[ops->hbm], ops->v[1 - ops->hbm], &ops->v[ops->hbm]))
     return -1;
@@ -246,7 +247,7 @@ static int64_t first_unwritten(const F64 *r, int t, int64_t at, View v) {
 static int check_reads(F64 *r, const Stmt *s, const Operands *ops) {
   for (int i = 0; i < s->noperands; i++) {
     const Operand *o = &s->operands[i];
-    bool reads = i > 0 || s->op == BFRT_MATMUL_ACC;
+    bool reads = bfrt_op_reads(s->op, i);
     int64_t bad = o->kind == OPND_TILE && reads ? first_unwritten(r, o->decl, ops->slot[i], ops->v[i]) : -1;
     if (bad < 0) continue;
     const Tile *t = &r->p->kernel->tiles[o->decl];
@@ -382,6 +383,208 @@ static Cell reduction_term(int op, Cell x) {
   return x;
 }
 
+/* ---- The nki.isa instructions, written out from docs/language.md with
+ * the same running bounds: every f32 operation rounds once, u |result|,
+ * on top of what its operands carry through its derivative. */
+
+static Cell c_add(Cell a, Cell b) { return accumulate(a, b); }
+static Cell c_sub(Cell a, Cell b) { return accumulate(a, (Cell){-b.v, b.e}); }
+static Cell c_mul(Cell a, Cell b) {
+  double v = a.v * b.v;
+  return (Cell){v, fabs(b.v) * a.e + fabs(a.v) * b.e + U * fabs(v)};
+}
+/* a / b; b's bound must be below |b| (a count, or a sum of counts: exact). */
+static Cell c_div(Cell a, Cell b) {
+  double v = a.v / b.v;
+  return (Cell){v, a.e / fabs(b.v) + fabs(v) * b.e / fabs(b.v) + U * fabs(v)};
+}
+static Cell smaller(Cell a, Cell b) {
+  Cell neg = larger((Cell){-a.v, a.e}, (Cell){-b.v, b.e});
+  return (Cell){-neg.v, neg.e};
+}
+/* A comparison: 1 or 0, exact unless the operands are close enough for
+ * the f32 values to compare the other way (then either: bound 1). */
+static Cell compared(bool holds, Cell a, Cell b) {
+  return (Cell){holds ? 1 : 0, fabs(a.v - b.v) <= a.e + b.e ? 1 : 0};
+}
+
+static Cell alu(int code, Cell a, Cell b) {
+  switch (code) {
+  case BFRT_ALU_ADD: return c_add(a, b);
+  case BFRT_ALU_SUBTRACT: return c_sub(a, b);
+  case BFRT_ALU_MULTIPLY: return c_mul(a, b);
+  case BFRT_ALU_MAXIMUM: return larger(a, b);
+  case BFRT_ALU_MINIMUM: return smaller(a, b);
+  case BFRT_ALU_EQUAL: return compared(a.v == b.v, a, b);
+  case BFRT_ALU_NOT_EQUAL: return compared(a.v != b.v, a, b);
+  case BFRT_ALU_GREATER: return compared(a.v > b.v, a, b);
+  case BFRT_ALU_GREATER_EQUAL: return compared(a.v >= b.v, a, b);
+  case BFRT_ALU_LESS: return compared(a.v < b.v, a, b);
+  case BFRT_ALU_LESS_EQUAL: return compared(a.v <= b.v, a, b);
+  default: bug("reference_f64: ALU op %d", code);
+  }
+}
+
+/* An activation function is the op of its name (and bound). */
+static Cell activate(int fn, Cell x) {
+  static const int ops[BFRT_NFN] = {
+      [BFRT_FN_COPY] = BFRT_COPY, [BFRT_FN_EXP] = BFRT_EXP,         [BFRT_FN_TANH] = BFRT_TANH,
+      [BFRT_FN_RELU] = BFRT_RELU, [BFRT_FN_SIGMOID] = BFRT_SIGMOID, [BFRT_FN_GELU] = BFRT_GELU,
+      [BFRT_FN_SILU] = BFRT_SILU, [BFRT_FN_SQUARE] = BFRT_SQUARE,   [BFRT_FN_SQRT] = BFRT_SQRT,
+      [BFRT_FN_RSQRT] = BFRT_RSQRT, [BFRT_FN_ABS] = BFRT_ABS,       [BFRT_FN_RECIPROCAL] = BFRT_RECIP,
+  };
+  return elementwise(ops[fn], x, (Cell){0, 0});
+}
+
+static int code_of(const Operands *o, int i) { return (int)o->imms[i].v; }
+
+/* An operand of tensor_scalar or a scan's initial: the immediate, or the
+ * [P, 1] tile's value for partition p. */
+static Cell scalar_of(const Operands *o, int i, int64_t p) { return o->v[i].data ? *at(o->v[i], p, 0) : o->imms[i]; }
+
+/* The affine value of iota and affine_select: integers (sema), exact. */
+static double affine(const Operands *o, int64_t p, int64_t j) {
+  return o->imms[2].v + (double)p * o->imms[3].v + (double)j * o->imms[1].v;
+}
+
+static bool holds(int code, double a) {
+  switch (code) {
+  case BFRT_ALU_EQUAL: return a == 0;
+  case BFRT_ALU_NOT_EQUAL: return a != 0;
+  case BFRT_ALU_GREATER: return a > 0;
+  case BFRT_ALU_GREATER_EQUAL: return a >= 0;
+  case BFRT_ALU_LESS: return a < 0;
+  default: return a <= 0;
+  }
+}
+
+/* The count, mean and M2 of s[p, first], s[p, first + 2], ...: the mean
+ * from the sum and the count (exact), M2 from the squared deviations. */
+static void moments(View s, int64_t p, int64_t first, Cell out[3]) {
+  Cell n = {0, 0}, total = {0, 0}, m2 = {0, 0};
+  for (int64_t j = first; j < s.cols; j += 2) n.v += 1, total = c_add(total, *at(s, p, j));
+  Cell mean = n.v > 0 ? c_div(total, n) : (Cell){0, 0};
+  for (int64_t j = first; j < s.cols; j += 2) {
+    Cell dev = c_sub(*at(s, p, j), mean);
+    m2 = c_add(m2, c_mul(dev, dev));
+  }
+  out[0] = n, out[1] = mean, out[2] = m2;
+}
+
+/* The (count, mean, M2) triples of s[p] combined into a mean and a variance. */
+static void aggregate(View s, int64_t p, Cell out[2]) {
+  Cell n = {0, 0}, weighted = {0, 0}, m2 = {0, 0};
+  for (int64_t t = 0; t + 2 < s.cols; t += 3)
+    n = c_add(n, *at(s, p, t)), weighted = c_add(weighted, c_mul(*at(s, p, t), *at(s, p, t + 1)));
+  bool some = n.v > 0;
+  Cell mean = some ? c_div(weighted, n) : (Cell){0, 0};
+  for (int64_t t = 0; t + 2 < s.cols; t += 3) {
+    Cell dev = c_sub(*at(s, p, t + 1), mean);
+    m2 = c_add(m2, c_add(*at(s, p, t + 2), c_mul(*at(s, p, t), c_mul(dev, dev))));
+  }
+  out[0] = mean, out[1] = some ? c_div(m2, n) : (Cell){0, 0};
+}
+
+/* Results go to out (the destination's shape) and, for activation_acc's
+ * accumulator, to acc_out (one cell a partition). */
+static void compute_isa_into(int op, const Operands *o, View out, Cell *acc_out) {
+  View d = o->v[0];
+  switch (op) {
+  case BFRT_NC_MATMUL: case BFRT_NC_MATMUL_ACC:
+    for (int64_t i = 0; i < d.rows; i++)
+      for (int64_t j = 0; j < d.cols; j++) {
+        Cell acc = op == BFRT_NC_MATMUL_ACC ? *at(d, i, j) : (Cell){0, 0};
+        for (int64_t k = 0; k < o->v[1].rows; k++) acc = accumulate(acc, c_mul(*at(o->v[1], k, i), *at(o->v[2], k, j)));
+        *at(out, i, j) = acc;
+      }
+    return;
+  case BFRT_NC_TRANSPOSE:
+    for (int64_t i = 0; i < d.rows; i++)
+      for (int64_t j = 0; j < d.cols; j++) *at(out, i, j) = *at(o->v[1], j, i);
+    return;
+  case BFRT_MEMSET:
+    for (int64_t i = 0; i < d.rows; i++)
+      for (int64_t j = 0; j < d.cols; j++) *at(out, i, j) = o->imms[1];
+    return;
+  case BFRT_IOTA:
+    for (int64_t p = 0; p < d.rows; p++)
+      for (int64_t j = 0; j < d.cols; j++) {
+        double v = affine(o, p, j);
+        *at(out, p, j) = (Cell){v, U * fabs(v)};
+      }
+    return;
+  case BFRT_AFFINE_SELECT:
+    for (int64_t p = 0; p < d.rows; p++)
+      for (int64_t j = 0; j < d.cols; j++)
+        *at(out, p, j) = holds(code_of(o, 6), affine(o, p, j)) ? *at(o->v[4], p, j) : o->imms[5];
+    return;
+  case BFRT_TENSOR_REDUCE: case BFRT_TENSOR_REDUCE_NEG:
+    for (int64_t p = 0; p < o->v[2].rows; p++) {
+      Cell acc = *at(o->v[2], p, 0);
+      for (int64_t j = 1; j < o->v[2].cols; j++) acc = alu(code_of(o, 1), acc, *at(o->v[2], p, j));
+      if (op == BFRT_TENSOR_REDUCE_NEG) acc.v = -acc.v;
+      *at(out, p, 0) = acc;
+    }
+    return;
+  case BFRT_TENSOR_SCALAR: case BFRT_TENSOR_SCALAR_V: case BFRT_TENSOR_SCALAR2: case BFRT_TENSOR_SCALAR2_V: {
+    bool two = op == BFRT_TENSOR_SCALAR2 || op == BFRT_TENSOR_SCALAR2_V;
+    for (int64_t p = 0; p < d.rows; p++)
+      for (int64_t j = 0; j < d.cols; j++) {
+        Cell x = alu(code_of(o, 2), *at(o->v[1], p, j), scalar_of(o, 3, p));
+        *at(out, p, j) = two ? alu(code_of(o, 4), x, scalar_of(o, 5, p)) : x;
+      }
+    return;
+  }
+  case BFRT_ACTIVATION: case BFRT_ACTIVATION_BS: case BFRT_ACTIVATION_ACC:
+    for (int64_t p = 0; p < d.rows; p++) {
+      Cell sum = acc_out ? *at(o->v[5], p, 0) : (Cell){0, 0};
+      for (int64_t j = 0; j < d.cols; j++) {
+        Cell x = *at(o->v[2], p, j);
+        if (op != BFRT_ACTIVATION) x = c_add(c_mul(x, o->imms[4]), *at(o->v[3], p, 0));
+        Cell y = activate(code_of(o, 1), x);
+        *at(out, p, j) = y;
+        sum = accumulate(sum, y);
+      }
+      if (acc_out) acc_out[p] = sum;
+    }
+    return;
+  case BFRT_TENSOR_TENSOR_SCAN: case BFRT_TENSOR_TENSOR_SCAN_V:
+    for (int64_t p = 0; p < d.rows; p++) {
+      Cell r = scalar_of(o, 3, p);
+      for (int64_t j = 0; j < d.cols; j++) {
+        r = alu(code_of(o, 5), alu(code_of(o, 4), *at(o->v[1], p, j), r), *at(o->v[2], p, j));
+        *at(out, p, j) = r;
+      }
+    }
+    return;
+  case BFRT_BN_STATS:
+    for (int64_t p = 0; p < d.rows; p++) {
+      Cell even[3], odd[3];
+      moments(o->v[1], p, 0, even);
+      moments(o->v[1], p, 1, odd);
+      for (int i = 0; i < 3; i++) *at(out, p, i) = even[i], *at(out, p, 3 + i) = odd[i];
+    }
+    return;
+  case BFRT_BN_AGGR:
+    for (int64_t p = 0; p < d.rows; p++) {
+      Cell r[2];
+      aggregate(o->v[1], p, r);
+      *at(out, p, 0) = r[0], *at(out, p, 1) = r[1];
+    }
+    return;
+  case BFRT_PERMUTE: {
+    int64_t groups = (int64_t)o->imms[2].v, inner = d.cols / groups;
+    for (int64_t p = 0; p < d.rows; p++)
+      for (int64_t a = 0; a < groups; a++)
+        for (int64_t b = 0; b < inner; b++) *at(out, p, b * groups + a) = *at(o->v[1], p, a * inner + b);
+    return;
+  }
+  default: bug("reference_f64: op %d has no definition", op);
+  }
+}
+
+static void compute_isa(int op, const Operands *o, View out) { compute_isa_into(op, o, out, NULL); }
+
 /* The result goes to out first, so a destination that is also a source
  * reads only old values. */
 static void compute(int op, const Operands *o, View out) {
@@ -422,15 +625,19 @@ static void compute(int op, const Operands *o, View out) {
     }
     return;
   default:
+    if (op >= BFRT_NC_MATMUL) {
+      compute_isa(op, o, out);
+      return;
+    }
     for (int64_t i = 0; i < d.rows; i++)
       for (int64_t j = 0; j < d.cols; j++) *at(out, i, j) = elementwise(op, *at(a, i, j), second(op, o, i, j));
   }
 }
 
 static bool inputs_finite(const Stmt *s, const Operands *o) {
-  for (int i = 1; i < s->noperands; i++)
-    if (s->operands[i].kind != OPND_IMM && !all_finite(o->v[i])) return false;
-  return s->op != BFRT_MATMUL_ACC || all_finite(o->v[0]);
+  for (int i = 0; i < s->noperands; i++)
+    if (s->operands[i].kind != OPND_IMM && bfrt_op_reads(s->op, i) && !all_finite(o->v[i])) return false;
+  return true;
 }
 
 static void mark_stored(F64 *r, const Stmt *s, const Operands *o) {
@@ -464,6 +671,24 @@ static int check_ragged_shapes(F64 *r, const Stmt *s, const Operands *o) {
   return fits ? 0 : fail(r, s->span, arena_printf(r->p->arena, "'%s': the ragged operands' shapes do not fit the op", s->op_name));
 }
 
+/* activation_acc's second write: the accumulator, rounded to its type
+ * like any destination, checked like one (its inputs were finite). */
+static int write_accumulator(F64 *r, const Stmt *s, Operands *o, const Cell *acc) {
+  const Operand *a = &s->operands[5];
+  View v = o->v[5];
+  for (int64_t p = 0; p < v.rows; p++) *at(v, p, 0) = acc[p];
+  const StorageType *st = storage_type(operand_type(r, a));
+  if (st) widen_for_storage(v, st);
+  mark_written(r, a->decl, o->slot[5], v);
+  for (int64_t p = 0; p < v.rows; p++) {
+    double x = at(v, p, 0)->v;
+    if (isfinite(x) && fabs(x) <= FLT_MAX && (!st || fabs(x) <= st->largest)) continue;
+    return fail(r, s->op_span, arena_printf(r->p->arena, "'%s' accumulates %g into '%s' at [%" PRId64 ", 0], which overflows %s",
+                                            s->op_name, x, a->name, p, st ? st->name : "f32"));
+  }
+  return 0;
+}
+
 static int run_instr(F64 *r, const Stmt *s) {
   Operands o;
   if (resolve(r, s, &o) || check_ragged_shapes(r, s, &o) || check_reads(r, s, &o)) return -1;
@@ -471,7 +696,14 @@ static int run_instr(F64 *r, const Stmt *s) {
   if (d.rows * d.cols > r->result_cells) bug("reference_f64: a %lld x %lld result, larger than every tile", (long long)d.rows, (long long)d.cols);
   View out = {r->result, d.rows, d.cols, d.cols}; /* reused: memory must not grow with the instructions */
   bool finite_in = inputs_finite(s, &o); /* before the destination, maybe a source, changes */
-  compute(s->op, &o, out);
+  if (s->op == BFRT_ACTIVATION_ACC) {
+    Cell *acc = r->result + d.rows * d.cols; /* result has room for both (tiles have at most MAX_TILE_ELEMS) */
+    if (d.rows * d.cols + d.rows > r->result_cells) bug("reference_f64: no room for the accumulator");
+    compute_isa_into(s->op, &o, out, acc);
+    if (write_accumulator(r, s, &o, acc)) return -1;
+  } else {
+    compute(s->op, &o, out);
+  }
   for (int64_t i = 0; i < d.rows; i++) memcpy(at(d, i, 0), at(out, i, 0), (size_t)d.cols * sizeof(Cell));
   ElemType type = operand_type(r, &s->operands[0]);
   const StorageType *st = storage_type(type);
@@ -510,6 +742,11 @@ static int run_stmts(F64 *r, const Stmt *s) {
     case ST_BLOCK: status = run_stmts(r, s->body); break;
     case ST_INSTR: status = run_instr(r, s); break;
     case ST_IF: status = run_if(r, s); break;
+    case ST_LET: { /* evaluated where it stands: a division by zero or a bad element stops the run here */
+      int64_t value;
+      status = eval(r, s->lo, &value);
+      break;
+    }
     }
     if (status) return status;
   }
@@ -566,7 +803,7 @@ static double bound_ratio(float got, double exact, double bound) {
 bool reference_f64_compare(Program *p, const RefTensor *got, const ExactTensor *exact, ExactErrors *errors,
                            const char **report) {
   const Kernel *k = p->kernel;
-  *errors = (ExactErrors){0, 0, 0};
+  *errors = (ExactErrors){0};
   *report = NULL;
   for (int t = 0; t < k->ntensors; t++) {
     if (k->tensors[t].io == IO_IN) continue;
@@ -574,12 +811,19 @@ bool reference_f64_compare(Program *p, const RefTensor *got, const ExactTensor *
     double scale = 0;
     for (int64_t i = 0; i < n; i++)
       if (fabs(exact[t].value[i]) > scale) scale = fabs(exact[t].value[i]);
+    const StorageType *st = storage_type(k->tensors[t].type);
+    if (st) errors->narrow_out = true;
+    else errors->f32_out = true;
     for (int64_t i = 0; i < n; i++) {
       float g = got[t].data[i];
       double want = exact[t].value[i], diff = same_value(g, want) ? 0 : fabs((double)g - want);
       if (!(diff <= errors->max_abs_err)) errors->max_abs_err = isnan(diff) ? INFINITY : diff;
-      double rel = reference_f64_rel_err(g, want, scale);
-      if (rel > errors->max_rel_err) errors->max_rel_err = rel;
+      /* a narrow type's error in units of its precision at the tensor's scale: the relative error
+       * of an element near zero says nothing at 8 significant bits */
+      double rel = st ? (diff == 0 ? 0 : isnan(diff) ? INFINITY : diff / (st->unit * (scale > FLT_MIN ? scale : FLT_MIN)))
+                      : reference_f64_rel_err(g, want, scale);
+      double *worst = st ? &errors->max_type_err : &errors->max_rel_err;
+      if (rel > *worst) *worst = rel;
       double ratio = bound_ratio(g, want, exact[t].bound[i]);
       if (!(ratio > errors->max_bound_ratio)) continue;
       errors->max_bound_ratio = ratio;
@@ -614,7 +858,7 @@ int reference_f64(Program *p, const int64_t *params, const RefTensor *inputs, Ex
     const Tile *x = &k->tiles[t];
     r.tiles[t] = ARENA_ARRAY(a, Cell, x->slots * x->rows * x->cols);
     r.written[t] = ARENA_ARRAY(a, bool, x->slots * x->rows * x->cols);
-    if (x->rows * x->cols > r.result_cells) r.result_cells = x->rows * x->cols;
+    if (x->rows * x->cols + x->rows > r.result_cells) r.result_cells = x->rows * x->cols + x->rows;
   }
   r.result = ARENA_ARRAY(a, Cell, r.result_cells + 1);
   if (run_stmts(&r, k->body) || check_stored(&r)) {

@@ -16,8 +16,10 @@
 static const char usage_text[] =
     "usage: bfsync ops [--target FILE]\n\n"
     "List every op of the language: its operands (destination first; X[r, c]\n"
-    "an hbm tile, f an immediate), the engines of the target that run it, its\n"
-    "shape rule, its cost class and its accuracy class (docs/language.md).\n"
+    "an hbm tile, f an immediate, op an ALU op, fn an activation function, v a\n"
+    "[P, 1] tile), the engines of the target that run it (an engine kind with\n"
+    "several engines as a whole: \"dma queues\"), its cost class and its\n"
+    "accuracy class, and on the next line its shape rule (docs/language.md).\n"
     "  --target FILE  the machine's engines (default: the built-in trn1)\n";
 
 static const char *shape_rule(const OpInfo *info) {
@@ -25,47 +27,81 @@ static const char *shape_rule(const OpInfo *info) {
   switch (info->shape) {
   case SHAPE_SAME: return "elementwise: every tile the destination's shape";
   case SHAPE_MATMUL: return "d [M, N] = a [M, K] . b [K, N]";
+  case SHAPE_NC_MATMUL: return "d [M, N] = st [K, M]^T . mv [K, N], K on the partitions";
   case SHAPE_TRANSPOSE: return "d [N, M] = s [M, N] transposed";
-  case SHAPE_ROWREDUCE: return "d [M, 1] from s [M, N]";
+  case SHAPE_ROWREDUCE: case SHAPE_ROWREDUCE_OF: return "d [M, 1] from s [M, N]";
   case SHAPE_ROWBCAST: return "d, s [M, N]; r [M, 1], one value per row";
   case SHAPE_COLBCAST: return "d, s [M, N]; c [1, N], one value per column";
+  case SHAPE_SCALAR: case SHAPE_ACTIVATION: case SHAPE_SCAN: return "d, s [M, N]; v [M, 1] tiles, one value per row";
+  case SHAPE_SELECT: return "d, s [M, N]; the pattern and offsets integers";
+  case SHAPE_BN_STATS: return "d [M, 6] from s [M, N <= 512]";
+  case SHAPE_BN_AGGR: return "d [M, 2] from s [M, 3k]";
   default: return "any destination";
   }
 }
 
-/* "d, a, b", "d, X[r, c]", "X[r, c], s", "d, s, f", "d, s, r", ... */
-static void operand_names(const OpInfo *info, char *buf, size_t size) {
-  const char *letters = info->operands;
-  const char *third = info->shape == SHAPE_ROWBCAST ? "r" : info->shape == SHAPE_COLBCAST ? "c" : "b";
-  bool two_tiles = !strcmp(letters, "TTT") && info->shape != SHAPE_ROWBCAST && info->shape != SHAPE_COLBCAST;
-  size_t n = 0;
-  for (int i = 0; letters[i] && n < size; i++) {
-    const char *name = letters[i] == 'H' ? "X[r, c]"
-                       : letters[i] == 'F' ? "f"
-                       : i == 0            ? "d"
-                       : i == 2            ? third
-                       : two_tiles         ? "a"
-                                           : "s";
-    n += (size_t)snprintf(buf + n, size - n, "%s%s", i ? ", " : "", name);
-  }
+/* One operand's name, by its kind and role: "d, a, b", "d, X[r, c]",
+ * "X[r, c], s", "d, s, f", "d, s, r", "d, fn, s, v, f, acc", ... */
+static const char *operand_word(const OpInfo *info, int i) {
+  char kind = info->operands[i], role = info->roles[i];
+  bool two_tiles = !strcmp(info->operands, "TTT") && (info->shape == SHAPE_SAME || info->shape == SHAPE_MATMUL);
+  if (kind == 'H') return "X[r, c]";
+  if (role == 'o') return "op";
+  if (role == 'f') return "fn";
+  if (role == 'n') return "negate";
+  if (kind == 'F') return "f";
+  if (i == 0) return role == 'a' && info->shape != SHAPE_NC_MATMUL ? "acc" : "d";
+  if (role == 'a') return "acc";
+  if (info->shape == SHAPE_NC_MATMUL) return i == 1 ? "st" : "mv";
+  if (info->shape == SHAPE_ROWBCAST && i == 2) return "r";
+  if (info->shape == SHAPE_COLBCAST && i == 2) return "c";
+  bool scalar = (info->shape == SHAPE_SCALAR && i >= 2) || ((info->shape == SHAPE_ACTIVATION || info->shape == SHAPE_SCAN) && i >= 3);
+  if (scalar) return "v";
+  if (two_tiles || info->shape == SHAPE_SCAN) return i == 1 ? "a" : "b";
+  return "s";
 }
 
+static void operand_names(const OpInfo *info, char *buf, size_t size) {
+  size_t n = 0;
+  for (int i = 0; info->operands[i] && n < size; i++)
+    n += (size_t)snprintf(buf + n, size - n, "%s%s", i ? ", " : "", operand_word(info, i));
+}
+
+/* The engines of t that run op, by kind: a kind with one engine by its
+ * name, one with several as a whole ("dma queues", "pool engines (2)")
+ * when every engine of it runs the op (ops.def gives engines by kind, so
+ * they all do). Printed, not joined in a buffer, since a target may have
+ * any number of engines with names of any length; padded to width. */
+static void print_engines(const Target *t, int op, int width) {
+  static const char *const kinds[BFRT_NKINDS] = {"pe", "act", "dve", "pool", "dma"};
+  int n = 0;
+  for (int kind = 0; kind < BFRT_NKINDS; kind++) {
+    int count = 0, first = -1;
+    for (int e = 0; e < t->nengines; e++)
+      if (t->engines[e].kind == kind && target_can_run(t, e, op)) count++, first = first < 0 ? e : first;
+    if (!count) continue;
+    n += printf("%s", n ? ", " : "");
+    if (count == 1) n += printf("%s", t->engines[first].name);
+    else if (kind == BFRT_KIND_DMA) n += printf("dma queues");
+    else n += printf("%s engines (%d)", kinds[kind], count);
+  }
+  if (!n) n = printf("(none)");
+  printf("%*s", n < width ? width - n : 0, "");
+}
+
+/* Each op form on one line of at most about 100 columns, its shape rule
+ * on the next, indented. */
 static void print_ops(const Target *t) {
   static const char *const classes[] = {"dma", "matmul", "elemwise", "transcendental", "reduce"};
   static const char *const accuracies[] = {"exact", "round", "libm", "sum"};
-  printf("%-14s %-11s %-22s %-15s %-9s %s\n", "op", "operands", "engines", "cost class", "accuracy",
-         "shape rule");
+  printf("%-18s %-26s %-26s %-14s %s\n    %s\n", "op", "operands", "engines", "cost class", "accuracy", "shape rule");
   for (int op = 0; op < BFRT_NOPS; op++) {
     const OpInfo *info = op_info(op);
-    char operands[64], engines[128];
+    char operands[96];
     operand_names(info, operands, sizeof operands);
-    size_t n = 0;
-    engines[0] = 0;
-    for (int e = 0; e < t->nengines; e++)
-      if (target_can_run(t, e, op))
-        n += (size_t)snprintf(engines + n, sizeof engines - n, "%s%s", n ? ", " : "", t->engines[e].name);
-    printf("%-14s %-11s %-22s %-15s %-9s %s\n", info->name, operands, engines[0] ? engines : "(none)",
-           classes[info->cls], accuracies[info->accuracy], shape_rule(info));
+    printf("%-18s %-26s ", info->name, operands);
+    print_engines(t, op, 26);
+    printf(" %-14s %s\n    %s\n", classes[info->cls], accuracies[info->accuracy], shape_rule(info));
   }
 }
 

@@ -264,7 +264,7 @@ static int run_mode_timing(Run *r, SyncMode sync, Jit *jit, ModeResult *res) {
   jit_free(jit);
   if (status) fprintf(stderr, "bfsync: error: %s\n", err);
   res->match = res->within_f64 = true;
-  res->f64 = (ExactErrors){NAN, NAN, NAN};
+  res->f64 = (ExactErrors){NAN, NAN, NAN, NAN, false, false};
   res->max_abs_err = NAN;
   return status ? 1 : 0;
 }
@@ -351,6 +351,7 @@ static void print_json(Run *r, const ModeResult *res) {
     printf("\"max_abs_err\": null, ");
   print_json_number("max_abs_err_f64", res->f64.max_abs_err);
   print_json_number("max_rel_err_f64", res->f64.max_rel_err);
+  print_json_number("max_err_type_units_f64", res->f64.max_type_err);
   print_json_number("error_bound_ratio_f64", res->f64.max_bound_ratio);
   printf("\"instructions\": %" PRId64 ", \"bookkeeping\": %" PRId64 ", \"barriers\": %" PRId64
          ", \"backpressure_held\": %" PRId64 ", \"spills\": %" PRId64,
@@ -391,7 +392,11 @@ static void print_table_row(Run *r, const ModeResult *res) {
     else printf(" %12s", "-");
   }
   if (r->args->timing_only) printf(" %12s %12s", "-", "-");
-  else printf(" %12.2g %12.2g", res->f64.max_rel_err, res->f64.max_bound_ratio);
+  else {
+    if (res->f64.narrow_out && !res->f64.f32_out) printf(" %10.2g u", res->f64.max_type_err); /* units of the type */
+    else printf(" %12.2g", res->f64.max_rel_err);
+    printf(" %12.2g", res->f64.max_bound_ratio);
+  }
   if (r->args->check) printf("  races %" PRId64, s->races);
   if (s->held) printf("  held by back-pressure %" PRId64, s->held);
   printf("\n");

@@ -170,11 +170,13 @@ stmts: %empty { $$ = (StmtList){0}; } | stmts stmt { $$ = stmt_list_add($1, $2);
 /* stmt = "for" IDENT "in" expr ".." expr "{" {stmt} "}"
  *      | IDENT "{" {stmt} "}"                 (an engine block)
  *      | [IDENT ":"] instr                    (an instruction, placed on an engine)
+ *      | "let" IDENT "=" expr ";"             (an integer name; `let` is not a keyword: sema checks the word)
  *      | if */
 stmt:
   FOR IDENT IN expr DOTDOT expr '{' stmts '}' { $$ = stmt_for(ARENA, @$, $2, @2, $4, $6, $8); }
 | IDENT '{' stmts '}'                         { $$ = stmt_block(ARENA, @$, $1, @1, $3); }
 | IDENT ':' instr                             { $$ = stmt_place($3, @$, $1, @1); }
+| IDENT IDENT '=' expr ';'                    { $$ = stmt_let(ARENA, @$, $1, @1, $2, @2, $4); } /* let NAME = expr; */
 | instr                                       { $$ = $1; }
 | if                                          { $$ = $1; }
 | error ';'                                   { $$ = NULL; }

@@ -14,6 +14,7 @@
 
 #include "frontend/ast.h"
 #include "runtime/bfrt.h"
+#include "runtime/ops.h"
 
 static Expr *new_expr(Arena *a, ExprKind kind, Span span, int height) {
   Expr *e = ARENA_NEW(a, Expr);
@@ -288,6 +289,16 @@ Stmt *stmt_for(Arena *a, Span span, const char *var, Span var_span, Expr *lo, Ex
   return s;
 }
 
+Stmt *stmt_let(Arena *a, Span span, const char *word, Span word_span, const char *name, Span name_span, Expr *value) {
+  Stmt *s = new_stmt(a, ST_LET, span);
+  s->op_name = word;
+  s->op_span = word_span;
+  s->var = name;
+  s->var_span = name_span;
+  s->lo = value;
+  return s;
+}
+
 Stmt *stmt_block(Arena *a, Span span, const char *engine, Span engine_span, StmtList body) {
   Stmt *s = new_stmt(a, ST_BLOCK, span);
   s->engine_name = engine;
@@ -361,10 +372,9 @@ static int operand_elem_bytes(const Kernel *k, const Operand *o) {
 }
 
 int instr_elem_bytes(const Kernel *k, const Stmt *s) {
-  int dst = s->noperands > 0 ? operand_elem_bytes(k, &s->operands[0]) : 0;
-  int src = s->noperands > 1 ? operand_elem_bytes(k, &s->operands[1]) : 0;
-  int bytes = dst > src ? dst : src;
-  return bytes ? bytes : 4;
+  int dst = operand_elem_bytes(k, &s->operands[0]);
+  int src = operand_elem_bytes(k, &s->operands[bfrt_op_source(s->op)]);
+  return bfrt_op_elem_bytes(s->op, dst, src);
 }
 
 void kernel_add_param(Arena *a, Kernel *k, int *cap, const char *name, Span span) {

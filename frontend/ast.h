@@ -42,6 +42,7 @@ typedef struct Expr {
   int index;              /* EX_NAME, sema: parameter index or loop id; EX_ELEM: tensor */
   struct Expr *lhs, *rhs; /* operators */
   int height;             /* parser: 1 + the tallest operand's; sema bounds it */
+  const char *let;        /* sema: the let this node is the expression of, substituted at a use (fmt prints the name) */
 } Expr;
 
 /* ---- Conditions of `if`: comparisons of integer expressions combined
@@ -101,6 +102,8 @@ typedef struct Operand {
   Expr *imm_expr; /* OPND_IMM, and OPND_NAME without indices (it may name a const) */
   double imm_value; /* OPND_IMM, sema: the exact value (the f64 reference uses it) */
   float imm;        /* OPND_IMM, sema: imm_value rounded to f32 (what the engines use) */
+  char vocab;       /* OPND_IMM, sema: 'o', 'f' or 'n' when a name from that role's vocabulary
+                       (an ALU op, an activation function, negate), carried as its code */
 } Operand;
 
 /* ---- Statements: a sibling list (next). */
@@ -109,6 +112,7 @@ typedef enum StmtKind {
   ST_BLOCK, /* engine { body } */
   ST_INSTR, /* [engine:] op operands ; */
   ST_IF,    /* if (cond) { body } else { orelse } */
+  ST_LET,   /* let var = lo;  (op_name: the word written before var, which must be `let`) */
 } StmtKind;
 
 typedef struct Stmt {
@@ -291,6 +295,8 @@ Stmt *stmt_for(Arena *a, Span span, const char *var, Span var_span, Expr *lo, Ex
 Stmt *stmt_block(Arena *a, Span span, const char *engine, Span engine_span, StmtList body);
 /* Copies the operands into the arena and frees the list. */
 Stmt *stmt_instr(Arena *a, Span span, const char *op, Span op_span, OperandList operands);
+/* `WORD NAME = value;`: a let when WORD is `let` (sema checks the word). */
+Stmt *stmt_let(Arena *a, Span span, const char *word, Span word_span, const char *name, Span name_span, Expr *value);
 /* `engine: instr`: places instr on engine; span covers both. */
 Stmt *stmt_place(Stmt *instr, Span span, const char *engine, Span engine_span);
 /* then_close: offset of the then-body's closing brace. */

@@ -71,6 +71,10 @@ static char operator_char(ExprKind kind) {
  * left-associative, so a right operand of equal precedence keeps its
  * parentheses: a - (b - c). */
 static void print_expr(FILE *out, const Expr *e, int min_prec) {
+  if (e->let) { /* a let's expression, substituted at its use */
+    fputs(e->let, out);
+    return;
+  }
   bool parens = precedence(e->kind) < min_prec;
   if (parens) fputc('(', out);
   switch (e->kind) {
@@ -279,7 +283,8 @@ static void print_if(Printer *pr, const Stmt *st, int depth) {
 static void print_stmt(Printer *pr, const Stmt *st, uint32_t limit, int depth) {
   FILE *out = pr->out;
   /* An instruction is one line: comments inside it go before it. */
-  comments_before(pr, st->kind == ST_INSTR ? st->span.end : st->span.begin, depth);
+  bool one_line = st->kind == ST_INSTR || st->kind == ST_LET;
+  comments_before(pr, one_line ? st->span.end : st->span.begin, depth);
   start_line(pr, st->span.begin, depth);
   switch (st->kind) {
   case ST_FOR:
@@ -295,9 +300,14 @@ static void print_stmt(Printer *pr, const Stmt *st, uint32_t limit, int depth) {
     break;
   case ST_INSTR: print_instr(out, st); break;
   case ST_IF: print_if(pr, st, depth); break;
+  case ST_LET:
+    fprintf(out, "let %s = ", st->var);
+    print_expr(out, st->lo, 0);
+    fputc(';', out);
+    break;
   }
   if (pr->seen < st->span.end) pr->seen = st->span.end;
-  comments_trailing(pr, st->span.end, limit, st->kind == ST_INSTR);
+  comments_trailing(pr, st->span.end, limit, one_line);
   fputc('\n', out);
 }
 

@@ -53,6 +53,7 @@ static void assign_list(Assigner *a, Stmt *s, const char *block_engine) {
     }
     case ST_FOR: assign_list(a, s->body, block_engine); break;
     case ST_BLOCK: assign_list(a, s->body, s->engine_name); break;
+    case ST_LET: break; /* a let is a name: its uses are its expression (sema) */
     case ST_IF: assign_list(a, s->body, block_engine); assign_list(a, s->orelse, block_engine); break;
     }
   }

@@ -16,9 +16,14 @@
  * already failed (an unknown op, an operand that did not resolve) is not
  * checked further, so one mistake gives one message.
  *
- * Names live in two places: declarations (parameters, tensors, tiles) in a
- * hash table, since a generated kernel may declare thousands; loop
- * variables on a stack of the enclosing loops, at most MAX_NESTING deep.
+ * Names live in three places: declarations (parameters, tensors, tiles) in
+ * a hash table, since a generated kernel may declare thousands; loop
+ * variables on a stack of the enclosing loops, at most MAX_NESTING deep;
+ * lets on a stack of those in scope, at most MAX_OPEN_LETS, each use of one
+ * replaced by its checked expression (its root copied, its name kept for
+ * fmt). At an operand position whose role in ops.def is a name (an ALU op,
+ * an activation function, negate) a bare name is looked up in that
+ * vocabulary first and becomes an immediate holding its code.
  * Recursion is bounded: statements by MAX_NESTING (checked again here for
  * ASTs not built by the parser), expressions by MAX_EXPR_DEPTH, which is
  * checked on each expression's recorded height before walking it. */
@@ -47,6 +52,9 @@ typedef enum ExprScope {
   IN_REAL,     /* an immediate or a const's value: consts only, real numbers allowed */
 } ExprScope;
 
+/* The most lets in scope at once (a positioned error beyond). */
+enum { MAX_OPEN_LETS = 4096 };
+
 typedef struct Sema {
   Program *p;
   Kernel *k;
@@ -60,6 +68,10 @@ typedef struct Sema {
   Stmt *block; /* the enclosing engine block, or NULL */
   int instr_cap, loop_cap;
   int consts_defined; /* consts[0 .. consts_defined) have their values */
+  Stmt **lets;        /* every let seen, in program order (the first nlets_open in scope) ... */
+  int nlets, lets_cap;
+  Stmt *open_lets[MAX_OPEN_LETS]; /* the lets in scope, outermost first */
+  int nlets_open;
 } Sema;
 
 static const char *const decl_kind_name[] = {"parameter", "tensor", "tile", "constant"};
@@ -99,7 +111,33 @@ static Stmt *find_loop(Sema *s, const char *name) {
   return NULL;
 }
 
+static Stmt *find_let(Sema *s, const char *name) {
+  for (int i = s->nlets_open - 1; i >= 0; i--)
+    if (!strcmp(s->open_lets[i]->var, name)) return s->open_lets[i];
+  return NULL;
+}
+
 /* ---- Expressions. */
+
+static bool is_constant(const Expr *e) {
+  switch (e->kind) {
+  case EX_INT: return true;
+  case EX_NAME:
+  case EX_ELEM: return false;
+  case EX_NEG: return is_constant(e->lhs);
+  default: return is_constant(e->lhs) && is_constant(e->rhs);
+  }
+}
+
+/* The height of e with its lets expanded, or cap + 1 once it is taller
+ * (the recursion stops there). */
+static int expanded_height(const Expr *e, int cap) {
+  if (!e || cap < 0) return 0;
+  if (!e->lhs) return 1;
+  int l = expanded_height(e->lhs, cap - 1), r = e->rhs ? expanded_height(e->rhs, cap - 1) : 0;
+  int h = 1 + (l > r ? l : r);
+  return h > cap + 1 ? cap + 1 : h;
+}
 
 /* The node at which e first grows taller than MAX_EXPR_DEPTH. */
 static const Expr *too_deep_at(const Expr *e) {
@@ -127,6 +165,35 @@ static bool substitute_const(Sema *s, Expr *e, ExprScope scope, const Decl *d) {
   return true;
 }
 
+/* A use of a let in scope becomes the let's (checked) expression: its root
+ * copied here, its operands shared, the name kept for fmt. Its value is
+ * the one it has where the let stands, since nothing it reads can change
+ * in the let's scope (docs/language.md, "Integer names"). */
+static bool substitute_let(Sema *s, Expr *e, ExprScope scope, const char *what, const Stmt *let) {
+  if (scope != IN_LOOPS) {
+    diag_error(s->diag, e->span, "%s must be a constant, but uses '%s', a let", what, e->name);
+    diag_note(s->diag, let->var_span, "'%s' is named here", e->name);
+    return false;
+  }
+  Span at = e->span;
+  const char *name = e->name;
+  *e = *let->lo;
+  e->span = at;
+  e->let = name;
+  return true;
+}
+
+/* A name that is not in scope but names a let elsewhere: say so. */
+static bool let_out_of_scope(Sema *s, const Expr *e) {
+  for (int i = s->nlets - 1; i >= 0; i--)
+    if (!strcmp(s->lets[i]->var, e->name)) {
+      diag_error(s->diag, e->span, "'%s' is not in scope here: a let names its expression for the rest of its body", e->name);
+      diag_note(s->diag, s->lets[i]->var_span, "'%s' is named here", e->name);
+      return true;
+    }
+  return false;
+}
+
 static bool resolve_name(Sema *s, Expr *e, ExprScope scope, const char *what) {
   Stmt *loop = scope == IN_LOOPS ? find_loop(s, e->name) : NULL;
   if (loop) {
@@ -134,8 +201,11 @@ static bool resolve_name(Sema *s, Expr *e, ExprScope scope, const char *what) {
     e->index = loop->loop_id;
     return true;
   }
+  const Stmt *let = find_let(s, e->name);
+  if (let) return substitute_let(s, e, scope, what, let);
   const Decl *d = find_decl(s, e->name);
   if (d && d->kind == DECL_CONST) return substitute_const(s, e, scope, d);
+  if (!d && let_out_of_scope(s, e)) return false;
   if (!d) {
     diag_error(s->diag, e->span, "undeclared name '%s'", e->name);
   } else if (d->kind != DECL_PARAM) {
@@ -181,7 +251,8 @@ static bool walk_expr(Sema *s, Expr *e, ExprScope scope, const char *what, bool 
     return false;
   case EX_NAME: {
     bool ok = resolve_name(s, e, scope, what);
-    *constant = ok && e->kind != EX_NAME; /* a const, substituted */
+    *constant = ok && !e->let && e->kind != EX_NAME; /* a const, substituted */
+    if (e->let) *constant = ok && is_constant(e); /* a let of a constant expression */
     return ok;
   }
   case EX_NEG:
@@ -221,7 +292,12 @@ static bool check_expr(Sema *s, Expr *e, ExprScope scope, const char *what, bool
                MAX_EXPR_DEPTH);
     return false;
   }
-  return walk_expr(s, e, scope, what, constant);
+  if (!walk_expr(s, e, scope, what, constant)) return false;
+  if (expanded_height(e, MAX_EXPR_DEPTH) > MAX_EXPR_DEPTH) {
+    diag_error(s->diag, e->span, "expression too deep with its lets expanded: more than %d levels", MAX_EXPR_DEPTH);
+    return false;
+  }
+  return true;
 }
 
 /* A constant, positive expression (tile shapes and slot counts): its value, or 0. */
@@ -432,7 +508,9 @@ static bool resolve_operand(Sema *s, Operand *o) {
     return false;
   }
   if (!d || d->kind == DECL_PARAM) {
-    if (d || find_loop(s, o->name))
+    if (!d && find_let(s, o->name))
+      diag_error(s->diag, o->span, "'%s' is a let, an integer known when the kernel runs: not a tile or tensor, nor an immediate (a constant)", o->name);
+    else if (d || find_loop(s, o->name))
       diag_error(s->diag, o->span, "'%s' is an integer, not a tile or tensor", o->name);
     else
       diag_error(s->diag, o->span, "undeclared tile or tensor '%s'", o->name);
@@ -452,16 +530,6 @@ static bool resolve_operand(Sema *s, Operand *o) {
   o->kind = OPND_TILE;
   o->slot = o->nindex == 1 ? o->index[0] : NULL;
   return ok;
-}
-
-static bool is_constant(const Expr *e) {
-  switch (e->kind) {
-  case EX_INT: return true;
-  case EX_NAME:
-  case EX_ELEM: return false;
-  case EX_NEG: return is_constant(e->lhs);
-  default: return is_constant(e->lhs) && is_constant(e->rhs);
-  }
 }
 
 /* A tile operand's slot: present exactly when the tile has slots, and in
@@ -596,6 +664,39 @@ static const char *operand_is(const Operand *o) {
   return o->kind == OPND_TILE ? "a tile" : o->kind == OPND_HBM ? "an hbm tensor" : "an immediate";
 }
 
+static const char *vocab_what(char role) {
+  return role == 'o' ? "an ALU op" : role == 'f' ? "an activation function" : "the word negate";
+}
+
+/* The names each vocabulary position admits: tensor_reduce reduces with
+ * add, multiply, maximum or minimum, affine_select compares; a float
+ * position takes no name, and a name position no number. */
+static bool check_vocab_operand(Sema *s, const Stmt *in, int i) {
+  const Operand *o = &in->operands[i];
+  char role = op_info(in->op)->roles[i];
+  bool named = role == 'o' || role == 'f' || role == 'n';
+  if (named != (o->vocab != 0)) {
+    if (named) diag_error(s->diag, o->span, "operand %d of '%s' must be %s, not a number", i + 1, in->op_name, vocab_what(role));
+    else diag_error(s->diag, o->span, "operand %d of '%s' must be a float immediate, not %s '%s'", i + 1, in->op_name, vocab_what(o->vocab), o->name);
+    return false;
+  }
+  if (!named) return true;
+  int code = (int)o->imm_value;
+  bool reduce = in->op == BFRT_TENSOR_REDUCE || in->op == BFRT_TENSOR_REDUCE_NEG;
+  bool compare = code >= BFRT_ALU_EQUAL;
+  if (reduce && !(code == BFRT_ALU_ADD || code == BFRT_ALU_MULTIPLY || code == BFRT_ALU_MAXIMUM || code == BFRT_ALU_MINIMUM)) {
+    diag_error(s->diag, o->span, "'%s' reduces with add, multiply, maximum or minimum, not '%s'", in->op_name, o->name);
+    return false;
+  }
+  if (in->op == BFRT_AFFINE_SELECT && !compare) {
+    diag_error(s->diag, o->span,
+               "'%s' compares its affine value with 0: operand %d must be equal, not_equal, greater, "
+               "greater_equal, less or less_equal, not '%s'", in->op_name, i + 1, o->name);
+    return false;
+  }
+  return true;
+}
+
 /* Operand i of the instruction against its letter in the op's signature. */
 static bool check_operand_kind(Sema *s, Stmt *in, int i, char letter) {
   Operand *o = &in->operands[i];
@@ -606,11 +707,15 @@ static bool check_operand_kind(Sema *s, Stmt *in, int i, char letter) {
     return false;
   }
   if (o->kind == OPND_TILE) return check_slot(s, o) && check_view(s, o);
-  if (o->kind == OPND_HBM) return check_hbm(s, o, i == 0);
-  return true;
+  if (o->kind == OPND_HBM) return check_hbm(s, o, bfrt_op_writes(in->op, i));
+  return check_vocab_operand(s, in, i);
 }
 
 /* ---- Shapes. */
+
+/* bn_stats reads at most this many elements a partition (NKI's
+ * nl.tile_size.bn_stats_fmax, "Due to hardware limitation", nki.isa.bn_stats). */
+enum { BN_STATS_FMAX = 512 };
 typedef struct Shape {
   int64_t rows, cols;
 } Shape;
@@ -651,6 +756,56 @@ static void check_same_shapes(Sema *s, const Stmt *in) {
   }
 }
 
+/* Every tile operand from operand `from` on is [rows, 1]: one value per
+ * partition (tensor_scalar's vectors, activation's bias and accumulator,
+ * a scan's initial). */
+static void check_per_partition(Sema *s, const Stmt *in, int from, int64_t rows) {
+  for (int i = from; i < in->noperands; i++) {
+    const Operand *o = &in->operands[i];
+    if (o->kind == OPND_TILE && !same_shape(shape_of(s, o), (Shape){rows, 1}))
+      shape_error(s, in, o, shape_of(s, o), (Shape){rows, 1}, "a per-partition operand must be");
+  }
+}
+
+/* The shape rules of the nki.isa instructions (ops.def's second part). */
+static void check_isa_shapes(Sema *s, const Stmt *in, ShapeRule rule) {
+  const Operand *o = in->operands;
+  Shape d = shape_of(s, &o[0]);
+  if (rule == SHAPE_NC_MATMUL) {
+    Shape st = shape_of(s, &o[1]), mv = shape_of(s, &o[2]);
+    if (st.rows != mv.rows)
+      diag_error(s->diag, o[2].span,
+                 "contraction dimensions differ in '%s': stationary '%s' is [%lld, %lld] and moving '%s' is "
+                 "[%lld, %lld] (both carry K on the partitions)",
+                 in->op_name, o[1].name, (long long)st.rows, (long long)st.cols, o[2].name, (long long)mv.rows,
+                 (long long)mv.cols);
+    else if (!same_shape(d, (Shape){st.cols, mv.cols}))
+      shape_error(s, in, &o[0], d, (Shape){st.cols, mv.cols}, "stationary^T . moving is");
+  } else if (rule == SHAPE_ROWREDUCE_OF) {
+    Shape a = shape_of(s, &o[2]);
+    if (!same_shape(d, (Shape){a.rows, 1})) shape_error(s, in, &o[0], d, (Shape){a.rows, 1}, "the reduction is");
+  } else if (rule == SHAPE_SCALAR || rule == SHAPE_SCAN || rule == SHAPE_ACTIVATION || rule == SHAPE_SELECT) {
+    int data = rule == SHAPE_ACTIVATION ? 2 : rule == SHAPE_SELECT ? 4 : 1;
+    Shape a = shape_of(s, &o[data]);
+    if (!same_shape(d, a)) shape_error(s, in, &o[data], a, d, "the destination is");
+    else if (rule == SHAPE_SCAN && !same_shape(d, shape_of(s, &o[2])))
+      shape_error(s, in, &o[2], shape_of(s, &o[2]), d, "the destination is");
+    else if (rule != SHAPE_SELECT) check_per_partition(s, in, rule == SHAPE_SCALAR ? 2 : 3, d.rows);
+  } else if (rule == SHAPE_BN_STATS || rule == SHAPE_BN_AGGR) {
+    Shape a = shape_of(s, &o[1]);
+    int64_t cols = rule == SHAPE_BN_STATS ? 6 : 2;
+    if (!same_shape(d, (Shape){a.rows, cols}))
+      shape_error(s, in, &o[0], d, (Shape){a.rows, cols},
+                  rule == SHAPE_BN_STATS ? "bn_stats writes 6 values a partition:" : "bn_aggr writes a mean and a variance:");
+    else if (rule == SHAPE_BN_AGGR && a.cols % 3)
+      diag_error(s->diag, o[1].span, "'%s' reads (count, mean, variance * count) triples: '%s' has %lld columns, not a multiple of 3",
+                 in->op_name, o[1].name, (long long)a.cols);
+    else if (rule == SHAPE_BN_STATS && a.cols > BN_STATS_FMAX)
+      diag_error(s->diag, o[1].span, "'%s' reads at most %d elements a partition (nl.tile_size.bn_stats_fmax): '%s' has %lld; "
+                 "aggregate several with bn_aggr", in->op_name, BN_STATS_FMAX, o[1].name, (long long)a.cols);
+  }
+}
+
 static void check_shapes(Sema *s, const Stmt *in, ShapeRule rule) {
   const Operand *o = in->operands;
   if (rule == SHAPE_SAME) {
@@ -686,6 +841,8 @@ static void check_shapes(Sema *s, const Stmt *in, ShapeRule rule) {
       shape_error(s, in, &o[1], a, d, "the destination is");
     else if (!same_shape(r, (Shape){d.rows, 1}))
       shape_error(s, in, &o[2], r, (Shape){d.rows, 1}, "the row operand must be");
+  } else {
+    check_isa_shapes(s, in, rule);
   }
 }
 
@@ -850,18 +1007,128 @@ static void number_instr(Sema *s, Stmt *in) {
   in->parent_loop = s->nloops_open ? s->loops[s->nloops_open - 1] : NULL;
 }
 
+/* ---- Names as operands: ALU ops, activation functions, negate. */
+
+/* The role letter some entry named name has at operand i, when it is a
+ * vocabulary role (o, f, n), else 0. */
+static char vocab_role(const char *name, int i) {
+  for (int op = 0; op < BFRT_NOPS; op++) {
+    const OpInfo *info = op_info(op);
+    if (strcmp(info->name, name) || (int)strlen(info->roles) <= i) continue;
+    char r = info->roles[i];
+    if (r == 'o' || r == 'f' || r == 'n') return r;
+  }
+  return 0;
+}
+
+static const char *const negate_names[] = {"negate"};
+
+static const char *const *vocab_names(char role, int *n) {
+  *n = role == 'o' ? BFRT_NALU : role == 'f' ? BFRT_NFN : 1;
+  return role == 'o' ? bfrt_alu_names : role == 'f' ? bfrt_fn_names : negate_names;
+}
+
+/* A bare name at a vocabulary position of the instruction's op becomes an
+ * immediate holding its code; a name in no vocabulary and no declaration
+ * is reported with the vocabulary. Returns whether it took the operand. */
+static bool resolve_vocab(Sema *s, const Stmt *in, int i, bool *ok) {
+  Operand *o = &in->operands[i];
+  char role = vocab_role(in->op_name, i);
+  if (!role || o->kind != OPND_NAME || o->nindex != 0) return false;
+  int n;
+  const char *const *names = vocab_names(role, &n);
+  for (int code = 0; code < n; code++)
+    if (!strcmp(names[code], o->name)) {
+      *o = (Operand){.kind = OPND_IMM, .span = o->span, .name = o->name, .imm_expr = o->imm_expr,
+                     .imm_value = code, .imm = (float)code, .vocab = role};
+      return true;
+    }
+  if (find_decl(s, o->name) || find_loop(s, o->name)) return false; /* a tile or a const: checked below */
+  char list[512];
+  size_t len = 0;
+  for (int code = 0; code < n && len < sizeof list; code++)
+    len += (size_t)snprintf(list + len, sizeof list - len, "%s%s", code ? ", " : "", names[code]);
+  diag_error(s->diag, o->span, "operand %d of '%s' must be %s (%s), not '%s'%s", i + 1, in->op_name,
+             vocab_what(role), list, o->name, suggestion(s, o->name, names, n));
+  *ok = false;
+  return true;
+}
+
+/* iota's and affine_select's pattern step, offset and channel multiplier
+ * are integers (NKI's iota makes int32 values) of at most 2^24, so that
+ * every affine value, at most 2^24 (1 + rows + cols) in magnitude, is
+ * exact in double; and VectorE transposes at most 32 x 32 (nki.isa.nc_transpose). */
+enum { AFFINE_MAX = 1 << 24, DVE_TRANSPOSE_MAX = 32 };
+
+static void check_isa_operands(Sema *s, const Stmt *in) {
+  if (in->op == BFRT_IOTA || in->op == BFRT_AFFINE_SELECT)
+    for (int i = 1; i <= 3; i++) {
+      const Operand *o = &in->operands[i];
+      if (o->imm_value != floor(o->imm_value) || fabs(o->imm_value) > AFFINE_MAX)
+        diag_error(s->diag, o->span, "operand %d of '%s' (%s) must be an integer of magnitude at most 2^24", i + 1,
+                   in->op_name, i == 1 ? "the step along the free axis" : i == 2 ? "the offset" : "the channel multiplier");
+    }
+  if (in->op == BFRT_PERMUTE) {
+    const Operand *o = &in->operands[2];
+    int64_t cols = s->k->tiles[in->operands[0].decl].cols;
+    if (o->imm_value != floor(o->imm_value) || o->imm_value < 1 || o->imm_value > (double)cols ||
+        cols % (int64_t)o->imm_value)
+      diag_error(s->diag, o->span,
+                 "operand 3 of 'permute' (the groups A of the free axis, read as [A, N / A]) must be an integer "
+                 "dividing the %lld columns", (long long)cols);
+  }
+  if (in->op == BFRT_NC_TRANSPOSE && in->engine >= 0 && s->p->target->engines[in->engine].kind == BFRT_KIND_DVE) {
+    const Tile *t = &s->k->tiles[in->operands[1].decl];
+    if (t->rows > DVE_TRANSPOSE_MAX || t->cols > DVE_TRANSPOSE_MAX)
+      diag_error(s->diag, in->operands[1].span,
+                 "'nc_transpose' on a vector engine transposes at most 32 x 32: '%s' is [%lld, %lld]; "
+                 "transpose it on the pe, or in 32 x 32 blocks", t->name, (long long)t->rows, (long long)t->cols);
+  }
+}
+
+/* Of the entries named like op, the one with n operands when op has not
+ * (an operand that did not resolve leaves the kinds unknown): its errors
+ * are about the operands, not their count. */
+static int form_with_count(int op, int n) {
+  if ((int)strlen(op_info(op)->operands) == n) return op;
+  for (int other = 0; other < BFRT_NOPS; other++)
+    if (!strcmp(op_info(other)->name, op_info(op)->name) && (int)strlen(op_info(other)->operands) == n) return other;
+  return op;
+}
+
+/* "3", or "3 or 4": the operand counts of op's name. */
+static const char *operand_counts(Sema *s, int op) {
+  char buf[64] = "";
+  size_t len = 0;
+  unsigned seen = 0;
+  for (int other = 0; other < BFRT_NOPS; other++) {
+    int n = (int)strlen(op_info(other)->operands);
+    if (strcmp(op_info(other)->name, op_info(op)->name) || (seen >> n & 1u)) continue;
+    seen |= 1u << n;
+  }
+  int last = 0;
+  for (int n = 0; n <= BFRT_MAX_OPERANDS; n++)
+    if (seen >> n & 1u) last = n;
+  for (int n = 0; n <= BFRT_MAX_OPERANDS; n++)
+    if (seen >> n & 1u)
+      len += (size_t)snprintf(buf + len, sizeof buf - len, "%s%d", !len ? "" : n == last ? " or " : ", ", n);
+  return arena_printf(s->p->arena, "%s", buf);
+}
+
 /* instr = [ENGINE ":"] op operand {"," operand} ";" */
 static void check_instr(Sema *s, Stmt *in) {
   number_instr(s, in);
   in->engine = place_instr(s, in);
   bool resolved = true;
-  for (int i = 0; i < in->noperands; i++) resolved &= resolve_operand(s, &in->operands[i]);
+  for (int i = 0; i < in->noperands; i++)
+    if (!resolve_vocab(s, in, i, &resolved)) resolved &= resolve_operand(s, &in->operands[i]);
   in->op = lookup_op(s, in, in->engine);
   if (in->op < 0) return;
+  in->op = form_with_count(in->op, in->noperands);
   const OpInfo *info = op_info(in->op);
   int want = (int)strlen(info->operands);
   if (in->noperands != want) {
-    diag_error(s->diag, in->op_span, "'%s' takes %d operands, not %d", in->op_name, want,
+    diag_error(s->diag, in->op_span, "'%s' takes %s operands, not %d", in->op_name, operand_counts(s, in->op),
                in->noperands);
     return;
   }
@@ -872,6 +1139,7 @@ static void check_instr(Sema *s, Stmt *in) {
     if (in->operands[i].kind == OPND_TILE && !s->tile_ok[in->operands[i].decl]) kinds_ok = false;
   if (kinds_ok) check_shapes(s, in, info->shape);
   if (kinds_ok) check_view_partner(s, in);
+  if (kinds_ok) check_isa_operands(s, in);
 }
 
 static void check_stmts(Sema *s, Stmt *list);
@@ -889,7 +1157,12 @@ static bool enter(Sema *s, const Stmt *st) {
 
 static void check_loop_var(Sema *s, const Stmt *loop) {
   const Decl *d = find_decl(s, loop->var);
-  const Stmt *outer = find_loop(s, loop->var);
+  const Stmt *outer = find_loop(s, loop->var), *let = find_let(s, loop->var);
+  if (let && !d && !outer) {
+    diag_error(s->diag, loop->var_span, "loop variable '%s' shadows a let", loop->var);
+    diag_note(s->diag, let->var_span, "'%s' is named here", loop->var);
+    return;
+  }
   if (!d && !outer) return;
   if (d)
     diag_error(s->diag, loop->var_span, "loop variable '%s' shadows %s '%s'", loop->var,
@@ -981,15 +1254,46 @@ static void check_if(Sema *s, Stmt *st) {
   s->depth--;
 }
 
+/* let = "let" IDENT "=" expr ";": names expr for the rest of its body. The
+ * name is new (no declaration, loop variable or let in scope has it). */
+static void check_let(Sema *s, Stmt *let) {
+  if (strcmp(let->op_name, "let")) {
+    diag_error(s->diag, let->op_span, "syntax error: unexpected '=' after '%s %s': an integer name is written 'let %s = ...;'",
+               let->op_name, let->var, let->var);
+    return;
+  }
+  bool constant;
+  bool ok = check_expr(s, let->lo, IN_LOOPS, "a let", &constant);
+  const Decl *d = find_decl(s, let->var);
+  const Stmt *loop = find_loop(s, let->var), *other = find_let(s, let->var);
+  if (d || loop || other) {
+    diag_error(s->diag, let->var_span, "let '%s' %s %s '%s'", let->var, other ? "redefines" : "shadows",
+               other ? "the let" : d ? decl_kind_name[d->kind] : "the loop variable", let->var);
+    diag_note(s->diag, other ? other->var_span : d ? d->span : loop->var_span, "'%s' is declared here", let->var);
+    ok = false;
+  }
+  if (s->nlets_open == MAX_OPEN_LETS) {
+    diag_error(s->diag, let->var_span, "more than %d lets in scope at once", MAX_OPEN_LETS);
+    return;
+  }
+  if (!ok) return;
+  s->lets = arena_grow(s->p->arena, s->lets, sizeof(Stmt *), s->nlets, &s->lets_cap);
+  s->lets[s->nlets++] = let;
+  s->open_lets[s->nlets_open++] = let;
+}
+
 static void check_stmts(Sema *s, Stmt *list) {
+  int lets_open = s->nlets_open; /* the lets of this body end with it */
   for (Stmt *st = list; st; st = st->next) {
     switch (st->kind) {
     case ST_FOR: check_for(s, st); break;
     case ST_BLOCK: check_block(s, st); break;
     case ST_INSTR: check_instr(s, st); break;
     case ST_IF: check_if(s, st); break;
+    case ST_LET: check_let(s, st); break;
     }
   }
+  s->nlets_open = lets_open;
 }
 
 /* Every out tensor is the destination of some store: one that none writes
@@ -1119,7 +1423,8 @@ static void check_matmul_operand(Sema *s, const Stmt *in, int j) {
 static void check_matmul_operands(Sema *s) {
   for (int i = 0; i < s->k->ninstrs; i++) {
     const Stmt *in = s->k->instrs[i];
-    if (in->op != BFRT_MATMUL && in->op != BFRT_MATMUL_ACC) continue;
+    if (in->op != BFRT_MATMUL && in->op != BFRT_MATMUL_ACC && in->op != BFRT_NC_MATMUL && in->op != BFRT_NC_MATMUL_ACC)
+      continue;
     for (int j = 0; j < in->noperands; j++) check_matmul_operand(s, in, j);
   }
 }

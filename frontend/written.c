@@ -82,7 +82,12 @@ static int64_t slot_of(const Operand *o) {
   return slot;
 }
 
-static bool reads_operand(const Stmt *in, int i) { return i > 0 || in->op == BFRT_MATMUL_ACC; }
+static bool reads_operand(const Stmt *in, int i) { return bfrt_op_reads(in->op, i); }
+
+/* Whether operand i is a tile the instruction writes (ops.def's roles). */
+static bool writes_tile(const Stmt *in, int i) {
+  return in->operands[i].kind == OPND_TILE && bfrt_op_writes(in->op, i);
+}
 
 /* The first of the n sorted keys at or after (slot, pos). */
 static int first_write_from(const Writes *w, int64_t slot, int pos) {
@@ -171,6 +176,7 @@ static void walk_stmt(Written *w, const Stmt *s, Place at) {
     walk(w, s->body, (Place){s, at.outer ? at.outer : s, false});
     break;
   case ST_BLOCK: walk(w, s->body, at); break;
+  case ST_LET: break; /* a let is a name: its uses are its expression (sema) */
   case ST_IF:
     at.conditional = true;
     walk(w, s->body, at);
@@ -203,18 +209,20 @@ void check_tiles_written(Program *p) {
   Written w = {p, ARENA_ARRAY(p->arena, Writes, k->ntiles + 1), ARENA_ARRAY(p->arena, int, k->nloops + 1)};
   int *count = ARENA_ARRAY(p->arena, int, k->ntiles + 1);
   for (int i = 0; i < k->ninstrs; i++)
-    if (k->instrs[i]->noperands > 0 && k->instrs[i]->operands[0].kind == OPND_TILE)
-      count[k->instrs[i]->operands[0].decl]++;
+    for (int j = 0; j < k->instrs[i]->noperands; j++)
+      if (writes_tile(k->instrs[i], j)) count[k->instrs[i]->operands[j].decl]++;
   for (int t = 0; t < k->ntiles; t++) {
     w.by_tile[t].items = ARENA_ARRAY(p->arena, Write, count[t] + 1);
     w.by_tile[t].positions = ARENA_ARRAY(p->arena, int, count[t] + 1);
   }
   for (int i = 0; i < k->ninstrs; i++) { /* in program order: positions ascend */
     const Stmt *in = k->instrs[i];
-    if (in->noperands == 0 || in->operands[0].kind != OPND_TILE) continue;
-    Writes *ws = &w.by_tile[in->operands[0].decl];
-    ws->positions[ws->n] = in->instr_id;
-    ws->items[ws->n++] = (Write){slot_of(&in->operands[0]), in->instr_id};
+    for (int j = 0; j < in->noperands; j++) {
+      if (!writes_tile(in, j)) continue;
+      Writes *ws = &w.by_tile[in->operands[j].decl];
+      ws->positions[ws->n] = in->instr_id;
+      ws->items[ws->n++] = (Write){slot_of(&in->operands[j]), in->instr_id};
+    }
   }
   for (int t = 0; t < k->ntiles; t++)
     qsort(w.by_tile[t].items, (size_t)w.by_tile[t].n, sizeof(Write), compare_writes);

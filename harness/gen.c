@@ -234,6 +234,7 @@ static void declare_tiles(Gen *g) {
               cols[f] * (big && f == FAM_COL ? 2 : 1));
     }
   }
+  fprintf(g->out, "  sbuf bs: f32[%d, 6];\n  sbuf bm: f32[%d, 2];\n", TILE_DIM, TILE_DIM);
 }
 
 /* ---- Operands. */
@@ -369,8 +370,9 @@ static int tile_families(Gen *g, const OpInfo *op, Family fam[3]) {
       [SHAPE_ROWREDUCE] = {FAM_ROW, FAM_SQUARE},
       [SHAPE_ROWBCAST] = {FAM_SQUARE, FAM_SQUARE, FAM_ROW},
       [SHAPE_COLBCAST] = {FAM_SQUARE, FAM_SQUARE, FAM_COL},
+      [SHAPE_NC_MATMUL] = {FAM_SQUARE, FAM_SQUARE, FAM_SQUARE},
   };
-  int n = op->sig == SIG_T_TT ? 3 : 2;
+  int n = (int)strspn(op->operands, "T"); /* the tiles, before any immediate */
   Family any = (Family)rng_below(&g->rng, NFAMILIES);
   bool same = op->shape == SHAPE_SAME || op->shape == SHAPE_NONE;
   for (int i = 0; i < n; i++) fam[i] = same ? any : fixed[op->shape][i];
@@ -391,6 +393,47 @@ static void print_store(Gen *g, Family f, const GenTensor *only) {
   print_hbm_of(g, f, true, only);
   fprintf(g->out, ", %s", text);
   free(text);
+}
+
+/* ---- The nki.isa instructions' operands: names from their vocabularies,
+ * integer affine patterns, [P, 1] scalars. bn_stats writes the [4, 6]
+ * tile bs and bn_aggr reads it into the [4, 2] tile bm. */
+
+static void print_word(Gen *g, const char *const *names, int n) { fputs(names[rng_below(&g->rng, n)], g->out); }
+
+static void print_alu(Gen *g, const OpInfo *op) {
+  static const char *const reducers[] = {"add", "multiply", "maximum", "minimum"};
+  if (op->shape == SHAPE_ROWREDUCE_OF) print_word(g, reducers, 4);
+  else if (op->shape == SHAPE_SELECT) print_word(g, bfrt_alu_names + BFRT_ALU_EQUAL, BFRT_NALU - BFRT_ALU_EQUAL);
+  else print_word(g, bfrt_alu_names, BFRT_NALU);
+}
+
+/* The family of tile operand i: the data family, or a [P, 1] scalar. */
+static Family isa_family(const OpInfo *op, int i, Family data) {
+  int scalars = op->shape == SHAPE_SCALAR ? 2 : op->shape == SHAPE_ACTIVATION || op->shape == SHAPE_SCAN ? 3 : 99;
+  if (op->shape == SHAPE_ROWREDUCE_OF) return i == 0 ? FAM_ROW : FAM_SQUARE;
+  return i >= scalars ? FAM_ROW : data;
+}
+
+static void print_isa_operands(Gen *g, const OpInfo *op) {
+  bool scalars = op->shape == SHAPE_SCALAR || op->shape == SHAPE_ACTIVATION || op->shape == SHAPE_SCAN;
+  Family data = scalars ? (Family)rng_below(&g->rng, 2) : (Family)rng_below(&g->rng, NFAMILIES);
+  for (int i = 0; op->operands[i]; i++) {
+    if (i) fputs(", ", g->out);
+    char role = op->roles[i];
+    bool affine = (op->shape == SHAPE_NONE || op->shape == SHAPE_SELECT) && i >= 1 && i <= 3 && op->sig != SIG_T_F;
+    if (op->shape == SHAPE_BN_STATS || op->shape == SHAPE_BN_AGGR) {
+      bool stats = op->shape == SHAPE_BN_STATS;
+      fputs(i == 0 ? (stats ? "bs" : "bm") : "", g->out);
+      if (i == 1 && stats) print_tile_in(g, FAM_SQUARE, false);
+      if (i == 1 && !stats) fputs("bs", g->out);
+    } else if (op->operands[i] == 'T') print_tile(g, isa_family(op, i, data));
+    else if (role == 'o') print_alu(g, op);
+    else if (role == 'f') print_word(g, bfrt_fn_names, BFRT_NFN);
+    else if (role == 'n') fputs("negate", g->out);
+    else if (affine) fprintf(g->out, "%d", rng_below(&g->rng, 5) - 2);
+    else print_imm(g);
+  }
 }
 
 static void print_operands(Gen *g, const OpInfo *op) {
@@ -417,9 +460,13 @@ static void print_operands(Gen *g, const OpInfo *op) {
     return;
   default: break;
   }
+  if (op->shape > SHAPE_NC_MATMUL || op->sig == SIG_T_FFF) { /* the nki.isa forms but nc_matmul */
+    print_isa_operands(g, op);
+    return;
+  }
   Family fam[3];
   int n = tile_families(g, op, fam);
-  bool matmul = op->shape == SHAPE_MATMUL; /* matmul and matmul_acc */
+  bool matmul = op->shape == SHAPE_MATMUL || op->shape == SHAPE_NC_MATMUL; /* matmul, nc_matmul and their _acc */
   bool to_accumulator = g->accumulator >= 0 && matmul;
   bool sbuf_inputs = matmul && g->target->limits.matmul_sbuf_inputs;
   for (int i = 0; i < n; i++) {
@@ -429,7 +476,8 @@ static void print_operands(Gen *g, const OpInfo *op) {
   }
   if (op->sig == SIG_T_TF) {
     fputs(", ", g->out);
-    print_imm(g);
+    if (op == &rt_ops[BFRT_PERMUTE]) fprintf(g->out, "%d", fam[0] == FAM_ROW ? 1 : 1 << rng_below(&g->rng, 3)); /* divides 4 */
+    else print_imm(g);
   }
 }
 

@@ -26,6 +26,7 @@ typedef struct bfrt_engine_cost {
   double two_input_factor; /* body cost of an op reading two full tiles (add, ...); 0: 1 */
   int64_t pe_rows, pe_cols;              /* systolic array shape (matmul) */
   int64_t matmul_min_cols; /* a matmul pass streams at least this many columns; 0: none */
+  double matmul_narrow_factor; /* nc_matmul: inputs of 2 bytes or fewer stream this much faster; 0: 1 */
   int64_t dma_latency;                   /* cycles before the first byte */
   double dma_bytes_per_cycle;            /* of one DMA engine */
   int64_t dma_outstanding; /* dma engines: transfers in flight at once; 0 or 1: one at a time */

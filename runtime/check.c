@@ -246,11 +246,11 @@ void check_op(Ctx *cx, int op, const bfrt_arg *args, int nargs) {
   Checker *ch = cx->rt->checker;
   pthread_mutex_lock(&ch->mu);
   Access a = {.cx = cx, .write = 0};
-  for (int i = 1; i < nargs; i++)
-    if (args[i].kind != BFRT_ARG_IMM) touch_operand(ch, &a, &args[i], cx->views[i]);
-  if (op == BFRT_MATMUL_ACC) touch_operand(ch, &a, &args[0], cx->views[0]);
+  for (int i = 0; i < nargs; i++) /* the reads first: an accumulator is read, then written */
+    if (args[i].kind != BFRT_ARG_IMM && bfrt_op_reads(op, i)) touch_operand(ch, &a, &args[i], cx->views[i]);
   a.write = 1;
-  touch_operand(ch, &a, &args[0], cx->views[0]);
+  for (int i = 0; i < nargs; i++)
+    if (args[i].kind != BFRT_ARG_IMM && bfrt_op_writes(op, i)) touch_operand(ch, &a, &args[i], cx->views[i]);
   pthread_mutex_unlock(&ch->mu);
 }
 

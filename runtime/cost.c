@@ -24,6 +24,18 @@
  *                     (the array's fill latency): per pass
  *                     max(N, matmul_min_cols) / elems_per_cycle[matmul];
  *   transpose         a matmul by the identity: [C,R] = [C,R]·[R,R];
+ *   nc_matmul         d[M,N] = st[K,M]^T · mv[K,N], as TensorE runs it: the
+ *                     stationary is loaded into the array first, its M
+ *                     columns at the moving rate (an assumption: the load's
+ *                     own rate is not published), then the N moving columns
+ *                     stream through, no fewer than matmul_min_cols (the
+ *                     minimum issue interval), each load and stream once per
+ *                     pe_rows x pe_cols block of the stationary; the rate is
+ *                     elems_per_cycle[matmul] for fp32 inputs and
+ *                     matmul_narrow_factor times that for inputs of 2 bytes
+ *                     or fewer (bf16, fp16, fp8: "fp32 4x slower");
+ *   nc_transpose      on the pe as transpose; on another engine (VectorE,
+ *                     32 x 32 at most) like every other op below;
  *   everything else   the partition axis (rows) runs on `lanes` lanes in
  *                     parallel, so a [P,N] tile takes ceil(P/lanes) passes
  *                     of N elements per lane (lanes = 0: one pass over all
@@ -75,7 +87,21 @@ static double split_engines(const bfrt_engine_cost *c, int64_t rows) {
   return (double)(rows < most ? (rows > 1 ? rows : 1) : most);
 }
 
-static int reads_two_tiles(int op) { return rt_ops[op].sig == SIG_T_TT && rt_ops[op].shape == SHAPE_SAME; }
+/* nc_matmul: per block of the stationary, its load and the moving stream. */
+static int64_t nc_matmul_cycles(const bfrt_engine_cost *c, int64_t k, int64_t m, int64_t n, int elem_bytes) {
+  int64_t blocks = mul_cycles(ceil_div(k, c->pe_rows), ceil_div(m, c->pe_cols));
+  double per_cycle = rate(c->elems_per_cycle[BFRT_CLASS_MATMUL]);
+  if (elem_bytes <= 2 && c->matmul_narrow_factor > 0) per_cycle *= c->matmul_narrow_factor;
+  int64_t rows_loaded = m < c->pe_cols || c->pe_cols <= 0 ? m : c->pe_cols;
+  int64_t cols = n > c->matmul_min_cols ? n : c->matmul_min_cols;
+  return mul_cycles(blocks, add_cycles(cycles_for((double)rows_loaded, per_cycle), cycles_for((double)cols, per_cycle)));
+}
+
+/* Ops that stream two full tiles: tensor_tensor's add, sub, mul, max, and
+ * tensor_tensor_scan's data0 and data1 ("~2N for two-input instructions"). */
+static int reads_two_tiles(int op) {
+  return (rt_ops[op].sig == SIG_T_TT && rt_ops[op].shape == SHAPE_SAME) || rt_ops[op].shape == SHAPE_SCAN;
+}
 
 static int64_t lane_cycles(const bfrt_engine_cost *c, int op, const int64_t shape[2]) {
   int64_t passes = c->lanes > 0 ? ceil_div(shape[0], c->lanes) : 1;
@@ -107,7 +133,10 @@ bfrt_op_time bfrt_op_timing_sized(const bfrt_costs *costs, int kind, int op, con
     return (bfrt_op_time){pipelined(costs, kind) ? occupancy : completion, completion, engines, stream};
   }
   if (op == BFRT_MATMUL || op == BFRT_MATMUL_ACC) body = matmul_cycles(c, dst[0], src[1], dst[1]);
-  else if (op == BFRT_TRANSPOSE) body = matmul_cycles(c, dst[0], src[0], dst[1]);
+  else if (op == BFRT_NC_MATMUL || op == BFRT_NC_MATMUL_ACC)
+    body = nc_matmul_cycles(c, src[0], dst[0], dst[1], elem_bytes);
+  else if (op == BFRT_TRANSPOSE || (op == BFRT_NC_TRANSPOSE && kind == BFRT_KIND_PE))
+    body = matmul_cycles(c, dst[0], src[0], dst[1]);
   else body = lane_cycles(c, op, shape);
   return (bfrt_op_time){add_cycles(c->overhead, body), add_cycles(c->overhead, body), 0, 0};
 }

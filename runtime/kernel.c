@@ -35,17 +35,10 @@
 
 /* ---- Operands. */
 
-static const struct {
-  int n;
-  int kinds[3];
-} signatures[] = {
-    [SIG_T_H] = {2, {BFRT_ARG_TILE, BFRT_ARG_HBM}},
-    [SIG_H_T] = {2, {BFRT_ARG_HBM, BFRT_ARG_TILE}},
-    [SIG_T_TT] = {3, {BFRT_ARG_TILE, BFRT_ARG_TILE, BFRT_ARG_TILE}},
-    [SIG_T_T] = {2, {BFRT_ARG_TILE, BFRT_ARG_TILE}},
-    [SIG_T_F] = {2, {BFRT_ARG_TILE, BFRT_ARG_IMM}},
-    [SIG_T_TF] = {3, {BFRT_ARG_TILE, BFRT_ARG_TILE, BFRT_ARG_IMM}},
-};
+/* The runtime's operand kind of a signature letter (ops.h). */
+static int arg_kind(char letter) {
+  return letter == 'T' ? BFRT_ARG_TILE : letter == 'H' ? BFRT_ARG_HBM : BFRT_ARG_IMM;
+}
 
 /* The one slot check, for ops and for the bookkeeping that tracks them. */
 static const bfrt_tile_desc *check_slot(Ctx *cx, int line, int op, int tile, int64_t slot) {
@@ -128,42 +121,64 @@ static SemView hbm_view(Ctx *cx, int line, int op, const bfrt_arg *a, SemView un
 
 static int same_shape(SemView a, SemView b) { return a.rows == b.rows && a.cols == b.cols; }
 
-static int shapes_fit(int rule, int sig, const SemView v[3]) {
-  switch (rule) {
+/* v[i] is [rows, 1]: one value per partition. */
+static int per_row(SemView v, int64_t rows) { return v.rows == rows && v.cols == 1; }
+
+/* The tile operands a role letter marks as [P, 1] scalars: tensor_scalar's
+ * vector operands, activation's bias and accumulator, a scan's initial. */
+static int scalars_fit(int op, const SemView *v, int from) {
+  const char *kinds = rt_ops[op].operands;
+  for (int i = from; kinds[i]; i++)
+    if (kinds[i] == 'T' && !per_row(v[i], v[0].rows)) return 0;
+  return 1;
+}
+
+static int shapes_fit(int op, const SemView *v) {
+  int sig = rt_ops[op].sig;
+  switch (rt_ops[op].shape) {
   case SHAPE_SAME: return same_shape(v[0], v[1]) && (sig != SIG_T_TT || same_shape(v[0], v[2]));
   case SHAPE_MATMUL: return v[0].rows == v[1].rows && v[1].cols == v[2].rows && v[0].cols == v[2].cols;
+  case SHAPE_NC_MATMUL: return v[1].rows == v[2].rows && v[0].rows == v[1].cols && v[0].cols == v[2].cols;
   case SHAPE_TRANSPOSE: return v[0].rows == v[1].cols && v[0].cols == v[1].rows;
-  case SHAPE_ROWREDUCE: return v[0].rows == v[1].rows && v[0].cols == 1;
-  case SHAPE_ROWBCAST: return same_shape(v[0], v[1]) && v[2].rows == v[0].rows && v[2].cols == 1;
+  case SHAPE_ROWREDUCE: return per_row(v[0], v[1].rows);
+  case SHAPE_ROWREDUCE_OF: return per_row(v[0], v[2].rows);
+  case SHAPE_ROWBCAST: return same_shape(v[0], v[1]) && per_row(v[2], v[0].rows);
   case SHAPE_COLBCAST: return same_shape(v[0], v[1]) && v[2].rows == 1 && v[2].cols == v[0].cols;
+  case SHAPE_SCALAR: return same_shape(v[0], v[1]) && scalars_fit(op, v, 2);
+  case SHAPE_ACTIVATION: return same_shape(v[0], v[2]) && scalars_fit(op, v, 3);
+  case SHAPE_SCAN: return same_shape(v[0], v[1]) && same_shape(v[0], v[2]) && scalars_fit(op, v, 3);
+  case SHAPE_SELECT: return same_shape(v[0], v[4]);
+  case SHAPE_BN_STATS: return v[0].rows == v[1].rows && v[0].cols == 6;
+  case SHAPE_BN_AGGR: return v[0].rows == v[1].rows && v[0].cols == 2 && v[1].cols % 3 == 0;
   default: return 1;
   }
 }
 
-/* Fill cx->views from args and return the immediate (0 if none). */
-static float resolve(Ctx *cx, int op, int line, int nargs, const bfrt_arg *args) {
+/* Fill cx->views and cx->imms from args (a view's data is NULL for an
+ * immediate, an immediate 0 for a view). */
+static void resolve(Ctx *cx, int op, int line, int nargs, const bfrt_arg *args) {
   if (op < 0 || op >= BFRT_NOPS) rt_fail(cx, line, "unknown op %d", op);
-  int sig = rt_ops[op].sig, n = signatures[sig].n, hbm = -1;
+  const char *kinds = rt_ops[op].operands;
+  int n = (int)strlen(kinds), hbm = -1;
   if (nargs != n) rt_fail(cx, line, "%s takes %d operands, not %d", rt_ops[op].name, n, nargs);
-  float imm = 0.0f;
   for (int i = 0; i < n; i++) {
-    if (args[i].kind != signatures[sig].kinds[i])
+    if (args[i].kind != arg_kind(kinds[i]))
       rt_fail(cx, line, "%s: operand %d has the wrong kind", rt_ops[op].name, i);
     cx->views[i] = (SemView){0};
+    cx->imms[i] = 0.0f;
     if (args[i].kind == BFRT_ARG_TILE) cx->views[i] = tile_view(cx, line, op, &args[i]);
     if (args[i].kind == BFRT_ARG_HBM) hbm = i;
-    if (args[i].kind == BFRT_ARG_IMM) imm = args[i].imm;
+    if (args[i].kind == BFRT_ARG_IMM) cx->imms[i] = args[i].imm;
   }
   if (hbm >= 0) cx->views[hbm] = hbm_view(cx, line, op, &args[hbm], cx->views[1 - hbm]);
-  if (!shapes_fit(rt_ops[op].shape, sig, cx->views)) {
-    char shapes[96] = "";
+  if (!shapes_fit(op, cx->views)) {
+    char shapes[160] = "";
     for (int i = 0, len = 0; i < n && len < (int)sizeof shapes; i++)
       if (args[i].kind != BFRT_ARG_IMM)
         len += snprintf(shapes + len, sizeof shapes - (size_t)len, "%s[%lld, %lld]", len ? ", " : "",
                         (long long)cx->views[i].rows, (long long)cx->views[i].cols);
     rt_fail(cx, line, "%s: operand shapes do not fit the op (%s)", rt_ops[op].name, shapes);
   }
-  return imm;
 }
 
 /* ---- The counter window. */
@@ -213,14 +228,14 @@ int rt_holder(Ctx *cx, int64_t own, int64_t next) {
 void bfrt_op(Ctx *cx, int op, int line, int nargs, const bfrt_arg *args) {
   bfrt *rt = cx->rt;
   if (rt_failed(rt)) rt_unwind(cx);
-  float imm = resolve(cx, op, line, nargs, args);
+  resolve(cx, op, line, nargs, args);
   cx->op = op;
   cx->line = line;
   if (rt->checker) check_op(cx, op, args, nargs);
   rt_read_counters(cx);
   rt->exec->before_op(cx);
   int64_t start = trace_now(cx);
-  if (!rt->timing_only) sem_apply(op, cx->views[0], cx->views[1], cx->views[2], imm);
+  if (!rt->timing_only) sem_apply(op, cx->views, cx->imms);
   if (++cx->completed > rt->opt->max_instructions && rt->opt->max_instructions > 0)
     rt_fail(cx, line, "engine %s runs more than %lld instructions (the run's limit)", rt->k->engine_names[cx->engine],
             (long long)rt->opt->max_instructions);

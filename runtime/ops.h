@@ -28,8 +28,61 @@ enum {
  * accumulation whose error grows with its length). */
 enum { BFRT_ACC_EXACT, BFRT_ACC_ROUND, BFRT_ACC_LIBM, BFRT_ACC_SUM, BFRT_NACCS };
 
-/* Operands after the destination, destination first: T tile, H hbm tile, F immediate. */
-typedef enum Signature { SIG_T_H, SIG_H_T, SIG_T_TT, SIG_T_T, SIG_T_F, SIG_T_TF } Signature;
+/* The most operands an op takes, destination first. */
+#define BFRT_MAX_OPERANDS 7
+
+/* An op's operands, destination first, and what it does with each: the
+ * signatures' table is in ops.c (kinds and roles), one letter per operand.
+ *   kinds: T a tile, H an hbm tile X[r, c], F an immediate (a float, or a
+ *          name from a vocabulary, carried as its code: see roles);
+ *   roles: w written, a read and written (accumulated into), r read,
+ *          - a float immediate, o an ALU op name (BFRT_ALU_*), f an
+ *          activation function name (BFRT_FN_*), n the word `negate`.
+ * The dependence analysis, the race checker, the references and the
+ * simulator take an op's reads and writes from these roles and nowhere
+ * else (bfrt_op_reads, bfrt_op_writes). */
+typedef enum Signature {
+  SIG_T_H, SIG_H_T, SIG_T_TT, SIG_T_T, SIG_T_F, SIG_T_TF,
+  SIG_A_TT,     /* acc, a, b: acc read and written (matmul_acc, nc_matmul_acc) */
+  SIG_T_FFF,    /* iota d, step, offset, channel_multiplier */
+  SIG_T_FFFTFO, /* affine_select d, step, offset, channel_multiplier, on_true, on_false, cmp */
+  SIG_T_OT,     /* tensor_reduce d, op, s */
+  SIG_T_OTN,    /* tensor_reduce d, op, s, negate */
+  SIG_T_TOF,    /* tensor_scalar d, s, op0, f0 */
+  SIG_T_TOT,    /* tensor_scalar d, s, op0, v0 ([P, 1]) */
+  SIG_T_TOFOF,  /* tensor_scalar d, s, op0, f0, op1, f1 */
+  SIG_T_TOTOT,  /* tensor_scalar d, s, op0, v0, op1, v1 */
+  SIG_T_FT,     /* activation d, fn, s */
+  SIG_T_FTTF,   /* activation d, fn, s, bias, scale */
+  SIG_T_FTTFA,  /* activation_acc d, fn, s, bias, scale, acc: acc read and written */
+  SIG_T_TTFOO,  /* tensor_tensor_scan d, data0, data1, initial (a float), op0, op1 */
+  SIG_T_TTTOO,  /* tensor_tensor_scan d, data0, data1, initial ([P, 1]), op0, op1 */
+  BFRT_NSIGS
+} Signature;
+
+/* The names an operand of role o takes (NKI's nl.add, nl.subtract, ...,
+ * and the comparisons, which give 1.0 or 0.0), and of role f (NKI's
+ * activation functions), each carried as its code in the immediate. */
+#define BFRT_ALU_NAMES(X) X(ADD, "add") X(SUBTRACT, "subtract") X(MULTIPLY, "multiply") \
+  X(MAXIMUM, "maximum") X(MINIMUM, "minimum") X(EQUAL, "equal") X(NOT_EQUAL, "not_equal") \
+  X(GREATER, "greater") X(GREATER_EQUAL, "greater_equal") X(LESS, "less") X(LESS_EQUAL, "less_equal")
+#define BFRT_FN_NAMES(X) X(COPY, "copy") X(EXP, "exp") X(TANH, "tanh") X(RELU, "relu") \
+  X(SIGMOID, "sigmoid") X(GELU, "gelu_apprx_tanh") X(SILU, "silu") X(SQUARE, "square") \
+  X(SQRT, "sqrt") X(RSQRT, "rsqrt") X(ABS, "abs") X(RECIPROCAL, "reciprocal")
+enum {
+#define X(id, name) BFRT_ALU_##id,
+  BFRT_ALU_NAMES(X)
+#undef X
+  BFRT_NALU
+};
+enum {
+#define X(id, name) BFRT_FN_##id,
+  BFRT_FN_NAMES(X)
+#undef X
+  BFRT_NFN
+};
+extern const char *const bfrt_alu_names[BFRT_NALU];
+extern const char *const bfrt_fn_names[BFRT_NFN];
 
 /* How operand shapes must relate (shapes are [rows, cols]). */
 typedef enum ShapeRule {
@@ -40,6 +93,14 @@ typedef enum ShapeRule {
   SHAPE_ROWBCAST,  /* dst [M,N] = src [M,N] op row [M,1] */
   SHAPE_COLBCAST,  /* dst [M,N] = src [M,N] op col [1,N] */
   SHAPE_NONE,      /* fill: no relation */
+  SHAPE_NC_MATMUL, /* dst [M,N] = stationary [K,M]^T . moving [K,N] */
+  SHAPE_ROWREDUCE_OF, /* tensor_reduce: dst [M,1] from operand 2 [M,N] */
+  SHAPE_SCALAR,    /* tensor_scalar: dst, s [M,N]; tile operands [M,1] */
+  SHAPE_ACTIVATION, /* activation: dst, s [M,N]; bias, acc [M,1] */
+  SHAPE_SCAN,      /* tensor_tensor_scan: dst, data0, data1 [M,N]; a tile initial [M,1] */
+  SHAPE_SELECT,    /* affine_select: dst, on_true [M,N] */
+  SHAPE_BN_STATS,  /* dst [M,6] from s [M,N] */
+  SHAPE_BN_AGGR,   /* dst [M,2] from s [M,3k] */
 } ShapeRule;
 
 typedef struct OpInfo {
@@ -49,11 +110,38 @@ typedef struct OpInfo {
   ShapeRule shape;
   int cls;              /* BFRT_CLASS_*: its throughput in the cost model */
   const char *operands; /* one letter per operand, destination first: T, H or F */
+  const char *roles;    /* one letter per operand: w, a, r, -, o, f, n (see Signature) */
   int accuracy;         /* BFRT_ACC_*: its tolerance against the f64 reference */
 } OpInfo;
 
 /* Indexed by BFRT_<OP>. */
 extern const OpInfo rt_ops[BFRT_NOPS];
+
+/* Whether op reads, or writes, its operand i (destination first). */
+static inline int bfrt_op_reads(int op, int i) {
+  char r = rt_ops[op].roles[i];
+  return r == 'r' || r == 'a';
+}
+static inline int bfrt_op_writes(int op, int i) {
+  char r = rt_ops[op].roles[i];
+  return r == 'w' || r == 'a';
+}
+/* The operand the cost model sizes an op by beside its destination: the
+ * first tile or hbm operand it reads after the destination (tensor_reduce's
+ * data, activation's input), or the destination when it reads none (fill,
+ * iota). */
+static inline int bfrt_op_source(int op) {
+  for (int i = 1; rt_ops[op].roles[i]; i++)
+    if (rt_ops[op].roles[i] == 'r') return i;
+  return 0;
+}
+/* The bytes per element the cost model charges op, from its destination's
+ * and its source's: a transfer moves the wider; TensorE streams its inputs
+ * (its destination is always fp32 PSUM), so the source's. */
+static inline int bfrt_op_elem_bytes(int op, int dst_bytes, int src_bytes) {
+  int bytes = rt_ops[op].cls == BFRT_CLASS_MATMUL ? src_bytes : dst_bytes > src_bytes ? dst_bytes : src_bytes;
+  return bytes > 0 ? bytes : 4;
+}
 
 /* The entry of op (BFRT_<OP>). */
 const OpInfo *op_info(int op);

@@ -37,7 +37,7 @@ enum { TRACE_WAIT = BFRT_NOPS, TRACE_BARRIER };
 
 typedef struct TraceEvent {
   int op, line;
-  signed char dtypes[3]; /* op: its tile and tensor operands' BFRT_DTYPE_*, in order; -1 after them */
+  signed char dtypes[BFRT_MAX_OPERANDS]; /* op: its tile and tensor operands' BFRT_DTYPE_*, in order; -1 after them */
   int engine;        /* wait: whose counter */
   int64_t threshold; /* wait */
   int64_t start_ns, dur_ns;
@@ -64,7 +64,8 @@ struct bfrt_ctx {
   /* The instruction being executed: errors, the trace and a race checker
    * read these. op is BFRT_* or TRACE_WAIT / TRACE_BARRIER. */
   int op, line;
-  SemView views[3]; /* the current op's resolved operands */
+  SemView views[BFRT_MAX_OPERANDS]; /* the current op's resolved operands */
+  float imms[BFRT_MAX_OPERANDS];    /* and its immediates */
   int64_t completed; /* own instructions completed this run */
 
   int64_t waits, bookkeeping, barriers;

@@ -11,9 +11,12 @@
  * Views are strided (an hbm tile is a window of a larger tensor, a tile
  * view a window of its slot). The destination may be the same view as a
  * source: elementwise and row ops read each element before writing it;
- * matmul and transpose, which read elements they have already written, go
- * through a temporary. A source that partly overlaps the destination is
- * read into a temporary before the op (sem_apply).
+ * matmul, nc_matmul, transpose and permute, which read elements they have
+ * already written, go through a temporary. A source that partly overlaps a
+ * written operand is read into a temporary before the op (sem_apply). An
+ * op gets every operand at its position, destination first (sem_apply's
+ * arrays): a view for a tile or an hbm tile, a float for an immediate, an
+ * ALU op's or an activation function's code for a name.
  *
  * Storage types narrower than f32 (bf16, fp8e4, fp8e5, fp16) change nothing above:
  * every op computes in f32 as written, and only the store rounds, to
@@ -21,13 +24,16 @@
  * is the same as rounding each element as it is stored, because no op
  * reads an element of its destination after writing it (matmul and
  * transpose write through a temporary, and the row ops read their row
- * operand before writing the row). */
+ * operand before writing the row). Every operand an op writes is rounded
+ * so: activation_acc's accumulator as well as its destination; its sum
+ * adds the f32 results, before the destination's rounding. */
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "bfrt_kernel.h"
+#include "ops.h"
 #include "semantics.h"
 
 static float *at(SemView v, int64_t i, int64_t j) { return v.data + i * v.stride + j; }
@@ -228,16 +234,214 @@ void sem_round_view(SemView v) {
     for (int64_t j = 0; j < v.cols; j++) *at(v, i, j) = bfrt_round(*at(v, i, j), v.dtype);
 }
 
-static void compute(int op, SemView dst, SemView a, SemView b, float imm) {
+/* ---- The nki.isa instructions (ops.def's second part). */
+
+/* An ALU op (BFRT_ALU_*) of x and y: one f32 rounding, or 1.0 / 0.0 for a
+ * comparison. */
+static float alu(int code, float x, float y) {
+  switch (code) {
+  case BFRT_ALU_ADD: return x + y;
+  case BFRT_ALU_SUBTRACT: return x - y;
+  case BFRT_ALU_MULTIPLY: return x * y;
+  case BFRT_ALU_MAXIMUM: return x > y ? x : y;
+  case BFRT_ALU_MINIMUM: return x < y ? x : y;
+  case BFRT_ALU_EQUAL: return x == y ? 1.0f : 0.0f;
+  case BFRT_ALU_NOT_EQUAL: return x != y ? 1.0f : 0.0f;
+  case BFRT_ALU_GREATER: return x > y ? 1.0f : 0.0f;
+  case BFRT_ALU_GREATER_EQUAL: return x >= y ? 1.0f : 0.0f;
+  case BFRT_ALU_LESS: return x < y ? 1.0f : 0.0f;
+  case BFRT_ALU_LESS_EQUAL: return x <= y ? 1.0f : 0.0f;
+  default: abort(); /* sema admits only the names */
+  }
+}
+
+/* An activation function (BFRT_FN_*), the same element functions as the
+ * ops of the same names. */
+static float activate(int fn, float x) {
+  switch (fn) {
+  case BFRT_FN_COPY: return x;
+  case BFRT_FN_EXP: return exponential(x, 0);
+  case BFRT_FN_TANH: return hyperbolic_tangent(x, 0);
+  case BFRT_FN_RELU: return rectified(x, 0);
+  case BFRT_FN_SIGMOID: return logistic(x, 0);
+  case BFRT_FN_GELU: return gelu_tanh(x, 0);
+  case BFRT_FN_SILU: return sigmoid_linear(x, 0);
+  case BFRT_FN_SQUARE: return squared(x, 0);
+  case BFRT_FN_SQRT: return square_root(x, 0);
+  case BFRT_FN_RSQRT: return reciprocal_sqrt(x, 0);
+  case BFRT_FN_ABS: return absolute(x, 0);
+  case BFRT_FN_RECIPROCAL: return reciprocal(x, 0);
+  default: abort();
+  }
+}
+
+/* nc_matmul: d[i,j] = sum over k = 0 .. K-1, in order, of st[k,i] mv[k,j],
+ * from 0 or (accumulate) from d[i,j]: stationary^T . moving. */
+static void nc_matmul(SemView d, SemView st, SemView mv, int accumulate) {
+  int aliased = d.data == st.data || d.data == mv.data;
+  SemView out = aliased ? temporary(d) : d;
+  for (int64_t i = 0; i < d.rows; i++) {
+    float *row = at(out, i, 0);
+    for (int64_t j = 0; j < d.cols; j++) row[j] = accumulate ? *at(d, i, j) : 0.0f;
+    for (int64_t k = 0; k < st.rows; k++) {
+      float ski = *at(st, k, i);
+      const float *mk = at(mv, k, 0);
+      for (int64_t j = 0; j < d.cols; j++) row[j] += ski * mk[j];
+    }
+  }
+  if (aliased) copy_back(d, out);
+}
+
+/* The affine value offset + p * channel_multiplier + j * step of iota and
+ * affine_select: sema admits only integers of at most 2^24 in magnitude,
+ * so the sum is exact in double. */
+static double affine(const float *imm, int64_t p, int64_t j) {
+  return (double)imm[2] + (double)p * imm[3] + (double)j * imm[1];
+}
+
+static void iota(SemView d, const float *imm) {
+  for (int64_t p = 0; p < d.rows; p++)
+    for (int64_t j = 0; j < d.cols; j++) *at(d, p, j) = (float)affine(imm, p, j);
+}
+
+/* Whether comparison code (BFRT_ALU_EQUAL ..) holds between a and 0. */
+static int holds(int code, double a) {
+  switch (code) {
+  case BFRT_ALU_EQUAL: return a == 0;
+  case BFRT_ALU_NOT_EQUAL: return a != 0;
+  case BFRT_ALU_GREATER: return a > 0;
+  case BFRT_ALU_GREATER_EQUAL: return a >= 0;
+  case BFRT_ALU_LESS: return a < 0;
+  case BFRT_ALU_LESS_EQUAL: return a <= 0;
+  default: abort(); /* sema admits only comparisons */
+  }
+}
+
+/* affine_select: d = cmp(affine, 0) ? on_true : on_false, elementwise. */
+static void affine_select(SemView d, SemView on_true, const float *imm) {
+  for (int64_t p = 0; p < d.rows; p++)
+    for (int64_t j = 0; j < d.cols; j++)
+      *at(d, p, j) = holds((int)imm[6], affine(imm, p, j)) ? *at(on_true, p, j) : imm[5];
+}
+
+/* tensor_reduce: acc = s[p,0], then acc = op(acc, s[p,j]) for j = 1 ..,
+ * negated at the end when asked. */
+static void tensor_reduce(SemView d, int code, SemView s, int negate) {
+  for (int64_t p = 0; p < s.rows; p++) {
+    float acc = *at(s, p, 0);
+    for (int64_t j = 1; j < s.cols; j++) acc = alu(code, acc, *at(s, p, j));
+    *at(d, p, 0) = negate ? -acc : acc;
+  }
+}
+
+/* An operand of tensor_scalar or the initial of a scan: the immediate, or
+ * the [P, 1] tile's value for partition p. */
+static float scalar_of(SemView v, float imm, int64_t p) { return v.data ? *at(v, p, 0) : imm; }
+
+/* tensor_scalar: d = (s op0 c0) op1 c1, each step rounded (ops < 0: none). */
+static void tensor_scalar(SemView d, SemView s, int op0, SemView v0, float c0, int op1, SemView v1, float c1) {
+  for (int64_t p = 0; p < d.rows; p++) {
+    float x0 = scalar_of(v0, c0, p), x1 = op1 >= 0 ? scalar_of(v1, c1, p) : 0.0f;
+    for (int64_t j = 0; j < d.cols; j++) {
+      float x = alu(op0, *at(s, p, j), x0);
+      *at(d, p, j) = op1 >= 0 ? alu(op1, x, x1) : x;
+    }
+  }
+}
+
+/* activation: d = fn(s * scale + bias[p]), the product and the sum each
+ * rounded; acc (when its data is set) += d[p,0] + d[p,1] + ..., left to
+ * right from acc, over the f32 results (before d's storage rounds them). */
+static void activation(SemView d, int fn, SemView s, SemView bias, float scale, SemView acc) {
+  for (int64_t p = 0; p < d.rows; p++) {
+    float b = bias.data ? *at(bias, p, 0) : 0.0f, sum = acc.data ? *at(acc, p, 0) : 0.0f;
+    for (int64_t j = 0; j < d.cols; j++) {
+      float y = activate(fn, bias.data ? *at(s, p, j) * scale + b : *at(s, p, j));
+      *at(d, p, j) = y;
+      sum = sum + y;
+    }
+    if (acc.data) *at(acc, p, 0) = sum;
+  }
+}
+
+/* tensor_tensor_scan: r = initial, then r = op1(op0(data0[p,j], r),
+ * data1[p,j]) and d[p,j] = r, j = 0 .. N-1 (NKI's order of operands). */
+static void scan(SemView d, SemView a, SemView b, SemView init, float initial, int op0, int op1) {
+  for (int64_t p = 0; p < d.rows; p++) {
+    float r = scalar_of(init, initial, p);
+    for (int64_t j = 0; j < d.cols; j++) {
+      r = alu(op1, alu(op0, *at(a, p, j), r), *at(b, p, j));
+      *at(d, p, j) = r;
+    }
+  }
+}
+
+/* The count, mean and variance * count of s[p, first], s[p, first + 2], ...:
+ * the sum left to right from 0 divided by the count, then the squared
+ * deviations summed left to right from 0 (0, 0, 0 for no elements). */
+static void moments(SemView s, int64_t p, int64_t first, float out[3]) {
+  float n = 0.0f, total = 0.0f, m2 = 0.0f;
+  for (int64_t j = first; j < s.cols; j += 2) n += 1.0f, total = total + *at(s, p, j);
+  float mean = n > 0.0f ? total / n : 0.0f;
+  for (int64_t j = first; j < s.cols; j += 2) {
+    float dev = *at(s, p, j) - mean;
+    m2 = m2 + dev * dev;
+  }
+  out[0] = n, out[1] = mean, out[2] = m2;
+}
+
+/* bn_stats: d[p] = the moments of the even elements, then of the odd ones. */
+static void bn_stats(SemView d, SemView s) {
+  for (int64_t p = 0; p < s.rows; p++) {
+    float even[3], odd[3];
+    moments(s, p, 0, even);
+    moments(s, p, 1, odd);
+    for (int i = 0; i < 3; i++) *at(d, p, i) = even[i], *at(d, p, 3 + i) = odd[i];
+  }
+}
+
+/* bn_aggr: the (count, mean, M2) triples of s[p] combined: n = sum of the
+ * counts, mean = sum of count * mean over n, variance = sum of (M2 +
+ * count * (mean_i - mean)^2) over n, each sum left to right from 0 (0 and 0
+ * when n is 0). */
+static void bn_aggr(SemView d, SemView s) {
+  for (int64_t p = 0; p < s.rows; p++) {
+    float n = 0.0f, weighted = 0.0f, m2 = 0.0f;
+    for (int64_t t = 0; t + 2 < s.cols; t += 3) n = n + *at(s, p, t), weighted = weighted + *at(s, p, t) * *at(s, p, t + 1);
+    float mean = n > 0.0f ? weighted / n : 0.0f;
+    for (int64_t t = 0; t + 2 < s.cols; t += 3) {
+      float dev = *at(s, p, t + 1) - mean;
+      m2 = m2 + (*at(s, p, t + 2) + *at(s, p, t) * (dev * dev));
+    }
+    *at(d, p, 0) = mean;
+    *at(d, p, 1) = n > 0.0f ? m2 / n : 0.0f;
+  }
+}
+
+/* permute: s's free axis as [A, B] (B = N / A, sema checks A divides N)
+ * written as [B, A]: d[p, b A + a] = s[p, a B + b]. Through a temporary
+ * when d is s, since it reads elements it has already written. */
+static void permute(SemView d, SemView s, int64_t groups) {
+  int aliased = d.data == s.data;
+  SemView out = aliased ? temporary(d) : d;
+  int64_t inner = d.cols / groups;
+  for (int64_t p = 0; p < d.rows; p++)
+    for (int64_t a = 0; a < groups; a++)
+      for (int64_t b = 0; b < inner; b++) *at(out, p, b * groups + a) = *at(s, p, a * inner + b);
+  if (aliased) copy_back(d, out);
+}
+
+static void compute(int op, const SemView *v, const float *imm) {
+  SemView dst = v[0], a = v[1], b = v[2], none = {0};
   switch (op) {
-  case BFRT_LOAD: case BFRT_STORE: case BFRT_COPY: map_unary(identity, dst, a, imm); break;
-  case BFRT_FILL: fill(dst, imm); break;
-  case BFRT_SCALE: map_unary(scaled, dst, a, imm); break;
-  case BFRT_EXP: map_unary(exponential, dst, a, imm); break;
-  case BFRT_RELU: map_unary(rectified, dst, a, imm); break;
-  case BFRT_TANH: map_unary(hyperbolic_tangent, dst, a, imm); break;
-  case BFRT_RSQRT: map_unary(reciprocal_sqrt, dst, a, imm); break;
-  case BFRT_RECIP: map_unary(reciprocal, dst, a, imm); break;
+  case BFRT_LOAD: case BFRT_STORE: case BFRT_COPY: map_unary(identity, dst, a, 0); break;
+  case BFRT_FILL: case BFRT_MEMSET: fill(dst, imm[1]); break;
+  case BFRT_SCALE: map_unary(scaled, dst, a, imm[2]); break;
+  case BFRT_EXP: map_unary(exponential, dst, a, 0); break;
+  case BFRT_RELU: map_unary(rectified, dst, a, 0); break;
+  case BFRT_TANH: map_unary(hyperbolic_tangent, dst, a, 0); break;
+  case BFRT_RSQRT: map_unary(reciprocal_sqrt, dst, a, 0); break;
+  case BFRT_RECIP: map_unary(reciprocal, dst, a, 0); break;
   case BFRT_ADD: map_binary(sum, dst, a, b); break;
   case BFRT_SUB: map_binary(difference, dst, a, b); break;
   case BFRT_MUL: map_binary(product, dst, a, b); break;
@@ -248,23 +452,41 @@ static void compute(int op, SemView dst, SemView a, SemView b, float imm) {
   case BFRT_ADD_COL: map_col(sum, dst, a, b); break;
   case BFRT_SUB_COL: map_col(difference, dst, a, b); break;
   case BFRT_MUL_COL: map_col(product, dst, a, b); break;
-  case BFRT_ADD_IMM: map_imm(sum, dst, a, imm); break;
-  case BFRT_SUB_IMM: map_imm(difference, dst, a, imm); break;
-  case BFRT_MUL_IMM: map_imm(product, dst, a, imm); break;
-  case BFRT_MAX_IMM: map_imm(maximum, dst, a, imm); break;
-  case BFRT_SIGMOID: map_unary(logistic, dst, a, imm); break;
-  case BFRT_GELU: map_unary(gelu_tanh, dst, a, imm); break;
-  case BFRT_SILU: map_unary(sigmoid_linear, dst, a, imm); break;
-  case BFRT_SQUARE: map_unary(squared, dst, a, imm); break;
-  case BFRT_SQRT: map_unary(square_root, dst, a, imm); break;
-  case BFRT_ABS: map_unary(absolute, dst, a, imm); break;
+  case BFRT_ADD_IMM: map_imm(sum, dst, a, imm[2]); break;
+  case BFRT_SUB_IMM: map_imm(difference, dst, a, imm[2]); break;
+  case BFRT_MUL_IMM: map_imm(product, dst, a, imm[2]); break;
+  case BFRT_MAX_IMM: map_imm(maximum, dst, a, imm[2]); break;
+  case BFRT_SIGMOID: map_unary(logistic, dst, a, 0); break;
+  case BFRT_GELU: map_unary(gelu_tanh, dst, a, 0); break;
+  case BFRT_SILU: map_unary(sigmoid_linear, dst, a, 0); break;
+  case BFRT_SQUARE: map_unary(squared, dst, a, 0); break;
+  case BFRT_SQRT: map_unary(square_root, dst, a, 0); break;
+  case BFRT_ABS: map_unary(absolute, dst, a, 0); break;
   case BFRT_ROWSUM_SQUARE: reduce_rows_of(squared, dst, a); break;
   case BFRT_ROWSUM_EXP: reduce_rows_of(exponential, dst, a); break;
   case BFRT_ROWSUM: reduce_rows(sum, 1, dst, a); break;
   case BFRT_ROWMAX: reduce_rows(maximum, 0, dst, a); break;
   case BFRT_MATMUL: matmul(dst, a, b, 0); break;
   case BFRT_MATMUL_ACC: matmul(dst, a, b, 1); break;
-  case BFRT_TRANSPOSE: transpose(dst, a); break;
+  case BFRT_TRANSPOSE: case BFRT_NC_TRANSPOSE: transpose(dst, a); break;
+  case BFRT_NC_MATMUL: nc_matmul(dst, a, b, 0); break;
+  case BFRT_NC_MATMUL_ACC: nc_matmul(dst, a, b, 1); break;
+  case BFRT_IOTA: iota(dst, imm); break;
+  case BFRT_AFFINE_SELECT: affine_select(dst, v[4], imm); break;
+  case BFRT_TENSOR_REDUCE: tensor_reduce(dst, (int)imm[1], b, 0); break;
+  case BFRT_TENSOR_REDUCE_NEG: tensor_reduce(dst, (int)imm[1], b, 1); break;
+  case BFRT_TENSOR_SCALAR: case BFRT_TENSOR_SCALAR_V:
+    tensor_scalar(dst, a, (int)imm[2], v[3], imm[3], -1, none, 0); break;
+  case BFRT_TENSOR_SCALAR2: case BFRT_TENSOR_SCALAR2_V:
+    tensor_scalar(dst, a, (int)imm[2], v[3], imm[3], (int)imm[4], v[5], imm[5]); break;
+  case BFRT_ACTIVATION: activation(dst, (int)imm[1], b, none, 1.0f, none); break;
+  case BFRT_ACTIVATION_BS: activation(dst, (int)imm[1], b, v[3], imm[4], none); break;
+  case BFRT_ACTIVATION_ACC: activation(dst, (int)imm[1], b, v[3], imm[4], v[5]); break;
+  case BFRT_TENSOR_TENSOR_SCAN: case BFRT_TENSOR_TENSOR_SCAN_V:
+    scan(dst, a, b, v[3], imm[3], (int)imm[4], (int)imm[5]); break;
+  case BFRT_BN_STATS: bn_stats(dst, a); break;
+  case BFRT_BN_AGGR: bn_aggr(dst, a); break;
+  case BFRT_PERMUTE: permute(dst, a, (int64_t)imm[2]); break;
   default: abort(); /* the caller checked op against ops.def */
   }
 }
@@ -288,16 +510,26 @@ static SemView snapshot(SemView s) {
   return t;
 }
 
-/* An op reads all its sources before it writes its destination. A source
- * that is the destination's own view is handled by each op (above); one
- * that only partly overlaps it (views of one slot, x[:, 0:8] and x[:, 4:12])
- * is read into a temporary first. Sources whose memory merely interleaves
- * the destination's without meeting it are copied too: the same values. */
-void sem_apply(int op, SemView dst, SemView a, SemView b, float imm) {
-  int copy_a = !same_view(dst, a) && spans_meet(dst, a), copy_b = !same_view(dst, b) && spans_meet(dst, b);
-  SemView ta = copy_a ? snapshot(a) : a, tb = copy_b ? snapshot(b) : b;
-  compute(op, dst, ta, tb, imm);
-  sem_round_view(dst);
-  if (copy_a) free(ta.data);
-  if (copy_b) free(tb.data);
+/* An op reads all its sources before it writes its destinations. A source
+ * that is a destination's own view is handled by each op (above); one that
+ * only partly overlaps a written operand (views of one slot, x[:, 0:8] and
+ * x[:, 4:12]) is read into a temporary first. Sources whose memory merely
+ * interleaves a destination's without meeting it are copied too: the same
+ * values. */
+void sem_apply(int op, const SemView *v, const float *imm) {
+  SemView w[BFRT_MAX_OPERANDS];
+  int copied[BFRT_MAX_OPERANDS] = {0};
+  int n = 0;
+  for (; rt_ops[op].roles[n] && n < BFRT_MAX_OPERANDS; n++) w[n] = v[n];
+  for (int i = 0; i < n; i++) {
+    if (!v[i].data || bfrt_op_writes(op, i)) continue;
+    for (int j = 0; j < n && !copied[i]; j++)
+      if (j != i && bfrt_op_writes(op, j) && !same_view(v[j], v[i]) && spans_meet(v[j], v[i])) copied[i] = 1;
+    if (copied[i]) w[i] = snapshot(v[i]);
+  }
+  compute(op, w, imm);
+  for (int i = 0; i < n; i++)
+    if (bfrt_op_writes(op, i)) sem_round_view(v[i]);
+  for (int i = 0; i < n; i++)
+    if (copied[i]) free(w[i].data);
 }

@@ -16,10 +16,12 @@ typedef struct SemView {
   int dtype;
 } SemView;
 
-/* Apply op (BFRT_<OP>) to dst from sources a and b and the immediate, in
- * f32, then round what it stored to dst.dtype. Shapes are already checked.
- * Matmul accumulates k = 0 .. K-1 in order. */
-void sem_apply(int op, SemView dst, SemView a, SemView b, float imm);
+/* Apply op (BFRT_<OP>) to its operands, destination first: v[i] the view
+ * of a tile or hbm operand i (data NULL for an immediate), imm[i] the
+ * value of an immediate operand i (an ALU op or function name as its
+ * code), in f32; then round what it wrote to each written view's dtype.
+ * Shapes are already checked. Matmul accumulates k = 0 .. K-1 in order. */
+void sem_apply(int op, const SemView *v, const float *imm);
 /* Round every element of v to v.dtype (a no-op for f32). */
 void sem_round_view(SemView v);
 

@@ -99,9 +99,10 @@ typedef struct Rect {
   int64_t r0, r1, c0, c1;
 } Rect;
 
-/* An op's memory: rect[0] is written, the others read. */
+/* An op's memory operands, and which of them it writes (ops.def's roles). */
 typedef struct Access {
-  Rect rect[3];
+  Rect rect[BFRT_MAX_OPERANDS];
+  int writes[BFRT_MAX_OPERANDS];
   int n;
 } Access;
 
@@ -245,11 +246,6 @@ static void block(Ctx *cx) {
 
 /* ---- Same-engine ordering on a pipelined engine. */
 
-/* Operands in memory, by signature (an immediate has none). */
-static int memory_operands(int sig) {
-  return sig == SIG_T_TT ? 3 : sig == SIG_T_F ? 1 : 2;
-}
-
 static Rect rect_in(uintptr_t base, int64_t elems, SemView v, uintptr_t at) {
   if (at < base || at >= base + (uintptr_t)elems * sizeof(float)) return (Rect){0, 0, 0, 0, 0};
   int64_t offset = (int64_t)((at - base) / sizeof(float));
@@ -272,8 +268,12 @@ static Rect rect_of(const bfrt *rt, SemView v) {
 }
 
 static Access access_of(const Ctx *cx) {
-  Access a = {.n = memory_operands(rt_ops[cx->op].sig)};
-  for (int i = 0; i < a.n; i++) a.rect[i] = rect_of(cx->rt, cx->views[i]);
+  Access a = {.n = 0};
+  for (int i = 0; rt_ops[cx->op].operands[i]; i++) {
+    if (!cx->views[i].data) continue; /* an immediate */
+    a.writes[a.n] = bfrt_op_writes(cx->op, i);
+    a.rect[a.n++] = rect_of(cx->rt, cx->views[i]);
+  }
   return a;
 }
 
@@ -285,7 +285,7 @@ static int overlap(Rect a, Rect b) {
 static int conflict(const Access *a, const Access *b) {
   for (int i = 0; i < a->n; i++)
     for (int j = 0; j < b->n; j++)
-      if ((i == 0 || j == 0) && overlap(a->rect[i], b->rect[j])) return 1;
+      if ((a->writes[i] || b->writes[j]) && overlap(a->rect[i], b->rect[j])) return 1;
   return 0;
 }
 
@@ -363,13 +363,10 @@ static void sim_hold(Ctx *cx);
 static void sim_before_op(Ctx *cx) {
   SimEngine *x = me(cx);
   sim_hold(cx);
-  int64_t dst[2] = {cx->views[0].rows, cx->views[0].cols};
-  int64_t src[2] = {cx->views[1].rows, cx->views[1].cols};
-  if (!cx->views[1].data) memcpy(src, dst, sizeof src); /* an immediate: fill */
-  int dst_bytes = bfrt_dtype_bytes(cx->views[0].dtype), src_bytes = bfrt_dtype_bytes(cx->views[1].dtype);
-  if (!cx->views[1].data) src_bytes = dst_bytes;
+  SemView d = cx->views[0], v = cx->views[bfrt_op_source(cx->op)];
+  int64_t dst[2] = {d.rows, d.cols}, src[2] = {v.rows, v.cols};
   x->pending = bfrt_op_timing_sized(cx->rt->opt->costs, cx->rt->k->engine_kinds[cx->engine], cx->op, dst, src,
-                                    dst_bytes > src_bytes ? dst_bytes : src_bytes);
+                                    bfrt_op_elem_bytes(cx->op, bfrt_dtype_bytes(d.dtype), bfrt_dtype_bytes(v.dtype)));
   if (x->window > 1) { /* else every earlier op has completed by the clock */
     int64_t start = x->count >= x->window ? x->done_at[x->count - x->window] : 0;
     x->access = access_of(cx);

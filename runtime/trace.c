@@ -40,7 +40,7 @@ void trace_record_op(Ctx *cx, int op, int line, int nargs, int64_t start_ns) {
   trace_record(cx, op, line, -1, 0, start_ns);
   if (!cx->tracing) return;
   TraceEvent *e = &cx->trace.ev[cx->trace.n - 1];
-  for (int i = 0, n = 0; i < nargs && i < 3; i++)
+  for (int i = 0, n = 0; i < nargs && i < BFRT_MAX_OPERANDS; i++)
     if (cx->views[i].data) e->dtypes[n++] = (signed char)cx->views[i].dtype; /* not an immediate */
 }
 
@@ -69,7 +69,7 @@ static void event(FILE *f, const bfrt *rt, int tid, const TraceEvent *e) {
   fprintf(f, ",\n{\"name\":\"%s\",\"cat\":\"%s\",\"ph\":\"X\",\"pid\":1,\"tid\":%d,\"ts\":%.3f,\"dur\":%.3f,"
           "\"args\":{\"line\":%d",
           name, cat, tid, (double)e->start_ns / 1e3, (double)e->dur_ns / 1e3, e->line);
-  for (int i = 0; i < 3 && e->dtypes[i] >= 0; i++) fprintf(f, "%s\"%s\"", i ? "," : ",\"dtypes\":[", bfrt_dtype_name(e->dtypes[i]));
+  for (int i = 0; i < BFRT_MAX_OPERANDS && e->dtypes[i] >= 0; i++) fprintf(f, "%s\"%s\"", i ? "," : ",\"dtypes\":[", bfrt_dtype_name(e->dtypes[i]));
   if (e->dtypes[0] >= 0) fputc(']', f);
   if (e->op == TRACE_WAIT) {
     fputs(",\"engine\":", f);

@@ -64,6 +64,7 @@ static const KindKey kind_keys[] = {
     {"pe_rows", 1, COST(pe_rows), COUNT(65536)},
     {"pe_cols", 1, COST(pe_cols), COUNT(65536)},
     {"matmul_min_cols", 1, COST(matmul_min_cols), COUNT(1e6)},
+    {"matmul_narrow_factor", 0, COST(matmul_narrow_factor), 1e3, 1e-3},
     {"dma_latency", 1, COST(dma_latency), CYCLES},
     {"dma_bytes_per_cycle", 0, COST(dma_bytes_per_cycle), RATE},
     {"dma_outstanding", 1, COST(dma_outstanding), COUNT(1024)},

@@ -117,6 +117,11 @@ if "$BFSYNC" ops >"$tmp/ops" 2>"$tmp/err"; then
   done
   grep -q '^add  *d, s, f  *act, dve, pool ' "$tmp/ops" || fail "bfsync ops lacks add with an immediate on act, dve, pool"
   grep -q '^gelu  *d, s  *act ' "$tmp/ops" || fail "bfsync ops lacks gelu on act"
+  # the sixteen DMA queues of trn1 are one engine kind, and the lines stay short
+  grep -q '^load  *d, X\[r, c\]  *dma queues  *dma ' "$tmp/ops" || fail "bfsync ops does not show load on the dma queues"
+  ! grep -q 'dma1[0-9]*,' "$tmp/ops" || fail "bfsync ops lists the DMA queues one by one"
+  awk 'length($0) > 100 { exit 1 }' "$tmp/ops" || fail "bfsync ops prints a line over 100 columns"
+  grep -q '^nc_matmul  *d, st, mv  *pe  *matmul  *sum' "$tmp/ops" || fail "bfsync ops lacks nc_matmul"
 else
   fail "bfsync ops exited $?"
 fi

@@ -178,6 +178,7 @@ static void walk_list(Builder *b, const Stmt *s, NodeList *outs, Waited *waited)
     case ST_INSTR: add_to_region(b, s->instr_id, outs, waited); break;
     case ST_FOR: walk_loop(b, s, outs, waited); break;
     case ST_BLOCK: walk_list(b, s->body, outs, waited); break;
+    case ST_LET: break; /* a let is a name: its uses are its expression (sema) */
     case ST_IF: walk_if(b, s, outs, waited); break;
     }
   }

@@ -266,6 +266,7 @@ static IrExpr *count_list(Program *p, Analysis *an, const Stmt *s, int e) {
       classify_loop_count(p, an, s, e, count_list(p, an, s->body, e));
       k = count_of_loop(p->arena, an, s->loop_id, e);
       break;
+    case ST_LET: continue; /* no instructions: a let is a name, its uses are its expression (sema) */
     case ST_IF: {
       /* both branches are walked, so their loops get their counts */
       IrExpr *then = count_list(p, an, s->body, e), *orelse = count_list(p, an, s->orelse, e);
@@ -309,6 +310,7 @@ static bool ends_with_conflict(const Deps *d, const Stmt *list, int e, int consu
   switch (last->kind) {
   case ST_INSTR: return deps_must_conflict(d, last->instr_id, consumer);
   case ST_BLOCK: return ends_with_conflict(d, last->body, e, consumer, budget);
+  case ST_LET: break; /* a let is a name: its uses are its expression (sema) */
   case ST_IF:
     return ends_with_conflict(d, last->body, e, consumer, budget) &&
            ends_with_conflict(d, last->orelse, e, consumer, budget);
@@ -1264,6 +1266,7 @@ static void walk_list(Builder *b, const Stmt *s, NodeList *out) {
         if (b->pos[e]) settle_position(b, e, b->an->d->loops[s->loop_id].line, out);
       break;
     case ST_BLOCK: walk_list(b, s->body, out); break;
+    case ST_LET: break; /* a let is a name: its uses are its expression (sema) */
     case ST_IF: walk_if(b, s, out); break;
     }
   }

@@ -69,21 +69,22 @@ static void add_accessor(Deps *d, int res, int engine, int id, bool write) {
 }
 
 static void add_access(InstrInfo *in, int res, bool write, const Operand *o) {
-  if (in->naccesses == 4) bug("deps: too many accesses at line %d", in->line);
+  if (in->naccesses == 2 * BFRT_MAX_OPERANDS) bug("deps: too many accesses at line %d", in->line);
   Access *a = &in->accesses[in->naccesses++];
   a->res = res;
   a->write = write;
   a->operand = o;
 }
 
-/* Operand 0 is written; matmul_acc also reads it; every other tile or hbm
- * operand is read. An hbm tile takes the shape of the tile operand (of
- * its view). */
+/* Each tile or hbm operand is read, written or both, as its role in
+ * ops.def says (an accumulator is a read and a write). An hbm tile takes
+ * the shape of the tile operand (of its view). */
 static void collect_accesses(Deps *d, InstrInfo *in) {
   const Stmt *s = in->stmt;
   const Operand *shape = NULL;
-  int tile = -1, most = s->op == BFRT_MATMUL_ACC;
-  for (int i = 0; i < s->noperands; i++) most += s->operands[i].kind != OPND_IMM;
+  int tile = -1, most = 0;
+  for (int i = 0; i < s->noperands; i++)
+    if (s->operands[i].kind != OPND_IMM) most += bfrt_op_reads(s->op, i) + bfrt_op_writes(s->op, i);
   in->accesses = ARENA_ARRAY(d->p->arena, Access, most);
   for (int i = 0; i < s->noperands; i++) {
     const Operand *o = &s->operands[i];
@@ -92,10 +93,10 @@ static void collect_accesses(Deps *d, InstrInfo *in) {
         shape = o;
         tile = o->decl;
       }
-      if (i == 0 && s->op == BFRT_MATMUL_ACC) add_access(in, o->decl, false, o);
-      add_access(in, o->decl, i == 0, o);
+      if (bfrt_op_reads(s->op, i)) add_access(in, o->decl, false, o);
+      if (bfrt_op_writes(s->op, i)) add_access(in, o->decl, true, o);
     } else if (o->kind == OPND_HBM) {
-      add_access(in, d->k->ntiles + o->decl, i == 0, o);
+      add_access(in, d->k->ntiles + o->decl, bfrt_op_writes(s->op, i), o);
     }
   }
   for (int i = 0; i < in->naccesses; i++) {
@@ -141,6 +142,7 @@ static void flatten(Builder *b, const Stmt *s, int loop, int depth) {
       break;
     }
     case ST_BLOCK: flatten(b, s->body, loop, depth); break;
+    case ST_LET: break; /* a let is a name: its uses are its expression (sema) */
     case ST_IF: {
       IfInfo *info = &d->ifs[s->if_id];
       info->stmt = s;

@@ -314,6 +314,7 @@ IrNode *ir_op(const Program *p, const Stmt *instr, int line) {
     io->kind = o->kind;
     io->decl = o->decl;
     io->imm = o->imm;
+    io->word = o->vocab ? o->name : NULL;
     if (o->kind == OPND_TILE) io->slot = o->slot ? ir_from_expr(p, o->slot) : ir_const(p->arena, 0);
     for (int d = 0; o->view && d < 2; d++) {
       io->lo[d] = o->lo[d] ? ir_from_expr(p, o->lo[d]) : ir_const(p->arena, 0);
@@ -549,7 +550,10 @@ static void print_operand(const Program *p, const IrStream *s, const IrOperand *
     ir_print_expr(p, s, o->col, out);
     fputc(']', out);
     return;
-  case OPND_IMM: fprintf(out, "%g", (double)o->imm); return;
+  case OPND_IMM:
+    if (o->word) fputs(o->word, out);
+    else fprintf(out, "%g", (double)o->imm);
+    return;
   default: bug("print_operand: kind %d", o->kind);
   }
 }

@@ -14,6 +14,7 @@
 
 #include "frontend/ast.h"
 #include "runtime/bfrt_kernel.h"
+#include "runtime/ops.h"
 
 typedef enum IrExprKind {
   IX_CONST,   /* value */
@@ -75,6 +76,7 @@ typedef struct IrOperand {
   IrExpr *lo[2];
   int64_t ext[2];
   IrExpr *n[2]; /* a ragged dimension's extent, max(0, min(ext, E - lo)); NULL: ext */
+  const char *word; /* an immediate written as a name (an ALU op, a function, negate), or NULL */
 } IrOperand;
 
 /* Why a wait exists: for `bfsync compile --explain`. */
@@ -190,7 +192,7 @@ int ir_index_in_range(const IrExpr *index, const IrExpr *len);
  * value; IR_STORE: index and value; IR_LOOP: the bounds; IR_IF: the
  * condition), some of them NULL. Returns how many, at most IR_NODE_EXPRS.
  * The one place that knows which fields a kind uses (they share storage). */
-enum { IR_MAX_OPERANDS = 4, IR_NODE_EXPRS = 7 * IR_MAX_OPERANDS };
+enum { IR_MAX_OPERANDS = BFRT_MAX_OPERANDS, IR_NODE_EXPRS = 7 * IR_MAX_OPERANDS };
 int ir_node_fields(IrNode *n, IrExpr **fields[IR_NODE_EXPRS]);
 /* The same fields' values, for passes that only read them. */
 int ir_node_exprs(const IrNode *n, const IrExpr *xs[IR_NODE_EXPRS]);

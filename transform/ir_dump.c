@@ -191,6 +191,7 @@ static void dump_stmts(const Deps *d, const Stmt *s, int depth, FILE *out) {
       dump_expr(s->hi, out);
       dump_block(d, s->body, depth, out);
       break;
+    case ST_LET: break; /* a let is a name: its uses are its expression (sema) */
     case ST_IF:
       fputs("if", out);
       dump_cond(s->cond, out);

@@ -468,12 +468,12 @@ static bool tile_region(Oracle *o, const Walk *w, const Stmt *s, const Operand *
   return true;
 }
 
-/* Operand 0 is written (matmul_acc also reads it); the others are read. */
+/* Whether the operand is read, written or both: its role in ops.def. */
 static bool operand_region(Oracle *o, const Walk *w, const Stmt *s, int i, Region *rg) {
   const Operand *op = &s->operands[i];
   bool ok = op->kind == OPND_HBM ? hbm_region(o, w, s, i, rg) : tile_region(o, w, s, op, rg);
-  rg->writes = i == 0;
-  rg->reads = i > 0 || s->op == BFRT_MATMUL_ACC;
+  rg->writes = bfrt_op_writes(s->op, i);
+  rg->reads = bfrt_op_reads(s->op, i);
   return ok;
 }
 
@@ -745,7 +745,7 @@ static void ideal_instance(Oracle *o, Walk *w, const Stmt *s, const Region *rg, 
   id->pending_reads[c] = 0;
   int64_t dst[2], src[2];
   operand_shape(o->p->kernel, s, 0, dst);
-  operand_shape(o->p->kernel, s, s->noperands > 1 ? 1 : 0, src);
+  operand_shape(o->p->kernel, s, bfrt_op_source(s->op), src);
   bfrt_op_time t = bfrt_op_timing_sized(id->costs, target->engines[c].kind, s->op, dst, src, instr_elem_bytes(o->p->kernel, s));
   id->free_at[c] = start + t.occupancy;
   id->done[c] = max64(id->done[c], start + t.completion);
@@ -765,12 +765,12 @@ static void need_instance(Oracle *o, Walk *w, const Stmt *s, const Region *rg, i
 
 /* instr := engine ':' op operand {',' operand} ';' -- one dynamic instance */
 static void walk_instr(Oracle *o, Walk *w, const Stmt *s) {
-  Region rg[4];
+  Region rg[BFRT_MAX_OPERANDS];
   int nrg = 0;
   uint64_t where = 0;
   for (int i = 0; i < s->noperands; i++) {
     if (s->operands[i].kind == OPND_IMM) continue;
-    if (nrg == 4) bug("oracle: more than 4 memory operands on one instruction");
+    if (nrg == BFRT_MAX_OPERANDS) bug("oracle: more than %d memory operands on one instruction", BFRT_MAX_OPERANDS);
     if (!operand_region(o, w, s, i, &rg[nrg])) return;
     where = operand_hash(where, s->operands[i].decl, rg[nrg++].at);
   }
@@ -853,6 +853,7 @@ static bool walk_next(Oracle *o, Walk *w) {
     case ST_INSTR:
       if (count_step(o, w, s->span)) walk_instr(o, w, s);
       return !o->failed;
+    case ST_LET: break; /* a let is a name: its uses are its expression (sema) */
     case ST_IF: walk_if(o, w, s); break;
     }
   }

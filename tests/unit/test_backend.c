@@ -327,6 +327,23 @@ static void f64_agrees_with_every_op(void **state) {
       /* matmul writes f32 psum on trn1 (matmul_psum_f32): the result is copied out of p */
       {"8, 8", "pe: matmul p, x, x2;\n  act: copy y, p"},
       {"8, 8", "pe: matmul p, x, x2;\n  pe: matmul_acc p, x2, x;\n  act: copy y, p"},
+      /* the nki.isa instructions */
+      {"8, 8", "pe: nc_matmul p, x, x2;\n  act: copy y, p"},
+      {"8, 8", "pe: nc_matmul p, x, x2;\n  pe: nc_matmul_acc p, x2, x;\n  act: copy y, p"},
+      {"8, 8", "pe: nc_transpose y, x"},  {"8, 8", "dve: nc_transpose y, x"}, {"8, 8", "dve: memset y, 0.1"},
+      {"8, 8", "pool: iota y, 1, -3, 8"},
+      {"8, 8", "pool: affine_select y, -1, 0, 1, x, -3.0, greater_equal"},
+      {"8, 1", "dve: tensor_reduce y, add, x"}, {"8, 1", "dve: tensor_reduce y, maximum, x, negate"},
+      {"8, 1", "dve: tensor_reduce y, multiply, x2"},
+      {"8, 8", "dve: tensor_scalar y, x, multiply, 0.7"}, {"8, 8", "act: tensor_scalar y, x, subtract, r"},
+      {"8, 8", "pool: tensor_scalar y, x, add, 0.3, multiply, 3"},
+      {"8, 8", "dve: tensor_scalar y, x, subtract, r, multiply, r"},
+      {"8, 8", "dve: tensor_scalar y, x, greater, 0.1"},
+      {"8, 8", "act: activation y, exp, x"}, {"8, 8", "act: activation y, gelu_apprx_tanh, x, r, 0.5"},
+      {"8, 1", "act: copy y, r;\n  act: activation_acc x2, tanh, x, r, 0.5, y"},
+      {"8, 8", "dve: tensor_tensor_scan y, x, x2, 0.5, multiply, add"},
+      {"8, 8", "dve: tensor_tensor_scan y, x, x2, r, maximum, subtract"},
+      {"8, 8", "pool: permute y, x, 4"}, {"8, 6", "dve: bn_stats y, x"}, {"8, 2", "dve: bn_stats s6, x;\n  dve: bn_aggr y, s6"},
   };
   /* the result stored in f32, and again in each narrow type: the bound counts each store's rounding */
   static const char *const types[] = {"f32", "bf16", "fp8e4", "fp8e5", "fp16"};
@@ -335,12 +352,12 @@ static void f64_agrees_with_every_op(void **state) {
   bool used[BFRT_NOPS] = {false};
   for (size_t n = 0; n < sizeof types / sizeof types[0] * (sizeof cases / sizeof cases[0]); n++) {
     size_t ty = n / (sizeof cases / sizeof cases[0]), i = n % (sizeof cases / sizeof cases[0]);
-    char text[1024];
+    char text[1280];
     snprintf(text, sizeof text,
              "kernel op(N: int) {\n"
              "  hbm in X: f32[8, 8];\n  hbm in C: f32[1, 8];\n  hbm in R: f32[8, 1];\n  hbm out Y: %s[%s];\n"
              "  sbuf x: f32[8, 8];\n  sbuf x2: f32[8, 8];\n  sbuf c: f32[1, 8];\n  sbuf r: f32[8, 1];\n"
-             "  psum p: f32[8, 8];\n"
+             "  psum p: f32[8, 8];\n  sbuf s6: f32[8, 6];\n"
              "  sbuf y: %s[%s];\n"
              "  dma { load x, X[0, 0]; load c, C[0, 0]; load r, R[0, 0]; }\n"
              "  act { mul x, x, 1.0 / 32; sub x, x, 1; }\n"
@@ -375,6 +392,48 @@ static void f64_agrees_with_every_op(void **state) {
   }
   for (int op = 0; op < BFRT_NOPS; op++)
     if (!used[op]) fail_msg("op %s (%d) is not tested", op_info(op)->name, op);
+}
+
+/* The bound of a scan's element and of a statistic grows with the length
+ * it is computed over: a running sum of N positive terms is rounded N
+ * times, each time at its size, so its last element's bound grows as N^2
+ * u (roughly), and bn_aggr's mean and variance over N elements inherit
+ * the bounds of sums of N terms. The f32 results stay within them. Each
+ * bound is taken for a row of N values 1 + j / N (x = X's row 0). */
+static double last_bound(const char *instr, int n, int cols_out, int at) {
+  char text[1024];
+  snprintf(text, sizeof text,
+           "kernel grow(N: int) {\n  hbm in X: f32[1, %d];\n  hbm out Y: f32[1, %d];\n  sbuf x: f32[1, %d];\n"
+           "  sbuf z: f32[1, %d];\n  sbuf st: f32[1, 6];\n  sbuf y: f32[1, %d];\n"
+           "  dma: load x, X[0, 0];\n  dve: memset z, 0;\n  %s;\n  dma: store Y[0, 0], y;\n}\n",
+           n, cols_out, n, n, cols_out, instr);
+  Program *p = checked(text);
+  int64_t params[1] = {1};
+  RefTensor *inputs = tensors_for(p, params);
+  for (int j = 0; j < n; j++) inputs[0].data[j] = 1.0f + (float)j / (float)n;
+  RefTensor *got = copied(p, inputs);
+  const char *err = NULL;
+  assert_int_equal(reference_run(p, params, got, &err), 0);
+  ExactTensor *exact = exact_for(p, params, inputs);
+  ExactErrors errors;
+  const char *report;
+  if (!reference_f64_compare(p, got, exact, &errors, &report)) fail_msg("%s: %s", instr, report);
+  double bound = exact[1].bound[at];
+  program_free(p);
+  return bound;
+}
+
+static void f64_bounds_grow_with_length(void **state) {
+  (void)state;
+  const char *scan = "dve: tensor_tensor_scan y, x, z, 0.0, add, add";
+  double s16 = last_bound(scan, 16, 16, 15), s256 = last_bound(scan, 256, 256, 255);
+  /* 16 times the length: the last partial sum is 16 times larger and rounded 16 times as often */
+  if (!(s256 > 100 * s16)) fail_msg("scan bound %g at 16, %g at 256", s16, s256);
+  const char *stats = "dve: bn_stats st, x;\n  dve: bn_aggr y, st";
+  double m16 = last_bound(stats, 16, 2, 0), m256 = last_bound(stats, 256, 2, 0);
+  double v16 = last_bound(stats, 16, 2, 1), v256 = last_bound(stats, 256, 2, 1);
+  if (!(m256 > 4 * m16 && v256 > 4 * v16)) fail_msg("bn mean bound %g, %g; variance %g, %g", m16, m256, v16, v256);
+  printf("bounds at 16 and 256: scan %.3g %.3g, bn mean %.3g %.3g, bn variance %.3g %.3g\n", s16, s256, m16, m256, v16, v256);
 }
 
 /* The diagnostics: run the tiny kernel edited, through reference_f64. */
@@ -600,6 +659,7 @@ int main(void) {
       cmocka_unit_test(reference_division_by_zero),
       cmocka_unit_test(f64_reference_by_hand),
       cmocka_unit_test(f64_agrees_with_every_op),
+      cmocka_unit_test(f64_bounds_grow_with_length),
       cmocka_unit_test(f64_diagnostics),
       cmocka_unit_test(emitted_c_runs_and_matches),
       cmocka_unit_test(emitted_tensor_shapes),

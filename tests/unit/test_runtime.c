@@ -7,6 +7,7 @@
  * checked by its message; barriers resetting counters; the trace file read
  * back; the cost model on hand-computed cases. */
 #include <setjmp.h>
+#include <stdbool.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -20,6 +21,7 @@
 #include <math.h>
 
 #include "runtime/bfrt_cost.h"
+#include "runtime/ops.h"
 #include "runtime/semantics.h"
 
 /* ---- Semantics. */
@@ -27,6 +29,16 @@
 static SemView view(float *data, int64_t rows, int64_t cols) { return (SemView){data, rows, cols, cols, BFRT_DTYPE_F32}; }
 
 static const SemView none;
+
+/* sem_apply for the ops of up to three operands, the immediate where the
+ * op's signature has its F. */
+static void apply(int op, SemView d, SemView a, SemView b, float imm) {
+  SemView v[BFRT_MAX_OPERANDS] = {d, a, b};
+  float imms[BFRT_MAX_OPERANDS] = {0};
+  for (int i = 0; rt_ops[op].operands[i]; i++)
+    if (rt_ops[op].operands[i] == 'F') imms[i] = imm;
+  sem_apply(op, v, imms);
+}
 
 static void assert_floats(const float *want, const float *got, int n) {
   for (int i = 0; i < n; i++) {
@@ -37,21 +49,21 @@ static void assert_floats(const float *want, const float *got, int n) {
 static void test_elementwise(void **state) {
   (void)state;
   float a[4] = {1, -2, 3, -4}, b[4] = {4, 3, -2, 1}, d[4];
-  sem_apply(BFRT_ADD, view(d, 2, 2), view(a, 2, 2), view(b, 2, 2), 0);
+  apply(BFRT_ADD, view(d, 2, 2), view(a, 2, 2), view(b, 2, 2), 0);
   assert_floats((float[]){5, 1, 1, -3}, d, 4);
-  sem_apply(BFRT_SUB, view(d, 2, 2), view(a, 2, 2), view(b, 2, 2), 0);
+  apply(BFRT_SUB, view(d, 2, 2), view(a, 2, 2), view(b, 2, 2), 0);
   assert_floats((float[]){-3, -5, 5, -5}, d, 4);
-  sem_apply(BFRT_MUL, view(d, 2, 2), view(a, 2, 2), view(b, 2, 2), 0);
+  apply(BFRT_MUL, view(d, 2, 2), view(a, 2, 2), view(b, 2, 2), 0);
   assert_floats((float[]){4, -6, -6, -4}, d, 4);
-  sem_apply(BFRT_MAX, view(d, 2, 2), view(a, 2, 2), view(b, 2, 2), 0);
+  apply(BFRT_MAX, view(d, 2, 2), view(a, 2, 2), view(b, 2, 2), 0);
   assert_floats((float[]){4, 3, 3, 1}, d, 4);
-  sem_apply(BFRT_RELU, view(d, 2, 2), view(a, 2, 2), none, 0);
+  apply(BFRT_RELU, view(d, 2, 2), view(a, 2, 2), none, 0);
   assert_floats((float[]){1, 0, 3, 0}, d, 4);
-  sem_apply(BFRT_SCALE, view(d, 2, 2), view(a, 2, 2), none, 0.5f);
+  apply(BFRT_SCALE, view(d, 2, 2), view(a, 2, 2), none, 0.5f);
   assert_floats((float[]){0.5f, -1, 1.5f, -2}, d, 4);
-  sem_apply(BFRT_FILL, view(d, 2, 2), none, none, 7.25f);
+  apply(BFRT_FILL, view(d, 2, 2), none, none, 7.25f);
   assert_floats((float[]){7.25f, 7.25f, 7.25f, 7.25f}, d, 4);
-  sem_apply(BFRT_COPY, view(d, 2, 2), view(b, 2, 2), none, 0);
+  apply(BFRT_COPY, view(d, 2, 2), view(b, 2, 2), none, 0);
   assert_floats(b, d, 4);
 }
 
@@ -91,76 +103,265 @@ static void test_rounding(void **state) {
   assert_true(isnan(bfrt_round(NAN, BFRT_DTYPE_FP8E4)));
   /* a store rounds what the op computed in f32: 1 + 1.00390625 = 2.00390625, a tie in bf16 -> 2 */
   float x[2] = {1.0f, 1.0f}, y[2] = {1.00390625f, 1.01171875f}, d[2];
-  sem_apply(BFRT_ADD, (SemView){d, 1, 2, 2, BFRT_DTYPE_BF16}, view(x, 1, 2), view(y, 1, 2), 0);
+  apply(BFRT_ADD, (SemView){d, 1, 2, 2, BFRT_DTYPE_BF16}, view(x, 1, 2), view(y, 1, 2), 0);
   assert_floats((float[]){2.0f, 2.015625f}, d, 2);
-  sem_apply(BFRT_MATMUL, (SemView){d, 1, 1, 1, BFRT_DTYPE_FP8E4}, view(x, 1, 2), view(y, 2, 1), 0);
+  apply(BFRT_MATMUL, (SemView){d, 1, 1, 1, BFRT_DTYPE_FP8E4}, view(x, 1, 2), view(y, 2, 1), 0);
   assert_floats((float[]){2.0f}, d, 1); /* 2.015625 in f32, then 2 in fp8e4 */
 }
 
 static void test_transcendental(void **state) {
   (void)state;
   float x[4] = {4, 0.25f, 1, 2}, d[4];
-  sem_apply(BFRT_RECIP, view(d, 2, 2), view(x, 2, 2), none, 0);
+  apply(BFRT_RECIP, view(d, 2, 2), view(x, 2, 2), none, 0);
   assert_floats((float[]){0.25f, 4, 1, 0.5f}, d, 4);
-  sem_apply(BFRT_RSQRT, view(d, 2, 2), view(x, 2, 2), none, 0);
+  apply(BFRT_RSQRT, view(d, 2, 2), view(x, 2, 2), none, 0);
   assert_floats((float[]){0.5f, 2, 1, 1.0f / sqrtf(2.0f)}, d, 4);
   float z[2] = {0, 0}, e[2];
-  sem_apply(BFRT_EXP, view(e, 1, 2), view(z, 1, 2), none, 0);
+  apply(BFRT_EXP, view(e, 1, 2), view(z, 1, 2), none, 0);
   assert_floats((float[]){1, 1}, e, 2);
-  sem_apply(BFRT_TANH, view(e, 1, 2), view(z, 1, 2), none, 0);
+  apply(BFRT_TANH, view(e, 1, 2), view(z, 1, 2), none, 0);
   assert_floats((float[]){0, 0}, e, 2);
   float one = 1, r;
-  sem_apply(BFRT_EXP, view(&r, 1, 1), view(&one, 1, 1), none, 0);
+  apply(BFRT_EXP, view(&r, 1, 1), view(&one, 1, 1), none, 0);
   assert_true(r > 2.7182f && r < 2.7183f);
 }
 
 static void test_rows(void **state) {
   (void)state;
   float s[6] = {1, 5, 2, -1, -3, -2}, d[2], r[2] = {10, 100}, y[6];
-  sem_apply(BFRT_ROWSUM, view(d, 2, 1), view(s, 2, 3), none, 0);
+  apply(BFRT_ROWSUM, view(d, 2, 1), view(s, 2, 3), none, 0);
   assert_floats((float[]){8, -6}, d, 2);
-  sem_apply(BFRT_ROWMAX, view(d, 2, 1), view(s, 2, 3), none, 0);
+  apply(BFRT_ROWMAX, view(d, 2, 1), view(s, 2, 3), none, 0);
   assert_floats((float[]){5, -1}, d, 2);
-  sem_apply(BFRT_ADD_ROW, view(y, 2, 3), view(s, 2, 3), view(r, 2, 1), 0);
+  apply(BFRT_ADD_ROW, view(y, 2, 3), view(s, 2, 3), view(r, 2, 1), 0);
   assert_floats((float[]){11, 15, 12, 99, 97, 98}, y, 6);
-  sem_apply(BFRT_SUB_ROW, view(y, 2, 3), view(s, 2, 3), view(r, 2, 1), 0);
+  apply(BFRT_SUB_ROW, view(y, 2, 3), view(s, 2, 3), view(r, 2, 1), 0);
   assert_floats((float[]){-9, -5, -8, -101, -103, -102}, y, 6);
-  sem_apply(BFRT_MUL_ROW, view(y, 2, 3), view(s, 2, 3), view(r, 2, 1), 0);
+  apply(BFRT_MUL_ROW, view(y, 2, 3), view(s, 2, 3), view(r, 2, 1), 0);
   assert_floats((float[]){10, 50, 20, -100, -300, -200}, y, 6);
 }
 
 static void test_matmul(void **state) {
   (void)state;
   float a[6] = {1, 2, 3, 4, 5, 6}, b[6] = {7, 8, 9, 10, 11, 12}, d[4];
-  sem_apply(BFRT_MATMUL, view(d, 2, 2), view(a, 2, 3), view(b, 3, 2), 0);
+  apply(BFRT_MATMUL, view(d, 2, 2), view(a, 2, 3), view(b, 3, 2), 0);
   assert_floats((float[]){58, 64, 139, 154}, d, 4);
-  sem_apply(BFRT_MATMUL_ACC, view(d, 2, 2), view(a, 2, 3), view(b, 3, 2), 0);
+  apply(BFRT_MATMUL_ACC, view(d, 2, 2), view(a, 2, 3), view(b, 3, 2), 0);
   assert_floats((float[]){116, 128, 278, 308}, d, 4);
   /* in place: acc = acc · acc must use the old acc throughout */
   float m[4] = {1, 2, 3, 4};
-  sem_apply(BFRT_MATMUL, view(m, 2, 2), view(m, 2, 2), view(m, 2, 2), 0);
+  apply(BFRT_MATMUL, view(m, 2, 2), view(m, 2, 2), view(m, 2, 2), 0);
   assert_floats((float[]){7, 10, 15, 22}, m, 4);
   /* the accumulation order is k = 0 .. K-1 from 0: (1e8 + 1) - 1e8 = 0 in f32 */
   float x[3] = {1e8f, 1, -1e8f}, ones[3] = {1, 1, 1}, s;
-  sem_apply(BFRT_MATMUL, view(&s, 1, 1), view(x, 1, 3), view(ones, 3, 1), 0);
+  apply(BFRT_MATMUL, view(&s, 1, 1), view(x, 1, 3), view(ones, 3, 1), 0);
   assert_floats((float[]){0}, &s, 1);
+}
+
+/* The nki.isa instructions, each checked by hand. V(...) is the operand
+ * list: views where the op takes a tile, immediates (and names' codes)
+ * where it takes one. */
+static void isa(int op, SemView v0, SemView v1, SemView v2, SemView v3, SemView v4, SemView v5,
+                const float imms[BFRT_MAX_OPERANDS]) {
+  SemView v[BFRT_MAX_OPERANDS] = {v0, v1, v2, v3, v4, v5};
+  float i[BFRT_MAX_OPERANDS] = {0};
+  for (int k = 0; k < BFRT_MAX_OPERANDS; k++) i[k] = imms ? imms[k] : 0;
+  sem_apply(op, v, i);
+}
+
+static void test_nc_matmul(void **state) {
+  (void)state;
+  /* stationary [K=3, M=2], moving [K=3, N=2]: d = st^T mv */
+  float st[6] = {1, 4, 2, 5, 3, 6}, mv[6] = {7, 8, 9, 10, 11, 12}, d[4];
+  isa(BFRT_NC_MATMUL, view(d, 2, 2), view(st, 3, 2), view(mv, 3, 2), none, none, none, NULL);
+  assert_floats((float[]){58, 64, 139, 154}, d, 4); /* the a . b of test_matmul with a = st^T */
+  isa(BFRT_NC_MATMUL_ACC, view(d, 2, 2), view(st, 3, 2), view(mv, 3, 2), none, none, none, NULL);
+  assert_floats((float[]){116, 128, 278, 308}, d, 4);
+  /* k = 0 .. K-1 in order from 0: (1e8 + 1) - 1e8 = 0 */
+  float x[3] = {1e8f, 1, -1e8f}, ones[3] = {1, 1, 1}, s;
+  isa(BFRT_NC_MATMUL, view(&s, 1, 1), view(x, 3, 1), view(ones, 3, 1), none, none, none, NULL);
+  assert_floats((float[]){0}, &s, 1);
+}
+
+static void test_iota_select(void **state) {
+  (void)state;
+  float d[6];
+  /* iota d, step 10, offset 1, channel_multiplier 100: 1 + 100 p + 10 j */
+  isa(BFRT_IOTA, view(d, 2, 3), none, none, none, none, none, (float[BFRT_MAX_OPERANDS]){0, 10, 1, 100});
+  assert_floats((float[]){1, 11, 21, 101, 111, 121}, d, 6);
+  /* the causal mask: keep s[p, j] where p - j >= 0 */
+  float s[9] = {1, 2, 3, 4, 5, 6, 7, 8, 9}, m[9];
+  isa(BFRT_AFFINE_SELECT, view(m, 3, 3), none, none, none, view(s, 3, 3), none,
+      (float[BFRT_MAX_OPERANDS]){0, -1, 0, 1, 0, -9984, BFRT_ALU_GREATER_EQUAL});
+  assert_floats((float[]){1, -9984, -9984, 4, 5, -9984, 7, 8, 9}, m, 9);
+  /* strictly above the diagonal shifted by one: p - j + 1 < 0 */
+  isa(BFRT_AFFINE_SELECT, view(m, 3, 3), none, none, none, view(s, 3, 3), none,
+      (float[BFRT_MAX_OPERANDS]){0, -1, 1, 1, 0, 0, BFRT_ALU_LESS});
+  assert_floats((float[]){0, 0, 3, 0, 0, 0, 0, 0, 0}, m, 9);
+  float f[2];
+  isa(BFRT_MEMSET, view(f, 1, 2), none, none, none, none, none, (float[BFRT_MAX_OPERANDS]){0, 2.5f});
+  assert_floats((float[]){2.5f, 2.5f}, f, 2);
+}
+
+static void test_reduce_scalar(void **state) {
+  (void)state;
+  float s[6] = {1, -5, 3, 2, 8, -1}, r[2];
+  isa(BFRT_TENSOR_REDUCE, view(r, 2, 1), none, view(s, 2, 3), none, none, none, (float[BFRT_MAX_OPERANDS]){0, BFRT_ALU_ADD});
+  assert_floats((float[]){-1, 9}, r, 2);
+  isa(BFRT_TENSOR_REDUCE_NEG, view(r, 2, 1), none, view(s, 2, 3), none, none, none, (float[BFRT_MAX_OPERANDS]){0, BFRT_ALU_MAXIMUM, 0, 1});
+  assert_floats((float[]){-3, -8}, r, 2);
+  isa(BFRT_TENSOR_REDUCE, view(r, 2, 1), none, view(s, 2, 3), none, none, none, (float[BFRT_MAX_OPERANDS]){0, BFRT_ALU_MINIMUM});
+  assert_floats((float[]){-5, -1}, r, 2);
+  /* (s - 1) * 2, then (s - v[p]) * v[p] with v = [2, 3] */
+  float d[6], v[2] = {2, 3};
+  isa(BFRT_TENSOR_SCALAR2, view(d, 2, 3), view(s, 2, 3), none, none, none, none,
+      (float[BFRT_MAX_OPERANDS]){0, 0, BFRT_ALU_SUBTRACT, 1, BFRT_ALU_MULTIPLY, 2});
+  assert_floats((float[]){0, -12, 4, 2, 14, -4}, d, 6);
+  isa(BFRT_TENSOR_SCALAR2_V, view(d, 2, 3), view(s, 2, 3), none, view(v, 2, 1), none, view(v, 2, 1),
+      (float[BFRT_MAX_OPERANDS]){0, 0, BFRT_ALU_SUBTRACT, 0, BFRT_ALU_MULTIPLY});
+  assert_floats((float[]){-2, -14, 2, -3, 15, -12}, d, 6);
+  isa(BFRT_TENSOR_SCALAR, view(d, 2, 3), view(s, 2, 3), none, none, none, none, (float[BFRT_MAX_OPERANDS]){0, 0, BFRT_ALU_GREATER_EQUAL, 2});
+  assert_floats((float[]){0, 0, 1, 1, 1, 0}, d, 6);
+}
+
+static void test_activation_scan(void **state) {
+  (void)state;
+  /* relu(s * 2 + b[p]), b = [-3, 1]; the accumulator adds each row's results */
+  float s[4] = {1, 2, -1, 3}, b[2] = {-3, 1}, d[4], acc[2] = {10, 20};
+  isa(BFRT_ACTIVATION_ACC, view(d, 2, 2), none, view(s, 2, 2), view(b, 2, 1), none, view(acc, 2, 1),
+      (float[BFRT_MAX_OPERANDS]){0, BFRT_FN_RELU, 0, 0, 2});
+  assert_floats((float[]){0, 1, 0, 7}, d, 4);
+  assert_floats((float[]){11, 27}, acc, 2);
+  isa(BFRT_ACTIVATION, view(d, 2, 2), none, view(s, 2, 2), none, none, none, (float[BFRT_MAX_OPERANDS]){0, BFRT_FN_SQUARE});
+  assert_floats((float[]){1, 4, 1, 9}, d, 4);
+  /* r = (a[j] * r) + b[j] from 1: the recurrence of a linear scan */
+  float a[3] = {2, 3, 0.5f}, c[3] = {1, -1, 4}, out[3];
+  isa(BFRT_TENSOR_TENSOR_SCAN, view(out, 1, 3), view(a, 1, 3), view(c, 1, 3), none, none, none,
+      (float[BFRT_MAX_OPERANDS]){0, 0, 0, 1, BFRT_ALU_MULTIPLY, BFRT_ALU_ADD});
+  assert_floats((float[]){3, 8, 8}, out, 3);
+  /* a running sum from a per-partition initial: op0 add, op1 add with c = 0 */
+  float zero[3] = {0}, init = 100;
+  isa(BFRT_TENSOR_TENSOR_SCAN_V, view(out, 1, 3), view(a, 1, 3), view(zero, 1, 3), view(&init, 1, 1), none, none,
+      (float[BFRT_MAX_OPERANDS]){0, 0, 0, 0, BFRT_ALU_ADD, BFRT_ALU_ADD});
+  assert_floats((float[]){102, 105, 105.5f}, out, 3);
+}
+
+static void test_bn_stats_aggr(void **state) {
+  (void)state;
+  /* even elements 1, 3, 5: mean 3, M2 8; odd 2, 6: mean 4, M2 8 */
+  float s[5] = {1, 2, 3, 6, 5}, st[6], mv[2];
+  isa(BFRT_BN_STATS, view(st, 1, 6), view(s, 1, 5), none, none, none, none, NULL);
+  assert_floats((float[]){3, 3, 8, 2, 4, 8}, st, 6);
+  /* all five: mean 17/5 = 3.4, variance (8 + 8 + 3 0.16 + 2 0.36) / 5 = 3.44 */
+  isa(BFRT_BN_AGGR, view(mv, 1, 2), view(st, 1, 6), none, none, none, none, NULL);
+  assert_true(fabsf(mv[0] - 3.4f) < 1e-6f && fabsf(mv[1] - 3.44f) < 1e-5f);
+  /* one element: the odd half is empty, count 0, mean 0, M2 0 */
+  isa(BFRT_BN_STATS, view(st, 1, 6), view(s, 1, 1), none, none, none, none, NULL);
+  assert_floats((float[]){1, 1, 0, 0, 0, 0}, st, 6);
+  /* permute: each row [A = 2, B = 3] read as [3, 2]: 0 1 2 | 3 4 5 -> 0 3 1 4 2 5, also in place */
+  float row[12] = {0, 1, 2, 3, 4, 5, 10, 11, 12, 13, 14, 15}, perm[12];
+  isa(BFRT_PERMUTE, view(perm, 2, 6), view(row, 2, 6), none, none, none, none, (float[BFRT_MAX_OPERANDS]){0, 0, 2});
+  assert_floats((float[]){0, 3, 1, 4, 2, 5, 10, 13, 11, 14, 12, 15}, perm, 12);
+  isa(BFRT_PERMUTE, view(row, 2, 6), view(row, 2, 6), none, none, none, none, (float[BFRT_MAX_OPERANDS]){0, 0, 3});
+  assert_floats((float[]){0, 2, 4, 1, 3, 5, 10, 12, 14, 11, 13, 15}, row, 12);
+  float t[4] = {1, 2, 3, 4};
+  isa(BFRT_NC_TRANSPOSE, view(st, 2, 2), view(t, 2, 2), none, none, none, none, NULL);
+  assert_floats((float[]){1, 3, 2, 4}, st, 4);
+}
+
+/* ops.def's roles against what the ops do: for every op and every memory
+ * operand, whether the results depend on its contents (it is read) and
+ * whether the op changes it (it is written) must be what its role
+ * declares. A role declared wrong (an accumulator declared written only,
+ * a written operand declared read) fails here, before any analysis
+ * trusts it. */
+enum { ROLE_CELLS = 4 * 6 };
+
+static void role_shape(int op, int i, int64_t *rows, int64_t *cols) {
+  const OpInfo *info = &rt_ops[op];
+  *rows = 4, *cols = 4;
+  bool scalar = info->operands[i] == 'T' &&
+                ((info->shape == SHAPE_SCALAR && i >= 2) || ((info->shape == SHAPE_ACTIVATION || info->shape == SHAPE_SCAN) && i >= 3));
+  if ((i == 0 && (info->shape == SHAPE_ROWREDUCE || info->shape == SHAPE_ROWREDUCE_OF)) || scalar ||
+      (i == 2 && info->shape == SHAPE_ROWBCAST))
+    *cols = 1;
+  if (i == 2 && info->shape == SHAPE_COLBCAST) *rows = 1;
+  if ((i == 0 && info->shape == SHAPE_BN_STATS) || (i == 1 && info->shape == SHAPE_BN_AGGR)) *cols = 6;
+  if (i == 0 && info->shape == SHAPE_BN_AGGR) *cols = 2;
+}
+
+static void role_fill(float *cells, uint64_t *seed) {
+  for (int k = 0; k < ROLE_CELLS; k++) {
+    *seed = *seed * 6364136223846793005u + 1442695040888963407u;
+    cells[k] = 0.5f + (float)(*seed >> 40) / (float)(1u << 24); /* in [0.5, 1.5): no relu or sqrt edge */
+  }
+}
+
+/* Runs op with operand `vary` filled from seed, the others from fixed
+ * contents (the roles play no part in the setup); the results in out. */
+static void role_run(int op, int vary, uint64_t seed, float out[BFRT_MAX_OPERANDS][ROLE_CELLS]) {
+  const OpInfo *info = &rt_ops[op];
+  SemView v[BFRT_MAX_OPERANDS] = {{0}};
+  float imms[BFRT_MAX_OPERANDS] = {0};
+  for (int i = 0; info->operands[i]; i++) {
+    char role = info->roles[i];
+    imms[i] = role == 'o' ? (op == BFRT_AFFINE_SELECT ? BFRT_ALU_GREATER_EQUAL : BFRT_ALU_MULTIPLY)
+              : role == 'f' ? BFRT_FN_EXP
+              : role == 'n' ? 1
+                            : (op == BFRT_AFFINE_SELECT || op == BFRT_IOTA) && i >= 1 && i <= 3 ? (i == 1 ? -1 : i == 2 ? 0 : 1)
+                            : op == BFRT_PERMUTE ? 2 /* groups dividing the 4 columns */
+                                                 : 0.75f;
+    if (info->operands[i] == 'F') continue;
+    uint64_t s = i == vary ? seed : 1000 + (uint64_t)i;
+    role_fill(out[i], &s);
+    int64_t rows, cols;
+    role_shape(op, i, &rows, &cols);
+    for (int64_t k = rows * cols; k < ROLE_CELLS; k++) out[i][k] = 0; /* outside the view: never compared apart */
+    v[i] = (SemView){out[i], rows, cols, cols, BFRT_DTYPE_F32};
+  }
+  sem_apply(op, v, imms);
+}
+
+static void test_roles_match_semantics(void **state) {
+  (void)state;
+  for (int op = 0; op < BFRT_NOPS; op++) {
+    const OpInfo *info = &rt_ops[op];
+    for (int i = 0; info->operands[i]; i++) {
+      if (info->operands[i] == 'F') continue;
+      float a[BFRT_MAX_OPERANDS][ROLE_CELLS], b[BFRT_MAX_OPERANDS][ROLE_CELLS], before[ROLE_CELLS];
+      role_run(op, i, 1, a);
+      role_run(op, i, 2, b);
+      uint64_t seed = 1;
+      role_fill(before, &seed);
+      int64_t rows, cols;
+      role_shape(op, i, &rows, &cols);
+      for (int64_t k = rows * cols; k < ROLE_CELLS; k++) before[k] = 0;
+      bool depends = false, changed = memcmp(before, a[i], sizeof before) != 0;
+      for (int j = 0; info->operands[j]; j++)
+        if (j != i && info->operands[j] != 'F' && bfrt_op_writes(op, j)) depends |= memcmp(a[j], b[j], sizeof a[j]) != 0;
+      if (bfrt_op_writes(op, i)) depends |= memcmp(a[i], b[i], sizeof a[i]) != 0; /* an accumulator's own result */
+      if (depends != (bfrt_op_reads(op, i) != 0) || changed != (bfrt_op_writes(op, i) != 0))
+        fail_msg("%s operand %d (role %c): results %s on it, and it is %s", info->name, i, info->roles[i],
+                 depends ? "depend" : "do not depend", changed ? "changed" : "unchanged");
+    }
+  }
 }
 
 static void test_transpose_and_strides(void **state) {
   (void)state;
   float s[6] = {1, 2, 3, 4, 5, 6}, d[6];
-  sem_apply(BFRT_TRANSPOSE, view(d, 3, 2), view(s, 2, 3), none, 0);
+  apply(BFRT_TRANSPOSE, view(d, 3, 2), view(s, 2, 3), none, 0);
   assert_floats((float[]){1, 4, 2, 5, 3, 6}, d, 6);
   float sq[4] = {1, 2, 3, 4};
-  sem_apply(BFRT_TRANSPOSE, view(sq, 2, 2), view(sq, 2, 2), none, 0);
+  apply(BFRT_TRANSPOSE, view(sq, 2, 2), view(sq, 2, 2), none, 0);
   assert_floats((float[]){1, 3, 2, 4}, sq, 4);
   /* a 2x2 window at (1, 2) of a 3x4 tensor, as an hbm tile is */
   float big[12] = {0}, t[4] = {1, 2, 3, 4};
   SemView w = {big + 1 * 4 + 2, 2, 2, 4, BFRT_DTYPE_F32};
-  sem_apply(BFRT_STORE, w, view(t, 2, 2), none, 0);
+  apply(BFRT_STORE, w, view(t, 2, 2), none, 0);
   assert_floats((float[]){0, 0, 0, 0, 0, 0, 1, 2, 0, 0, 3, 4}, big, 12);
   float back[4];
-  sem_apply(BFRT_LOAD, view(back, 2, 2), w, none, 0);
+  apply(BFRT_LOAD, view(back, 2, 2), w, none, 0);
   assert_floats(t, back, 4);
 }
 
@@ -871,6 +1072,12 @@ int main(void) {
       cmocka_unit_test(test_rounding),
       cmocka_unit_test(test_rows),
       cmocka_unit_test(test_matmul),
+      cmocka_unit_test(test_nc_matmul),
+      cmocka_unit_test(test_iota_select),
+      cmocka_unit_test(test_reduce_scalar),
+      cmocka_unit_test(test_activation_scan),
+      cmocka_unit_test(test_bn_stats_aggr),
+      cmocka_unit_test(test_roles_match_semantics),
       cmocka_unit_test(test_transpose_and_strides),
       cmocka_unit_test(test_threads_run),
       cmocka_unit_test(test_jitter_runs),

@@ -507,9 +507,18 @@ static void test_cost_rules(void **state) {
                                              .elems_per_cycle = {[BFRT_CLASS_ELEMWISE] = 0.8,
                                                                  [BFRT_CLASS_REDUCE] = 0.8}};
   c.kind[BFRT_KIND_PE] = (bfrt_engine_cost){.overhead = 30, .pe_rows = 128, .pe_cols = 128, .matmul_min_cols = 64,
-                                            .elems_per_cycle = {[BFRT_CLASS_MATMUL] = 0.5}};
+                                            .matmul_narrow_factor = 4, .elems_per_cycle = {[BFRT_CLASS_MATMUL] = 0.5}};
   c.kind[BFRT_KIND_DMA] = (bfrt_engine_cost){.dma_latency = 1400, .dma_bytes_per_cycle = 20.7};
   const int64_t t32x96[2] = {32, 96}, t256x96[2] = {256, 96}, col[2] = {32, 1};
+  /* nc_matmul [128, 512] = st [128, 128]^T mv [128, 512]: the stationary's 128 columns loaded, then 512 moving
+   * columns, at 0.5 a cycle in fp32 and 4 x 0.5 in bf16 (docs/targets.md) */
+  const int64_t d128x512[2] = {128, 512}, st128[2] = {128, 128}, st128x32[2] = {128, 32}, d32x16[2] = {32, 16};
+  assert_int_equal(bfrt_op_timing_sized(&c, BFRT_KIND_PE, BFRT_NC_MATMUL, d128x512, st128, 4).completion, 30 + 256 + 1024);
+  assert_int_equal(bfrt_op_timing_sized(&c, BFRT_KIND_PE, BFRT_NC_MATMUL_ACC, d128x512, st128, 2).completion, 30 + 64 + 256);
+  /* st [128, 32] -> M = 32 columns loaded; N = 16 moving columns stream as the 64-column minimum */
+  assert_int_equal(bfrt_op_timing_sized(&c, BFRT_KIND_PE, BFRT_NC_MATMUL, d32x16, st128x32, 4).completion, 30 + 64 + 128);
+  /* nc_transpose on the pe is a transpose; on dve it streams like a one-input op */
+  assert_int_equal(bfrt_op_cycles(&c, BFRT_KIND_PE, BFRT_NC_TRANSPOSE, (int64_t[]){96, 32}, t32x96), 30 + 128);
   /* [P, N], P <= 128 lanes: ~N cycles at 0.8 per cycle = 120; two inputs 240 */
   assert_int_equal(bfrt_op_cycles(&c, BFRT_KIND_DVE, BFRT_COPY, t32x96, t32x96), 125 + 120);
   assert_int_equal(bfrt_op_cycles(&c, BFRT_KIND_DVE, BFRT_ADD, t32x96, t32x96), 125 + 240);
