@@ -132,7 +132,7 @@ static int read_time(JsonReader *j, const char *what, double *out) {
 
 /* dtypes: [ string, ... ], an op's operand types (at most MAX_OPERANDS,
  * each at most MAX_DTYPE - 1 bytes), joined as "DST <- SRC, SRC". */
-enum { MAX_OPERANDS = 3, MAX_DTYPE = 16 };
+enum { MAX_OPERANDS = BFRT_MAX_OPERANDS, MAX_DTYPE = 16 };
 static int read_dtypes(JsonReader *j, Event *e) {
   if (json_peek(j) != '[') return json_error_at(j, json_offset(j), "\"args.dtypes\" must be an array of strings");
   bool first = true;

@@ -11,6 +11,12 @@
  *    transpose are square, a row reduction goes square -> row, a row
  *    broadcast takes square, square, row; elementwise ops stay within one
  *    family), so operands are picked per family and always fit.
+ *  - The nki.isa instructions draw their names from their vocabularies
+ *    (ALU ops, reducers, comparisons, activation functions, negate), small
+ *    integers for iota's and affine_select's patterns, a divisor of the
+ *    columns for permute, and [4, 1] tiles for per-partition operands;
+ *    bn_stats writes the [4, 6] tile bs, which bn_aggr reads into the
+ *    [4, 2] tile bm (every kernel declares both).
  *  - Engines are picked among those the target says can run the op; inside
  *    an engine block, ops are picked among those the block's engine runs.
  *  - Ops are dealt round-robin from a shuffled deck, so a kernel of at least

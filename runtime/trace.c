@@ -15,6 +15,7 @@
  * executor's own clock when it has one (the simulator's cycles). */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "rt.h"
 
@@ -33,7 +34,9 @@ void trace_record(Ctx *cx, int op, int line, int engine, int64_t threshold, int6
     t->ev = ev;
     t->cap = cap;
   }
-  t->ev[t->n++] = (TraceEvent){op, line, {-1, -1, -1}, engine, threshold, start_ns, trace_now(cx) - start_ns};
+  TraceEvent *ev = &t->ev[t->n++];
+  *ev = (TraceEvent){op, line, {0}, engine, threshold, start_ns, trace_now(cx) - start_ns};
+  memset(ev->dtypes, -1, sizeof ev->dtypes); /* no operand types until trace_record_op sets them */
 }
 
 void trace_record_op(Ctx *cx, int op, int line, int nargs, int64_t start_ns) {

@@ -178,7 +178,7 @@ cases = {
     "no events": b'{"traceEvents":[]}',
     "dtypes not an array": b'{"traceEvents":[{"name":"load","ph":"X","pid":1,"tid":0,"ts":0,"args":{"dtypes":"f32"}}]}',
     "dtypes of numbers": b'{"traceEvents":[{"name":"load","ph":"X","pid":1,"tid":0,"ts":0,"args":{"dtypes":[4]}}]}',
-    "four dtypes": b'{"traceEvents":[{"name":"load","ph":"X","pid":1,"tid":0,"ts":0,"args":{"dtypes":["a","b","c","d"]}}]}',
+    "eight dtypes": b'{"traceEvents":[{"name":"load","ph":"X","pid":1,"tid":0,"ts":0,"args":{"dtypes":["a","b","c","d","e","f","g","h"]}}]}',  # an op has at most 7 operands
     "long dtype": b'{"traceEvents":[{"name":"load","ph":"X","pid":1,"tid":0,"ts":0,"args":{"dtypes":["' + b"f" * 40 + b'"]}}]}',
     "duplicate dtypes": b'{"traceEvents":[{"name":"load","ph":"X","pid":1,"tid":0,"ts":0,"args":{"dtypes":[],"dtypes":[]}}]}',
 }

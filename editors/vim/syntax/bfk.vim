@@ -11,7 +11,7 @@ syn keyword bfkKeyword kernel const int hbm in out inout sbuf psum f32
 syn keyword bfkKeyword i32 bf16 fp16 fp8e4 fp8e5
 syn keyword bfkControl for if else
 syn match bfkEngine "\<\(pe\|act\|dve\|pool\|dma[0-9]*\)\>\ze\s*[:{]"
-syn keyword bfkOp abs add add_col add_row copy exp fill gelu load matmul matmul_acc max mul mul_col mul_row recip relu rowmax rowsum rowsum_exp rowsum_square rsqrt scale sigmoid silu sqrt square store sub sub_col sub_row tanh transpose
+syn keyword bfkOp abs activation activation_acc add add_col add_row affine_select bn_aggr bn_stats copy exp fill gelu iota load matmul matmul_acc max memset mul mul_col mul_row nc_matmul nc_matmul_acc nc_transpose permute recip relu rowmax rowsum rowsum_exp rowsum_square rsqrt scale sigmoid silu sqrt square store sub sub_col sub_row tanh tensor_reduce tensor_scalar tensor_tensor_scan transpose
 syn match bfkFloat "\<[0-9]\+\(\.[0-9]\+\([eE][-+]\=[0-9]\+\)\=\|[eE][-+]\=[0-9]\+\)\>"
 syn match bfkInteger "\<[0-9]\+\>"
 syn match bfkParams "^//\s*\(params\|bench\):.*$"
