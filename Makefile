@@ -58,11 +58,11 @@ $(BUILD)/gen/dsl/lexer.c $(BUILD)/gen/dsl/lexer.h: dsl/lexer.l
 
 $(BUILD)/obj/dsl/%.o: $(BUILD)/gen/dsl/%.c $(GEN_HDR)
 	@mkdir -p $(dir $@)
-	$(CC) $(BASEFLAGS) $(CFLAGS) $(GENFLAGS) -MMD -c $< -o $@
+	$(CC) $(BASEFLAGS) $(CFLAGS) $(GENFLAGS) -MMD -MP -c $< -o $@
 
 $(BUILD)/obj/%.o: %.c $(GEN_HDR)
 	@mkdir -p $(dir $@)
-	$(CC) $(BASEFLAGS) $(CFLAGS) -MMD -c $< -o $@
+	$(CC) $(BASEFLAGS) $(CFLAGS) -MMD -MP -c $< -o $@
 
 # The headers generated kernels include, beside bfsync as in an installed prefix.
 $(BUILD)/include/bfsync/%: runtime/%

@@ -197,10 +197,10 @@ static void uses_nodes(Uses *u, const IrNode *n) {
         uses_expr(u, n->operands[i].slot);
         uses_expr(u, n->operands[i].row);
         uses_expr(u, n->operands[i].col);
-        uses_expr(u, n->operands[i].lo[0]);
-        uses_expr(u, n->operands[i].lo[1]);
-        uses_expr(u, n->operands[i].n[0]);
-        uses_expr(u, n->operands[i].n[1]);
+        for (int d = 0; n->operands[i].v && d < 2; d++) {
+          uses_expr(u, n->operands[i].v->lo[d]);
+          uses_expr(u, n->operands[i].v->n[d]);
+        }
       }
       break;
     case IR_WAIT:
@@ -557,8 +557,8 @@ static void put_float(FILE *out, float f) {
 static void operand_letters(const IrNode *n, char letters[8]) {
   int k = 0;
   for (int i = 0; i < n->noperands && k < 7; i++)
-    letters[k++] = n->operands[i].kind == OPND_TILE ? (n->operands[i].lo[0] ? 'v' : 't')
-                   : n->operands[i].kind == OPND_HBM ? (n->operands[i].lo[0] ? 's' : 'h')
+    letters[k++] = n->operands[i].kind == OPND_TILE ? (n->operands[i].v ? 'v' : 't')
+                   : n->operands[i].kind == OPND_HBM ? (n->operands[i].v ? 's' : 'h')
                                                      : 'f';
   letters[k] = 0;
 }
@@ -611,10 +611,10 @@ static void put_op_helpers(const Program *p, FILE *out) {
 /* A view's or slice's start and extent along dimension d (a ragged one's
  * computed). */
 static void put_extent(const Emitter *em, const IrOperand *o, int d) {
-  put_ir_expr(em, o->lo[d]);
+  put_ir_expr(em, o->v->lo[d]);
   fputs(", ", em->out);
-  if (o->n[d]) put_ir_expr(em, o->n[d]);
-  else fprintf(em->out, "%" PRId64, o->ext[d]);
+  if (o->v->n[d]) put_ir_expr(em, o->v->n[d]);
+  else fprintf(em->out, "%" PRId64, o->v->ext[d]);
 }
 
 static void put_operand(const Emitter *em, const IrOperand *o) {
@@ -622,18 +622,18 @@ static void put_operand(const Emitter *em, const IrOperand *o) {
   case OPND_TILE:
     fprintf(em->out, ", BF_TILE_%s, ", em->tile_ids[o->decl]);
     put_ir_expr(em, o->slot);
-    for (int d = 0; o->lo[0] && d < 2; d++) {
+    for (int d = 0; o->v && d < 2; d++) {
       fputs(", ", em->out);
       put_extent(em, o, d);
     }
     return;
   case OPND_HBM:
     fprintf(em->out, ", BF_HBM_%s, ", em->tensor_ids[o->decl]);
-    for (int d = 0; o->lo[0] && d < 2; d++) {
+    for (int d = 0; o->v && d < 2; d++) {
       if (d) fputs(", ", em->out);
       put_extent(em, o, d);
     }
-    if (o->lo[0]) return;
+    if (o->v) return;
     put_ir_expr(em, o->row);
     fputs(", ", em->out);
     put_ir_expr(em, o->col);

@@ -209,9 +209,9 @@ operands:
 operand:
   IDENT '[' expr ']'              { $$ = operand_name(@$, $1, 1, $3, NULL); }
 | expr                            { $$ = operand_expr(@$, $1); } /* X[r, c] too: an element read's shape */
-| IDENT '[' range ',' vdim ']'    { $$ = operand_view(@$, $1, NULL, $3, $5); }
-| IDENT '[' expr ',' range ']'    { $$ = operand_view(@$, $1, NULL, slice_of(@3, $3, NULL), $5); }
-| IDENT '[' expr ']' '[' vdim ',' vdim ']' { $$ = operand_view(@$, $1, $3, $6, $8); }
+| IDENT '[' range ',' vdim ']'    { $$ = operand_view(ARENA, @$, $1, NULL, $3, $5); }
+| IDENT '[' expr ',' range ']'    { $$ = operand_view(ARENA, @$, $1, NULL, slice_of(@3, $3, NULL), $5); }
+| IDENT '[' expr ']' '[' vdim ',' vdim ']' { $$ = operand_view(ARENA, @$, $1, $3, $6, $8); }
 ;
 
 /* vdim = expr | range;  range = ":" | expr ":" expr   (a half-open lo:hi) */

@@ -122,9 +122,10 @@ Expr *expr_call(Arena *a, Span span, const char *name, Expr *lhs, Expr *rhs) {
   return e;
 }
 
-Operand operand_view(Span span, const char *name, Expr *slot, Slice d0, Slice d1) {
+Operand operand_view(Arena *a, Span span, const char *name, Expr *slot, Slice d0, Slice d1) {
   Operand o = operand_name(span, name, slot ? 1 : 0, slot, NULL);
   o.view = true;
+  o.dim = ARENA_ARRAY(a, Slice, 2); /* out of line: most operands have no view */
   o.dim[0] = d0;
   o.dim[1] = d1;
   return o;

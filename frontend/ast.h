@@ -90,8 +90,8 @@ typedef struct Operand {
   int decl;       /* sema: tile or tensor index */
   Expr *slot;     /* sema, OPND_TILE: index[0] or NULL */
   Expr *row, *col; /* sema, OPND_HBM */
-  bool view;       /* a tile view was written: dim[] below */
-  Slice dim[2];    /* parser: the view's partition and free slices as written */
+  bool view;       /* a view or an element slice was written: dim below */
+  Slice *dim;      /* parser: its two slices as written (arena; NULL without a view) */
   /* sema: a ragged dimension, written lo:min(lo + C, E): its extent is
    * clipped to max(0, min(C, E - lo)) at run time (ext = C); NULL otherwise */
   Expr *clip[2];
@@ -267,7 +267,7 @@ Cond *cond_not(Arena *a, Span span, Cond *operand);
 Operand operand_name(Span span, const char *name, int nindex, Expr *i0, Expr *i1);
 Expr *expr_float(Arena *a, Span span, const char *text);
 /* name[slot][d0, d1] (slot NULL when written name[d0, d1]): a tile view. */
-Operand operand_view(Span span, const char *name, Expr *slot, Slice d0, Slice d1);
+Operand operand_view(Arena *a, Span span, const char *name, Expr *slot, Slice d0, Slice d1);
 /* A slice lo:hi (both NULL for `:`), or a single index lo (hi NULL). */
 Slice slice_of(Span span, Expr *lo, Expr *hi);
 /* Whether a and b are the same expression tree (names by resolution). */

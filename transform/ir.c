@@ -316,10 +316,11 @@ IrNode *ir_op(const Program *p, const Stmt *instr, int line) {
     io->imm = o->imm;
     io->word = o->vocab ? o->name : NULL;
     if (o->kind == OPND_TILE) io->slot = o->slot ? ir_from_expr(p, o->slot) : ir_const(p->arena, 0);
+    if (o->view) io->v = ARENA_NEW(p->arena, IrView);
     for (int d = 0; o->view && d < 2; d++) {
-      io->lo[d] = o->lo[d] ? ir_from_expr(p, o->lo[d]) : ir_const(p->arena, 0);
-      io->ext[d] = o->ext[d];
-      if (o->clip[d]) io->n[d] = clipped_extent(p->arena, ir_from_expr(p, o->clip[d]), io->lo[d], o->ext[d]);
+      io->v->lo[d] = o->lo[d] ? ir_from_expr(p, o->lo[d]) : ir_const(p->arena, 0);
+      io->v->ext[d] = o->ext[d];
+      if (o->clip[d]) io->v->n[d] = clipped_extent(p->arena, ir_from_expr(p, o->clip[d]), io->v->lo[d], o->ext[d]);
     }
     if (o->kind == OPND_HBM && !o->view) {
       io->row = ir_from_expr(p, o->row);
@@ -351,10 +352,10 @@ int ir_node_fields(IrNode *n, IrExpr **fields[IR_NODE_EXPRS]) {
       fields[k++] = &n->operands[i].slot;
       fields[k++] = &n->operands[i].row;
       fields[k++] = &n->operands[i].col;
-      fields[k++] = &n->operands[i].lo[0];
-      fields[k++] = &n->operands[i].lo[1];
-      fields[k++] = &n->operands[i].n[0];
-      fields[k++] = &n->operands[i].n[1];
+      for (int d = 0; n->operands[i].v && d < 2; d++) {
+        fields[k++] = &n->operands[i].v->lo[d];
+        fields[k++] = &n->operands[i].v->n[d];
+      }
     }
     break;
   case IR_WAIT: fields[k++] = &n->threshold; break;
@@ -518,27 +519,27 @@ static void print_operand(const Program *p, const IrStream *s, const IrOperand *
       ir_print_expr(p, s, o->slot, out);
       fputc(']', out);
     }
-    for (int d = 0; o->lo[0] && d < 2; d++) {
+    for (int d = 0; o->v && d < 2; d++) {
       fputs(d ? ", " : "[", out);
-      ir_print_expr(p, s, o->lo[d], out);
-      fprintf(out, " +: %" PRId64, o->ext[d]);
-      if (o->n[d]) {
+      ir_print_expr(p, s, o->v->lo[d], out);
+      fprintf(out, " +: %" PRId64, o->v->ext[d]);
+      if (o->v->n[d]) {
         fputs(" clipped to ", out);
-        ir_print_expr(p, s, o->n[d], out);
+        ir_print_expr(p, s, o->v->n[d], out);
       }
     }
-    if (o->lo[0]) fputc(']', out);
+    if (o->v) fputc(']', out);
     return;
   case OPND_HBM:
-    if (o->lo[0]) {
+    if (o->v) {
       fprintf(out, "%s[", k->tensors[o->decl].name);
       for (int d = 0; d < 2; d++) {
         if (d) fputs(", ", out);
-        ir_print_expr(p, s, o->lo[d], out);
-        fprintf(out, " +: %" PRId64, o->ext[d]);
-        if (o->n[d]) {
+        ir_print_expr(p, s, o->v->lo[d], out);
+        fprintf(out, " +: %" PRId64, o->v->ext[d]);
+        if (o->v->n[d]) {
           fputs(" clipped to ", out);
-          ir_print_expr(p, s, o->n[d], out);
+          ir_print_expr(p, s, o->v->n[d], out);
         }
       }
       fputc(']', out);
@@ -791,22 +792,22 @@ static void check_operand(const Checker *c, const IrOperand *o) {
   case OPND_TILE:
     if (o->decl < 0 || o->decl >= k->ntiles) bug("ir_validate: tile %d", o->decl);
     check_expr(c, o->slot);
-    for (int d = 0; o->lo[0] && d < 2; d++) {
+    for (int d = 0; o->v && d < 2; d++) {
       int64_t size = d ? k->tiles[o->decl].cols : k->tiles[o->decl].rows;
-      if (!o->lo[d] || o->ext[d] < 1 || o->ext[d] > size) bug("ir_validate: view of tile %d", o->decl);
-      check_expr(c, o->lo[d]);
-      if (o->n[d]) check_expr(c, o->n[d]);
+      if (!o->v->lo[d] || o->v->ext[d] < 1 || o->v->ext[d] > size) bug("ir_validate: view of tile %d", o->decl);
+      check_expr(c, o->v->lo[d]);
+      if (o->v->n[d]) check_expr(c, o->v->n[d]);
     }
     return;
   case OPND_HBM:
     if (o->decl < 0 || o->decl >= k->ntensors) bug("ir_validate: tensor %d", o->decl);
-    if (!o->lo[0] != !o->lo[1] || !o->lo[0] == !o->row || (o->lo[0] && (o->ext[0] < 1 || o->ext[1] < 1)))
+    if (!o->v == !o->row || (o->v && (!o->v->lo[0] || !o->v->lo[1] || o->v->ext[0] < 1 || o->v->ext[1] < 1)))
       bug("ir_validate: operand of tensor %d", o->decl);
-    for (int d = 0; o->lo[0] && d < 2; d++) {
-      check_expr(c, o->lo[d]);
-      if (o->n[d]) check_expr(c, o->n[d]);
+    for (int d = 0; o->v && d < 2; d++) {
+      check_expr(c, o->v->lo[d]);
+      if (o->v->n[d]) check_expr(c, o->v->n[d]);
     }
-    if (o->lo[0]) return;
+    if (o->v) return;
     check_expr(c, o->row);
     check_expr(c, o->col);
     return;

@@ -70,14 +70,20 @@ typedef struct IrOperand {
   IrExpr *slot;     /* tile: slot (constant 0 when unslotted) */
   IrExpr *row, *col; /* hbm */
   float imm;
-  /* tile: a view of part of the slot (docs/language.md, "Operands"): its
-   * first partition and column, NULL without a view, and its extents;
-   * hbm: an element slice's first row and column (row and col NULL) */
+  const char *word; /* an immediate written as a name (an ALU op, a function, negate), or NULL */
+  /* tile: a view of part of the slot (docs/language.md, "Operands"); hbm:
+   * an element slice (row and col NULL). NULL without one. */
+  struct IrView *v;
+} IrOperand;
+
+/* A view's or slice's first partition (row) and column, its extents, and
+ * a ragged dimension's run-time extent max(0, min(ext, E - lo)) (NULL: ext).
+ * Out of line: most operands have none. */
+typedef struct IrView {
   IrExpr *lo[2];
   int64_t ext[2];
-  IrExpr *n[2]; /* a ragged dimension's extent, max(0, min(ext, E - lo)); NULL: ext */
-  const char *word; /* an immediate written as a name (an ALU op, a function, negate), or NULL */
-} IrOperand;
+  IrExpr *n[2];
+} IrView;
 
 /* Why a wait exists: for `bfsync compile --explain`. */
 typedef struct WaitWhy {

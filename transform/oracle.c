@@ -1428,10 +1428,10 @@ static uint64_t ir_operand_hash(Schedule *s, Interp *in, const IrNode *node) {
     int64_t at[2] = {0, 0};
     if (op->kind == OPND_TILE) {
       at[0] = ir_eval(s, in, op->slot);
-      if (op->lo[0]) at[1] = ir_eval(s, in, op->lo[0]) * s->o->p->kernel->tiles[op->decl].cols + ir_eval(s, in, op->lo[1]);
-    } else if (op->lo[0]) {
-      at[0] = ir_eval(s, in, op->lo[0]);
-      at[1] = ir_eval(s, in, op->lo[1]);
+      if (op->v) at[1] = ir_eval(s, in, op->v->lo[0]) * s->o->p->kernel->tiles[op->decl].cols + ir_eval(s, in, op->v->lo[1]);
+    } else if (op->v) {
+      at[0] = ir_eval(s, in, op->v->lo[0]);
+      at[1] = ir_eval(s, in, op->v->lo[1]);
     } else {
       at[0] = ir_eval(s, in, op->row);
       at[1] = ir_eval(s, in, op->col);

@@ -226,7 +226,9 @@ static int node_temporaries(Walk *w, const IrNode *n) {
     const IrExpr *seen[7 * 8];
     for (int i = 0; i < n->noperands; i++) {
       const IrOperand *o = &n->operands[i];
-      const IrExpr *xs[7] = {o->slot, o->row, o->col, o->lo[0], o->lo[1], o->n[0], o->n[1]};
+      const IrView *v = o->v;
+      const IrExpr *xs[7] = {o->slot, o->row, o->col, v ? v->lo[0] : NULL, v ? v->lo[1] : NULL, v ? v->n[0] : NULL,
+                             v ? v->n[1] : NULL};
       for (int j = 0; j < 7; j++) {
         if (!xs[j] || k == 7 * 8) continue;
         bool again = false;
