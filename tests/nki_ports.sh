@@ -5,13 +5,16 @@
 #  - verify: exit 0 and, from --json, races 0, early 0, late 0, deadlocks 0;
 #  - run --sync=both --jitter --check on threads, and --sync=both --check on
 #    the simulator (which takes no jitter): exit 0, every mode 'match yes',
-#    races 0.
+#    races 0;
+#  - tests/nki_ports_math.py: each port's output against its source's
+#    function computed in Python doubles (ragged sizes; the causal mask).
 # A port that cannot be written faithfully says so in its header; this test
 # only holds it to exactness. No golden files: UPDATE=1 skips it.
 set -u
 if [[ -n ${UPDATE:-} ]]; then echo "nki_ports.sh: no golden files to update"; exit 0; fi
 : "${BFSYNC:?BFSYNC must name the bfsync binary}"
 BFSYNC=$(cd "$(dirname "$BFSYNC")" && pwd)/$(basename "$BFSYNC")
+export BFSYNC
 cd "$(dirname "$0")/.."
 failures=0
 fail() {
@@ -40,5 +43,6 @@ for k in "${ports[@]}"; do
     done
   done < <(grep '^// params:' "$k")
 done
+python3 tests/nki_ports_math.py || fail "a port does not compute its source's function (nki_ports_math.py)"
 if ((failures)); then echo "nki_ports.sh: $failures failure(s)"; exit 1; fi
 echo "nki_ports.sh: ok (${#ports[@]} ports)"
