@@ -31,6 +31,8 @@ typedef struct bfrt_engine_cost {
   double dma_bytes_per_cycle;            /* of one DMA engine */
   int64_t dma_outstanding; /* dma engines: transfers in flight at once; 0 or 1: one at a time */
   int64_t dma_split;       /* a transfer of P rows streams on min(P, dma_split) DMA engines; 0: 1 */
+  int64_t dma_row_bytes;   /* bytes of bandwidth each partition row of a transfer costs beyond its own
+                              (its descriptor and packet set-up); 0: none */
   int64_t sem_latency;   /* counter increment to visibility on other engines */
   int64_t wait_cost;     /* cycles of an executed wait */
   int64_t bookkeep_cost; /* cycles per bookkeeping operation */

@@ -7,6 +7,10 @@
  *   every op          overhead (the static cost of issuing an instruction
  *                     and starting its SBUF/PSUM accesses) + its body;
  *   on a dma engine   dma_latency + bytes / (engines * dma_bytes_per_cycle),
+ *                     each partition row a contiguous run that costs
+ *                     dma_row_bytes more (its descriptor: a transfer of
+ *                     few bytes per partition, a narrow view or element
+ *                     slice, is less efficient per byte);
  *                     with each element as wide as the wider end's type
  *                     (4 bytes for f32, 2 for bf16 and fp16, 1 for fp8e4 and fp8e5: a bf16 to
  *                     bf16 transfer moves half the bytes of an f32 one; one
@@ -125,8 +129,9 @@ bfrt_op_time bfrt_op_timing_sized(const bfrt_costs *costs, int kind, int op, con
   const int64_t *shape = dst[0] * dst[1] >= src[0] * src[1] ? dst : src;
   int64_t body;
   if (kind == BFRT_KIND_DMA || rt_ops[op].cls == BFRT_CLASS_DMA) {
-    int64_t stream = cycles_for((double)shape[0] * (double)shape[1] * (double)(elem_bytes > 0 ? elem_bytes : 4),
-                                split_engines(c, shape[0]) * rate(c->dma_bytes_per_cycle));
+    /* each partition row is one contiguous run, and pays dma_row_bytes beside its own bytes */
+    double row = (double)shape[1] * (double)(elem_bytes > 0 ? elem_bytes : 4) + (double)c->dma_row_bytes;
+    int64_t stream = cycles_for((double)shape[0] * row, split_engines(c, shape[0]) * rate(c->dma_bytes_per_cycle));
     int64_t occupancy = add_cycles(c->overhead, stream);
     int64_t completion = add_cycles(occupancy, c->dma_latency);
     int64_t engines = c->dma_split > 0 ? (int64_t)split_engines(c, shape[0]) : 0;

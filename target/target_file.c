@@ -69,6 +69,7 @@ static const KindKey kind_keys[] = {
     {"dma_bytes_per_cycle", 0, COST(dma_bytes_per_cycle), RATE},
     {"dma_outstanding", 1, COST(dma_outstanding), COUNT(1024)},
     {"dma_split", 1, COST(dma_split), COUNT(BFRT_MAX_DMA_SPLIT)},
+    {"dma_row_bytes", 1, COST(dma_row_bytes), COUNT(1e6)},
     {"sem_latency", 1, COST(sem_latency), CYCLES},
     {"wait_cost", 1, COST(wait_cost), CYCLES},
     {"bookkeep_cost", 1, COST(bookkeep_cost), CYCLES},

@@ -567,12 +567,11 @@ static void dequeue(Queue *q) {
 
 /* An operand's shape: a tile's (its view's), an hbm tile's partner's; an
  * immediate takes the destination's. */
-static void operand_shape(const Kernel *k, const Stmt *s, int i, int64_t shape[2]) {
-  (void)k;
+static void operand_shape(const Stmt *s, int i, int64_t shape[2]) {
   const Operand *op = &s->operands[i];
   const Operand *t = op->kind == OPND_TILE ? op : op->kind == OPND_HBM ? partner_tile(s, i) : NULL;
   if (!t) {
-    operand_shape(k, s, 0, shape);
+    operand_shape(s, 0, shape);
     return;
   }
   shape[0] = t->ext[0];
@@ -744,8 +743,8 @@ static void ideal_instance(Oracle *o, Walk *w, const Stmt *s, const Region *rg, 
   if (id->charge_sync) start = spend_idle(&id->idle[c], id->free_at[c] + wait, start, id->pending_reads[c] * read_cost(o, id->costs, c));
   id->pending_reads[c] = 0;
   int64_t dst[2], src[2];
-  operand_shape(o->p->kernel, s, 0, dst);
-  operand_shape(o->p->kernel, s, bfrt_op_source(s->op), src);
+  operand_shape(s, 0, dst);
+  operand_shape(s, bfrt_op_source(s->op), src);
   bfrt_op_time t = bfrt_op_timing_sized(id->costs, target->engines[c].kind, s->op, dst, src, instr_elem_bytes(o->p->kernel, s));
   id->free_at[c] = start + t.occupancy;
   id->done[c] = max64(id->done[c], start + t.completion);

@@ -94,7 +94,25 @@ static bool reads_device(const Expr *e) {
   return e && (e->kind == EX_ELEM || reads_device(e->lhs) || reads_device(e->rhs));
 }
 
+/* A view's or an element slice's ranges lie inside the tile's or tensor's shape. */
+static void check_view(const Walk *w, const Operand *o, const int64_t shape[2]) {
+  for (int d = 0; o->view && d < 2; d++) {
+    int64_t lo = o->lo[d] ? eval(w, o->lo[d]) : 0;
+    if (lo < 0 || lo + o->ext[d] > shape[d])
+      fail_msg("kernel %s: %s's range %" PRId64 ":%" PRId64 " is out of bounds", w->k->name, o->name, lo,
+               lo + o->ext[d]);
+  }
+}
+
 static void check_operand(const Walk *w, const Operand *o, const int64_t tile_shape[2]) {
+  if (o->kind == OPND_TILE) {
+    const int64_t shape[2] = {w->k->tiles[o->decl].rows, w->k->tiles[o->decl].cols};
+    check_view(w, o, shape);
+  }
+  if (o->kind == OPND_HBM && o->view) {
+    check_view(w, o, w->tensor_shape[o->decl]);
+    return;
+  }
   if (o->kind == OPND_TILE && o->slot) {
     int64_t slot = eval(w, o->slot);
     if (slot < 0 || slot >= w->k->tiles[o->decl].slots)
@@ -130,9 +148,9 @@ static void walk(Walk *w, const Stmt *s) {
     } else if (s->kind == ST_INSTR) {
       int64_t tile_shape[2] = {0, 0};
       for (int i = 0; i < s->noperands; i++)
-        if (s->operands[i].kind == OPND_TILE) {
-          tile_shape[0] = w->k->tiles[s->operands[i].decl].rows;
-          tile_shape[1] = w->k->tiles[s->operands[i].decl].cols;
+        if (s->operands[i].kind == OPND_TILE) { /* a view's extents */
+          tile_shape[0] = s->operands[i].ext[0];
+          tile_shape[1] = s->operands[i].ext[1];
         }
       for (int i = 0; i < s->noperands; i++) check_operand(w, &s->operands[i], tile_shape);
       w->instances++;
@@ -207,6 +225,7 @@ typedef struct Features {
   bool op[BFRT_NOPS], engine[BFRT_MAX_ENGINES];
   bool triangular, lower_from_outer, single_trip, zero_trip, depth3, slots[4];
   bool inout_load, inout_store;
+  bool view_part, view_whole, view_by_loop, slice; /* views of part of a tile, [:, :], starts a loop variable picks; element slices */
   bool cross_engine[3], same_engine[3]; /* RAW, WAR, WAW */
   bool cond_loopvar, cond_and, cond_or, cond_not, orelse, chained, nested_if, if_in_block;
 } Features;
@@ -283,11 +302,20 @@ static void note_kernel(Features *f, const Kernel *k) {
   for (int i = 0; i < k->ninstrs; i++) {
     const Stmt *s = k->instrs[i];
     f->op[s->op] = f->engine[s->engine] = true;
-    for (int j = 0; j < s->noperands; j++)
-      if (s->operands[j].kind == OPND_HBM && k->tensors[s->operands[j].decl].io == IO_INOUT) {
+    for (int j = 0; j < s->noperands; j++) {
+      const Operand *o = &s->operands[j];
+      if (o->kind == OPND_HBM && k->tensors[o->decl].io == IO_INOUT) {
         f->inout_load |= s->op == BFRT_LOAD;
         f->inout_store |= s->op == BFRT_STORE;
       }
+      if (!o->view) continue;
+      f->slice |= o->kind == OPND_HBM;
+      if (o->kind != OPND_TILE) continue;
+      bool part = o->lo[0] || o->lo[1];
+      f->view_part |= part;
+      f->view_whole |= !part;
+      f->view_by_loop |= (o->lo[0] && o->lo[0]->kind != EX_INT) || (o->lo[1] && o->lo[1]->kind != EX_INT);
+    }
   }
   note_conflicts(f, k);
 }
@@ -305,6 +333,7 @@ static void test_features(void **state) {
   assert_true(f.triangular && f.lower_from_outer && f.single_trip && f.zero_trip && f.depth3);
   assert_true(f.slots[1] && f.slots[2] && f.slots[3]);
   assert_true(f.inout_load && f.inout_store);
+  assert_true(f.view_part && f.view_whole && f.view_by_loop && f.slice);
   assert_true(f.cond_loopvar && f.cond_and && f.cond_or && f.cond_not && f.orelse && f.chained &&
               f.nested_if && f.if_in_block);
   for (int kind = 0; kind < 3; kind++) assert_true(f.cross_engine[kind] && f.same_engine[kind]);

@@ -559,6 +559,29 @@ static void test_cost_rules(void **state) {
   assert_int_equal(bfrt_op_cycles(&c, BFRT_NKINDS, BFRT_COPY, t32x96, t32x96), 0);
 }
 
+/* ---- A transfer's rows: each partition row is a contiguous run that
+ * costs dma_row_bytes of bandwidth beside its own bytes, so the same bytes
+ * in narrower rows (a view of a few columns, an element slice) cost more.
+ * [128, 16] f32 and [16, 128] f32 both move 8 KiB; over 16 engines at 4 B
+ * per cycle with 512 row bytes, 128 * (64 + 512) / 64 = 1152 and
+ * 16 * (512 + 512) / 64 = 256 cycles of streaming; without row bytes,
+ * 8192 / 64 = 128 each. */
+static void test_dma_rows(void **state) {
+  (void)state;
+  bfrt_costs c = round_costs();
+  c.kind[BFRT_KIND_DMA].dma_split = 16;
+  const int64_t tall[2] = {128, 16}, wide[2] = {16, 128};
+  bfrt_op_time t = bfrt_op_timing_sized(&c, BFRT_KIND_DMA, BFRT_LOAD, tall, tall, 4);
+  bfrt_op_time w = bfrt_op_timing_sized(&c, BFRT_KIND_DMA, BFRT_LOAD, wide, wide, 4);
+  assert_int_equal(t.completion, 10 + 100 + 128);
+  assert_int_equal(w.completion, 10 + 100 + 128);
+  c.kind[BFRT_KIND_DMA].dma_row_bytes = 512;
+  t = bfrt_op_timing_sized(&c, BFRT_KIND_DMA, BFRT_LOAD, tall, tall, 4);
+  w = bfrt_op_timing_sized(&c, BFRT_KIND_DMA, BFRT_LOAD, wide, wide, 4);
+  assert_int_equal(t.completion, 10 + 100 + 1152);
+  assert_int_equal(w.completion, 10 + 100 + 256);
+}
+
 /* ---- Two DMA queues sharing the DMA engines (dma_split). Each queue
  * loads one [2,3] tile (24 bytes, 2 rows: it streams on min(2, split)
  * engines at 4 bytes per cycle each, so 3 cycles on two engines). */
@@ -690,6 +713,7 @@ int main(void) {
       cmocka_unit_test(test_cost_rules),
       cmocka_unit_test(test_costs_saturate),
       cmocka_unit_test(test_shared_dma_engines),
+      cmocka_unit_test(test_dma_rows),
       cmocka_unit_test(test_counter_window_held),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
