@@ -152,12 +152,19 @@ fuzz: $(FUZZ_BIN)
 PREFIX ?= /usr/local
 # PREFIX/bin/bfsync finds the headers in PREFIX/include/bfsync/ (never in
 # the source tree), so an installed bfsync works after the tree is gone.
+# Every path is one shell word, whatever PREFIX holds (spaces, &, quotes):
+# shell_quote wraps it in single quotes, each ' written '\''; in the .pc
+# file's sed replacement, \, | and & are escaped too.
+shell_quote = '$(subst ','\'',$(1))'
+sed_escape  = $(subst &,\&,$(subst |,\|,$(subst \,\\,$(1))))
+DEST        = $(DESTDIR)$(PREFIX)
 install: all
-	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/include/bfsync $(DESTDIR)$(PREFIX)/lib/pkgconfig
-	install -m 755 $(BUILD)/bfsync $(DESTDIR)$(PREFIX)/bin/bfsync
-	install -m 644 $(PUBLIC_HDR) $(DESTDIR)$(PREFIX)/include/bfsync/
-	install -m 644 $(BUILD)/libbfrt.a $(DESTDIR)$(PREFIX)/lib/libbfrt.a
-	sed 's|@PREFIX@|$(PREFIX)|; s|@VERSION@|$(VERSION)|' runtime/bfrt.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/bfrt.pc
+	install -d $(call shell_quote,$(DEST)/bin) $(call shell_quote,$(DEST)/include/bfsync) $(call shell_quote,$(DEST)/lib/pkgconfig)
+	install -m 755 $(BUILD)/bfsync $(call shell_quote,$(DEST)/bin/bfsync)
+	install -m 644 $(PUBLIC_HDR) $(call shell_quote,$(DEST)/include/bfsync/)
+	install -m 644 $(BUILD)/libbfrt.a $(call shell_quote,$(DEST)/lib/libbfrt.a)
+	sed $(call shell_quote,s|@PREFIX@|$(call sed_escape,$(PREFIX))|; s|@VERSION@|$(VERSION)|) runtime/bfrt.pc.in \
+	  > $(call shell_quote,$(DEST)/lib/pkgconfig/bfrt.pc)
 
 clean:
 	rm -rf build build-asan

@@ -190,11 +190,17 @@ static unsigned pattern_bits(float x, const Format *f) {
   return sign | (unsigned)(exponent - 1 + bias) << f->fraction_bits | m;
 }
 
+/* A short read's message: the system's reason when reading failed (a
+ * directory, an I/O error), else what the file lacks. */
+static const char *short_read(Arena *a, FILE *f, const char *path, const char *lacking) {
+  return ferror(f) ? arena_printf(a, "%s: %s", path, strerror(errno)) : arena_printf(a, "%s: %s", path, lacking);
+}
+
 /* Check the header of f against a 2-D C-order array; -1 with *err. */
 static int read_header(Arena *a, FILE *f, const char *path, Header *h, const char **err) {
   unsigned char pre[12];
   if (fread(pre, 1, 8, f) != 8 || memcmp(pre, NPY_MAGIC, NPY_MAGIC_LEN)) {
-    *err = arena_printf(a, "%s: not a .npy file (bad magic)", path);
+    *err = short_read(a, f, path, "not a .npy file (bad magic)");
     return -1;
   }
   int major = pre[6];
@@ -204,7 +210,7 @@ static int read_header(Arena *a, FILE *f, const char *path, Header *h, const cha
   }
   int lenbytes = major == 1 ? 2 : 4;
   if (fread(pre + 8, 1, (size_t)lenbytes, f) != (size_t)lenbytes) {
-    *err = arena_printf(a, "%s: truncated .npy header", path);
+    *err = short_read(a, f, path, "truncated .npy header");
     return -1;
   }
   uint32_t hlen = little_endian(pre + 8, lenbytes);
@@ -214,7 +220,7 @@ static int read_header(Arena *a, FILE *f, const char *path, Header *h, const cha
   }
   char *text = arena_alloc(a, hlen + 1);
   if (fread(text, 1, hlen, f) != hlen) {
-    *err = arena_printf(a, "%s: truncated .npy header", path);
+    *err = short_read(a, f, path, "truncated .npy header");
     return -1;
   }
   *h = (Header){"", -1, -1, {0, 0}};
@@ -292,8 +298,8 @@ static int read_data(Arena *a, FILE *f, const char *path, const Header *h, const
     return -1;
   }
   if (fread(want->data, (size_t)bytes, (size_t)n, f) != (size_t)n || fgetc(f) != EOF) {
-    *err = arena_printf(a, "%s: data does not match shape (%" PRId64 ", %" PRId64 ")", path, h->shape[0],
-                        h->shape[1]);
+    *err = short_read(a, f, path,
+                      arena_printf(a, "data does not match shape (%" PRId64 ", %" PRId64 ")", h->shape[0], h->shape[1]));
     return -1;
   }
   widen(want->data, n, h->descr, want->type);

@@ -19,7 +19,9 @@
  *     PSUM hold whatever the last kernel left there; bfsync zeroes them,
  *     which would hide the bug);
  *   - an op that turns finite inputs into NaN or Inf, or into a value too
- *     large for f32 (which the engines would round to Inf);
+ *     large for f32 (which the engines would round to Inf), judged per
+ *     element on the inputs that element depends on, so an Inf elsewhere
+ *     in a tile excuses nothing;
  *   - elements of an out tensor that no store ever wrote (they would be
  *     whatever the host's buffer held).
  * Immediates are the decimal values as written (o->imm_value), not their
@@ -268,30 +270,125 @@ static void mark_written(F64 *r, int t, int64_t at, View v) {
     for (int64_t j = 0; j < v.cols; j++) r->written[t][at + i * v.stride + j] = true;
 }
 
-static bool all_finite(View v) {
-  for (int64_t i = 0; i < v.rows; i++)
-    for (int64_t j = 0; j < v.cols; j++)
+static bool finite_span(View v, int64_t i0, int64_t j0, int64_t rows, int64_t cols) {
+  for (int64_t i = i0; i < i0 + rows; i++)
+    for (int64_t j = j0; j < j0 + cols; j++)
       if (!isfinite(at(v, i, j)->v)) return false;
   return true;
 }
 
-/* An op whose inputs are finite must give values its destination's type
- * (f32, or st) can hold. */
-static int check_finite(F64 *r, const Stmt *s, const Operands *ops, bool inputs_finite, const StorageType *st) {
-  if (!inputs_finite) return 0;
-  View d = ops->v[0];
-  for (int64_t i = 0; i < d.rows; i++)
-    for (int64_t j = 0; j < d.cols; j++) {
-      double x = at(d, i, j)->v;
-      if (isfinite(x) && fabs(x) <= FLT_MAX && (!st || fabs(x) <= st->largest)) continue;
-      const char *what = isnan(x) ? "NaN"
-                         : isinf(x) ? "Inf"
-                         : fabs(x) > FLT_MAX
-                             ? arena_printf(r->p->arena, "%g, which overflows f32 to Inf,", x)
-                             : arena_printf(r->p->arena, "%g, which overflows %s to %s,", x, st->name, st->overflow);
+static Cell second(int op, const Operands *o, int64_t i, int64_t j);
+
+/* A [P, 1] operand's value for partition i is finite, or it is an immediate. */
+static bool scalar_finite(const Operands *o, int k, int64_t i) { return !o->v[k].data || isfinite(at(o->v[k], i, 0)->v); }
+
+/* element_inputs_finite for the nki.isa instructions: nc_matmul's column i
+ * of the stationary and j of the moving operand (and the old value), the
+ * reductions' and bn's row, a scan's row up to j and its initial, the
+ * element (and the per-partition operands) of the others. */
+static bool isa_inputs_finite(int op, const Operands *o, int64_t i, int64_t j) {
+  View a = o->v[1];
+  switch (op) {
+  case BFRT_MEMSET: case BFRT_IOTA: return true;
+  case BFRT_NC_MATMUL_ACC:
+    if (!isfinite(at(o->v[0], i, j)->v)) return false;
+    /* fall through */
+  case BFRT_NC_MATMUL: return finite_span(a, 0, i, a.rows, 1) && finite_span(o->v[2], 0, j, o->v[2].rows, 1);
+  case BFRT_NC_TRANSPOSE: return isfinite(at(a, j, i)->v);
+  case BFRT_AFFINE_SELECT: return isfinite(at(o->v[4], i, j)->v);
+  case BFRT_TENSOR_REDUCE: case BFRT_TENSOR_REDUCE_NEG: return finite_span(o->v[2], i, 0, 1, o->v[2].cols);
+  case BFRT_BN_STATS: case BFRT_BN_AGGR: return finite_span(a, i, 0, 1, a.cols);
+  case BFRT_TENSOR_TENSOR_SCAN: case BFRT_TENSOR_TENSOR_SCAN_V:
+    return finite_span(a, i, 0, 1, j + 1) && finite_span(o->v[2], i, 0, 1, j + 1) && scalar_finite(o, 3, i);
+  case BFRT_ACTIVATION: return isfinite(at(o->v[2], i, j)->v);
+  case BFRT_ACTIVATION_BS: case BFRT_ACTIVATION_ACC: return isfinite(at(o->v[2], i, j)->v) && scalar_finite(o, 3, i);
+  case BFRT_PERMUTE: {
+    int64_t groups = (int64_t)o->imms[2].v;
+    return isfinite(at(a, i, (j % groups) * (a.cols / groups) + j / groups)->v);
+  }
+  default: /* tensor_scalar */
+    return isfinite(at(a, i, j)->v) && scalar_finite(o, 3, i) && (!o->v[5].data || scalar_finite(o, 5, i));
+  }
+}
+
+/* Whether every input element result [i, j] of s depends on is finite:
+ * its row and column for matmul (and the old value for matmul_acc), its
+ * mirror for transpose, its row for a reduction, else the sources' element
+ * at [i, j] or the row or column broadcast to it. Per element, so an Inf
+ * elsewhere in a tile does not excuse an overflow here. */
+static bool element_inputs_finite(const Stmt *s, const Operands *o, int64_t i, int64_t j) {
+  View a = o->v[1];
+  switch (s->op) {
+  case BFRT_FILL: return true; /* sema keeps immediates finite */
+  case BFRT_MATMUL_ACC:
+    if (!isfinite(at(o->v[0], i, j)->v)) return false;
+    /* fall through */
+  case BFRT_MATMUL: return finite_span(a, i, 0, 1, a.cols) && finite_span(o->v[2], 0, j, o->v[2].rows, 1);
+  case BFRT_TRANSPOSE: return isfinite(at(a, j, i)->v);
+  case BFRT_ROWMAX: case BFRT_ROWSUM: case BFRT_ROWSUM_SQUARE: case BFRT_ROWSUM_EXP:
+    return finite_span(a, i, 0, 1, a.cols);
+  default:
+    if (s->op >= BFRT_NC_MATMUL) return isa_inputs_finite(s->op, o, i, j);
+    if (!isfinite(at(a, i, j)->v)) return false;
+    return s->noperands < 3 || s->operands[2].kind == OPND_IMM || isfinite(second(s->op, o, i, j).v);
+  }
+}
+
+/* Whether x rounds to a finite value of f32 and of st (if any). */
+static bool fits(double x, const StorageType *st) {
+  return fabs(x) <= F32_LARGEST_FINITE && (!st || fabs(x) <= st->largest);
+}
+
+static Cell elementwise(int op, Cell a, Cell b);
+
+/* The operand of s that is an immediate, or -1. */
+static int immediate_operand(const Stmt *s) {
+  if (s->op >= BFRT_NC_MATMUL) return -1; /* the nki.isa instructions: codes, patterns, several immediates */
+  for (int i = 1; i < s->noperands; i++)
+    if (s->operands[i].kind == OPND_IMM) return i;
+  return -1;
+}
+
+/* s's exact result at [i, j], but computed with the immediate the engines
+ * have, the decimal as written rounded to f32 (imm >= 0, its operand). */
+static double with_rounded_immediate(const Stmt *s, const Operands *o, int imm, int64_t i, int64_t j) {
+  Cell rounded = {(double)s->operands[imm].imm, 0};
+  return s->op == BFRT_FILL ? rounded.v : elementwise(s->op, *at(o->v[1], i, j), rounded).v;
+}
+
+/* "%g, which overflows f32 to Inf," or the same for st, or "NaN" or "Inf". */
+static const char *overflow_of(F64 *r, double x, const StorageType *st) {
+  if (isnan(x)) return "NaN";
+  if (isinf(x)) return "Inf";
+  if (fabs(x) > F32_LARGEST_FINITE) return arena_printf(r->p->arena, "%g, which overflows f32 to Inf,", x);
+  return arena_printf(r->p->arena, "%g, which overflows %s to %s,", x, st->name, st->overflow);
+}
+
+/* An op must give, from finite inputs, values its destination's type (f32,
+ * or st) can hold. result is the op's result, not yet in the destination,
+ * so the inputs are still the op's own. An exact result that fits, but
+ * not once the immediate is rounded to f32 as the engines have it, is the
+ * immediate's fault, not the arithmetic's, and is reported so. */
+static int check_finite(F64 *r, const Stmt *s, const Operands *ops, View result, const StorageType *st) {
+  int imm = immediate_operand(s);
+  for (int64_t i = 0; i < result.rows; i++)
+    for (int64_t j = 0; j < result.cols; j++) {
+      double x = at(result, i, j)->v;
+      if (fits(x, st)) {
+        double y = imm >= 0 ? with_rounded_immediate(s, ops, imm, i, j) : x;
+        if (fits(y, st) || !element_inputs_finite(s, ops, i, j)) continue;
+        const Operand *f = &s->operands[imm];
+        return fail(r, f->span,
+                    arena_printf(r->p->arena,
+                                 "'%s' produces %s at [%" PRId64 ", %" PRId64 "] of '%s', because the immediate "
+                                 "%.*s rounds to %.9g in f32 (the exact result, %.10g, would fit)",
+                                 s->op_name, overflow_of(r, y, st), i, j, s->operands[0].name,
+                                 (int)(f->span.end - f->span.begin), r->p->src.text + f->span.begin, (double)f->imm, x));
+      }
+      if (!element_inputs_finite(s, ops, i, j)) continue;
       return fail(r, s->op_span,
                   arena_printf(r->p->arena, "'%s' produces %s from finite inputs, at [%" PRId64 ", %" PRId64
-                               "] of '%s'", s->op_name, what, i, j, s->operands[0].name));
+                               "] of '%s'", s->op_name, overflow_of(r, x, st), i, j, s->operands[0].name));
     }
   return 0;
 }
@@ -634,12 +731,6 @@ static void compute(int op, const Operands *o, View out) {
   }
 }
 
-static bool inputs_finite(const Stmt *s, const Operands *o) {
-  for (int i = 0; i < s->noperands; i++)
-    if (s->operands[i].kind != OPND_IMM && bfrt_op_reads(s->op, i) && !all_finite(o->v[i])) return false;
-  return true;
-}
-
 static void mark_stored(F64 *r, const Stmt *s, const Operands *o) {
   const Operand *dst = &s->operands[0];
   int64_t cols = r->shapes[dst->decl][1];
@@ -676,16 +767,17 @@ static int check_ragged_shapes(F64 *r, const Stmt *s, const Operands *o) {
 static int write_accumulator(F64 *r, const Stmt *s, Operands *o, const Cell *acc) {
   const Operand *a = &s->operands[5];
   View v = o->v[5];
-  for (int64_t p = 0; p < v.rows; p++) *at(v, p, 0) = acc[p];
   const StorageType *st = storage_type(operand_type(r, a));
+  for (int64_t p = 0; p < v.rows; p++) {
+    bool inputs = isfinite(at(v, p, 0)->v) && isfinite(at(o->v[3], p, 0)->v) && finite_span(o->v[2], p, 0, 1, o->v[2].cols);
+    if (fits(acc[p].v, st) || !inputs) continue;
+    return fail(r, s->op_span,
+                arena_printf(r->p->arena, "'%s' accumulates %s from finite inputs, at [%" PRId64 ", 0] of '%s'", s->op_name,
+                             overflow_of(r, acc[p].v, st), p, a->name));
+  }
+  for (int64_t p = 0; p < v.rows; p++) *at(v, p, 0) = acc[p];
   if (st) widen_for_storage(v, st);
   mark_written(r, a->decl, o->slot[5], v);
-  for (int64_t p = 0; p < v.rows; p++) {
-    double x = at(v, p, 0)->v;
-    if (isfinite(x) && fabs(x) <= FLT_MAX && (!st || fabs(x) <= st->largest)) continue;
-    return fail(r, s->op_span, arena_printf(r->p->arena, "'%s' accumulates %g into '%s' at [%" PRId64 ", 0], which overflows %s",
-                                            s->op_name, x, a->name, p, st ? st->name : "f32"));
-  }
   return 0;
 }
 
@@ -695,22 +787,22 @@ static int run_instr(F64 *r, const Stmt *s) {
   View d = o.v[0];
   if (d.rows * d.cols > r->result_cells) bug("reference_f64: a %lld x %lld result, larger than every tile", (long long)d.rows, (long long)d.cols);
   View out = {r->result, d.rows, d.cols, d.cols}; /* reused: memory must not grow with the instructions */
-  bool finite_in = inputs_finite(s, &o); /* before the destination, maybe a source, changes */
+  Cell *acc = r->result + d.rows * d.cols; /* activation_acc's accumulator: result has room for both */
   if (s->op == BFRT_ACTIVATION_ACC) {
-    Cell *acc = r->result + d.rows * d.cols; /* result has room for both (tiles have at most MAX_TILE_ELEMS) */
     if (d.rows * d.cols + d.rows > r->result_cells) bug("reference_f64: no room for the accumulator");
     compute_isa_into(s->op, &o, out, acc);
-    if (write_accumulator(r, s, &o, acc)) return -1;
   } else {
     compute(s->op, &o, out);
   }
-  for (int64_t i = 0; i < d.rows; i++) memcpy(at(d, i, 0), at(out, i, 0), (size_t)d.cols * sizeof(Cell));
   ElemType type = operand_type(r, &s->operands[0]);
   const StorageType *st = storage_type(type);
+  if (check_finite(r, s, &o, out, st)) return -1; /* before the destination, maybe a source, changes */
+  if (s->op == BFRT_ACTIVATION_ACC && write_accumulator(r, s, &o, acc)) return -1;
+  for (int64_t i = 0; i < d.rows; i++) memcpy(at(d, i, 0), at(out, i, 0), (size_t)d.cols * sizeof(Cell));
   if (st && !stores_exactly(r, s, type)) widen_for_storage(d, st);
   if (s->operands[0].kind == OPND_TILE) mark_written(r, s->operands[0].decl, o.slot[0], d);
   else mark_stored(r, s, &o);
-  return check_finite(r, s, &o, finite_in, st);
+  return 0;
 }
 
 static int run_stmts(F64 *r, const Stmt *s);

@@ -189,7 +189,8 @@ static int compile_program(Program *p, const CompileArgs *a) {
     Instance in = {p, params, NULL, NULL};
     const char *err;
     if (instance_inputs(&in, 1, &err)) {
-      fprintf(stderr, "bfsync: error: %s\n", err);
+      fprintf(stderr, "bfsync: error: --resources -p measures the kernel on a run at these parameters (with the "
+              "default inputs of bfsync run), and %s\n", err);
       return 1;
     }
     if (!(o = oracle_new(p, params))) return 1;

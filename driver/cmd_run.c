@@ -392,11 +392,8 @@ static void print_table_row(Run *r, const ModeResult *res) {
     else printf(" %12s", "-");
   }
   if (r->args->timing_only) printf(" %12s %12s", "-", "-");
-  else {
-    if (res->f64.narrow_out && !res->f64.f32_out) printf(" %10.2g u", res->f64.max_type_err); /* units of the type */
-    else printf(" %12.2g", res->f64.max_rel_err);
-    printf(" %12.2g", res->f64.max_bound_ratio);
-  }
+  else if (res->f64.narrow_out && !res->f64.f32_out) printf(" %10.2g u %12.2g", res->f64.max_type_err, res->f64.max_bound_ratio); /* units of the type */
+  else printf(" %12.2g %12.2g", res->f64.max_rel_err, res->f64.max_bound_ratio);
   if (r->args->check) printf("  races %" PRId64, s->races);
   if (s->held) printf("  held by back-pressure %" PRId64, s->held);
   printf("\n");
@@ -463,31 +460,44 @@ static void remove_trace_parts(Run *r) {
   r->trace_parts[0] = r->trace_parts[1] = NULL;
 }
 
-static int write_trace(Run *r, const SyncMode *modes, int nmodes) {
-  AtomicFile out;
-  if (atomic_open(&out, r->args->trace_path)) {
-    fprintf(stderr, "bfsync: error: %s\n", out.error);
-    return 1;
-  }
-  if (nmodes == 2) fputs("{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n", out.f);
-  int status = 0;
-  for (int m = 0; m < nmodes; m++) {
+/* T from the parts of the modes that ran (the first ran of nmodes; the
+ * last may have failed, and its part holds what the engines did until
+ * then). A part left empty, by a failure the reference found before any
+ * engine ran, has no events: with no other part there is no trace, and T
+ * is left alone; *written says whether T was written. */
+static int write_trace(Run *r, const SyncMode *modes, int nmodes, int ran, bool *written) {
+  char *text[2] = {NULL, NULL};
+  size_t len[2] = {0, 0};
+  int status = 0, parts = 0;
+  for (int m = 0; m < ran; m++) {
     const char *part = r->trace_parts[modes[m]];
-    size_t len;
-    char *text = slurp(part, &len);
-    if (!text) {
+    if (!(text[m] = slurp(part, &len[m]))) {
       fprintf(stderr, "bfsync: error: cannot read the trace part %s: %s\n", part, strerror(errno));
       status = 1;
-    } else if (nmodes == 1) {
-      fwrite(text, 1, len, out.f);
-    } else {
-      if (m) fputs(",\n", out.f);
-      copy_events(out.f, r->p->arena, text, m + 1, r->p->kernel->name, modes[m]);
     }
-    free(text);
+    parts += len[m] > 0;
   }
-  if (nmodes == 2) fputs("\n]}\n", out.f);
-  return output_finish(&out, status);
+  *written = false;
+  AtomicFile out;
+  if (parts && atomic_open(&out, r->args->trace_path)) {
+    fprintf(stderr, "bfsync: error: %s\n", out.error);
+    status = 1;
+  } else if (parts) {
+    if (nmodes == 2) fputs("{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n", out.f);
+    for (int m = 0, copied = 0; m < ran; m++) {
+      if (!len[m]) continue;
+      if (nmodes == 1) fwrite(text[m], 1, len[m], out.f);
+      else {
+        if (copied++) fputs(",\n", out.f);
+        copy_events(out.f, r->p->arena, text[m], m + 1, r->p->kernel->name, modes[m]);
+      }
+    }
+    if (nmodes == 2) fputs("\n]}\n", out.f);
+    status = output_finish(&out, status);
+    *written = !status;
+  }
+  for (int m = 0; m < 2; m++) free(text[m]);
+  return status;
 }
 
 static int run_all(Run *r) {
@@ -500,13 +510,11 @@ static int run_all(Run *r) {
     remove_trace_parts(r);
     return 1;
   }
+  int failed = 0, ran = 0;
   for (int m = 0; m < nmodes; m++) {
     ModeResult res = {0};
-    int status = run_mode(r, modes[m], &res);
-    if (status) {
-      remove_trace_parts(r);
-      return status;
-    }
+    ran++;
+    if ((failed = run_mode(r, modes[m], &res))) break;
     if (a->json) {
       print_json(r, &res);
     } else {
@@ -523,8 +531,15 @@ static int run_all(Run *r) {
   if (a->timing_only && !a->json)
     printf("timing only: no tensor was computed; nothing was checked numerically (only the i32 inputs were read)\n");
   fflush(stdout);
-  int traced = a->trace_path ? write_trace(r, modes, nmodes) : 0;
+  /* also after a failed run: its trace is what shows where it stopped */
+  bool written = false;
+  int traced = a->trace_path ? write_trace(r, modes, nmodes, ran, &written) : 0;
   remove_trace_parts(r);
+  if (failed == 1 && a->trace_path)
+    fprintf(stderr, written ? "bfsync: the trace of the run until it failed is in %s\n"
+                            : "bfsync: no trace written to %s: the run failed before any engine ran\n",
+            a->trace_path);
+  if (failed) return failed;
   if (traced) return 1;
   if (write_outputs(r)) return 1;
   return all_match ? 0 : 1;
@@ -594,7 +609,9 @@ static int run_program(Program *p, const RunArgs *a) {
   if (p->diag.errors) return 1;
   ParamsLine *lines = NULL;
   int nlines = a->params.n || !p->kernel->nparams ? 0 : params_lines(p, &lines);
-  if (a->all_params && !nlines) return usage_error("--all-params: %s has no `// params:` line to run", p->src.path);
+  /* a kernel without parameters has one run, whatever its lines say */
+  if (a->all_params && !nlines && p->kernel->nparams)
+    return usage_error("--all-params: %s has no `// params:` line to run", p->src.path);
   if (a->all_params && nlines > 1 && (a->outputs.n || a->trace_path))
     return usage_error("--output and --trace keep one run; --all-params runs the %s lines of `// params:` in turn",
                        arena_printf(p->arena, "%d", nlines));

@@ -165,6 +165,13 @@ typedef enum IoKind { IO_IN, IO_OUT, IO_INOUT } IoKind;
  * they store. */
 typedef enum ElemType { ELEM_F32, ELEM_I32, ELEM_BF16, ELEM_FP8E4, ELEM_FP8E5, ELEM_FP16, ELEM_NTYPES } ElemType;
 
+/* The largest |x| that rounds to a finite f32: just below the midpoint
+ * between FLT_MAX and 2^128, where the tie goes to 2^128 (Inf), FLT_MAX's
+ * last significand bit being 1. A real value is out of f32's range only
+ * beyond it: 3.4028235e38, FLT_MAX as C and numpy print it, is above
+ * FLT_MAX and rounds to it. */
+#define F32_LARGEST_FINITE 0x1.FFFFFEFFFFFFFp127
+
 /* The type named name (as written: f32, i32, bf16, fp8e4, fp8e5, fp16), or -1. */
 int elem_type_of(const char *name);
 const char *elem_type_name(ElemType type);
@@ -234,6 +241,13 @@ int instr_elem_bytes(const Kernel *k, const Stmt *s);
 /* Deepest expression: parentheses and brackets nested, and the height of an
  * expression tree. Recursive passes over expressions rely on it. */
 #define MAX_EXPR_DEPTH 1000
+/* The most values an integer expression may keep pending on the C
+ * compiler's value stack (libtcc holds 256, and the statement around an
+ * expression and the transform's bookkeeping need some): sema weighs each
+ * nesting as the emitted C does (backend/emit_c.c), a right operand 1, a
+ * division's or modulo's operands 2 and 3, a device read's row and column
+ * 3 and 4, a left operand 0. */
+#define MAX_EXPR_C_STACK 160
 /* Largest tile, slots * rows * cols elements. */
 #define MAX_TILE_ELEMS ((int64_t)1 << 26)
 

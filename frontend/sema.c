@@ -16,18 +16,19 @@
  * already failed (an unknown op, an operand that did not resolve) is not
  * checked further, so one mistake gives one message.
  *
- * Names live in three places: declarations (parameters, tensors, tiles) in
- * a hash table, since a generated kernel may declare thousands; loop
- * variables on a stack of the enclosing loops, at most MAX_NESTING deep;
- * lets on a stack of those in scope, at most MAX_OPEN_LETS, each use of one
- * replaced by its checked expression (its root copied, its name kept for
- * fmt). At an operand position whose role in ops.def is a name (an ALU op,
- * an activation function, negate) a bare name is looked up in that
- * vocabulary first and becomes an immediate holding its code.
+ * Names live in three places: declarations (parameters, tensors, tiles,
+ * constants) in a hash table that doubles before it is half full, since a
+ * generated kernel may declare thousands; loop variables on a stack of the
+ * enclosing loops, at most MAX_NESTING deep; lets on a stack of those in
+ * scope, at most MAX_OPEN_LETS, each use of one replaced by its checked
+ * expression (its root copied, its name kept for fmt). At an operand
+ * position whose role in ops.def is a name (an ALU op, an activation
+ * function, negate) a bare name is looked up in that vocabulary first and
+ * becomes an immediate holding its code.
  * Recursion is bounded: statements by MAX_NESTING (checked again here for
  * ASTs not built by the parser), expressions by MAX_EXPR_DEPTH, which is
- * checked on each expression's recorded height before walking it. */
-#include <float.h>
+ * checked on each expression's recorded height before walking it, and by
+ * MAX_EXPR_C_STACK, the values the emitted C keeps pending (c_stack_of_operand). */
 #include <math.h>
 #include <stdbool.h>
 #include <string.h>
@@ -59,8 +60,8 @@ typedef struct Sema {
   Program *p;
   Kernel *k;
   Diag *diag;
-  Decl *decls; /* hash table, open addressing */
-  size_t ndecl_slots;
+  Decl *decls; /* hash table, open addressing, at most half full */
+  size_t ndecl_slots, ndecl_used;
   bool *tile_ok; /* the tile's shape and slots evaluated */
   Stmt *loops[MAX_NESTING + 1]; /* enclosing loops, outermost first */
   int nloops_open;
@@ -83,10 +84,27 @@ static size_t name_hash(const char *name) {
   return h;
 }
 
+/* The slot of name, or the empty slot where it would go. The table is kept
+ * at most half full (grow_decls), so the probe meets an empty slot within
+ * ndecl_slots steps. */
 static Decl *decl_slot(Sema *s, const char *name) {
   size_t i = name_hash(name) & (s->ndecl_slots - 1);
-  while (s->decls[i].name && strcmp(s->decls[i].name, name)) i = (i + 1) & (s->ndecl_slots - 1);
+  for (size_t probes = 0; probes < s->ndecl_slots; probes++, i = (i + 1) & (s->ndecl_slots - 1))
+    if (!s->decls[i].name || !strcmp(s->decls[i].name, name)) break;
   return &s->decls[i];
+}
+
+/* Doubles the table once another name would fill it past half, whatever
+ * declares names (parameters, tensors, tiles, constants), so no count made
+ * in advance can be wrong. */
+static void grow_decls(Sema *s) {
+  if (2 * (s->ndecl_used + 1) <= s->ndecl_slots) return;
+  Decl *old = s->decls;
+  size_t nold = s->ndecl_slots;
+  s->ndecl_slots *= 2;
+  s->decls = ARENA_ARRAY(s->p->arena, Decl, s->ndecl_slots);
+  for (size_t i = 0; i < nold; i++)
+    if (old[i].name) *decl_slot(s, old[i].name) = old[i];
 }
 
 static const Decl *find_decl(Sema *s, const char *name) {
@@ -95,6 +113,7 @@ static const Decl *find_decl(Sema *s, const char *name) {
 }
 
 static void declare(Sema *s, const char *name, Span span, DeclKind kind, int index) {
+  grow_decls(s);
   Decl *d = decl_slot(s, name);
   if (d->name) {
     diag_error(s->diag, span, "duplicate name '%s'", name);
@@ -103,6 +122,7 @@ static void declare(Sema *s, const char *name, Span span, DeclKind kind, int ind
     return;
   }
   *d = (Decl){name, kind, index, span};
+  s->ndecl_used++;
 }
 
 static Stmt *find_loop(Sema *s, const char *name) {
@@ -226,12 +246,14 @@ static bool resolve_elem(Sema *s, Expr *e, ExprScope scope, const char *what) {
   const Decl *d = find_decl(s, e->name);
   if (!d) {
     diag_error(s->diag, e->span, "undeclared tensor '%s'", e->name);
+  } else if (d->kind == DECL_TENSOR && scope != IN_LOOPS) {
+    /* before the tensor's type: constants and shapes are checked before
+     * the tensors, and no element of any tensor could be read here */
+    diag_error(s->diag, e->span, "%s cannot read device integers: it is evaluated before the kernel runs",
+               what);
   } else if (d->kind != DECL_TENSOR || !s->k->tensors[d->index].ints) {
     diag_error(s->diag, e->span, "'%s' is not an i32 tensor: only elements of i32 tensors are integers",
                e->name);
-  } else if (scope != IN_LOOPS) {
-    diag_error(s->diag, e->span, "%s cannot read device integers: it is evaluated before the kernel runs",
-               what);
   } else {
     e->index = d->index;
     return true;
@@ -282,6 +304,42 @@ static bool walk_expr(Sema *s, Expr *e, ExprScope scope, const char *what, bool 
   return ok;
 }
 
+/* The values the emitted C keeps pending while it evaluates e's operand
+ * (rhs or not), e emitted as backend/emit_c.c does: bf_sub(a, b) and the
+ * other macros hold a while computing b; bfrt_div(bf_cx, a, b, line) and
+ * bfrt_mod hold the function and bf_cx, then a; bfrt_elem(bf_cx, id, row,
+ * col, line) three, then four; -x is bf_sub(0, x). */
+static int c_stack_of_operand(const Expr *e, bool rhs) {
+  switch (e->kind) {
+  case EX_NEG: return 1;
+  case EX_DIV: case EX_MOD: return rhs ? 3 : 2;
+  case EX_ELEM: return rhs ? 4 : 3;
+  default: return rhs ? 1 : 0;
+  }
+}
+
+/* The first node of e (depth first) at which more than MAX_EXPR_C_STACK
+ * values would be pending, pending being those above e; or NULL. */
+static const Expr *c_stack_overflow_at(const Expr *e, int pending) {
+  if (pending > MAX_EXPR_C_STACK) return e;
+  if (e->kind == EX_INT || e->kind == EX_FLOAT || e->kind == EX_NAME) return NULL;
+  const Expr *at = c_stack_overflow_at(e->lhs, pending + c_stack_of_operand(e, false));
+  return at || !e->rhs ? at : c_stack_overflow_at(e->rhs, pending + c_stack_of_operand(e, true));
+}
+
+/* Whether e would keep more than MAX_EXPR_C_STACK values pending in the
+ * emitted C (reported). */
+static bool c_stack_error(Sema *s, const Expr *e, ExprScope scope) {
+  const Expr *over = scope == IN_LOOPS || scope == IN_PARAMS ? c_stack_overflow_at(e, 0) : NULL;
+  if (!over) return false;
+  diag_error(s->diag, over->span,
+             "expression nested too deeply to compile: the C would keep more than %d values pending here (a "
+             "right operand holds 1, a division's or modulo's 3, a device read's column 4; docs/language.md, "
+             "\"Limits\")",
+             MAX_EXPR_C_STACK);
+  return true;
+}
+
 /* Checks e (what names it in messages); *constant as in walk_expr. */
 static bool check_expr(Sema *s, Expr *e, ExprScope scope, const char *what, bool *constant) {
   *constant = false;
@@ -292,12 +350,13 @@ static bool check_expr(Sema *s, Expr *e, ExprScope scope, const char *what, bool
                MAX_EXPR_DEPTH);
     return false;
   }
+  if (c_stack_error(s, e, scope)) return false;
   if (!walk_expr(s, e, scope, what, constant)) return false;
   if (expanded_height(e, MAX_EXPR_DEPTH) > MAX_EXPR_DEPTH) {
     diag_error(s->diag, e->span, "expression too deep with its lets expanded: more than %d levels", MAX_EXPR_DEPTH);
     return false;
   }
-  return true;
+  return !c_stack_error(s, e, scope); /* again with its lets expanded */
 }
 
 /* A constant, positive expression (tile shapes and slot counts): its value, or 0. */
@@ -484,7 +543,7 @@ static bool resolve_immediate(Sema *s, Operand *o) {
   if (!check_expr(s, o->imm_expr, IN_REAL, "an immediate", &constant) ||
       !real_value(s, o->imm_expr, "an immediate", &o->imm_value))
     return false;
-  if (!(fabs(o->imm_value) <= FLT_MAX)) {
+  if (!(fabs(o->imm_value) <= F32_LARGEST_FINITE)) { /* it would round to Inf */
     diag_error(s->diag, o->span, "immediate %.*s is out of range for f32", (int)(o->span.end - o->span.begin),
                s->p->src.text + o->span.begin);
     return false;
@@ -1433,9 +1492,7 @@ void check(Program *p) {
   if (!p->kernel) return;
   Kernel *k = p->kernel;
   Sema s = {.p = p, .k = k, .diag = &p->diag};
-  size_t ndecls = (size_t)k->nparams + (size_t)k->ntensors + (size_t)k->ntiles;
   s.ndecl_slots = 16;
-  while (s.ndecl_slots < 2 * ndecls) s.ndecl_slots *= 2;
   s.decls = ARENA_ARRAY(p->arena, Decl, s.ndecl_slots);
   s.tile_ok = ARENA_ARRAY(p->arena, bool, k->ntiles);
   k->ninstrs = k->nloops = k->nifs = 0;

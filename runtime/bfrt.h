@@ -65,7 +65,8 @@ typedef struct bfrt_options {
   const char *trace_path;  /* Chrome trace JSON, or NULL */
   const bfrt_costs *costs; /* sim: required */
   int check;               /* run the happens-before race checker */
-  double watchdog_seconds; /* threads: no progress for this long is a deadlock */
+  double watchdog_seconds; /* threads: no progress for this long is a deadlock; 0, negative or NaN:
+                              the default; INFINITY or 9.2e9 and more (int64 ns): no watchdog */
   int64_t max_instructions; /* an engine running more ops fails the run; 0: no limit */
 } bfrt_options;
 
@@ -94,7 +95,9 @@ bfrt *bfrt_new_timing(const bfrt_kernel *kernel, const int64_t *params, const ch
 /* Release the instance. */
 void bfrt_delete(bfrt *rt);
 /* The kernel's tensors, in declaration order: how many, each one's name and
- * direction (BFRT_IN | BFRT_OUT | BFRT_INOUT), and the index of a name (-1). */
+ * direction (BFRT_IN | BFRT_OUT | BFRT_INOUT), and the index of a name (-1,
+ * also for a NULL name). rt is an instance from bfrt_new; a tensor index
+ * out of range, a NULL name or a NULL shape is answered, never a crash. */
 int bfrt_tensor_count(const bfrt *rt);
 const char *bfrt_tensor_name(const bfrt *rt, int t);
 int bfrt_tensor_io(const bfrt *rt, int t);

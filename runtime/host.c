@@ -204,6 +204,7 @@ void bfrt_delete(bfrt *rt) {
 }
 
 void bfrt_tensor_shape(const bfrt *rt, int t, int64_t shape[2]) {
+  if (!shape) return;
   int ok = t >= 0 && t < rt->k->ntensors;
   shape[0] = ok ? rt->tensors[t].rows : 0;
   shape[1] = ok ? rt->tensors[t].cols : 0;
@@ -226,15 +227,15 @@ int bfrt_tensor_ints(const bfrt *rt, int t) { return bfrt_tensor_dtype(rt, t) ==
 int bfrt_tensor_dtype(const bfrt *rt, int t) { return t >= 0 && t < rt->k->ntensors ? rt->k->tensors[t].dtype : -1; }
 
 int bfrt_tensor_find(const bfrt *rt, const char *name) {
-  for (int t = 0; t < rt->k->ntensors; t++)
+  for (int t = 0; name && t < rt->k->ntensors; t++)
     if (!strcmp(rt->k->tensors[t].name, name)) return t;
   return -1;
 }
 
-int bfrt_param_count(const bfrt_kernel *kernel) { return kernel->nparams; }
+int bfrt_param_count(const bfrt_kernel *kernel) { return kernel ? kernel->nparams : 0; }
 
 const char *bfrt_param_name(const bfrt_kernel *kernel, int i) {
-  return i >= 0 && i < kernel->nparams ? kernel->param_names[i] : NULL;
+  return kernel && i >= 0 && i < kernel->nparams ? kernel->param_names[i] : NULL;
 }
 
 /* ---- Runs. */

@@ -499,7 +499,8 @@ static void sim_stop(bfrt *rt) { (void)rt; }
 
 static int64_t sim_now_ns(Ctx *cx) {
   double ghz = cx->rt->opt->costs->clock_ghz;
-  return (int64_t)((double)me(cx)->clock / (ghz > 0 ? ghz : 1.0));
+  double ns = (double)me(cx)->clock / (ghz > 0 ? ghz : 1.0); /* up to BFRT_CYCLES_MAX / 0.001 GHz */
+  return ns < (double)INT64_MAX ? (int64_t)ns : INT64_MAX;
 }
 
 /* ---- Engines and the run. */

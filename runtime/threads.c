@@ -276,9 +276,18 @@ static struct timespec deadline_after(int64_t ns) {
   return ts;
 }
 
+/* The watchdog period in nanoseconds: the default for 0, a negative value
+ * or NaN; INT64_MAX, a period never reached, i.e. no watchdog, for one too
+ * long for int64 nanoseconds (about 292 years; INFINITY included), whose
+ * conversion would overflow. */
+static int64_t watchdog_limit_ns(double seconds) {
+  if (!(seconds > 0)) return (int64_t)DEFAULT_WATCHDOG_MS * 1000000;
+  if (seconds >= (double)INT64_MAX / 1e9) return INT64_MAX;
+  return (int64_t)(seconds * 1e9);
+}
+
 static void watch(bfrt *rt, Threads *th, int nthreads) {
-  double seconds = rt->opt->watchdog_seconds;
-  int64_t limit = seconds > 0 ? (int64_t)(seconds * 1e9) : (int64_t)DEFAULT_WATCHDOG_MS * 1000000;
+  int64_t limit = watchdog_limit_ns(rt->opt->watchdog_seconds);
   int64_t tick = limit / 4 < (int64_t)MAX_TICK_MS * 1000000 ? limit / 4 + 1 : (int64_t)MAX_TICK_MS * 1000000;
   uint64_t seen = atomic_load(&th->progress);
   int64_t since = rt_now_ns();

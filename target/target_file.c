@@ -262,10 +262,13 @@ static int kind_named(const Reader *r, Span s) {
   return -1;
 }
 
-/* The reserved words of the kernel language (dsl/lexer.l): a kernel could
- * never write them before ':', so no engine may be called so. */
-static const char *const language_keywords[] = {"kernel", "int", "hbm", "in", "out", "inout",
-                                                 "sbuf", "psum", "f32", "for", "if", "else"};
+/* The reserved words of the kernel language, the lexer's own list: a kernel
+ * could never write them before ':', so no engine may be called so. */
+static const char *const language_keywords[] = {
+#define KEYWORD(spelling, token) spelling,
+#include "util/keywords.def"
+#undef KEYWORD
+};
 
 static int is_keyword(const Reader *r, Span s) {
   for (size_t i = 0; i < sizeof language_keywords / sizeof language_keywords[0]; i++)
@@ -366,10 +369,9 @@ static void set_limit(Reader *r, Span key, Span value) {
     return;
   }
   char known[256] = "";
-  for (size_t i = 0; i < NLIMIT_KEYS; i++) {
-    strcat(known, limit_keys[i].name);
-    strcat(known, ", ");
-  }
+  size_t n = 0;
+  for (size_t i = 0; i < NLIMIT_KEYS && n < sizeof known; i++)
+    n += (size_t)snprintf(known + n, sizeof known - n, "%s, ", limit_keys[i].name);
   diag_error(&r->diag, key, "unknown key '%.*s' in [limits] (%spsum_engines)", (int)(key.end - key.begin),
              r->text + key.begin, known);
 }

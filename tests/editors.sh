@@ -3,7 +3,7 @@
 #
 #  - the TextMate grammar (editors/vscode, also used by VS Code) is valid
 #    JSON whose every regex compiles, and its patterns match every keyword
-#    of dsl/lexer.l, every op of runtime/ops.def, the engines and numbers;
+#    of util/keywords.def (the lexer's list), every op of runtime/ops.def, the engines and numbers;
 #  - the Vim syntax file loads in vim without an error, names every keyword
 #    and op, and vim gives the expected highlight group in a kernel line.
 # No golden files: UPDATE=1 skips nothing, there is nothing to regenerate.
@@ -14,7 +14,7 @@ trap 'rm -rf "$tmp"' EXIT
 failures=0
 fail() { echo "editors.sh: FAIL: $*" >&2; failures=$((failures + 1)); }
 
-sed -n 's/^"\([a-z0-9]*\)" *return .*/\1/p' dsl/lexer.l | sort -u >"$tmp/keywords"
+sed -n 's/^KEYWORD("\([a-z0-9]*\)".*/\1/p' util/keywords.def | sort -u >"$tmp/keywords"
 sed -n 's/^OP([A-Z_]*, *"\([a-z_]*\)".*/\1/p' runtime/ops.def | sort -u >"$tmp/ops"
 [ -s "$tmp/keywords" ] && [ -s "$tmp/ops" ] || fail "could not read the keywords or the ops"
 

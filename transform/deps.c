@@ -255,6 +255,15 @@ static bool add_term(Affine *f, int var, int side, int64_t coef) {
   return true;
 }
 
+/* f += scale * g; false when that overflows. */
+static bool add_scaled(Affine *f, const Affine *g, int64_t scale) {
+  int64_t v;
+  if (__builtin_mul_overflow(g->c, scale, &v) || __builtin_add_overflow(f->c, v, &f->c)) return false;
+  for (int i = 0; i < g->n; i++)
+    if (__builtin_mul_overflow(g->t[i].coef, scale, &v) || !add_term(f, g->t[i].var, g->t[i].side, v)) return false;
+  return true;
+}
+
 /* f += scale * e; false when e is not affine (or overflows). */
 static bool accumulate(const Pair *pr, Affine *f, const Expr *e, int64_t scale, int side) {
   int64_t v;
@@ -270,14 +279,16 @@ static bool accumulate(const Pair *pr, Affine *f, const Expr *e, int64_t scale, 
   case EX_SUB:
     return scale != INT64_MIN && accumulate(pr, f, e->lhs, scale, side) &&
            accumulate(pr, f, e->rhs, -scale, side);
-  case EX_MUL:
-    /* one factor must be a constant */
-    if (accumulate(pr, &k, e->lhs, 1, side) && k.n == 0)
-      return !__builtin_mul_overflow(k.c, scale, &v) && accumulate(pr, f, e->rhs, v, side);
-    k = (Affine){0};
-    if (accumulate(pr, &k, e->rhs, 1, side) && k.n == 0)
-      return !__builtin_mul_overflow(k.c, scale, &v) && accumulate(pr, f, e->lhs, v, side);
+  case EX_MUL: {
+    /* One factor must be a constant. Each factor is walked once: walking
+     * the other again once one proved constant made a chain of n products
+     * cost 2^n walks. */
+    Affine r = {0};
+    if (!accumulate(pr, &k, e->lhs, 1, side) || !accumulate(pr, &r, e->rhs, 1, side)) return false;
+    if (k.n == 0) return !__builtin_mul_overflow(k.c, scale, &v) && add_scaled(f, &r, v);
+    if (r.n == 0) return !__builtin_mul_overflow(r.c, scale, &v) && add_scaled(f, &k, v);
     return false;
+  }
   default: return false;
   }
 }

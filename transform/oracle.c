@@ -863,7 +863,8 @@ static int body_depth(const Stmt *s) {
   int deepest = 0;
   for (; s; s = s->next) {
     int d = s->kind == ST_INSTR ? 0 : 1 + body_depth(s->body);
-    if (s->kind == ST_IF && 1 + body_depth(s->orelse) > d) d = 1 + body_depth(s->orelse);
+    int orelse = s->kind == ST_IF ? 1 + body_depth(s->orelse) : 0; /* once: an else-if chain is 2^n calls otherwise */
+    if (orelse > d) d = orelse;
     if (d > deepest) deepest = d;
   }
   return deepest;

@@ -138,6 +138,8 @@ int atomic_open(AtomicFile *af, const char *path) {
   }
   /* A symbolic link stays a link: the file it names is the one replaced. */
   af->target = follow_links(path);
+  struct stat target;
+  af->linked = af->target && !stat(af->target, &target) && S_ISREG(target.st_mode) && target.st_nlink > 1;
   if (af->target) af->f = open_temporary(af, exists ? &st : NULL);
   if (af->f) return 0;
   int saved = errno;
@@ -148,12 +150,38 @@ int atomic_open(AtomicFile *af, const char *path) {
   return failed(af, "write");
 }
 
+/* The complete temporary copied into the hard-linked target in place.
+ * The temporary is no longer removed by a signal: it holds the only
+ * complete copy until the target does. On failure it is kept and named. */
+static int copy_in_place(AtomicFile *af) {
+  temporary_forget(af->tmp);
+  FILE *from = fopen(af->tmp, "rb"), *to = from ? fopen(af->target, "r+b") : NULL;
+  char buf[65536];
+  size_t n = 0;
+  long size = 0;
+  bool ok = to != NULL;
+  while (ok && (n = fread(buf, 1, sizeof buf, from)) > 0) ok = fwrite(buf, 1, n, to) == n;
+  ok = ok && !ferror(from) && (size = ftell(to)) >= 0 && !fflush(to) && !ftruncate(fileno(to), size);
+  int saved = errno;
+  if (to && fclose(to)) ok = false, saved = errno;
+  if (from) fclose(from);
+  if (ok) return 0;
+  errno = saved;
+  failed(af, "rewrite");
+  size_t len = strlen(af->error);
+  snprintf(af->error + len, sizeof af->error - len, " (the complete new content is in '%s')", af->tmp);
+  free(af->tmp); /* kept on disk: atomic_abort must not remove it */
+  af->tmp = NULL;
+  return -1;
+}
+
 int atomic_commit(AtomicFile *af) {
   int status = 0;
   if (fflush(af->f) || ferror(af->f)) status = failed(af, "write");
   if (fclose(af->f) && !status) status = failed(af, "write");
   af->f = NULL;
-  if (af->tmp && !status && rename(af->tmp, af->target)) status = failed(af, "replace");
+  if (af->tmp && !status && af->linked) status = copy_in_place(af); /* atomic_abort removes the copied tmp */
+  else if (af->tmp && !status && rename(af->tmp, af->target)) status = failed(af, "replace");
   else if (af->tmp && !status) temporary_forget(af->tmp); /* renamed: no longer ours to remove */
   if (af->tmp && status) unlink(af->tmp);
   atomic_abort(af);

@@ -8,7 +8,13 @@
  * an interleaving. The replaced file keeps its mode (and owner, where the
  * user may set it), a symbolic link stays a link to the file it names, and
  * what is not a regular file (/dev/null, a pipe) is written in place, never
- * replaced. */
+ * replaced. A file with other hard links is not replaced either, which
+ * would cut it from them: once the new content is complete in the
+ * temporary, it is copied into the file in place (the same inode), and the
+ * temporary removed after. That last copy is the one step that is not
+ * atomic, the documented choice: a failure or a signal during it leaves
+ * the complete new content in the temporary (which is not removed then,
+ * and the message names it). */
 #ifndef FILES_H
 #define FILES_H
 
@@ -21,6 +27,7 @@ typedef struct AtomicFile {
   char *target;      /* path with its symbolic links followed, malloc'ed */
   char *tmp;         /* the temporary file beside target, malloc'ed; NULL when
                         the destination is written in place */
+  bool linked;       /* target has other hard links: tmp is copied into it */
   char error[512];   /* why atomic_open or atomic_commit failed */
 } AtomicFile;
 

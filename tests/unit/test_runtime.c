@@ -765,6 +765,48 @@ static void test_watchdog(void **state) {
   bfrt_delete(rt);
 }
 
+/* Issue 20: bfrt_tensor_find(rt, NULL) crashed. The queries answer a NULL
+ * name, a NULL shape, a NULL kernel and indices out of range. */
+static void test_null_queries(void **state) {
+  (void)state;
+  bfrt *rt = new_scale2(1);
+  assert_int_equal(bfrt_tensor_find(rt, NULL), -1);
+  assert_int_equal(bfrt_tensor_find(rt, ""), -1);
+  assert_int_equal(bfrt_tensor_find(rt, bfrt_tensor_name(rt, 1)), 1);
+  bfrt_tensor_shape(rt, 0, NULL);
+  int64_t shape[2] = {7, 7};
+  bfrt_tensor_shape(rt, -1, shape);
+  assert_true(shape[0] == 0 && shape[1] == 0);
+  assert_null(bfrt_tensor_name(rt, bfrt_tensor_count(rt)));
+  assert_null(bfrt_tensor_data(rt, -1));
+  assert_int_equal(bfrt_tensor_io(rt, 99), -1);
+  assert_int_equal(bfrt_param_count(NULL), 0);
+  assert_null(bfrt_param_name(NULL, 0));
+  const char *err = NULL;
+  assert_null(bfrt_new(NULL, NULL, &err));
+  assert_string_equal(err, "no kernel");
+  assert_null(bfrt_new(NULL, NULL, NULL));
+  bfrt_delete(NULL);
+  bfrt_delete(rt);
+}
+
+/* Issue 20: a watchdog period too large for int64 nanoseconds (INFINITY,
+ * DBL_MAX, or anything from about 9.3e9 s) overflowed the conversion, and
+ * the watchdog spun or reported a deadlock of finished engines. Such a
+ * period means no watchdog: the run ends as it would without one. */
+static void test_watchdog_huge(void **state) {
+  (void)state;
+  const double huge[] = {INFINITY, DBL_MAX, 1e300, 9.3e9, 9.2233720368547758e9, 1e10};
+  for (size_t i = 0; i < sizeof huge / sizeof huge[0]; i++)
+    for (uint64_t seed = 0; seed < 8; seed++) {
+      bfrt *rt = new_scale2(12);
+      bfrt_options opt = {.watchdog_seconds = huge[i], .jitter_seed = seed};
+      if (bfrt_run(rt, &opt)) fail_msg("watchdog %g s, seed %llu: %s", huge[i], (unsigned long long)seed, bfrt_error(rt));
+      assert_scaled(rt, 12);
+      bfrt_delete(rt);
+    }
+}
+
 /* One long matmul on dma while act waits for it: no counter changes for
  * longer than the watchdog period, but dma is running, so no deadlock. */
 static const bfrt_tile_desc big_tiles[] = {{"a", 3, 256, 256, BFRT_DTYPE_F32}};
@@ -1092,6 +1134,8 @@ int main(void) {
       cmocka_unit_test(test_floor_division),
       cmocka_unit_test(test_watchdog),
       cmocka_unit_test(test_watchdog_spares_long_ops),
+      cmocka_unit_test(test_watchdog_huge),
+      cmocka_unit_test(test_null_queries),
       cmocka_unit_test(test_barrier_resets_counters),
       cmocka_unit_test(test_barrier_deadlock),
       cmocka_unit_test(test_new_errors),
