@@ -18,17 +18,18 @@ BFSYNC=$(cd "$(dirname "$BFSYNC")" && pwd)/$(basename "$BFSYNC")
 write=
 if [[ ${1:-} == --write ]]; then write=$(cd "$(dirname "$2")" && pwd)/$(basename "$2"); fi
 cd "$(dirname "$0")/.."
-count() { # FILE PARAMS... -> "dma waits"
+count() { # FILE PARAMS... -> "dma waits cycles"
   local f=$1; shift
   local args=()
   for a in "$@"; do args+=(-p "$a"); done
-  local dma waits
+  local dma waits cycles
   dma=$("$BFSYNC" compile "$f" --resources --json "${args[@]}" | python3 -c '
 import json, sys
 d = json.load(sys.stdin)
 print(sum(e.get("instructions") or 0 for e in d["engines"] if e["engine"].startswith("dma")))')
   waits=$("$BFSYNC" verify "$f" --json "${args[@]}" | tail -1 | python3 -c 'import json, sys; print(json.load(sys.stdin)["waits"])')
-  echo "$dma $waits"
+  cycles=$("$BFSYNC" run "$f" "${args[@]}" --exec=sim --timing-only --json | tail -1 | python3 -c 'import json, sys; print(json.load(sys.stdin)["cycles"])')
+  echo "$dma $waits $cycles"
 }
 section() {
 echo "## NKI ports: views against the whole-tile workaround"
@@ -37,22 +38,25 @@ echo "Per port of examples/nki (docs/nki.md, \"Ports of real kernels\"), the DMA
 echo "the faithful port, with tile views, element slices and ragged tails, against the old whole-tile"
 echo "workaround in bench/ports_old, at a size both can run (the workaround has no ragged tail)."
 echo "DMA transfers: the dma queues' instructions of \`bfsync compile FILE --resources --json -p ...\`;"
-echo "waits: \`bfsync verify FILE --json -p ...\` (barrier-free). Written by \`bash bench/ports.sh\`."
+echo "waits: \`bfsync verify FILE --json -p ...\` (barrier-free); cycles: \`bfsync run FILE -p ... --exec=sim"
+echo "--timing-only --json\` (barrier-free, the trn1 cost model). Written by \`bash bench/ports.sh\`."
 echo "blockwise_mm has no workaround row: its port is itself the one-row-DMA workaround until gather"
 echo "and scatter by index land. The ports' ragged views cost waits where the workaround has none to"
 echo "cost: rmsnorm's 13 against 11 are the ragged fallback (\`bfsync compile --explain\`: a ragged view"
 echo "is tracked over its whole clipped dimension); the same port with its ragged bounds replaced by"
-echo "whole tiles has 11."
+echo "whole tiles has 11. Fewer transfers are not always fewer cycles: matmul's port simulates"
+echo "slower than its workaround (the packing tensor_copies are extra VectorE work, and why the"
+echo "coalesced stores do not pay for them in the trn1 cost model was not analysed)."
 echo
-echo "| port | params | iterations | DMA transfers, port | DMA, workaround | waits, port | waits, workaround | per iteration (port / workaround): DMA, waits |"
-echo "|---|---|---:|---:|---:|---:|---:|---|"
+echo "| port | params | iterations | DMA transfers, port | DMA, workaround | waits, port | waits, workaround | per iteration (port / workaround): DMA, waits | simulated cycles, port / workaround |"
+echo "|---|---|---:|---:|---:|---:|---:|---|---|"
 row() { # NAME ITERS ITERNAME PARAMS...
   local name=$1 iters=$2 what=$3; shift 3
-  read -r pd pw < <(count "examples/nki/$name.bfk" "$@")
-  read -r od ow < <(count "bench/ports_old/$name.bfk" "$@")
+  read -r pd pw pc < <(count "examples/nki/$name.bfk" "$@")
+  read -r od ow oc < <(count "bench/ports_old/$name.bfk" "$@")
   python3 -c "
-n, it, what, pd, pw, od, ow, ps = '$name', $iters, '$what', $pd, $pw, $od, $ow, '$*'
-print(f'| {n} | {ps} | {it} {what} | {pd} | {od} | {pw} | {ow} | {pd/it:.2f} / {od/it:.2f}, {pw/it:.2f} / {ow/it:.2f} |')"
+n, it, what, pd, pw, od, ow, pc, oc, ps = '$name', $iters, '$what', $pd, $pw, $od, $ow, $pc, $oc, '$*'
+print(f'| {n} | {ps} | {it} {what} | {pd} | {od} | {pw} | {ow} | {pd/it:.2f} / {od/it:.2f}, {pw/it:.2f} / {ow/it:.2f} | {pc} / {oc} |')"
 }
 row rmsnorm 2 "row tiles" N=256
 row layernorm 2 "row tiles" N=256
