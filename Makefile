@@ -38,9 +38,14 @@ BUILD_HDR    = $(PUBLIC_HDR:runtime/%=$(BUILD)/include/bfsync/%)
 UNIT_SRC     = $(sort $(wildcard tests/unit/test_*.c))
 UNIT_BIN     = $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 TEST_SCRIPTS = $(sort $(wildcard tests/*.sh))
+# `make` builds the proof's checker too when coq and ocaml are installed
+# (then `bfsync verify` validates every run); without them verify says the
+# validator is not available, and `make proof` installs them.
+PROOF_DIR    = build/proof
+PROOF_IF_COQ := $(if $(and $(shell command -v coqc 2>/dev/null),$(shell command -v ocamlopt 2>/dev/null)),$(PROOF_DIR)/bfcheck)
 
 .PHONY: all deps test test-unit test-scripts test-asan test-update run bench bench-compile bench-resources bench-paper install clean fuzz-kernels fuzz exhaustive
-all: $(BUILD)/bfsync $(BUILD)/libbfrt.a $(BUILD_HDR) $(NARROW_TARGETS)
+all: $(BUILD)/bfsync $(BUILD)/libbfrt.a $(BUILD_HDR) $(NARROW_TARGETS) $(PROOF_IF_COQ)
 
 deps:
 	@missing=""; for p in $(DEBS); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
@@ -184,18 +189,19 @@ targets/trn1_c%.target: targets/trn1.target
 # The Coq development (docs/proof.md). `make proof` checks every proof,
 # fails unless each main theorem is closed under the global context, and
 # builds build/proof/bfcheck, the extracted threshold function and
-# validator that tests/proof.sh runs against bfsync. `make test` runs it
-# before the script tests.
-PROOF_DIR = build/proof
-PROOF_V   = Model Transform Machine Narrow Theorems Validate Extract
+# validator that bfsync verify (and so tests/proof.sh) runs on the emitted
+# C, with its table of operands generated from runtime/ops.def. `make test`
+# runs it before the script tests.
+PROOF_V   = Model Transform Machine Narrow Theorems Validate Pipeline Extract
 DEBS     += coq ocaml-nox
 .PHONY: proof
 proof:
 	@$(MAKE) --no-print-directory deps
 	@$(MAKE) --no-print-directory $(PROOF_DIR)/bfcheck
-$(PROOF_DIR)/bfcheck: $(wildcard proof/*.v) proof/bfcheck.ml proof/check_assumptions.sh
+$(PROOF_DIR)/bfcheck: $(wildcard proof/*.v) proof/bfcheck.ml proof/check_assumptions.sh proof/ops_table.awk runtime/ops.def
 	@rm -rf $(PROOF_DIR) && mkdir -p $(PROOF_DIR) && cp proof/*.v proof/bfcheck.ml $(PROOF_DIR)/
+	awk -f proof/ops_table.awk runtime/ops.def >$(PROOF_DIR)/opstable.ml
 	cd $(PROOF_DIR) && for f in $(PROOF_V); do coqc -q -Q . BF $$f.v || exit 1; done
 	bash proof/check_assumptions.sh $(PROOF_DIR)
-	cd $(PROOF_DIR) && ocamlopt -o bfcheck.tmp thresholds.mli thresholds.ml bfcheck.ml && mv bfcheck.tmp bfcheck
+	cd $(PROOF_DIR) && ocamlopt -o bfcheck.tmp thresholds.mli thresholds.ml opstable.ml bfcheck.ml && mv bfcheck.tmp bfcheck
 test-scripts: proof

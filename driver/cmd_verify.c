@@ -15,6 +15,7 @@
 #include "driver/args.h"
 #include "harness/exec.h"
 #include "driver/commands.h"
+#include "driver/proof_check.h"
 #include "frontend/program.h"
 #include "transform/oracle.h"
 #include "transform/sync.h"
@@ -44,6 +45,9 @@ static const char usage_text[] =
     "for more than its next instruction needs, and that nothing deadlocks.\n"
     "Exit status 1 on a race, a deadlock or (barrier-free only: the baseline's\n"
     "static thresholds are not exact by design) a late wait no fallback explains.\n"
+    "Barrier-free, it also runs the proof's extracted validator on the emitted C\n"
+    "(build/proof/bfcheck, from make proof; docs/proof.md): exit status 1 when it\n"
+    "rejects a wait; without the checker it says so.\n"
     "\n"
     "  -p NAME=VALUE   a kernel parameter (repeat for each)\n"
     "  --sync=MODE     barrier-free (default) or barrier\n"
@@ -61,7 +65,9 @@ static const char usage_text[] =
     "                  late_explained redundant bookkeeping deadlocks, then subsumed\n"
     "                  mismatches schedules wait_nodes and the lists redundant_waits\n"
     "                  implied_waits unexecuted_waits fallback_waits (wait indices\n"
-    "                  as --mutate counts them)\n"
+    "                  as --mutate counts them), then validator (exact, rejected,\n"
+    "                  error, unavailable, skipped or not-applicable),\n"
+    "                  validator_waits and validator_detail\n"
     "  --mutate=KIND:K test only: break the K-th wait (engine by engine, in stream\n"
     "                  order) before checking; KIND is drop, lower (threshold - 1)\n"
     "                  or raise (threshold + 1). The oracle must catch it.\n";
@@ -78,6 +84,12 @@ static void print_json_string(FILE *out, const char *s) {
       fputc(ch, out);
   }
   fputc('"', out);
+}
+
+/* The validator's verdict fails the run when it rejects or cannot read the
+ * emitted code; a checker not built is reported, not failed. */
+static bool proof_failed(const ProofVerdict *pv) {
+  return pv->status == PROOF_REJECTED || pv->status == PROOF_ERROR;
 }
 
 typedef enum WaitClass { ALL_REDUNDANT, ALL_IMPLIED, UNEXECUTED, FALLBACK } WaitClass;
@@ -106,7 +118,7 @@ static void print_wait_list(FILE *out, const char *key, const OracleStats *st, W
 }
 
 static void print_json(FILE *out, const Program *p, const VerifyArgs *a, const int64_t *params,
-                       const OracleStats *st) {
+                       const OracleStats *st, const ProofVerdict *pv) {
   const Kernel *k = p->kernel;
   fputs("{\"kernel\": ", out);
   print_json_string(out, k->name);
@@ -133,16 +145,19 @@ static void print_json(FILE *out, const Program *p, const VerifyArgs *a, const i
   print_wait_list(out, "implied_waits", st, ALL_IMPLIED);
   print_wait_list(out, "unexecuted_waits", st, UNEXECUTED);
   print_wait_list(out, "fallback_waits", st, FALLBACK);
+  fprintf(out, ", \"validator\": \"%s\", \"validator_waits\": %lld, \"validator_detail\": ",
+          proof_status_name(pv->status), (long long)pv->waits);
+  print_json_string(out, pv->detail);
   fputs("}\n", out);
 }
 
 static void print_summary(FILE *out, const Program *p, const VerifyArgs *a, const int64_t *params,
-                          const OracleStats *st) {
+                          const OracleStats *st, const ProofVerdict *pv) {
   const Kernel *k = p->kernel;
   fprintf(out, "verify %s (%s", k->name, sync_name(a->sync));
   for (int i = 0; i < k->nparams; i++)
     fprintf(out, "%s%s=%lld", i ? " " : ", ", k->params[i].name, (long long)params[i]);
-  fprintf(out, "): %s\n", oracle_failed(st) ? "FAILED" : "ok");
+  fprintf(out, "): %s\n", oracle_failed(st) || proof_failed(pv) ? "FAILED" : "ok");
   fprintf(out, "  instructions %lld, waits %lld, bookkeeping %lld\n", (long long)st->instructions,
           (long long)st->waits, (long long)st->bookkeeping);
   fprintf(out, "  races %lld, early %lld, late %lld (+%lld explained by a fallback), deadlocks %lld\n",
@@ -158,6 +173,10 @@ static void print_summary(FILE *out, const Program *p, const VerifyArgs *a, cons
             (long long)st->held, (long long)st->backpressure_pairs, p->target->counter_bits);
   if (st->mismatches) fprintf(out, "  stream mismatches %lld (a transform bug)\n", (long long)st->mismatches);
   fprintf(out, "  %d schedule%s\n", st->schedules, st->schedules == 1 ? "" : "s");
+  if (pv->status == PROOF_ACCEPTED)
+    fprintf(out, "  proof validator: exact, %lld emitted waits validated (docs/proof.md)\n", (long long)pv->waits);
+  else if (pv->status != PROOF_NOT_APPLICABLE)
+    fprintf(out, "  proof validator: %s: %s\n", proof_status_name(pv->status), pv->detail);
 }
 
 /* The i32 tensors' values, bound for the oracle: bfsync run's defaults for
@@ -209,11 +228,13 @@ static int verify(Program *p, const VerifyArgs *a) {
   }
   OracleStats st;
   oracle_check(o, (int)a->schedules, a->seed, stderr, &st);
+  ProofVerdict pv = {.status = PROOF_NOT_APPLICABLE, .waits = -1};
+  if (a->sync == SYNC_BARRIER_FREE) proof_check(p, params, st.instructions, &pv);
   if (a->json)
-    print_json(stdout, p, a, params, &st);
+    print_json(stdout, p, a, params, &st, &pv);
   else
-    print_summary(stdout, p, a, params, &st);
-  return oracle_failed(&st) || p->diag.errors ? 1 : 0;
+    print_summary(stdout, p, a, params, &st, &pv);
+  return oracle_failed(&st) || proof_failed(&pv) || p->diag.errors ? 1 : 0;
 }
 
 int cmd_verify(int argc, char **argv) {

@@ -2,7 +2,7 @@
    main theorem is "Closed under the global context": no axiom, no
    admitted lemma, nothing beyond Coq's own logic. Every `Theorem` of the
    development must be listed here (check_assumptions.sh). *)
-From BF Require Import Model Transform Machine Narrow Theorems Validate Extract.
+From BF Require Import Model Transform Machine Narrow Theorems Validate Pipeline Extract.
 
 Print Assumptions Transform.exactness.
 Print Assumptions Extract.bf_exactness.
@@ -17,6 +17,9 @@ Print Assumptions Validate.validated_soundness.
 Print Assumptions Validate.validated_progress.
 Print Assumptions Validate.check_soundness.
 Print Assumptions Validate.check_progress.
+Print Assumptions Validate.check_exact.
+Print Assumptions Extract.bf_validated_exact.
+Print Assumptions Extract.bf_validated_narrow_exact.
 Print Assumptions Extract.bf_validated_soundness.
 Print Assumptions Extract.bf_validated_progress.
 Print Assumptions Narrow.extend_exact.
@@ -35,3 +38,8 @@ Print Assumptions Theorems.window_soundness.
 Print Assumptions Theorems.window_progress.
 Print Assumptions Extract.bf_validated_narrow_soundness.
 Print Assumptions Extract.bf_validated_narrow_progress.
+Print Assumptions Pipeline.pipeline_soundness.
+Print Assumptions Pipeline.pipeline_progress.
+Print Assumptions Pipeline.pipeline_check_soundness.
+Print Assumptions Pipeline.pipeline_check_progress.
+Print Assumptions Pipeline.pipeline_not_late.

@@ -20,7 +20,7 @@ Record access := Access { ares : nat; awrite : bool; arow : expr; arows : Z; aco
 
 Definition rect := (nat * bool * Z * Z * Z * Z)%type.
 
-Definition eval_rect (p v : env) (a : access) : rect :=
+Definition eval_rect (p : penv) (v : env) (a : access) : rect :=
   let r := eval p v (arow a) * arows a in
   let c := eval p v (acol a) * acols a in
   (ares a, awrite a, r, r + arows a, c, c + acols a).
@@ -46,7 +46,7 @@ Proof.
 Qed.
 
 (* The thresholds of kernel prog on a machine with engines 0 .. ne - 1. *)
-Definition bf_thresholds (ne : nat) (p : env) (prog : block access) : list out :=
+Definition bf_thresholds (ne : nat) (p : penv) (prog : block access) : list out :=
   thresholds access rect eval_rect rect_conflict (seq 0 ne) rect_eqb p prog.
 
 Theorem bf_exactness : forall ne p prog,
@@ -54,10 +54,41 @@ Theorem bf_exactness : forall ne p prog,
   spec rect rect_conflict (seq 0 ne) [] (trace access rect eval_rect p prog).
 Proof. intros. apply exactness. exact rect_eqb_eq. Qed.
 
+(* need_f of the k-th instance, from the threshold function's output
+   (bf_exactness: they are the needs), computed once per kernel. *)
+Definition out_need (o : option out) (f : nat) : Z :=
+  match o with
+  | Some (_, ws) => match find (fun w => Nat.eqb (fst w) f) ws with Some (_, z) => z | None => 0 end
+  | None => 0
+  end.
+
+Definition bf_needs (ne : nat) (p : penv) (prog : block access) : nat -> nat -> Z :=
+  let outs := bf_thresholds ne p prog in fun k => let o := nth_error outs k in fun f => out_need o f.
+
+Lemma find_map_in : forall (F : nat -> Z) f l, In f l ->
+  find (fun w => Nat.eqb (fst w) f) (map (fun g => (g, F g)) l) = Some (f, F f).
+Proof.
+  induction l as [|g r IH]; simpl; intros H; [contradiction|].
+  destruct (Nat.eqb g f) eqn:E; [apply Nat.eqb_eq in E; subst; reflexivity|].
+  apply Nat.eqb_neq in E. destruct H as [H|H]; [congruence | apply IH; exact H].
+Qed.
+
+Lemma bf_needs_ok : forall ne p prog k xk f,
+  nth_error (trace access rect eval_rect p prog) k = Some xk -> f <> ieng rect xk -> (f < ne)%nat ->
+  bf_needs ne p prog k f =
+  need rect rect_conflict (firstn k (trace access rect eval_rect p prog)) f (ikeys rect xk).
+Proof.
+  intros ne p prog k xk f Hk Hf Hl. unfold bf_needs, bf_thresholds.
+  rewrite (exactness_nth access rect eval_rect rect_conflict (seq 0 ne) rect_eqb rect_eqb_eq p prog k xk Hk).
+  unfold out_need. rewrite find_map_in; [reflexivity|].
+  unfold others. apply filter_In. split; [apply in_seq; lia|].
+  apply negb_true_iff, Nat.eqb_neq. exact Hf.
+Qed.
+
 (* The checker of bfsync's own waits: w k is the list of waits bfsync's
    streams evaluate before the k-th instance of the trace. *)
-Definition bf_validate (ne : nat) (p : env) (prog : block access) (w : nat -> list (nat * Z)) : bool :=
-  check rect rect_conflict (trace access rect eval_rect p prog) w ne.
+Definition bf_validate (ne : nat) (p : penv) (prog : block access) (w : nat -> list (nat * Z)) : bool :=
+  check rect (trace access rect eval_rect p prog) w ne (bf_needs ne p prog).
 
 Theorem bf_validated_soundness : forall ne p prog w, bf_validate ne p prog w = true ->
   forall st c st', reachable rect (trace access rect eval_rect p prog) w st ->
@@ -67,13 +98,44 @@ Theorem bf_validated_soundness : forall ne p prog w, bf_validate ne p prog w = t
   forall j x, (j < k)%nat -> nth_error (trace access rect eval_rect p prog) j = Some x ->
   ieng rect x <> c -> conflict rect rect_conflict (ikeys rect x) (ikeys rect xk) = true ->
   completed rect (trace access rect eval_rect p prog) st j.
-Proof. intros ne p prog w V. exact (check_soundness rect rect_conflict _ w ne V). Qed.
+Proof. intros ne p prog w V. exact (check_soundness rect rect_conflict _ w ne _ (bf_needs_ok ne p prog) V). Qed.
 
 Theorem bf_validated_progress : forall ne p prog w, bf_validate ne p prog w = true ->
   forall st, reachable rect (trace access rect eval_rect p prog) w st ->
   forall c k, nth_error (groups rect (trace access rect eval_rect p prog) c) (done st c) = Some k ->
   exists c' st', step rect (trace access rect eval_rect p prog) w st c' st'.
-Proof. intros ne p prog w V. exact (check_progress rect rect_conflict _ w ne V). Qed.
+Proof. intros ne p prog w V. exact (check_progress rect rect_conflict _ w ne _ (bf_needs_ok ne p prog) V). Qed.
+
+(* Accepted waits are exact: never early (bf_validated_soundness) and never
+   late (each wait holds once the instances its instance conflicts with on
+   that engine have completed). *)
+Theorem bf_validated_exact : forall ne p prog w, bf_validate ne p prog w = true ->
+  forall st k xk f T, nth_error (trace access rect eval_rect p prog) k = Some xk -> In (f, T) (w k) ->
+  (forall j x, (j < k)%nat -> nth_error (trace access rect eval_rect p prog) j = Some x -> ieng rect x = f ->
+     conflict rect rect_conflict (ikeys rect x) (ikeys rect xk) = true ->
+     completed rect (trace access rect eval_rect p prog) st j) ->
+  T <= Z.of_nat (done st f).
+Proof. intros ne p prog w V. exact (proj2 (check_exact rect rect_conflict _ w ne _ (bf_needs_ok ne p prog) V)). Qed.
+
+(* The same on B-bit counters: the extended read of a tracked counter is
+   the whole count (Narrow.read_exact), so each accepted wait passes on B
+   bits as soon as what its instance needs on that engine has completed. *)
+Theorem bf_validated_narrow_exact : forall ne p prog w B tracks, bf_validate ne p prog w = true ->
+  (1 <= B)%nat ->
+  (forall c g k i f T, nth_error (groups rect (trace access rect eval_rect p prog) c) g = Some k ->
+     nth_error (w k) i = Some (f, T) -> tracks c f = true) ->
+  forall st, nreachable rect (trace access rect eval_rect p prog) w B tracks st ->
+  forall c g k xk i f T, nth_error (groups rect (trace access rect eval_rect p prog) c) g = Some k ->
+  nth_error (trace access rect eval_rect p prog) k = Some xk -> nth_error (w k) i = Some (f, T) ->
+  (forall j x, (j < k)%nat -> nth_error (trace access rect eval_rect p prog) j = Some x -> ieng rect x = f ->
+     conflict rect rect_conflict (ikeys rect x) (ikeys rect xk) = true ->
+     completed rect (trace access rect eval_rect p prog) (ms st) j) ->
+  T <= extend B (seen st c f) (raw B st f).
+Proof.
+  intros ne p prog w B tracks V HB Ht st R c g k xk i f T Hg Hk Hi Hdone.
+  rewrite (read_exact _ _ w B tracks HB Ht st c f R (Ht c g k i f T Hg Hi)). unfold count.
+  exact (bf_validated_exact ne p prog w V (ms st) k xk f T Hk (nth_error_In _ _ Hi) Hdone).
+Qed.
 
 (* The same for B-bit counters, read by extension, with back-pressure
    (Narrow.v), when the tracks table covers every counter a stream waits
@@ -92,7 +154,7 @@ Theorem bf_validated_narrow_soundness : forall ne p prog w B tracks, bf_validate
   completed rect (trace access rect eval_rect p prog) (ms st) j.
 Proof.
   intros ne p prog w B tracks V HB Ht st R c k xk Hg Hp.
-  exact (check_soundness rect rect_conflict _ w ne V (ms st) c _ (narrow_refines _ _ w B tracks HB Ht st R)
+  exact (check_soundness rect rect_conflict _ w ne _ (bf_needs_ok ne p prog) V (ms st) c _ (narrow_refines _ _ w B tracks HB Ht st R)
            (StepOp _ _ w (ms st) c k Hg Hp) k xk Hg Hp).
 Qed.
 
@@ -108,8 +170,12 @@ Proof.
   intros ne p prog w B tracks V HB Ht Hne.
   apply (narrow_progress _ _ w B tracks HB Ht (seq 0 ne)).
   - intros c e H. apply in_seq. specialize (Hne c e H). lia.
-  - exact (check_earlier rect rect_conflict _ w ne V).
+  - exact (check_earlier rect rect_conflict _ w ne _ (bf_needs_ok ne p prog) V).
 Qed.
 
+(* The trace itself, for bfcheck to compare each op the emitted C runs with
+   the instance of the model at its place. *)
+Definition bf_trace (p : penv) (prog : block access) : list (inst rect) := trace access rect eval_rect p prog.
+
 Extraction Language OCaml.
-Extraction "thresholds.ml" bf_thresholds bf_validate extend.
+Extraction "thresholds.ml" bf_thresholds bf_validate bf_trace extend.

@@ -37,26 +37,37 @@ Inductive expr :=
 | EMul (a b : expr)
 | EDiv (a b : expr)
 | EMod (a b : expr)
-| EMax (a b : expr).
+| EMax (a b : expr)
+| EElem (t : nat) (r c : expr).
 
 Definition expr_eq_dec : forall a b : expr, {a = b} + {a <> b}.
 Proof. decide equality; first [apply Z.eq_dec | apply Nat.eq_dec]. Defined.
 
-(* Parameters and loop variables (by loop id). *)
+(* Loop variables (by loop id), and parameters. *)
 Definition env := nat -> Z.
 
-Fixpoint eval (p v : env) (x : expr) : Z :=
+(* What a kernel's expressions read besides loop variables: its parameters,
+   and the values of its device integers, element (r, c) of i32 tensor t
+   (an i32 widened to 64 bits). *)
+Record penv := PEnv { par : nat -> Z; dev : nat -> Z -> Z -> Z }.
+
+(* The kernel's integers are 64-bit two's complement: every result wraps
+   into [-2^63, 2^63). *)
+Definition wrap (z : Z) : Z := (z + 2 ^ 63) mod 2 ^ 64 - 2 ^ 63.
+
+Fixpoint eval (p : penv) (v : env) (x : expr) : Z :=
   match x with
   | EConst z => z
-  | EParam n => p n
+  | EParam n => par p n
   | EVar l => v l
-  | ENeg a => - eval p v a
-  | EAdd a b => eval p v a + eval p v b
-  | ESub a b => eval p v a - eval p v b
-  | EMul a b => eval p v a * eval p v b
-  | EDiv a b => eval p v a / eval p v b
-  | EMod a b => eval p v a mod eval p v b
+  | ENeg a => wrap (- eval p v a)
+  | EAdd a b => wrap (eval p v a + eval p v b)
+  | ESub a b => wrap (eval p v a - eval p v b)
+  | EMul a b => wrap (eval p v a * eval p v b)
+  | EDiv a b => wrap (eval p v a / eval p v b)
+  | EMod a b => wrap (eval p v a mod eval p v b)
   | EMax a b => Z.max (eval p v a) (eval p v b)
+  | EElem t r c => dev p t (eval p v r) (eval p v c)
   end.
 
 Fixpoint uses (l : nat) (x : expr) : bool :=
@@ -64,6 +75,7 @@ Fixpoint uses (l : nat) (x : expr) : bool :=
   | EConst _ | EParam _ => false
   | EVar l' => Nat.eqb l l'
   | ENeg a => uses l a
+  | EElem _ a b
   | EAdd a b | ESub a b | EMul a b | EDiv a b | EMod a b | EMax a b => uses l a || uses l b
   end.
 
@@ -99,7 +111,7 @@ Definition holds (c : cmp) (a b : Z) : bool :=
   | CGe => b <=? a | CEq => a =? b | CNe => negb (a =? b)
   end.
 
-Fixpoint evalc (p v : env) (c : cond) : bool :=
+Fixpoint evalc (p : penv) (v : env) (c : cond) : bool :=
   match c with
   | CCmp op a b => holds op (eval p v a) (eval p v b)
   | CAnd a b => evalc p v a && evalc p v b
@@ -123,7 +135,7 @@ Qed.
 
 Section Lang.
 Variable acc key : Type.
-Variable eval_acc : env -> env -> acc -> key.
+Variable eval_acc : penv -> env -> acc -> key.
 Variable kc : key -> key -> bool.
 
 Inductive stmt :=
@@ -140,7 +152,7 @@ Combined Scheme stmt_block_ind from stmt_ind2, block_ind2.
 
 Record inst := Inst { iid : nat; ieng : nat; ikeys : list key }.
 
-Fixpoint trace_s (p v : env) (s : stmt) : list inst :=
+Fixpoint trace_s (p : penv) (v : env) (s : stmt) : list inst :=
   match s with
   | SInstr id e accs => [Inst id e (map (eval_acc p v) accs)]
   | SFor l lo hi body =>
@@ -148,14 +160,14 @@ Fixpoint trace_s (p v : env) (s : stmt) : list inst :=
       iter (fun i => trace_b p (set v l i) body) (Z.to_nat (eval p v hi - lo')) lo'
   | SIf c t f => if evalc p v c then trace_b p v t else trace_b p v f
   end
-with trace_b (p v : env) (b : block) : list inst :=
+with trace_b (p : penv) (v : env) (b : block) : list inst :=
   match b with
   | BNil => []
   | BCons s r => trace_s p v s ++ trace_b p v r
   end.
 
 (* A kernel's trace: loop variables start unbound (read as 0). *)
-Definition trace (p : env) (prog : block) := trace_b p (fun _ => 0) prog.
+Definition trace (p : penv) (prog : block) := trace_b p (fun _ => 0) prog.
 
 Fixpoint cnt (e : nat) (l : list inst) : Z :=
   match l with
@@ -279,6 +291,28 @@ Proof.
   rewrite Hs. unfold need.
   rewrite app_assoc, need_aux_split, need_aux_snoc, He, Nat.eqb_refl, Hc.
   apply need_aux_quiet. exact Hq.
+Qed.
+
+(* A positive need names its instance: the latest conflicting f-instance. *)
+Lemma need_witness : forall pre f ys, 0 < need pre f ys ->
+  exists j x, nth_error pre j = Some x /\ ieng x = f /\ conflict (ikeys x) ys = true /\
+              need pre f ys = cnt f (firstn j pre) + 1.
+Proof.
+  intros pre f ys. induction pre as [|x pre IH] using rev_ind; intros H.
+  - unfold need in H. simpl in H. lia.
+  - rewrite need_snoc in *. destruct (Nat.eqb (ieng x) f) eqn:E.
+    + destruct (conflict (ikeys x) ys) eqn:C.
+      * exists (length pre), x. rewrite nth_error_app2, Nat.sub_diag by lia. simpl.
+        rewrite firstn_app, Nat.sub_diag, firstn_all. simpl. rewrite app_nil_r.
+        apply Nat.eqb_eq in E. auto.
+      * destruct (IH H) as [j [y [Hj [Hf [Hc Hn]]]]].
+        assert (j < length pre)%nat by (apply nth_error_Some; congruence).
+        exists j, y. rewrite nth_error_app1 by lia. rewrite firstn_app.
+        replace (j - length pre)%nat with 0%nat by lia. rewrite firstn_O, app_nil_r. auto.
+    + destruct (IH H) as [j [y [Hj [Hf [Hc Hn]]]]].
+      assert (j < length pre)%nat by (apply nth_error_Some; congruence).
+      exists j, y. rewrite nth_error_app1 by lia. rewrite firstn_app.
+      replace (j - length pre)%nat with 0%nat by lia. rewrite firstn_O, app_nil_r. auto.
 Qed.
 
 Lemma need_none : forall f ys pre,

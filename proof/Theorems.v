@@ -12,12 +12,12 @@ Open Scope Z_scope.
 
 Section Theorems.
 Variable acc key : Type.
-Variable eval_acc : env -> env -> acc -> key.
+Variable eval_acc : penv -> env -> acc -> key.
 Variable kc : key -> key -> bool.
 Variable engs : list nat.
 Variable key_eqb : key -> key -> bool.
 Hypothesis key_eqb_eq : forall a b, key_eqb a b = true -> a = b.
-Variable p : env.
+Variable p : penv.
 Variable prog : block acc.
 
 Notation tr := (trace acc key eval_acc p prog).

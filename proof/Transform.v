@@ -30,7 +30,7 @@ Open Scope Z_scope.
 
 Section Transform.
 Variable acc key : Type.
-Variable eval_acc : env -> env -> acc -> key.
+Variable eval_acc : penv -> env -> acc -> key.
 Variable kc : key -> key -> bool.
 Variable engs : list nat. (* the machine's engines *)
 (* Key equality, used only to overwrite an entry (arr[slot] = ...): it must
@@ -47,36 +47,73 @@ Notation cnt := (cnt key).
 Notation need := (need key kc).
 Notation conflict := (conflict key kc).
 
-(* ---- Closed-form counts (count_list in barrier_free.c). *)
+(* ---- Closed-form counts (count_list in barrier_free.c).
 
-Fixpoint count_s (s : stmt) (e : nat) : option expr :=
+   A count is exact arithmetic over trip counts: the kernel's bounds are
+   64-bit values (eval wraps), and the number of iterations of a loop is
+   max(0, hi - lo) of those values, counted without wrapping, as an
+   instance count is. *)
+
+Inductive cexpr :=
+| CConst (z : Z)
+| CTrips (hi lo : expr)
+| CAdd (a b : cexpr)
+| CMul (a b : cexpr).
+
+Definition cexpr_eq_dec : forall a b : cexpr, {a = b} + {a <> b}.
+Proof. decide equality; first [apply Z.eq_dec | apply expr_eq_dec]. Defined.
+
+Fixpoint evalk (p : penv) (v : env) (x : cexpr) : Z :=
+  match x with
+  | CConst z => z
+  | CTrips hi lo => Z.max 0 (eval p v hi - eval p v lo)
+  | CAdd a b => evalk p v a + evalk p v b
+  | CMul a b => evalk p v a * evalk p v b
+  end.
+
+Fixpoint usesk (l : nat) (x : cexpr) : bool :=
+  match x with
+  | CConst _ => false
+  | CTrips hi lo => uses l hi || uses l lo
+  | CAdd a b | CMul a b => usesk l a || usesk l b
+  end.
+
+Lemma evalk_set_unused : forall p v l z x, usesk l x = false -> evalk p (set v l z) x = evalk p v x.
+Proof.
+  induction x; simpl; intros H; try rewrite orb_false_iff in H; try reflexivity.
+  - rewrite !eval_set_unused by apply H. reflexivity.
+  - rewrite IHx1, IHx2 by apply H. reflexivity.
+  - rewrite IHx1, IHx2 by apply H. reflexivity.
+Qed.
+
+Fixpoint count_s (s : stmt) (e : nat) : option cexpr :=
   match s with
-  | SInstr _ _ e' _ => Some (EConst (if Nat.eqb e' e then 1 else 0))
+  | SInstr _ _ e' _ => Some (CConst (if Nat.eqb e' e then 1 else 0))
   | SFor _ l lo hi body =>
       match count_b body e with
-      | Some k => if uses l k then None else Some (EMul (EMax (EConst 0) (ESub hi lo)) k)
+      | Some k => if usesk l k then None else Some (CMul (CTrips hi lo) k)
       | None => None
       end
   | SIf _ _ t f =>
       match count_b t e, count_b f e with
-      | Some a, Some b => if expr_eq_dec a b then Some a else None
+      | Some a, Some b => if cexpr_eq_dec a b then Some a else None
       | _, _ => None
       end
   end
-with count_b (b : block) (e : nat) : option expr :=
+with count_b (b : block) (e : nat) : option cexpr :=
   match b with
-  | BNil _ => Some (EConst 0)
+  | BNil _ => Some (CConst 0)
   | BCons _ s r =>
       match count_s s e, count_b r e with
-      | Some a, Some b => Some (EAdd a b)
+      | Some a, Some b => Some (CAdd a b)
       | _, _ => None
       end
   end.
 
 (* K_e of loop l's body when closed-form and independent of l's variable. *)
-Definition body_count (body : block) (l e : nat) : option expr :=
+Definition body_count (body : block) (l e : nat) : option cexpr :=
   match count_b body e with
-  | Some k => if uses l k then None else Some k
+  | Some k => if usesk l k then None else Some k
   | None => None
   end.
 
@@ -88,20 +125,20 @@ Proof.
 Qed.
 
 Lemma count_correct :
-  (forall s p v e k, count_s s e = Some k -> cnt e (trace_s p v s) = eval p v k) /\
-  (forall b p v e k, count_b b e = Some k -> cnt e (trace_b p v b) = eval p v k).
+  (forall s p v e k, count_s s e = Some k -> cnt e (trace_s p v s) = evalk p v k) /\
+  (forall b p v e k, count_b b e = Some k -> cnt e (trace_b p v b) = evalk p v k).
 Proof.
   apply stmt_block_ind; simpl; intros.
   - injection H as <-. simpl. destruct (Nat.eqb eng e); reflexivity.
   - destruct (count_b body e) as [k'|] eqn:E; [|discriminate].
-    destruct (uses l k') eqn:U; [discriminate|]. injection H0 as <-. simpl.
+    destruct (usesk l k') eqn:U; [discriminate|]. injection H0 as <-. simpl.
     change (trace_s p v (SFor acc l lo hi body)) with (iter (fun i => trace_b p (set v l i) body) (Z.to_nat (eval p v hi - eval p v lo)) (eval p v lo)).
-    rewrite iter_app_cnt with (k := eval p v k').
+    rewrite iter_app_cnt with (k := evalk p v k').
     + rewrite of_to_nat. reflexivity.
-    + intros j. rewrite (H p (set v l j) e k' E). apply eval_set_unused. exact U.
+    + intros j. rewrite (H p (set v l j) e k' E). apply evalk_set_unused. exact U.
   - destruct (count_b t e) as [a'|] eqn:Ea; [|discriminate].
     destruct (count_b f e) as [b'|] eqn:Eb; [|discriminate].
-    destruct (expr_eq_dec a' b'); [|discriminate]. injection H1 as <-. subst b'.
+    destruct (cexpr_eq_dec a' b'); [|discriminate]. injection H1 as <-. subst b'.
     change (trace_s p v (SIf acc c t f)) with
       (if evalc p v c then trace_b p v t else trace_b p v f).
     destruct (evalc p v c); [apply H | apply H0]; assumption.
@@ -145,7 +182,7 @@ Fixpoint iter_st (F : Z -> state -> list out * state) (n : nat) (i : Z) (w : sta
             let (o2, w2) := iter_st F n' (i + 1) w1 in (o1 ++ o2, w2)
   end.
 
-Fixpoint walk_s (p v : env) (s : stmt) (w : state) : list out * state :=
+Fixpoint walk_s (p : penv) (v : env) (s : stmt) (w : state) : list out * state :=
   match s with
   | SInstr _ id e accs =>
       let ks := map (eval_acc p v) accs in
@@ -158,18 +195,18 @@ Fixpoint walk_s (p v : env) (s : stmt) (w : state) : list out * state :=
       let entry := spos w in
       let at_iteration i w' :=
         State (fun e => match body_count body l e with
-                        | Some k => entry e + (i - lo') * eval p v k
+                        | Some k => entry e + (i - lo') * evalk p v k
                         | None => spos w' e
                         end) (stracked w') in
       let (o, w2) := iter_st (fun i w' => walk_b p (set v l i) body (at_iteration i w')) n lo' w in
       (o, State (fun e => match body_count body l e with
-                          | Some k => entry e + Z.max 0 (eval p v hi - lo') * eval p v k
+                          | Some k => entry e + Z.max 0 (eval p v hi - lo') * evalk p v k
                           | None => spos w2 e
                           end) (stracked w2))
   | SIf _ c t f =>
       if evalc p v c then walk_b p v t w else walk_b p v f w
   end
-with walk_b (p v : env) (b : block) (w : state) : list out * state :=
+with walk_b (p : penv) (v : env) (b : block) (w : state) : list out * state :=
   match b with
   | BNil _ => ([], w)
   | BCons _ s r => let (o1, w1) := walk_s p v s w in
@@ -179,7 +216,7 @@ with walk_b (p v : env) (b : block) (w : state) : list out * state :=
 Definition init := State (fun _ => 0) [].
 
 (* The threshold function: parameters and kernel to per-instance thresholds. *)
-Definition thresholds (p : env) (prog : block) : list out :=
+Definition thresholds (p : penv) (prog : block) : list out :=
   fst (walk_b p (fun _ => 0) prog init).
 
 (* ---- The specification: need, straight from the trace. *)
@@ -317,10 +354,10 @@ Proof.
     set (lo' := eval p v lo). set (n := Z.to_nat (eval p v hi - lo')).
     set (entry := spos w).
     set (Q := fun i pre' => forall e k, body_count body l e = Some k ->
-                cnt e pre' = entry e + (i - lo') * eval p v k).
+                cnt e pre' = entry e + (i - lo') * evalk p v k).
     set (F := fun i w' => walk_b p (set v l i) body
                 (State (fun e => match body_count body l e with
-                                 | Some k => entry e + (i - lo') * eval p v k
+                                 | Some k => entry e + (i - lo') * evalk p v k
                                  | None => spos w' e end) (stracked w'))).
     assert (HF: forall i pre' w', Q i pre' -> inv pre' w' ->
       fst (F i w') = spec pre' (trace_b p (set v l i) body) /\
@@ -328,15 +365,15 @@ Proof.
       Q (i + 1) (pre' ++ trace_b p (set v l i) body)).
     { intros i pre' w' HQ [Hp [Hl Hb]].
       assert (Hi: inv pre' (State (fun e => match body_count body l e with
-                                 | Some k => entry e + (i - lo') * eval p v k
+                                 | Some k => entry e + (i - lo') * evalk p v k
                                  | None => spos w' e end) (stracked w'))).
       { split; [|split]; simpl; auto.
-        intros e. destruct (body_count body l e) eqn:E; [|auto]. rewrite (HQ e e0 E). reflexivity. }
+        intros e. destruct (body_count body l e) as [k0|] eqn:E; [|auto]. rewrite (HQ e k0 E). reflexivity. }
       destruct (H (set v l i) pre' _ Hi) as [H1 H2]. split; [exact H1|]. split; [exact H2|].
       intros e k Hk. rewrite cnt_app, (HQ e k Hk).
-      unfold body_count in Hk. destruct (count_b body e) eqn:E; [|discriminate].
-      destruct (uses l e0) eqn:U; [discriminate|]. injection Hk as <-.
-      rewrite (proj2 count_correct body p (set v l i) e e0 E), eval_set_unused by exact U. lia. }
+      unfold body_count in Hk. destruct (count_b body e) as [k0|] eqn:E; [|discriminate].
+      destruct (usesk l k0) eqn:U; [discriminate|]. injection Hk as <-.
+      rewrite (proj2 count_correct body p (set v l i) e k0 E), evalk_set_unused by exact U. lia. }
     assert (HQ0: Q lo' pre).
     { intros e k _. destruct H0 as [Hp _]. unfold entry. rewrite Hp. lia. }
     destruct (iter_st_ok F (fun i => trace_b p (set v l i) body) Q HF n lo' pre w HQ0 H0)
@@ -344,8 +381,8 @@ Proof.
     fold lo'. fold n. fold entry. fold F.
     destruct (iter_st F n lo' w) as [o w2]. simpl in *. split; [exact H1|].
     destruct H2 as [Hp [Hl Hb]]. split; [|split]; simpl; auto.
-    intros e. destruct (body_count body l e) eqn:E; [|apply Hp].
-    rewrite (H3 e e0 E). unfold n. rewrite of_to_nat. lia.
+    intros e. destruct (body_count body l e) as [k0|] eqn:E; [|apply Hp].
+    rewrite (H3 e k0 E). unfold n. rewrite of_to_nat. lia.
   - (* conditional *)
     change (trace_s p v (SIf acc c t f)) with
       (if evalc p v c then trace_b p v t else trace_b p v f).

@@ -46,6 +46,11 @@ Variable grp : nat -> list nat.
 Hypothesis grp_ok : forall e, grp e = groups e.
 Variable gix : nat -> nat.
 Hypothesis gix_ok : forall k, (k < length tr)%nat -> gix k = gidx k.
+(* need_f(k) for every other engine f of the machine, computed faster (by
+   the transform's walk, which Transform.exactness proves equal). *)
+Variable nd : nat -> nat -> Z.
+Hypothesis nd_ok : forall k xk f, nth_error tr k = Some xk -> f <> ieng key xk -> (f < ne)%nat ->
+  nd k f = Model.need key kc (firstn k tr) f (ikeys key xk).
 
 Notation implied := (implied key tr W).
 Notation need := (need key kc).
@@ -53,23 +58,26 @@ Notation cnt := (cnt key).
 
 Definition vget (v : list Z) (f : nat) : Z := nth f v 0.
 
-(* The vector of e's op of group i, if that op comes before k. *)
-Definition hb_of (done : list (list Z)) (k e i : nat) : Z -> nat -> Z :=
-  fun _ f => match nth_error (grp e) i with
-             | Some j => if Nat.ltb j k then vget (nth j done []) f else 0
-             | None => 0
-             end.
+Lemma vget_nil : forall f, vget [] f = 0.
+Proof. intros [|f]; reflexivity. Qed.
 
+(* The vector of e's op of group i, if that op comes before k (else []). *)
+Definition hb_vec (done : list (list Z)) (k e i : nat) : list Z :=
+  match nth_error (grp e) i with
+  | Some j => if Nat.ltb j k then nth j done [] else []
+  | None => []
+  end.
+
+(* Each source's vector is looked up once, then combined engine by engine. *)
 Definition hb_step (done : list (list Z)) (k : nat) : list Z :=
   let c := eng_at k in
   let g := gix k in
+  let prev := match g with O => [] | S g' => hb_vec done k c g' end in
+  let ws := map (fun w => (w, if 1 <=? snd w then hb_vec done k (fst w) (Z.to_nat (snd w - 1)) else [])) (W k) in
   map (fun f =>
          fold_right Z.max 0
-           ((if Nat.eqb f c then Z.of_nat g else 0) ::
-            (match g with O => 0 | S g' => hb_of done k c g' 0 f end) ::
-            flat_map (fun w => let '(e, T) := w in
-                        [if Nat.eqb f e then T else 0;
-                         if 1 <=? T then hb_of done k e (Z.to_nat (T - 1)) 0 f else 0]) (W k)))
+           ((if Nat.eqb f c then Z.of_nat g else 0) :: vget prev f ::
+            flat_map (fun wv => let '((e, T), v) := wv in [if Nat.eqb f e then T else 0; vget v f]) ws))
       (seq 0 ne).
 
 Fixpoint hbs (n : nat) : list (list Z) :=
@@ -98,9 +106,11 @@ Definition validate : bool :=
   forallb (fun k =>
     match nth_error tr k with
     | Some xk =>
-        forallb (fun f => Nat.eqb f (ieng key xk) ||
-                          (need (firstn k tr) f (ikeys key xk) <=? vget (nth k hs []) f)) (seq 0 ne) &&
-        forallb (fun w => let '(f, T) := w in T <=? cnt f (firstn k tr)) (W k)
+        let ndk := nd k in
+        let hk := nth k hs [] in
+        forallb (fun f => Nat.eqb f (ieng key xk) || (ndk f <=? vget hk f)) (seq 0 ne) &&
+        forallb (fun w => let '(f, T) := w in
+                   negb (Nat.eqb f (ieng key xk)) && Nat.ltb f ne && (T <=? ndk f)) (W k)
     | None => true
     end) (seq 0 (length tr)).
 
@@ -157,33 +167,33 @@ Proof.
   induction k as [k IH] using lt_wf_ind. intros Hk f.
   pose proof (group_of_gidx k Hk) as Gk.
   (* what an earlier op j of engine e at group i guarantees at k *)
-  assert (Hprev: forall e i, (i <= gidx k)%nat -> e = eng_at k ->
-            implied (eng_at k) (gidx k) f (hb_of (hbs k) k e i 0 f)).
-  { intros e i Hi ->. unfold hb_of. rewrite grp_ok.
-    destruct (nth_error (groups (eng_at k)) i) as [j|] eqn:Ej; [|apply ImpNothing; lia].
-    destruct (Nat.ltb j k) eqn:Ejk; [|apply ImpNothing; lia]. apply Nat.ltb_lt in Ejk.
-    rewrite hbs_nth by exact Ejk. destruct (gidx_of_group _ _ _ Ej) as [G1 G2].
-    pose proof (IH j Ejk ltac:(lia) f) as Hj. rewrite G1, G2 in Hj.
-    apply (implied_later key tr W _ _ _ _ Hj). exact Hi. }
-  unfold vget, hb, hb_step. rewrite (gix_ok k Hk).
+  assert (Hvec: forall e i, (forall j, nth_error (groups e) i = Some j -> (j < k)%nat ->
+                   implied (eng_at j) (gidx j) f (vget (hb j) f) -> implied (eng_at k) (gidx k) f (vget (hb j) f)) ->
+            implied (eng_at k) (gidx k) f (vget (hb_vec (hbs k) k e i) f)).
+  { intros e i Hj. unfold hb_vec. rewrite grp_ok.
+    destruct (nth_error (groups e) i) as [j|] eqn:Ej; [|rewrite vget_nil; apply ImpNothing; lia].
+    destruct (Nat.ltb j k) eqn:Ejk; [|rewrite vget_nil; apply ImpNothing; lia]. apply Nat.ltb_lt in Ejk.
+    rewrite hbs_nth by exact Ejk. apply Hj; [reflexivity | exact Ejk | apply IH; lia]. }
+  unfold hb, hb_step. rewrite (gix_ok k Hk).
   destruct (Nat.lt_ge_cases f ne) as [Hf|Hf];
-    [|rewrite nth_overflow by (rewrite map_length, seq_length; lia); apply ImpNothing; lia].
-  rewrite nth_map_seq by exact Hf. cbv beta.
+    [|unfold vget at 1; rewrite nth_overflow by (rewrite map_length, seq_length; lia); apply ImpNothing; lia].
+  unfold vget at 1. rewrite nth_map_seq by exact Hf. cbv beta.
   apply implied_max. intros x Hin. destruct Hin as [<- | [<- | Hin]].
   - destruct (Nat.eqb f (eng_at k)) eqn:E; [|apply ImpNothing; lia].
     apply Nat.eqb_eq in E. subst f. apply ImpOwn. lia.
-  - destruct (gidx k) as [|g'] eqn:G; [apply ImpNothing; lia|]. apply Hprev; [lia | reflexivity].
-  - apply in_flat_map in Hin. destruct Hin as [[e T] [Hw Hin]].
+  - destruct (gidx k) as [|g'] eqn:G; [rewrite vget_nil; apply ImpNothing; lia|].
+    apply Hvec. intros j Ej Ejk Hj. destruct (gidx_of_group _ _ _ Ej) as [G1 G2].
+    rewrite G1, G2 in Hj. apply (implied_later key tr W _ _ _ _ Hj). lia.
+  - apply in_flat_map in Hin. destruct Hin as [[[e T] v] [Hw Hin]].
+    apply in_map_iff in Hw. destruct Hw as [[e' T'] [Heq Hw]]. simpl in Heq.
+    injection Heq as <- <- <-.
     destruct Hin as [<- | [<- | []]].
-    + destruct (Nat.eqb f e) eqn:E; [|apply ImpNothing; lia]. apply Nat.eqb_eq in E. subst f.
-      apply (ImpWait key tr W (eng_at k) (gidx k) (gidx k) k e T T); auto; lia.
-    + destruct (1 <=? T) eqn:E1; [|apply ImpNothing; lia]. apply Z.leb_le in E1.
-      unfold hb_of. rewrite grp_ok.
-      destruct (nth_error (groups e) (Z.to_nat (T - 1))) as [j|] eqn:Ej; [|apply ImpNothing; lia].
-      destruct (Nat.ltb j k) eqn:Ejk; [|apply ImpNothing; lia]. apply Nat.ltb_lt in Ejk.
-      rewrite hbs_nth by exact Ejk. destruct (gidx_of_group _ _ _ Ej) as [G1 G2].
-      pose proof (IH j Ejk ltac:(lia) f) as Hj. rewrite G1, G2 in Hj.
-      apply (ImpThrough key tr W (eng_at k) (gidx k) (gidx k) k e T f); auto.
+    + destruct (Nat.eqb f e') eqn:E; [|apply ImpNothing; lia]. apply Nat.eqb_eq in E. subst f.
+      apply (ImpWait key tr W (eng_at k) (gidx k) (gidx k) k e' T' T'); auto; lia.
+    + destruct (1 <=? T') eqn:E1; [|rewrite vget_nil; apply ImpNothing; lia]. apply Z.leb_le in E1.
+      apply Hvec. intros j Ej Ejk Hj. destruct (gidx_of_group _ _ _ Ej) as [G1 G2].
+      rewrite G1, G2 in Hj.
+      apply (ImpThrough key tr W (eng_at k) (gidx k) (gidx k) k e' T' f); auto.
 Qed.
 
 (* ---- What validate establishes. *)
@@ -192,35 +202,64 @@ Lemma validate_spec : validate = true ->
   (forall x, In x tr -> (ieng key x < ne)%nat) /\
   (forall k xk f, nth_error tr k = Some xk -> f <> ieng key xk -> (f < ne)%nat ->
      need (firstn k tr) f (ikeys key xk) <= vget (hb k) f) /\
-  earlier_only key tr W.
+  (forall k xk f T, nth_error tr k = Some xk -> In (f, T) (W k) -> T <= need (firstn k tr) f (ikeys key xk)).
 Proof.
   unfold validate. intros H. apply andb_true_iff in H. destruct H as [H1 H2].
   rewrite forallb_forall in H1, H2. split; [|split].
   - intros x Hx. apply Nat.ltb_lt. auto.
   - intros k xk f Hk Hf Hfl.
     assert (Hlt: (k < length tr)%nat) by (apply nth_error_Some; congruence).
-    specialize (H2 k (proj2 (in_seq _ 0 k) (conj (Nat.le_0_l k) Hlt))). rewrite Hk in H2.
+    specialize (H2 k (proj2 (in_seq _ 0 k) (conj (Nat.le_0_l k) Hlt))). rewrite Hk in H2. cbv zeta in H2.
     apply andb_true_iff in H2. destruct H2 as [H2 _]. rewrite forallb_forall in H2.
     specialize (H2 f (proj2 (in_seq _ 0 f) (conj (Nat.le_0_l f) Hfl))).
     apply orb_true_iff in H2. destruct H2 as [E|E]; [apply Nat.eqb_eq in E; contradiction|].
-    apply Z.leb_le in E. rewrite hbs_nth in E by (rewrite ?hbs_length; lia). exact E.
+    apply Z.leb_le in E. rewrite hbs_nth in E by (rewrite ?hbs_length; lia).
+    rewrite <- (nd_ok k xk f Hk Hf Hfl). exact E.
   - intros k xk f T Hk Hin.
     assert (Hlt: (k < length tr)%nat) by (apply nth_error_Some; congruence).
-    specialize (H2 k (proj2 (in_seq _ 0 k) (conj (Nat.le_0_l k) Hlt))). rewrite Hk in H2.
+    specialize (H2 k (proj2 (in_seq _ 0 k) (conj (Nat.le_0_l k) Hlt))). rewrite Hk in H2. cbv zeta in H2.
     apply andb_true_iff in H2. destruct H2 as [_ H2]. rewrite forallb_forall in H2.
-    specialize (H2 (f, T) Hin). apply Z.leb_le. exact H2.
+    specialize (H2 (f, T) Hin). repeat rewrite andb_true_iff in H2. destruct H2 as [[Hn Hl] HT].
+    apply negb_true_iff, Nat.eqb_neq in Hn. apply Nat.ltb_lt in Hl.
+    rewrite <- (nd_ok k xk f Hk Hn Hl). apply Z.leb_le. exact HT.
+Qed.
+
+Lemma validate_earlier : validate = true -> earlier_only key tr W.
+Proof.
+  intros V k xk f T Hk Hin. destruct (validate_spec V) as [_ [_ H]].
+  pose proof (H k xk f T Hk Hin). pose proof (need_bounds key kc (firstn k tr) f (ikeys key xk)). lia.
+Qed.
+
+(* Never late: a wait asks for no more than its instance needs. Once every
+   earlier f-instance that conflicts with k has completed, each wait of k
+   on f holds, whatever else has run. *)
+Lemma validated_not_late : validate = true ->
+  forall st k xk f T, nth_error tr k = Some xk -> In (f, T) (W k) ->
+  (forall j x, (j < k)%nat -> nth_error tr j = Some x -> ieng key x = f ->
+     conflict key kc (ikeys key x) (ikeys key xk) = true -> completed key tr st j) ->
+  T <= Z.of_nat (done st f).
+Proof.
+  intros V st k xk f T Hk Hin Hdone. destruct (validate_spec V) as [_ [_ H]].
+  pose proof (H k xk f T Hk Hin) as HT.
+  destruct (Z.le_gt_cases (need (firstn k tr) f (ikeys key xk)) 0) as [Z0|Pos]; [lia|].
+  destruct (need_witness key kc (firstn k tr) f (ikeys key xk) Pos) as [j [x [Hj [Hf [Hc Hn]]]]].
+  assert (Hjk: (j < k)%nat).
+  { assert (Hs: nth_error (firstn k tr) j <> None) by congruence.
+    apply nth_error_Some in Hs. rewrite firstn_length in Hs. lia. }
+  rewrite nth_error_firstn_lt in Hj by exact Hjk.
+  rewrite firstn_firstn, Nat.min_l in Hn by lia.
+  destruct (Hdone j x Hjk Hj Hf Hc) as [g [Hg Hlt]].
+  rewrite (eng_at_nth key tr j x Hj), Hf in Hg, Hlt.
+  pose proof (group_index key tr j x Hj) as Gi. rewrite Hf in Gi.
+  destruct (gidx_of_group f g j Hg) as [G1 _]. destruct (gidx_of_group f _ j Gi) as [G2 _].
+  pose proof (cnt_nonneg key f (firstn j tr)). lia.
 Qed.
 
 (* If validate accepts the waits, every interleaving is sound... *)
-Theorem validated_soundness : validate = true ->
-  forall st c st', reachable key tr W st -> step key tr W st c st' ->
-  forall k xk, nth_error (groups c) (done st c) = Some k -> passed st c = length (W k) ->
-  nth_error tr k = Some xk ->
-  forall j x, (j < k)%nat -> nth_error tr j = Some x -> ieng key x <> c ->
-  conflict key kc (ikeys key x) (ikeys key xk) = true -> completed key tr st j.
+Lemma validated_covers : validate = true -> covers key kc tr W.
 Proof.
   intros V. destruct (validate_spec V) as [Hne [Hcov _]].
-  apply soundness_general. intros c g k xk j x Hg Hk Hj Hx Hxc Hc.
+  intros c g k xk j x Hg Hk Hj Hx Hxc Hc.
   destruct (gidx_of_group c g k Hg) as [G1 G2].
   assert (Hlt: (k < length tr)%nat) by (apply nth_error_Some; congruence).
   pose proof (hb_implied k Hlt (ieng key x)) as I. rewrite G1, G2 in I.
@@ -233,12 +272,20 @@ Proof.
   - apply Hne. apply nth_error_In with j. exact Hx.
 Qed.
 
+Theorem validated_soundness : validate = true ->
+  forall st c st', reachable key tr W st -> step key tr W st c st' ->
+  forall k xk, nth_error (groups c) (done st c) = Some k -> passed st c = length (W k) ->
+  nth_error tr k = Some xk ->
+  forall j x, (j < k)%nat -> nth_error tr j = Some x -> ieng key x <> c ->
+  conflict key kc (ikeys key x) (ikeys key xk) = true -> completed key tr st j.
+Proof. intros V. apply soundness_general. exact (validated_covers V). Qed.
+
 (* ... and no interleaving deadlocks. *)
 Theorem validated_progress : validate = true ->
   forall st, reachable key tr W st -> forall c k, nth_error (groups c) (done st c) = Some k ->
   exists c' st', step key tr W st c' st'.
 Proof.
-  intros V. destruct (validate_spec V) as [_ [_ Hearly]]. apply progress_general. exact Hearly.
+  intros V. apply progress_general. exact (validate_earlier V).
 Qed.
 
 End Validate.
@@ -251,13 +298,38 @@ Variable kc : key -> key -> bool.
 Variable tr : list (inst key).
 Variable W : nat -> list (nat * Z).
 Variable ne : nat.
+Variable nd : nat -> nat -> Z.
+Hypothesis nd_ok : forall k xk f, nth_error tr k = Some xk -> f <> ieng key xk -> (f < ne)%nat ->
+  nd k f = need key kc (firstn k tr) f (ikeys key xk).
 
 Definition gidx_fast (k : nat) : nat :=
   let c := eng_at key tr k in length (filter (fun e => Nat.eqb e c) (firstn k (map (ieng key) tr))).
 
+(* groups in one pass over the trace. *)
+Definition groups_fast (c : nat) : list nat :=
+  map fst (filter (fun p => Nat.eqb (ieng key (snd p)) c) (combine (seq 0 (length tr)) tr)).
+
+Lemma groups_from : forall c l s, (forall i, nth_error l i = nth_error tr (s + i)) ->
+  map fst (filter (fun p => Nat.eqb (ieng key (snd p)) c) (combine (seq s (length l)) l)) =
+  filter (fun k => Nat.eqb (eng_at key tr k) c) (seq s (length l)).
+Proof.
+  intros c. induction l as [|x r IH]; intros s H; [reflexivity|].
+  assert (E: eng_at key tr s = ieng key x).
+  { unfold eng_at. specialize (H 0%nat). rewrite Nat.add_0_r in H. simpl in H. rewrite <- H. reflexivity. }
+  assert (H': forall i, nth_error r i = nth_error tr (S s + i)).
+  { intros i. transitivity (nth_error (x :: r) (S i)); [reflexivity|]. rewrite H. f_equal. lia. }
+  change (seq s (length (x :: r))) with (s :: seq (S s) (length r)).
+  change (combine (s :: seq (S s) (length r)) (x :: r)) with ((s, x) :: combine (seq (S s) (length r)) r).
+  cbn [filter map fst snd]. rewrite E.
+  destruct (Nat.eqb (ieng key x) c); cbn [map fst]; rewrite (IH (S s) H'); reflexivity.
+Qed.
+
+Lemma groups_fast_ok : forall c, groups_fast c = groups key tr c.
+Proof. intros c. unfold groups_fast, groups. apply groups_from. reflexivity. Qed.
+
 Definition check : bool :=
-  let table := map (groups key tr) (seq 0 ne) in
-  validate key kc tr W ne (fun e => if Nat.ltb e ne then nth e table [] else groups key tr e) gidx_fast.
+  let table := map groups_fast (seq 0 ne) in
+  validate key tr W ne (fun e => if Nat.ltb e ne then nth e table [] else groups key tr e) gidx_fast nd.
 
 Lemma firstn_map_ieng : forall k, (k <= length tr)%nat ->
   firstn k (map (ieng key) tr) = map (eng_at key tr) (seq 0 k).
@@ -279,11 +351,11 @@ Proof.
 Qed.
 
 Lemma table_ok : forall e,
-  (if Nat.ltb e ne then nth e (map (groups key tr) (seq 0 ne)) [] else groups key tr e) = groups key tr e.
+  (if Nat.ltb e ne then nth e (map groups_fast (seq 0 ne)) [] else groups key tr e) = groups key tr e.
 Proof.
   intros e. destruct (Nat.ltb e ne) eqn:E; [|reflexivity]. apply Nat.ltb_lt in E.
-  rewrite nth_indep with (d' := groups key tr 0) by (rewrite map_length, seq_length; exact E).
-  rewrite map_nth, seq_nth by exact E. reflexivity.
+  rewrite nth_indep with (d' := groups_fast 0) by (rewrite map_length, seq_length; exact E).
+  rewrite map_nth, seq_nth by exact E. apply groups_fast_ok.
 Qed.
 
 Theorem check_soundness : check = true ->
@@ -292,11 +364,36 @@ Theorem check_soundness : check = true ->
   nth_error tr k = Some xk ->
   forall j x, (j < k)%nat -> nth_error tr j = Some x -> ieng key x <> c ->
   conflict key kc (ikeys key x) (ikeys key xk) = true -> completed key tr st j.
-Proof. exact (validated_soundness key kc tr W ne _ table_ok _ gidx_fast_ok). Qed.
+Proof. intros V. eapply validated_soundness; [exact table_ok | exact gidx_fast_ok | exact nd_ok | exact V]. Qed.
+
+(* What soundness needs of accepted waits (Pipeline.v too). *)
+Lemma check_covers : check = true -> covers key kc tr W.
+Proof. intros V. eapply validated_covers; [exact table_ok | exact gidx_fast_ok | exact nd_ok | exact V]. Qed.
 
 (* What progress needs of accepted waits (Narrow.narrow_progress too). *)
 Lemma check_earlier : check = true -> earlier_only key tr W.
-Proof. intros V. exact (proj2 (proj2 (validate_spec key kc tr W ne _ _ V))). Qed.
+Proof. intros V. eapply validate_earlier; [exact nd_ok | exact V]. Qed.
+
+(* Exactness of accepted waits, on the unbounded machine: never early (in
+   every interleaving, an instance starts only after every earlier
+   conflicting instance on another engine completed) and never late (each
+   wait holds as soon as the instances its instance conflicts with on that
+   engine have completed). *)
+Theorem check_exact : check = true ->
+  (forall st c st', reachable key tr W st -> step key tr W st c st' ->
+   forall k xk, nth_error (groups key tr c) (done st c) = Some k -> passed st c = length (W k) ->
+   nth_error tr k = Some xk ->
+   forall j x, (j < k)%nat -> nth_error tr j = Some x -> ieng key x <> c ->
+   conflict key kc (ikeys key x) (ikeys key xk) = true -> completed key tr st j) /\
+  (forall st k xk f T, nth_error tr k = Some xk -> In (f, T) (W k) ->
+   (forall j x, (j < k)%nat -> nth_error tr j = Some x -> ieng key x = f ->
+      conflict key kc (ikeys key x) (ikeys key xk) = true -> completed key tr st j) ->
+   T <= Z.of_nat (done st f)).
+Proof.
+  intros V. split.
+  - eapply validated_soundness; [exact table_ok | exact gidx_fast_ok | exact nd_ok | exact V].
+  - intros st. eapply validated_not_late; [exact nd_ok | exact V].
+Qed.
 
 Theorem check_progress : check = true ->
   forall st, reachable key tr W st -> forall c k, nth_error (groups key tr c) (done st c) = Some k ->

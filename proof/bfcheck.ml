@@ -1,36 +1,45 @@
-(* bfcheck.ml: the differential check between the proof and bfsync.
+(* bfcheck.ml: the check of what runs, against the proof.
 
-   Usage: bfcheck DUMP [NAME=VALUE ...], or bfcheck --extend (below)
-   DUMP is `bfsync compile --emit=proof FILE` (transform/ir_dump.c has the
-   grammar): the kernel in the proof's model, then bfsync's per-engine
-   streams. bfcheck
+   Usage: bfcheck DUMP CFILE [NAME=VALUE ...], or bfcheck --extend (below).
+   DUMP is `bfsync compile --emit=proof` (transform/ir_dump.c has the
+   grammar): the kernel as the source gives it, with its parameters' names,
+   tile shapes and device integers' values. CFILE is the C that bfsync
+   emitted for it (`bfsync compile --emit=c`), the code `bfsync run` JITs.
+   bfcheck
 
-   - rebuilds the kernel as a value of the Coq model and runs the threshold
-     function extracted from Coq (thresholds.ml, from Extract.v), which
-     Extract.bf_exactness proves equal to need_f of every instance;
-   - interprets each engine's stream on its own (every value a wait
-     threshold, store or loop bound reads is the engine's own: parameters,
-     loop variables, its scalars and arrays), recording the waits evaluated
-     before each op;
-   - checks that engine c's k-th op is the model trace's k-th c-instance
-     (the streams are the trace's projections, as Machine.v assumes), and
-     that every evaluated wait `S_f >= T` before an instance has T equal to
-     the extracted need_f, or at least need_f for a wait whose WaitWhy names
-     a fallback (hbm tracked per tensor across DMA queues: late by design);
-   - runs the extracted validator (Validate.v) on exactly the waits the
-     streams evaluate: if it accepts, Extract.bf_validated_soundness and
-     bf_validated_progress say the machine running those waits, dropped
-     ones included, is sound and cannot deadlock. Every wait it accepts is
-     on another engine of the machine, and is a wait node of its stream, so
-     the counters a stream waits on are those its tracks bits name
-     (ir_tracks, less its own engine, as runtime/host.c builds consumers):
-     the hypothesis of bf_validated_narrow_soundness and
-     bf_validated_narrow_progress (B-bit counters, Narrow.v) holds too.
+   - rebuilds the kernel as a value of the Coq model. Each instruction's
+     accesses come from opstable.ml, generated from runtime/ops.def
+     (proof/ops_table.awk): operand 0 is written, the other tile and hbm
+     operands are read, an accumulating op also reads its destination; an
+     hbm tile takes its op's first tile operand's shape. Nothing comes from
+     transform/deps.c's classification;
+   - runs the threshold function extracted from Coq (thresholds.ml, from
+     Extract.v; Extract.bf_exactness proves it equal to need_f) and the
+     model's trace (Extract.bf_trace), with the kernel's integers in 64-bit
+     two's complement and the device integers' values of the dump;
+   - interprets the emitted C's engine functions itself (the subset emit_c.c
+     prints: declarations, assignments, stores, for loops, if, bf_wait,
+     bf_op_*, and the runtime's integer helpers), each on its own: every
+     value a stream reads is its own (parameters, loop variables, its
+     scalars and arrays, device integers). It records every wait evaluated
+     before each op, as emitted: a wait the guard skips (T <= known[e]) is a
+     wait that passes at once, which in the machine it is;
+   - checks that engine c's k-th op is the model trace's k-th c-instance:
+     the same op and source line, and every operand the same (each tile,
+     slot, tensor, row and column, as the rectangles it touches), so the
+     streams are the trace's projections, as Machine.v assumes;
+   - counts every wait `S_f >= T` against the extracted need_f;
+   - runs the extracted validator (Validate.v) on exactly those waits. If
+     it accepts, Extract.bf_validated_exact says every wait is exact: never
+     early (bf_validated_soundness) and never late, on whole counts and on
+     B-bit counters (bf_validated_narrow_exact), and bf_validated_progress
+     says nothing deadlocks. Every wait it accepts is on another engine of
+     the machine, so the counters a stream waits on are those it tracks.
 
-   It prints one summary line, and exits 0 if every wait agrees, 1 on a
-   disagreement or a run-time error in a stream, 2 on bad input. This file
-   is trusted glue: it parses, interprets and compares, and decides no
-   threshold itself. *)
+   It prints one summary line, and exits 0 if the validator accepts and
+   every op agrees, 1 otherwise or on a run-time error in a stream, 2 on
+   bad input. This file is trusted glue: it parses, interprets and
+   compares, and decides no threshold itself. *)
 open Thresholds
 
 let fail code fmt = Printf.ksprintf (fun s -> prerr_endline ("bfcheck: " ^ s); exit code) fmt
@@ -57,7 +66,14 @@ let rec pos_of_int64 n =
 let z_of_int64 n =
   if n = 0L then Z0 else if Int64.compare n 0L > 0 then Zpos (pos_of_int64 n) else Zneg (pos_of_int64 (Int64.neg n))
 
-(* ---- Tokens. *)
+let read_file path =
+  try
+    let ic = open_in_bin path in
+    let t = really_input_string ic (in_channel_length ic) in
+    close_in ic; t
+  with Sys_error m -> fail 2 "%s" m
+
+(* ---- The dump: tokens. *)
 
 let tokens = ref [||]
 let at = ref 0
@@ -66,6 +82,8 @@ let next () =
   if !at >= Array.length !tokens then fail 2 "unexpected end of dump";
   incr at;
   !tokens.(!at - 1)
+
+let peek () = if !at < Array.length !tokens then !tokens.(!at) else ""
 
 let int () =
   let t = next () in
@@ -78,7 +96,7 @@ let int64 () =
 let expect w = let t = next () in if t <> w then fail 2 "expected '%s', not '%s'" w t
 
 (* items until "}" (the "{" already read) *)
-let rec items item = if !tokens.(!at) = "}" then (incr at; []) else let x = item () in x :: items item
+let rec items item = if peek () = "}" then (incr at; []) else let x = item () in x :: items item
 
 (* ---- The kernel, as the model's values. *)
 
@@ -88,25 +106,51 @@ let rec expr () =
   | "k" -> EConst (z_of_int64 (int64 ()))
   | "p" -> EParam (int ())
   | "v" -> EVar (int ())
+  | "e" -> let t = int () in let r = expr () in EElem (t, r, expr ())
   | "neg" -> ENeg (expr ())
   | "add" -> bin (fun a b -> EAdd (a, b))
   | "sub" -> bin (fun a b -> ESub (a, b))
   | "mul" -> bin (fun a b -> EMul (a, b))
   | "div" -> bin (fun a b -> EDiv (a, b))
   | "mod" -> bin (fun a b -> EMod (a, b))
-  | "max" -> bin (fun a b -> EMax (a, b))
   | t -> fail 2 "unknown expression '%s'" t
 
-let engine_of = Hashtbl.create 64 (* instruction id -> engine *)
+(* An operand as written, over expressions of type 'e (the model's, or
+   the values the C computed). *)
+type 'e operand = OT of int * 'e | OH of int * 'e * 'e | OF
 
-let access () =
-  let ares = int () in
-  let awrite = int () <> 0 in
-  let arow = expr () in
-  let arows = z_of_int (int ()) in
-  let acol = expr () in
-  let acols = z_of_int (int ()) in
-  { ares; awrite; arow; arows; acol; acols }
+let letter = function OT _ -> 'T' | OH _ -> 'H' | OF -> 'F'
+
+let ntiles = ref 0
+let shapes = ref [||] (* tile -> (rows, cols) *)
+
+let op_sig id =
+  match List.find_opt (fun (i, _, _) -> i = id) Opstable.ops with
+  | Some (_, s, acc) -> (s, acc)
+  | None -> fail 2 "op %s is not in runtime/ops.def's table" id
+
+(* The accesses of an op's operands, by ops.def's rule: operand 0 is
+   written (and read too by an accumulating op), the others are read; an
+   hbm tile has the shape of the op's first tile operand. mk builds one. *)
+let accesses id ops mk =
+  let sg, acc = op_sig id in
+  if String.length sg <> List.length ops || List.exists2 (fun c o -> c <> letter o) (List.init (String.length sg) (String.get sg)) ops
+  then fail 2 "%s: operands %s do not fit runtime/ops.def's signature %s" id
+         (String.of_seq (List.to_seq (List.map letter ops))) sg;
+  let shape = match List.find_opt (function OT _ -> true | _ -> false) ops with
+    | Some (OT (t, _)) when t >= 0 && t < Array.length !shapes -> !shapes.(t)
+    | Some (OT (t, _)) -> fail 2 "%s: no tile %d" id t
+    | _ -> (1, 1) in
+  List.concat (List.mapi (fun i o ->
+      let roles = if i = 0 then (if acc then [false; true] else [true]) else [false] in
+      match o with
+      | OF -> []
+      | OT (t, s) -> List.map (fun w -> mk t w s 1 None 1) roles
+      | OH (x, r, c) -> List.map (fun w -> mk (!ntiles + x) w r (fst shape) (Some c) (snd shape)) roles)
+    ops)
+
+let engine_of = Hashtbl.create 64 (* instruction id -> engine *)
+let instr_of = Hashtbl.create 64 (* instruction id -> (op, line) *)
 
 let cmp_of = function
   | "lt" -> CLt | "le" -> CLe | "gt" -> CGt | "ge" -> CGe | "eq" -> CEq | "ne" -> CNe
@@ -119,6 +163,13 @@ let rec cond () =
   | "or" -> let a = cond () in COr (a, cond ())
   | "not" -> CNot (cond ())
   | t -> fail 2 "unknown condition '%s'" t
+
+let operand () =
+  match next () with
+  | "t" -> let t = int () in OT (t, expr ())
+  | "h" -> let x = int () in let r = expr () in OH (x, r, expr ())
+  | "f" -> OF
+  | t -> fail 2 "unknown operand '%s'" t
 
 let rec block () =
   expect "{";
@@ -138,60 +189,240 @@ and stmt () =
   | "instr" ->
       let id = int () in
       let e = int () in
+      let op = next () in
+      let line = int () in
       let n = int () in
+      let ops = List.init n (fun _ -> operand ()) in
       Hashtbl.replace engine_of id e;
-      SInstr (id, e, List.init n (fun _ -> access ()))
+      Hashtbl.replace instr_of id (op, line);
+      let mk res w row rows col cols =
+        { ares = res; awrite = w; arow = row; arows = z_of_int rows;
+          acol = (match col with Some c -> c | None -> EConst Z0); acols = z_of_int cols } in
+      SInstr (id, e, accesses op ops mk)
   | t -> fail 2 "unknown statement '%s'" t
 
-(* ---- bfsync's streams, and an interpreter for one of them. *)
+(* ---- The emitted C: tokens. *)
 
-type ix = K of int64 | P of int | V of int | X of int | Ld of int * ix | Bin of string * ix * ix
-        | Not of ix | Sel of ix * ix * ix
+type tok = Id of string | Int of int64 | Flt | P of string
 
-type node =
-  | Op of int
-  | Wait of int * bool * ix
-  | Set of int * ix
-  | Store of int * ix * ix
-  | Loop of int * ix * ix * node list
-  | Barrier
-  | If of ix * node list * node list
+let c_tokens text =
+  let n = String.length text and out = ref [] and i = ref 0 in
+  let is_id c = c = '_' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') in
+  let is_digit c = c >= '0' && c <= '9' in
+  while !i < n do
+    let c = text.[!i] in
+    if c = ' ' || c = '\n' || c = '\t' || c = '\r' then incr i
+    else if c = '/' && !i + 1 < n && text.[!i + 1] = '*' then begin
+      let j = ref (!i + 2) in
+      while !j + 1 < n && not (text.[!j] = '*' && text.[!j + 1] = '/') do incr j done;
+      i := !j + 2
+    end
+    else if c = '#' && (!i = 0 || text.[!i - 1] = '\n') then begin
+      (* a preprocessor line (and its continuations) *)
+      while !i < n && text.[!i] <> '\n' do
+        if text.[!i] = '\\' then incr i;
+        incr i
+      done
+    end
+    else if c = '"' then begin
+      incr i;
+      while !i < n && text.[!i] <> '"' do (if text.[!i] = '\\' then incr i); incr i done;
+      incr i; out := Flt :: !out (* a string literal: never an integer *)
+    end
+    else if is_digit c then begin
+      let j = ref !i in
+      while !j < n && is_digit text.[!j] do incr j done;
+      let float = ref false in
+      if !j < n && text.[!j] = '.' then (float := true; incr j; while !j < n && is_digit text.[!j] do incr j done);
+      if !j < n && (text.[!j] = 'e' || text.[!j] = 'E') then begin
+        float := true; incr j;
+        if !j < n && (text.[!j] = '+' || text.[!j] = '-') then incr j;
+        while !j < n && is_digit text.[!j] do incr j done
+      end;
+      let digits = String.sub text !i (!j - !i) in
+      while !j < n && is_id text.[!j] do float := !float || text.[!j] = 'f'; incr j done;
+      out := (if !float then Flt else match Int64.of_string_opt digits with
+                | Some v -> Int v | None -> fail 2 "C: integer %s is out of range" digits) :: !out;
+      i := !j
+    end
+    else if is_id c then begin
+      let j = ref !i in
+      while !j < n && is_id text.[!j] do incr j done;
+      out := Id (String.sub text !i (!j - !i)) :: !out;
+      i := !j
+    end
+    else begin
+      let two = if !i + 1 < n then String.sub text !i 2 else "" in
+      if List.mem two ["=="; "!="; "<="; ">="; "&&"; "||"; "++"; "->"] then (out := P two :: !out; i := !i + 2)
+      else (out := P (String.make 1 c) :: !out; incr i)
+    end
+  done;
+  Array.of_list (List.rev !out)
 
-let rec ix () =
-  match next () with
-  | "k" -> K (int64 ())
-  | "p" -> P (int ())
-  | "v" -> V (int ())
-  | "x" -> X (int ())
-  | "ld" -> let a = int () in Ld (a, ix ())
-  | ("add" | "sub" | "mul" | "div" | "mod" | "max" | "trips"
-    | "lt" | "le" | "gt" | "ge" | "eq" | "ne" | "and" | "or") as op -> let a = ix () in let b = ix () in Bin (op, a, b)
-  | "not" -> Not (ix ())
-  | "sel" -> let c = ix () in let a = ix () in let b = ix () in Sel (c, a, b)
-  | t -> fail 2 "unknown IR expression '%s'" t
+(* ---- The emitted C: the engine functions. *)
 
-let rec nodes () = expect "{"; items node
+type cx =
+  | CInt of int64
+  | CFlt
+  | CName of string
+  | CIndex of string * cx
+  | CCall of string * cx list
+  | CUn of string * cx
+  | CBin of string * cx * cx
+  | CCond of cx * cx * cx
 
-and node () =
-  match next () with
-  | "op" -> Op (int ())
-  | "wait" -> let e = int () in let fb = int () <> 0 in Wait (e, fb, ix ())
-  | "set" -> let v = int () in Set (v, ix ())
-  | "store" -> let a = int () in let i = ix () in Store (a, i, ix ())
-  | "loop" -> let l = int () in let lo = ix () in let hi = ix () in Loop (l, lo, hi, nodes ())
-  | "barrier" -> Barrier
-  | "if" -> let c = ix () in let t = nodes () in If (c, t, nodes ())
-  | t -> fail 2 "unknown IR node '%s'" t
+type cs =
+  | SDecl of string * cx (* scalars, temporaries, parameters; bf_known *)
+  | SArray of string * cx
+  | SAssign of string * cx
+  | SStore of string * cx * cx
+  | SLoop of string * cx * string * cx * cs list
+  | SCond of cx * cs list * cs list
+  | SCall of string * cx list
+  | SNop
+
+let ct = ref [||]
+let cat = ref 0
+
+let cnext () =
+  if !cat >= Array.length !ct then fail 2 "C: unexpected end of file";
+  incr cat;
+  !ct.(!cat - 1)
+
+let cpeek () = if !cat < Array.length !ct then !ct.(!cat) else P ""
+
+let show = function Id s -> s | Int v -> Int64.to_string v | Flt -> "<literal>" | P s -> s
+
+let cexpect t = let x = cnext () in if x <> t then fail 2 "C: expected '%s', not '%s'" (show t) (show x)
+
+let cid () = match cnext () with Id s -> s | t -> fail 2 "C: expected a name, not '%s'" (show t)
+
+let rec cexpr () =
+  let c = cor () in
+  if cpeek () = P "?" then (ignore (cnext ()); let a = cexpr () in cexpect (P ":"); CCond (c, a, cexpr ())) else c
+
+and cleft ops sub () =
+  let rec go a = match cpeek () with
+    | P o when List.mem o ops -> ignore (cnext ()); go (CBin (o, a, sub ()))
+    | _ -> a in
+  go (sub ())
+
+and cor () = cleft ["||"] cand ()
+and cand () = cleft ["&&"] ceq ()
+and ceq () = cleft ["=="; "!="] crel ()
+and crel () = cleft ["<"; "<="; ">"; ">="] cadd ()
+and cadd () = cleft ["+"; "-"] cmul ()
+and cmul () = cleft ["/"; "*"] cunary ()
+
+and cunary () =
+  match cpeek () with
+  | P "-" -> ignore (cnext ()); CUn ("-", cunary ())
+  | P "!" -> ignore (cnext ()); CUn ("!", cunary ())
+  | P "(" -> ignore (cnext ()); let e = cexpr () in cexpect (P ")"); e
+  | Int v -> ignore (cnext ()); CInt v
+  | Flt -> ignore (cnext ()); CFlt
+  | Id s ->
+      ignore (cnext ());
+      (match cpeek () with
+       | P "(" -> ignore (cnext ()); CCall (s, cargs ())
+       | P "[" -> ignore (cnext ()); let i = cexpr () in cexpect (P "]"); CIndex (s, i)
+       | _ -> CName s)
+  | t -> fail 2 "C: unexpected '%s' in an expression" (show t)
+
+and cargs () =
+  if cpeek () = P ")" then (ignore (cnext ()); [])
+  else
+    let rec go acc =
+      let a = cexpr () in
+      match cnext () with
+      | P "," -> go (a :: acc)
+      | P ")" -> List.rev (a :: acc)
+      | t -> fail 2 "C: expected ',' or ')', not '%s'" (show t) in
+    go []
+
+let rec cblock () =
+  cexpect (P "{");
+  let rec go acc = if cpeek () = P "}" then (ignore (cnext ()); List.rev acc) else go (cstmt () :: acc) in
+  go []
+
+and cstmt () =
+  match cnext () with
+  | Id "const" -> cstmt ()
+  | Id "int64_t" -> (
+      match cnext () with
+      | P "*" ->
+          let a = cid () in
+          cexpect (P "=");
+          (match cexpr () with
+           | CCall ("bfrt_scratch", [_; len]) -> cexpect (P ";"); SArray (a, len)
+           | _ -> fail 2 "C: array %s is not a bfrt_scratch" a)
+      | Id v ->
+          if cpeek () = P "[" then begin
+            (* int64_t bf_known[N] = {0}; *)
+            while cnext () <> P ";" do () done; SNop
+          end else (cexpect (P "="); let x = cexpr () in cexpect (P ";"); SDecl (v, x))
+      | t -> fail 2 "C: unexpected '%s' after int64_t" (show t))
+  | P "(" -> (* (void)name; *)
+      while cnext () <> P ";" do () done; SNop
+  | Id "for" ->
+      cexpect (P "("); cexpect (Id "int64_t");
+      let v = cid () in cexpect (P "="); let lo = cexpr () in cexpect (P ",");
+      let e = cid () in cexpect (P "="); let hi = cexpr () in cexpect (P ";");
+      cexpect (Id v); cexpect (P "<"); cexpect (Id e); cexpect (P ";"); cexpect (Id v); cexpect (P "++"); cexpect (P ")");
+      SLoop (v, lo, e, hi, cblock ())
+  | Id "if" ->
+      cexpect (P "("); let c = cexpr () in cexpect (P ")");
+      let t = cblock () in
+      let f = if cpeek () = Id "else" then (ignore (cnext ()); cblock ()) else [] in
+      SCond (c, t, f)
+  | Id name -> (
+      match cnext () with
+      | P "(" -> let args = cargs () in cexpect (P ";"); SCall (name, args)
+      | P "=" -> let x = cexpr () in cexpect (P ";"); SAssign (name, x)
+      | P "[" -> let i = cexpr () in cexpect (P "]"); cexpect (P "="); let x = cexpr () in cexpect (P ";"); SStore (name, i, x)
+      | t -> fail 2 "C: unexpected '%s' after %s" (show t) name)
+  | t -> fail 2 "C: unexpected '%s' at a statement" (show t)
+
+(* The enums (BF_ENGINE_x = n, BF_TILE_x = n, BF_HBM_x = n) and every engine
+   function `static void bf_engine_NAME(...) { ... }`, by name. *)
+let read_c text =
+  ct := c_tokens text;
+  let enums = Hashtbl.create 64 and funcs = ref [] in
+  let n = Array.length !ct in
+  let i = ref 0 in
+  while !i < n do
+    (match !ct.(!i) with
+     | Id s when String.length s > 3 && String.sub s 0 3 = "BF_" && !i + 2 < n && !ct.(!i + 1) = P "=" ->
+         (match !ct.(!i + 2) with Int v -> Hashtbl.replace enums s v | _ -> ())
+     | Id s when String.length s > 10 && String.sub s 0 10 = "bf_engine_" && !i > 0 && !ct.(!i - 1) = Id "void" ->
+         let j = ref (!i + 1) in
+         while !j < n && !ct.(!j) <> P ")" do incr j done;
+         cat := !j + 1;
+         let body = cblock () in
+         funcs := (String.sub s 10 (String.length s - 10), body) :: !funcs;
+         i := !cat - 1
+     | _ -> ());
+    incr i
+  done;
+  (enums, !funcs)
 
 exception Runtime of string
 
-(* Floor division and its remainder, as bfsync's bf_div and bf_mod: the
-   quotient rounds down, and min_int / -1 wraps to min_int (OCaml's Int64.div
-   gives min_int there too). *)
+(* Floor division and its remainder, as the runtime's bfrt_div and bfrt_mod:
+   the quotient rounds down, a / -1 is the wrapping negation, a % -1 is 0. *)
 let floor_div a b =
   if b = 0L then raise (Runtime "division by zero");
-  let q = Int64.div a b in
-  if Int64.rem a b <> 0L && (Int64.compare a 0L < 0) <> (Int64.compare b 0L < 0) then Int64.pred q else q
+  if b = -1L then Int64.neg a
+  else
+    let q = Int64.div a b in
+    if Int64.rem a b <> 0L && (Int64.compare a 0L < 0) <> (Int64.compare b 0L < 0) then Int64.pred q else q
+
+let floor_mod a b =
+  if b = 0L then raise (Runtime "division by zero");
+  if b = -1L then 0L
+  else
+    let r = Int64.rem a b in
+    if r <> 0L && (Int64.compare r 0L < 0) <> (Int64.compare b 0L < 0) then Int64.add r b else r
 
 (* A threshold as a count: counts stay far below 2^62. *)
 let count_of t =
@@ -199,52 +430,99 @@ let count_of t =
     raise (Runtime (Printf.sprintf "threshold %Ld is outside OCaml's integers" t));
   Int64.to_int t
 
-(* One engine's run: for each op, its instruction and the waits evaluated
-   since the previous op (producer, threshold, fallback). *)
-let run_stream params nvars lengths body =
-  let loopvars = Hashtbl.create 8 and vars = Array.make nvars 0L in
+(* One engine function's run: for each op, the op, its line, its operands'
+   values, and the waits evaluated since the previous op (producer, T). *)
+let run_c enums params device body =
+  let scalars = Hashtbl.create 64 and arrays = Hashtbl.create 16 in
   let truth b = if b then 1L else 0L in
+  let enum s = match Hashtbl.find_opt enums s with Some v -> v | None -> raise (Runtime ("unknown name " ^ s)) in
   let rec ev = function
-    | K n -> n
-    | P i -> params.(i)
-    | V l -> (match Hashtbl.find_opt loopvars l with Some v -> v | None -> 0L)
-    | X v -> vars.(v)
-    | Ld (a, i) -> load a (ev i)
-    | Not a -> truth (ev a = 0L)
-    | Sel (c, a, b) -> if ev c <> 0L then ev a else ev b
-    | Bin ("and", a, b) -> truth (ev a <> 0L && ev b <> 0L)
-    | Bin ("or", a, b) -> truth (ev a <> 0L || ev b <> 0L)
-    | Bin (op, a, b) -> (
+    | CInt v -> v
+    | CFlt -> raise (Runtime "a real number in an integer expression")
+    | CName ("bf_cx" | "bf_known") -> 0L
+    | CName s when Hashtbl.mem scalars s -> Hashtbl.find scalars s
+    | CName s -> enum s
+    | CIndex ("bf_params", i) ->
+        let i = Int64.to_int (ev i) in
+        if i < 0 || i >= Array.length params then raise (Runtime "bf_params index out of range");
+        params.(i)
+    | CIndex (a, i) -> let arr, i = index a (ev i) in arr.(i)
+    | CUn ("-", a) -> Int64.neg (ev a)
+    | CUn (_, a) -> truth (ev a = 0L)
+    | CBin ("&&", a, b) -> truth (ev a <> 0L && ev b <> 0L)
+    | CBin ("||", a, b) -> truth (ev a <> 0L || ev b <> 0L)
+    | CBin (op, a, b) -> (
         let x = ev a and y = ev b in
         let cmp = Int64.compare x y in
         match op with
-        | "add" -> Int64.add x y | "sub" -> Int64.sub x y | "mul" -> Int64.mul x y
-        | "div" -> floor_div x y | "mod" -> Int64.sub x (Int64.mul y (floor_div x y))
-        | "trips" -> if cmp < 0 then Int64.sub y x else 0L
-        | "lt" -> truth (cmp < 0) | "le" -> truth (cmp <= 0) | "gt" -> truth (cmp > 0)
-        | "ge" -> truth (cmp >= 0) | "eq" -> truth (cmp = 0) | "ne" -> truth (cmp <> 0)
-        | _ -> if cmp >= 0 then x else y)
-  and arrays = lazy (Array.of_list (List.map (fun l -> Array.make (count_of (max 0L (ev l))) 0L) lengths))
+        | "+" -> Int64.add x y | "-" -> Int64.sub x y | "*" -> Int64.mul x y
+        | "<" -> truth (cmp < 0) | "<=" -> truth (cmp <= 0) | ">" -> truth (cmp > 0)
+        | ">=" -> truth (cmp >= 0) | "==" -> truth (cmp = 0) | "!=" -> truth (cmp <> 0)
+        | _ -> raise (Runtime ("operator " ^ op ^ " in an integer expression")))
+    | CCond (c, a, b) -> if ev c <> 0L then ev a else ev b
+    | CCall (f, args) -> call f args
+  and call f args =
+    match f, args with
+    | "bf_add", [a; b] -> Int64.add (ev a) (ev b)
+    | "bf_sub", [a; b] -> Int64.sub (ev a) (ev b)
+    | "bf_mul", [a; b] -> Int64.mul (ev a) (ev b)
+    | "bf_max", [a; b] -> let x = ev a and y = ev b in if Int64.compare x y >= 0 then x else y
+    | "bf_trips", [lo; hi] -> let lo = ev lo and hi = ev hi in if Int64.compare hi lo > 0 then Int64.sub hi lo else 0L
+    | "bf_mod", [a; b] -> floor_mod (ev a) (ev b)
+    | "bfrt_div", [_; a; b; _] -> floor_div (ev a) (ev b)
+    | "bfrt_mod", [_; a; b; _] -> floor_mod (ev a) (ev b)
+    | "bfrt_elem", [_; t; r; c; _] -> device (Int64.to_int (ev t)) (ev r) (ev c)
+    | "bfrt_hbm_row", [_; _; _; _; r; _; _] -> ev r
+    | "bfrt_slot", [_; _; _; s; _] -> ev s
+    | "bfrt_loop", [_; _; hi; _] -> ev hi
+    | _ -> raise (Runtime (Printf.sprintf "%s with %d arguments in an integer expression" f (List.length args)))
   and index a i =
-    let arr = (Lazy.force arrays).(a) in
-    if Int64.compare i 0L < 0 || Int64.compare i (Int64.of_int (Array.length arr)) >= 0 then
-      raise (Runtime "array index out of range");
-    (arr, Int64.to_int i)
-  and load a i = let arr, i = index a i in arr.(i) in
+    match Hashtbl.find_opt arrays a with
+    | None -> raise (Runtime ("unknown array " ^ a))
+    | Some arr ->
+        if Int64.compare i 0L < 0 || Int64.compare i (Int64.of_int (Array.length arr)) >= 0 then
+          raise (Runtime "array index out of range");
+        (arr, Int64.to_int i) in
   let ops = ref [] and pending = ref [] in
+  let engine_arg x = match x with
+    | CName s -> Int64.to_int (enum s)
+    | _ -> raise (Runtime "a wait on an engine that is not a BF_ENGINE_ name") in
+  let op name args =
+    let letters = String.sub name 6 (String.length name - 6) in
+    match args with
+    | _ :: CName opname :: line :: rest when String.length opname > 5 && String.sub opname 0 5 = "BFRT_" ->
+        let rec operands ls rest = match ls, rest with
+          | [], [] -> []
+          | 't' :: ls, t :: s :: rest -> OT (Int64.to_int (ev t), ev s) :: operands ls rest
+          | 'h' :: ls, h :: r :: c :: rest -> OH (Int64.to_int (ev h), ev r, ev c) :: operands ls rest
+          | 'f' :: ls, _ :: rest -> OF :: operands ls rest
+          | _ -> raise (Runtime (name ^ ": arguments do not fit its letters")) in
+        let opnds = operands (List.init (String.length letters) (String.get letters)) rest in
+        ops := (String.sub opname 5 (String.length opname - 5), Int64.to_int (ev line), opnds, List.rev !pending) :: !ops;
+        pending := []
+    | _ -> raise (Runtime (name ^ ": not an op call")) in
   let rec exec = function
-    | Op id -> ops := (id, List.rev !pending) :: !ops; pending := []
-    | Wait (e, fb, t) -> pending := (e, count_of (ev t), fb) :: !pending
-    | Set (v, x) -> vars.(v) <- ev x
-    | Store (a, i, x) -> let arr, i = index a (ev i) in arr.(i) <- ev x
-    | Loop (l, lo, hi, body) ->
-        let i = ref (ev lo) and hi = ev hi in
+    | SNop -> ()
+    | SDecl (v, x) | SAssign (v, x) -> Hashtbl.replace scalars v (ev x)
+    | SArray (a, len) ->
+        let n = ev len in
+        if Int64.compare n 0L < 0 || Int64.compare n 100_000_000L > 0 then raise (Runtime "bad array length");
+        Hashtbl.replace arrays a (Array.make (Int64.to_int n) 0L)
+    | SStore (a, i, x) -> let arr, i = index a (ev i) in arr.(i) <- ev x
+    | SLoop (v, lo, e, hi, body) ->
+        let i = ref (ev lo) in
+        let hi = ev hi in
+        Hashtbl.replace scalars e hi;
         while Int64.compare !i hi < 0 do
-          Hashtbl.replace loopvars l !i; List.iter exec body; i := Int64.succ !i
+          Hashtbl.replace scalars v !i; List.iter exec body; i := Int64.succ !i
         done
-    | Barrier -> raise (Runtime "a barrier in a barrier-free stream")
-    | If (c, t, e) -> List.iter exec (if ev c <> 0L then t else e)
-  in
+    | SCond (c, t, f) -> List.iter exec (if ev c <> 0L then t else f)
+    | SCall (("bf_wait" | "bf_wait_s"), _ :: e :: _ :: t :: _) ->
+        pending := (engine_arg e, count_of (ev t)) :: !pending
+    | SCall (("bfrt_bookkeep" | "bfrt_spill"), _) -> ()
+    | SCall ("bfrt_barrier", _) | SCall ("bf_forget", _) -> raise (Runtime "a barrier in a barrier-free stream")
+    | SCall (f, args) when String.length f > 6 && String.sub f 0 6 = "bf_op_" -> op f args
+    | SCall (f, _) -> raise (Runtime ("unknown call " ^ f)) in
   List.iter exec body;
   if !pending <> [] then raise (Runtime "waits after the last op");
   List.rev !ops
@@ -276,19 +554,16 @@ let check_extend () =
 
 let () =
   if Array.length Sys.argv = 2 && Sys.argv.(1) = "--extend" then check_extend ();
-  if Array.length Sys.argv < 2 then fail 2 "usage: bfcheck DUMP [NAME=VALUE ...] | bfcheck --extend";
+  if Array.length Sys.argv < 3 then fail 2 "usage: bfcheck DUMP CFILE [NAME=VALUE ...] | bfcheck --extend";
   let path = Sys.argv.(1) in
-  let text =
-    try let ic = open_in_bin path in
-        let t = really_input_string ic (in_channel_length ic) in close_in ic; t
-    with Sys_error m -> fail 2 "%s" m in
+  let text = read_file path in
   tokens := Array.of_list (List.filter (( <> ) "") (String.split_on_char ' '
              (String.map (fun c -> if c = '\n' || c = '\t' then ' ' else c) text)));
-  expect "bfsync-proof"; expect "1"; expect "params";
+  expect "bfsync-proof"; expect "2"; expect "params";
   let names = Array.init (int ()) (fun _ -> next ()) in
   let params = Array.make (Array.length names) 0L in
   let bound = Array.make (Array.length names) false in
-  for a = 2 to Array.length Sys.argv - 1 do
+  for a = 3 to Array.length Sys.argv - 1 do
     match String.split_on_char '=' Sys.argv.(a) with
     | [ n; v ] -> (
         let rec find i = if i = Array.length names then fail 2 "no parameter '%s'" n
@@ -302,65 +577,100 @@ let () =
   Array.iteri (fun i b -> if not b then fail 2 "parameter %s has no value" names.(i)) bound;
   expect "engines";
   let ne = int () in
+  let engine_names = Array.init ne (fun _ -> next ()) in
+  expect "tiles";
+  ntiles := int ();
+  shapes := Array.init !ntiles (fun _ -> let r = int () in (r, int ()));
+  expect "tensors";
+  let ntensors = int () in
+  let device = Array.make ntensors None in
+  while peek () = "device" do
+    ignore (next ());
+    let t = int () in
+    let rows = int () in
+    let cols = int () in
+    if t < 0 || t >= ntensors || rows < 0 || cols < 0 || rows * cols > 100_000_000 then fail 2 "bad device entry for tensor %d" t;
+    device.(t) <- Some (rows, cols, Array.init (rows * cols) (fun _ -> int64 ()))
+  done;
+  let dev_read t r c =
+    match (if t >= 0 && t < ntensors then device.(t) else None) with
+    | None -> raise (Runtime (Printf.sprintf "tensor %d has no device values in the dump" t))
+    | Some (rows, cols, v) ->
+        if Int64.compare r 0L < 0 || Int64.compare r (Int64.of_int rows) >= 0
+           || Int64.compare c 0L < 0 || Int64.compare c (Int64.of_int cols) >= 0 then
+          raise (Runtime (Printf.sprintf "element [%Ld, %Ld] of tensor %d is out of bounds" r c t));
+        v.((Int64.to_int r * cols) + Int64.to_int c) in
   expect "kernel";
   let prog = block () in
+  expect "end";
+  (* the emitted C, engine by engine *)
+  let cpath = Sys.argv.(2) in
+  let enums, funcs = read_c (read_file cpath) in
   let streams = Array.make ne [] in
-  let rec read_streams () =
-    match next () with
-    | "stream" ->
-        let e = int () in
-        expect "vars"; let nvars = int () in
-        expect "arrays"; let narrays = int () in
-        let lengths = List.init narrays (fun _ -> ix ()) in
-        let body = nodes () in
-        streams.(e) <- (try run_stream params nvars lengths body
-                        with Runtime m -> fail 1 "%s: engine %d: %s" path e m);
-        read_streams ()
-    | "end" -> ()
-    | t -> fail 2 "expected 'stream' or 'end', not '%s'" t
-  in
-  read_streams ();
-  let penv n = if n < Array.length params then z_of_int64 params.(n) else Z0 in
-  let model = bf_thresholds ne penv prog in
-  let per_engine = Array.make ne [] in
-  List.iter (fun (id, ts) -> let e = Hashtbl.find engine_of id in per_engine.(e) <- (id, ts) :: per_engine.(e))
-    (List.rev model);
-  let instances = List.length model and waits = ref 0 and exact = ref 0 and conservative = ref 0
+  List.iter (fun (name, body) ->
+      let e = match Hashtbl.find_opt enums ("BF_ENGINE_" ^ name) with
+        | Some e when Int64.compare e 0L >= 0 && Int64.compare e (Int64.of_int ne) < 0 -> Int64.to_int e
+        | _ -> fail 2 "%s: engine function bf_engine_%s names no engine" cpath name in
+      streams.(e) <- (try run_c enums params dev_read body
+                      with Runtime m -> fail 1 "%s: engine %s: %s" cpath engine_names.(e) m))
+    funcs;
+  (* the model, with the same device values (the model reads 0 outside a
+     tensor, where run stops with an error: no such run is compared) *)
+  let dev_z t r c =
+    let r = int_of_z r and c = int_of_z c in
+    try z_of_int64 (dev_read t (Int64.of_int r) (Int64.of_int c)) with Runtime _ -> Z0 in
+  let penv = { par = (fun n -> if n < Array.length params then z_of_int64 params.(n) else Z0); dev = dev_z } in
+  let model = bf_thresholds ne penv prog and trace = Array.of_list (bf_trace penv prog) in
+  let instances = Array.length trace and waits = ref 0 and exact = ref 0 and early = ref 0 and late = ref 0
   and implied = ref 0 and bad = ref 0 in
   let report fmt = incr bad; Printf.ksprintf prerr_endline fmt in
+  (* per engine, the model's instances in order: (index in the trace, id, needs) *)
+  let per_engine = Array.make ne [] in
+  List.iteri (fun k (id, ts) ->
+      let e = Hashtbl.find engine_of id in
+      if e < 0 || e >= ne then fail 2 "instruction %d is on engine %d, not one of the %d" id e ne;
+      per_engine.(e) <- (k, id, ts) :: per_engine.(e))
+    model;
+  let by_index = Array.make instances [] in
   for c = 0 to ne - 1 do
-    let m = per_engine.(c) and s = streams.(c) in
+    let m = List.rev per_engine.(c) and s = streams.(c) in
     if List.length m <> List.length s then
-      report "%s: engine %d runs %d ops, the model's trace has %d of its instances" path c (List.length s) (List.length m)
+      report "%s: engine %s runs %d ops, the model's trace has %d of its instances" cpath engine_names.(c) (List.length s) (List.length m)
     else
-      List.iteri (fun k ((mid, ts), (sid, ws)) ->
-          if mid <> sid then report "%s: engine %d op %d is instruction %d, the model says %d" path c (k + 1) sid mid
+      List.iteri (fun j ((k, id, ts), (op, line, opnds, ws)) ->
+          let mop, mline = Hashtbl.find instr_of id in
+          (* the rectangle as Extract.eval_rect computes it, in Z *)
+          let mk res w row rows col cols =
+            let r = Z.mul (z_of_int64 row) (z_of_int rows) in
+            let cc = match col with Some c -> Z.mul (z_of_int64 c) (z_of_int cols) | None -> Z0 in
+            (((((res, w), r), Z.add r (z_of_int rows)), cc), Z.add cc (z_of_int cols)) in
+          let keys = accesses op opnds mk in
+          if op <> mop || line <> mline then
+            report "%s: engine %s op %d is %s (line %d), the model's instance %d is %s (line %d)" cpath engine_names.(c) (j + 1) op line k mop mline
+          else if keys <> trace.(k).ikeys then
+            report "%s: engine %s op %d (%s, line %d): its operands are not the model's" cpath engine_names.(c) (j + 1) op line
           else begin
-            List.iter (fun (f, t, fb) ->
+            by_index.(k) <- List.map (fun (f, t) -> (f, z_of_int t)) ws;
+            List.iter (fun (f, t) ->
                 incr waits;
                 match List.assoc_opt f ts with
-                | None -> report "%s: engine %d op %d (instruction %d) waits on engine %d, which the model has no need on" path c (k + 1) sid f
+                | None -> report "%s: engine %s op %d (line %d) waits on its own engine" cpath engine_names.(c) (j + 1) line
                 | Some need ->
                     let need = int_of_z need in
                     if t = need then incr exact
-                    else if fb && t > need then incr conservative
-                    else report "%s: engine %d op %d (instruction %d): wait S_%d >= %d, need_%d = %d%s" path c (k + 1) sid f t f need (if fb then " (fallback)" else ""))
+                    else begin
+                      if t < need then incr early else incr late;
+                      report "%s: engine %s op %d (%s, line %d): wait S_%s >= %d, need = %d" cpath engine_names.(c) (j + 1) op line
+                        engine_names.(f) t need
+                    end)
               ws;
-            List.iter (fun (f, need) -> if int_of_z need > 0 && not (List.exists (fun (g, _, _) -> g = f) ws) then incr implied) ts
+            List.iter (fun (f, need) -> if int_of_z need > 0 && not (List.exists (fun (g, _) -> g = f) ws) then incr implied) ts
           end)
         (List.combine m s)
   done;
-  (* the waits before each instance of the trace, by its index *)
-  let by_index = Array.make instances [] and seen = Array.make ne 0 in
-  List.iteri (fun k (id, _) ->
-      let c = Hashtbl.find engine_of id in
-      (match List.nth_opt streams.(c) seen.(c) with
-       | Some (_, ws) -> by_index.(k) <- List.map (fun (f, t, _) -> (f, z_of_int t)) ws
-       | None -> ());
-      seen.(c) <- seen.(c) + 1)
-    model;
-  let validated = bf_validate ne penv prog (fun k -> if k < instances then by_index.(k) else []) in
-  if not validated then report "%s: the validator rejects the streams' waits (a need is not implied, or a wait asks for a later instance)" path;
-  Printf.printf "%s: instances %d waits %d exact %d conservative %d needs-without-wait %d validated %s disagreements %d\n"
-    path instances !waits !exact !conservative !implied (if validated then "yes" else "no") !bad;
+  let validated = !bad = 0 && bf_validate ne penv prog (fun k -> if k < instances then by_index.(k) else []) in
+  if !bad = 0 && not validated then
+    report "%s: the validator rejects the emitted waits (a need is not implied, or a wait asks for more than its instance needs)" cpath;
+  Printf.printf "%s: instances %d waits %d exact %d early %d late %d needs-without-wait %d validated %s disagreements %d\n"
+    cpath instances !waits !exact !early !late !implied (if validated then "yes" else "no") !bad;
   exit (if !bad > 0 then 1 else 0)

@@ -1,20 +1,24 @@
 #!/usr/bin/env bash
-# proof.sh: the differential test between the Coq proof and bfsync
-# (docs/proof.md).
+# proof.sh: the check of what runs against the Coq proof (docs/proof.md).
 #
-# build/proof/bfcheck (from `make proof`) runs the threshold function
-# extracted from Coq on the kernel of `bfsync compile --emit=proof` and
-# compares it with every wait bfsync's streams evaluate, then runs the
-# extracted validator on those waits (dropped ones included), whose
-# acceptance makes the machine running them sound and deadlock-free by
-# theorem (Validate.v).
+# build/proof/bfcheck (from `make proof`) rebuilds the kernel as a value
+# of the Coq model (reads and writes from runtime/ops.def's table, not from
+# deps.c), interprets the C that bfsync emits (the code `bfsync run`
+# JITs), compares every op and operand with the model's trace, and runs
+# the extracted validator on exactly the emitted waits: its acceptance
+# makes them exact by theorem (never early, never late, no deadlock;
+# Validate.v, Extract.v).
 # 1. Every examples/*.bfk and tests/kernels/*.bfk at each of its
 #    `// params:` lines, and PROOF_COUNT generated kernels (`bfsync gen`,
-#    seeds from PROOF_FROM): every wait must agree, exit 0.
-# 2. The check can fail: a dump with one wait raised by 1, one lowered by
-#    1, and one op dropped must each be rejected (exit 1); dropping each
-#    wait of matmul in turn, the validator must reject some drops (those
-#    no other wait implies); bad input is a usage error (exit 2).
+#    seeds from PROOF_FROM), each through `bfsync verify --json`, the path
+#    the campaign and users take: the validator must say exact. Device
+#    integers take verify's values (bfsync run's defaults for --seed 1);
+#    parameters at both ends of the 64-bit range are checked like any.
+# 2. The check can fail: the emitted C with one wait raised by 1, one
+#    lowered by 1, one op dropped, one operand changed must each be
+#    rejected (exit 1); dropping each wait of matmul in turn, the validator
+#    must reject some drops (those no other wait implies); bad input is a
+#    usage error (exit 2). tests/proof_mutation.sh breaks bfsync itself.
 # 3. check_assumptions.sh rejects a development with an assumption, or
 #    with a theorem that Assumptions.v does not list.
 # 4. The runtime's bfrt_counter_extend equals the extracted extend of
@@ -32,41 +36,38 @@ FROM=${PROOF_FROM:-1}
 SIZE=${PROOF_SIZE:-40}
 [[ -x $BFSYNC ]] || { echo "proof.sh: FAIL: $BFSYNC is not an executable" >&2; exit 1; }
 [[ -x $BFCHECK ]] || { echo "proof.sh: FAIL: $BFCHECK is missing: run make proof" >&2; exit 1; }
+export BFSYNC_BFCHECK=$BFCHECK
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-failures=0 kernels=0 waits=0 exact=0 conservative=0 outside=0 wrapping=0
+failures=0 kernels=0 waits=0 exact=0 device=0 skipped=0
 
 fail() {
   echo "proof.sh: FAIL: $*" >&2
   failures=$((failures + 1))
 }
 
-# check FILE PARAMS...: compile, run the extracted checker, tally its waits.
+# check FILE PARAMS...: verify one run; the validator must say exact.
 check() {
-  local file=$1 kv
+  local file=$1 kv args=()
   shift
-  # The model's integers are unbounded and bfsync's wrap at 64 bits: a run
-  # whose parameters reach 2^62 (tests of the wrapping ends) can wrap where
-  # the model does not, so it is counted, not checked.
-  for kv in "$@"; do
-    if (( ${kv#*=} >= 1 << 62 || ${kv#*=} <= -(1 << 62) )); then
-      wrapping=$((wrapping + 1))
-      return
-    fi
-  done
-  if ! "$BFSYNC" compile --emit=proof "$file" >"$tmp/k.dump" 2>"$tmp/err"; then
-    # outside the proof's model (device integers): counted, not checked
-    if grep -q "the proof's model has no" "$tmp/err"; then outside=$((outside + 1)); return; fi
-    fail "$file: compile --emit=proof failed: $(head -1 "$tmp/err")"
+  for kv in "$@"; do args+=(-p "$kv"); done
+  "$BFSYNC" verify "$file" "${args[@]}" --schedules 1 --json >"$tmp/out" 2>"$tmp/err"
+  local status=$? json
+  json=$(tail -1 "$tmp/out")
+  # a run above the checker's instance limit, or outside its model (views,
+  # slices, min and max: driver/proof_check.h), is counted
+  if [[ $status == 0 && $json == *'"validator": "skipped"'* ]]; then
+    skipped=$((skipped + 1))
     return
   fi
-  if "$BFCHECK" "$tmp/k.dump" "$@" >"$tmp/out" 2>"$tmp/err"; then
-    kernels=$((kernels + 1))
-    read -r w e c < <(awk '{print $5, $7, $9}' "$tmp/out")
-    waits=$((waits + w)) exact=$((exact + e)) conservative=$((conservative + c))
-  else
-    fail "$file $*: $(head -3 "$tmp/err")"
+  if [[ $status != 0 || $json != *'"validator": "exact"'* ]]; then
+    fail "$file $*: verify exited $status: $(sed -n 's/.*"validator": "\([a-z-]*\)".*"validator_detail": \(.*\)}$/\1: \2/p' <<<"$json") $(head -3 "$tmp/err")"
+    return
   fi
+  kernels=$((kernels + 1))
+  [[ $json == *'"device": {'* ]] && device=$((device + 1))
+  read -r w e < <(sed -n 's/.*"validator_detail": "instances [0-9]* waits \([0-9]*\) exact \([0-9]*\) .*/\1 \2/p' <<<"$json")
+  waits=$((waits + ${w:-0})) exact=$((exact + ${e:-0}))
 }
 
 for f in examples/*.bfk tests/kernels/*.bfk; do
@@ -82,8 +83,9 @@ for seed in $(seq "$FROM" $((FROM + COUNT - 1))); do
   check "$tmp/gen.bfk" $("$BFSYNC" gen --seed "$seed" --size "$SIZE" --params)
 done
 
-# 2. Broken dumps must be caught.
-"$BFSYNC" compile --emit=proof examples/matmul.bfk >"$tmp/good.dump" || fail "compile matmul"
+# 2. Broken code must be caught.
+"$BFSYNC" compile --emit=proof examples/matmul.bfk >"$tmp/m.dump" || fail "compile --emit=proof matmul"
+"$BFSYNC" compile examples/matmul.bfk >"$tmp/m.c" || fail "compile matmul"
 expect() {
   local want=$1 what=$2
   shift 2
@@ -91,25 +93,43 @@ expect() {
   local got=$?
   [[ $got == "$want" ]] || fail "$what: bfcheck exited $got, expected $want"
 }
-expect 0 "matmul as compiled" "$tmp/good.dump" M=2 N=2 K=3
-sed '0,/wait \([0-9]*\) 0 /s//wait \1 0 add k 1 /' "$tmp/good.dump" >"$tmp/raised.dump"
-expect 1 "a wait raised by 1" "$tmp/raised.dump" M=2 N=2 K=3
-sed '0,/wait \([0-9]*\) 0 /s//wait \1 0 add k -1 /' "$tmp/good.dump" >"$tmp/lowered.dump"
-expect 1 "a wait lowered by 1" "$tmp/lowered.dump" M=2 N=2 K=3
-sed '0,/^ *op [0-9]*$/{/^ *op [0-9]*$/d}' "$tmp/good.dump" >"$tmp/dropped.dump"
-expect 1 "an op dropped" "$tmp/dropped.dump" M=2 N=2 K=3
+P=(M=2 N=2 K=3)
+expect 0 "matmul as emitted" "$tmp/m.dump" "$tmp/m.c" "${P[@]}"
+sed '0,/bf_known, /s//bf_known, 1 + /' "$tmp/m.c" >"$tmp/raised.c"
+expect 1 "a wait raised by 1" "$tmp/m.dump" "$tmp/raised.c" "${P[@]}"
+sed '0,/bf_known, /s//bf_known, -1 + /' "$tmp/m.c" >"$tmp/lowered.c"
+expect 1 "a wait lowered by 1" "$tmp/m.dump" "$tmp/lowered.c" "${P[@]}"
+sed '0,/^ *bf_op_[a-z]*(.*);$/{/^ *bf_op_[a-z]*(.*);$/d}' "$tmp/m.c" >"$tmp/dropped.c"
+expect 1 "an op dropped" "$tmp/m.dump" "$tmp/dropped.c" "${P[@]}"
+sed '0,/BF_TILE_\([A-Za-z0-9_]*\), \([^,]*\)/s//BF_TILE_\1, 1 + \2/' "$tmp/m.c" >"$tmp/operand.c"
+expect 1 "an operand's slot changed" "$tmp/m.dump" "$tmp/operand.c" "${P[@]}"
 rejected=0
-nwaits=$(grep -c '^ *wait' "$tmp/good.dump")
+nwaits=$(grep -c '^ *bf_wait' "$tmp/m.c")
 for i in $(seq 1 "$nwaits"); do
-  awk -v i="$i" '/^ *wait/ { if (++n == i) next } { print }' "$tmp/good.dump" >"$tmp/drop.dump"
-  "$BFCHECK" "$tmp/drop.dump" M=2 N=2 K=3 >"$tmp/out" 2>&1 || { grep -q 'validated no' "$tmp/out" && rejected=$((rejected + 1)); }
+  awk -v i="$i" '/^ *bf_wait/ { if (++n == i) next } { print }' "$tmp/m.c" >"$tmp/drop.c"
+  "$BFCHECK" "$tmp/m.dump" "$tmp/drop.c" "${P[@]}" >"$tmp/out" 2>&1 || { grep -q 'validated no' "$tmp/out" && rejected=$((rejected + 1)); }
 done
 ((rejected > 0)) || fail "dropping any one of matmul's $nwaits waits passed the validator"
-expect 2 "a missing parameter" "$tmp/good.dump" M=2 N=2
-expect 2 "an unknown parameter" "$tmp/good.dump" M=2 N=2 K=3 Q=1
-expect 2 "a truncated dump" <(head -c 200 "$tmp/good.dump") M=2 N=2 K=3
+expect 2 "a missing parameter" "$tmp/m.dump" "$tmp/m.c" M=2 N=2
+expect 2 "an unknown parameter" "$tmp/m.dump" "$tmp/m.c" "${P[@]}" Q=1
+expect 2 "a truncated dump" <(head -c 200 "$tmp/m.dump") "$tmp/m.c" "${P[@]}"
+expect 2 "a truncated C file" "$tmp/m.dump" <(head -c 3000 "$tmp/m.c") "${P[@]}"
 expect 2 "no arguments"
-
+# verify reports the validator, and fails on its rejection
+"$BFSYNC" verify examples/matmul.bfk -p M=2 -p N=2 -p K=3 --json >"$tmp/out" 2>&1 &&
+  grep -q '"validator": "exact"' "$tmp/out" || fail "verify matmul: no exact verdict: $(tail -c 300 "$tmp/out")"
+BFSYNC_BFCHECK=/nonexistent "$BFSYNC" verify examples/matmul.bfk -p M=2 -p N=2 -p K=3 --json >"$tmp/out" 2>&1 &&
+  grep -q '"validator": "unavailable"' "$tmp/out" || fail "verify without the checker: $(tail -c 300 "$tmp/out")"
+printf '#!/bin/sh\necho "bfcheck: cannot read it" >&2\nexit 2\n' >"$tmp/broken" && chmod +x "$tmp/broken"
+BFSYNC_BFCHECK=$tmp/broken "$BFSYNC" verify examples/matmul.bfk -p M=2 -p N=2 -p K=3 --json >"$tmp/out" 2>&1 &&
+  fail "verify passed with a checker that cannot read its input"
+grep -q '"validator": "error", "validator_waits": -1, "validator_detail": "cannot read it"' "$tmp/out" ||
+  fail "verify with a broken checker: $(tail -c 300 "$tmp/out")"
+"$BFSYNC" verify examples/matmul.bfk -p M=2 -p N=2 -p K=3 --sync=barrier --json >"$tmp/out" 2>&1 &&
+  grep -q '"validator": "not-applicable"' "$tmp/out" || fail "verify --sync=barrier: $(tail -c 300 "$tmp/out")"
+"$BFSYNC" verify examples/matmul.bfk -p M=16 -p N=16 -p K=16 --schedules 1 --json >"$tmp/out" 2>&1 &&
+  grep -q '"validator": "skipped", "validator_waits": -1, "validator_detail": "12800 instances' "$tmp/out" ||
+  fail "verify above the checker's limit: $(tail -c 300 "$tmp/out")"
 # 3. The assumption check fails on an assumption or an unlisted theorem.
 mkdir -p "$tmp/axiom"
 printf 'Variable v : False.\nTheorem t : False. Proof. exact v. Qed.\nPrint Assumptions t.\n' >"$tmp/axiom/Assumptions.v"
@@ -153,7 +173,7 @@ else
   fail "the extend test program: $(head -3 "$tmp/err")"
 fi
 
-echo "proof.sh: $kernels kernel runs validated ($COUNT generated kernels of size $SIZE); of $waits waits, $exact equal to the extracted need and $conservative conservative fallbacks above it; $outside runs outside the proof's model (device integers, views and slices, min and max) and $wrapping with parameters of 2^62 or more (64-bit wrapping), not checked; $rejected of matmul's $nwaits single-wait drops rejected; bfrt_counter_extend equal to the proof's extend on ${extend_cases:-0} cases"
+echo "proof.sh: $kernels kernel runs validated exact ($COUNT generated kernels of size $SIZE; $device with device integers), $skipped skipped as above the checker's instance limit or outside its model (views and slices); of $waits emitted waits, $exact equal to the extracted need; $rejected of matmul's $nwaits single-wait drops rejected; bfrt_counter_extend equal to the proof's extend on ${extend_cases:-0} cases"
 if ((failures)); then
   echo "proof.sh: $failures failure(s)" >&2
   exit 1

@@ -1,0 +1,315 @@
+(* Pipeline.v: pipelined queues (a dma engine with dma_outstanding > 1),
+   and Soundness, Progress and Exactness for them.
+
+   Machine.v's ops are atomic. A pipelined queue is still in order, but
+   only its issue is: engine c issues the op of its group g once the waits
+   before it have passed (as in Machine.v), once fewer than depth c of its
+   ops are in flight (issued, not counted complete), and once none of its
+   own in-flight ops conflicts with it (the queue keeps its own
+   dependences: runtime/sim.c and docs/runtime.md, "Pipelined queues and
+   the memory contract"). Completion is counted in order: a PComplete step
+   adds 1 to the counter S_c = pdone c, and the op it counts is the oldest
+   in flight. An op's memory effect lies between its issue and the
+   completion that counts it (an effect that is done sooner is only
+   safer). depth c = 1 is Machine.v's atomic engine with its op split into
+   issue and completion; the theorems hold for any depth c >= 1 per engine.
+
+   Theorems:
+   - pipeline_soundness: for any waits that cover the needs (the
+     transform's, or any the validator accepts: Validate.check_covers),
+     when an op issues, every earlier conflicting instance in program
+     order, on another engine or on its own, has completed (counted);
+   - pipeline_progress: with waits that ask only for earlier producers, a
+     reachable state with an op left to issue or to complete can step;
+   - pipeline_not_late: each accepted wait holds once the instances its
+     instance conflicts with on that engine have completed, since S_f
+     counts completions as Machine.v's done does. *)
+From Coq Require Import ZArith List Bool Arith Lia.
+Import ListNotations.
+From BF Require Import Model Machine Validate.
+Open Scope Z_scope.
+
+Section Pipeline.
+Variable key : Type.
+Variable kc : key -> key -> bool.
+Variable tr : list (inst key).
+Variable W : nat -> list (nat * Z).
+Variable depth : nat -> nat. (* per engine: ops in flight at once *)
+Hypothesis depth_pos : forall c, (1 <= depth c)%nat.
+
+Notation groups := (groups key tr).
+Notation eng_at := (eng_at key tr).
+Notation conflict := (conflict key kc).
+
+Record pstate := PState { issued : nat -> nat; pdone : nat -> nat; ppassed : nat -> nat }.
+
+(* Engine c's ops of groups g and h conflict (h's accesses with g's). *)
+Definition self_conflict (c g h : nat) : bool :=
+  match nth_error (groups c) g, nth_error (groups c) h with
+  | Some k, Some j =>
+      match nth_error tr k, nth_error tr j with
+      | Some xk, Some xj => conflict (ikeys key xj) (ikeys key xk)
+      | _, _ => false
+      end
+  | _, _ => false
+  end.
+
+Inductive pstep : pstate -> nat -> pstate -> Prop :=
+| PWait : forall st c k f T,
+    nth_error (groups c) (issued st c) = Some k ->
+    nth_error (W k) (ppassed st c) = Some (f, T) ->
+    Z.geb (Z.of_nat (pdone st f)) T = true ->
+    pstep st c (PState (issued st) (pdone st) (bump (ppassed st) c (S (ppassed st c))))
+| PIssue : forall st c k,
+    nth_error (groups c) (issued st c) = Some k ->
+    ppassed st c = length (W k) ->
+    (issued st c < pdone st c + depth c)%nat ->
+    (forall h, (pdone st c <= h < issued st c)%nat -> self_conflict c (issued st c) h = false) ->
+    pstep st c (PState (bump (issued st) c (S (issued st c))) (pdone st) (bump (ppassed st) c 0))
+| PComplete : forall st c,
+    (pdone st c < issued st c)%nat ->
+    pstep st c (PState (issued st) (bump (pdone st) c (S (pdone st c))) (ppassed st)).
+
+Definition pinit := PState (fun _ => 0%nat) (fun _ => 0%nat) (fun _ => 0%nat).
+
+Inductive preachable : pstate -> Prop :=
+| PReachInit : preachable pinit
+| PReachStep : forall st c st', preachable st -> pstep st c st' -> preachable st'.
+
+(* ---- The invariant: counts trail issues, and every wait passed holds. *)
+
+Definition pholds (st : pstate) :=
+  (forall c, (pdone st c <= issued st c <= length (groups c))%nat) /\
+  forall c g k, nth_error (groups c) g = Some k ->
+    ((g < issued st c)%nat -> forall f T, In (f, T) (W k) -> T <= Z.of_nat (pdone st f)) /\
+    (g = issued st c -> (ppassed st c <= length (W k))%nat /\
+       forall i f T, (i < ppassed st c)%nat -> nth_error (W k) i = Some (f, T) ->
+         T <= Z.of_nat (pdone st f)).
+
+Lemma pstep_mono : forall st c st' e, pstep st c st' -> (pdone st e <= pdone st' e)%nat.
+Proof.
+  intros st c st' e H. destruct H; simpl; unfold bump; try lia.
+  destruct (Nat.eqb e c) eqn:E; [apply Nat.eqb_eq in E; subst|]; lia.
+Qed.
+
+Lemma preachable_holds : forall st, preachable st -> pholds st.
+Proof.
+  induction 1 as [|st c st' R IH S].
+  - split; [intros c; unfold pinit; simpl; split; [lia | apply Nat.le_0_l]|].
+    intros c g k _. simpl. split; [lia|]. intros ->. split; [lia|]. intros; lia.
+  - pose proof (fun e => pstep_mono _ _ _ e S) as Mono. destruct IH as [Hb IH].
+    inversion S as [st0 c0 k f T Hg HW Hge | st0 c0 k Hg Hp Hdep Hself | st0 c0 Hlt]; subst.
+    + (* a wait *)
+      split; [exact Hb|]. intros c' g k' Hg'. simpl in *.
+      destruct (IH c' g k' Hg') as [H1 H2]. split; [exact H1|].
+      intros Heq. unfold bump in *. destruct (Nat.eqb c' c) eqn:E.
+      * apply Nat.eqb_eq in E. subst c'. rewrite Heq in Hg'. rewrite Hg in Hg'.
+        injection Hg' as <-. destruct (H2 Heq) as [Hl H3].
+        assert (ppassed st c < length (W k))%nat by (apply nth_error_Some; congruence).
+        split; [lia|]. intros i f' T' Hi Hn.
+        destruct (Nat.eq_dec i (ppassed st c)).
+        -- subst i. rewrite HW in Hn. injection Hn as <- <-. apply Z.geb_le. exact Hge.
+        -- apply (H3 i); [lia | exact Hn].
+      * exact (H2 Heq).
+    + (* an issue *)
+      split.
+      * intros c'. simpl. unfold bump. specialize (Hb c').
+        destruct (Nat.eqb c' c) eqn:E; [|lia]. apply Nat.eqb_eq in E. subst c'.
+        assert (issued st c < length (groups c))%nat by (apply nth_error_Some; congruence). lia.
+      * intros c' g k' Hg'. simpl in *. destruct (IH c' g k' Hg') as [H1 H2]. unfold bump in *.
+        destruct (Nat.eqb c' c) eqn:E.
+        -- apply Nat.eqb_eq in E. subst c'. split.
+           ++ intros Hlt f T Hin. destruct (Nat.eq_dec g (issued st c)).
+              ** subst g. rewrite Hg in Hg'. injection Hg' as <-.
+                 destruct (H2 eq_refl) as [_ H3]. destruct (In_nth_error _ _ Hin) as [i Hi].
+                 assert (i < length (W k))%nat by (apply nth_error_Some; congruence).
+                 apply (H3 i f T ltac:(lia) Hi).
+              ** apply H1; [lia | exact Hin].
+           ++ intros Heq. split; [lia|]. intros; lia.
+        -- split; [exact H1 | exact H2].
+    + (* a completion *)
+      split.
+      * intros c'. simpl. unfold bump. specialize (Hb c').
+        destruct (Nat.eqb c' c) eqn:E; [apply Nat.eqb_eq in E; subst c'; lia | lia].
+      * intros c' g k' Hg'. simpl in *. destruct (IH c' g k' Hg') as [H1 H2]. split.
+        -- intros Hl f T Hin. pose proof (H1 Hl f T Hin). specialize (Mono f). simpl in Mono. lia.
+        -- intros Heq. destruct (H2 Heq) as [Hl H3]. split; [exact Hl|].
+           intros i f T Hi Hn. pose proof (H3 i f T Hi Hn). specialize (Mono f). simpl in Mono. lia.
+Qed.
+
+(* c is issuing, or has issued, the op of its group g. *)
+Definition pat_or_past (st : pstate) (c g : nat) :=
+  (g < issued st c)%nat \/
+  (g = issued st c /\ exists k, nth_error (groups c) g = Some k /\ ppassed st c = length (W k)).
+
+Lemma pwait_holds : forall st c g g' k f T, pholds st -> pat_or_past st c g -> (g' <= g)%nat ->
+  nth_error (groups c) g' = Some k -> In (f, T) (W k) -> T <= Z.of_nat (pdone st f).
+Proof.
+  intros st c g g' k f T [_ H] [Hlt | [Heq [k' [Hk' Hp]]]] Hle Hg Hin.
+  - apply (proj1 (H c g' k Hg)); [lia | exact Hin].
+  - destruct (Nat.eq_dec g' g).
+    + subst g'. rewrite Hk' in Hg. injection Hg as <-.
+      destruct (proj2 (H c g k' Hk') Heq) as [_ H3]. destruct (In_nth_error _ _ Hin) as [i Hi].
+      assert (i < length (W k'))%nat by (apply nth_error_Some; congruence).
+      apply (H3 i); [lia | exact Hi].
+    + apply (proj1 (H c g' k Hg)); [lia | exact Hin].
+Qed.
+
+(* What the waits imply holds on the counts, except an engine's own count
+   at its own issue, which may trail its issues by the ops in flight. *)
+Lemma pimplied_holds : forall c g e T, implied key tr W c g e T ->
+  forall st, pholds st -> pat_or_past st c g ->
+  T <= Z.of_nat (pdone st e) \/ (e = c /\ T <= Z.of_nat g).
+Proof.
+  induction 1; intros st Hh Hp.
+  - left. pose proof (Nat2Z.is_nonneg (pdone st e)). lia.
+  - left. pose proof (pwait_holds st c g g' k e T' Hh Hp H H0 H1). lia.
+  - right. auto.
+  - pose proof (pwait_holds st c g g' k f Tf Hh Hp H H0 H1) as Hf.
+    assert (Hb: (pdone st f <= issued st f)%nat) by apply (proj1 Hh f).
+    assert (Hpf: pat_or_past st f (Z.to_nat (Tf - 1))) by (left; lia).
+    destruct (IHimplied st Hh Hpf) as [A | [E A]].
+    + left. exact A.
+    + left. subst e. lia.
+Qed.
+
+(* The instance at index j has completed: its completion is counted. *)
+Definition pcompleted (st : pstate) (j : nat) :=
+  exists g, nth_error (groups (eng_at j)) g = Some j /\ (g < pdone st (eng_at j))%nat.
+
+(* Group indices follow program order. *)
+Lemma group_order : forall c h g j k, nth_error (groups c) h = Some j -> nth_error (groups c) g = Some k ->
+  (j < k)%nat -> (h < g)%nat.
+Proof.
+  intros c h g j k Hj Hk Hjk.
+  destruct (gidx_of_group key tr c h j Hj) as [G1 E1]. destruct (gidx_of_group key tr c g k Hk) as [G2 E2].
+  subst h g. unfold gidx. rewrite E1, E2.
+  replace k with (j + S (k - S j))%nat by lia. rewrite seq_app, filter_app, app_length. simpl.
+  rewrite E1, Nat.eqb_refl. simpl. lia.
+Qed.
+
+Theorem pipeline_soundness : covers key kc tr W ->
+  forall st c st', preachable st -> pstep st c st' -> issued st' c <> issued st c ->
+  forall k xk, nth_error (groups c) (issued st c) = Some k -> nth_error tr k = Some xk ->
+  forall j x, (j < k)%nat -> nth_error tr j = Some x ->
+  conflict (ikeys key x) (ikeys key xk) = true -> pcompleted st j.
+Proof.
+  intros Hcov st c st' R S Hiss k xk Hg Hk j x Hj Hx Hc.
+  pose proof (preachable_holds st R) as Hh.
+  inversion S as [st0 c0 k0 f T Hg0 HW Hge | st0 c0 k0 Hg0 Hp Hdep Hself | st0 c0 Hlt]; subst;
+    simpl in Hiss; unfold bump in Hiss; try (rewrite Nat.eqb_refl in Hiss; lia); try (exfalso; apply Hiss; reflexivity).
+  rewrite Hg0 in Hg. injection Hg as ->.
+  destruct (Nat.eq_dec (ieng key x) c) as [Same|Other].
+  - (* its own engine: in flight and conflicting is excluded at issue *)
+    pose proof (group_index key tr j x Hx) as Gj. rewrite Same in Gj.
+    set (h := Z.to_nat (cnt key c (firstn j tr))) in *.
+    pose proof (group_order c h (issued st c) j k Gj Hg0 Hj) as Hhg.
+    exists h. rewrite (eng_at_nth key tr j x Hx), Same. split; [exact Gj|].
+    destruct (Nat.lt_ge_cases h (pdone st c)) as [L|L]; [exact L|].
+    exfalso. specialize (Hself h (conj L Hhg)). unfold self_conflict in Hself.
+    rewrite Hg0, Gj, Hk, Hx, Hc in Hself. discriminate.
+  - (* another engine: the waits *)
+    pose proof (Hcov c (issued st c) k xk j x Hg0 Hk Hj Hx Other Hc) as Himp.
+    destruct (pimplied_holds _ _ _ _ Himp st Hh
+                (or_intror (conj eq_refl (ex_intro _ k (conj Hg0 Hp))))) as [Hd | [E _]];
+      [|contradiction].
+    exists (Z.to_nat (cnt key (ieng key x) (firstn j tr))).
+    rewrite (eng_at_nth key tr j x Hx). split; [apply group_index; exact Hx|].
+    pose proof (cnt_nonneg key (ieng key x) (firstn j tr)). lia.
+Qed.
+
+(* ---- Progress. *)
+
+Lemma pbusy_engine : forall st c, pholds st -> (0 < issued st c)%nat -> In c (map (ieng key) tr).
+Proof.
+  intros st c [Hb _] H. specialize (Hb c).
+  destruct (groups c) as [|k r] eqn:G; [simpl in Hb; lia|].
+  assert (Hin: In k (groups c)) by (rewrite G; left; reflexivity).
+  destruct (nth_error tr k) as [x|] eqn:E.
+  - apply in_map_iff. exists x. split.
+    + unfold groups, Machine.groups in Hin. apply filter_In in Hin. destruct Hin as [_ Hin].
+      apply Nat.eqb_eq in Hin. rewrite (eng_at_nth key tr k x E) in Hin. exact Hin.
+    + apply nth_error_In with k. exact E.
+  - unfold groups, Machine.groups in Hin. apply filter_In in Hin. destruct Hin as [Hin _].
+    apply in_seq in Hin. apply nth_error_None in E. lia.
+Qed.
+
+Theorem pipeline_progress : earlier_only key tr W ->
+  forall st, preachable st ->
+  forall c, (exists k, nth_error (groups c) (issued st c) = Some k) \/ (pdone st c < issued st c)%nat ->
+  exists c' st', pstep st c' st'.
+Proof.
+  intros Hearly st R. pose proof (preachable_holds st R) as H.
+  destruct (existsb (fun e => Nat.ltb (pdone st e) (issued st e)) (map (ieng key) tr)) eqn:Busy.
+  - apply existsb_exists in Busy. destruct Busy as [e [_ Be]]. apply Nat.ltb_lt in Be.
+    intros _ _. exists e. eexists. apply PComplete. exact Be.
+  - (* nothing in flight anywhere: Machine.v's argument *)
+    assert (Idle: forall e, pdone st e = issued st e).
+    { intros e. pose proof (proj1 H e).
+      destruct (Nat.eq_dec (issued st e) 0); [lia|].
+      pose proof (pbusy_engine st e H ltac:(lia)) as Ine.
+      destruct (Nat.lt_ge_cases (pdone st e) (issued st e)) as [L|L]; [|lia].
+      assert (existsb (fun e => Nat.ltb (pdone st e) (issued st e)) (map (ieng key) tr) = true)
+        by (apply existsb_exists; exists e; split; [exact Ine | apply Nat.ltb_lt; exact L]).
+      congruence. }
+    intros c [[k Hg] | L]; [|rewrite Idle in L; lia].
+    revert c Hg. induction k as [k IH] using lt_wf_ind. intros c Hg.
+    destruct (proj2 (proj2 H c (issued st c) k Hg) eq_refl) as [Hl _].
+    destruct (Nat.eq_dec (ppassed st c) (length (W k))) as [Heq|Hne].
+    + exists c. eexists. eapply PIssue; try eassumption.
+      * rewrite Idle. specialize (depth_pos c). lia.
+      * intros h Hr. rewrite Idle in Hr. lia.
+    + destruct (nth_error (W k) (ppassed st c)) as [[f T]|] eqn:HW;
+        [|apply nth_error_None in HW; lia].
+      destruct (Z.geb (Z.of_nat (pdone st f)) T) eqn:Hge.
+      * exists c. eexists. eapply PWait; eassumption.
+      * apply geb_false in Hge.
+        destruct (groups_in key tr c (issued st c) k Hg) as [Hk _].
+        destruct (nth_error tr k) as [xk|] eqn:Exk; [|apply nth_error_None in Exk; lia].
+        pose proof (Hearly k xk f T Exk (nth_error_In _ _ HW)) as Hle.
+        destruct (group_before key tr f (pdone st f) k ltac:(lia) ltac:(lia)) as [k' [Hk' Hlt]].
+        rewrite Idle in Hk'. exact (IH k' Hlt f Hk').
+Qed.
+
+End Pipeline.
+
+(* ---- The validator's waits on pipelined queues. *)
+
+Section Validated.
+Variable key : Type.
+Variable kc : key -> key -> bool.
+Variable tr : list (inst key).
+Variable W : nat -> list (nat * Z).
+Variable ne : nat.
+Variable nd : nat -> nat -> Z.
+Hypothesis nd_ok : forall k xk f, nth_error tr k = Some xk -> f <> ieng key xk -> (f < ne)%nat ->
+  nd k f = need key kc (firstn k tr) f (ikeys key xk).
+Variable depth : nat -> nat.
+Hypothesis depth_pos : forall c, (1 <= depth c)%nat.
+
+Theorem pipeline_check_soundness : check key tr W ne nd = true ->
+  forall st c st', preachable key kc tr W depth st -> pstep key kc tr W depth st c st' -> issued st' c <> issued st c ->
+  forall k xk, nth_error (groups key tr c) (issued st c) = Some k -> nth_error tr k = Some xk ->
+  forall j x, (j < k)%nat -> nth_error tr j = Some x ->
+  conflict key kc (ikeys key x) (ikeys key xk) = true -> pcompleted key tr st j.
+Proof. intros V. exact (pipeline_soundness key kc tr W depth (check_covers key kc tr W ne nd nd_ok V)). Qed.
+
+Theorem pipeline_check_progress : check key tr W ne nd = true ->
+  forall st, preachable key kc tr W depth st ->
+  forall c, (exists k, nth_error (groups key tr c) (issued st c) = Some k) \/ (pdone st c < issued st c)%nat ->
+  exists c' st', pstep key kc tr W depth st c' st'.
+Proof. intros V. exact (pipeline_progress key kc tr W depth depth_pos (check_earlier key kc tr W ne nd nd_ok V)). Qed.
+
+(* Never late: S_f counts completions as Machine.v's done does, so
+   Validate.check_exact's bound applies to the pipelined counts. *)
+Theorem pipeline_not_late : check key tr W ne nd = true ->
+  forall st k xk f T, nth_error tr k = Some xk -> In (f, T) (W k) ->
+  (forall j x, (j < k)%nat -> nth_error tr j = Some x -> ieng key x = f ->
+     conflict key kc (ikeys key x) (ikeys key xk) = true -> pcompleted key tr st j) ->
+  T <= Z.of_nat (pdone st f).
+Proof.
+  intros V st k xk f T Hk Hin Hdone.
+  exact (proj2 (check_exact key kc tr W ne nd nd_ok V) (MState (pdone st) (fun _ => 0%nat)) k xk f T Hk Hin Hdone).
+Qed.
+
+End Validated.
