@@ -45,8 +45,9 @@ echo "and scatter by index land. The ports' ragged views cost waits where the wo
 echo "cost: rmsnorm's 13 against 11 are the ragged fallback (\`bfsync compile --explain\`: a ragged view"
 echo "is tracked over its whole clipped dimension); the same port with its ragged bounds replaced by"
 echo "whole tiles has 11. Fewer transfers are not always fewer cycles: matmul's port simulates"
-echo "slower than its workaround (the packing tensor_copies are extra VectorE work, and why the"
-echo "coalesced stores do not pay for them in the trn1 cost model was not analysed)."
+echo "slower than its workaround because at the port's TILES_IN_BLOCK_N = 1 the packed row is a single"
+echo "result tile, so the source's packing tensor_copy (one per result tile, on VectorE) buys no"
+echo "coalescing; the port saves only the lhsT loads (one [128, 256] DMA instead of two)."
 echo
 echo "| port | params | iterations | DMA transfers, port | DMA, workaround | waits, port | waits, workaround | per iteration (port / workaround): DMA, waits | simulated cycles, port / workaround |"
 echo "|---|---|---:|---:|---:|---:|---:|---|---|"
