@@ -205,6 +205,10 @@ for exec in threads sim; do
   fi
 done
 
+if expect_status 1 verify tests/bad_run/ragged_short.bfk -p N=40; then
+  expect_stderr "ragged_short.bfk:17:10: error: store: operand shapes do not fit the op ([39, 1], [40, 1])"
+fi
+
 # ---- The f64 reference: numerical diagnostics with the line, and the
 # tolerance. Each of these kernels is synchronized correctly, so it matches
 # the sequential reference bit for bit; before the f64 reference every one

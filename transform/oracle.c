@@ -146,6 +146,7 @@ typedef struct Region {
   int64_t base, r0, r1, c0, c1, ncols;
   bool reads, writes;
   int64_t at[2]; /* as evaluated: the slot (and 0), or the hbm row and column */
+  int64_t n[2];  /* a view's or slice's extents as run (a ragged one's clipped) */
 } Region;
 
 struct Oracle {
@@ -405,7 +406,8 @@ static bool slice_region(Oracle *o, const Walk *w, const Stmt *s, const Operand 
   /* an empty slice (a ragged one clipped to nothing) covers no cell */
   bool empty = !n[0] || !n[1];
   *rg = (Region){g->base, lo[0] / g->cell_rows, empty ? lo[0] / g->cell_rows : (lo[0] + n[0]) / g->cell_rows,
-                 lo[1] / g->cell_cols, (lo[1] + n[1]) / g->cell_cols, g->ncols, false, false, {lo[0], lo[1]}};
+                 lo[1] / g->cell_cols, (lo[1] + n[1]) / g->cell_cols, g->ncols, false, false, {lo[0], lo[1]},
+                 {n[0], n[1]}};
   return true;
 }
 
@@ -431,7 +433,7 @@ static bool hbm_region(Oracle *o, const Walk *w, const Stmt *s, int i, Region *r
     return false;
   }
   *rg = (Region){g->base, r0 / g->cell_rows, r1 / g->cell_rows, c0 / g->cell_cols,
-                 c1 / g->cell_cols, g->ncols, false, false, {r, c}};
+                 c1 / g->cell_cols, g->ncols, false, false, {r, c}, {t[0], t[1]}};
   return true;
 }
 
@@ -464,7 +466,7 @@ static bool tile_region(Oracle *o, const Walk *w, const Stmt *s, const Operand *
   bool empty = !n[0] || !n[1]; /* a ragged view clipped to nothing covers no cell */
   *rg = (Region){base, lo[0] / g->cell_rows, empty ? lo[0] / g->cell_rows : (lo[0] + n[0]) / g->cell_rows,
                  lo[1] / g->cell_cols, (lo[1] + n[1]) / g->cell_cols, g->ncols, false, false,
-                 {slot, lo[0] * t->cols + lo[1]}};
+                 {slot, lo[0] * t->cols + lo[1]}, {n[0], n[1]}};
   return true;
 }
 
@@ -762,6 +764,39 @@ static void need_instance(Oracle *o, Walk *w, const Stmt *s, const Region *rg, i
   if (w->only < 0 || w->only == s->engine) enqueue(&w->queue[s->engine], o->nengines, s, where, need);
 }
 
+/* A ragged operand's extent is known only now (sema checked the other
+ * shapes): the shapes as run must fit the op's rule, else the runtime's
+ * and the references' error. rg: the memory operands' regions, in order
+ * (an immediate is last when there is one, so rg[i] is operand i). */
+static bool ragged_shapes_fit(Oracle *o, const Stmt *s, const Region *rg) {
+  bool ragged = false;
+  int nrg = 0;
+  for (int i = 0; i < s->noperands; i++) {
+    ragged |= s->operands[i].clip[0] || s->operands[i].clip[1];
+    nrg += s->operands[i].kind != OPND_IMM;
+  }
+  if (!ragged) return true;
+  const int64_t *d = rg[0].n, *a = rg[1].n, *b = nrg > 2 ? rg[2].n : d;
+  bool same = d[0] == a[0] && d[1] == a[1], fits = true;
+  switch (op_info(s->op)->shape) {
+  case SHAPE_SAME: fits = same && b[0] == d[0] && b[1] == d[1]; break;
+  case SHAPE_MATMUL: fits = d[0] == a[0] && a[1] == b[0] && d[1] == b[1]; break;
+  case SHAPE_TRANSPOSE: fits = d[0] == a[1] && d[1] == a[0]; break;
+  case SHAPE_ROWREDUCE: fits = d[0] == a[0] && d[1] == 1; break;
+  case SHAPE_ROWBCAST: fits = same && b[0] == d[0] && b[1] == 1; break;
+  case SHAPE_COLBCAST: fits = same && b[0] == 1 && b[1] == d[1]; break;
+  default: break;
+  }
+  if (fits) return true;
+  char shapes[96] = "";
+  for (int i = 0, len = 0; i < nrg && len < (int)sizeof shapes; i++)
+    len += snprintf(shapes + len, sizeof shapes - (size_t)len, "%s[%lld, %lld]", i ? ", " : "", (long long)rg[i].n[0],
+                    (long long)rg[i].n[1]);
+  diag_error(&o->p->diag, s->op_span, "%s: operand shapes do not fit the op (%s)", s->op_name, shapes);
+  o->failed = true;
+  return false;
+}
+
 /* instr := engine ':' op operand {',' operand} ';' -- one dynamic instance */
 static void walk_instr(Oracle *o, Walk *w, const Stmt *s) {
   Region rg[BFRT_MAX_OPERANDS];
@@ -779,7 +814,10 @@ static void walk_instr(Oracle *o, Walk *w, const Stmt *s) {
     note_reads(o, w, s->operands[i].col, (uint32_t)1 << s->engine);
     note_reads(o, w, s->operands[i].lo[0], (uint32_t)1 << s->engine);
     note_reads(o, w, s->operands[i].lo[1], (uint32_t)1 << s->engine);
+    note_reads(o, w, s->operands[i].clip[0], (uint32_t)1 << s->engine);
+    note_reads(o, w, s->operands[i].clip[1], (uint32_t)1 << s->engine);
   }
+  if (!ragged_shapes_fit(o, s, rg)) return;
   int64_t pos = ++w->count[s->engine];
   w->last = s;
   if (w->mode == WALK_NEEDS) need_instance(o, w, s, rg, nrg, where, pos);
