@@ -9,8 +9,8 @@
 
    - rebuilds the kernel as a value of the Coq model. Each instruction's
      accesses come from opstable.ml, generated from runtime/ops.def
-     (proof/ops_table.awk): operand 0 is written, the other tile and hbm
-     operands are read, an accumulating op also reads its destination; an
+     (proof/ops_table.awk): each tile and hbm operand is written, read or
+     both (an accumulator) as its role in ops.def's SIG lines says; an
      hbm tile takes its op's first tile operand's shape. Nothing comes from
      transform/deps.c's classification;
    - runs the threshold function extracted from Coq (thresholds.ml, from
@@ -126,14 +126,15 @@ let shapes = ref [||] (* tile -> (rows, cols) *)
 
 let op_sig id =
   match List.find_opt (fun (i, _, _) -> i = id) Opstable.ops with
-  | Some (_, s, acc) -> (s, acc)
+  | Some (_, s, roles) -> (s, roles)
   | None -> fail 2 "op %s is not in runtime/ops.def's table" id
 
-(* The accesses of an op's operands, by ops.def's rule: operand 0 is
-   written (and read too by an accumulating op), the others are read; an
-   hbm tile has the shape of the op's first tile operand. mk builds one. *)
+(* The accesses of an op's operands, by their roles in ops.def: a written
+   operand (w) is one write, an accumulator (a) a read and a write, a read
+   one (r) one read, an immediate none; an hbm tile has the shape of the
+   op's first tile operand. mk builds one. *)
 let accesses id ops mk =
-  let sg, acc = op_sig id in
+  let sg, role_letters = op_sig id in
   if String.length sg <> List.length ops || List.exists2 (fun c o -> c <> letter o) (List.init (String.length sg) (String.get sg)) ops
   then fail 2 "%s: operands %s do not fit runtime/ops.def's signature %s" id
          (String.of_seq (List.to_seq (List.map letter ops))) sg;
@@ -142,7 +143,7 @@ let accesses id ops mk =
     | Some (OT (t, _)) -> fail 2 "%s: no tile %d" id t
     | _ -> (1, 1) in
   List.concat (List.mapi (fun i o ->
-      let roles = if i = 0 then (if acc then [false; true] else [true]) else [false] in
+      let roles = match role_letters.[i] with 'w' -> [true] | 'a' -> [false; true] | 'r' -> [false] | _ -> [] in
       match o with
       | OF -> []
       | OT (t, s) -> List.map (fun w -> mk t w s 1 None 1) roles

@@ -32,7 +32,7 @@ enum { BFRT_ACC_EXACT, BFRT_ACC_ROUND, BFRT_ACC_LIBM, BFRT_ACC_SUM, BFRT_NACCS }
 #define BFRT_MAX_OPERANDS 7
 
 /* An op's operands, destination first, and what it does with each: the
- * signatures' table is in ops.c (kinds and roles), one letter per operand.
+ * signatures' SIG lines in ops.def (kinds and roles), one letter per operand.
  *   kinds: T a tile, H an hbm tile X[r, c], F an immediate (a float, or a
  *          name from a vocabulary, carried as its code: see roles);
  *   roles: w written, a read and written (accumulated into), r read,
@@ -42,21 +42,9 @@ enum { BFRT_ACC_EXACT, BFRT_ACC_ROUND, BFRT_ACC_LIBM, BFRT_ACC_SUM, BFRT_NACCS }
  * simulator take an op's reads and writes from these roles and nowhere
  * else (bfrt_op_reads, bfrt_op_writes). */
 typedef enum Signature {
-  SIG_T_H, SIG_H_T, SIG_T_TT, SIG_T_T, SIG_T_F, SIG_T_TF,
-  SIG_A_TT,     /* acc, a, b: acc read and written (matmul_acc, nc_matmul_acc) */
-  SIG_T_FFF,    /* iota d, step, offset, channel_multiplier */
-  SIG_T_FFFTFO, /* affine_select d, step, offset, channel_multiplier, on_true, on_false, cmp */
-  SIG_T_OT,     /* tensor_reduce d, op, s */
-  SIG_T_OTN,    /* tensor_reduce d, op, s, negate */
-  SIG_T_TOF,    /* tensor_scalar d, s, op0, f0 */
-  SIG_T_TOT,    /* tensor_scalar d, s, op0, v0 ([P, 1]) */
-  SIG_T_TOFOF,  /* tensor_scalar d, s, op0, f0, op1, f1 */
-  SIG_T_TOTOT,  /* tensor_scalar d, s, op0, v0, op1, v1 */
-  SIG_T_FT,     /* activation d, fn, s */
-  SIG_T_FTTF,   /* activation d, fn, s, bias, scale */
-  SIG_T_FTTFA,  /* activation_acc d, fn, s, bias, scale, acc: acc read and written */
-  SIG_T_TTFOO,  /* tensor_tensor_scan d, data0, data1, initial (a float), op0, op1 */
-  SIG_T_TTTOO,  /* tensor_tensor_scan d, data0, data1, initial ([P, 1]), op0, op1 */
+#define SIG(id, kinds, roles) id,
+#include "ops.def"
+#undef SIG
   BFRT_NSIGS
 } Signature;
 

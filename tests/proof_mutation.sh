@@ -112,7 +112,7 @@ site() {
 mutate "emit_c prints every wait one lower" backend/emit_c.c \
   's/(put_ir_expr\(em, n->threshold\);)/$1 fputs(" - 1", em->out);/'
 mutate "deps.c classifies an hbm store's destination as a read" transform/deps.c \
-  's/add_access\(in, d->k->ntiles \+ o->decl, i == 0, o\);/add_access(in, d->k->ntiles + o->decl, i == 0 \&\& s->op != BFRT_STORE, o);/'
+  's/add_access\(in, d->k->ntiles \+ o->decl, bfrt_op_writes\(s->op, i\), o\);/add_access(in, d->k->ntiles + o->decl, bfrt_op_writes(s->op, i) \&\& s->op != BFRT_STORE, o);/'
 mutate "device-integer reads shared between elements of one tensor" "$(site 'ir_expr_equal(sh->elem[i], e)')" \
   's/if \(ir_expr_equal\(sh->elem\[i\], e\)\) return ir_leaf/if (sh->elem[i]->id == e->id) return ir_leaf/'
 # QUICK (the sanitizer pass, whose rebuilds are slower): the tracked form only.
