@@ -32,19 +32,27 @@ LIB_OBJ      = $(filter-out $(BUILD)/obj/driver/main.o,$(COMPILER_OBJ))
 # libbfrt carries the one target-file reader (bfrt_costs_load, in target/) and
 # the utilities it uses; runtime/ itself includes nothing above util/.
 RUNTIME_OBJ  = $(RUNTIME_SRC:%.c=$(BUILD)/obj/%.o) \
-               $(addprefix $(BUILD)/obj/,target/costs_file.o target/target_file.o util/diag.o util/arena.o)
+               $(addprefix $(BUILD)/obj/,target/costs_file.o target/target_file.o util/diag.o util/arena.o util/numbers.o util/clock.o util/json_write.o)
 PUBLIC_HDR   = runtime/bfrt.h runtime/bfrt_kernel.h runtime/bfrt_cost.h runtime/ops.def
 BUILD_HDR    = $(PUBLIC_HDR:runtime/%=$(BUILD)/include/bfsync/%)
 UNIT_SRC     = $(sort $(wildcard tests/unit/test_*.c))
 UNIT_BIN     = $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 TEST_SCRIPTS = $(sort $(wildcard tests/*.sh))
+NARROW_TARGETS = targets/trn1_c4.target targets/trn1_c8.target targets/trn1_c16.target
+# `make check`: the quick loop (release build, unit tests, the script tests
+# that take seconds, not minutes); `make test` runs everything.
+CHECK_SCRIPTS = $(addprefix tests/,frontend.sh transform.sh resources.sh gen.sh layers.sh makefile.sh host.sh timeline.sh \
+                  editors.sh verify.sh inputs.sh)
+# Every part of a test run prints its wall time (.ci/timed).
+TIMED = bash .ci/timed
+
 # `make` builds the proof's checker too when coq and ocaml are installed
 # (then `bfsync verify` validates every run); without them verify says the
 # validator is not available, and `make proof` installs them.
 PROOF_DIR    = build/proof
 PROOF_IF_COQ := $(if $(and $(shell command -v coqc 2>/dev/null),$(shell command -v ocamlopt 2>/dev/null)),$(PROOF_DIR)/bfcheck)
 
-.PHONY: all deps test test-unit test-scripts test-asan test-update run bench bench-compile bench-resources bench-paper install clean fuzz-kernels fuzz exhaustive
+.PHONY: all deps check test test-unit test-scripts test-asan test-update run bench bench-compile bench-resources bench-paper install clean fuzz-kernels fuzz exhaustive
 all: $(BUILD)/bfsync $(BUILD)/libbfrt.a $(BUILD_HDR) $(NARROW_TARGETS) $(PROOF_IF_COQ)
 
 deps:
@@ -91,14 +99,19 @@ test:
 	@$(MAKE) --no-print-directory test-asan
 
 test-unit: $(UNIT_BIN)
-	@set -e; for t in $(UNIT_BIN); do echo "== $$t"; $$t; done
+	@$(TIMED) "unit tests$(if $(SAN), (ASan),)" sh -c 'set -e; for t in $(UNIT_BIN); do echo "== $$t"; $$t; done'
 
 test-scripts: all
-	@set -e; for t in $(TEST_SCRIPTS); do echo "== $$t"; BFSYNC=$(BUILD)/bfsync BUILD=$(BUILD) bash $$t; done
+	@set -e; for t in $(TEST_SCRIPTS); do echo "== $$t"; BFSYNC=$(BUILD)/bfsync BUILD=$(BUILD) $(TIMED) "$$t$(if $(SAN), (ASan),)" bash $$t; done
 
 # The unit tests and the script tests again, built with ASan and UBSan.
 test-asan:
-	@$(MAKE) --no-print-directory BUILD=build-asan SAN=1 OPT=-O1 QUICK=1 test-unit test-scripts
+	@$(TIMED) "the sanitizer pass" $(MAKE) --no-print-directory BUILD=build-asan SAN=1 OPT=-O1 QUICK=1 test-unit test-scripts
+
+# The edit-compile-test loop: about a minute and a half.
+check: all $(UNIT_BIN)
+	@$(MAKE) --no-print-directory test-unit
+	@set -e; for t in $(CHECK_SCRIPTS); do echo "== $$t"; BFSYNC=$(BUILD)/bfsync BUILD=$(BUILD) $(TIMED) "$$t" bash $$t; done
 
 # Regenerate every golden file; review the diff before committing.
 test-update: all
@@ -181,8 +194,8 @@ clean:
 $(BUILD)/obj/target/target.o: targets/trn1.target
 
 # The test targets with narrow counters (docs/targets.md) are trn1.target
-# with another name and counter_bits, derived here so they never drift.
-NARROW_TARGETS = targets/trn1_c4.target targets/trn1_c8.target targets/trn1_c16.target
+# with another name and counter_bits, derived here so they never drift
+# (NARROW_TARGETS is defined above `all`, which names them).
 targets/trn1_c%.target: targets/trn1.target
 	awk -v bits=$* -f targets/narrow.awk $< >$@.tmp && mv $@.tmp $@
 
@@ -197,7 +210,7 @@ DEBS     += coq ocaml-nox
 .PHONY: proof
 proof:
 	@$(MAKE) --no-print-directory deps
-	@$(MAKE) --no-print-directory $(PROOF_DIR)/bfcheck
+	@$(TIMED) proof $(MAKE) --no-print-directory $(PROOF_DIR)/bfcheck
 $(PROOF_DIR)/bfcheck: $(wildcard proof/*.v) proof/bfcheck.ml proof/check_assumptions.sh proof/ops_table.awk runtime/ops.def
 	@rm -rf $(PROOF_DIR) && mkdir -p $(PROOF_DIR) && cp proof/*.v proof/bfcheck.ml $(PROOF_DIR)/
 	awk -f proof/ops_table.awk runtime/ops.def >$(PROOF_DIR)/opstable.ml

@@ -14,6 +14,7 @@
 #include "frontend/program.h"
 #include "runtime/bfrt_cost.h"
 #include "transform/ir.h"
+#include "util/json.h"
 
 /* BFSYNC_VERSION, stamped into generated files and printed by --version,
  * comes from the Makefile's VERSION, its one definition. */
@@ -60,9 +61,10 @@ int reference_run(Program *p, const int64_t *params, RefTensor *tensors, const c
 /* Make tensors' i32 contents the device integers that p's reference and
  * oracle read (p->device_ints); tensors must outlive their use. */
 void device_ints_bind(Program *p, const RefTensor *tensors);
-/* `, "device": {"NAME": [v, ...], ...}` for p's i32 tensors (row-major),
- * nothing when the kernel has none: what --json reports of them. */
-void device_ints_json(const Program *p, FILE *out);
+/* The member "device": {"NAME": [v, ...], ...} of the object w is in, for
+ * p's i32 tensors (row-major), nothing when the kernel has none: what
+ * --json reports of them. */
+void device_ints_json(const Program *p, JsonWriter *w);
 
 /* ---- The independent numerical reference (reference_f64.c). */
 /* A tensor's exact values, and for each the bound on how far an f32

@@ -13,18 +13,13 @@
 
 #include <stdint.h>
 
-static inline uint64_t bf_splitmix64(uint64_t x) {
-  x += 0x9e3779b97f4a7c15u;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9u;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebu;
-  return x ^ (x >> 31);
-}
+#include "util/random.h"
 
 /* Fill data[0 .. n) with tensor's default inputs for seed. */
 static inline void bf_default_inputs(float *data, int64_t n, uint64_t seed, int tensor) {
-  uint64_t base = bf_splitmix64(seed ^ bf_splitmix64((uint64_t)tensor + 1));
+  uint64_t base = splitmix64(seed ^ splitmix64((uint64_t)tensor + 1));
   for (int64_t i = 0; i < n; i++) {
-    int64_t bits = (int64_t)(bf_splitmix64(base + (uint64_t)i) >> 40); /* 24 random bits */
+    int64_t bits = (int64_t)(splitmix64(base + (uint64_t)i) >> 40); /* 24 random bits */
     data[i] = (float)(bits - (1 << 23)) / (float)(1 << 23);
   }
 }
@@ -32,9 +27,9 @@ static inline void bf_default_inputs(float *data, int64_t n, uint64_t seed, int 
 /* Fill the cells of an i32 tensor with its default device integers for
  * seed: values 0 .. 4 (small trip counts, both outcomes of a comparison). */
 static inline void bf_default_ints(float *data, int64_t n, uint64_t seed, int tensor) {
-  uint64_t base = bf_splitmix64(seed ^ bf_splitmix64((uint64_t)tensor + 1));
+  uint64_t base = splitmix64(seed ^ splitmix64((uint64_t)tensor + 1));
   for (int64_t i = 0; i < n; i++) {
-    int32_t v = (int32_t)(bf_splitmix64(base + (uint64_t)i) % 5);
+    int32_t v = (int32_t)(splitmix64(base + (uint64_t)i) % 5);
     __builtin_memcpy(&data[i], &v, sizeof v);
   }
 }

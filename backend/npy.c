@@ -24,6 +24,7 @@
 
 #include "backend/backend.h"
 #include "util/files.h"
+#include "util/numbers.h"
 
 #define NPY_MAGIC "\x93NUMPY"
 #define NPY_MAGIC_LEN 6
@@ -82,12 +83,11 @@ static bool parse_shape(Cursor *c, Header *h) {
   while (!accept(c, ')')) {
     skip_space(c);
     if (c->s >= c->end || !isdigit((unsigned char)*c->s)) return false;
-    int64_t v = 0;
-    while (c->s < c->end && isdigit((unsigned char)*c->s)) {
-      if (v > (INT64_MAX - 9) / 10) return false;
-      v = v * 10 + (*c->s++ - '0');
-    }
-    if (h->rank < 2) h->shape[h->rank] = v;
+    const char *digits = c->s;
+    while (c->s < c->end && isdigit((unsigned char)*c->s)) c->s++;
+    uint64_t v;
+    if (parse_digits(digits, (size_t)(c->s - digits), INT64_MAX, &v)) return false;
+    if (h->rank < 2) h->shape[h->rank] = (int64_t)v;
     h->rank++;
     if (!accept(c, ',') && !(skip_space(c), c->s < c->end && *c->s == ')')) return false;
   }

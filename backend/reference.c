@@ -310,20 +310,25 @@ void device_ints_bind(Program *p, const RefTensor *tensors) {
   p->device_shape = (const int64_t(*)[2])shape;
 }
 
-void device_ints_json(const Program *p, FILE *out) {
+void device_ints_json(const Program *p, JsonWriter *w) {
   const Kernel *k = p->kernel;
   bool any = false;
   for (int t = 0; t < k->ntensors; t++) {
     if (!k->tensors[t].ints || !p->device_ints) continue;
-    fprintf(out, "%s\"%s\": [", any ? ", " : ", \"device\": {", k->tensors[t].name);
+    if (!any) {
+      jw_key(w, "device");
+      jw_object(w);
+      any = true;
+    }
+    jw_key(w, k->tensors[t].name);
+    jw_array(w);
     int64_t n = p->device_shape[t][0] * p->device_shape[t][1];
     for (int64_t i = 0; i < n; i++) {
       int32_t v;
       memcpy(&v, (const char *)p->device_ints[t] + 4 * i, sizeof v);
-      fprintf(out, "%s%" PRId32, i ? ", " : "", v);
+      jw_int(w, v);
     }
-    fputc(']', out);
-    any = true;
+    jw_close(w);
   }
-  if (any) fputc('}', out);
+  if (any) jw_close(w);
 }

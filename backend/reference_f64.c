@@ -396,17 +396,20 @@ static int check_finite(F64 *r, const Stmt *s, const Operands *ops, View result,
 /* ---- The ops, from their definitions, with their error bounds.
  *
  * Next to each exact value the reference keeps a bound on how far an f32
- * computation of it may be from it: a first-order running error analysis.
- * An op's bound is the error it inherits from its inputs, through its
- * derivative, plus the rounding it adds itself, which its accuracy class
+ * computation of it may be from it: a running error analysis. An op's
+ * bound is the error it inherits from its inputs, the most the op's value
+ * can move when each input moves within its bound (to every order: a
+ * narrow type's rounding is a few percent, and all of a value rounded to
+ * a subnormal, where a first-order bound is too small), plus the rounding
+ * it adds itself, which its accuracy class
  * (the last column of ops.def) sets: EXACT ops add none, a ROUND op one
  * rounding (u |result|, u = 2^-24), a LIBM op LIBM_ULPS of them (libm is
  * within a few ulp, and sigmoid, silu and gelu round a few times more), a
  * SUM one rounding per addition, of the partial sum so far. Immediates add
  * their own rounding to f32. Inputs are exact. An f32 result is within
- * tolerance when it is within its bound: correct f32 code always is, to
- * first order, however long its chains of ops, while an op computed wrongly
- * is off by far more. */
+ * tolerance when it is within its bound: correct f32 code always is,
+ * however long its chains of ops, while an op computed wrongly is off by
+ * far more. */
 enum { LIBM_ULPS = 8 };
 static const double U = 0x1p-24;
 
@@ -428,6 +431,21 @@ static Cell larger(Cell a, Cell b) {
   return big;
 }
 
+/* The most a function monotone on [x - e, x + e] moves from f(x) there:
+ * the error it inherits from x's bound e, to every order. */
+static double moved(double (*f)(double), double x, double e) {
+  double fx = f(x);
+  return fmax(fabs(f(x + e) - fx), fabs(fx - f(x - e)));
+}
+
+static double sigmoid(double x) { return 1 / (1 + exp(-x)); }
+static double rsqrt(double x) { return 1 / sqrt(x); }
+static double recip(double x) { return 1 / x; }
+static double sqrt_clamped(double x) { return sqrt(x > 0 ? x : 0); }
+
+/* x times y where each is within its bound of the exact value. */
+static double product_error(Cell a, Cell b) { return fabs(b.v) * a.e + fabs(a.v) * b.e + a.e * b.e; }
+
 /* d = f(a, b): the value, and its bound from a's bound ea and b's eb (b
  * is the second tile's element, its row or column broadcast, or the
  * immediate). */
@@ -440,21 +458,22 @@ static Cell elementwise(int op, Cell a, Cell b) {
   case BFRT_ABS: return (Cell){fabs(x), a.e};
   case BFRT_MAX: case BFRT_MAX_IMM: return larger(a, b);
   case BFRT_SCALE: case BFRT_MUL: case BFRT_MUL_ROW: case BFRT_MUL_COL: case BFRT_MUL_IMM:
-    r = x * y, e = fabs(y) * a.e + fabs(x) * b.e; break;
+    r = x * y, e = product_error(a, b); break;
   case BFRT_ADD: case BFRT_ADD_ROW: case BFRT_ADD_COL: case BFRT_ADD_IMM: r = x + y, e = a.e + b.e; break;
   case BFRT_SUB: case BFRT_SUB_ROW: case BFRT_SUB_COL: case BFRT_SUB_IMM: r = x - y, e = a.e + b.e; break;
-  case BFRT_EXP: r = exp(x), e = r * a.e; break;
-  case BFRT_TANH: r = tanh(x), e = (1 - r * r) * a.e; break;
-  case BFRT_RSQRT: r = 1 / sqrt(x), e = 0.5 * fabs(r * r * r) * a.e; break;
-  case BFRT_RECIP: r = 1 / x, e = r * r * a.e; break;
-  case BFRT_SQRT: r = sqrt(x), e = r > 0 ? a.e / (2 * r) : sqrt(a.e); break;
-  case BFRT_SQUARE: r = x * x, e = 2 * fabs(x) * a.e; break;
-  case BFRT_SIGMOID: r = 1 / (1 + exp(-x)), e = r * (1 - r) * a.e; break;
+  case BFRT_EXP: r = exp(x), e = r > 0 ? r * expm1(a.e) : exp(x + a.e); break; /* r = 0: 0 * Inf would be NaN */
+  case BFRT_TANH: r = tanh(x), e = moved(tanh, x, a.e); break;
+  /* a bound reaching 0 bounds nothing: 1/x and 1/sqrt(x) are unbounded there */
+  case BFRT_RSQRT: r = 1 / sqrt(x), e = x - a.e > 0 ? moved(rsqrt, x, a.e) : INFINITY; break;
+  case BFRT_RECIP: r = 1 / x, e = fabs(x) - a.e > 0 ? moved(recip, x, a.e) : INFINITY; break;
+  case BFRT_SQRT: r = sqrt(x), e = moved(sqrt_clamped, x, a.e); break;
+  case BFRT_SQUARE: r = x * x, e = product_error(a, a); break;
+  case BFRT_SIGMOID: r = sigmoid(x), e = moved(sigmoid, x, a.e); break;
   case BFRT_SILU: r = x / (1 + exp(-x)), e = 1.1 * a.e + LIBM_ULPS * U * fabs(x); break; /* |silu'| < 1.1 */
   case BFRT_GELU: r = gelu_tanh(x), e = 1.13 * a.e + LIBM_ULPS * U * fabs(x); break; /* |gelu'| < 1.13 */
   default: bug("reference_f64: op %d is not elementwise", op);
   }
-  return (Cell){r, e + class_ulps(op) * U * fabs(r)};
+  return (Cell){r, e + class_ulps(op) * U * (fabs(r) + e)};
 }
 
 /* The operand op combines with a[i,j] besides a itself. */
@@ -470,13 +489,13 @@ static Cell second(int op, const Operands *o, int64_t i, int64_t j) {
 /* acc + term, left to right: one rounding of the new partial sum. */
 static Cell accumulate(Cell acc, Cell term) {
   double sum = acc.v + term.v;
-  return (Cell){sum, acc.e + term.e + U * fabs(sum)};
+  return (Cell){sum, acc.e + term.e + U * (fabs(sum) + acc.e + term.e)};
 }
 
 /* One term of a row reduction: the element, its square or its exponential. */
 static Cell reduction_term(int op, Cell x) {
-  if (op == BFRT_ROWSUM_SQUARE) return (Cell){x.v * x.v, 2 * fabs(x.v) * x.e + U * x.v * x.v};
-  if (op == BFRT_ROWSUM_EXP) return (Cell){exp(x.v), exp(x.v) * (x.e + LIBM_ULPS * U)};
+  if (op == BFRT_ROWSUM_SQUARE) return (Cell){x.v * x.v, product_error(x, x) + U * (x.v * x.v + product_error(x, x))};
+  if (op == BFRT_ROWSUM_EXP) return (Cell){exp(x.v), exp(x.v) * (expm1(x.e) + LIBM_ULPS * U * exp(x.e))};
   return x;
 }
 
@@ -698,7 +717,8 @@ static void compute(int op, const Operands *o, View out) {
         for (int64_t k = 0; k < a.cols; k++) {
           Cell x = *at(a, i, k), y = *at(o->v[2], k, j);
           double prod = x.v * y.v;
-          acc = accumulate(acc, (Cell){prod, fabs(y.v) * x.e + fabs(x.v) * y.e + U * fabs(prod)});
+          double e = product_error(x, y);
+          acc = accumulate(acc, (Cell){prod, e + U * (fabs(prod) + e)});
         }
         *at(out, i, j) = acc;
       }
@@ -739,6 +759,25 @@ static void mark_stored(F64 *r, const Stmt *s, const Operands *o) {
     for (int64_t j = 0; j < o->v[0].cols; j++) r->stored[dst->decl][first + i * cols + j] = true;
 }
 
+/* activation_acc's second write: the accumulator, rounded to its type
+ * like any destination, checked like one (its inputs were finite). */
+static int write_accumulator(F64 *r, const Stmt *s, Operands *o, const Cell *acc) {
+  const Operand *a = &s->operands[5];
+  View v = o->v[5];
+  const StorageType *st = storage_type(operand_type(r, a));
+  for (int64_t p = 0; p < v.rows; p++) {
+    bool inputs = isfinite(at(v, p, 0)->v) && isfinite(at(o->v[3], p, 0)->v) && finite_span(o->v[2], p, 0, 1, o->v[2].cols);
+    if (fits(acc[p].v, st) || !inputs) continue;
+    return fail(r, s->op_span,
+                arena_printf(r->p->arena, "'%s' accumulates %s from finite inputs, at [%" PRId64 ", 0] of '%s'", s->op_name,
+                             overflow_of(r, acc[p].v, st), p, a->name));
+  }
+  for (int64_t p = 0; p < v.rows; p++) *at(v, p, 0) = acc[p];
+  if (st) widen_for_storage(v, st);
+  mark_written(r, a->decl, o->slot[5], v);
+  return 0;
+}
+
 /* A ragged operand's extent is known only now (sema checked the rest):
  * the views as run must fit the op's shape rule. */
 static int check_ragged_shapes(F64 *r, const Stmt *s, const Operands *o) {
@@ -760,25 +799,6 @@ static int check_ragged_shapes(F64 *r, const Stmt *s, const Operands *o) {
   default: break;
   }
   return fits ? 0 : fail(r, s->span, arena_printf(r->p->arena, "'%s': the ragged operands' shapes do not fit the op", s->op_name));
-}
-
-/* activation_acc's second write: the accumulator, rounded to its type
- * like any destination, checked like one (its inputs were finite). */
-static int write_accumulator(F64 *r, const Stmt *s, Operands *o, const Cell *acc) {
-  const Operand *a = &s->operands[5];
-  View v = o->v[5];
-  const StorageType *st = storage_type(operand_type(r, a));
-  for (int64_t p = 0; p < v.rows; p++) {
-    bool inputs = isfinite(at(v, p, 0)->v) && isfinite(at(o->v[3], p, 0)->v) && finite_span(o->v[2], p, 0, 1, o->v[2].cols);
-    if (fits(acc[p].v, st) || !inputs) continue;
-    return fail(r, s->op_span,
-                arena_printf(r->p->arena, "'%s' accumulates %s from finite inputs, at [%" PRId64 ", 0] of '%s'", s->op_name,
-                             overflow_of(r, acc[p].v, st), p, a->name));
-  }
-  for (int64_t p = 0; p < v.rows; p++) *at(v, p, 0) = acc[p];
-  if (st) widen_for_storage(v, st);
-  mark_written(r, a->decl, o->slot[5], v);
-  return 0;
 }
 
 static int run_instr(F64 *r, const Stmt *s) {
@@ -887,7 +907,7 @@ static bool same_value(float got, double exact) { return (isnan(got) && isnan(ex
 static double bound_ratio(float got, double exact, double bound) {
   if (same_value(got, exact)) return 0;
   double diff = fabs((double)got - exact);
-  if (isnan(diff)) return INFINITY;
+  if (isnan(diff) || isnan(bound)) return INFINITY; /* a NaN bound must not pass as within it */
   double allowed = bound * (1 + 0x1p-20) + FLT_MIN;
   return diff / allowed;
 }

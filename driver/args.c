@@ -17,8 +17,7 @@
 int args_error(const CommandLine *cl, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
-  fputs("bfsync: error: ", stderr);
-  vfprintf(stderr, fmt, ap);
+  error_vprint(stderr, fmt, ap);
   va_end(ap);
   fprintf(stderr, " (see bfsync %s --help)\n", cl->command);
   return 2;
@@ -160,7 +159,7 @@ int output_finish(AtomicFile *out, int status) {
     return 1;
   }
   if (atomic_commit(out)) {
-    fprintf(stderr, "bfsync: error: %s\n", out->error);
+    error_print(stderr, "%s\n", out->error);
     return 1;
   }
   return 0;

@@ -45,7 +45,7 @@ static char *canonical(const Program *p, size_t *len) {
 static int rewrite(const char *path, const char *text, size_t len) {
   AtomicFile af;
   if (atomic_open(&af, path) || (fwrite(text, 1, len, af.f), atomic_commit(&af))) {
-    fprintf(stderr, "bfsync: error: cannot rewrite %s: %s\n", path, af.error);
+    error_print(stderr, "cannot rewrite %s: %s\n", path, af.error);
     return 1;
   }
   return 0;

@@ -7,9 +7,10 @@
  *
  * Inputs are .npy files or seeded pseudo-random values, the same for every
  * sync mode and for the reference. The results are also compared with the
- * independent f64 reference (backend/reference_f64.c), which checks the
- * arithmetic rather than the synchronization: their largest relative error
- * must be within the tolerance of the kernel's op classes, and its
+ * independent f64 reference (backend/reference_f64.c, through
+ * harness/exec.c as in the campaign), which checks the arithmetic rather
+ * than the synchronization: every element must be within its error bound,
+ * and its
  * diagnostics (a tile read before written, NaN or Inf from finite inputs,
  * out elements never stored) fail the run. Exit status: 0 only when every
  * out and inout tensor matches the reference in every mode and is within
@@ -41,14 +42,15 @@
 #include "transform/oracle.h"
 #include "transform/sync.h"
 
-enum { RUN_BARRIER_FREE, RUN_BARRIER, RUN_BOTH }; /* --sync, in sync_choices' order */
-static const char *const sync_choices[] = {"barrier-free", "barrier", "both", NULL};
+/* --sync: a SyncMode, or both (barrier, then barrier-free), or all four. */
+enum { RUN_BOTH = SYNC_MODE_COUNT, RUN_ALL, MAX_RUN_MODES = SYNC_MODE_COUNT };
+static const char *run_sync_choices[SYNC_MODE_COUNT + 3];
 static const char *const exec_choices[] = {"threads", "sim", NULL}; /* BFRT_EXEC_* order */
 
 typedef struct RunArgs {
   const char *file;
   ParamArgs params;
-  int sync; /* RUN_* */
+  int sync; /* a SyncMode, RUN_BOTH or RUN_ALL */
   int exec; /* BFRT_EXEC_* */
   uint64_t seed, max_steps;
   NamedPaths inputs, outputs;
@@ -75,8 +77,7 @@ typedef struct Run {
   RefTensor *results; /* the last mode's results, for --output */
   int64_t ideal;      /* sim: the oracle's ideal makespan; -1 until computed, -2 if it cannot be */
   int64_t ideal_sync; /* sim: the same, charging each dependence its semaphore latency and one wait */
-  ExactTensor *exact; /* the f64 reference's results; NULL until computed */
-  char *trace_parts[2]; /* --trace: each mode's trace, a private temporary
+  char *trace_parts[MAX_RUN_MODES]; /* --trace: each mode's trace, a private temporary
                            file until write_trace puts it in place (by SyncMode) */
 } Run;
 
@@ -90,7 +91,10 @@ static const char usage_text[] =
     "                         a kernel parameter; without any, the kernel's first\n"
     "                         `// params:` line\n"
     "  --all-params           run every `// params:` line of the kernel in turn\n"
-    "  --sync=MODE            barrier-free (default), barrier, or both\n"
+    "  --sync=MODE            barrier-free (default), barrier, unrolled (every loop\n"
+    "                         unrolled for these parameters), paper (the allocation\n"
+    "                         of Sung et al.), both (barrier, then barrier-free) or\n"
+    "                         all (barrier, paper, barrier-free, unrolled)\n"
     "  --exec=threads|sim     real threads (default) or the cycle simulator\n"
     "  --target FILE          the machine and its cost model (default: the built-in\n"
     "                         trn1, targets/trn1.target; see docs/targets.md)\n"
@@ -101,7 +105,7 @@ static const char usage_text[] =
     "  --output NAME=Y.npy    write a tensor after the run (repeatable)\n"
     "  --json                 one JSON object per sync mode on stdout\n"
     "  --jitter               random delays before instructions (threads; seeded)\n"
-    "  --trace FILE.json      Chrome trace of the run (--sync=both: each mode a process)\n"
+    "  --trace FILE.json      Chrome trace of the run (several modes: each a process)\n"
     "  --check                race-check the run with vector clocks; races fail it\n"
     "  --timing-only          with --exec=sim: simulate the cycles without holding or\n"
     "                         computing the float tensors (i32 ones are still read);\n"
@@ -111,8 +115,7 @@ static const char usage_text[] =
 
 /* A usage error found after parsing; exit status 2. */
 static int usage_error(const char *fmt, const char *what) {
-  fputs("bfsync: error: ", stderr);
-  fprintf(stderr, fmt, what);
+  error_print(stderr, fmt, what);
   fputs(" (see bfsync run --help)\n", stderr);
   return 2;
 }
@@ -177,7 +180,7 @@ static int read_input(Run *r, int t, const NamedPath *in) {
   NpyArray into = {x->rows, x->cols, x->data, r->p->kernel->tensors[t].type};
   const char *err;
   if (npy_read(r->p->arena, in->path, in->name, &into, &err)) {
-    fprintf(stderr, "bfsync: error: %s\n", err);
+    error_print(stderr, "%s\n", err);
     return 1;
   }
   return 0;
@@ -187,7 +190,7 @@ static int read_input(Run *r, int t, const NamedPath *in) {
 static int make_inputs(Run *r) {
   const char *err;
   if ((r->args->timing_only ? instance_inputs_timing : instance_inputs)(&r->in, r->args->seed, &err)) {
-    fprintf(stderr, "bfsync: error: %s\n", err);
+    error_print(stderr, "%s\n", err);
     return 1;
   }
   const Kernel *k = r->p->kernel;
@@ -207,25 +210,10 @@ static int write_outputs(Run *r) {
     NpyArray arr = {x->rows, x->cols, x->data, r->p->kernel->tensors[find_tensor(r->p->kernel, o->name)].type};
     const char *err;
     if (npy_write(r->p->arena, o->path, &arr, &err)) {
-      fprintf(stderr, "bfsync: error: %s\n", err);
+      error_print(stderr, "%s\n", err);
       return 1;
     }
   }
-  return 0;
-}
-
-/* ---- The f64 reference. */
-
-/* The f64 reference, once; 1 after a diagnostic. */
-static int compute_exact(Run *r) {
-  if (r->exact) return 0;
-  ExactTensor *exact = ARENA_ARRAY(r->p->arena, ExactTensor, r->p->kernel->ntensors + 1);
-  const char *err;
-  if (reference_f64(r->p, r->in.params, r->in.inputs, exact, &err)) {
-    fprintf(stderr, "bfsync: error: %s\n", err);
-    return 1;
-  }
-  r->exact = exact;
   return 0;
 }
 
@@ -234,10 +222,11 @@ static int compute_exact(Run *r) {
 static int transform_mode(Run *r, SyncMode sync) {
   Program *p = r->p;
   const Mutation *m = &r->args->mutation;
+  p->params = r->in.params;
   transform_sync(p, sync);
   if (p->diag.errors) return 1;
   if (m->index >= 0 && ir_mutate(p, m->kind, m->index) < 0) {
-    fprintf(stderr, "bfsync: error: --mutate: wait %d does not exist (%d waits)\n", m->index,
+    error_print(stderr, "--mutate: wait %d does not exist (%d waits)\n", m->index,
             ir_mutate(p, m->kind, -1));
     return 2;
   }
@@ -248,7 +237,7 @@ static int transform_mode(Run *r, SyncMode sync) {
 static bfrt_options run_options(const Run *r, SyncMode sync) {
   bfrt_options opt = {0};
   opt.exec = r->args->exec;
-  opt.jitter_seed = r->args->jitter ? bf_splitmix64(r->args->seed) | 1 : 0;
+  opt.jitter_seed = r->args->jitter ? splitmix64(r->args->seed) | 1 : 0;
   opt.trace_path = r->trace_parts[sync];
   opt.costs = &r->p->target->costs;
   opt.check = r->args->check;
@@ -262,7 +251,7 @@ static int run_mode_timing(Run *r, SyncMode sync, Jit *jit, ModeResult *res) {
   const char *err;
   int status = instance_execute_timing(&r->in, jit_kernel(jit), &opt, &res->stats, &res->wall_ns, &err);
   jit_free(jit);
-  if (status) fprintf(stderr, "bfsync: error: %s\n", err);
+  if (status) error_print(stderr, "%s\n", err);
   res->match = res->within_f64 = true;
   res->f64 = (ExactErrors){NAN, NAN, NAN, NAN, false, false};
   res->max_abs_err = NAN;
@@ -276,7 +265,7 @@ static int run_mode(Run *r, SyncMode sync, ModeResult *res) {
   const char *err;
   Jit *jit = jit_compile(r->p, emit_c_string(r->p), &err);
   if (!jit) {
-    fprintf(stderr, "bfsync: error: %s\n", err);
+    error_print(stderr, "%s\n", err);
     return 1;
   }
   if (r->args->timing_only) return run_mode_timing(r, sync, jit, res);
@@ -286,18 +275,22 @@ static int run_mode(Run *r, SyncMode sync, ModeResult *res) {
    * the executors would run to the end */
   if (instance_reference(&r->in, &err) ||
       instance_execute(&r->in, jit_kernel(jit), &opt, results, &res->stats, &res->wall_ns, &err)) {
-    fprintf(stderr, "bfsync: error: %s\n", err);
+    error_print(stderr, "%s\n", err);
     jit_free(jit);
     return 1;
   }
   jit_free(jit);
-  if (compute_exact(r)) return 1;
+  if (instance_exact(&r->in, &err)) {
+    error_print(stderr, "%s\n", err);
+    return 1;
+  }
   r->results = results;
   res->match = instance_compare(&r->in, results, arena_printf(r->p->arena, "bfsync: %s", sync_name(sync)), stderr,
                                 &res->max_abs_err);
   const char *report;
-  res->within_f64 = reference_f64_compare(r->p, results, r->exact, &res->f64, &report);
-  if (report) fprintf(stderr, "bfsync: %s: %s\n", sync_name(sync), report);
+  res->within_f64 = instance_compare_f64(&r->in, results, arena_printf(r->p->arena, "bfsync: %s", sync_name(sync)),
+                                        &res->f64, &report);
+  if (report) fprintf(stderr, "%s\n", report);
   return 0;
 }
 
@@ -326,49 +319,66 @@ static int64_t ideal_cycles(Run *r) {
   return r->ideal;
 }
 
-/* "key": value, with null for a value JSON cannot hold. */
-static void print_json_number(const char *key, double value) {
-  if (isfinite(value)) printf("\"%s\": %.9g, ", key, value);
-  else printf("\"%s\": null, ", key);
-}
-
 static void print_json(Run *r, const ModeResult *res) {
   const Kernel *k = r->p->kernel;
   const bfrt_stats *s = &res->stats;
-  printf("{\"kernel\": \"%s\", \"sync\": \"%s\", \"exec\": \"%s\", \"params\": {", k->name,
-         sync_name(res->sync), exec_name(r->args->exec));
-  for (int i = 0; i < k->nparams; i++)
-    printf("%s\"%s\": %" PRId64, i ? ", " : "", k->params[i].name, r->in.params[i]);
-  putchar('}');
-  fflush(stdout);
-  device_ints_json(r->p, stdout);
-  printf(", \"wall_ns\": %" PRId64 ", \"waits_executed\": %" PRId64 ", \"timing_only\": %s, \"outputs_match\": %s, ",
-         res->wall_ns, s->waits, r->args->timing_only ? "true" : "false",
-         r->args->timing_only ? "null" : res->match ? "true" : "false");
-  if (isfinite(res->max_abs_err))
-    printf("\"max_abs_err\": %.9g, ", res->max_abs_err);
-  else
-    printf("\"max_abs_err\": null, ");
-  print_json_number("max_abs_err_f64", res->f64.max_abs_err);
-  print_json_number("max_rel_err_f64", res->f64.max_rel_err);
-  print_json_number("max_err_type_units_f64", res->f64.max_type_err);
-  print_json_number("error_bound_ratio_f64", res->f64.max_bound_ratio);
-  printf("\"instructions\": %" PRId64 ", \"bookkeeping\": %" PRId64 ", \"barriers\": %" PRId64
-         ", \"backpressure_held\": %" PRId64 ", \"spills\": %" PRId64,
-         s->instructions, s->bookkeeping, s->barriers, s->held, s->spills);
-  if (r->args->check) printf(", \"races\": %" PRId64, s->races);
+  JsonWriter w;
+  jw_init(&w, stdout, false);
+  jw_object(&w);
+  jw_key_string(&w, "kernel", k->name);
+  jw_key_string(&w, "sync", sync_name(res->sync));
+  jw_key_string(&w, "exec", exec_name(r->args->exec));
+  jw_key(&w, "params");
+  jw_object(&w);
+  for (int i = 0; i < k->nparams; i++) jw_key_int(&w, k->params[i].name, r->in.params[i]);
+  jw_close(&w);
+  device_ints_json(r->p, &w);
+  jw_key_int(&w, "wall_ns", res->wall_ns);
+  jw_key_int(&w, "waits_executed", s->waits);
+  jw_key_bool(&w, "timing_only", r->args->timing_only);
+  jw_key(&w, "outputs_match"); /* nothing to compare when only timed */
+  if (r->args->timing_only) jw_null(&w);
+  else jw_bool(&w, res->match);
+  jw_key(&w, "max_abs_err");
+  jw_sig(&w, res->max_abs_err, 9);
+  jw_key(&w, "max_abs_err_f64");
+  jw_sig(&w, res->f64.max_abs_err, 9);
+  jw_key(&w, "max_rel_err_f64");
+  jw_sig(&w, res->f64.max_rel_err, 9);
+  jw_key(&w, "max_err_type_units_f64");
+  jw_sig(&w, res->f64.max_type_err, 9);
+  jw_key(&w, "error_bound_ratio_f64");
+  jw_sig(&w, res->f64.max_bound_ratio, 9);
+  jw_key_int(&w, "instructions", s->instructions);
+  jw_key_int(&w, "bookkeeping", s->bookkeeping);
+  jw_key_int(&w, "barriers", s->barriers);
+  jw_key_int(&w, "backpressure_held", s->held);
+  jw_key_int(&w, "spills", s->spills);
+  if (r->args->check) jw_key_int(&w, "races", s->races);
   if (r->args->exec == BFRT_EXEC_SIM) {
-    printf(", \"cycles\": %" PRId64 ", \"ns\": %.1f, \"ideal_cycles\": ", s->cycles,
-           (double)s->cycles / r->p->target->costs.clock_ghz);
-    if (ideal_cycles(r) >= 0) printf("%" PRId64 ", \"ideal_sync_cycles\": %" PRId64, ideal_cycles(r), r->ideal_sync);
-    else printf("null, \"ideal_sync_cycles\": null");
-    printf(", \"engines\": {");
-    for (int e = 0; e < r->p->target->nengines; e++)
-      printf("%s\"%s\": {\"busy\": %" PRId64 ", \"stall\": %" PRId64 "}", e ? ", " : "",
-             r->p->target->engines[e].name, s->busy[e], s->stall[e]);
-    printf("}");
+    jw_key_int(&w, "cycles", s->cycles);
+    jw_key(&w, "ns");
+    jw_fixed(&w, (double)s->cycles / r->p->target->costs.clock_ghz, 1);
+    bool ideal = ideal_cycles(r) >= 0;
+    jw_key(&w, "ideal_cycles");
+    if (ideal) jw_int(&w, ideal_cycles(r));
+    else jw_null(&w);
+    jw_key(&w, "ideal_sync_cycles");
+    if (ideal) jw_int(&w, r->ideal_sync);
+    else jw_null(&w);
+    jw_key(&w, "engines");
+    jw_object(&w);
+    for (int e = 0; e < r->p->target->nengines; e++) {
+      jw_key(&w, r->p->target->engines[e].name);
+      jw_object(&w);
+      jw_key_int(&w, "busy", s->busy[e]);
+      jw_key_int(&w, "stall", s->stall[e]);
+      jw_close(&w);
+    }
+    jw_close(&w);
   }
-  printf("}\n");
+  jw_close(&w);
+  putchar('\n');
 }
 
 static void print_table_head(const Run *r) {
@@ -423,7 +433,9 @@ static void copy_events(FILE *out, Arena *arena, const char *text, int pid, cons
       fprintf(out, "\"pid\":%d,", pid);
       at += 8;
     } else if (at == process) {
-      fprintf(out, "\"args\":{\"name\":\"%s (%s)\"}}", kernel, sync_name(sync));
+      fputs("\"args\":{\"name\":", out);
+      json_write_string(out, arena_printf(arena, "%s (%s)", kernel, sync_name(sync)));
+      fputs("}}", out);
       at += strlen(name);
     } else {
       fputc(*at++, out);
@@ -441,7 +453,7 @@ static int make_trace_parts(Run *r, const SyncMode *modes, int nmodes) {
     char *part = arena_printf(r->p->arena, "%s/bfsync-trace-XXXXXX", dir && *dir ? dir : "/tmp");
     int fd = mkstemp(part);
     if (fd < 0) {
-      fprintf(stderr, "bfsync: error: cannot make a temporary trace file %s: %s\n", part, strerror(errno));
+      error_print(stderr, "cannot make a temporary trace file %s: %s\n", part, strerror(errno));
       return 1;
     }
     close(fd);
@@ -452,12 +464,13 @@ static int make_trace_parts(Run *r, const SyncMode *modes, int nmodes) {
 }
 
 static void remove_trace_parts(Run *r) {
-  for (int m = 0; m < 2; m++)
+  for (int m = 0; m < MAX_RUN_MODES; m++) {
     if (r->trace_parts[m]) {
       remove(r->trace_parts[m]);
       temporary_forget(r->trace_parts[m]);
     }
-  r->trace_parts[0] = r->trace_parts[1] = NULL;
+    r->trace_parts[m] = NULL;
+  }
 }
 
 /* T from the parts of the modes that ran (the first ran of nmodes; the
@@ -466,13 +479,13 @@ static void remove_trace_parts(Run *r) {
  * engine ran, has no events: with no other part there is no trace, and T
  * is left alone; *written says whether T was written. */
 static int write_trace(Run *r, const SyncMode *modes, int nmodes, int ran, bool *written) {
-  char *text[2] = {NULL, NULL};
-  size_t len[2] = {0, 0};
+  char *text[MAX_RUN_MODES] = {NULL};
+  size_t len[MAX_RUN_MODES] = {0};
   int status = 0, parts = 0;
   for (int m = 0; m < ran; m++) {
     const char *part = r->trace_parts[modes[m]];
     if (!(text[m] = slurp(part, &len[m]))) {
-      fprintf(stderr, "bfsync: error: cannot read the trace part %s: %s\n", part, strerror(errno));
+      error_print(stderr, "cannot read the trace part %s: %s\n", part, strerror(errno));
       status = 1;
     }
     parts += len[m] > 0;
@@ -480,10 +493,10 @@ static int write_trace(Run *r, const SyncMode *modes, int nmodes, int ran, bool 
   *written = false;
   AtomicFile out;
   if (parts && atomic_open(&out, r->args->trace_path)) {
-    fprintf(stderr, "bfsync: error: %s\n", out.error);
+    error_print(stderr, "%s\n", out.error);
     status = 1;
   } else if (parts) {
-    if (nmodes == 2) fputs("{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n", out.f);
+    if (nmodes > 1) fputs("{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n", out.f);
     for (int m = 0, copied = 0; m < ran; m++) {
       if (!len[m]) continue;
       if (nmodes == 1) fwrite(text[m], 1, len[m], out.f);
@@ -492,19 +505,21 @@ static int write_trace(Run *r, const SyncMode *modes, int nmodes, int ran, bool 
         copy_events(out.f, r->p->arena, text[m], m + 1, r->p->kernel->name, modes[m]);
       }
     }
-    if (nmodes == 2) fputs("\n]}\n", out.f);
+    if (nmodes > 1) fputs("\n]}\n", out.f);
     status = output_finish(&out, status);
     *written = !status;
   }
-  for (int m = 0; m < 2; m++) free(text[m]);
+  for (int m = 0; m < MAX_RUN_MODES; m++) free(text[m]);
   return status;
 }
 
 static int run_all(Run *r) {
   const RunArgs *a = r->args;
-  SyncMode modes[2] = {a->sync == RUN_BARRIER ? SYNC_BARRIER : a->sync == RUN_BOTH ? SYNC_BARRIER : SYNC_BARRIER_FREE,
-                       SYNC_BARRIER_FREE};
-  int nmodes = a->sync == RUN_BOTH ? 2 : 1;
+  static const SyncMode every[MAX_RUN_MODES] = {SYNC_BARRIER, SYNC_PAPER, SYNC_BARRIER_FREE, SYNC_UNROLLED};
+  static const SyncMode both[2] = {SYNC_BARRIER, SYNC_BARRIER_FREE};
+  SyncMode one = (SyncMode)a->sync;
+  const SyncMode *modes = a->sync == RUN_ALL ? every : a->sync == RUN_BOTH ? both : &one;
+  int nmodes = a->sync == RUN_ALL ? MAX_RUN_MODES : a->sync == RUN_BOTH ? 2 : 1;
   bool all_match = true;
   if (a->trace_path && make_trace_parts(r, modes, nmodes)) {
     remove_trace_parts(r);
@@ -545,58 +560,13 @@ static int run_all(Run *r) {
   return all_match ? 0 : 1;
 }
 
-/* A `// params:` line of the kernel file: the pairs after the mark. */
-typedef struct ParamsLine {
-  Span span; /* the pairs */
-  const char *text;
-} ParamsLine;
-
-/* Bind one parameter set, given (from NULL) or from a `// params:` line,
- * whose errors are the kernel file's: positioned at the line, status 1. */
-static int bind_params(Program *p, const ParamArgs *given, const ParamsLine *from, int64_t *params) {
-  if (!from) return param_args_bind(given, p->kernel, params, stderr) ? 2 : 0;
-  char *why = NULL;
-  size_t len = 0;
-  FILE *err = open_memstream(&why, &len);
-  if (!err) bug("out of memory");
-  ParamArgs pa = {0};
-  int failed = param_args_add_line(&pa, p->arena, from->text, err) || param_args_bind(&pa, p->kernel, params, err);
-  fclose(err);
-  /* one diagnostic per message, without the "bfsync: error: " each begins with */
-  for (char *save, *msg = strtok_r(why, "\n", &save); failed && msg; msg = strtok_r(NULL, "\n", &save))
-    diag_error(&p->diag, from->span, "in this `// params:` line: %s",
-               strncmp(msg, "bfsync: error: ", 15) ? msg : msg + 15);
-  free(why);
-  return failed ? 1 : 0;
-}
-
 /* One parameter set. */
-static int run_params(Program *p, const RunArgs *a, const ParamsLine *from) {
+static int run_params(Program *p, const RunArgs *a, const Directive *from) {
   int64_t *params = ARENA_ARRAY(p->arena, int64_t, p->kernel->nparams + 1);
-  Run r = {{p, params, NULL, NULL}, p, a, NULL, -1, -1, NULL, {NULL, NULL}};
-  int status = bind_params(p, &a->params, from, params);
+  Run r = {{p, params, NULL, NULL, NULL}, p, a, NULL, -1, -1, {NULL, NULL}};
+  int status = params_bind(p, &a->params, from, params);
   if (status || (status = check_tensor_args(p->kernel, a)) || (status = make_inputs(&r))) return status;
   return run_all(&r);
-}
-
-/* Every `// params:` line of the source, in order, into *lines (arena). */
-static int params_lines(const Program *p, ParamsLine **lines) {
-  static const char mark[] = "// params:";
-  int n = 0, cap = 0;
-  for (size_t at = 0; at < p->src.len;) {
-    const char *line = p->src.text + at, *nl = memchr(line, '\n', p->src.len - at);
-    size_t len = nl ? (size_t)(nl - line) : p->src.len - at;
-    if (len >= sizeof mark - 1 && !memcmp(line, mark, sizeof mark - 1)) {
-      *lines = arena_grow(p->arena, *lines, sizeof **lines, n, &cap);
-      size_t from = sizeof mark - 1, to = len;
-      while (from < to && strchr(" \t", line[from])) from++;
-      while (to > from && strchr(" \t\r", line[to - 1])) to--;
-      Span span = {(uint32_t)(at + from), (uint32_t)(at + to)};
-      (*lines)[n++] = (ParamsLine){span, arena_strndup(p->arena, line + sizeof mark - 1, len - (sizeof mark - 1))};
-    }
-    at += len + 1;
-  }
-  return n;
 }
 
 /* The parameters given, else the first `// params:` line, or every line
@@ -607,8 +577,8 @@ static int run_program(Program *p, const RunArgs *a) {
   if (p->diag.errors) return 1;
   check(p);
   if (p->diag.errors) return 1;
-  ParamsLine *lines = NULL;
-  int nlines = a->params.n || !p->kernel->nparams ? 0 : params_lines(p, &lines);
+  Directive *lines = NULL;
+  int nlines = a->params.n || !p->kernel->nparams ? 0 : program_directives(p, "params", &lines);
   /* a kernel without parameters has one run, whatever its lines say */
   if (a->all_params && !nlines && p->kernel->nparams)
     return usage_error("--all-params: %s has no `// params:` line to run", p->src.path);
@@ -626,10 +596,13 @@ static int run_program(Program *p, const RunArgs *a) {
 
 int cmd_run(int argc, char **argv) {
   RunArgs a = {.seed = 1, .max_steps = DEFAULT_MAX_STEPS, .mutation = {0, -1}};
+  for (int m = 0; m < SYNC_MODE_COUNT; m++) run_sync_choices[m] = sync_choices[m];
+  run_sync_choices[RUN_BOTH] = "both";
+  run_sync_choices[RUN_ALL] = "all";
   const ArgSpec specs[] = {
       {.name = "-p", .kind = ARG_PARAM, .dest = &a.params},
       {.name = "--param", .kind = ARG_PARAM, .dest = &a.params},
-      {.name = "--sync", .kind = ARG_CHOICE, .dest = &a.sync, .choices = sync_choices},
+      {.name = "--sync", .kind = ARG_CHOICE, .dest = &a.sync, .choices = run_sync_choices},
       {.name = "--exec", .kind = ARG_CHOICE, .dest = &a.exec, .choices = exec_choices},
       {.name = "--seed", .kind = ARG_NUMBER, .dest = &a.seed, .max = UINT64_MAX},
       {.name = "--max-steps", .kind = ARG_NUMBER, .dest = &a.max_steps, .min = 1, .max = INT64_MAX},

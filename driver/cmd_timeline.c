@@ -39,16 +39,16 @@ static int draw(const char *trace_path, const char *out_path, const TimelineOpti
   if (f) fclose(f);
   if (!text) {
     if (saved == EFBIG)
-      fprintf(stderr, "bfsync: error: '%s' is larger than %d MiB, the limit for a trace\n", trace_path,
+      error_print(stderr, "'%s' is larger than %d MiB, the limit for a trace\n", trace_path,
               MAX_TRACE_BYTES >> 20);
-    else fprintf(stderr, "bfsync: error: cannot read '%s': %s\n", trace_path, strerror(saved));
+    else error_print(stderr, "cannot read '%s': %s\n", trace_path, strerror(saved));
     return 1;
   }
   AtomicFile out;
   char err[512];
   int status = 0;
   if (atomic_open(&out, out_path)) {
-    fprintf(stderr, "bfsync: error: %s\n", out.error);
+    error_print(stderr, "%s\n", out.error);
     status = 1;
   } else {
     int drawn = timeline_draw(trace_path, text, len, opt, out.f, err, sizeof err);

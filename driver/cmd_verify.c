@@ -1,7 +1,9 @@
 /* cmd_verify.c: `bfsync verify`, the exactness oracle on one kernel.
  *
- *   parse -> check -> oracle walk -> transform -> ir_validate [-> ir_mutate]
- *         -> oracle check under K schedules -> summary | JSON
+ *   parse -> check -> (per parameter set: -p, else the first `// params:`
+ *   line, or each with --all-params, as run chooses) oracle walk ->
+ *   transform -> ir_validate [-> ir_mutate] -> oracle check under K
+ *   schedules -> summary | JSON
  *
  * The walk runs before the transform so that a run-time error of the kernel
  * itself (a division by zero, a slot out of range) is reported as the
@@ -12,8 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "backend/backend.h"
 #include "driver/args.h"
-#include "harness/exec.h"
 #include "driver/commands.h"
 #include "driver/proof_check.h"
 #include "frontend/program.h"
@@ -26,15 +28,13 @@ typedef struct VerifyArgs {
   ParamArgs params;
   int sync; /* SyncMode, in sync_choices' order */
   uint64_t schedules, seed, max_steps;
-  bool json;
+  bool json, all_params;
   Mutation mutation;
   NamedPaths inputs; /* values of i32 tensors */
 } VerifyArgs;
 
-static const char *const sync_choices[] = {"barrier-free", "barrier", NULL}; /* SyncMode order */
-
 static const char usage_text[] =
-    "usage: bfsync verify FILE -p NAME=VALUE ... [--sync=barrier-free|barrier]\n"
+    "usage: bfsync verify FILE [-p NAME=VALUE ... | --all-params] [--sync=MODE]\n"
     "                     [--schedules K] [--seed S] [--json] [--mutate=KIND:K]\n"
     "                     [--target FILE] [--max-steps N]\n"
     "\n"
@@ -43,14 +43,18 @@ static const char usage_text[] =
     "per-engine streams under K random interleavings (default 4) and checks by\n"
     "happens-before that no instruction can start too early, that no wait asks\n"
     "for more than its next instruction needs, and that nothing deadlocks.\n"
-    "Exit status 1 on a race, a deadlock or (barrier-free only: the baseline's\n"
-    "static thresholds are not exact by design) a late wait no fallback explains.\n"
+    "Exit status 1 on a race, a deadlock or (barrier-free and unrolled only: the\n"
+    "barrier and paper baselines' thresholds are not exact by design) a late\n"
+    "wait no fallback explains.\n"
     "Barrier-free, it also runs the proof's extracted validator on the emitted C\n"
     "(build/proof/bfcheck, from make proof; docs/proof.md): exit status 1 when it\n"
     "rejects a wait; without the checker it says so.\n"
     "\n"
-    "  -p NAME=VALUE   a kernel parameter (repeat for each)\n"
-    "  --sync=MODE     barrier-free (default) or barrier\n"
+    "  -p NAME=VALUE   a kernel parameter (repeat for each); without any, the\n"
+    "                  first `// params:` line of the file, as bfsync run takes it\n"
+    "  --all-params    verify at every `// params:` line in turn (exit status:\n"
+    "                  the worst)\n"
+    "  --sync=MODE     barrier-free (default), barrier, unrolled or paper\n"
     "  --schedules K   number of random interleavings (at least 1)\n"
     "  --seed S        seed of the interleavings, and of the default values of\n"
     "                  i32 tensors (0 .. 4, as bfsync run makes them; default 1)\n"
@@ -72,20 +76,6 @@ static const char usage_text[] =
     "                  order) before checking; KIND is drop, lower (threshold - 1)\n"
     "                  or raise (threshold + 1). The oracle must catch it.\n";
 
-static void print_json_string(FILE *out, const char *s) {
-  fputc('"', out);
-  for (; *s; s++) {
-    unsigned char ch = (unsigned char)*s;
-    if (ch == '"' || ch == '\\')
-      fprintf(out, "\\%c", ch);
-    else if (ch < 0x20)
-      fprintf(out, "\\u%04x", ch);
-    else
-      fputc(ch, out);
-  }
-  fputc('"', out);
-}
-
 /* The validator's verdict fails the run when it rejects or cannot read the
  * emitted code; a checker not built is reported, not failed. */
 static bool proof_failed(const ProofVerdict *pv) {
@@ -99,9 +89,9 @@ typedef enum WaitClass { ALL_REDUNDANT, ALL_IMPLIED, UNEXECUTED, FALLBACK } Wait
  * those cannot create a race: the mutation tests call them equivalent);
  * conservative by the transform's own account (its WaitWhy names a
  * fallback), which may guard nothing the exact dependences need. */
-static void print_wait_list(FILE *out, const char *key, const OracleStats *st, WaitClass class) {
-  fprintf(out, ", \"%s\": [", key);
-  const char *sep = "";
+static void print_wait_list(JsonWriter *w, const char *key, const OracleStats *st, WaitClass class) {
+  jw_key(w, key);
+  jw_array(w);
   for (int i = 0; i < st->nwait_nodes; i++) {
     int64_t runs = st->wait_executed[i], redundant = st->wait_redundant[i];
     const WaitWhy *why = st->wait_node[i]->why;
@@ -109,46 +99,48 @@ static void print_wait_list(FILE *out, const char *key, const OracleStats *st, W
                   : class == ALL_REDUNDANT ? runs > 0 && redundant == runs
                   : class == ALL_IMPLIED   ? runs > 0 && redundant + st->wait_subsumed[i] == runs
                                            : why && why->fallback;
-    if (member) {
-      fprintf(out, "%s%d", sep, i);
-      sep = ", ";
-    }
+    if (member) jw_int(w, i);
   }
-  fputc(']', out);
+  jw_close(w);
 }
 
 static void print_json(FILE *out, const Program *p, const VerifyArgs *a, const int64_t *params,
                        const OracleStats *st, const ProofVerdict *pv) {
   const Kernel *k = p->kernel;
-  fputs("{\"kernel\": ", out);
-  print_json_string(out, k->name);
-  fprintf(out, ", \"sync\": \"%s\", \"params\": {", sync_name(a->sync));
-  for (int i = 0; i < k->nparams; i++) {
-    fputs(i ? ", " : "", out);
-    print_json_string(out, k->params[i].name);
-    fprintf(out, ": %lld", (long long)params[i]);
-  }
-  fputc('}', out);
-  device_ints_json(p, out);
-  fprintf(out,
-          ", \"instructions\": %lld, \"waits\": %lld, \"races\": %lld, \"early\": %lld, "
-          "\"late\": %lld, \"late_explained\": %lld, \"redundant\": %lld, \"bookkeeping\": %lld, "
-          "\"deadlocks\": %lld, \"subsumed\": %lld, \"mismatches\": %lld, \"schedules\": %d, "
-          "\"wait_nodes\": %d",
-          (long long)st->instructions, (long long)st->waits, (long long)st->races,
-          (long long)st->early, (long long)st->late, (long long)st->late_explained,
-          (long long)st->redundant, (long long)st->bookkeeping, (long long)st->deadlocks,
-          (long long)st->subsumed, (long long)st->mismatches, st->schedules, st->nwait_nodes);
-  fprintf(out, ", \"window\": %lld, \"counter_bits\": %d, \"backpressure_pairs\": %lld, \"backpressure_held\": %lld",
-          (long long)st->window, p->target->counter_bits, (long long)st->backpressure_pairs, (long long)st->held);
-  print_wait_list(out, "redundant_waits", st, ALL_REDUNDANT);
-  print_wait_list(out, "implied_waits", st, ALL_IMPLIED);
-  print_wait_list(out, "unexecuted_waits", st, UNEXECUTED);
-  print_wait_list(out, "fallback_waits", st, FALLBACK);
-  fprintf(out, ", \"validator\": \"%s\", \"validator_waits\": %lld, \"validator_detail\": ",
-          proof_status_name(pv->status), (long long)pv->waits);
-  print_json_string(out, pv->detail);
-  fputs("}\n", out);
+  JsonWriter w;
+  jw_init(&w, out, false);
+  jw_object(&w);
+  jw_key_string(&w, "kernel", k->name);
+  jw_key_string(&w, "sync", sync_name(a->sync));
+  jw_key(&w, "params");
+  jw_object(&w);
+  for (int i = 0; i < k->nparams; i++) jw_key_int(&w, k->params[i].name, params[i]);
+  jw_close(&w);
+  device_ints_json(p, &w);
+  const struct {
+    const char *key;
+    int64_t value;
+  } counts[] = {
+      {"instructions", st->instructions}, {"waits", st->waits},
+      {"races", st->races},               {"early", st->early},
+      {"late", st->late},                 {"late_explained", st->late_explained},
+      {"redundant", st->redundant},       {"bookkeeping", st->bookkeeping},
+      {"deadlocks", st->deadlocks},       {"subsumed", st->subsumed},
+      {"mismatches", st->mismatches},     {"schedules", st->schedules},
+      {"wait_nodes", st->nwait_nodes},    {"window", st->window},
+      {"counter_bits", p->target->counter_bits}, {"backpressure_pairs", st->backpressure_pairs},
+      {"backpressure_held", st->held},
+  };
+  for (size_t i = 0; i < sizeof counts / sizeof counts[0]; i++) jw_key_int(&w, counts[i].key, counts[i].value);
+  print_wait_list(&w, "redundant_waits", st, ALL_REDUNDANT);
+  print_wait_list(&w, "implied_waits", st, ALL_IMPLIED);
+  print_wait_list(&w, "unexecuted_waits", st, UNEXECUTED);
+  print_wait_list(&w, "fallback_waits", st, FALLBACK);
+  jw_key_string(&w, "validator", proof_status_name(pv->status));
+  jw_key_int(&w, "validator_waits", pv->waits);
+  jw_key_string(&w, "validator_detail", pv->detail);
+  jw_close(&w);
+  fputc('\n', out);
 }
 
 static void print_summary(FILE *out, const Program *p, const VerifyArgs *a, const int64_t *params,
@@ -179,51 +171,21 @@ static void print_summary(FILE *out, const Program *p, const VerifyArgs *a, cons
     fprintf(out, "  proof validator: %s: %s\n", proof_status_name(pv->status), pv->detail);
 }
 
-/* The i32 tensors' values, bound for the oracle: bfsync run's defaults for
- * --seed, or --input. 0, or an exit status. */
-static int device_values(Program *p, const VerifyArgs *a, const int64_t *params) {
-  const Kernel *k = p->kernel;
-  Instance in = {p, params, NULL, NULL};
-  const char *err;
-  if (instance_inputs(&in, a->seed, &err)) {
-    fprintf(stderr, "bfsync: error: %s\n", err);
-    return 1;
-  }
-  for (int i = 0; i < a->inputs.n; i++) {
-    const NamedPath *np = &a->inputs.items[i];
-    int t = 0;
-    while (t < k->ntensors && strcmp(k->tensors[t].name, np->name)) t++;
-    if (t == k->ntensors || !k->tensors[t].ints) {
-      fprintf(stderr, "bfsync: error: --input: '%s' is not an i32 tensor; verify takes values for i32 tensors only\n",
-              np->name);
-      return 2;
-    }
-    NpyArray into = {in.inputs[t].rows, in.inputs[t].cols, in.inputs[t].data, ELEM_I32};
-    if (npy_read(p->arena, np->path, np->name, &into, &err)) {
-      fprintf(stderr, "bfsync: error: %s\n", err);
-      return 1;
-    }
-  }
-  return 0;
-}
-
-static int verify(Program *p, const VerifyArgs *a) {
-  p->max_steps = (int64_t)a->max_steps;
-  parse(p);
-  if (p->diag.errors) return 1;
-  check(p);
-  if (p->diag.errors) return 1;
+/* One parameter set: given (line NULL) or a `// params:` line. */
+static int verify_params(Program *p, const VerifyArgs *a, const Directive *line) {
   int64_t *params = ARENA_ARRAY(p->arena, int64_t, p->kernel->nparams + 1);
-  if (param_args_bind(&a->params, p->kernel, params, stderr)) return 2;
-  int status = device_values(p, a, params);
+  int status = params_bind(p, &a->params, line, params);
+  if (status) return status;
+  status = device_inputs_bind(p, params, &a->inputs, a->seed, "verify", NULL);
   if (status) return status;
   Oracle *o = oracle_new(p, params);
   if (!o) return 1;
+  p->params = params;
   transform_sync(p, a->sync);
   if (p->diag.errors) return 1;
   ir_validate(p);
   if (a->mutation.index >= 0 && ir_mutate(p, a->mutation.kind, a->mutation.index) < 0) {
-    fprintf(stderr, "bfsync: error: --mutate: the streams have no wait %d\n", a->mutation.index);
+    error_print(stderr, "--mutate: the streams have no wait %d\n", a->mutation.index);
     return 2;
   }
   OracleStats st;
@@ -235,6 +197,29 @@ static int verify(Program *p, const VerifyArgs *a) {
   else
     print_summary(stdout, p, a, params, &st, &pv);
   return oracle_failed(&st) || proof_failed(&pv) || p->diag.errors ? 1 : 0;
+}
+
+/* The parameters given, else the first `// params:` line, or every line
+ * with --all-params (the worst status kept), as bfsync run chooses. */
+static int verify(Program *p, const VerifyArgs *a) {
+  p->max_steps = (int64_t)a->max_steps;
+  parse(p);
+  if (p->diag.errors) return 1;
+  check(p);
+  if (p->diag.errors) return 1;
+  Directive *lines = NULL;
+  int nlines = a->params.n ? 0 : program_directives(p, "params", &lines);
+  if (a->all_params && !nlines) {
+    error_print(stderr, "--all-params: %s has no `// params:` line to verify\n", p->src.path);
+    return 2;
+  }
+  if (!nlines || (!a->all_params && !p->kernel->nparams)) return verify_params(p, a, NULL);
+  int status = 0;
+  for (int i = 0; i < (a->all_params ? nlines : 1); i++) {
+    int s = verify_params(p, a, &lines[i]);
+    if (s > status) status = s;
+  }
+  return status;
 }
 
 int cmd_verify(int argc, char **argv) {
@@ -250,6 +235,7 @@ int cmd_verify(int argc, char **argv) {
       {.name = "--target", .kind = ARG_STRING, .dest = &a.target_path},
       {.name = "--mutate", .kind = ARG_MUTATION, .dest = &a.mutation},
       {.name = "--json", .kind = ARG_FLAG, .dest = &a.json},
+      {.name = "--all-params", .kind = ARG_FLAG, .dest = &a.all_params},
       {.name = "--input", .kind = ARG_NAMED_PATH, .dest = &a.inputs},
       {0},
   };
@@ -257,6 +243,7 @@ int cmd_verify(int argc, char **argv) {
   CommandLine cl = {"verify", usage_text, specs, 1, 1, arena, NULL, 0};
   int status = args_parse(&cl, argc, argv);
   a.path = cl.nfiles ? cl.files[0] : NULL;
+  if (status < 0 && a.all_params && a.params.n) status = args_error(&cl, "--all-params verifies the file's parameters: give no others");
   Target *target = ARENA_NEW(arena, Target);
   if (status < 0 && a.target_path && target_load(a.target_path, arena, target, stderr)) status = 1;
   if (status < 0) {

@@ -14,4 +14,15 @@ int cmd_campaign(int argc, char **argv); /* driver/cmd_campaign.c */
 int cmd_ops(int argc, char **argv);     /* driver/cmd_ops.c */
 int cmd_timeline(int argc, char **argv); /* driver/cmd_timeline.c */
 
+/* Bind p's i32 tensors (p->device_ints) for params: `bfsync run`'s
+ * defaults for seed, replaced by each --input NAME=X.npy of inputs. Float
+ * tensors get no storage unless whole, the start of the message when they
+ * do not fit as a run's must. 0, or the exit status after a message (2
+ * for an --input that names no i32 tensor). driver/device_inputs.c */
+#include <stdint.h>
+struct Program;
+struct NamedPaths;
+int device_inputs_bind(struct Program *p, const int64_t *params, const struct NamedPaths *inputs, uint64_t seed,
+                       const char *command, const char *whole);
+
 #endif

@@ -6,7 +6,8 @@
  *   compile  parse -> check -> transform -> ir_validate -> emit_c | ir_print
  *   verify   parse -> check -> transform -> ir_validate -> oracle
  *   run      parse -> check -> transform -> ir_validate -> emit_c -> jit -> run,
- *            and reference, compared bit for bit
+ *            compared bit for bit with the reference and within bounds with
+ *            the f64 reference (harness/exec.c)
  *   gen      random valid kernels for differential testing
  *   ops      the op table, with the target's engines
  *   timeline a trace drawn as an SVG */
@@ -37,7 +38,7 @@ static const struct {
  * be written (a full disk, a closed pipe): a lost output is never silent. */
 static int stdout_written(int status) {
   if (fflush(stdout) == 0 && !ferror(stdout)) return status;
-  fprintf(stderr, "bfsync: error: cannot write the output: %s\n", strerror(errno));
+  error_print(stderr, "cannot write the output: %s\n", strerror(errno));
   return status ? status : 1;
 }
 

@@ -25,6 +25,7 @@
 #include "backend/backend.h"
 #include "transform/ir_dump.h"
 #include "util/diag.h"
+#include "util/numbers.h"
 
 /* The checker's path into buf, or NULL when none is built. */
 static const char *find_checker(char *buf, size_t cap) {
@@ -106,7 +107,8 @@ static void keep_detail(ProofVerdict *v, const char *out, const char *cpath) {
   memcpy(v->detail, line, n);
   v->detail[n] = 0;
   const char *w = strstr(out, " waits ");
-  if (w) v->waits = strtoll(w + 7, NULL, 10);
+  uint64_t waits;
+  if (w && !parse_digits(w + 7, strspn(w + 7, "0123456789"), INT64_MAX, &waits)) v->waits = (int64_t)waits;
 }
 
 void proof_check(const Program *p, const int64_t *params, int64_t instances, ProofVerdict *v) {

@@ -13,6 +13,8 @@
 #include <string.h>
 
 #include "frontend/ast.h"
+#include "util/diag.h"
+#include "util/numbers.h"
 #include "runtime/bfrt.h"
 #include "runtime/ops.h"
 
@@ -33,7 +35,7 @@ Expr *expr_int(Arena *a, Span span, int64_t value) {
 Expr *expr_float(Arena *a, Span span, const char *text) {
   Expr *e = new_expr(a, EX_FLOAT, span, 1);
   e->name = text;
-  e->real = strtod(text, NULL);
+  if (parse_real(text, strlen(text), &e->real) < 0) bug("expr_float: '%s' is not a decimal number", text);
   return e;
 }
 

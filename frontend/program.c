@@ -56,12 +56,12 @@ Program *program_load(const char *path, const Target *target, FILE *out) {
   int saved = errno;
   if (f && !from_stdin) fclose(f);
   if (!text && saved == EFBIG) {
-    fprintf(out, "bfsync: error: '%s' is larger than %d MiB, the limit for a kernel file\n", path,
+    error_print(out, "'%s' is larger than %d MiB, the limit for a kernel file\n", path,
             MAX_SOURCE_BYTES >> 20);
     return NULL;
   }
   if (!text) {
-    fprintf(out, "bfsync: error: cannot read '%s': %s\n", path, strerror(saved));
+    error_print(out, "cannot read '%s': %s\n", path, strerror(saved));
     return NULL;
   }
   Program *p = program_new(from_stdin ? "<stdin>" : path, text, len, target, out);
@@ -70,29 +70,40 @@ Program *program_load(const char *path, const Target *target, FILE *out) {
   return p;
 }
 
-/* The span of the path on the kernel's `// target:` line; {0, 0} when it
- * has none. A line that names no file, and a second line, are errors. */
-static Span target_line(Program *p) {
-  static const char mark[] = "// target:";
-  Span first = {0, 0};
+int program_directives(const Program *p, const char *name, Directive **lines) {
+  size_t mark = strlen(name) + 4; /* "// " NAME ":" */
+  int n = 0, cap = 0;
   for (size_t at = 0; at < p->src.len;) {
     const char *line = p->src.text + at, *nl = memchr(line, '\n', p->src.len - at);
     size_t len = nl ? (size_t)(nl - line) : p->src.len - at;
-    if (len >= sizeof mark - 1 && !memcmp(line, mark, sizeof mark - 1)) {
-      size_t from = sizeof mark - 1, to = len;
+    if (len >= mark && !memcmp(line, "// ", 3) && !memcmp(line + 3, name, mark - 4) && line[mark - 1] == ':') {
+      size_t from = mark, to = len;
       while (from < to && (line[from] == ' ' || line[from] == '\t')) from++;
       while (to > from && (line[to - 1] == ' ' || line[to - 1] == '\t' || line[to - 1] == '\r')) to--;
-      Span span = {(uint32_t)(at + from), (uint32_t)(at + to)};
-      if (to == from) {
-        diag_error(&p->diag, (Span){(uint32_t)at, (uint32_t)(at + from)}, "this `// target:` line names no file");
-      } else if (first.end) {
-        diag_error(&p->diag, span, "a second `// target:` line: a kernel names one target");
-        diag_note(&p->diag, first, "the first names this one");
-      } else {
-        first = span;
-      }
+      *lines = arena_grow(p->arena, *lines, sizeof **lines, n, &cap);
+      (*lines)[n++] = (Directive){{(uint32_t)at, (uint32_t)(at + mark)}, {(uint32_t)(at + from), (uint32_t)(at + to)}};
     }
     at += len + 1;
+  }
+  return n;
+}
+
+/* The span of the path on the kernel's `// target:` line; {0, 0} when it
+ * has none. A line that names no file, and a second line, are errors. */
+static Span target_line(Program *p) {
+  Directive *lines = NULL;
+  int n = program_directives(p, "target", &lines);
+  Span first = {0, 0};
+  for (int i = 0; i < n; i++) {
+    Span value = lines[i].value;
+    if (value.begin == value.end) {
+      diag_error(&p->diag, (Span){lines[i].mark.begin, value.end}, "this `// target:` line names no file");
+    } else if (first.end) {
+      diag_error(&p->diag, value, "a second `// target:` line: a kernel names one target");
+      diag_note(&p->diag, first, "the first names this one");
+    } else {
+      first = value;
+    }
   }
   return first;
 }

@@ -3,8 +3,8 @@
  * Every pass has the shape `void pass(Program *)`; the driver writes the
  * pipeline out as straight-line calls and validates after each pass:
  *
- *   parse -> check -> transform_barrier_free | transform_barrier -> ir_validate
- *         -> emit_c | oracle | reference
+ *   parse -> check -> transform_sync (a sync mode's pass, transform/sync.h)
+ *         -> ir_validate -> emit_c | oracle | reference
  *
  * User errors are counted in p->diag; a pass that finds some leaves the rest
  * of the pipeline to be skipped by the driver. */
@@ -31,6 +31,9 @@ typedef struct Program {
    * NULL when no run has set them (see EvalEnv). */
   const void *const *device_ints;
   const int64_t (*device_shape)[2];
+  /* The run's parameters in the kernel's order, for a transform that
+   * specializes to them (--sync=unrolled); NULL when none are bound. */
+  const int64_t *params;
   /* How many steps (instructions and loop iterations) the reference and the
    * oracle may walk before they stop with an error; run and verify set it
    * from --max-steps. */
@@ -61,6 +64,16 @@ Program *program_load(const char *path, const Target *target, FILE *out);
  * the target file's errors on out. Commands call it when no --target is
  * given, so a kernel for another machine checks and formats without flags. */
 int program_use_target_line(Program *p, FILE *out);
+/* A line of the kernel file that begins with `// NAME:` (a directive:
+ * `// params:`, `// target:`): where the line starts and its value, the
+ * rest of the line trimmed of blanks. */
+typedef struct Directive {
+  Span mark;  /* "// NAME:" */
+  Span value; /* empty when the line has nothing after the colon */
+} Directive;
+/* Every `// NAME:` line of the source, in order, into *lines (in p's
+ * arena); how many. The one directive scanner. */
+int program_directives(const Program *p, const char *name, Directive **lines);
 /* Free the program and its arena. */
 void program_free(Program *p);
 /* The 1-based source line where span starts (what messages, the IR and

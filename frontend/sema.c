@@ -10,6 +10,9 @@
  * (partitions, SBUF and PSUM capacity, PSUM banks, which engines reach
  * PSUM, matmul writing f32 PSUM) and requires every out tensor to be stored to; it warns of tile
  * slots read before anything can have written them (frontend/written.c).
+ * Last, on a checked kernel, it gives each `dma:` transfer its DMA queue
+ * (assign_queues, frontend/queues.c), so every later pass sees each
+ * instruction on the engine that runs it.
  *
  * Each rule has its own positioned message, and checking goes on after an
  * error so one run reports as much as it sensibly can; a construct that
@@ -1129,7 +1132,7 @@ static void check_isa_operands(Sema *s, const Stmt *in) {
     }
   if (in->op == BFRT_PERMUTE) {
     const Operand *o = &in->operands[2];
-    int64_t cols = s->k->tiles[in->operands[0].decl].cols;
+    int64_t cols = in->operands[0].ext[1]; /* the tile's, or its view's */
     if (o->imm_value != floor(o->imm_value) || o->imm_value < 1 || o->imm_value > (double)cols ||
         cols % (int64_t)o->imm_value)
       diag_error(s->diag, o->span,
@@ -1137,11 +1140,11 @@ static void check_isa_operands(Sema *s, const Stmt *in) {
                  "dividing the %lld columns", (long long)cols);
   }
   if (in->op == BFRT_NC_TRANSPOSE && in->engine >= 0 && s->p->target->engines[in->engine].kind == BFRT_KIND_DVE) {
-    const Tile *t = &s->k->tiles[in->operands[1].decl];
-    if (t->rows > DVE_TRANSPOSE_MAX || t->cols > DVE_TRANSPOSE_MAX)
-      diag_error(s->diag, in->operands[1].span,
+    const Operand *o = &in->operands[1];
+    if (o->ext[0] > DVE_TRANSPOSE_MAX || o->ext[1] > DVE_TRANSPOSE_MAX)
+      diag_error(s->diag, o->span,
                  "'nc_transpose' on a vector engine transposes at most 32 x 32: '%s' is [%lld, %lld]; "
-                 "transpose it on the pe, or in 32 x 32 blocks", t->name, (long long)t->rows, (long long)t->cols);
+                 "transpose it on the pe, or in 32 x 32 blocks (views)", o->name, (long long)o->ext[0], (long long)o->ext[1]);
   }
 }
 
@@ -1445,9 +1448,8 @@ static void check_psum_access(Sema *s) {
       if (o->kind != OPND_TILE || k->tiles[o->decl].mem != MEM_PSUM) continue;
       char kinds[64] = "";
       size_t n = 0;
-      static const char *const kind_name[BFRT_NKINDS] = {"pe", "act", "dve", "pool", "dma"};
       for (int kind = 0; kind < BFRT_NKINDS; kind++)
-        if (allowed & (1u << kind)) n += (size_t)snprintf(kinds + n, sizeof kinds - n, "%s%s", n ? "," : "", kind_name[kind]);
+        if (allowed & (1u << kind)) n += (size_t)snprintf(kinds + n, sizeof kinds - n, "%s%s", n ? "," : "", rt_kind_names[kind]);
       diag_error(s->diag, o->span,
                  "engine '%s' cannot access psum tile '%s': on target %s only engines of kinds %s do "
                  "(psum_engines)",

@@ -12,6 +12,8 @@
 #include <time.h>
 
 #include "harness/gen.h"
+#include "util/clock.h"
+#include "util/json.h"
 #include "harness/minimize.h"
 #include "harness/pool.h"
 
@@ -30,12 +32,6 @@ typedef struct Results {
   Finding failed[MAX_REPORTED], exceptions[MAX_REPORTED];
   int64_t start_ms;
 } Results;
-
-static int64_t now_ms(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 /* The sync mode whose C goes through gcc for seed, or -1: every K-th seed,
  * the two modes in turn (one gcc build costs ten times the rest of a seed). */
@@ -67,7 +63,7 @@ static void progress(void *ctx) {
   const Results *r = ctx;
   fprintf(stderr, "campaign: %" PRId64 "/%" PRIu64 " kernels, %" PRId64 " failures, %" PRId64 " sim exceptions, %.0f s\n",
           r->totals.kernels, r->c->count, r->totals.failures, r->totals.sim_exceptions,
-          (double)(now_ms() - r->start_ms) / 1000);
+          (double)(clock_now_ms() - r->start_ms) / 1000);
 }
 
 /* ---- Reports. */
@@ -88,6 +84,8 @@ static void print_summary(const Results *r, double seconds) {
          t->thread_runs, c->cfg.jitter ? "on" : "off", t->gcc_runs, t->sim_runs);
   printf("  back-pressure holds   %" PRId64 " by the oracle, %" PRId64 " on threads, %" PRId64 " on the simulator\n",
          t->oracle_held, t->thread_held, t->sim_held);
+  printf("  f64 checks            %" PRId64 " runs against the f64 reference, within its error bounds unless failed\n",
+         t->f64_checks);
   printf("  failures              %" PRId64 "\n", t->failures);
   for (int i = 0; i < r->nfailed; i++)
     printf("    seed %" PRIu64 ": %s: %s\n", r->failed[i].seed, r->failed[i].out.stage, r->failed[i].out.message);
@@ -101,18 +99,37 @@ static void print_summary(const Results *r, double seconds) {
 static void print_json(const Results *r, double seconds) {
   const Campaign *c = r->c;
   const Counts *t = &r->totals;
-  printf("{\"from\": %" PRIu64 ", \"count\": %" PRIu64 ", \"size\": %ld, \"jobs\": %d, \"gcc_every\": %" PRIu64
-         ", \"kernels\": %" PRId64 ", \"instructions\": %" PRId64 ", \"oracle_waits\": %" PRId64
-         ", \"thread_waits\": %" PRId64 ", \"schedules\": %" PRId64 ", \"redundant\": %" PRId64
-         ", \"bookkeeping\": %" PRId64 ", \"thread_runs\": %" PRId64 ", \"gcc_runs\": %" PRId64
-         ", \"sim_runs\": %" PRId64 ", \"failures\": %" PRId64 ", \"sim_exceptions\": %" PRId64
-         ", \"oracle_held\": %" PRId64 ", \"thread_held\": %" PRId64 ", \"sim_held\": %" PRId64
-         ", \"failed_seeds\": [",
-         c->from, c->count, c->cfg.size, c->jobs, c->gcc_every, t->kernels, t->instructions, t->oracle_waits,
-         t->thread_waits, t->schedules, t->redundant, t->bookkeeping, t->thread_runs, t->gcc_runs, t->sim_runs,
-         t->failures, t->sim_exceptions, t->oracle_held, t->thread_held, t->sim_held);
-  for (int i = 0; i < r->nfailed; i++) printf("%s%" PRIu64, i ? ", " : "", r->failed[i].seed);
-  printf("], \"seconds\": %.1f}\n", seconds);
+  JsonWriter w;
+  jw_init(&w, stdout, false);
+  jw_object(&w);
+  jw_key(&w, "from");
+  jw_uint(&w, c->from);
+  jw_key(&w, "count");
+  jw_uint(&w, c->count);
+  jw_key_int(&w, "size", c->cfg.size);
+  jw_key_int(&w, "jobs", c->jobs);
+  jw_key(&w, "gcc_every");
+  jw_uint(&w, c->gcc_every);
+  const struct {
+    const char *key;
+    int64_t value;
+  } counts[] = {
+      {"kernels", t->kernels},         {"instructions", t->instructions}, {"oracle_waits", t->oracle_waits},
+      {"thread_waits", t->thread_waits}, {"schedules", t->schedules},     {"redundant", t->redundant},
+      {"bookkeeping", t->bookkeeping}, {"thread_runs", t->thread_runs},   {"gcc_runs", t->gcc_runs},
+      {"sim_runs", t->sim_runs},       {"failures", t->failures},         {"sim_exceptions", t->sim_exceptions},
+      {"oracle_held", t->oracle_held}, {"thread_held", t->thread_held},   {"sim_held", t->sim_held},
+      {"f64_checks", t->f64_checks},
+  };
+  for (size_t i = 0; i < sizeof counts / sizeof counts[0]; i++) jw_key_int(&w, counts[i].key, counts[i].value);
+  jw_key(&w, "failed_seeds");
+  jw_array(&w);
+  for (int i = 0; i < r->nfailed; i++) jw_uint(&w, r->failed[i].seed);
+  jw_close(&w);
+  jw_key(&w, "seconds");
+  jw_fixed(&w, seconds, 1);
+  jw_close(&w);
+  putchar('\n');
 }
 
 /* ---- The campaign. */
@@ -138,10 +155,10 @@ int campaign_run(Campaign *c) {
   Results *r = calloc(1, sizeof *r);
   if (!r) bug("campaign: out of memory");
   r->c = c;
-  r->start_ms = now_ms();
+  r->start_ms = clock_now_ms();
   Pool pool = {c->from, c->count, c->jobs, check_seed, note_seed, progress, r};
   pool_run(&pool);
-  double seconds = (double)(now_ms() - r->start_ms) / 1000;
+  double seconds = (double)(clock_now_ms() - r->start_ms) / 1000;
   if (!pool_interrupted()) {
     if (c->json)
       print_json(r, seconds);

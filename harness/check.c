@@ -32,6 +32,7 @@ void add_counts(Counts *to, const Counts *c) {
   to->oracle_held += c->oracle_held;
   to->thread_held += c->thread_held;
   to->sim_held += c->sim_held;
+  to->f64_checks += c->f64_checks;
 }
 
 void outcome_fail(Outcome *out, const char *stage, const char *fmt, ...) {
@@ -61,7 +62,9 @@ typedef struct KernelCheck {
   Outcome *out;
 } KernelCheck;
 
-/* Compare results with the reference; the first difference fails stage. */
+/* Compare results with the reference, bit for bit, then with the f64
+ * reference within its bounds; the first difference fails stage, an
+ * element over its bound fails "f64". */
 static int compare(KernelCheck *k, const RefTensor *results, const char *stage, const char *what) {
   char *text = NULL;
   size_t len = 0;
@@ -70,7 +73,14 @@ static int compare(KernelCheck *k, const RefTensor *results, const char *stage, 
   if (!match) outcome_fail(k->out, stage, "%s", first_line(report, &text));
   fclose(report);
   free(text);
-  return match ? 0 : -1;
+  if (!match) return -1;
+  ExactErrors errors;
+  const char *off;
+  k->out->counts.f64_checks++;
+  if (instance_compare_f64(&k->in, results, arena_printf(k->in.p->arena, "%s %s", stage, what), &errors, &off))
+    return 0;
+  outcome_fail(k->out, "f64", "%s", off);
+  return -1;
 }
 
 /* Run under opt and compare; 0, or -1 (failed, recorded). */
@@ -88,7 +98,7 @@ static int execute(KernelCheck *k, const bfrt_kernel *bk, const bfrt_options *op
 
 static int run_threads(KernelCheck *k, const bfrt_kernel *bk, SyncMode sync) {
   bfrt_options opt = {.exec = BFRT_EXEC_THREADS, .costs = &k->in.p->target->costs, .check = 1};
-  opt.jitter_seed = k->cfg->jitter ? bf_splitmix64(k->seed) | 1 : 0;
+  opt.jitter_seed = k->cfg->jitter ? splitmix64(k->seed) | 1 : 0;
   bfrt_stats stats;
   if (execute(k, bk, &opt, "run", sync_name(sync), &stats)) return -1;
   k->out->counts.thread_runs++;
@@ -193,20 +203,20 @@ static void compare_cycles(KernelCheck *k, Oracle *o, const int64_t cycles[2]) {
   if (out->sim_note[0]) out->counts.sim_exceptions++;
 }
 
-/* The `// params:` line of text into the instance's parameters. */
-static int bind_params(KernelCheck *k, const char *text, FILE *diag) {
+/* The first `// params:` line into the instance's parameters, as run
+ * binds it (none: the kernel has no parameters). */
+static int bind_params(KernelCheck *k) {
   Program *p = k->in.p;
-  ParamArgs pa = {0};
-  const char *line = strstr(text, "// params:");
-  if (line && param_args_add_line(&pa, p->arena, line + strlen("// params:"), diag)) return -1;
+  Directive *lines = NULL;
+  ParamArgs none = {0};
   int64_t *params = ARENA_ARRAY(p->arena, int64_t, p->kernel->nparams + 1);
   k->in.params = params;
-  if (param_args_bind(&pa, p->kernel, params, diag)) return -1;
+  if (params_bind(p, &none, program_directives(p, "params", &lines) ? &lines[0] : NULL, params)) return -1;
   for (int i = 0; i < p->kernel->nparams && k->cfg->param_scale > 1; i++) params[i] *= k->cfg->param_scale;
   return 0;
 }
 
-static void check_program(KernelCheck *k, const char *text, int gcc_mode, FILE *diag, char **diag_text) {
+static void check_program(KernelCheck *k, int gcc_mode, FILE *diag, char **diag_text) {
   Program *p = k->in.p;
   const char *err;
   Oracle *o;
@@ -215,7 +225,7 @@ static void check_program(KernelCheck *k, const char *text, int gcc_mode, FILE *
   if (!p->diag.errors) check(p);
   if (p->diag.errors)
     outcome_fail(k->out, "check", "%s", first_line(diag, diag_text));
-  else if (bind_params(k, text, diag))
+  else if (bind_params(k))
     outcome_fail(k->out, "params", "%s", first_line(diag, diag_text));
   else if (instance_inputs(&k->in, k->seed, &err)) /* first: the oracle reads the device integers */
     outcome_fail(k->out, "reference", "%s", err);
@@ -223,6 +233,8 @@ static void check_program(KernelCheck *k, const char *text, int gcc_mode, FILE *
     outcome_fail(k->out, "oracle", "the sequential walk stopped: %s", first_line(diag, diag_text));
   else if (instance_reference(&k->in, &err))
     outcome_fail(k->out, "reference", "%s", err);
+  else if (instance_exact(&k->in, &err))
+    outcome_fail(k->out, "f64-reference", "%s", err);
   else if (!check_mode(k, o, SYNC_BARRIER_FREE, gcc_mode, &cycles[SYNC_BARRIER_FREE]) &&
            !check_mode(k, o, SYNC_BARRIER, gcc_mode, &cycles[SYNC_BARRIER]))
     compare_cycles(k, o, cycles);
@@ -235,7 +247,7 @@ void check_kernel(const Config *cfg, const char *name, const char *text, uint64_
   memset(out, 0, sizeof *out);
   Program *p = program_new(name, text, strlen(text), cfg->target ? cfg->target : target_default(), diag);
   KernelCheck k = {.cfg = cfg, .in = {.p = p}, .seed = seed, .out = out};
-  check_program(&k, text, gcc_mode, diag, &diag_text);
+  check_program(&k, gcc_mode, diag, &diag_text);
   out->counts.kernels = 1;
   out->counts.failures = out->stage[0] != 0;
   program_free(p);

@@ -3,10 +3,12 @@
  *
  *   parse -> check (a failure is a generator bug) -> bind `// params:`
  *   reference (program order on the AST) -> expected tensors
+ *   f64 reference (backend/reference_f64.c) -> exact values and bounds
  *   per sync mode: transform -> ir_validate -> oracle (no race, deadlock or
  *     unexplained late wait) -> emit_c -> jit -> threads with jitter and
- *     the race checker, compared bit for bit -> the cycle simulator,
- *     compared bit for bit -> optionally the C through gcc (harness/gcc.c)
+ *     the race checker -> the cycle simulator -> optionally the C through
+ *     gcc (harness/gcc.c), each run's results compared bit for bit with
+ *     the reference and within bounds with the f64 one (harness/exec.c)
  *   sim: barrier-free cycles <= barrier cycles and ideal <= barrier-free,
  *     any exception noted (a finding, not a failure)
  *
@@ -40,6 +42,9 @@ typedef struct Counts {
   /* ops held by back-pressure (counter window): the oracle's (the most of a
    * kernel's schedules), on threads, on the simulator */
   int64_t oracle_held, thread_held, sim_held;
+  /* runs whose results were compared with the f64 reference (every run
+   * that matched the sequential reference bit for bit) */
+  int64_t f64_checks;
 } Counts;
 
 typedef struct Outcome {

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "backend/inputs.h"
+#include "util/clock.h"
 
 uint64_t run_byte_limit(void) {
   long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
@@ -98,10 +99,20 @@ int instance_reference(Instance *in, const char **err) {
   return 0;
 }
 
-static int64_t now_ns(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+int instance_exact(Instance *in, const char **err) {
+  if (in->exact) return 0;
+  ExactTensor *exact = ARENA_ARRAY(in->p->arena, ExactTensor, in->p->kernel->ntensors + 1);
+  if (reference_f64(in->p, in->params, in->inputs, exact, err)) return -1;
+  in->exact = exact;
+  return 0;
+}
+
+bool instance_compare_f64(const Instance *in, const RefTensor *got, const char *what, ExactErrors *errors,
+                          const char **report) {
+  const char *worst;
+  bool within = reference_f64_compare(in->p, got, in->exact, errors, &worst);
+  *report = worst ? arena_printf(in->p->arena, "%s: %s", what, worst) : NULL;
+  return within;
 }
 
 int instance_execute(Instance *in, const bfrt_kernel *bk, const bfrt_options *opt, RefTensor *results,
@@ -116,9 +127,9 @@ int instance_execute(Instance *in, const bfrt_kernel *bk, const bfrt_options *op
       bug("tensor %s: the descriptor's shape differs from the reference's", k->tensors[t].name);
     memcpy(bfrt_tensor_data(rt, t), in->inputs[t].data, (size_t)(shape[0] * shape[1]) * sizeof(float));
   }
-  int64_t start = now_ns();
+  int64_t start = clock_now_ns();
   int status = bfrt_run(rt, opt);
-  *wall_ns = now_ns() - start;
+  *wall_ns = clock_now_ns() - start;
   if (status) {
     *err = arena_printf(in->p->arena, "%s", bfrt_error(rt));
   } else {
@@ -194,9 +205,9 @@ int instance_execute_timing(Instance *in, const bfrt_kernel *bk, const bfrt_opti
   for (int t = 0; t < k->ntensors; t++)
     if (k->tensors[t].ints)
       memcpy(bfrt_tensor_data(rt, t), in->inputs[t].data, (size_t)(in->inputs[t].rows * in->inputs[t].cols) * sizeof(float));
-  int64_t start = now_ns();
+  int64_t start = clock_now_ns();
   int status = bfrt_run(rt, opt);
-  *wall_ns = now_ns() - start;
+  *wall_ns = clock_now_ns() - start;
   if (status) *err = arena_printf(in->p->arena, "%s", bfrt_error(rt));
   else *stats = *bfrt_get_stats(rt);
   bfrt_delete(rt);

@@ -4,9 +4,12 @@
  *   instance_inputs (shapes from the reference, seeded default contents)
  *   -> instance_execute (bfrt_new, copy the inputs in, bfrt_run, copy the
  *      tensors out) -> instance_compare against instance_reference's
- *      results, bit for bit
+ *      results, bit for bit, and instance_compare_f64 against
+ *      instance_exact's, the f64 reference, within its error bounds
  *
- * so a change to how inputs are made, copied or compared is made once. */
+ * so a change to how inputs are made, copied or compared is made once.
+ * The bit-for-bit comparison proves the synchronization; the f64 one the
+ * arithmetic, which the sequential reference shares with the engines. */
 #ifndef HARNESS_EXEC_H
 #define HARNESS_EXEC_H
 
@@ -22,6 +25,7 @@ typedef struct Instance {
   const int64_t *params;
   RefTensor *inputs;   /* every tensor before a run: in and inout filled, out zero */
   RefTensor *expected; /* the reference's results; NULL until instance_reference */
+  ExactTensor *exact;  /* the f64 reference's results; NULL until instance_exact */
 } Instance;
 
 /* The most bytes a run may keep for its tensors and tiles (every copy of
@@ -49,6 +53,17 @@ int instance_execute(Instance *in, const bfrt_kernel *bk, const bfrt_options *op
  * expected e". Whether all match; the largest absolute difference (NaN
  * against a number is infinite) in *max_abs_err when not NULL. */
 bool instance_compare(const Instance *in, const RefTensor *got, const char *what, FILE *report, double *max_abs_err);
+/* The f64 reference's results from the inputs, computed once. 0, or -1
+ * with its diagnostic in *err (a tile read before anything wrote it, a
+ * value that is not finite from finite inputs, an out element never
+ * stored, a run-time error). */
+int instance_exact(Instance *in, const char **err);
+/* Compare every out and inout tensor of got with the f64 reference
+ * (instance_exact first): whether every element is within its error
+ * bound; the largest errors in *errors, and when one is over its bound,
+ * a line "WHAT: REPORT" in *report (in the program's arena), else NULL. */
+bool instance_compare_f64(const Instance *in, const RefTensor *got, const char *what, ExactErrors *errors,
+                          const char **report);
 
 /* Timing only (run --exec=sim --timing-only): shape every tensor and fill
  * only the i32 ones, with the same seeded values instance_inputs gives

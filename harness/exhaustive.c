@@ -64,6 +64,8 @@
 #include <time.h>
 
 #include "frontend/program.h"
+#include "util/clock.h"
+#include "util/json.h"
 #include "harness/pool.h"
 #include "transform/oracle.h"
 #include "transform/sync.h"
@@ -449,14 +451,8 @@ static void ex_done(void *ctx, uint64_t job, const Outcome *out) {
   t->crashed |= !strcmp(out->stage, "crash");
 }
 
-static int64_t now_ms(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 int exhaustive_run(const ExhaustiveScope *c) {
-  int64_t start = now_ms();
+  int64_t start = clock_now_ms();
   ExRun t = {.scope = c};
   Pool pool = {0, (uint64_t)c->jobs, c->jobs, ex_job, ex_done, NULL, &t};
   pool_catch_signals();
@@ -464,18 +460,30 @@ int exhaustive_run(const ExhaustiveScope *c) {
   pool_reraise();
   bool crashed = t.crashed;
   Counts sum = t.sum;
-  double seconds = (double)(now_ms() - start) / 1000;
-  if (c->json)
-    printf("{\"exhaustive\": true, \"kernels\": %" PRId64 ", \"oracle_checks\": %" PRId64 ", \"instructions\": %" PRId64
-           ", \"waits\": %" PRId64 ", \"held\": %" PRId64 ", \"failures\": %" PRId64 ", \"crashed\": %s, \"seconds\": %.1f}\n",
-           sum.kernels, sum.schedules, sum.instructions, sum.oracle_waits, sum.oracle_held, sum.failures,
-           crashed ? "true" : "false", seconds);
-  else
+  double seconds = (double)(clock_now_ms() - start) / 1000;
+  if (c->json) {
+    JsonWriter w;
+    jw_init(&w, stdout, false);
+    jw_object(&w);
+    jw_key_bool(&w, "exhaustive", true);
+    jw_key_int(&w, "kernels", sum.kernels);
+    jw_key_int(&w, "oracle_checks", sum.schedules);
+    jw_key_int(&w, "instructions", sum.instructions);
+    jw_key_int(&w, "waits", sum.oracle_waits);
+    jw_key_int(&w, "held", sum.oracle_held);
+    jw_key_int(&w, "failures", sum.failures);
+    jw_key_bool(&w, "crashed", crashed);
+    jw_key(&w, "seconds");
+    jw_fixed(&w, seconds, 1);
+    jw_close(&w);
+    putchar('\n');
+  } else {
     printf("exhaustive: %" PRId64 " kernels (<= %d instructions over %d engines, <= %d loops, 1-2 slots), %" PRId64
            " oracle checks (N = 0..3, both sync modes), %" PRId64 " dynamic instructions, %" PRId64
            " waits, %" PRId64 " ops held by back-pressure; %" PRId64 " failures%s; %.1f s\n",
            sum.kernels, c->instructions, scope_engines(c), EX_MAX_LOOPS, sum.schedules, sum.instructions, sum.oracle_waits,
            sum.oracle_held, sum.failures,
            crashed ? ", a worker CRASHED" : "", seconds);
+  }
   return sum.failures || crashed ? 1 : 0;
 }

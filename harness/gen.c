@@ -2,21 +2,25 @@
  * the campaign).
  *
  * The verification campaigns need kernels nobody wrote by hand, and a kernel
- * the frontend rejects tests nothing, so the generator is correct by
+ * that check or run rejects tests nothing, so the generator is correct by
  * construction rather than by filtering: every choice is drawn from what the
- * op table (runtime/ops.def) and the target allow.
+ * op table (runtime/ops.def) and the target allow, and `bfsync run` accepts
+ * every kernel at its parameters (or any others), numerics included:
  *
- *  - Shapes come in two families: square tiles [4, 4] and row tiles [4, 1].
- *    Every shape rule has a fixed answer in those terms (matmul and
- *    transpose are square, a row reduction goes square -> row, a row
- *    broadcast takes square, square, row; elementwise ops stay within one
+ *  - Shapes come in three families: square tiles [4, 4], row vectors
+ *    [4, 1] and column vectors [1, 4]. Every shape rule has a fixed answer
+ *    in those terms (matmul and transpose are square, a row reduction goes
+ *    square -> row, a row broadcast takes square, square, row, a column
+ *    broadcast square, square, column; elementwise ops stay within one
  *    family), so operands are picked per family and always fit.
- *  - The nki.isa instructions draw their names from their vocabularies
- *    (ALU ops, reducers, comparisons, activation functions, negate), small
- *    integers for iota's and affine_select's patterns, a divisor of the
- *    columns for permute, and [4, 1] tiles for per-partition operands;
- *    bn_stats writes the [4, 6] tile bs, which bn_aggr reads into the
- *    [4, 2] tile bm (every kernel declares both).
+ *  - A prologue writes every slot of every tile at the top level, so no
+ *    instruction on any path reads a tile before something wrote it.
+ *  - Every tile and tensor holds values of one class (unit, pos, big, acc;
+ *    see "Values" below), and an instruction is printed only with operands
+ *    whose image stays in its destination's class: no value becomes NaN,
+ *    infinite or too large for its type, whatever the trip counts.
+ *  - The out tensor Y is one tile, stored whole by the last instruction, so
+ *    every element of it is stored.
  *  - Engines are picked among those the target says can run the op; inside
  *    an engine block, ops are picked among those the block's engine runs.
  *  - Ops are dealt round-robin from a shuffled deck, so a kernel of at least
@@ -52,24 +56,12 @@
  *    stream of their own, so a seed's kernel is otherwise what it was
  *    before types were drawn.
  *
- *  - About one kernel in three draws views and element slices (from a
- *    stream of their own, so the rest of a seed's kernel is unchanged): a
- *    third of its tiles are declared twice as long ([8, 4], [8, 1], [1, 8])
- *    and always used through a view of the family's shape, their first or
- *    second half, the middle that overlaps both, or the half a loop
- *    variable's parity picks (disjoint across iterations of different
- *    parity); other tiles are sometimes named as the view of all of them,
- *    [:, :], beside their whole-tile uses; and two in five hbm operands are
- *    element slices, the tile of a coordinate in elements or, along a
- *    dimension of D, the rows that straddle tiles 0 and 1. So overlapping,
- *    adjacent, disjoint and whole-tile regions meet on one resource.
- *    (Ragged and strided regions are not drawn.)
- *
  * Randomness is splitmix64, seeded from --seed: the same seed prints the
  * same kernel on every machine. The kernel and its parameter set come from
  * separate streams, so --params needs no kernel to be generated. */
 #include <errno.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -77,6 +69,7 @@
 #include "harness/gen.h"
 #include "util/arena.h"
 #include "util/diag.h"
+#include "util/random.h"
 #include "runtime/ops.h"
 #include "target/target.h"
 
@@ -92,12 +85,7 @@ typedef struct Rng {
   uint64_t state;
 } Rng;
 
-static uint64_t rng_next(Rng *rng) {
-  uint64_t z = (rng->state += 0x9e3779b97f4a7c15u);
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9u;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebu;
-  return z ^ (z >> 31);
-}
+static uint64_t rng_next(Rng *rng) { return splitmix64_next(&rng->state); }
 
 static int rng_below(Rng *rng, int n) { return (int)(rng_next(rng) % (uint64_t)n); }
 
@@ -110,10 +98,117 @@ static Rng rng_stream(uint64_t seed, uint64_t purpose) {
   return rng;
 }
 
-enum { STREAM_PARAMS = 1, STREAM_KERNEL = 2, STREAM_TYPES = 3, STREAM_VIEWS = 4 };
+enum { STREAM_PARAMS = 1, STREAM_KERNEL = 2, STREAM_TYPES = 3 };
 
 /* Tile shapes: square [D, D], row [D, 1] and column [1, D] vectors. */
 typedef enum Family { FAM_SQUARE, FAM_ROW, FAM_COL, NFAMILIES } Family;
+
+/* ---- Values: the class of every tile and tensor.
+ *
+ * `bfsync run` stops a kernel whose op turns finite values into NaN, Inf or
+ * more than its destination's type holds (backend/reference_f64.c), so the
+ * generator keeps every value finite by construction. Each tile and tensor
+ * holds values of one class, fixed at its declaration, and an instruction
+ * is only printed when the image of its sources' classes under its op (in
+ * interval arithmetic, exact, with each op's true range) lies in its
+ * destination's class. By induction over the instructions executed, in any
+ * order, on any path and for any parameters, every value is then in its
+ * class: no loop, branch or trip count can break what holds for every
+ * single instruction. The classes:
+ *   unit [-1, 1]    the default inputs' range;
+ *   pos  [1/4, 4]   away from 0, what rsqrt, recip and sqrt may read;
+ *   big  [-64, 64]  sums and products of the two;
+ *   acc  |x| <= M + 64 for M the largest |value| in an acc source, an f32
+ *        or bf16 accumulator (matmul_acc's destination, which reads itself).
+ * An op on acc values is accepted when its image at M = ACC_M is at most
+ * ACC_M + 64: the ops' images are a*M + b with a in {0, 1/4 .. 1} or a >=
+ * 1.5 (the immediates and class bounds), so the check accepts exactly
+ * a <= 1 and b <= 64, and an acc value grows by at most ACC_M + 64 per
+ * instruction executed: below 2^20 * 2^63 < 2^84, far inside f32 and bf16.
+ * The bounds 1, 1/4, 4, 64 are representable in every type, so rounding
+ * to a narrow type never leaves a class, and 64 is below fp8e4's largest
+ * value (448). */
+typedef enum ValueClass { VAL_UNIT, VAL_POS, VAL_BIG, VAL_ACC, NCLASSES } ValueClass;
+
+typedef struct Range {
+  double lo, hi;
+} Range;
+
+#define ACC_M 1e6
+#define ACC_STEP 64.0
+
+static const Range class_range[NCLASSES] = {{-1, 1}, {0.25, 4}, {-64, 64}, {-ACC_M, ACC_M}};
+
+/* Whether values of type may be of class c: acc values only in f32 and bf16. */
+static bool type_holds(const char *type, ValueClass c) {
+  return c != VAL_ACC || !strcmp(type, "f32") || !strcmp(type, "bf16");
+}
+
+static bool range_in(Range r, ValueClass c) {
+  if (!(r.lo <= r.hi) || !isfinite(r.lo) || !isfinite(r.hi)) return false; /* NaN, Inf: a domain error */
+  if (c == VAL_ACC) return r.lo >= -(ACC_M + ACC_STEP) && r.hi <= ACC_M + ACC_STEP;
+  return r.lo >= class_range[c].lo && r.hi <= class_range[c].hi;
+}
+
+static Range span4(double a, double b, double c, double d) {
+  return (Range){fmin(fmin(a, b), fmin(c, d)), fmax(fmax(a, b), fmax(c, d))};
+}
+
+static Range r_add(Range a, Range b) { return (Range){a.lo + b.lo, a.hi + b.hi}; }
+static Range r_sub(Range a, Range b) { return (Range){a.lo - b.hi, a.hi - b.lo}; }
+static Range r_mul(Range a, Range b) { return span4(a.lo * b.lo, a.lo * b.hi, a.hi * b.lo, a.hi * b.hi); }
+static Range r_times(Range a, double k) { return r_mul(a, (Range){k, k}); }
+static Range r_max(Range a, Range b) { return (Range){fmax(a.lo, b.lo), fmax(a.hi, b.hi)}; }
+static Range r_square(Range a) {
+  double lo = a.lo <= 0 && a.hi >= 0 ? 0 : fmin(a.lo * a.lo, a.hi * a.hi);
+  return (Range){lo, fmax(a.lo * a.lo, a.hi * a.hi)};
+}
+static Range r_abs(Range a) {
+  double lo = a.lo >= 0 ? a.lo : a.hi <= 0 ? -a.hi : 0;
+  return (Range){lo, fmax(fabs(a.lo), fabs(a.hi))};
+}
+/* gelu and silu: x * (a factor in (0, 1)), so between min(x, 0) and
+ * max(x, 0), and never below -0.3 (their minima are -0.17 and -0.28). */
+static Range r_gated(Range a) {
+  return (Range){a.lo < 0 ? fmax(a.lo, -0.3) : 0, fmax(a.hi, 0)};
+}
+static const Range r_invalid = {NAN, NAN};
+
+/* The image of the op's sources (src[0] the destination's old value for
+ * matmul_acc, then the operands), or r_invalid outside the op's domain. */
+static Range op_image(int op, const Range *src, double imm) {
+  Range a = src[1], b = src[2];
+  switch (op) {
+  case BFRT_LOAD: case BFRT_STORE: case BFRT_COPY: case BFRT_TRANSPOSE: case BFRT_ROWMAX: return a;
+  case BFRT_MATMUL: return r_times(r_mul(a, b), TILE_DIM);
+  case BFRT_MATMUL_ACC: return r_add(src[0], r_times(r_mul(a, b), TILE_DIM));
+  case BFRT_FILL: return (Range){imm, imm};
+  case BFRT_SCALE: case BFRT_MUL_IMM: return r_times(a, imm);
+  case BFRT_EXP: return (Range){exp(a.lo), exp(a.hi)};
+  case BFRT_RELU: return (Range){fmax(a.lo, 0), fmax(a.hi, 0)};
+  case BFRT_TANH: return (Range){tanh(a.lo), tanh(a.hi)};
+  case BFRT_SIGMOID: return (Range){1 / (1 + exp(-a.lo)), 1 / (1 + exp(-a.hi))};
+  case BFRT_RSQRT: return a.lo > 0 ? (Range){1 / sqrt(a.hi), 1 / sqrt(a.lo)} : r_invalid;
+  case BFRT_RECIP: return a.lo > 0 || a.hi < 0 ? (Range){1 / a.hi, 1 / a.lo} : r_invalid;
+  case BFRT_SQRT: return a.lo >= 0 ? (Range){sqrt(a.lo), sqrt(a.hi)} : r_invalid;
+  case BFRT_ADD: case BFRT_ADD_ROW: case BFRT_ADD_COL: return r_add(a, b);
+  case BFRT_SUB: case BFRT_SUB_ROW: case BFRT_SUB_COL: return r_sub(a, b);
+  case BFRT_MUL: case BFRT_MUL_ROW: case BFRT_MUL_COL: return r_mul(a, b);
+  case BFRT_MAX: return r_max(a, b);
+  case BFRT_ADD_IMM: return r_add(a, (Range){imm, imm});
+  case BFRT_SUB_IMM: return r_sub(a, (Range){imm, imm});
+  case BFRT_MAX_IMM: return r_max(a, (Range){imm, imm});
+  case BFRT_ROWSUM: return r_times(a, TILE_DIM);
+  case BFRT_GELU: case BFRT_SILU: return r_gated(a);
+  case BFRT_SQUARE: return r_square(a);
+  case BFRT_ABS: return r_abs(a);
+  case BFRT_ROWSUM_SQUARE: return r_times(r_square(a), TILE_DIM);
+  case BFRT_ROWSUM_EXP: return r_times((Range){exp(a.lo), exp(a.hi)}, TILE_DIM);
+  default: return r_invalid; /* an op without a rule here is never printed (gen_rules_cover_every_op) */
+  }
+}
+
+static Range class_value(ValueClass c) { return class_range[c]; }
 
 typedef struct GenTensor {
   const char *name;
@@ -122,6 +217,9 @@ typedef struct GenTensor {
   bool readable, writable;
 } GenTensor;
 
+/* Y, the out tensor, is one tile that the kernel's last instruction
+ * stores whole (every element of an out tensor must be stored); the
+ * others are as large as any coordinate reaches. */
 static const GenTensor gen_tensors[] = {
     {"X", "in", FAM_SQUARE, true, false},
     {"Y", "out", FAM_SQUARE, false, true},
@@ -129,27 +227,34 @@ static const GenTensor gen_tensors[] = {
     {"V", "inout", FAM_ROW, true, true},
     {"W", "inout", FAM_COL, true, true},
 };
+#define NTENSORS ((int)(sizeof gen_tensors / sizeof gen_tensors[0]))
+enum { TENSOR_X = 0, TENSOR_Y = 1 };
 
 static const char *const param_names[MAX_PARAMS] = {"N", "M", "K"};
 static const char *const immediates[] = {"0.5", "-2", "1e-3", "0.25", "1.5", "-0.75", "3"};
+#define NIMMEDIATES ((int)(sizeof immediates / sizeof immediates[0]))
+
+/* Operands an instruction may take: tiles by family and number, the hbm
+ * tensor of a load or store, the immediate. */
+typedef struct Pick {
+  signed char fam[3], tile[3], tensor, imm;
+} Pick;
 
 typedef struct Gen {
   Rng rng;
   Rng types; /* element types, STREAM_TYPES */
-  Rng views; /* views and element slices, STREAM_VIEWS */
-  bool viewing; /* this kernel draws views and slices */
-  bool big[NFAMILIES][MAX_TILES]; /* declared twice as long (rows; columns for FAM_COL), always viewed */
-  bool viewed_part; /* the tile operand just printed is a view of part of a big tile */
   FILE *out;
   const Target *target;
   int nparams;
   int ntiles[NFAMILIES];
   int slots[NFAMILIES][MAX_TILES];
+  ValueClass tile_class[NFAMILIES][MAX_TILES];
+  ValueClass tensor_class[NTENSORS];
   int deck[BFRT_NOPS]; /* ops in dealing order */
-  bool stored[sizeof gen_tensors / sizeof gen_tensors[0]]; /* a store names it */
   bool psum[NFAMILIES][MAX_TILES]; /* the tile is in psum */
   int accumulator; /* the f32 psum square tile matmul writes when the target says so (matmul_psum_f32), or -1 */
-  bool psum_ok; /* the current instruction's engine may access psum tiles */
+  Pick *picks[BFRT_NOPS][2]; /* every operand choice of each op whose values stay in class, [psum_ok] */
+  int npicks[BFRT_NOPS][2];
   int dealt;
   int nloops;                  /* loops printed so far: names v0, v1, ... */
   int depth;                   /* enclosing loops */
@@ -200,8 +305,27 @@ static const char *random_type(Gen *g) {
   return roll < 13 ? "f32" : roll < 16 ? "bf16" : roll < 18 ? "fp16" : roll < 19 ? "fp8e4" : "fp8e5";
 }
 
-static void print_tensor(Gen *g, const GenTensor *t) {
-  fprintf(g->out, "  hbm %s %s: %s[", t->io, t->name, random_type(g));
+/* A class type may hold, drawn from the kernel stream among allowed. */
+static ValueClass random_class(Gen *g, const char *type, const bool *allowed) {
+  ValueClass pick[NCLASSES];
+  int n = 0;
+  for (int c = 0; c < NCLASSES; c++)
+    if (allowed[c] && type_holds(type, (ValueClass)c)) pick[n++] = (ValueClass)c;
+  return pick[rng_below(&g->rng, n)];
+}
+
+/* X holds the inputs only (unit); the inout tensors any class that holds
+ * them (unit, big, acc); Y what tile 0 (unit) is stored to it, or more. */
+static void print_tensor(Gen *g, int i) {
+  static const bool inout[NCLASSES] = {true, false, true, true}, out[NCLASSES] = {true, false, true, false};
+  const GenTensor *t = &gen_tensors[i];
+  const char *type = random_type(g);
+  g->tensor_class[i] = i == TENSOR_X ? VAL_UNIT : random_class(g, type, i == TENSOR_Y ? out : inout);
+  fprintf(g->out, "  hbm %s %s: %s[", t->io, t->name, type);
+  if (i == TENSOR_Y) {
+    fprintf(g->out, "%d, %d];\n", TILE_DIM, TILE_DIM);
+    return;
+  }
   print_extent(g);
   if (t->family != FAM_COL) fprintf(g->out, " * %d", TILE_DIM);
   fputs(", ", g->out);
@@ -213,18 +337,28 @@ static void print_tensor(Gen *g, const GenTensor *t) {
 static char tile_prefix(Family f) { return "trc"[f]; }
 
 /* On a target where matmul writes f32 psum (matmul_psum_f32), square tile
- * 1 is that accumulator: in psum, f32, and the destination of every matmul
- * and matmul_acc; the other ops use it like any tile their engine reaches.
- * (Tile 0 stays sbuf, the tile an engine without psum access falls back to.) */
+ * 1 is that accumulator: in psum, f32, of class acc, and the destination
+ * of every matmul and matmul_acc; the other ops use it like any tile their
+ * engine reaches. Tile 0 of each family is sbuf and unit, the tile every
+ * engine reaches and Y takes; the square family also has a pos and a big
+ * tile and the row family a big one, so that every op has operands whose
+ * values stay in class (rsqrt reads pos, rowsum writes big). */
 static void declare_tiles(Gen *g) {
   static const int max_tiles[NFAMILIES] = {5, 3, 2};
   static const int rows[NFAMILIES] = {TILE_DIM, TILE_DIM, 1}, cols[NFAMILIES] = {TILE_DIM, 1, TILE_DIM};
+  static const bool any[NCLASSES] = {true, true, true, true};
   int64_t psum_slots = 0; /* one PSUM bank each */
   bool accumulate = g->target->limits.matmul_psum_f32;
   g->accumulator = accumulate ? 1 : -1;
   for (int f = 0; f < NFAMILIES; f++) {
+    ValueClass forced[4];
+    int nforced = 0;
+    forced[nforced++] = VAL_UNIT;
+    if (f == FAM_SQUARE && accumulate) forced[nforced++] = VAL_ACC;
+    if (f == FAM_SQUARE) forced[nforced++] = VAL_POS;
+    if (f != FAM_COL) forced[nforced++] = VAL_BIG;
     g->ntiles[f] = 1 + rng_below(&g->rng, max_tiles[f]);
-    if (f == FAM_SQUARE && accumulate && g->ntiles[f] < 2) g->ntiles[f] = 2;
+    if (g->ntiles[f] < nforced) g->ntiles[f] = nforced;
     for (int i = 0; i < g->ntiles[f]; i++) {
       int slots = 1 + rng_below(&g->rng, 3);
       bool accumulator = f == FAM_SQUARE && i == g->accumulator;
@@ -233,14 +367,13 @@ static void declare_tiles(Gen *g) {
       g->psum[f][i] = psum;
       if (psum) psum_slots += slots;
       g->slots[f][i] = slots;
-      bool big = g->big[f][i] = g->viewing && rng_percent(&g->views, 35);
+      const char *type = accumulator ? "f32" : random_type(g);
+      g->tile_class[f][i] = i < nforced ? forced[i] : random_class(g, type, any);
       fprintf(g->out, "  %s %c%d", psum ? "psum" : "sbuf", tile_prefix(f), i);
       if (slots > 1) fprintf(g->out, "[%d]", slots);
-      fprintf(g->out, ": %s[%d, %d];\n", accumulator ? "f32" : random_type(g), rows[f] * (big && f != FAM_COL ? 2 : 1),
-              cols[f] * (big && f == FAM_COL ? 2 : 1));
+      fprintf(g->out, ": %s[%d, %d];\n", type, rows[f], cols[f]);
     }
   }
-  fprintf(g->out, "  sbuf bs: f32[%d, 6];\n  sbuf bm: f32[%d, 2];\n", TILE_DIM, TILE_DIM);
 }
 
 /* ---- Operands. */
@@ -264,227 +397,170 @@ static bool psum_allowed(const Gen *g, int engine) {
   return !kinds || (kinds & (1u << g->target->engines[engine].kind));
 }
 
-/* A range of D along a big tile's doubled dimension: its first or second
- * half, the middle (overlapping both), or the half a loop variable picks
- * (4 * (v % 2), disjoint across iterations of different parity). */
-static void print_view_range(Gen *g) {
-  int form = rng_below(&g->views, g->depth ? 4 : 3);
-  if (form == 0) fprintf(g->out, "0:%d", TILE_DIM);
-  else if (form == 1) fprintf(g->out, "%d:%d", TILE_DIM, 2 * TILE_DIM);
-  else if (form == 2) fprintf(g->out, "%d:%d", TILE_DIM / 2, TILE_DIM / 2 + TILE_DIM);
-  else {
-    int v = g->scope[rng_below(&g->views, g->depth)];
-    fprintf(g->out, "%d * (v%d %% 2) : %d * (v%d %% 2) + %d", TILE_DIM, v, TILE_DIM, v, TILE_DIM);
-  }
-}
-
-/* Tile i of family f: a big one through a view of the family's shape;
- * another, now and then, through the view of all of it, [:, :]. */
+/* Tile i of family f. */
 static void print_tile_number(Gen *g, Family f, int i) {
   fprintf(g->out, "%c%d", tile_prefix(f), i);
-  if (g->slots[f][i] > 1) {
-    fputc('[', g->out);
-    print_slot(g, g->slots[f][i]);
-    fputc(']', g->out);
-  }
-  g->viewed_part = g->big[f][i];
-  if (g->big[f][i]) {
-    fputs(f == FAM_COL ? "[:, " : "[", g->out);
-    print_view_range(g);
-    fputs(f == FAM_COL ? "]" : ", :]", g->out);
-  } else if (g->viewing && rng_percent(&g->views, 10)) {
-    fputs("[:, :]", g->out);
-  }
-}
-
-/* A tile of family f (an sbuf one unless psum_ok; tile 0 is always sbuf). */
-static void print_tile_in(Gen *g, Family f, bool psum_ok) {
-  int i = rng_below(&g->rng, g->ntiles[f]);
-  if (!psum_ok && g->psum[f][i]) i = 0;
-  print_tile_number(g, f, i);
-}
-
-static void print_tile(Gen *g, Family f) { print_tile_in(g, f, g->psum_ok); }
-
-/* coordinate ::= 0 | 1 | PARAM | v | v + 1, as text */
-static const char *coordinate_text(Gen *g, char buf[32]) {
-  int form = rng_below(&g->rng, g->depth ? 5 : 3);
-  switch (form) {
-  case 0: return "0";
-  case 1: return "1";
-  case 2: return random_param(g);
-  case 3: snprintf(buf, 32, "v%d", random_scope_var(g)); return buf;
-  default: snprintf(buf, 32, "v%d + 1", random_scope_var(g)); return buf;
-  }
-}
-
-static void print_coordinate(Gen *g) {
-  char buf[32];
-  fputs(coordinate_text(g, buf), g->out);
-}
-
-/* One dimension of an element slice of D (wide) or 1 elements: the tile
- * c of a coordinate, in elements (D c : D c + D), or, for D, rows D/2 ..
- * D/2 + D - 1, which straddle tiles 0 and 1 (every tensor has at least two
- * tiles along each dimension). */
-static void print_slice_dim(Gen *g, bool wide) {
-  char buf[32];
-  if (wide && rng_percent(&g->views, 25)) {
-    fprintf(g->out, "%d:%d", TILE_DIM / 2, TILE_DIM / 2 + TILE_DIM);
-    return;
-  }
-  const char *c = coordinate_text(g, buf);
-  if (wide) fprintf(g->out, "%d * (%s) : %d * (%s) + %d", TILE_DIM, c, TILE_DIM, c, TILE_DIM);
-  else fprintf(g->out, "%s : %s + 1", c, c);
-}
-
-/* An hbm operand of family f: of tensor `only` when not NULL, else of one drawn. */
-static void print_hbm_of(Gen *g, Family f, bool write, const GenTensor *only) {
-  const GenTensor *pick[sizeof gen_tensors / sizeof gen_tensors[0]];
-  int n = 0;
-  for (size_t i = 0; i < sizeof gen_tensors / sizeof gen_tensors[0]; i++) {
-    const GenTensor *t = &gen_tensors[i];
-    if (t->family == f && (write ? t->writable : t->readable)) pick[n++] = t;
-  }
-  const GenTensor *t = only ? only : pick[rng_below(&g->rng, n)];
-  if (write) g->stored[t - gen_tensors] = true;
-  fprintf(g->out, "%s[", t->name);
-  /* the partner of a view of part of a tile is an element slice (sema) */
-  if (g->viewed_part || (g->viewing && rng_percent(&g->views, 40))) {
-    print_slice_dim(g, t->family != FAM_COL);
-    fputs(", ", g->out);
-    print_slice_dim(g, t->family != FAM_ROW);
-  } else {
-    print_coordinate(g);
-    fputs(", ", g->out);
-    print_coordinate(g);
-  }
+  if (g->slots[f][i] == 1) return;
+  fputc('[', g->out);
+  print_slot(g, g->slots[f][i]);
   fputc(']', g->out);
 }
 
-static void print_hbm(Gen *g, Family f, bool write) { print_hbm_of(g, f, write, NULL); }
-
-static void print_imm(Gen *g) {
-  fputs(immediates[rng_below(&g->rng, sizeof immediates / sizeof immediates[0])], g->out);
+/* coordinate ::= 0 | 1 | PARAM | v | v + 1 */
+static void print_coordinate(Gen *g) {
+  int form = rng_below(&g->rng, g->depth ? 5 : 3);
+  switch (form) {
+  case 0: fputs("0", g->out); break;
+  case 1: fputs("1", g->out); break;
+  case 2: fputs(random_param(g), g->out); break;
+  case 3: fprintf(g->out, "v%d", random_scope_var(g)); break;
+  default: fprintf(g->out, "v%d + 1", random_scope_var(g)); break;
+  }
 }
 
-/* Operand families of a tile-only op, destination first. */
-static int tile_families(Gen *g, const OpInfo *op, Family fam[3]) {
+/* Operand families of a tile-only op, destination first; a same-shape op
+ * takes family any for all. */
+static int tile_families(const OpInfo *op, Family any, Family fam[3]) {
   static const Family fixed[][3] = {
       [SHAPE_MATMUL] = {FAM_SQUARE, FAM_SQUARE, FAM_SQUARE},
       [SHAPE_TRANSPOSE] = {FAM_SQUARE, FAM_SQUARE},
       [SHAPE_ROWREDUCE] = {FAM_ROW, FAM_SQUARE},
       [SHAPE_ROWBCAST] = {FAM_SQUARE, FAM_SQUARE, FAM_ROW},
       [SHAPE_COLBCAST] = {FAM_SQUARE, FAM_SQUARE, FAM_COL},
-      [SHAPE_NC_MATMUL] = {FAM_SQUARE, FAM_SQUARE, FAM_SQUARE},
   };
-  int n = (int)strspn(op->operands, "T"); /* the tiles, before any immediate */
-  Family any = (Family)rng_below(&g->rng, NFAMILIES);
+  int n = (int)strspn(op->operands, "T"); /* the tile operands, before any immediate */
   bool same = op->shape == SHAPE_SAME || op->shape == SHAPE_NONE;
   for (int i = 0; i < n; i++) fam[i] = same ? any : fixed[op->shape][i];
   return n;
 }
 
-/* store X[...], t: the tile is drawn first (a view of part of a tile needs
- * an element slice), the text printed in the operands' order. */
-static void print_store(Gen *g, Family f, const GenTensor *only) {
-  char *text = NULL;
-  size_t len = 0;
-  FILE *out = g->out, *tile = open_memstream(&text, &len);
-  if (!tile) bug("gen: out of memory");
-  g->out = tile;
-  print_tile(g, f);
-  fclose(tile);
-  g->out = out;
-  print_hbm_of(g, f, true, only);
-  fprintf(g->out, ", %s", text);
-  free(text);
+/* Whether tile i of family f may be operand k of op on an engine that
+ * reaches psum or not: matmul writes the accumulator and reads sbuf where
+ * the target says so. */
+static bool tile_usable(const Gen *g, const OpInfo *op, int k, Family f, int i, bool psum_ok) {
+  bool matmul = op->shape == SHAPE_MATMUL; /* matmul and matmul_acc */
+  if (matmul && k == 0 && g->accumulator >= 0) return f == FAM_SQUARE && i == g->accumulator;
+  if (g->psum[f][i] && (!psum_ok || (matmul && k > 0 && g->target->limits.matmul_sbuf_inputs))) return false;
+  return true;
 }
 
-/* ---- The nki.isa instructions' operands: names from their vocabularies,
- * integer affine patterns, [P, 1] scalars. bn_stats writes the [4, 6]
- * tile bs and bn_aggr reads it into the [4, 2] tile bm. */
+typedef struct Picks {
+  Pick *items;
+  int n, cap;
+} Picks;
 
-static void print_word(Gen *g, const char *const *names, int n) { fputs(names[rng_below(&g->rng, n)], g->out); }
-
-static void print_alu(Gen *g, const OpInfo *op) {
-  static const char *const reducers[] = {"add", "multiply", "maximum", "minimum"};
-  if (op->shape == SHAPE_ROWREDUCE_OF) print_word(g, reducers, 4);
-  else if (op->shape == SHAPE_SELECT) print_word(g, bfrt_alu_names + BFRT_ALU_EQUAL, BFRT_NALU - BFRT_ALU_EQUAL);
-  else print_word(g, bfrt_alu_names, BFRT_NALU);
-}
-
-/* The family of tile operand i: the data family, or a [P, 1] scalar. */
-static Family isa_family(const OpInfo *op, int i, Family data) {
-  int scalars = op->shape == SHAPE_SCALAR ? 2 : op->shape == SHAPE_ACTIVATION || op->shape == SHAPE_SCAN ? 3 : 99;
-  if (op->shape == SHAPE_ROWREDUCE_OF) return i == 0 ? FAM_ROW : FAM_SQUARE;
-  return i >= scalars ? FAM_ROW : data;
-}
-
-static void print_isa_operands(Gen *g, const OpInfo *op) {
-  bool scalars = op->shape == SHAPE_SCALAR || op->shape == SHAPE_ACTIVATION || op->shape == SHAPE_SCAN;
-  Family data = scalars ? (Family)rng_below(&g->rng, 2) : (Family)rng_below(&g->rng, NFAMILIES);
-  for (int i = 0; op->operands[i]; i++) {
-    if (i) fputs(", ", g->out);
-    char role = op->roles[i];
-    bool affine = (op->shape == SHAPE_NONE || op->shape == SHAPE_SELECT) && i >= 1 && i <= 3 && op->sig != SIG_T_F;
-    if (op->shape == SHAPE_BN_STATS || op->shape == SHAPE_BN_AGGR) {
-      bool stats = op->shape == SHAPE_BN_STATS;
-      fputs(i == 0 ? (stats ? "bs" : "bm") : "", g->out);
-      if (i == 1 && stats) print_tile_in(g, FAM_SQUARE, false);
-      if (i == 1 && !stats) fputs("bs", g->out);
-    } else if (op->operands[i] == 'T') print_tile(g, isa_family(op, i, data));
-    else if (role == 'o') print_alu(g, op);
-    else if (role == 'f') print_word(g, bfrt_fn_names, BFRT_NFN);
-    else if (role == 'n') fputs("negate", g->out);
-    else if (affine) fprintf(g->out, "%d", rng_below(&g->rng, 5) - 2);
-    else print_imm(g);
+static void add_pick(Picks *ps, Pick p) {
+  if (ps->n == ps->cap) {
+    ps->cap = ps->cap ? 2 * ps->cap : 16;
+    ps->items = realloc(ps->items, (size_t)ps->cap * sizeof *ps->items);
+    if (!ps->items) bug("gen: out of memory");
   }
+  ps->items[ps->n++] = p;
 }
 
-static void print_operands(Gen *g, const OpInfo *op) {
-  Family f = (Family)rng_below(&g->rng, NFAMILIES);
-  switch (op->sig) {
-  case SIG_T_H:
-    print_tile(g, f);
-    fputs(", ", g->out);
-    print_hbm(g, f, false);
-    return;
-  case SIG_H_T:
-    if (g->viewing) { /* the tile first, for print_hbm to know its partner */
-      print_store(g, f, NULL);
-      return;
+/* Loads and stores: a tensor and a tile of its family, the values of the
+ * one in the class of the other. */
+static void hbm_picks(const Gen *g, const OpInfo *op, bool psum_ok, Picks *ps) {
+  bool store = op->sig == SIG_H_T;
+  for (int t = 0; t < NTENSORS; t++) {
+    const GenTensor *gt = &gen_tensors[t];
+    if (!(store ? gt->writable : gt->readable)) continue;
+    Family f = gt->family;
+    for (int i = 0; i < g->ntiles[f]; i++) {
+      if (!tile_usable(g, op, store ? 1 : 0, f, i, psum_ok)) continue;
+      ValueClass from = store ? g->tile_class[f][i] : g->tensor_class[t];
+      ValueClass to = store ? g->tensor_class[t] : g->tile_class[f][i];
+      if (range_in(class_value(from), to))
+        add_pick(ps, (Pick){{(signed char)f, -1, -1}, {(signed char)i, -1, -1}, (signed char)t, -1});
     }
-    print_hbm(g, f, true);
-    fputs(", ", g->out);
-    print_tile(g, f);
+  }
+}
+
+/* Tile ops: every family, tile tuple and immediate whose image is in the
+ * destination's class. */
+static void tile_picks(const Gen *g, int opid, bool psum_ok, Picks *ps) {
+  const OpInfo *op = op_info(opid);
+  bool has_imm = op->sig == SIG_T_F || op->sig == SIG_T_TF;
+  for (int any = 0; any < NFAMILIES; any++) {
+    Family fam[3];
+    int n = tile_families(op, (Family)any, fam);
+    bool same = op->shape == SHAPE_SAME || op->shape == SHAPE_NONE;
+    if (!same && any > 0) break; /* fixed families: once */
+    int t[3] = {0, 0, 0};
+    for (t[0] = 0; t[0] < g->ntiles[fam[0]]; t[0]++)
+      for (t[1] = 0; t[1] < (n > 1 ? g->ntiles[fam[1]] : 1); t[1]++)
+        for (t[2] = 0; t[2] < (n > 2 ? g->ntiles[fam[2]] : 1); t[2]++) {
+          bool usable = true;
+          Range src[3] = {{0, 0}, {0, 0}, {0, 0}};
+          for (int k = 0; k < n; k++) {
+            usable &= tile_usable(g, op, k, fam[k], t[k], psum_ok);
+            src[k] = class_value(g->tile_class[fam[k]][t[k]]);
+          }
+          if (!usable) continue;
+          for (int imm = 0; imm < (has_imm ? NIMMEDIATES : 1); imm++) {
+            Range image = op_image(opid, src, has_imm ? strtod(immediates[imm], NULL) : 0);
+            if (!range_in(image, g->tile_class[fam[0]][t[0]])) continue;
+            Pick p = {{-1, -1, -1}, {-1, -1, -1}, -1, (signed char)(has_imm ? imm : -1)};
+            for (int k = 0; k < n; k++) p.fam[k] = (signed char)fam[k], p.tile[k] = (signed char)t[k];
+            add_pick(ps, p);
+          }
+        }
+  }
+}
+
+/* The nki.isa instructions (ops.def's second part, from nc_matmul on) are
+ * not drawn yet: their operands' value classes are still to be written on
+ * this generator (they were drawn by the one before it). */
+bool gen_skips(int op) { return op >= BFRT_NC_MATMUL; }
+
+/* Every op's choices, for engines that reach psum and those that do not:
+ * the kernel's classes are fixed, so they are computed once. */
+static void compute_picks(Gen *g) {
+  for (int op = 0; op < BFRT_NOPS; op++)
+    for (int psum_ok = 0; psum_ok < 2; psum_ok++) {
+      Picks ps = {0};
+      Signature sig = op_info(op)->sig;
+      if (gen_skips(op)) { /* no picks: never drawn */
+      } else if (sig == SIG_T_H || sig == SIG_H_T) hbm_picks(g, op_info(op), psum_ok, &ps);
+      else tile_picks(g, op, psum_ok, &ps);
+      g->picks[op][psum_ok] = ps.items;
+      g->npicks[op][psum_ok] = ps.n;
+    }
+}
+
+static void free_picks(Gen *g) {
+  for (int op = 0; op < BFRT_NOPS; op++)
+    for (int psum_ok = 0; psum_ok < 2; psum_ok++) free(g->picks[op][psum_ok]);
+}
+
+static void print_hbm(Gen *g, int t) {
+  fprintf(g->out, "%s[", gen_tensors[t].name);
+  if (t == TENSOR_Y) {
+    fputs("0, 0]", g->out); /* Y is one tile */
     return;
-  case SIG_T_F:
-    print_tile(g, f);
+  }
+  print_coordinate(g);
+  fputs(", ", g->out);
+  print_coordinate(g);
+  fputc(']', g->out);
+}
+
+static void print_operands(Gen *g, const OpInfo *op, const Pick *p) {
+  if (op->sig == SIG_H_T) {
+    print_hbm(g, p->tensor);
     fputs(", ", g->out);
-    print_imm(g);
-    return;
-  default: break;
-  }
-  if (op->shape > SHAPE_NC_MATMUL || op->sig == SIG_T_FFF) { /* the nki.isa forms but nc_matmul */
-    print_isa_operands(g, op);
+    print_tile_number(g, p->fam[0], p->tile[0]);
     return;
   }
-  Family fam[3];
-  int n = tile_families(g, op, fam);
-  bool matmul = op->shape == SHAPE_MATMUL || op->shape == SHAPE_NC_MATMUL; /* matmul, nc_matmul and their _acc */
-  bool to_accumulator = g->accumulator >= 0 && matmul;
-  bool sbuf_inputs = matmul && g->target->limits.matmul_sbuf_inputs;
-  for (int i = 0; i < n; i++) {
-    if (i) fputs(", ", g->out);
-    if (i == 0 && to_accumulator) print_tile_number(g, fam[0], g->accumulator);
-    else print_tile_in(g, fam[i], g->psum_ok && !(i > 0 && sbuf_inputs));
+  for (int k = 0; k < 3 && p->tile[k] >= 0; k++) {
+    if (k) fputs(", ", g->out);
+    print_tile_number(g, p->fam[k], p->tile[k]);
   }
-  if (op->sig == SIG_T_TF) {
+  if (op->sig == SIG_T_H) {
     fputs(", ", g->out);
-    if (op == &rt_ops[BFRT_PERMUTE]) fprintf(g->out, "%d", fam[0] == FAM_ROW ? 1 : 1 << rng_below(&g->rng, 3)); /* divides 4 */
-    else print_imm(g);
+    print_hbm(g, p->tensor);
   }
+  if (p->imm >= 0) fprintf(g->out, ", %s", immediates[p->imm]);
 }
 
 /* ---- Instructions. */
@@ -493,19 +569,25 @@ static bool engine_runs(const Gen *g, int engine, int op) {
   return op_info(op)->engines & (1u << g->target->engines[engine].kind);
 }
 
+/* How many ways op may run on engine with its values in class. */
+static int npicks_on(const Gen *g, int op, int engine) {
+  return engine_runs(g, engine, op) ? g->npicks[op][psum_allowed(g, engine)] : 0;
+}
+
+/* An engine that runs op with some operands in class, or -1. */
 static int random_engine_for(Gen *g, int op) {
   int capable[BFRT_MAX_ENGINES], n = 0;
   for (int e = 0; e < g->target->nengines; e++)
-    if (engine_runs(g, e, op)) capable[n++] = e;
-  if (!n) bug("gen: no engine of target %s runs %s", g->target->name, op_info(op)->name);
-  return capable[rng_below(&g->rng, n)];
+    if (npicks_on(g, op, e)) capable[n++] = e;
+  return n ? capable[rng_below(&g->rng, n)] : -1;
 }
 
+/* An op engine runs with some operands in class. */
 static int random_op_for(Gen *g, int engine) {
   int capable[BFRT_NOPS], n = 0;
   for (int op = 0; op < BFRT_NOPS; op++)
-    if (engine_runs(g, engine, op)) capable[n++] = op;
-  if (!n) bug("gen: engine %s runs no op", g->target->engines[engine].name);
+    if (npicks_on(g, op, engine)) capable[n++] = op;
+  if (!n) bug("gen: engine %s runs no op whose values stay in class", g->target->engines[engine].name);
   return capable[rng_below(&g->rng, n)];
 }
 
@@ -535,15 +617,26 @@ static const char *engine_word(Gen *g, int engine) {
   return queue && rng_percent(&g->rng, 50) ? "dma" : g->target->engines[engine].name;
 }
 
-/* instr ::= [ENGINE ':'] op operand {',' operand} ';'   (engine given by a block when block_engine >= 0) */
+/* instr ::= [ENGINE ':'] op operand {',' operand} ';'   (engine given by a block when block_engine >= 0)
+ * The deck's op is skipped when no engine runs it with operands in class
+ * (compute_picks); test_gen checks that every op still occurs. */
 static void gen_instr(Gen *g, int level, int block_engine) {
-  int op = block_engine >= 0 ? random_op_for(g, block_engine) : deal_op(g);
-  int engine = block_engine >= 0 ? block_engine : random_engine_for(g, op);
+  int op, engine = block_engine;
+  if (block_engine >= 0) {
+    op = random_op_for(g, block_engine);
+  } else {
+    int tries = 0;
+    do {
+      if (++tries > 4 * BFRT_NOPS) bug("gen: no op of the deck runs with its values in class");
+      op = deal_op(g);
+      engine = random_engine_for(g, op);
+    } while (engine < 0);
+  }
+  const Pick *pick = &g->picks[op][psum_allowed(g, engine)][rng_below(&g->rng, npicks_on(g, op, engine))];
   indent(g, level);
   if (block_engine < 0) fprintf(g->out, "%s: ", engine_word(g, engine));
   fprintf(g->out, "%s ", op_info(op)->name);
-  g->psum_ok = psum_allowed(g, engine);
-  print_operands(g, op_info(op));
+  print_operands(g, op_info(op), pick);
   fputs(";\n", g->out);
 }
 
@@ -697,14 +790,50 @@ static void gen_body(Gen *g, int level, int block_engine, long budget) {
   }
 }
 
+/* An engine that runs op, reaching psum if psum. */
+static int engine_for(Gen *g, int op, bool psum) {
+  int capable[BFRT_MAX_ENGINES], n = 0;
+  for (int e = 0; e < g->target->nengines; e++)
+    if (engine_runs(g, e, op) && (!psum || psum_allowed(g, e))) capable[n++] = e;
+  if (!n) bug("gen: no engine of target %s runs %s%s", g->target->name, op_info(op)->name, psum ? " on psum" : "");
+  return capable[rng_below(&g->rng, n)];
+}
+
+/* Before the body, every slot of every tile is written at the top level,
+ * so that no instruction on any path reads a tile before something wrote
+ * it: by a load of a tensor whose class fits the tile's (the inputs'
+ * values), or else by a fill with an immediate of the tile's class. */
+static void gen_prologue(Gen *g) {
+  for (int f = 0; f < NFAMILIES; f++)
+    for (int i = 0; i < g->ntiles[f]; i++)
+      for (int slot = 0; slot < g->slots[f][i]; slot++) {
+        ValueClass c = g->tile_class[f][i];
+        int from[NTENSORS], nfrom = 0, imms[NIMMEDIATES], nimms = 0;
+        for (int t = 0; t < NTENSORS; t++)
+          if (gen_tensors[t].readable && gen_tensors[t].family == (Family)f &&
+              range_in(class_value(g->tensor_class[t]), c))
+            from[nfrom++] = t;
+        for (int k = 0; k < NIMMEDIATES; k++) {
+          double v = strtod(immediates[k], NULL);
+          if (range_in((Range){v, v}, c)) imms[nimms++] = k;
+        }
+        bool load = !g->psum[f][i] && nfrom;
+        int engine = engine_for(g, load ? BFRT_LOAD : BFRT_FILL, g->psum[f][i]);
+        fprintf(g->out, "  %s: %s %c%d", engine_word(g, engine), load ? "load" : "fill", tile_prefix((Family)f), i);
+        if (g->slots[f][i] > 1) fprintf(g->out, "[%d]", slot);
+        fputs(", ", g->out);
+        if (load) print_hbm(g, from[rng_below(&g->rng, nfrom)]);
+        else fputs(immediates[imms[rng_below(&g->rng, nimms)]], g->out);
+        fputs(";\n", g->out);
+      }
+}
+
 void gen_kernel(uint64_t seed, long size, FILE *out) {
-  Gen g = {.rng = rng_stream(seed, STREAM_KERNEL), .types = rng_stream(seed, STREAM_TYPES),
-           .views = rng_stream(seed, STREAM_VIEWS), .out = out,
+  Gen g = {.rng = rng_stream(seed, STREAM_KERNEL), .types = rng_stream(seed, STREAM_TYPES), .out = out,
            .target = target_default()};
   int64_t values[MAX_PARAMS];
   g.nparams = choose_params(seed, values);
   g.ints = rng_percent(&g.rng, 40);
-  g.viewing = rng_percent(&g.views, 35);
   for (int i = 0; i < BFRT_NOPS; i++) g.deck[i] = i;
   g.dealt = BFRT_NOPS;
 
@@ -713,30 +842,22 @@ void gen_kernel(uint64_t seed, long size, FILE *out) {
   fprintf(out, "kernel gen%" PRIu64 "(", seed);
   for (int i = 0; i < g.nparams; i++) fprintf(out, "%s%s: int", i ? ", " : "", param_names[i]);
   fputs(") {\n", out);
-  for (size_t i = 0; i < sizeof gen_tensors / sizeof gen_tensors[0]; i++)
-    print_tensor(&g, &gen_tensors[i]);
+  for (int i = 0; i < NTENSORS; i++) print_tensor(&g, i);
   if (g.ints) { /* rows: constants below 8 and loop variables below the extent */
     fputs("  hbm in C: i32[", out);
     print_extent(&g);
     fputs(" + 8, 2];\n", out);
   }
   declare_tiles(&g);
+  compute_picks(&g);
   fputc('\n', out);
+  gen_prologue(&g);
   gen_body(&g, 1, -1, size);
-  /* sema wants every out tensor stored to somewhere. */
-  g.psum_ok = psum_allowed(&g, target_engine(g.target, "dma") >= 0 ? target_engine(g.target, "dma") : 0);
-  for (size_t i = 0; i < sizeof gen_tensors / sizeof gen_tensors[0]; i++)
-    if (!strcmp(gen_tensors[i].io, "out") && !g.stored[i]) {
-      fputs("  dma: store ", out);
-      if (g.viewing) {
-        print_store(&g, gen_tensors[i].family, &gen_tensors[i]);
-      } else {
-        fprintf(out, "%s[0, 0], ", gen_tensors[i].name);
-        print_tile(&g, gen_tensors[i].family);
-      }
-      fputs(";\n", out);
-    }
-  fputs("}\n", out);
+  /* Y whole, from tile 0 (unit, sbuf): every element of an out tensor is stored */
+  fprintf(out, "  %s: store Y[0, 0], ", engine_word(&g, engine_for(&g, BFRT_STORE, false)));
+  print_tile_number(&g, FAM_SQUARE, 0);
+  fputs(";\n}\n", out);
+  free_picks(&g);
 }
 
 char *gen_kernel_text(uint64_t seed, long size) {

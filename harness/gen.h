@@ -4,6 +4,7 @@
 #ifndef HARNESS_GEN_H
 #define HARNESS_GEN_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -21,5 +22,8 @@ void gen_kernel(uint64_t seed, long size, FILE *out);
 char *gen_kernel_text(uint64_t seed, long size);
 /* Print the parameter set for seed's kernel, as `NAME=V NAME=V`, to out. */
 void gen_params(uint64_t seed, FILE *out);
+
+/* Whether the generator never draws op (the nki.isa instructions, for now). */
+bool gen_skips(int op);
 
 #endif

@@ -18,6 +18,7 @@
 #include "harness/gen.h"
 #include "harness/pool.h"
 #include "transform/ir.h"
+#include "transform/sync.h"
 
 #define CHILD_SECONDS 120 /* a candidate running longer is a hang */
 
@@ -177,7 +178,7 @@ static void print_canonical(const char *text, FILE *out) {
 void save_regression(const Config *cfg, const char *dir, uint64_t seed, const char *stage, const char *message) {
   char *text = gen_kernel_text(seed, cfg->size);
   Goal goal = {cfg, seed, stage, -1};
-  if (!strcmp(stage, "gcc")) goal.gcc_mode = strncmp(message, "barrier-free", 12) ? SYNC_BARRIER : SYNC_BARRIER_FREE;
+  if (!strcmp(stage, "gcc")) goal.gcc_mode = sync_prefix(message);
   char *small = strcmp(stage, "check") ? minimize(&goal, text) : strdup(text);
   char path[PATH_MAX];
   snprintf(path, sizeof path, "%s/seed-%" PRIu64 ".bfk", dir, seed);

@@ -1,7 +1,9 @@
-/* params.c: parameter bindings and the number parser (see params.h),
- * shared by the commands and the campaign so both report the same errors
- * the same way. */
+/* params.c: parameter bindings and the command line's numbers (see
+ * params.h), shared by the commands and the campaign so both report the
+ * same errors the same way. The digits themselves go through the one
+ * integer parser, util/numbers.c. */
 #include "harness/params.h"
+#include "util/numbers.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -10,21 +12,9 @@
 #include <string.h>
 
 int parse_number(const char *what, const char *text, int64_t min, uint64_t max, uint64_t *out, FILE *err) {
-  char *end = NULL;
-  bool negative = text[0] == '-';
-  bool ok = (negative ? text[1] >= '0' && text[1] <= '9' : text[0] >= '0' && text[0] <= '9');
-  errno = 0;
-  if (ok && negative) {
-    long long v = strtoll(text, &end, 10);
-    ok = !errno && !*end && v >= min;
-    *out = (uint64_t)v;
-  } else if (ok) {
-    unsigned long long v = strtoull(text, &end, 10);
-    ok = !errno && !*end && v <= max && (min <= 0 || v >= (uint64_t)min);
-    *out = v;
-  }
+  bool ok = !parse_integer(text, min, max, out);
   if (ok) return 0;
-  fprintf(err, "bfsync: error: %s needs an integer from %" PRId64 " to %" PRIu64 ", not '%s'\n", what, min, max,
+  error_print(err, "%s needs an integer from %" PRId64 " to %" PRIu64 ", not '%s'\n", what, min, max,
           text);
   return -1;
 }
@@ -32,7 +22,7 @@ int parse_number(const char *what, const char *text, int64_t min, uint64_t max, 
 int param_args_add(ParamArgs *pa, Arena *arena, const char *arg, FILE *err) {
   const char *eq = strchr(arg, '=');
   if (!eq || eq == arg || !eq[1]) {
-    fprintf(err, "bfsync: error: parameter '%s' is not NAME=VALUE\n", arg);
+    error_print(err, "parameter '%s' is not NAME=VALUE\n", arg);
     return -1;
   }
   const char *name = arena_strndup(arena, arg, (size_t)(eq - arg));
@@ -67,10 +57,10 @@ int param_args_bind(const ParamArgs *pa, const Kernel *k, int64_t *values, FILE 
   for (int i = 0; i < pa->n; i++) {
     int p = find_param(k, pa->names[i]);
     if (p < 0) {
-      fprintf(err, "bfsync: error: kernel '%s' has no parameter '%s'\n", k->name, pa->names[i]);
+      error_print(err, "kernel '%s' has no parameter '%s'\n", k->name, pa->names[i]);
       status = -1;
     } else if (given[p]) {
-      fprintf(err, "bfsync: error: parameter '%s' given twice\n", pa->names[i]);
+      error_print(err, "parameter '%s' given twice\n", pa->names[i]);
       status = -1;
     } else {
       given[p] = true;
@@ -79,10 +69,28 @@ int param_args_bind(const ParamArgs *pa, const Kernel *k, int64_t *values, FILE 
   }
   for (int p = 0; p < k->nparams; p++)
     if (!given[p]) {
-      fprintf(err, "bfsync: error: missing parameter '%s' (give -p %s=VALUE)\n", k->params[p].name,
+      error_print(err, "missing parameter '%s' (give -p %s=VALUE)\n", k->params[p].name,
               k->params[p].name);
       status = -1;
     }
   free(given);
   return status;
+}
+
+int params_bind(Program *p, const ParamArgs *given, const Directive *line, int64_t *params) {
+  if (!line) return param_args_bind(given, p->kernel, params, stderr) ? 2 : 0;
+  char *why = NULL;
+  size_t len = 0;
+  FILE *err = open_memstream(&why, &len);
+  if (!err) bug("out of memory");
+  ParamArgs pa = {0};
+  const char *text = arena_strndup(p->arena, p->src.text + line->value.begin, line->value.end - line->value.begin);
+  int failed = param_args_add_line(&pa, p->arena, text, err) || param_args_bind(&pa, p->kernel, params, err);
+  fclose(err);
+  /* one diagnostic per message, without the ERROR_PREFIX each begins with */
+  for (char *save, *msg = strtok_r(why, "\n", &save); failed && msg; msg = strtok_r(NULL, "\n", &save))
+    diag_error(&p->diag, line->value, "in this `// params:` line: %s",
+               strncmp(msg, ERROR_PREFIX, strlen(ERROR_PREFIX)) ? msg : msg + strlen(ERROR_PREFIX));
+  free(why);
+  return failed ? 1 : 0;
 }

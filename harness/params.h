@@ -1,7 +1,8 @@
 /* params.h: kernel parameters as NAME=VALUE words, from -p options or a
- * `// params:` line, bound to a kernel's parameter order; and the one
- * number parser every command-line number goes through. No fixed limits:
- * any number of parameters, names of any length. */
+ * `// params:` line, bound to a kernel's parameter order; and the check
+ * every command-line number goes through (its range and message; the
+ * digits are util/numbers.h's). No fixed limits: any number of
+ * parameters, names of any length. */
 #ifndef HARNESS_PARAMS_H
 #define HARNESS_PARAMS_H
 
@@ -10,6 +11,7 @@
 
 #include "util/arena.h"
 #include "frontend/ast.h"
+#include "frontend/program.h"
 
 /* Kernel parameters as given, in order. */
 typedef struct ParamArgs {
@@ -30,5 +32,10 @@ int param_args_add_line(ParamArgs *pa, Arena *arena, const char *line, FILE *err
 /* Values in the kernel's parameter order, into values (k->nparams of them);
  * -1 with a message on an unknown, missing or repeated parameter. */
 int param_args_bind(const ParamArgs *pa, const Kernel *k, int64_t *values, FILE *err);
+/* One parameter set of a checked kernel into params (k->nparams): given's
+ * (line NULL; its errors on stderr, status 2), or a `// params:` line's
+ * (program_directives), whose errors are the kernel file's, positioned at
+ * the line (status 1). 0 when bound. run and verify bind this way. */
+int params_bind(Program *p, const ParamArgs *given, const Directive *line, int64_t *params);
 
 #endif

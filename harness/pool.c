@@ -11,6 +11,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "util/clock.h"
+
 static volatile sig_atomic_t caught;
 
 static void on_signal(int sig) { caught = sig; }
@@ -124,12 +126,6 @@ static bool read_record(Worker *w, Record *r) {
   return true;
 }
 
-static int64_t now_ms(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 /* A signal arrived: stop every worker and reap it. */
 static void stop_workers(const Pool *pool, Worker *w) {
   for (int j = 0; j < pool->jobs; j++)
@@ -140,7 +136,7 @@ static void stop_workers(const Pool *pool, Worker *w) {
 
 void pool_run(const Pool *pool) {
   Worker w[POOL_MAX_JOBS];
-  int64_t last = now_ms();
+  int64_t last = clock_now_ms();
   for (int j = 0; j < pool->jobs; j++) {
     w[j] = (Worker){.next = pool->from + (uint64_t)j};
     if (w[j].next < pool->from + pool->count && !caught) start_worker(pool, &w[j]);
@@ -171,9 +167,9 @@ void pool_run(const Pool *pool) {
         pool->done(pool->ctx, r.item, &r.out);
       }
     }
-    if (pool->tick && now_ms() - last >= 10000) {
+    if (pool->tick && clock_now_ms() - last >= 10000) {
       pool->tick(pool->ctx);
-      last = now_ms();
+      last = clock_now_ms();
     }
   }
   stop_workers(pool, w);

@@ -11,7 +11,8 @@
  * tiles, counters and statistics (so runs are repeatable), lets the
  * executor run the engines, then gathers the statistics, writes the trace
  * and frees what the engines allocated. Errors from inside a run are
- * recorded once (the first failure wins) and returned as -1. */
+ * recorded once (the first failure wins, runtime/fail.c) and returned as
+ * -1. */
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -21,41 +22,10 @@
 #include <time.h>
 
 #include "rt.h"
+#include "util/clock.h"
+#include "util/random.h"
 
 static const bfrt_options default_options;
-
-int64_t rt_now_ns(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
-int rt_failed(const bfrt *rt) { return atomic_load(&rt->failed); }
-
-static void record(bfrt *rt, int line, const char *fmt, va_list ap) {
-  if (atomic_exchange(&rt->failed, 1)) return;
-  int n = line > 0 ? snprintf(rt->error, sizeof rt->error, "kernel %s, line %d: ", rt->k->name, line)
-                   : snprintf(rt->error, sizeof rt->error, "kernel %s: ", rt->k->name);
-  vsnprintf(rt->error + n, sizeof rt->error - (size_t)n, fmt, ap);
-  if (rt->exec_state && rt->exec->stop) rt->exec->stop(rt); /* engines are running */
-}
-
-void rt_record_failure(bfrt *rt, int line, const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  record(rt, line, fmt, ap);
-  va_end(ap);
-}
-
-_Noreturn void rt_fail(Ctx *cx, int line, const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  record(cx->rt, line, fmt, ap);
-  va_end(ap);
-  rt_unwind(cx);
-}
-
-_Noreturn void rt_unwind(Ctx *cx) { longjmp(cx->unwind, 1); }
 
 /* ---- Instances. */
 
@@ -256,7 +226,7 @@ static void reset(bfrt *rt, const bfrt_options *opt) {
   atomic_store(&rt->failed, 0);
   rt->opt = opt;
   rt->exec = opt->exec == BFRT_EXEC_SIM ? &rt_sim_executor : &rt_threads_executor;
-  rt->start_ns = rt_now_ns();
+  rt->start_ns = clock_now_ns();
   rt_forget_seen(rt);
   for (int e = 0; e < k->nengines; e++) {
     rt->consumers[e] = 0;
@@ -270,8 +240,8 @@ static void reset(bfrt *rt, const bfrt_options *opt) {
     cx->engine = e;
     cx->op = cx->line = -1;
     cx->tracing = opt->trace_path != NULL;
-    /* splitmix-style seeding: distinct, never-zero streams per engine */
-    cx->jitter = opt->jitter_seed ? (opt->jitter_seed ^ ((uint64_t)(e + 1) * 0x9E3779B97F4A7C15u)) | 1 : 0;
+    /* a distinct stream per engine; opt->jitter_seed says whether to draw */
+    cx->jitter = splitmix64(opt->jitter_seed ^ splitmix64((uint64_t)e + 1));
     atomic_init(&cx->state, ENGINE_RUNNING);
   }
 }

@@ -24,6 +24,11 @@ const char *const bfrt_fn_names[BFRT_NFN] = {
 #undef X
 };
 
+const char *const rt_kind_names[BFRT_NKINDS] = {
+    [BFRT_KIND_PE] = "pe", [BFRT_KIND_ACT] = "act", [BFRT_KIND_DVE] = "dve",
+    [BFRT_KIND_POOL] = "pool", [BFRT_KIND_DMA] = "dma",
+};
+
 const OpInfo rt_ops[BFRT_NOPS] = {
 #define OP(id, name, sig, engines, shape, cls, acc) \
   [BFRT_##id] = {name, sig, engines, shape, BFRT_CLASS_##cls, kinds_##sig, roles_##sig, BFRT_ACC_##acc},

@@ -21,6 +21,9 @@ enum {
   BFK_POOL = 1 << BFRT_KIND_POOL,
   BFK_DMA = 1 << BFRT_KIND_DMA,
 };
+/* The engine kinds' names, by BFRT_KIND_*: as target files and messages
+ * spell them (runtime/ops.c, the one place). */
+extern const char *const rt_kind_names[BFRT_NKINDS];
 
 /* Accuracy classes: how far an op's f32 result may be from the exact value
  * (docs/language.md, "Numerical checks"): EXACT (a copy, a comparison),

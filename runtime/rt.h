@@ -71,7 +71,7 @@ struct bfrt_ctx {
   int64_t waits, bookkeeping, barriers;
   int64_t spills; /* scratch operations (bfrt_spill) */
   int64_t held; /* ops held by back-pressure (rt_hold) */
-  uint64_t jitter; /* PRNG state; 0 = no jitter */
+  uint64_t jitter; /* splitmix64 state (util/random.h), drawn when opt->jitter_seed != 0 */
   TraceBuf trace;
   int tracing;
   Scratch *scratch;
@@ -154,8 +154,9 @@ struct bfrt {
   bfrt_stats stats;
 };
 
-/* Record the first failure as "kernel K[, line L]: message" (line 0: no
- * line) and wake every engine; no unwinding (for host threads). */
+/* The failure path (runtime/fail.c). Record the first failure as
+ * "kernel K[, line L]: message" (line 0: no line) and wake every engine;
+ * no unwinding (for host threads). */
 void rt_record_failure(struct bfrt *rt, int line, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 /* Record a failure of cx's engine at line, then unwind cx. */
@@ -213,7 +214,6 @@ int rt_holder(Ctx *cx, int64_t own, int64_t next);
 void rt_forget_seen(struct bfrt *rt);
 
 /* Monotonic nanoseconds. */
-int64_t rt_now_ns(void);
 /* cx's trace time now (ns since the run started), 0 when not tracing. */
 int64_t trace_now(Ctx *cx);
 /* Append an event that started at start_ns to cx's trace (when tracing). */

@@ -12,8 +12,8 @@
  * view a window of its slot). The destination may be the same view as a
  * source: elementwise and row ops read each element before writing it;
  * matmul, nc_matmul, transpose and permute, which read elements they have
- * already written, go through a temporary. A source that partly overlaps a
- * written operand is read into a temporary before the op (sem_apply). An
+ * already written, go through a temporary. A source that partly overlaps
+ * the destination is read into a temporary before the op (sem_apply). An
  * op gets every operand at its position, destination first (sem_apply's
  * arrays): a view for a tile or an hbm tile, a float for an immediate, an
  * ALU op's or an activation function's code for a name.
@@ -510,26 +510,23 @@ static SemView snapshot(SemView s) {
   return t;
 }
 
-/* An op reads all its sources before it writes its destinations. A source
- * that is a destination's own view is handled by each op (above); one that
- * only partly overlaps a written operand (views of one slot, x[:, 0:8] and
- * x[:, 4:12]) is read into a temporary first. Sources whose memory merely
- * interleaves a destination's without meeting it are copied too: the same
- * values. */
+/* An op reads all its sources before it writes its destination. A source
+ * that is the destination's own view is handled by each op (above); one
+ * that only partly overlaps it (views of one slot, x[:, 0:8] and x[:, 4:12])
+ * is read into a temporary first. Sources whose memory merely interleaves
+ * the destination's without meeting it are copied too: the same values.
+ * Then every operand the op writes is rounded to its type. */
 void sem_apply(int op, const SemView *v, const float *imm) {
-  SemView w[BFRT_MAX_OPERANDS];
+  SemView in[BFRT_MAX_OPERANDS];
   int copied[BFRT_MAX_OPERANDS] = {0};
-  int n = 0;
-  for (; rt_ops[op].roles[n] && n < BFRT_MAX_OPERANDS; n++) w[n] = v[n];
-  for (int i = 0; i < n; i++) {
-    if (!v[i].data || bfrt_op_writes(op, i)) continue;
-    for (int j = 0; j < n && !copied[i]; j++)
-      if (j != i && bfrt_op_writes(op, j) && !same_view(v[j], v[i]) && spans_meet(v[j], v[i])) copied[i] = 1;
-    if (copied[i]) w[i] = snapshot(v[i]);
+  for (int i = 0; i < BFRT_MAX_OPERANDS; i++) {
+    in[i] = v[i];
+    int source = i > 0 && rt_ops[op].operands[i] && bfrt_op_reads(op, i) && !bfrt_op_writes(op, i);
+    if (source && !same_view(v[0], v[i]) && spans_meet(v[0], v[i])) in[i] = snapshot(v[i]), copied[i] = 1;
   }
-  compute(op, w, imm);
-  for (int i = 0; i < n; i++)
+  compute(op, in, imm);
+  for (int i = 0; rt_ops[op].roles[i]; i++)
     if (bfrt_op_writes(op, i)) sem_round_view(v[i]);
-  for (int i = 0; i < n; i++)
-    if (copied[i]) free(w[i].data);
+  for (int i = 0; i < BFRT_MAX_OPERANDS; i++)
+    if (copied[i]) free(in[i].data);
 }

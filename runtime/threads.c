@@ -48,6 +48,8 @@
 #include <time.h>
 
 #include "rt.h"
+#include "util/clock.h"
+#include "util/random.h"
 
 enum { SPIN_READS = 256, YIELDS = 16, DEFAULT_WATCHDOG_MS = 3000, MAX_TICK_MS = 50 };
 
@@ -82,19 +84,12 @@ static void publish(Ctx *cx, int what, int engine, int64_t threshold) {
 
 /* ---- Jitter. */
 
-static uint64_t next_random(uint64_t *s) {
-  *s ^= *s >> 12;
-  *s ^= *s << 25;
-  *s ^= *s >> 27;
-  return *s * 0x2545F4914F6CDD1Du;
-}
-
 static void threads_hold(Ctx *cx);
 
 static void threads_before_op(Ctx *cx) {
   threads_hold(cx);
-  if (!cx->jitter) return;
-  uint64_t r = next_random(&cx->jitter);
+  if (!cx->rt->opt->jitter_seed) return;
+  uint64_t r = splitmix64_next(&cx->jitter);
   switch (r & 7) {
   case 0: case 1: sched_yield(); break;
   case 2: nanosleep(&(struct timespec){0, (long)((r >> 8) % 20000)}, NULL); break;
@@ -267,15 +262,6 @@ static void report_deadlock(bfrt *rt, Threads *th, int64_t limit_ns) {
   rt_record_failure(rt, 0, "%s", buf);
 }
 
-static struct timespec deadline_after(int64_t ns) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  ns += ts.tv_nsec;
-  ts.tv_sec += ns / 1000000000;
-  ts.tv_nsec = ns % 1000000000;
-  return ts;
-}
-
 /* The watchdog period in nanoseconds: the default for 0, a negative value
  * or NaN; INT64_MAX, a period never reached, i.e. no watchdog, for one too
  * long for int64 nanoseconds (about 292 years; INFINITY included), whose
@@ -290,13 +276,13 @@ static void watch(bfrt *rt, Threads *th, int nthreads) {
   int64_t limit = watchdog_limit_ns(rt->opt->watchdog_seconds);
   int64_t tick = limit / 4 < (int64_t)MAX_TICK_MS * 1000000 ? limit / 4 + 1 : (int64_t)MAX_TICK_MS * 1000000;
   uint64_t seen = atomic_load(&th->progress);
-  int64_t since = rt_now_ns();
+  int64_t since = clock_now_ns();
   pthread_mutex_lock(&th->done_mu);
   while (th->done < nthreads) {
-    struct timespec until = deadline_after(tick);
+    struct timespec until = clock_after_ns(tick);
     pthread_cond_timedwait(&th->done_cv, &th->done_mu, &until);
     uint64_t progress = atomic_load(&th->progress);
-    int64_t now = rt_now_ns();
+    int64_t now = clock_now_ns();
     if (progress != seen || rt_failed(rt) || !all_blocked(rt)) {
       seen = progress;
       since = now;

@@ -18,10 +18,12 @@
 #include <string.h>
 
 #include "rt.h"
+#include "util/clock.h"
+#include "util/json.h"
 
 int64_t trace_now(Ctx *cx) {
   if (!cx->tracing) return 0;
-  return cx->rt->exec->now_ns ? cx->rt->exec->now_ns(cx) : rt_now_ns() - cx->rt->start_ns;
+  return cx->rt->exec->now_ns ? cx->rt->exec->now_ns(cx) : clock_now_ns() - cx->rt->start_ns;
 }
 
 void trace_record(Ctx *cx, int op, int line, int engine, int64_t threshold, int64_t start_ns) {
@@ -47,50 +49,65 @@ void trace_record_op(Ctx *cx, int op, int line, int nargs, int64_t start_ns) {
     if (cx->views[i].data) e->dtypes[n++] = (signed char)cx->views[i].dtype; /* not an immediate */
 }
 
-/* Names here are identifiers, but a hand-written descriptor may hold anything. */
-static void json_string(FILE *f, const char *s) {
-  fputc('"', f);
-  for (; *s; s++) {
-    unsigned char c = (unsigned char)*s;
-    if (c == '"' || c == '\\') fprintf(f, "\\%c", c);
-    else if (c < 0x20) fprintf(f, "\\u%04x", c);
-    else fputc(c, f);
-  }
-  fputc('"', f);
+/* One metadata event: what (process_name, thread_name) of tid is name. */
+static void metadata(JsonWriter *w, const char *what, int tid, const char *name) {
+  jw_object(w);
+  jw_key_string(w, "name", what);
+  jw_key_string(w, "ph", "M");
+  jw_key_int(w, "pid", 1);
+  jw_key_int(w, "tid", tid);
+  jw_key(w, "args");
+  jw_object(w);
+  jw_key_string(w, "name", name); /* names from a hand-written descriptor may hold anything */
+  jw_close(w);
+  jw_close(w);
 }
 
-/* sep: "" for the first event of the file, ",\n" for the others. */
-static void metadata(FILE *f, const char *sep, const char *what, int tid, const char *name) {
-  fprintf(f, "%s{\"name\":\"%s\",\"ph\":\"M\",\"pid\":1,\"tid\":%d,\"args\":{\"name\":", sep, what, tid);
-  json_string(f, name);
-  fputs("}}", f);
-}
-
-static void event(FILE *f, const bfrt *rt, int tid, const TraceEvent *e) {
+static void event(JsonWriter *w, const bfrt *rt, int tid, const TraceEvent *e) {
   const char *name = e->op == TRACE_WAIT ? "wait" : e->op == TRACE_BARRIER ? "barrier" : rt_ops[e->op].name;
-  const char *cat = e->op >= BFRT_NOPS ? "sync" : "op";
-  fprintf(f, ",\n{\"name\":\"%s\",\"cat\":\"%s\",\"ph\":\"X\",\"pid\":1,\"tid\":%d,\"ts\":%.3f,\"dur\":%.3f,"
-          "\"args\":{\"line\":%d",
-          name, cat, tid, (double)e->start_ns / 1e3, (double)e->dur_ns / 1e3, e->line);
-  for (int i = 0; i < BFRT_MAX_OPERANDS && e->dtypes[i] >= 0; i++) fprintf(f, "%s\"%s\"", i ? "," : ",\"dtypes\":[", bfrt_dtype_name(e->dtypes[i]));
-  if (e->dtypes[0] >= 0) fputc(']', f);
-  if (e->op == TRACE_WAIT) {
-    fputs(",\"engine\":", f);
-    json_string(f, rt->k->engine_names[e->engine]);
-    fprintf(f, ",\"threshold\":%lld", (long long)e->threshold);
+  jw_object(w);
+  jw_key_string(w, "name", name);
+  jw_key_string(w, "cat", e->op >= BFRT_NOPS ? "sync" : "op");
+  jw_key_string(w, "ph", "X");
+  jw_key_int(w, "pid", 1);
+  jw_key_int(w, "tid", tid);
+  jw_key(w, "ts");
+  jw_fixed(w, (double)e->start_ns / 1e3, 3);
+  jw_key(w, "dur");
+  jw_fixed(w, (double)e->dur_ns / 1e3, 3);
+  jw_key(w, "args");
+  jw_object(w);
+  jw_key_int(w, "line", e->line);
+  if (e->dtypes[0] >= 0) {
+    jw_key(w, "dtypes");
+    jw_array(w);
+    for (int i = 0; i < BFRT_MAX_OPERANDS && e->dtypes[i] >= 0; i++) jw_string(w, bfrt_dtype_name(e->dtypes[i]));
+    jw_close(w);
   }
-  fputs("}}", f);
+  if (e->op == TRACE_WAIT) {
+    jw_key_string(w, "engine", rt->k->engine_names[e->engine]);
+    jw_key_int(w, "threshold", e->threshold);
+  }
+  jw_close(w);
+  jw_close(w);
 }
 
 int trace_write(const bfrt *rt, const char *path) {
   FILE *f = fopen(path, "w");
   if (!f) return -1;
-  fputs("{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n", f);
-  metadata(f, "", "process_name", 0, rt->k->name);
-  for (int e = 0; e < rt->k->nengines; e++) metadata(f, ",\n", "thread_name", e, rt->k->engine_names[e]);
+  JsonWriter w;
+  jw_init(&w, f, true);
+  jw_object(&w);
+  jw_key_string(&w, "displayTimeUnit", "ns");
+  jw_key(&w, "traceEvents");
+  jw_lines(&w);
+  metadata(&w, "process_name", 0, rt->k->name);
+  for (int e = 0; e < rt->k->nengines; e++) metadata(&w, "thread_name", e, rt->k->engine_names[e]);
   for (int e = 0; e < rt->k->nengines; e++)
-    for (size_t i = 0; i < rt->cx[e].trace.n; i++) event(f, rt, e, &rt->cx[e].trace.ev[i]);
-  fputs("\n]}\n", f);
+    for (size_t i = 0; i < rt->cx[e].trace.n; i++) event(&w, rt, e, &rt->cx[e].trace.ev[i]);
+  jw_close(&w);
+  jw_close(&w);
+  fputc('\n', f);
   int bad = ferror(f);
   return fclose(f) || bad ? -1 : 0;
 }

@@ -2,7 +2,8 @@
  * (docs/targets.md) into the simulator's cost model.
  *
  * There is one target-file reader, the compiler's (target/target_file.c);
- * libbfrt carries it (with the diagnostics and the arena it uses) instead
+ * libbfrt carries it (with the diagnostics, the arena and the number
+ * parser it uses, util/) instead
  * of a second parser, so a file the compiler accepts is exactly a file a
  * host can load, with the same messages. A library must not print, so the
  * diagnostics go to a memory stream and come back to the host in its

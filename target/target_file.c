@@ -16,7 +16,7 @@
  *
  * Each line is read on its own, so an error names its line and column and
  * the next line starts afresh: every mistake of a file is reported in one
- * run, through the frontend's diagnostics (file:line:col: error: ...).
+ * run, through util's diagnostics (file:line:col: error: ...).
  * Every cycle count is at the target's one clock_ghz, the simulator's time
  * base; a figure published at another engine clock is converted in the
  * file, where its comment shows the arithmetic (targets/trn1.target). */
@@ -27,14 +27,10 @@
 #include <string.h>
 
 #include "util/diag.h"
+#include "util/numbers.h"
 #include "target/target.h"
 
 enum { MAX_TARGET_BYTES = 1 << 20, MAX_INTEGER_DIGITS = 15 };
-
-static const char *const kind_names[BFRT_NKINDS] = {
-    [BFRT_KIND_PE] = "pe", [BFRT_KIND_ACT] = "act", [BFRT_KIND_DVE] = "dve",
-    [BFRT_KIND_POOL] = "pool", [BFRT_KIND_DMA] = "dma",
-};
 
 /* Every key has a range, so no value can make the simulator's arithmetic
  * overflow or a cost go negative: cycle counts up to 10^9 (0.7 s at
@@ -181,7 +177,9 @@ static int read_integer(Reader *r, Span s, int64_t *out) {
     diag_error(&r->diag, s, "expected a non-negative integer of at most %d digits", MAX_INTEGER_DIGITS);
     return -1;
   }
-  *out = strtoll(span_text(r, s), NULL, 10);
+  uint64_t v;
+  if (parse_digits(r->text + s.begin, n, INT64_MAX, &v)) bug("target reader: %u digits do not fit", n);
+  *out = (int64_t)v;
   return 0;
 }
 
@@ -189,16 +187,15 @@ static int read_integer(Reader *r, Span s, int64_t *out) {
  * A value too small for a double (1e-320) reads as the tiny number it is,
  * so the key's range check names the limit it misses. */
 static int read_real(Reader *r, Span s, double *out) {
-  char *text = span_text(r, s), *end;
+  const char *text = r->text + s.begin;
   int ok = s.end > s.begin && ((text[0] >= '0' && text[0] <= '9') || text[0] == '.');
-  for (char *c = text; ok && *c; c++) ok = strchr("0123456789.eE+-", *c) != NULL;
-  errno = 0;
-  double v = ok ? strtod(text, &end) : 0;
-  if (!ok || *end) {
+  double v = 0;
+  int read = ok ? parse_real(text, s.end - s.begin, &v) : -1;
+  if (read < 0) {
     diag_error(&r->diag, s, "expected a non-negative decimal number");
     return -1;
   }
-  if (!isfinite(v) || (errno == ERANGE && v > 1)) {
+  if (read > 0) {
     diag_error(&r->diag, s, "number too large (at most about 1.8e308)");
     return -1;
   }
@@ -258,7 +255,7 @@ static void set_top(Reader *r, Span key, Span value) {
 
 static int kind_named(const Reader *r, Span s) {
   for (int k = 0; k < BFRT_NKINDS; k++)
-    if (span_is(r, s, kind_names[k])) return k;
+    if (span_is(r, s, rt_kind_names[k])) return k;
   return -1;
 }
 
@@ -414,7 +411,7 @@ static void read_section(Reader *r, uint32_t at, uint32_t end) {
   } else if (span_is(r, first, "kind") && tail_empty && kind_named(r, second) >= 0) {
     int kind = kind_named(r, second);
     if (r->kind_section[kind]) {
-      diag_error(&r->diag, (Span){open, stop + 1}, "duplicate section [kind %s]", kind_names[kind]);
+      diag_error(&r->diag, (Span){open, stop + 1}, "duplicate section [kind %s]", rt_kind_names[kind]);
       diag_note(&r->diag, (Span){r->kind_section[kind] - 1, r->kind_section[kind] - 1}, "first here");
     }
     r->kind_section[kind] = open + 1;
@@ -487,7 +484,7 @@ static void check_complete(Reader *r) {
     if (!r->kind_section[kind])
       diag_error(&r->diag, (Span){r->engine_at[e], r->engine_at[e]},
                  "engine '%s' is a %s engine, but the file has no [kind %s] section", r->out->engines[e].name,
-                 kind_names[kind], kind_names[kind]);
+                 rt_kind_names[kind], rt_kind_names[kind]);
   }
 }
 
@@ -517,7 +514,7 @@ int target_parse(const char *path, const char *text, size_t len, Arena *arena, T
 int target_load(const char *path, Arena *arena, Target *out, FILE *err) {
   FILE *f = fopen(path, "rb");
   if (!f) {
-    fprintf(err, "bfsync: error: cannot open target file %s: %s\n", path, strerror(errno));
+    error_print(err, "cannot open target file %s: %s\n", path, strerror(errno));
     return -1;
   }
   char *text = arena_alloc(arena, MAX_TARGET_BYTES + 2);
@@ -525,7 +522,7 @@ int target_load(const char *path, Arena *arena, Target *out, FILE *err) {
   int bad = ferror(f) ? errno : 0;
   fclose(f);
   if (bad) {
-    fprintf(err, "bfsync: error: cannot read target file %s: %s\n", path, strerror(bad));
+    error_print(err, "cannot read target file %s: %s\n", path, strerror(bad));
     return -1;
   }
   return target_parse(path, text, len, arena, out, err);

@@ -4,7 +4,8 @@
 # 1. `bfsync campaign` over 300 random kernels (seeds 1..300, size 12): the
 #    oracle, threads with jitter and the race checker, the simulator, and
 #    gcc on every seed (the two sync modes in turn), every result compared
-#    bit for bit with the reference. All must pass; a failing seed is
+#    bit for bit with the reference and within bounds with the f64
+#    reference (as many f64 checks as runs). All must pass; a failing seed is
 #    minimized into tests/regress/seed-S.bfk, to be committed with the fix.
 # 2. The campaign must catch a broken synchronization: with the test-only
 #    --mutate=drop:0 some seeds fail, exit 1, and are minimized into a
@@ -34,6 +35,13 @@ if ! "$BFSYNC" campaign --from 1 --count $count --gcc-every $gcc_every >"$scratc
 fi
 grep -E "kernels|waits checked|failures|sim exceptions|time" "$scratch/summary" || true
 grep -q "kernels               $count\$" "$scratch/summary" || { echo "FAIL: not $count kernels"; failures=$((failures + 1)); }
+# Every run that matched the reference bit for bit was compared with the f64
+# reference too: as many f64 checks as thread, simulator and gcc runs.
+runs=$(sed -n 's/^  thread runs *\([0-9]*\) .*gcc runs \([0-9]*\), sim runs \([0-9]*\)$/\1 + \2 + \3/p' "$scratch/summary")
+f64=$(sed -n 's/^  f64 checks *\([0-9]*\) .*/\1/p' "$scratch/summary")
+if [[ -z $runs || -z $f64 ]] || (($(($runs)) == 0 || f64 != $(($runs)))); then
+  echo "FAIL: $f64 f64 checks for $runs runs"; failures=$((failures + 1))
+fi
 
 mkdir "$scratch/mutants"
 if "$BFSYNC" campaign --from 1 --count 6 --gcc-every 0 --mutate=drop:0 --regress "$scratch/mutants" \
@@ -69,7 +77,7 @@ done
 "$BFSYNC" campaign --from 7 --count 2 --gcc-every 0 --json | python3 -c '
 import json, sys
 d = json.loads(sys.stdin.read())
-keys = ["kernels", "instructions", "oracle_waits", "thread_waits", "schedules", "failures", "sim_exceptions", "seconds"]
+keys = ["kernels", "instructions", "oracle_waits", "thread_waits", "schedules", "failures", "sim_exceptions", "f64_checks", "seconds"]
 assert all(k in d for k in keys) and d["kernels"] == 2 and d["failures"] == 0, d
 ' || { echo "FAIL: campaign --json"; failures=$((failures + 1)); }
 

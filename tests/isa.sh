@@ -33,6 +33,13 @@ for s in 1 2 3; do
   "$BFSYNC" run examples/causal_attention.bfk S=$s --sync=both --jitter --check --json >"$tmp/run.json" 2>"$tmp/err" ||
     fail "causal_attention S=$s: $(head -3 "$tmp/err")"
   [ "$(grep -c '"outputs_match": true' "$tmp/run.json")" = 2 ] || fail "causal_attention S=$s: a sync mode does not match"
+  # its error/bound ratio is a number above 0: exp of the running maximum's start (the most negative
+  # f32) once had a NaN bound (0 x Inf), which passed as a ratio of 0
+  python3 -c '
+import json, sys
+rs = [json.loads(l) for l in open(sys.argv[1]) if l.startswith("{")]
+sys.exit(0 if rs and all(0 < r["error_bound_ratio_f64"] <= 1 for r in rs) else 1)' "$tmp/run.json" ||
+    fail "causal_attention S=$s: error/bound ratio not in (0, 1]"
   BFSYNC="$BFSYNC" S=$s DIR="$tmp" python3 - <<'PY' || fail "causal_attention S=$s is not causal attention"
 import math, os, random, struct, subprocess, sys
 S, B, D, d = int(os.environ["S"]), 32, 32, os.environ["DIR"]

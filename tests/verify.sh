@@ -133,6 +133,21 @@ def check_cli():
     r = subprocess.run([bfsync, "verify", "--help"], capture_output=True, text=True, timeout=60)
     if r.returncode != 0 or "--schedules" not in r.stdout:
         fail("verify --help", "bfsync verify --help")
+    # No -p: the first `// params:` line, as run takes it; --all-params: each.
+    lines = [l[len("// params:"):].split() for l in open("examples/moe.bfk") if l.startswith("// params:")]
+    r = subprocess.run([bfsync, "verify", "examples/moe.bfk"], capture_output=True, text=True, timeout=60)
+    if r.returncode != 0 or f"({'barrier-free'}, {', '.join(lines[0])}): ok" not in r.stdout:
+        fail("verify without -p does not take the first // params: line", "bfsync verify examples/moe.bfk", r.stdout + r.stderr)
+    r = subprocess.run([bfsync, "verify", "examples/moe.bfk", "--all-params", "--json"], capture_output=True, text=True, timeout=60)
+    got = [json.loads(l)["params"] for l in r.stdout.splitlines()] if r.returncode == 0 else []
+    want = [dict((kv.split("=")[0], int(kv.split("=")[1])) for kv in l) for l in lines]
+    if got != want:
+        fail(f"verify --all-params verified {got}, not {want}", "bfsync verify examples/moe.bfk --all-params --json", r.stderr)
+    for args in (["examples/moe.bfk", "--all-params", "-p", "E=1"], [f"{tmp}/noline.bfk", "--all-params"]):
+        open(f"{tmp}/noline.bfk", "w").write("kernel k(N: int) {\n  sbuf t: f32[4, 4];\n  act: fill t, 1;\n}\n")
+        r = subprocess.run([bfsync, "verify"] + args, capture_output=True, text=True, timeout=60)
+        if r.returncode != 2 or "--all-params" not in r.stderr:
+            fail(f"verify {' '.join(args)} exited {r.returncode}", "bfsync verify " + " ".join(args), r.stderr)
 
 # (views, slices and ragged join the mutants: their thresholds are over regions.)
 # Two DMA queues move overlapping hbm regions of different shapes: the

@@ -239,7 +239,13 @@ typedef struct Pair {
   const Deps *d;
   int a, b, common_limit, crossed;
   int res; /* compare only accesses of this resource; -1: all */
+  /* When shift != 0, a runs shift iterations of loop shift_loop (a common
+   * loop) before b: its variable is b's minus shift (deps_may_conflict_at). */
+  int shift_loop;
+  int64_t shift;
 } Pair;
+
+static bool shifted(const Pair *pr, int loop) { return pr->shift && loop == pr->shift_loop; }
 
 static bool common_loop(const Pair *pr, int l) {
   return pr->d->loops[l].depth < pr->common_limit && deps_encloses(pr->d, l, pr->a) &&
@@ -273,6 +279,9 @@ static bool accumulate(const Pair *pr, Affine *f, const Expr *e, int64_t scale, 
     return !__builtin_mul_overflow(e->value, scale, &v) && !__builtin_add_overflow(f->c, v, &f->c);
   case EX_NAME:
     if (e->sym == SYM_PARAM) return add_term(f, -1 - e->index, 0, scale);
+    if (side == 1 && shifted(pr, e->index))
+      return !__builtin_mul_overflow(pr->shift, scale, &v) && !__builtin_sub_overflow(f->c, v, &f->c) &&
+             add_term(f, e->index, 0, scale);
     return add_term(f, e->index, common_loop(pr, e->index) ? 0 : side, scale);
   case EX_NEG: return scale != INT64_MIN && accumulate(pr, f, e->lhs, -scale, side);
   case EX_ADD: return accumulate(pr, f, e->lhs, scale, side) && accumulate(pr, f, e->rhs, scale, side);
@@ -309,7 +318,7 @@ bool deps_same_expr(const Expr *a, const Expr *b) {
 /* Whether every loop variable in e is common to the pair. */
 static bool all_common(const Pair *pr, const Expr *e) {
   if (!e) return true;
-  if (e->kind == EX_NAME) return e->sym != SYM_LOOPVAR || common_loop(pr, e->index);
+  if (e->kind == EX_NAME) return e->sym != SYM_LOOPVAR || (common_loop(pr, e->index) && !shifted(pr, e->index));
   return all_common(pr, e->lhs) && all_common(pr, e->rhs);
 }
 
@@ -486,8 +495,10 @@ static Relation compare_accesses(const Pair *pr, const Access *x, const Access *
 
 /* The closest relation over every pair of accesses: SAME if some pair
  * certainly conflicts, else UNKNOWN if some pair may. */
-static Relation relate_on(const Deps *d, int a, int b, int common_limit, int crossed, int res) {
-  Pair pr = {d, a, b, common_limit, crossed, res};
+static Relation relate_pair(const Pair *given) {
+  Pair pr = *given;
+  const Deps *d = pr.d;
+  int a = pr.a, b = pr.b, res = pr.res;
   Relation best = REL_DIFFERENT;
   const InstrInfo *ia = &d->instrs[a], *ib = &d->instrs[b];
   for (int i = 0; i < ia->naccesses; i++)
@@ -500,12 +511,20 @@ static Relation relate_on(const Deps *d, int a, int b, int common_limit, int cro
   return best;
 }
 
+static Relation relate_on(const Deps *d, int a, int b, int common_limit, int crossed, int res) {
+  return relate_pair(&(Pair){d, a, b, common_limit, crossed, res, -1, 0});
+}
+
 static Relation relate(const Deps *d, int a, int b, int common_limit, int crossed) {
   return relate_on(d, a, b, common_limit, crossed, -1);
 }
 
 bool deps_may_conflict(const Deps *d, int a, int b, int common_limit) {
   return relate(d, a, b, common_limit, -1) != REL_DIFFERENT;
+}
+
+bool deps_may_conflict_at(const Deps *d, int a, int b, int loop, int64_t distance) {
+  return relate_pair(&(Pair){d, a, b, d->loops[loop].depth + 1, -1, -1, loop, distance}) != REL_DIFFERENT;
 }
 
 bool deps_may_precede_conflict(const Deps *d, int a, int b, int res) {

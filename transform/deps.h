@@ -118,6 +118,10 @@ int deps_latest_sure(const Deps *d, int b, int e);
 /* Whether instructions a and b may conflict, treating loops at depth >=
  * common_limit as running different iterations for a and b. */
 bool deps_may_conflict(const Deps *d, int a, int b, int common_limit);
+/* Whether a, run distance iterations of loop (which encloses both, as do
+ * the loops around it, all in the same iteration for a and b) before b,
+ * may conflict with b; loops inside `loop` run different iterations. */
+bool deps_may_conflict_at(const Deps *d, int a, int b, int loop, int64_t distance);
 /* Whether an instance of a that runs before an instance of b may conflict
  * with it on resource res: in the same iteration of every loop around both with a before
  * b, or, for some loop l around both, in an earlier iteration of l (the

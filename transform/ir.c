@@ -17,6 +17,7 @@
 
 #include "frontend/program.h"
 #include "transform/ir.h"
+#include "transform/sync.h"
 
 /* ---- Builders. */
 
@@ -645,7 +646,7 @@ static void print_declarations(const Program *p, const IrStream *s, FILE *out) {
 void ir_print(const Program *p, FILE *out) {
   const IrProgram *ir = p->ir;
   fprintf(out, "// kernel %s, sync %s, target %s\n", p->kernel->name,
-          ir->sync == SYNC_BARRIER ? "barrier" : "barrier-free", p->target->name);
+          sync_name(ir->sync), p->target->name);
   fmt_storage(p->kernel, out);
   for (int e = 0; e < ir->nengines; e++) {
     const IrStream *s = &ir->streams[e];
@@ -703,7 +704,7 @@ static void explain_backpressure(const Program *p, FILE *out) {
 void ir_explain(const Program *p, FILE *out) {
   const IrProgram *ir = p->ir;
   fprintf(out, "// waits of kernel %s, sync %s: engine line: wait, then its provenance\n",
-          p->kernel->name, ir->sync == SYNC_BARRIER ? "barrier" : "barrier-free");
+          p->kernel->name, sync_name(ir->sync));
   queues_explain(p, out);
   for (int e = 0; e < ir->nengines; e++) {
     for (int i = 0; i < ir->streams[e].nnotes; i++) fprintf(out, "%s follows %s\n", engine_name(p, e), ir->streams[e].notes[i]);
@@ -847,7 +848,8 @@ static void check_node(const Checker *c, const IrNode *n) {
     check_nodes(c, n->body);
     return;
   case IR_BARRIER:
-    if (c->p->ir->sync != SYNC_BARRIER) bug("ir_validate: barrier in a barrier-free program");
+    if (c->p->ir->sync != SYNC_BARRIER && c->p->ir->sync != SYNC_PAPER)
+      bug("ir_validate: barrier in a %s program", sync_name(c->p->ir->sync));
     return;
   case IR_IF:
     check_expr(c, n->cond);

@@ -162,7 +162,12 @@ typedef struct IrStream {
                          count depends on the loop's variable (closed form or running count) */
 } IrStream;
 
-typedef enum SyncMode { SYNC_BARRIER_FREE, SYNC_BARRIER } SyncMode;
+/* The sync modes; their names and passes are the table in transform/sync.c.
+ * SYNC_UNROLLED: every loop unrolled for the parameters (and device
+ * integers) of one run, static thresholds only (transform/unrolled.c);
+ * SYNC_PAPER: the allocation of Sung et al., with barriers for the shapes it
+ * does not cover (transform/paper.c). */
+typedef enum SyncMode { SYNC_BARRIER_FREE, SYNC_BARRIER, SYNC_UNROLLED, SYNC_PAPER, SYNC_MODE_COUNT } SyncMode;
 
 typedef struct IrProgram {
   SyncMode sync;

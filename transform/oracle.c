@@ -56,6 +56,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/random.h"
+
 /* ---- The sequential walk. */
 
 /* A device integer one engine has read: each engine reads each once. */
@@ -1142,13 +1144,6 @@ static void report(Schedule *s, const char *fmt, ...) {
 
 static const char *engine_name(const Schedule *s, int e) { return s->o->p->target->engines[e].name; }
 
-static uint64_t next_random(uint64_t *state) {
-  uint64_t z = (*state += 0x9e3779b97f4a7c15u);
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9u;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebu;
-  return z ^ (z >> 31);
-}
-
 static int64_t wrap(uint64_t v) { return (int64_t)v; }
 
 /* The IR has lines, not spans: report in the diagnostic format without a caret. */
@@ -1690,7 +1685,7 @@ static void run_streams(Schedule *s) {
         report_deadlock(s);
       return;
     }
-    step(s, ready[next_random(&s->rng) % (uint64_t)nready]);
+    step(s, ready[splitmix64_next(&s->rng) % (uint64_t)nready]);
   }
 }
 
@@ -1770,6 +1765,6 @@ void oracle_check(Oracle *o, int schedules, uint64_t seed, FILE *log, OracleStat
 }
 
 int oracle_failed(const OracleStats *st) {
-  bool late = st->sync == SYNC_BARRIER_FREE && st->late > 0;
+  bool late = (st->sync == SYNC_BARRIER_FREE || st->sync == SYNC_UNROLLED) && st->late > 0;
   return st->races > 0 || late || st->deadlocks > 0 || st->mismatches > 0 || st->window > 0;
 }

@@ -10,7 +10,9 @@
  * and a very long line is shown as a window around the caret. Messages are
  * capped in length so a 100,000-character name cannot flood the terminal.
  * After max_errors errors the rest are counted but not printed; warnings
- * likewise, and only for programs that ask for them (d->warn). */
+ * likewise, and only for programs that ask for them (d->warn). An error
+ * with no position goes through error_print, the one writer of the
+ * "bfsync: error: " prefix. */
 #include "util/diag.h"
 
 #include <stdarg.h>
@@ -178,4 +180,16 @@ _Noreturn void bug(const char *fmt, ...) {
   fputc('\n', stderr);
   va_end(ap);
   abort();
+}
+
+void error_vprint(FILE *out, const char *fmt, va_list ap) {
+  fputs(ERROR_PREFIX, out);
+  vfprintf(out, fmt, ap);
+}
+
+void error_print(FILE *out, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  error_vprint(out, fmt, ap);
+  va_end(ap);
 }

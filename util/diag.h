@@ -4,6 +4,7 @@
 #ifndef DIAG_H
 #define DIAG_H
 
+#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -46,6 +47,13 @@ void source_position(const Source *src, uint32_t offset, int *line, int *col);
 int source_line(const Source *src, uint32_t offset);
 /* Span covering a and b. */
 Span span_join(Span a, Span b);
+
+/* An error with no source position (a file that cannot be read, a bad
+ * option, a run that failed): ERROR_PREFIX, then fmt, on out. The one
+ * place that prefix is written; fmt ends the line itself. */
+#define ERROR_PREFIX "bfsync: error: "
+void error_print(FILE *out, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void error_vprint(FILE *out, const char *fmt, va_list ap);
 
 /* An internal compiler bug (never a user error): print and abort. */
 _Noreturn void bug(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

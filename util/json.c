@@ -7,6 +7,7 @@
  * only happens in json_skip, bounded by JSON_MAX_DEPTH. */
 #include "util/json.h"
 
+#include "util/numbers.h"
 #include "util/utf8.h"
 
 #include <errno.h>
@@ -233,12 +234,8 @@ int json_number(JsonReader *j, double *out, const char *what) {
     at = digits(j, at);
   }
   if (at - start > MAX_NUMBER_CHARS) return json_error_at(j, start, "%s: a number longer than %d characters", what, MAX_NUMBER_CHARS);
-  char buf[MAX_NUMBER_CHARS + 1];
-  memcpy(buf, j->text + start, at - start);
-  buf[at - start] = 0;
-  errno = 0;
-  double v = strtod(buf, NULL);
-  if (!isfinite(v) || (errno == ERANGE && fabs(v) > 1)) return json_error_at(j, start, "%s: number out of range", what);
+  double v;
+  if (parse_real(j->text + start, at - start, &v)) return json_error_at(j, start, "%s: number out of range", what);
   j->pos = at;
   *out = v;
   return 0;

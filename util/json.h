@@ -1,4 +1,6 @@
-/* json.h: a small, strict JSON reader for files bfsync reads back (its own
+/* json.h: bfsync's one JSON reader and one JSON writer.
+ *
+ * The reader: small and strict, for files bfsync reads back (its own
  * Chrome traces), in the pull style of a hand-written parser: the caller
  * walks the document it expects (an object, its members, an array, its
  * elements, a string, a number) and skips what it does not need, so
@@ -14,6 +16,8 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
 
 enum { JSON_MAX_DEPTH = 64 };
 
@@ -56,5 +60,54 @@ int json_number(JsonReader *j, double *out, const char *what);
 int json_skip(JsonReader *j);
 /* Nothing but white space left. */
 int json_end(JsonReader *j);
+
+/* The writer (util/json_write.c), behind every JSON bfsync prints: --json
+ * of run, verify, compile --resources and campaign, and the runtime's
+ * traces. The caller says what comes (open, key, value, close) and the
+ * writer puts the commas and colons, escapes every string and writes
+ * null for a number JSON cannot hold (NaN, an infinity), so no caller
+ * prints a separator or a quote by hand. A spaced writer separates with
+ * ", " and ": " (one line a document, as the goldens keep it), a compact
+ * one with "," and ":" (traces). Misuse (a value where a key belongs,
+ * nesting past JSON_MAX_DEPTH, closing what is not open) is a bug in
+ * bfsync and aborts with a message. */
+typedef struct JsonWriter {
+  FILE *out;
+  bool compact;
+  bool key_done; /* a key was written: its value comes next */
+  int depth;
+  struct {
+    char close; /* '}' or ']' */
+    bool any;   /* an item was written */
+    bool lines; /* an array with an element a line */
+  } level[JSON_MAX_DEPTH];
+} JsonWriter;
+
+void jw_init(JsonWriter *w, FILE *out, bool compact);
+void jw_object(JsonWriter *w);
+void jw_array(JsonWriter *w);
+/* An array that puts each element on a line of its own ("[\n" item
+ * ",\n" item "\n]"): a trace's events. */
+void jw_lines(JsonWriter *w);
+/* Closes the innermost open object or array. */
+void jw_close(JsonWriter *w);
+void jw_key(JsonWriter *w, const char *key);
+void jw_string(JsonWriter *w, const char *s);
+void jw_int(JsonWriter *w, int64_t v);
+void jw_uint(JsonWriter *w, uint64_t v);
+void jw_bool(JsonWriter *w, bool v);
+void jw_null(JsonWriter *w);
+/* v with decimals digits after the point (%.*f), or null. */
+void jw_fixed(JsonWriter *w, double v, int decimals);
+/* v with digits significant digits (%.*g), or null. */
+void jw_sig(JsonWriter *w, double v, int digits);
+/* key and value in one call. */
+void jw_key_string(JsonWriter *w, const char *key, const char *s);
+void jw_key_int(JsonWriter *w, const char *key, int64_t v);
+void jw_key_bool(JsonWriter *w, const char *key, bool v);
+/* s as a JSON string on out: quotes, backslashes and control characters
+ * escaped, a byte that is not well-formed UTF-8 written as U+FFFD. The
+ * one escaper. */
+void json_write_string(FILE *out, const char *s);
 
 #endif

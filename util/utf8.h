@@ -1,6 +1,7 @@
 /* utf8.h: the one UTF-8 decoder, for whatever prints or reads text a user
  * gave (diagnostics echo source lines, the lexer names a stray character,
- * the JSON reader checks strings, timelines escape titles). Defined in
+ * the JSON reader checks strings and the writer escapes them, timelines
+ * escape titles). Defined in
  * diag.c, which libbfrt links. */
 #ifndef UTF8_H
 #define UTF8_H

@@ -135,9 +135,9 @@ static void bf_engine_act(bfrt_ctx *bf_cx, const int64_t *bf_params) {
   int64_t *bf_a1 = bfrt_scratch(bf_cx, 2); /* dma2_reads_c */
   for (int64_t m = 0, bf_end0 = M; m < bf_end0; m++) {
     for (int64_t n = 0, bf_end1 = N; n < bf_end1; n++) {
-      for (int64_t k = bf_max(0, bf_add(K, (-1))), bf_end2 = bfrt_loop(bf_cx, k, K, 33); k < bf_end2; k++) {
+      if ((bf_trips(bf_max(0, bf_add(K, (-1))), K) > 0)) { /* line 33 */
         bfrt_bookkeep(bf_cx, 1);
-        bf_a0[bf_mod(n, 2)] = bf_add(bf_add(bf_add(bf_mul(m, bf_mul(bf_trips(0, N), bf_trips(0, K))), bf_mul(n, bf_trips(0, K))), k), 1);
+        bf_a0[bf_mod(n, 2)] = bf_add(bf_add(bf_mul(m, bf_mul(bf_trips(0, N), bf_trips(0, K))), bf_mul(n, bf_trips(0, K))), K);
       }
       bfrt_bookkeep(bf_cx, 3);
       bf_wait(bf_cx, BF_ENGINE_pe, bf_known, bf_a0[bf_mod(n, 2)], 40); /* after pe line 38: RAW, loop-carried (tracked) */
@@ -167,12 +167,10 @@ static void bf_engine_dve(bfrt_ctx *bf_cx, const int64_t *bf_params) {
       bf_wait(bf_cx, BF_ENGINE_act, bf_known, bf_a2[bf_mod(n, 2)], 32); /* after act line 40: WAR, loop-carried (tracked) */
       /* line 32: dve: fill acc[n % 2], 0.0; */
       bf_op_tf(bf_cx, BFRT_FILL, 32, BF_TILE_acc, bf_mod(n, 2), 0.0f);
-      for (int64_t k = bf_max(0, bf_add(K, (-1))), bf_end2 = bfrt_loop(bf_cx, k, K, 33); k < bf_end2; k++) {
-        const int64_t bf_t0 = bf_add(bf_add(bf_mul(m, bf_mul(bf_trips(0, N), bf_trips(0, K))), bf_mul(n, bf_trips(0, K))), k);
-        const int64_t bf_t1 = bf_add(bf_t0, 1);
+      if ((bf_trips(bf_max(0, bf_add(K, (-1))), K) > 0)) { /* line 33 */
         bfrt_bookkeep(bf_cx, 2);
-        bf_a1[bf_mod(n, 2)] = bf_t1;
-        bf_a0[bf_mod(n, 2)] = bf_t1;
+        bf_a1[bf_mod(n, 2)] = bf_add(bf_add(bf_mul(m, bf_mul(bf_trips(0, N), bf_trips(0, K))), bf_mul(n, bf_trips(0, K))), K);
+        bf_a0[bf_mod(n, 2)] = bf_add(bf_add(bf_mul(m, bf_mul(bf_trips(0, N), bf_trips(0, K))), bf_mul(n, bf_trips(0, K))), K);
       }
       bfrt_bookkeep(bf_cx, 1);
       bf_a2[bf_mod(n, 2)] = bf_add(bf_add(bf_mul(m, bf_trips(0, N)), n), 1);

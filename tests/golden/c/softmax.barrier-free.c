@@ -102,18 +102,16 @@ static void bf_engine_act(bfrt_ctx *bf_cx, const int64_t *bf_params) {
   int64_t *bf_a1 = bfrt_scratch(bf_cx, 2); /* dve_writes_y */
   int64_t *bf_a2 = bfrt_scratch(bf_cx, 2); /* dve_reads_y */
   for (int64_t r = 0, bf_end0 = R; r < bf_end0; r++) {
-    const int64_t bf_t0 = bf_mul(r, 4);
     bfrt_bookkeep(bf_cx, 2);
-    bf_wait(bf_cx, BF_ENGINE_dve, bf_known, bf_add(bf_t0, 1), 28); /* after dve line 27: RAW, same iteration */
+    bf_wait(bf_cx, BF_ENGINE_dve, bf_known, bf_add(bf_mul(r, 4), 1), 28); /* after dve line 27: RAW, same iteration */
     bf_wait(bf_cx, BF_ENGINE_dma1, bf_known, bf_a0[bf_mod(r, 2)], 28); /* after dma1 line 30: WAR, loop-carried (tracked) */
     /* line 28: sub_row y[r % 2], x[r % 2], m[r % 2]; */
     bf_op_ttt(bf_cx, BFRT_SUB_ROW, 28, BF_TILE_y, bf_mod(r, 2), BF_TILE_x, bf_mod(r, 2), BF_TILE_m, bf_mod(r, 2));
     /* line 28: exp y[r % 2], y[r % 2]; */
     bf_op_tt(bf_cx, BFRT_EXP, 28, BF_TILE_y, bf_mod(r, 2), BF_TILE_y, bf_mod(r, 2));
-    bfrt_bookkeep(bf_cx, 4);
-    bf_a2[bf_mod(r, 2)] = bf_add(bf_t0, 2);
-    bf_a1[bf_mod(r, 2)] = bf_add(bf_t0, 4);
-    bf_a2[bf_mod(r, 2)] = bf_add(bf_t0, 4);
+    bfrt_bookkeep(bf_cx, 3);
+    bf_a1[bf_mod(r, 2)] = bf_add(bf_mul(r, 4), 4);
+    bf_a2[bf_mod(r, 2)] = bf_add(bf_mul(r, 4), 4);
     bf_a0[bf_mod(r, 2)] = bf_add(r, 1);
   }
 }
