@@ -55,7 +55,27 @@
  *    emitter, both executors and the gcc build; they are drawn from a
  *    stream of their own, so a seed's kernel is otherwise what it was
  *    before types were drawn.
- *
+ *  - About one kernel in three draws tile views and element slices, from a
+ *    stream of its own (STREAM_VIEWS), so the rest of a seed's kernel is
+ *    what it would be without them: a third of its tiles are declared twice
+ *    as long ([8, 4], [8, 1], [1, 8]) and used in the body only through a
+ *    view of the family's shape, their first or second half, the middle
+ *    that overlaps both, or the half a loop variable's parity picks
+ *    (disjoint across iterations of different parity); other tiles are
+ *    sometimes named as the view of all of them, [:, :], beside their
+ *    whole-tile uses. Two in five hbm operands (and every partner of a
+ *    view of part of a tile) are element slices: the tile of a coordinate
+ *    in elements, D c : D c + D, or the rows D/2 .. D/2 + D - 1 that
+ *    straddle tiles 0 and 1. Some loads of X are ragged: the slice
+ *    D c : min(D c + D, E), E = D c + 1 + P % D, moves into the tile view
+ *    0 : min(D, E - D c), 1 .. D rows as the parameter P decides at run
+ *    time (only X, which nothing writes, and never 0 rows: see
+ *    draw_ragged). The prologue
+ *    still writes every tile whole (a big tile through an element slice of
+ *    its whole shape), so a view only ever reads or overwrites part of a
+ *    tile whose every element was written and is in the tile's class; the
+ *    class is a property of every element, so it holds for every view.
+ *    (Strided regions are not drawn.)
  * Randomness is splitmix64, seeded from --seed: the same seed prints the
  * same kernel on every machine. The kernel and its parameter set come from
  * separate streams, so --params needs no kernel to be generated. */
@@ -98,7 +118,7 @@ static Rng rng_stream(uint64_t seed, uint64_t purpose) {
   return rng;
 }
 
-enum { STREAM_PARAMS = 1, STREAM_KERNEL = 2, STREAM_TYPES = 3 };
+enum { STREAM_PARAMS = 1, STREAM_KERNEL = 2, STREAM_TYPES = 3, STREAM_VIEWS = 4 };
 
 /* Tile shapes: square [D, D], row [D, 1] and column [1, D] vectors. */
 typedef enum Family { FAM_SQUARE, FAM_ROW, FAM_COL, NFAMILIES } Family;
@@ -243,6 +263,12 @@ typedef struct Pick {
 typedef struct Gen {
   Rng rng;
   Rng types; /* element types, STREAM_TYPES */
+  Rng views; /* views and element slices, STREAM_VIEWS */
+  bool viewing; /* this kernel draws views and slices */
+  bool big[NFAMILIES][MAX_TILES]; /* declared twice as long (rows; columns for FAM_COL), viewed in the body */
+  bool viewed_part; /* the tile operand just printed is a view of part of its tile */
+  bool ragged; /* the load or store being printed is ragged: */
+  char ragged_lo[48], ragged_e[64]; /* its slice's lo and E, which its tile's view names */
   FILE *out;
   const Target *target;
   int nparams;
@@ -369,9 +395,11 @@ static void declare_tiles(Gen *g) {
       g->slots[f][i] = slots;
       const char *type = accumulator ? "f32" : random_type(g);
       g->tile_class[f][i] = i < nforced ? forced[i] : random_class(g, type, any);
+      bool big = g->big[f][i] = g->viewing && rng_percent(&g->views, 35);
       fprintf(g->out, "  %s %c%d", psum ? "psum" : "sbuf", tile_prefix(f), i);
       if (slots > 1) fprintf(g->out, "[%d]", slots);
-      fprintf(g->out, ": %s[%d, %d];\n", type, rows[f], cols[f]);
+      fprintf(g->out, ": %s[%d, %d];\n", type, rows[f] * (big && f != FAM_COL ? 2 : 1),
+              cols[f] * (big && f == FAM_COL ? 2 : 1));
     }
   }
 }
@@ -397,8 +425,25 @@ static bool psum_allowed(const Gen *g, int engine) {
   return !kinds || (kinds & (1u << g->target->engines[engine].kind));
 }
 
-/* Tile i of family f. */
-static void print_tile_number(Gen *g, Family f, int i) {
+/* A range of D along a big tile's doubled dimension: its first or second
+ * half, the middle (overlapping both), or the half a loop variable picks
+ * (D * (v % 2), disjoint across iterations of different parity). */
+static void print_view_range(Gen *g) {
+  int form = rng_below(&g->views, g->depth ? 4 : 3);
+  if (form == 0) fprintf(g->out, "0:%d", TILE_DIM);
+  else if (form == 1) fprintf(g->out, "%d:%d", TILE_DIM, 2 * TILE_DIM);
+  else if (form == 2) fprintf(g->out, "%d:%d", TILE_DIM / 2, TILE_DIM / 2 + TILE_DIM);
+  else {
+    int v = g->scope[rng_below(&g->views, g->depth)];
+    fprintf(g->out, "%d * (v%d %% 2) : %d * (v%d %% 2) + %d", TILE_DIM, v, TILE_DIM, v, TILE_DIM);
+  }
+}
+
+/* The dimension a family's tiles are long in: columns for FAM_COL, rows otherwise. */
+static int long_dim(Family f) { return f == FAM_COL; }
+
+/* Tile i of family f, its name and slot. */
+static void print_tile_head(Gen *g, Family f, int i) {
   fprintf(g->out, "%c%d", tile_prefix(f), i);
   if (g->slots[f][i] == 1) return;
   fputc('[', g->out);
@@ -406,16 +451,42 @@ static void print_tile_number(Gen *g, Family f, int i) {
   fputc(']', g->out);
 }
 
-/* coordinate ::= 0 | 1 | PARAM | v | v + 1 */
-static void print_coordinate(Gen *g) {
+/* Its view: a big tile's of the family's shape; another's, now and then,
+ * the view of all of it, [:, :]; in a ragged load or store (g->ragged),
+ * 0 : min(D, E - lo) with the lo and E of its slice (print_slice_dim). */
+static void print_tile_view(Gen *g, Family f, int i) {
+  if (g->ragged) {
+    const char *open = long_dim(f) ? "[:, " : "[", *close = long_dim(f) ? "]" : ", :]";
+    fprintf(g->out, "%s0 : min(%d, %s - %s)%s", open, TILE_DIM, g->ragged_e, g->ragged_lo, close);
+  } else if (g->big[f][i]) {
+    fputs(long_dim(f) ? "[:, " : "[", g->out);
+    print_view_range(g);
+    fputs(long_dim(f) ? "]" : ", :]", g->out);
+  } else if (g->viewing && rng_percent(&g->views, 10)) {
+    fputs("[:, :]", g->out);
+  }
+}
+
+static void print_tile_number(Gen *g, Family f, int i) {
+  print_tile_head(g, f, i);
+  print_tile_view(g, f, i);
+}
+
+/* coordinate ::= 0 | 1 | PARAM | v | v + 1, as text */
+static const char *coordinate_text(Gen *g, char buf[32]) {
   int form = rng_below(&g->rng, g->depth ? 5 : 3);
   switch (form) {
-  case 0: fputs("0", g->out); break;
-  case 1: fputs("1", g->out); break;
-  case 2: fputs(random_param(g), g->out); break;
-  case 3: fprintf(g->out, "v%d", random_scope_var(g)); break;
-  default: fprintf(g->out, "v%d + 1", random_scope_var(g)); break;
+  case 0: return "0";
+  case 1: return "1";
+  case 2: return random_param(g);
+  case 3: snprintf(buf, 32, "v%d", random_scope_var(g)); return buf;
+  default: snprintf(buf, 32, "v%d + 1", random_scope_var(g)); return buf;
   }
+}
+
+static void print_coordinate(Gen *g) {
+  char buf[32];
+  fputs(coordinate_text(g, buf), g->out);
 }
 
 /* Operand families of a tile-only op, destination first; a same-shape op
@@ -533,32 +604,112 @@ static void free_picks(Gen *g) {
     for (int psum_ok = 0; psum_ok < 2; psum_ok++) free(g->picks[op][psum_ok]);
 }
 
+/* One dimension of an element slice, from the coordinate c (drawn from
+ * the kernel stream as print_coordinate draws it): of D elements (wide),
+ * the tile c in elements, D c : D c + D, or now and then the rows D/2 ..
+ * D/2 + D - 1, which straddle tiles 0 and 1 (every tensor but Y has at
+ * least two tiles along each dimension); of one element, c : c + 1. With
+ * ragged, D c : min(D c + D, E) for E = D c + 1 + P % D, its lo and E kept
+ * for the tile's view: an extent of 1 .. D that the parameter P decides at
+ * run time, never 0 (see draw_ragged). */
+static void print_slice_dim(Gen *g, bool wide, bool ragged, bool straddle_ok) {
+  char buf[32];
+  const char *c = coordinate_text(g, buf);
+  if (ragged) {
+    snprintf(g->ragged_lo, sizeof g->ragged_lo, "%d * (%s)", TILE_DIM, c);
+    snprintf(g->ragged_e, sizeof g->ragged_e, "%s + 1 + %s %% %d", g->ragged_lo,
+             param_names[rng_below(&g->views, g->nparams)], TILE_DIM);
+    fprintf(g->out, "%s : min(%s + %d, %s)", g->ragged_lo, g->ragged_lo, TILE_DIM, g->ragged_e);
+  } else if (wide && straddle_ok && rng_percent(&g->views, 25)) {
+    fprintf(g->out, "%d:%d", TILE_DIM / 2, TILE_DIM / 2 + TILE_DIM);
+  } else if (wide) {
+    fprintf(g->out, "%d * (%s) : %d * (%s) + %d", TILE_DIM, c, TILE_DIM, c, TILE_DIM);
+  } else {
+    fprintf(g->out, "%s : %s + 1", c, c);
+  }
+}
+
+/* The hbm operand of tensor t: Y (one tile) whole, as Y[0, 0] or the
+ * slice 0:D, 0:D; another tensor's tile of two coordinates, or an element
+ * slice of the shape of a view of a family's tile (the only partner a view
+ * of part of a tile may have, sema), ragged along the long dimension when
+ * g->ragged. The coordinates come from the kernel stream either way. */
 static void print_hbm(Gen *g, int t) {
+  Family f = gen_tensors[t].family;
   fprintf(g->out, "%s[", gen_tensors[t].name);
-  if (t == TENSOR_Y) {
-    fputs("0, 0]", g->out); /* Y is one tile */
+  if (t == TENSOR_Y) { /* Y is one tile */
+    if (g->viewed_part || (g->viewing && rng_percent(&g->views, 40)))
+      fprintf(g->out, "0:%d, 0:%d]", TILE_DIM, TILE_DIM);
+    else fputs("0, 0]", g->out);
     return;
   }
-  print_coordinate(g);
-  fputs(", ", g->out);
-  print_coordinate(g);
+  if (g->viewed_part || (g->viewing && rng_percent(&g->views, 40))) {
+    print_slice_dim(g, f != FAM_COL, g->ragged && !long_dim(f), true);
+    fputs(", ", g->out);
+    print_slice_dim(g, f != FAM_ROW, g->ragged && long_dim(f), true);
+  } else {
+    print_coordinate(g);
+    fputs(", ", g->out);
+    print_coordinate(g);
+  }
   fputc(']', g->out);
 }
 
-static void print_operands(Gen *g, const OpInfo *op, const Pick *p) {
+/* Whether this load is ragged: now and then, in a viewing kernel, a load
+ * of X into a tile not declared big (whose other uses are all of it). The
+ * transform tracks a ragged region's tensor as a whole and its tile over
+ * all of the clipped dimension (transform/barrier_free.c), so ragged
+ * accesses of a tensor that is also written would make waits later than
+ * exact, which the campaign counts as a failure (harness/check.c); X is
+ * only read, and reads never wait for reads. The tile's other uses are of
+ * all of it, so its tracking over the whole clipped dimension is exact as
+ * long as the clipped extent is never 0: a load that wrote nothing would
+ * still wait (E, print_slice_dim). */
+static bool draw_ragged(Gen *g, const OpInfo *op, const Pick *p) {
+  if (!g->viewing || op->sig != SIG_T_H || p->tensor != TENSOR_X || g->big[p->fam[0]][p->tile[0]] ||
+      !rng_percent(&g->views, 30))
+    return false;
+  return true;
+}
+
+/* A load or store. The kernel stream's draws keep their order (a load's
+ * tile slot, then the hbm coordinates; a store's the other way round), as
+ * without views; a load's tile view is printed after its slice, since a
+ * ragged view names the slice's lo. Whether the tile is viewed in part is
+ * known before either, from big and ragged. */
+static void print_move(Gen *g, const OpInfo *op, const Pick *p) {
+  Family f = p->fam[0];
+  int i = p->tile[0];
+  g->ragged = draw_ragged(g, op, p);
+  g->viewed_part = g->big[f][i] || g->ragged;
   if (op->sig == SIG_H_T) {
     print_hbm(g, p->tensor);
     fputs(", ", g->out);
-    print_tile_number(g, p->fam[0], p->tile[0]);
+    print_tile_number(g, f, i);
+  } else {
+    char *text = NULL;
+    size_t len = 0;
+    FILE *out = g->out;
+    print_tile_head(g, f, i);
+    if (!(g->out = open_memstream(&text, &len))) bug("gen: out of memory");
+    print_hbm(g, p->tensor);
+    fclose(g->out);
+    g->out = out;
+    print_tile_view(g, f, i);
+    fprintf(g->out, ", %s", text);
+    free(text);
+  }
+  g->ragged = g->viewed_part = false;
+}
+
+static void print_operands(Gen *g, const OpInfo *op, const Pick *p) {
+  if (op->sig == SIG_H_T || op->sig == SIG_T_H) {
+    print_move(g, op, p);
     return;
   }
   for (int k = 0; k < 3 && p->tile[k] >= 0; k++) {
     if (k) fputs(", ", g->out);
     print_tile_number(g, p->fam[k], p->tile[k]);
-  }
-  if (op->sig == SIG_T_H) {
-    fputs(", ", g->out);
-    print_hbm(g, p->tensor);
   }
   if (p->imm >= 0) fprintf(g->out, ", %s", immediates[p->imm]);
 }
@@ -799,6 +950,19 @@ static int engine_for(Gen *g, int op, bool psum) {
   return capable[rng_below(&g->rng, n)];
 }
 
+/* A big tile's whole shape in tensor t, from the kernel stream's two
+ * coordinates (0, 1 or a parameter at the top level): the tiles c and c + 1
+ * along the long dimension, D c : D c + 2 D, below the extent D (sum of
+ * parameters + 2). */
+static void print_whole_slice(Gen *g, int t, Family f) {
+  char rbuf[32], cbuf[32];
+  const char *r = coordinate_text(g, rbuf), *c = coordinate_text(g, cbuf);
+  int rows = f == FAM_COL ? 1 : 2 * TILE_DIM, cols = f == FAM_COL ? 2 * TILE_DIM : f == FAM_ROW ? 1 : TILE_DIM;
+  int rstep = f == FAM_COL ? 1 : TILE_DIM, cstep = f == FAM_ROW ? 1 : TILE_DIM;
+  fprintf(g->out, "%s[%d * (%s) : %d * (%s) + %d, %d * (%s) : %d * (%s) + %d]", gen_tensors[t].name, rstep, r, rstep,
+          r, rows, cstep, c, cstep, c, cols);
+}
+
 /* Before the body, every slot of every tile is written at the top level,
  * so that no instruction on any path reads a tile before something wrote
  * it: by a load of a tensor whose class fits the tile's (the inputs'
@@ -822,18 +986,20 @@ static void gen_prologue(Gen *g) {
         fprintf(g->out, "  %s: %s %c%d", engine_word(g, engine), load ? "load" : "fill", tile_prefix((Family)f), i);
         if (g->slots[f][i] > 1) fprintf(g->out, "[%d]", slot);
         fputs(", ", g->out);
-        if (load) print_hbm(g, from[rng_below(&g->rng, nfrom)]);
+        if (load && g->big[f][i]) print_whole_slice(g, from[rng_below(&g->rng, nfrom)], (Family)f);
+        else if (load) print_hbm(g, from[rng_below(&g->rng, nfrom)]);
         else fputs(immediates[imms[rng_below(&g->rng, nimms)]], g->out);
         fputs(";\n", g->out);
       }
 }
 
 void gen_kernel(uint64_t seed, long size, FILE *out) {
-  Gen g = {.rng = rng_stream(seed, STREAM_KERNEL), .types = rng_stream(seed, STREAM_TYPES), .out = out,
-           .target = target_default()};
+  Gen g = {.rng = rng_stream(seed, STREAM_KERNEL), .types = rng_stream(seed, STREAM_TYPES),
+           .views = rng_stream(seed, STREAM_VIEWS), .out = out, .target = target_default()};
   int64_t values[MAX_PARAMS];
   g.nparams = choose_params(seed, values);
   g.ints = rng_percent(&g.rng, 40);
+  g.viewing = rng_percent(&g.views, 35);
   for (int i = 0; i < BFRT_NOPS; i++) g.deck[i] = i;
   g.dealt = BFRT_NOPS;
 
@@ -854,8 +1020,12 @@ void gen_kernel(uint64_t seed, long size, FILE *out) {
   gen_prologue(&g);
   gen_body(&g, 1, -1, size);
   /* Y whole, from tile 0 (unit, sbuf): every element of an out tensor is stored */
-  fprintf(out, "  %s: store Y[0, 0], ", engine_word(&g, engine_for(&g, BFRT_STORE, false)));
+  fprintf(out, "  %s: store ", engine_word(&g, engine_for(&g, BFRT_STORE, false)));
+  g.viewed_part = g.big[FAM_SQUARE][0];
+  print_hbm(&g, TENSOR_Y);
+  fputs(", ", out);
   print_tile_number(&g, FAM_SQUARE, 0);
+  g.viewed_part = false;
   fputs(";\n}\n", out);
   free_picks(&g);
 }

@@ -41,6 +41,14 @@ for type in bf16 fp16 fp8e4 fp8e5; do
   grep -q ": $type\[" "$tmp"/seed*.bfk || fail "no generated kernel has a $type tile or tensor"
 done
 
+# Views and element slices (harness/gen.c): a view of part of a big tile,
+# one a loop variable's parity picks, [:, :], a slice straddling two tiles,
+# and ragged loads of X, lo : min(lo + D, E) into 0 : min(D, E - lo).
+for pattern in '\[[0-9]:[0-9], :\]' '4 \* \(v[0-9]+ % 2\) :' '\[:, :\]' '\[2:6, ' \
+               'load [a-z][0-9][^,]*\[0 : min\(4, [^;]*, X\[4 \* \([^)]*\) : min\('; do
+  grep -qE "$pattern" "$tmp"/seed*.bfk || fail "no generated kernel matches '$pattern'"
+done
+
 for seed in $(seq 1 20); do
   params=$("$BFSYNC" gen --seed "$seed" --params) || fail "gen --seed $seed --params exited $?"
   [[ $params =~ ^[NMK]=[0-4]( [NMK]=[0-4]){0,2}$ ]] || fail "seed $seed: bad --params line '$params'"
