@@ -17,7 +17,7 @@ BASEFLAGS = -std=c11 -Wall -Wextra -Werror -I. -I$(BUILD)/gen -Iruntime \
 LDLIBS    = -ltcc -ldl -lpthread -lm
 GENFLAGS  = -Wno-unused-function -Wno-sign-compare -Wno-unused-parameter
 
-DEBS = flex bison tcc libtcc-dev libcmocka-dev python3 clang libclang-rt-14-dev valgrind vim
+DEBS = flex bison tcc libtcc-dev libcmocka-dev python3 clang libclang-rt-14-dev valgrind vim python3-numpy python3-pytest
 
 # The layers, bottom up (docs/layers.md): util, runtime, target, frontend,
 # transform, backend, harness, driver.
@@ -53,7 +53,7 @@ PROOF_DIR    = build/proof
 PROOF_IF_COQ := $(if $(and $(shell command -v coqc 2>/dev/null),$(shell command -v ocamlopt 2>/dev/null)),$(PROOF_DIR)/bfcheck)
 
 .PHONY: all deps check test test-unit test-scripts test-asan test-update run bench bench-compile bench-resources bench-paper install clean fuzz-kernels fuzz exhaustive
-all: $(BUILD)/bfsync $(BUILD)/libbfrt.a $(BUILD_HDR) $(NARROW_TARGETS) $(PROOF_IF_COQ)
+all: $(BUILD)/bfsync $(BUILD)/libbfrt.a $(BUILD_HDR) $(NARROW_TARGETS) $(PROOF_IF_COQ) $(BUILD)/libbfsync.so
 
 deps:
 	@missing=""; for p in $(DEBS); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
@@ -87,6 +87,24 @@ $(BUILD)/libbfrt.a: $(RUNTIME_OBJ)
 
 $(BUILD)/bfsync: $(COMPILER_OBJ) $(BUILD)/libbfrt.a | $(BUILD_HDR)
 	$(CC) $(BASEFLAGS) $(CFLAGS) -rdynamic -o $@ $(COMPILER_OBJ) $(BUILD)/libbfrt.a $(LDLIBS)
+
+# libbfsync.so, the C API of api/bfsync.h that the Python module binds
+# (docs/python.md): every layer but the driver, compiled again with -fPIC
+# into $(BUILD)/pic/ (so the static build is unchanged), exporting only bfs_*
+# and the runtime's bfrt_* that the kernels it compiles call (backend/jit_dl.c).
+API_SRC = $(sort $(wildcard api/*.c))
+PIC_OBJ = $(patsubst %.c,$(BUILD)/pic/%.o,$(filter-out driver/%,$(COMPILER_SRC)) $(RUNTIME_SRC) $(API_SRC)) \
+          $(GEN_SRC:$(BUILD)/gen/%.c=$(BUILD)/pic/%.o)
+$(BUILD)/pic/dsl/%.o: $(BUILD)/gen/dsl/%.c $(GEN_HDR)
+	@mkdir -p $(dir $@)
+	$(CC) $(BASEFLAGS) $(CFLAGS) $(GENFLAGS) -fPIC -DBFSYNC_SHARED -MMD -MP -c $< -o $@
+$(BUILD)/pic/%.o: %.c $(GEN_HDR)
+	@mkdir -p $(dir $@)
+	$(CC) $(BASEFLAGS) $(CFLAGS) -fPIC -DBFSYNC_SHARED -MMD -MP -c $< -o $@
+$(BUILD)/pic/target/target.o: targets/trn1.target
+$(BUILD)/libbfsync.so: $(PIC_OBJ) api/libbfsync.map | $(BUILD_HDR)
+	$(CC) $(BASEFLAGS) $(CFLAGS) -shared -Wl,-soname,libbfsync.so -Wl,--version-script=api/libbfsync.map \
+	  -Wl,--no-undefined -o $@ $(PIC_OBJ) -ldl -lpthread -lm
 
 $(BUILD)/tests/%: tests/unit/%.c $(LIB_OBJ) $(BUILD)/libbfrt.a $(BUILD_HDR)
 	@mkdir -p $(dir $@)
@@ -168,6 +186,9 @@ fuzz: $(FUZZ_BIN)
 	bash tests/fuzz/run.sh $(FUZZ_BIN) $(SECONDS) $(BUILD)/fuzz/corpus
 
 PREFIX ?= /usr/local
+# The Python package (docs/python.md): PYTHONPATH=$(PYTHON_SITE) imports it,
+# and it finds PREFIX/lib/libbfsync.so three folders up from itself.
+PYTHON_SITE = $(PREFIX)/lib/python3/site-packages
 # PREFIX/bin/bfsync finds the headers in PREFIX/include/bfsync/ (never in
 # the source tree), so an installed bfsync works after the tree is gone.
 # Every path is one shell word, whatever PREFIX holds (spaces, &, quotes):
@@ -183,11 +204,15 @@ install: all
 	install -m 644 $(BUILD)/libbfrt.a $(call shell_quote,$(DEST)/lib/libbfrt.a)
 	sed $(call shell_quote,s|@PREFIX@|$(call sed_escape,$(PREFIX))|; s|@VERSION@|$(VERSION)|) runtime/bfrt.pc.in \
 	  > $(call shell_quote,$(DEST)/lib/pkgconfig/bfrt.pc)
+	install -m 755 $(BUILD)/libbfsync.so $(call shell_quote,$(DEST)/lib/libbfsync.so)
+	install -m 644 api/bfsync.h $(call shell_quote,$(DEST)/include/bfsync/bfsync.h)
+	install -d $(call shell_quote,$(DESTDIR)$(PYTHON_SITE)/bfsync)
+	install -m 644 python/bfsync/*.py $(call shell_quote,$(DESTDIR)$(PYTHON_SITE)/bfsync/)
 
 clean:
 	rm -rf build build-asan
 
--include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)
+-include $(shell find $(BUILD)/obj $(BUILD)/pic -name '*.d' 2>/dev/null)
 
 # The default target is targets/trn1.target itself, embedded with .incbin,
 # which the compiler's dependency files do not see.

@@ -8,6 +8,7 @@
 #ifndef BACKEND_H
 #define BACKEND_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -34,6 +35,13 @@ typedef struct Jit Jit;
  * headers are not installed beside bfsync; a libtcc error is a backend bug
  * (reported, abort). */
 Jit *jit_compile(Program *p, const char *c_source, const char **err);
+/* TCC_LIB_DIR: tcc's own headers and libtcc1.a. */
+#define TCC_LIB_DIR "/usr/lib/x86_64-linux-gnu/tcc"
+/* The folder of the running code (the executable, or libbfsync.so), and
+ * the runtime headers' folder found from it (NULL, with the places looked
+ * in in *looked, if missing). backend/jit.c */
+void jit_code_folder(char *dir, size_t size);
+const char *jit_runtime_include_dir(Arena *arena, const char **looked);
 /* Requires: a checked kernel. Ensures: a C header on out naming its
  * descriptors and the index of every parameter and tensor (compile --header). */
 void emit_header(const Program *p, FILE *out);
@@ -121,6 +129,16 @@ typedef struct NpyArray {
  * shape is an error (naming tensor) before anything is read. 0, or -1 with
  * a message in *err. */
 int npy_read(Arena *arena, const char *path, const char *tensor, const NpyArray *into, const char **err);
+/* The same conversions on memory, for the library (api/bfsync.c): whether
+ * a tensor of type takes elements of dtype descr ('<f4', '<u2', ...); what
+ * to give it instead (a phrase: "bf16: give its bit patterns as ..."); the
+ * dtype it is written in; n elements of descr at the front of data made
+ * the tensor's cells in place; a narrow cell's bit pattern. */
+bool npy_dtype_reads(ElemType type, const char *descr);
+const char *npy_dtype_advice(ElemType type);
+const char *npy_dtype_native(ElemType type);
+void npy_widen(float *data, int64_t n, const char *descr, ElemType type);
+unsigned npy_pattern(float cell, ElemType type);
 /* Write a version 1.0 file, atomically (a temporary file renamed over
  * path); 0, or -1 with a message (and the reason) in *err. */
 int npy_write(Arena *arena, const char *path, const NpyArray *array, const char **err);

@@ -7,8 +7,19 @@
  * memory it owns, and the kernel is found through the one symbol every
  * generated file exports, its descriptor (emit_c_symbol). The generated C is ours, so a tcc
  * diagnostic is a backend bug, not a user error: it is printed with tcc's
- * messages and bfsync aborts. */
+ * messages and bfsync aborts.
+ *
+ * libbfsync.so (BFSYNC_SHARED) cannot link libtcc, which Debian ships
+ * only as a non-PIC static library: there backend/jit_dl.c compiles with
+ * the tcc command into a shared object instead, and only the search for
+ * the runtime headers below is shared: beside the code that runs, the
+ * executable or libbfsync.so. */
+#ifdef BFSYNC_SHARED
+#define _GNU_SOURCE /* dladdr */
+#include <dlfcn.h>
+#else
 #include <libtcc.h>
+#endif
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,8 +27,39 @@
 
 #include "backend/backend.h"
 
-#define TCC_LIB_DIR "/usr/lib/x86_64-linux-gnu/tcc"
+/* The folder of the running code: the executable's, or libbfsync.so's. */
+void jit_code_folder(char *dir, size_t size) {
+  ssize_t n = -1;
+#ifdef BFSYNC_SHARED
+  Dl_info info;
+  if (dladdr((void *)jit_code_folder, &info) && info.dli_fname && strlen(info.dli_fname) < size)
+    n = (ssize_t)strlen(strcpy(dir, info.dli_fname));
+#endif
+  if (n <= 0) n = readlink("/proc/self/exe", dir, size - 1);
+  if (n <= 0) n = snprintf(dir, size, "./bfsync");
+  dir[n] = 0;
+  char *slash = strrchr(dir, '/');
+  if (slash) *slash = 0;
+  else snprintf(dir, size, ".");
+}
 
+/* The runtime headers the generated C includes, found beside the
+ * executable (or libbfsync.so): include/bfsync/ in the build folder (the
+ * Makefile copies them there), ../include/bfsync/ in an installed prefix.
+ * Never the source tree, so an installed bfsync needs nothing but its
+ * prefix. NULL if neither has them; the places looked in are in *looked. */
+const char *jit_runtime_include_dir(Arena *arena, const char **looked) {
+  char exe[4096];
+  jit_code_folder(exe, sizeof exe);
+  const char *beside = arena_printf(arena, "%s/include/bfsync", exe);
+  const char *installed = arena_printf(arena, "%s/../include/bfsync", exe);
+  *looked = arena_printf(arena, "%s and %s", beside, installed);
+  if (!access(arena_printf(arena, "%s/bfrt_kernel.h", beside), R_OK)) return beside;
+  if (!access(arena_printf(arena, "%s/bfrt_kernel.h", installed), R_OK)) return installed;
+  return NULL;
+}
+
+#ifndef BFSYNC_SHARED
 struct Jit {
   TCCState *tcc;
   const bfrt_kernel *kernel;
@@ -54,28 +96,8 @@ static void bind_runtime(TCCState *s) {
       tcc_failed("bind the runtime for");
 }
 
-/* The runtime headers the generated C includes, found beside the
- * executable: include/bfsync/ in the build folder (the Makefile copies them
- * there), ../include/bfsync/ in an installed prefix. Never the source tree,
- * so an installed bfsync needs nothing but its prefix. NULL if neither has
- * them; the places looked in are in *looked. */
-static const char *runtime_include_dir(Arena *arena, const char **looked) {
-  char exe[4096];
-  ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-  if (n <= 0) n = snprintf(exe, sizeof exe, "./bfsync");
-  exe[n] = 0;
-  char *slash = strrchr(exe, '/');
-  if (slash) *slash = 0;
-  const char *beside = arena_printf(arena, "%s/include/bfsync", exe);
-  const char *installed = arena_printf(arena, "%s/../include/bfsync", exe);
-  *looked = arena_printf(arena, "%s and %s", beside, installed);
-  if (!access(arena_printf(arena, "%s/bfrt_kernel.h", beside), R_OK)) return beside;
-  if (!access(arena_printf(arena, "%s/bfrt_kernel.h", installed), R_OK)) return installed;
-  return NULL;
-}
-
 Jit *jit_compile(Program *p, const char *c_source, const char **err) {
-  const char *looked, *include_dir = runtime_include_dir(p->arena, &looked);
+  const char *looked, *include_dir = jit_runtime_include_dir(p->arena, &looked);
   if (!include_dir) {
     *err = arena_printf(p->arena, "cannot find the runtime headers (bfrt_kernel.h) in %s", looked);
     return NULL;
@@ -104,3 +126,4 @@ void jit_free(Jit *jit) {
   jit->tcc = NULL;
   jit->kernel = NULL;
 }
+#endif

@@ -142,7 +142,7 @@ static const char *native_dtype(ElemType type) {
 }
 
 /* Whether a tensor of type reads a file of dtype descr. */
-static bool reads_dtype(ElemType type, const char *descr) {
+bool npy_dtype_reads(ElemType type, const char *descr) {
   if (!strcmp(descr, native_dtype(type))) return true;
   if ((type == ELEM_FP8E4 || type == ELEM_FP8E5) && !strcmp(descr, "<u1")) return true;
   return bfrt_dtype_narrow((int)type) && !strcmp(descr, "<f4");
@@ -259,7 +259,7 @@ static long remaining_bytes(FILE *f) {
 /* Convert n elements of dtype descr, read into the front of data as they
  * were in the file, to the tensor's cells in place (back to front, as a
  * cell is at least as wide as an element). */
-static void widen(float *data, int64_t n, const char *descr, ElemType type) {
+void npy_widen(float *data, int64_t n, const char *descr, ElemType type) {
   int bytes = dtype_bytes(descr);
   bool bf16 = !strcmp(descr, "<u2"), f32 = !strcmp(descr, "<f4");
   const unsigned char *raw = (const unsigned char *)data;
@@ -302,7 +302,7 @@ static int read_data(Arena *a, FILE *f, const char *path, const Header *h, const
                       arena_printf(a, "data does not match shape (%" PRId64 ", %" PRId64 ")", h->shape[0], h->shape[1]));
     return -1;
   }
-  widen(want->data, n, h->descr, want->type);
+  npy_widen(want->data, n, h->descr, want->type);
   return 0;
 }
 
@@ -314,19 +314,31 @@ int npy_read(Arena *a, const char *path, const char *tensor, const NpyArray *int
   }
   Header h;
   int status = read_header(a, f, path, &h, err);
+  if (!status && !npy_dtype_reads(into->type, h.descr)) {
+    *err = arena_printf(a, "%s: dtype is '%s', but tensor %s is %s", path, h.descr, tensor, npy_dtype_advice(into->type));
+    status = -1;
+  }
+  if (!status) status = read_data(a, f, path, &h, into, tensor, err);
+  fclose(f);
+  return status;
+}
+
+const char *npy_dtype_advice(ElemType type) {
   static const char *const give[ELEM_NTYPES] = {
       "f32: give float32 ('<f4')", "i32: give int32 ('<i4')",
       "bf16: give its bit patterns as uint16 ('<u2') or float32 ('<f4', rounded to nearest even)",
       "fp8e4: give its bit patterns as uint8 ('|u1') or float32 ('<f4', rounded to nearest even)",
       "fp8e5: give its bit patterns as uint8 ('|u1') or float32 ('<f4', rounded to nearest even)",
       "fp16: give float16 ('<f2') or float32 ('<f4', rounded to nearest even)"};
-  if (!status && !reads_dtype(into->type, h.descr)) {
-    *err = arena_printf(a, "%s: dtype is '%s', but tensor %s is %s", path, h.descr, tensor, give[into->type]);
-    status = -1;
-  }
-  if (!status) status = read_data(a, f, path, &h, into, tensor, err);
-  fclose(f);
-  return status;
+  return give[type];
+}
+
+const char *npy_dtype_native(ElemType type) { return native_dtype(type); }
+
+unsigned npy_pattern(float cell, ElemType type) {
+  uint32_t bits;
+  memcpy(&bits, &cell, sizeof bits);
+  return type == ELEM_BF16 ? bits >> 16 : pattern_bits(cell, format_of(type));
 }
 
 /* The cells of array in its file dtype: 4-byte cells as they are, bf16 as
@@ -338,9 +350,7 @@ static void write_elements(FILE *f, const NpyArray *array, size_t count) {
     return;
   }
   for (size_t i = 0; i < count; i++) {
-    uint32_t cell;
-    memcpy(&cell, &array->data[i], sizeof cell);
-    unsigned pattern = array->type == ELEM_BF16 ? cell >> 16 : pattern_bits(array->data[i], format_of(array->type));
+    unsigned pattern = npy_pattern(array->data[i], array->type);
     unsigned char bytes[2] = {(unsigned char)pattern, (unsigned char)(pattern >> 8)};
     fwrite(bytes, 1, (size_t)bfrt_dtype_bytes((int)array->type), f);
   }

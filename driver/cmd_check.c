@@ -8,6 +8,7 @@
 
 #include "driver/args.h"
 #include "driver/commands.h"
+#include "driver/diagnostics.h"
 #include "frontend/program.h"
 
 static const char usage_text[] =
@@ -16,12 +17,14 @@ static const char usage_text[] =
     "nothing on success; each error as FILE:LINE:COL: error: MESSAGE, then\n"
     "the source line and a caret under the place.\n"
     "  --target FILE  the machine's engines and limits (default: the built-in trn1)\n"
+    DIAGNOSTICS_FORMAT_HELP
     "Exit status: 0 all files clean, 1 errors found, 2 usage error.\n";
 
 /* 0 when path is a clean kernel, 1 otherwise. */
-static int check_file(const char *path, const Target *target) {
+static int check_file(const char *path, const Target *target, DiagOutput *dout) {
   Program *p = program_load(path, target, stderr);
   if (!p) return 1;
+  diag_output_attach(dout, p);
   if (!target && program_use_target_line(p, stderr)) {
     program_free(p);
     return 1;
@@ -35,16 +38,20 @@ static int check_file(const char *path, const Target *target) {
 
 int cmd_check(int argc, char **argv) {
   const char *target_path = NULL;
-  const ArgSpec specs[] = {{.name = "--target", .kind = ARG_STRING, .dest = &target_path}, {0}};
+  DiagOutput dout = {0};
+  const ArgSpec specs[] = {{.name = "--target", .kind = ARG_STRING, .dest = &target_path},
+                           ARG_DIAGNOSTICS_FORMAT(&dout.format), {0}};
   Arena *arena = arena_new();
   CommandLine cl = {"check", usage_text, specs, 1, INT_MAX, arena, NULL, 0};
   int status = args_parse(&cl, argc, argv);
+  if (status < 0) diag_output_begin(&dout);
   Target *target = ARENA_NEW(arena, Target);
   if (status < 0 && target_path && target_load(target_path, arena, target, stderr)) status = 1;
   if (status < 0) {
     status = 0;
-    for (int i = 0; i < cl.nfiles; i++) status |= check_file(cl.files[i], target_path ? target : NULL);
+    for (int i = 0; i < cl.nfiles; i++) status |= check_file(cl.files[i], target_path ? target : NULL, &dout);
   }
+  status = diag_output_end(&dout, status);
   arena_free(arena);
   return status;
 }

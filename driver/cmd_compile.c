@@ -14,6 +14,7 @@
 #include "backend/backend.h"
 #include "driver/args.h"
 #include "driver/commands.h"
+#include "driver/diagnostics.h"
 #include "util/files.h"
 #include "harness/params.h"
 #include "transform/ir_dump.h"
@@ -60,7 +61,8 @@ static const char usage_text[] =
     "  --header    a C header for the host instead: the descriptors' names and the\n"
     "              index of every parameter and tensor\n"
     "  -o FILE     write to FILE instead of stdout\n"
-    "  --target FILE  the machine's engines (default: the built-in trn1)\n";
+    "  --target FILE  the machine's engines (default: the built-in trn1)\n"
+    DIAGNOSTICS_FORMAT_HELP;
 
 static int emit(Program *p, Emit what, FILE *out) {
   switch (what) {
@@ -290,6 +292,7 @@ static int compile_program(Program *p, const CompileArgs *a) {
 int cmd_compile(int argc, char **argv) {
   CompileArgs a = {.sync = SYNC_BARRIER_FREE, .emit = EMIT_C};
   bool sync_given = false, emit_given = false;
+  DiagOutput dout = {0};
   const ArgSpec specs[] = {
       {.name = "--sync", .kind = ARG_CHOICE, .dest = &a.sync, .choices = sync_choices, .given = &sync_given},
       {.name = "--emit", .kind = ARG_CHOICE, .dest = &a.emit, .choices = emit_choices, .given = &emit_given},
@@ -303,6 +306,7 @@ int cmd_compile(int argc, char **argv) {
       {.name = "--input", .kind = ARG_NAMED_PATH, .dest = &a.inputs},
       {.name = "-p", .kind = ARG_PARAM, .dest = &a.params},
       {.name = "--param", .kind = ARG_PARAM, .dest = &a.params},
+      ARG_DIAGNOSTICS_FORMAT(&dout.format),
       {0},
   };
   Arena *arena = arena_new();
@@ -325,14 +329,17 @@ int cmd_compile(int argc, char **argv) {
     status = args_error(&cl, "-o %s would overwrite the input file", a.out_path);
   if (status < 0 && a.out_path && a.target_path && same_file(a.out_path, a.target_path))
     status = args_error(&cl, "-o %s would overwrite the target file", a.out_path);
+  if (status < 0) diag_output_begin(&dout);
   Target *target = ARENA_NEW(arena, Target);
   if (status < 0 && a.target_path && target_load(a.target_path, arena, target, stderr)) status = 1;
   if (status < 0) {
     Program *p = program_load(a.file, a.target_path ? target : target_default(), stderr);
+    diag_output_attach(&dout, p);
     if (p && !a.target_path && program_use_target_line(p, stderr)) status = 1;
     else status = p ? compile_program(p, &a) : 1;
     program_free(p);
   }
+  status = diag_output_end(&dout, status);
   arena_free(arena);
   return status;
 }

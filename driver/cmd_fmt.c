@@ -12,6 +12,7 @@
 
 #include "driver/args.h"
 #include "driver/commands.h"
+#include "driver/diagnostics.h"
 #include "util/files.h"
 #include "frontend/program.h"
 
@@ -24,12 +25,14 @@ static const char usage_text[] =
     "  -i             rewrite each FILE in place (only when it differs)\n"
     "  --check        print nothing but the files not in canonical form; exit 1 if any\n"
     "  --target FILE  the machine's engines (default: the built-in trn1)\n"
+    DIAGNOSTICS_FORMAT_HELP
     "Exit status: 0 printed (or all canonical), 1 errors in a kernel (or a file\n"
     "not canonical with --check), 2 usage error.\n";
 
 typedef struct FmtArgs {
   bool in_place, check;
   const Target *target;
+  DiagOutput *dout;
 } FmtArgs;
 
 /* The canonical text of p, malloc'ed, *len bytes. */
@@ -55,6 +58,7 @@ static int rewrite(const char *path, const char *text, size_t len) {
 static int fmt_file(const char *path, const FmtArgs *a) {
   Program *p = program_load(path, a->target, stderr);
   if (!p) return 1;
+  diag_output_attach(a->dout, p);
   if (!a->target && program_use_target_line(p, stderr)) {
     program_free(p);
     return 1;
@@ -81,12 +85,14 @@ static int fmt_file(const char *path, const FmtArgs *a) {
 }
 
 int cmd_fmt(int argc, char **argv) {
-  FmtArgs a = {0};
+  DiagOutput dout = {0};
+  FmtArgs a = {.dout = &dout};
   const char *target_path = NULL;
   const ArgSpec specs[] = {
       {.name = "-i", .kind = ARG_FLAG, .dest = &a.in_place},
       {.name = "--check", .kind = ARG_FLAG, .dest = &a.check},
       {.name = "--target", .kind = ARG_STRING, .dest = &target_path},
+      ARG_DIAGNOSTICS_FORMAT(&dout.format),
       {0},
   };
   Arena *arena = arena_new();
@@ -97,6 +103,7 @@ int cmd_fmt(int argc, char **argv) {
     status = args_error(&cl, "fmt prints one FILE; give -i or --check for several");
   for (int i = 0; status < 0 && a.in_place && i < cl.nfiles; i++)
     if (!strcmp(cl.files[i], "-")) status = args_error(&cl, "-i cannot rewrite standard input");
+  if (status < 0) diag_output_begin(&dout);
   Target *target = ARENA_NEW(arena, Target);
   if (status < 0 && target_path && target_load(target_path, arena, target, stderr)) status = 1;
   if (status < 0) {
@@ -104,6 +111,7 @@ int cmd_fmt(int argc, char **argv) {
     status = 0;
     for (int i = 0; i < cl.nfiles; i++) status |= fmt_file(cl.files[i], &a);
   }
+  status = diag_output_end(&dout, status);
   arena_free(arena);
   return status;
 }

@@ -2,9 +2,13 @@
  * reads it: every op form with its operands, the engines of the target
  * that run it, its shape rule, cost class and accuracy class. The table is
  * printed from the same rt_ops sema checks against, so it cannot drift
- * from what the compiler accepts.
+ * from what the compiler accepts. ops_describe gives one op's entry as
+ * Markdown, with the target's cost figures, for the language server's
+ * hover (driver/lsp_analysis.c).
  *
  *   ops      target -> rt_ops */
+#include <inttypes.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -89,11 +93,43 @@ static void print_engines(const Target *t, int op, int width) {
   printf("%*s", n < width ? width - n : 0, "");
 }
 
+static const char *const classes[] = {"dma", "matmul", "elemwise", "transcendental", "reduce"};
+static const char *const accuracies[] = {"exact", "round", "libm", "sum"};
+
+/* What each accuracy class adds to the f64 reference's bound (docs/language.md). */
+static const char *const accuracy_bounds[] = {
+    "adds no error (moves or compares values)", "one rounding: u * |result|",
+    "libm: 8u * |result| (gelu, silu: 8u * |s|)", "one rounding per addition: u * |partial sum| per term"};
+
+void ops_describe(const Target *t, int op, FILE *out) {
+  const OpInfo *info = op_info(op);
+  char operands[96];
+  operand_names(info, operands, sizeof operands);
+  fprintf(out, "**%s** %s\n\nshape: %s\n\nengines:", info->name, operands, shape_rule(info));
+  const char *sep = " ";
+  for (int e = 0; e < t->nengines; e++)
+    if (target_can_run(t, e, op)) {
+      fprintf(out, "%s%s", sep, t->engines[e].name);
+      sep = ", ";
+    }
+  fprintf(out, "%s\n\ncost class: %s (target %s:", *sep == ' ' ? " none" : "", classes[info->cls], t->name);
+  sep = " ";
+  bool shown[BFRT_NKINDS] = {false}; /* one engine of each kind speaks for its kind's costs */
+  for (int e = 0; e < t->nengines; e++) {
+    int k = t->engines[e].kind;
+    if (shown[k] || !target_can_run(t, e, op)) continue;
+    shown[k] = true;
+    const bfrt_engine_cost *c = &t->costs.kind[k];
+    fprintf(out, "%s%s %" PRId64 " cycles to issue, %g elements/cycle%s", sep, t->engines[e].name, c->overhead,
+            c->elems_per_cycle[info->cls], c->lanes > 0 ? " per lane" : "");
+    sep = "; ";
+  }
+  fprintf(out, ")\n\naccuracy class: %s, %s\n", accuracies[info->accuracy], accuracy_bounds[info->accuracy]);
+}
+
 /* Each op form on one line of at most about 100 columns, its shape rule
  * on the next, indented. */
 static void print_ops(const Target *t) {
-  static const char *const classes[] = {"dma", "matmul", "elemwise", "transcendental", "reduce"};
-  static const char *const accuracies[] = {"exact", "round", "libm", "sum"};
   printf("%-18s %-26s %-26s %-14s %s\n    %s\n", "op", "operands", "engines", "cost class", "accuracy", "shape rule");
   for (int op = 0; op < BFRT_NOPS; op++) {
     const OpInfo *info = op_info(op);

@@ -37,6 +37,7 @@
 #include "backend/inputs.h"
 #include "driver/args.h"
 #include "driver/commands.h"
+#include "driver/diagnostics.h"
 #include "util/files.h"
 #include "harness/exec.h"
 #include "transform/oracle.h"
@@ -111,7 +112,8 @@ static const char usage_text[] =
     "                         computing the float tensors (i32 ones are still read);\n"
     "                         NOTHING is checked numerically\n"
     "  --mutate=drop:K|lower:K|raise:K\n"
-    "                         TEST ONLY: break the K-th wait of the synchronization\n";
+    "                         TEST ONLY: break the K-th wait of the synchronization\n"
+    DIAGNOSTICS_FORMAT_HELP;
 
 /* A usage error found after parsing; exit status 2. */
 static int usage_error(const char *fmt, const char *what) {
@@ -308,6 +310,7 @@ static int64_t ideal_cycles(Run *r) {
     char *why = NULL;
     size_t len = 0;
     r->p->diag.out = open_memstream(&why, &len);
+    r->p->diag.sink = NULL; /* not the run's diagnostics either */
     if (!r->p->diag.out) bug("out of memory");
     Oracle *o = oracle_new(r->p, r->in.params);
     fclose(r->p->diag.out);
@@ -596,6 +599,7 @@ static int run_program(Program *p, const RunArgs *a) {
 
 int cmd_run(int argc, char **argv) {
   RunArgs a = {.seed = 1, .max_steps = DEFAULT_MAX_STEPS, .mutation = {0, -1}};
+  DiagOutput dout = {0};
   for (int m = 0; m < SYNC_MODE_COUNT; m++) run_sync_choices[m] = sync_choices[m];
   run_sync_choices[RUN_BOTH] = "both";
   run_sync_choices[RUN_ALL] = "all";
@@ -616,6 +620,7 @@ int cmd_run(int argc, char **argv) {
       {.name = "--check", .kind = ARG_FLAG, .dest = &a.check},
       {.name = "--all-params", .kind = ARG_FLAG, .dest = &a.all_params},
       {.name = "--timing-only", .kind = ARG_FLAG, .dest = &a.timing_only},
+      ARG_DIAGNOSTICS_FORMAT(&dout.format),
       {0},
   };
   Arena *arena = arena_new();
@@ -636,14 +641,17 @@ int cmd_run(int argc, char **argv) {
     status = args_error(&cl, "--timing-only is a mode of the simulator: give --exec=sim");
   if (status < 0 && a.timing_only && (a.check || a.outputs.n))
     status = args_error(&cl, "--timing-only holds no tensor data: --check and --output need a checked run");
+  if (status < 0) diag_output_begin(&dout);
   Target *target = ARENA_NEW(arena, Target);
   if (status < 0 && a.target_path && target_load(a.target_path, arena, target, stderr)) status = 1;
   if (status < 0) {
     Program *p = program_load(a.file, a.target_path ? target : target_default(), stderr);
+    diag_output_attach(&dout, p);
     if (p && !a.target_path && program_use_target_line(p, stderr)) status = 1;
     else status = p ? run_program(p, &a) : 1;
     program_free(p);
   }
+  status = diag_output_end(&dout, status);
   arena_free(arena);
   return status;
 }

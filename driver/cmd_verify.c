@@ -17,6 +17,7 @@
 #include "backend/backend.h"
 #include "driver/args.h"
 #include "driver/commands.h"
+#include "driver/diagnostics.h"
 #include "driver/proof_check.h"
 #include "frontend/program.h"
 #include "transform/oracle.h"
@@ -74,7 +75,8 @@ static const char usage_text[] =
     "                  validator_waits and validator_detail\n"
     "  --mutate=KIND:K test only: break the K-th wait (engine by engine, in stream\n"
     "                  order) before checking; KIND is drop, lower (threshold - 1)\n"
-    "                  or raise (threshold + 1). The oracle must catch it.\n";
+    "                  or raise (threshold + 1). The oracle must catch it.\n"
+    DIAGNOSTICS_FORMAT_HELP;
 
 /* The validator's verdict fails the run when it rejects or cannot read the
  * emitted code; a checker not built is reported, not failed. */
@@ -225,6 +227,7 @@ static int verify(Program *p, const VerifyArgs *a) {
 int cmd_verify(int argc, char **argv) {
   VerifyArgs a = {.sync = SYNC_BARRIER_FREE, .schedules = 4, .seed = 1, .max_steps = DEFAULT_MAX_STEPS,
                   .mutation = {0, -1}};
+  DiagOutput dout = {0};
   const ArgSpec specs[] = {
       {.name = "-p", .kind = ARG_PARAM, .dest = &a.params},
       {.name = "--param", .kind = ARG_PARAM, .dest = &a.params},
@@ -237,6 +240,7 @@ int cmd_verify(int argc, char **argv) {
       {.name = "--json", .kind = ARG_FLAG, .dest = &a.json},
       {.name = "--all-params", .kind = ARG_FLAG, .dest = &a.all_params},
       {.name = "--input", .kind = ARG_NAMED_PATH, .dest = &a.inputs},
+      ARG_DIAGNOSTICS_FORMAT(&dout.format),
       {0},
   };
   Arena *arena = arena_new();
@@ -244,14 +248,17 @@ int cmd_verify(int argc, char **argv) {
   int status = args_parse(&cl, argc, argv);
   a.path = cl.nfiles ? cl.files[0] : NULL;
   if (status < 0 && a.all_params && a.params.n) status = args_error(&cl, "--all-params verifies the file's parameters: give no others");
+  if (status < 0) diag_output_begin(&dout);
   Target *target = ARENA_NEW(arena, Target);
   if (status < 0 && a.target_path && target_load(a.target_path, arena, target, stderr)) status = 1;
   if (status < 0) {
     Program *p = program_load(a.path, a.target_path ? target : target_default(), stderr);
+    diag_output_attach(&dout, p);
     if (p && !a.target_path && program_use_target_line(p, stderr)) status = 1;
     else status = p ? verify(p, &a) : 1;
     program_free(p);
   }
+  status = diag_output_end(&dout, status);
   arena_free(arena);
   return status;
 }

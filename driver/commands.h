@@ -4,6 +4,8 @@
 #ifndef COMMANDS_H
 #define COMMANDS_H
 
+#include <stdio.h>
+
 int cmd_check(int argc, char **argv);   /* driver/cmd_check.c */
 int cmd_fmt(int argc, char **argv);     /* driver/cmd_fmt.c */
 int cmd_compile(int argc, char **argv); /* driver/cmd_compile.c */
@@ -13,6 +15,14 @@ int cmd_gen(int argc, char **argv);     /* driver/cmd_gen.c */
 int cmd_campaign(int argc, char **argv); /* driver/cmd_campaign.c */
 int cmd_ops(int argc, char **argv);     /* driver/cmd_ops.c */
 int cmd_timeline(int argc, char **argv); /* driver/cmd_timeline.c */
+
+int cmd_lsp(int argc, char **argv);     /* driver/cmd_lsp.c */
+
+/* The op's entry of the op table as Markdown: operands, shape rule, the
+ * target's engines that run it, its cost class with the target's figures,
+ * its accuracy class (the language server's hover). driver/cmd_ops.c */
+struct Target;
+void ops_describe(const struct Target *t, int op, FILE *out);
 
 /* Bind p's i32 tensors (p->device_ints) for params: `bfsync run`'s
  * defaults for seed, replaced by each --input NAME=X.npy of inputs. Float

@@ -10,7 +10,8 @@
  *            the f64 reference (harness/exec.c)
  *   gen      random valid kernels for differential testing
  *   ops      the op table, with the target's engines
- *   timeline a trace drawn as an SVG */
+ *   timeline a trace drawn as an SVG
+ *   lsp      a language server: diagnostics, hover, definition, the waits as inlay hints */
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
@@ -32,6 +33,7 @@ static const struct {
     {"campaign", cmd_campaign, "differential campaign over random kernels; exhaustive small scope"},
     {"ops", cmd_ops, "list every op with its engines and shape rule"},
     {"timeline", cmd_timeline, "draw a trace of `run --trace` as an SVG timeline"},
+    {"lsp", cmd_lsp, "a language server for editors, on standard input and output"},
 };
 
 /* The command's status, or 1 after a message when its output could not

@@ -150,7 +150,7 @@ static void add_occurrence(Walk *w, int var, bool set, const IrNode *parent) {
   if (w->nocc == w->occ_cap) {
     w->occ_cap = w->occ_cap ? 2 * w->occ_cap : 64;
     w->occ = realloc(w->occ, sizeof *w->occ * (size_t)w->occ_cap);
-    if (!w->occ) abort();
+    if (!w->occ) bug("out of memory");
   }
   /* A node reads before it sets: a value it reads last can share a register
    * with one it sets (`set b = a`). */
@@ -181,7 +181,7 @@ static int shared_registers(Walk *w, int nvars) {
   if (!nvars || !w->nocc) return 0;
   int *lo = malloc(sizeof *lo * (size_t)nvars), *hi = malloc(sizeof *hi * (size_t)nvars);
   int *stamp = malloc(sizeof *stamp * (size_t)nvars);
-  if (!lo || !hi || !stamp) abort();
+  if (!lo || !hi || !stamp) bug("out of memory");
   for (int v = 0; v < nvars; v++) lo[v] = -1, hi[v] = -1, stamp[v] = -1;
   for (int i = 0; i < w->nocc; i++) {
     const Occurrence *o = &w->occ[i];
@@ -200,7 +200,7 @@ static int shared_registers(Walk *w, int nvars) {
     }
   }
   int *events = malloc(sizeof *events * 4 * (size_t)nvars), n = 0;
-  if (!events) abort();
+  if (!events) bug("out of memory");
   for (int v = 0; v < nvars; v++) {
     if (lo[v] < 0) continue; /* no access, or in scratch */
     events[2 * n] = lo[v], events[2 * n + 1] = 0, n++;     /* starts */
@@ -285,7 +285,7 @@ static void walk_nodes(Walk *w, const IrNode *n, const IrNode *parent, int depth
       if (w->nloops == w->loop_cap) {
         w->loop_cap = w->loop_cap ? 2 * w->loop_cap : 16;
         w->loops = realloc(w->loops, sizeof *w->loops * (size_t)w->loop_cap);
-        if (!w->loops) abort();
+        if (!w->loops) bug("out of memory");
       }
       w->nloops++;
       walk_nodes(w, n->body, n, depth + 1, loop_regs + level);
@@ -403,7 +403,7 @@ static Candidate *candidates(const Program *p, int engine, int *count) {
   wt.scalar = calloc((size_t)s->nvars + 1, sizeof *wt.scalar);
   wt.bound = calloc((size_t)nloops + 1, sizeof *wt.bound);
   Candidate *c = calloc((size_t)(s->nvars + nloops + 2 * BFRT_MAX_ENGINES) + 1, sizeof *c);
-  if (!wt.scalar || !wt.bound || !c) abort();
+  if (!wt.scalar || !wt.bound || !c) bug("out of memory");
   weigh(s->body, 0, &wt);
   int n = 0;
   for (int v = 0; v < s->nvars; v++) c[n++] = (Candidate){SPILL_SCALAR, v, wt.scalar[v]};

@@ -12,7 +12,12 @@
  * After max_errors errors the rest are counted but not printed; warnings
  * likewise, and only for programs that ask for them (d->warn). An error
  * with no position goes through error_print, the one writer of the
- * "bfsync: error: " prefix. */
+ * "bfsync: error: " prefix.
+ *
+ * A Diag with a sink also records each diagnostic it reports as data
+ * (DiagRecord: kind, message, the span's caret and finish positions, a
+ * note's parent), for --diagnostics-format, the library and the language
+ * server; with no out it prints nothing. */
 #include "util/diag.h"
 
 #include <stdarg.h>
@@ -126,10 +131,82 @@ static void show_line(FILE *out, const Source *src, Span span) {
   fputc('\n', out);
 }
 
+/* ---- Diagnostics as data. */
+
+enum { DEFAULT_MAX_RECORDS = 1000 };
+
+static DiagPos position_at(const Source *src, uint32_t offset) {
+  offset = clamp_offset(src, offset);
+  DiagPos pos;
+  source_position(src, offset, &pos.line, &pos.byte_column);
+  pos.display_column = pos.cp_column = 1;
+  const unsigned char *text = (const unsigned char *)src->text;
+  for (uint32_t i = offset - (uint32_t)(pos.byte_column - 1); i < offset;) {
+    int n = text[i] >= 0x80 ? utf8_length(text + i, offset - i) : 1;
+    pos.display_column = text[i] == '\t' ? (pos.display_column - 1) / 8 * 8 + 9 : pos.display_column + 1;
+    pos.cp_column++;
+    i += n ? (uint32_t)n : 1;
+  }
+  return pos;
+}
+
+static char *copy_string(const char *s) {
+  char *c = strdup(s ? s : "");
+  if (!c) bug("out of memory");
+  return c;
+}
+
+void diag_sink_add(DiagSink *s, const char *kind, const Source *src, const char *path, Span span,
+                   const char *message) {
+  int max = s->max ? s->max : DEFAULT_MAX_RECORDS;
+  if (s->n >= max) {
+    s->dropped++;
+    return;
+  }
+  if (s->n == s->cap) {
+    int cap = s->cap ? 2 * s->cap : 16;
+    DiagRecord *items = realloc(s->items, sizeof *items * (size_t)cap);
+    if (!items) bug("out of memory");
+    s->items = items;
+    s->cap = cap;
+  }
+  DiagRecord *r = &s->items[s->n];
+  *r = (DiagRecord){.message = copy_string(message), .path = copy_string(path), .parent = -1};
+  snprintf(r->kind, sizeof r->kind, "%s", kind);
+  if (!strcmp(kind, "note"))
+    for (int i = s->n - 1; i >= 0; i--)
+      if (s->items[i].parent < 0) {
+        r->parent = i;
+        break;
+      }
+  if (src) {
+    r->located = 1;
+    r->begin = clamp_offset(src, span.begin);
+    r->end = clamp_offset(src, span.end) > r->begin ? clamp_offset(src, span.end) : r->begin;
+    r->caret = position_at(src, r->begin);
+    /* the last character: the start of the last UTF-8 sequence before end */
+    uint32_t last = r->end > r->begin ? r->end - 1 : r->begin;
+    while (last > r->begin && ((unsigned char)src->text[last] & 0xc0) == 0x80) last--;
+    r->finish = position_at(src, last);
+  }
+  s->n++;
+}
+
+void diag_sink_free(DiagSink *s) {
+  for (int i = 0; i < s->n; i++) {
+    free(s->items[i].message);
+    free(s->items[i].path);
+  }
+  free(s->items);
+  *s = (DiagSink){0};
+}
+
 static void report(Diag *d, const char *kind, Span span, const char *fmt, va_list ap) {
   char message[MAX_MESSAGE + 4];
   int n = vsnprintf(message, MAX_MESSAGE + 1, fmt, ap);
   if (n > MAX_MESSAGE) strcpy(message + MAX_MESSAGE - 3, "...");
+  if (d->sink) diag_sink_add(d->sink, kind, d->src, d->src->path, span, message);
+  if (!d->out) return;
   int line, col;
   source_position(d->src, span.begin, &line, &col);
   fprintf(d->out, "%s:%d:%d: %s: %s\n", d->src->path, line, col, kind, message);
@@ -143,7 +220,7 @@ static int error_limit(const Diag *d) { return d->max_errors ? d->max_errors : D
 static void report_counted(Diag *d, int *count, const char *kind, Span span, const char *fmt, va_list ap) {
   ++*count;
   if (*count > error_limit(d)) {
-    if (*count == error_limit(d) + 1) fprintf(d->out, "%s: too many %ss; not reporting the rest\n", d->src->path, kind);
+    if (*count == error_limit(d) + 1 && d->out) fprintf(d->out, "%s: too many %ss; not reporting the rest\n", d->src->path, kind);
     return;
   }
   report(d, kind, span, fmt, ap);
@@ -172,9 +249,18 @@ void diag_note(Diag *d, Span span, const char *fmt, ...) {
   va_end(ap);
 }
 
+_Thread_local BugTrap *bug_trap;
+
 _Noreturn void bug(const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
+  if (bug_trap) {
+    BugTrap *trap = bug_trap;
+    bug_trap = NULL;
+    vsnprintf(trap->message, sizeof trap->message, fmt, ap);
+    va_end(ap);
+    longjmp(trap->jump, 1);
+  }
   fprintf(stderr, "bfsync: internal error: ");
   vfprintf(stderr, fmt, ap);
   fputc('\n', stderr);

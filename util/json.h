@@ -101,6 +101,9 @@ void jw_null(JsonWriter *w);
 void jw_fixed(JsonWriter *w, double v, int decimals);
 /* v with digits significant digits (%.*g), or null. */
 void jw_sig(JsonWriter *w, double v, int digits);
+/* A value that is already JSON, n bytes, as it is (an id echoed, an
+ * answer a child process wrote: the language server's). */
+void jw_raw(JsonWriter *w, const char *json, size_t n);
 /* key and value in one call. */
 void jw_key_string(JsonWriter *w, const char *key, const char *s);
 void jw_key_int(JsonWriter *w, const char *key, int64_t v);

@@ -121,6 +121,11 @@ void jw_sig(JsonWriter *w, double v, int digits) {
   else fputs("null", w->out);
 }
 
+void jw_raw(JsonWriter *w, const char *json, size_t n) {
+  separate(w, false);
+  fwrite(json, 1, n, w->out);
+}
+
 void jw_key_string(JsonWriter *w, const char *key, const char *s) {
   jw_key(w, key);
   jw_string(w, s);
