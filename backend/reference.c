@@ -169,7 +169,7 @@ static bool ragged(const Stmt *s) {
 }
 
 /* The op's shape rule (docs/language.md, "Ops") over the views as run. */
-static bool shapes_fit(const Stmt *s, const SemView v[3]) {
+static bool shapes_fit(const Stmt *s, const SemView v[BFRT_MAX_OPERANDS]) {
   bool same01 = v[0].rows == v[1].rows && v[0].cols == v[1].cols;
   switch (op_info(s->op)->shape) {
   case SHAPE_SAME:
@@ -205,7 +205,7 @@ static int run_instr(Ref *r, const Stmt *s) {
   if (hbm >= 0 && hbm_view(r, s, &s->operands[hbm], views[1 - hbm], &views[hbm])) return -1;
   if (ragged(s) && !shapes_fit(s, views)) {
     const char *shapes = "";
-    for (int i = 0; i < s->noperands && i < 3; i++)
+    for (int i = 0; i < s->noperands && i < BFRT_MAX_OPERANDS; i++)
       if (s->operands[i].kind != OPND_IMM)
         shapes = arena_printf(r->p->arena, "%s%s[%" PRId64 ", %" PRId64 "]", shapes, *shapes ? ", " : "",
                               views[i].rows, views[i].cols);

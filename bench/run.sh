@@ -39,3 +39,7 @@ quick=()
 python3 "$root/bench/bench.py" --bfsync "$(cd "$(dirname "$bfsync")" && pwd)/$(basename "$bfsync")" \
   --target "$target" --out "$out" --wait-cost "$build/wait_cost" --rusage "$build/rusage" --repeat "${REPEAT:-3}" \
   --threads-repeat "${THREADS_REPEAT:-5}" "${quick[@]}"
+
+# The NKI ports' section (views against the whole-tile workaround), after
+# bench.py has written the rest of results.md.
+BFSYNC="$bfsync" bash "$root/bench/ports.sh" --write "$out/results.md"
