@@ -79,6 +79,7 @@ print(f"baselines.sh: {runs} verifications")
 # generated kernels (seed 100 once had two branches of one conditional
 # taken for a dependence within an iteration: a deadlock)
 tmpdir = tempfile.mkdtemp()
+unrolled_refused = 0
 for seed in list(range(1, 31)) + [100]:
     path = os.path.join(tmpdir, f"gen{seed}.bfk")
     with open(path, "w") as f:
@@ -87,9 +88,15 @@ for seed in list(range(1, 31)) + [100]:
                             check=True).stdout.split()
     for sync in ("unrolled", "paper"):
         status, d, cmd, err = verify(path, params, sync)
+        if sync == "unrolled" and status == 1 and "views and element slices are not unrolled yet" in err:
+            unrolled_refused += 1  # a generated kernel with views: refused, positioned
+            continue
         if status != 0 or not d or d["races"] or d["deadlocks"] or (sync == "unrolled" and d["late"]):
             fail(f"{sync}: generated kernel, seed {seed}", cmd, err)
 shutil.rmtree(tmpdir)
+print(f"baselines.sh: {unrolled_refused} of 31 generated kernels hold views, which --sync=unrolled refuses")
+if unrolled_refused == 31:
+    fail("unrolled: every generated kernel refused", "gen --seed 1..30, 100", "")
 
 # 2. checked runs
 for path in kernels:

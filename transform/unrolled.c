@@ -184,6 +184,8 @@ static int span_fits(int64_t idx, int64_t size, int64_t extent) {
 /* Operand o of s, evaluated and checked as the reference checks it. */
 static int eval_operand(Unroller *u, const Stmt *s, const Operand *o, const Access *a, Evaluated *v) {
   const Kernel *k = u->p->kernel;
+  if (o->view) /* regions of views and slices are deps.c's and the oracle's, not yet this pass's */
+    return fail(u, o->span, "views and element slices are not unrolled yet (docs/algorithm.md, 5.2)");
   if (o->kind == OPND_TILE) {
     const Tile *t = &k->tiles[o->decl];
     v->slot = 0;
