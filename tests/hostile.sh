@@ -169,7 +169,7 @@ kernel oracle_slots(N: int) {
   }
 }
 K
-expect_error "tile 'x' is too large for the oracle to track: its 4194305 slots take it past 4194304" 4 \
+expect_error "tile 'x' is too large for the oracle to track: its 4194305 slots of 1 cells take it past 4194304 tile and tensor cells in all" 4 \
   verify "$tmp/slots.bfk" -p N=2 --target tests/sim/round.target
 runs=$((runs + 1))
 if ! "$BFSYNC" run "$tmp/slots.bfk" N=2 --target tests/sim/round.target --exec=sim --sync=both >"$tmp/out" 2>"$tmp/err" ||
