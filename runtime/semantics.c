@@ -519,9 +519,10 @@ static SemView snapshot(SemView s) {
 void sem_apply(int op, const SemView *v, const float *imm) {
   SemView in[BFRT_MAX_OPERANDS];
   int copied[BFRT_MAX_OPERANDS] = {0};
+  size_t noperands = strlen(rt_ops[op].operands); /* the letters stop there: no reading past them */
   for (int i = 0; i < BFRT_MAX_OPERANDS; i++) {
     in[i] = v[i];
-    int source = i > 0 && rt_ops[op].operands[i] && bfrt_op_reads(op, i) && !bfrt_op_writes(op, i);
+    int source = i > 0 && (size_t)i < noperands && bfrt_op_reads(op, i) && !bfrt_op_writes(op, i);
     if (source && !same_view(v[0], v[i]) && spans_meet(v[0], v[i])) in[i] = snapshot(v[i]), copied[i] = 1;
   }
   compute(op, in, imm);
