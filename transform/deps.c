@@ -11,7 +11,12 @@
  * value mod S either way), is compared through the difference of the two
  * forms: when every variable coefficient is a multiple of S, the slots are
  * equal or differ for every value of the variables. Variables of loops that
- * are not common are distinct unknowns. Anything else is "may conflict".
+ * are not common are distinct unknowns. Failing that, a slot is compared
+ * as the integer it is (a slot in range is its value), with each `x % c`
+ * in it an opaque unknown, shared by both instructions when x's loops are
+ * common to them: 16 * (n % 2) + 1 and 16 * (n % 2) differ in one
+ * iteration, and by the power-of-two test below in any two. Anything else
+ * is "may conflict".
  * hbm tiles compare coordinate by coordinate when the tile shapes agree,
  * and two coordinates differ for certain when their difference is never 0:
  * its constant is not a multiple of the power of two dividing every
@@ -243,7 +248,22 @@ typedef struct Pair {
    * loop) before b: its variable is b's minus shift (deps_may_conflict_at). */
   int shift_loop;
   int64_t shift;
+  struct Atoms *atoms; /* NULL: `x % c` is not affine */
 } Pair;
+
+/* Slot expressions such as 16 * (n % 2) + k take `x % c` (c a constant
+ * > 0) as an opaque term, an atom: one unknown shared by both instructions
+ * when every loop variable in x is common to them (the same value for
+ * both), else one unknown per instruction. Nothing is assumed of its value,
+ * so the affine tests stay sound; 16 * (n % 2) + 1 and 16 * (n' % 2) then
+ * never meet (never_zero), and in one iteration they differ by 1. Atoms
+ * are numbered per comparison, below every parameter's term. */
+enum { MAX_ATOMS = 4, ATOM_VAR = INT_MIN / 2 };
+
+typedef struct Atoms {
+  const Expr *e[MAX_ATOMS];
+  int n;
+} Atoms;
 
 static bool shifted(const Pair *pr, int loop) { return pr->shift && loop == pr->shift_loop; }
 
@@ -268,6 +288,18 @@ static bool add_scaled(Affine *f, const Affine *g, int64_t scale) {
   for (int i = 0; i < g->n; i++)
     if (__builtin_mul_overflow(g->t[i].coef, scale, &v) || !add_term(f, g->t[i].var, g->t[i].side, v)) return false;
   return true;
+}
+
+static bool all_common(const Pair *pr, const Expr *e);
+
+/* The atom of x % c in pr's table, or -1 when the table is full. */
+static int atom_id(const Pair *pr, const Expr *e) {
+  Atoms *t = pr->atoms;
+  for (int i = 0; i < t->n; i++)
+    if (deps_same_expr(t->e[i], e)) return i;
+  if (t->n == MAX_ATOMS) return -1;
+  t->e[t->n] = e;
+  return t->n++;
 }
 
 /* f += scale * e; false when e is not affine (or overflows). */
@@ -297,6 +329,11 @@ static bool accumulate(const Pair *pr, Affine *f, const Expr *e, int64_t scale, 
     if (k.n == 0) return !__builtin_mul_overflow(k.c, scale, &v) && add_scaled(f, &r, v);
     if (r.n == 0) return !__builtin_mul_overflow(r.c, scale, &v) && add_scaled(f, &k, v);
     return false;
+  }
+  case EX_MOD: {
+    if (!pr->atoms || e->rhs->kind != EX_INT || e->rhs->value <= 0) return false;
+    int id = atom_id(pr, e);
+    return id >= 0 && add_term(f, ATOM_VAR - id, all_common(pr, e) ? 0 : side, scale);
   }
   default: return false;
   }
@@ -407,6 +444,8 @@ static const Expr *strip_mod(const Expr *slot, int64_t slots) {
   return slot;
 }
 
+/* Last, the slots as integers with `% c` as atoms: a slot in range is its
+ * value, so two slots are the same exactly when the values are equal. */
 static Relation compare_slots(const Pair *pr, const Access *x, const Access *y) {
   const Tile *t = &pr->d->k->tiles[x->res];
   if (t->slots == 1) return REL_SAME;
@@ -414,6 +453,12 @@ static Relation compare_slots(const Pair *pr, const Access *x, const Access *y) 
   if (!sx || !sy) bug("deps: slotted tile %s without a slot", t->name);
   Relation r = compare_exprs(pr, strip_mod(sx, t->slots), strip_mod(sy, t->slots), t->slots);
   if (r == REL_UNKNOWN) r = compare_exprs(pr, sx, sy, t->slots);
+  if (r == REL_UNKNOWN) {
+    Atoms atoms = {.n = 0};
+    Pair q = *pr;
+    q.atoms = &atoms;
+    r = compare_exprs(&q, sx, sy, 0);
+  }
   return r;
 }
 
@@ -512,7 +557,7 @@ static Relation relate_pair(const Pair *given) {
 }
 
 static Relation relate_on(const Deps *d, int a, int b, int common_limit, int crossed, int res) {
-  return relate_pair(&(Pair){d, a, b, common_limit, crossed, res, -1, 0});
+  return relate_pair(&(Pair){d, a, b, common_limit, crossed, res, -1, 0, NULL});
 }
 
 static Relation relate(const Deps *d, int a, int b, int common_limit, int crossed) {
@@ -524,7 +569,7 @@ bool deps_may_conflict(const Deps *d, int a, int b, int common_limit) {
 }
 
 bool deps_may_conflict_at(const Deps *d, int a, int b, int loop, int64_t distance) {
-  return relate_pair(&(Pair){d, a, b, d->loops[loop].depth + 1, -1, -1, loop, distance}) != REL_DIFFERENT;
+  return relate_pair(&(Pair){d, a, b, d->loops[loop].depth + 1, -1, -1, loop, distance, NULL}) != REL_DIFFERENT;
 }
 
 bool deps_may_precede_conflict(const Deps *d, int a, int b, int res) {
