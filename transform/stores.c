@@ -16,7 +16,18 @@
  *     becomes `if (trips(lo, hi) > 0) store a[x] = v[var := hi - 1]` just
  *     after L, once instead of once per iteration. L's bounds are
  *     evaluated again there, so they too must read nothing the body sets
- *     and no device integer; a loop left with an empty body is removed.
+ *     and no device integer; a loop left with an empty body is removed;
+ *   - a store carried by its loop: the same, but the body also loads the
+ *     entry, and the index is either invariant or `j % K` (j the loop's
+ *     variable, 2 <= K <= MAX_CARRY): then every entry the body loads was
+ *     stored K iterations before (1 for an invariant index), or before
+ *     the loop. A load before the store becomes `j - lo >= K ? v[j :=
+ *     j - K] : a[x]`, one after it v itself, and after L the last K
+ *     iterations' stores are done, each under `trips(lo, hi) >= d`. This
+ *     is the closed form of a loop-carried dependence at a constant
+ *     distance: the tracking array is read only across the loop's entry.
+ *     A wait's threshold is one bookkeeping operation however it is
+ *     written (ir.h), so the body's stores are what it saves.
  *
  * The stores that remain hold the same values at every load, so every
  * wait's threshold is unchanged (verify's oracle and the proof's checker
@@ -29,6 +40,9 @@
 /* How many variables a loop body may set for its stores to be moved (a
  * body setting more keeps its stores: a bound on the scan, not a limit). */
 enum { MAX_BODY_SETS = 64 };
+/* The largest distance K of a carried store (each leaves K stores after
+ * its loop: a bound on the code, not a limit). */
+enum { MAX_CARRY = 4 };
 
 typedef struct VarSet {
   int var[MAX_BODY_SETS];
@@ -135,8 +149,143 @@ static bool movable(const IrNode *loop, const IrNode *s, const VarSet *sets) {
   return !touches_array(loop->body, s->array, s);
 }
 
+/* ---- Carried stores. */
+
+/* The distance of a carried store's index: 1 when invariant in the loop,
+ * K for `j % K`, 0 when neither. */
+static int64_t carry_distance(const IrNode *loop, const IrExpr *x) {
+  if (!uses_loopvar(x, loop->loop_id)) return 1;
+  if (x->kind == IX_MOD && x->a->kind == IX_LOOPVAR && x->a->id == loop->loop_id && x->b->kind == IX_CONST &&
+      x->b->value >= 2 && x->b->value <= MAX_CARRY)
+    return x->b->value;
+  return 0;
+}
+
+/* Whether every load of array in the expressions of node n indexes x. */
+static bool loads_only(const IrExpr *e, int array, const IrExpr *x) {
+  if (!e) return true;
+  if (e->kind == IX_LOAD && e->id == array && !ir_expr_equal(e->a, x)) return false;
+  return loads_only(e->a, array, x) && loads_only(e->b, array, x) && loads_only(e->c, array, x);
+}
+
+/* Whether the body's only other references to s's array are loads of
+ * s's entry in the expressions of its own nodes (none in a nested body). */
+static bool carried_only(const IrNode *body, const IrNode *s) {
+  for (const IrNode *n = body; n; n = n->next) {
+    if (n != s && n->kind == IR_STORE && n->array == s->array) return false;
+    if ((n->kind == IR_LOOP || n->kind == IR_IF) &&
+        (touches_array(n->body, s->array, NULL) || touches_array(n->orelse, s->array, NULL)))
+      return false;
+    const IrExpr *xs[IR_NODE_EXPRS];
+    int k = ir_node_exprs(n, xs);
+    for (int i = 0; i < k; i++)
+      if (!loads_only(xs[i], s->array, s->index)) return false;
+  }
+  return true;
+}
+
+/* e with every load of array replaced by `with` (given the load). */
+static IrExpr *replace_loads(Program *p, IrExpr *e, int array, IrExpr *(*with)(Program *, IrExpr *, void *),
+                             void *arg) {
+  if (!e) return NULL;
+  if (e->kind == IX_LOAD && e->id == array) return with(p, e, arg);
+  IrExpr *a = replace_loads(p, e->a, array, with, arg), *b = replace_loads(p, e->b, array, with, arg),
+         *c = replace_loads(p, e->c, array, with, arg);
+  if (a == e->a && b == e->b && c == e->c) return e;
+  IrExpr *r = ARENA_NEW(p->arena, IrExpr);
+  *r = *e;
+  r->a = a;
+  r->b = b;
+  r->c = c;
+  int64_t size = 1 + (int64_t)(a ? a->size : 0) + (b ? b->size : 0) + (c ? c->size : 0);
+  r->size = size > INT32_MAX / 2 ? INT32_MAX / 2 : (int)size;
+  return r;
+}
+
+typedef struct Carry {
+  IrExpr *cond, *earlier, *now; /* j - lo >= K; v K iterations before; v */
+} Carry;
+
+static IrExpr *load_before(Program *p, IrExpr *load, void *arg) {
+  const Carry *c = arg;
+  return ir_select(p->arena, c->cond, c->earlier, load);
+}
+
+static IrExpr *load_after(Program *p, IrExpr *load, void *arg) {
+  (void)p;
+  (void)load;
+  return ((const Carry *)arg)->now;
+}
+
+/* Appends st to the list at head under cond: into the conditional of
+ * that condition already there, else a new one at *tail. */
+static void guard_store(Program *p, IrNode **head, IrNode ***tail, IrExpr *cond, IrNode *st, int line) {
+  for (IrNode *g = *head; g; g = g->next)
+    if (ir_expr_equal(g->cond, cond)) {
+      IrNode *last = g->body;
+      while (last->next) last = last->next;
+      last->next = st;
+      return;
+    }
+  IrNode *guard = ir_node(p->arena, IR_IF, line);
+  guard->cond = cond;
+  guard->body = st;
+  **tail = guard;
+  *tail = &guard->next;
+}
+
+/* Rewrites the body's loads of s's entry (s is in it, at its top level),
+ * takes s out, and appends to the list at head (its end at *tail) the
+ * stores of the last K iterations. */
+static void carry(Program *p, IrNode *loop, IrNode *s, int64_t k, IrNode **head, IrNode ***tail) {
+  IrExpr *j = ir_leaf(p->arena, IX_LOOPVAR, loop->loop_id);
+  Carry c = {
+      .cond = ir_binary(p->arena, IX_GE, ir_binary(p->arena, IX_SUB, j, loop->lo, 0), ir_const(p->arena, k), 0),
+      .earlier = at_var(p, s->value, loop->loop_id, ir_binary(p->arena, IX_SUB, j, ir_const(p->arena, k), 0)),
+      .now = s->value,
+  };
+  bool after = false;
+  for (IrNode **link = &loop->body; *link;) {
+    IrNode *n = *link;
+    if (n == s) {
+      *link = n->next;
+      after = true;
+      continue;
+    }
+    IrExpr **fields[IR_NODE_EXPRS];
+    int nf = ir_node_fields(n, fields);
+    for (int i = 0; i < nf; i++)
+      *fields[i] = replace_loads(p, *fields[i], s->array, after ? load_after : load_before, &c);
+    link = &n->next;
+  }
+  IrExpr *trips = ir_binary(p->arena, IX_TRIPS, loop->lo, loop->hi, 0);
+  for (int64_t d = k; d >= 1; d--) {
+    IrExpr *at = ir_binary(p->arena, IX_SUB, loop->hi, ir_const(p->arena, d), 0);
+    IrNode *st = ir_node(p->arena, IR_STORE, s->line);
+    *st = *s;
+    st->next = NULL;
+    st->value = at_var(p, s->value, loop->loop_id, at);
+    if (k > 1) st->index = ir_binary(p->arena, IX_MOD, at, s->index->b, s->index->line);
+    guard_store(p, head, tail, ir_binary(p->arena, IX_GE, trips, ir_const(p->arena, d), 0), st, loop->line);
+  }
+}
+
+/* The stores of loop's body that the body loads at a constant distance,
+ * carried (above); their stores after the loop appended to *tail. */
+static void carry_after(Program *p, IrNode *loop, const VarSet *sets, IrNode **head, IrNode ***tail) {
+  for (IrNode *s = loop->body, *next; s; s = next) {
+    next = s->next;
+    if (s->kind != IR_STORE || sets->overflow || reads_memory(s->index) || reads_memory(s->value) ||
+        reads_any(s->index, sets) || reads_any(s->value, sets))
+      continue;
+    int64_t k = carry_distance(loop, s->index);
+    if (k && carried_only(loop->body, s)) carry(p, loop, s, k, head, tail);
+  }
+}
+
 /* The stores of loop's body that movable() allows, taken out of the body
- * and appended to *after as one conditional on the loop having run. */
+ * and appended to *after as one conditional on the loop having run, then
+ * the carried ones (carry_after). */
 static void move_after(Program *p, IrNode *loop, IrNode **after) {
   VarSet sets = {.n = 0};
   collect_sets(loop->body, &sets);
@@ -156,11 +305,15 @@ static void move_after(Program *p, IrNode *loop, IrNode **after) {
     *tail = s;
     tail = &s->next;
   }
-  if (!moved) return;
-  IrNode *guard = ir_node(p->arena, IR_IF, loop->line);
-  guard->cond = ir_binary(p->arena, IX_GT, ir_binary(p->arena, IX_TRIPS, loop->lo, loop->hi, 0), ir_const(p->arena, 0), 0);
-  guard->body = moved;
-  *after = guard;
+  IrNode **end = after;
+  if (moved) {
+    IrNode *guard = ir_node(p->arena, IR_IF, loop->line);
+    guard->cond = ir_binary(p->arena, IX_GT, ir_binary(p->arena, IX_TRIPS, loop->lo, loop->hi, 0), ir_const(p->arena, 0), 0);
+    guard->body = moved;
+    *end = guard;
+    end = &guard->next;
+  }
+  carry_after(p, loop, &sets, after, &end);
 }
 
 static void tidy_list(Program *p, IrNode **list) {
@@ -178,12 +331,12 @@ static void tidy_list(Program *p, IrNode **list) {
       IrNode *after = NULL;
       move_after(p, n, &after);
       if (after) {
-        after->next = n->next;
+        IrNode *last = after;
+        while (last->next) last = last->next;
+        last->next = n->next;
         n->next = after;
-        if (!n->body) { /* the loop only stored: nothing is left to run */
-          *link = after;
-          n = after;
-        }
+        if (!n->body) *link = after; /* the loop only stored: nothing is left to run */
+        n = last;
       }
     }
     link = &n->next;

@@ -170,11 +170,17 @@ static void bf_engine_dve(bfrt_ctx *bf_cx, const int64_t *bf_params) {
     bfrt_bookkeep(bf_cx, 2);
     bf_wait(bf_cx, BF_ENGINE_act, bf_known, bf_add(bf_add(bf_mul(2, bf_trips(0, i)), bf_mul((-1), ((0 < i) ? 1 : 0))), ((i == 0) ? 2 : 3)), 40); /* after act line 34: RAW, same iteration, end of a conditional */
     bf_wait(bf_cx, BF_ENGINE_dma0, bf_known, 1, 40); /* after dma0 line 21: RAW, same iteration */
-    bf_wait(bf_cx, BF_ENGINE_dma1, bf_known, bf_a0[bf_mod(i, 2)], 40); /* after dma1 line 41: WAR, loop-carried (tracked) */
+    bf_wait(bf_cx, BF_ENGINE_dma1, bf_known, ((i >= 2) ? bf_add(i, (-1)) : bf_a0[bf_mod(i, 2)]), 40); /* after dma1 line 41: WAR, loop-carried (tracked) */
     /* line 40: dve: add s[i % 2], t, a; */
     bf_op_ttt(bf_cx, BFRT_ADD, 40, BF_TILE_s, bf_mod(i, 2), BF_TILE_t, 0, BF_TILE_a, 0);
+  }
+  if ((bf_trips(0, N) >= 2)) { /* line 24 */
     bfrt_bookkeep(bf_cx, 1);
-    bf_a0[bf_mod(i, 2)] = bf_add(i, 1);
+    bf_a0[bf_mod(bf_add(N, (-2)), 2)] = bf_add(N, (-1));
+  }
+  if ((bf_trips(0, N) >= 1)) { /* line 24 */
+    bfrt_bookkeep(bf_cx, 1);
+    bf_a0[bf_mod(bf_add(N, (-1)), 2)] = N;
   }
   bfrt_bookkeep(bf_cx, 3);
   bf_wait(bf_cx, BF_ENGINE_act, bf_known, bf_max(1, bf_mul(bf_add(bf_add(bf_mul(2, bf_trips(0, bf_add(N, (-1)))), bf_mul((-1), ((0 < bf_add(N, (-1))) ? 1 : 0))), ((bf_add(N, (-1)) == 0) ? 2 : 3)), bf_sub(bf_trips(0, N), bf_max(0, bf_add(bf_trips(0, N), (-1)))))), 43); /* after act line 34: RAW, last iteration of a loop before, end of a conditional */

@@ -57,6 +57,11 @@ enum {
 
 static int64_t bf_max(int64_t a, int64_t b) { return a > b ? a : b; }
 
+/* Iterations of for v in lo .. hi (below 2^63: bfrt_loop stops longer loops). */
+static int64_t bf_trips(int64_t lo, int64_t hi) {
+  return hi > lo ? (int64_t)((uint64_t)hi - (uint64_t)lo) : 0;
+}
+
 /* Floor modulo by a positive constant. */
 static int64_t bf_mod(int64_t a, int64_t b) { return a % b < 0 ? a % b + b : a % b; }
 
@@ -119,16 +124,23 @@ static void bf_engine_act(bfrt_ctx *bf_cx, const int64_t *bf_params) {
   bf_a2[2] = 1;
   for (int64_t i = 0, bf_end0 = N; i < bf_end0; i++) {
     bfrt_bookkeep(bf_cx, 4);
-    bf_wait(bf_cx, BF_ENGINE_dve, bf_known, bf_max(bf_a0[bf_mod(i, 2)], bf_a1[bf_mod(bf_add(i, 1), 3)]), 24); /* after dve line 25: RAW+WAR, loop-carried (tracked) */
+    bf_wait(bf_cx, BF_ENGINE_dve, bf_known, bf_max(((i >= 2) ? bf_add(i, (-1)) : bf_a0[bf_mod(i, 2)]), bf_a1[bf_mod(bf_add(i, 1), 3)]), 24); /* after dve line 25: RAW+WAR, loop-carried (tracked) */
     bf_wait(bf_cx, BF_ENGINE_pool, bf_known, bf_a2[bf_mod(bf_add(i, 1), 3)], 24); /* after pool line 22, 26: RAW, loop-carried (tracked) */
     bf_wait(bf_cx, BF_ENGINE_dma0, bf_known, bf_a3[bf_mod(bf_add(i, 1), 3)], 24); /* after dma0 line 21: RAW, loop-carried (tracked) */
     bf_wait(bf_cx, BF_ENGINE_dma1, bf_known, bf_a4[bf_mod(bf_add(i, 1), 3)], 24); /* after dma1 line 21: RAW, loop-carried (tracked) */
     /* line 24: act: tanh t[i % 2], x[(i + 1) % 3]; */
     bf_op_tt(bf_cx, BFRT_TANH, 24, BF_TILE_t, bf_mod(i, 2), BF_TILE_x, bf_mod(bf_add(i, 1), 3));
-    bfrt_bookkeep(bf_cx, 3);
+    bfrt_bookkeep(bf_cx, 2);
     bf_a1[bf_mod(bf_add(i, 2), 3)] = bf_add(i, 1);
-    bf_a0[bf_mod(i, 2)] = bf_add(i, 1);
     bf_a2[bf_mod(bf_add(i, 2), 3)] = bf_add(i, 2);
+  }
+  if ((bf_trips(0, N) >= 2)) { /* line 23 */
+    bfrt_bookkeep(bf_cx, 1);
+    bf_a0[bf_mod(bf_add(N, (-2)), 2)] = bf_add(N, (-1));
+  }
+  if ((bf_trips(0, N) >= 1)) { /* line 23 */
+    bfrt_bookkeep(bf_cx, 1);
+    bf_a0[bf_mod(bf_add(N, (-1)), 2)] = N;
   }
 }
 

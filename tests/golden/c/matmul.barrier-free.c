@@ -142,11 +142,17 @@ static void bf_engine_act(bfrt_ctx *bf_cx, const int64_t *bf_params) {
       bfrt_bookkeep(bf_cx, 3);
       bf_wait(bf_cx, BF_ENGINE_pe, bf_known, bf_a0[bf_mod(n, 2)], 40); /* after pe line 38: RAW, loop-carried (tracked) */
       bf_wait(bf_cx, BF_ENGINE_dve, bf_known, bf_add(bf_add(bf_mul(m, bf_trips(0, N)), n), 1), 40); /* after dve line 32: RAW, same iteration */
-      bf_wait(bf_cx, BF_ENGINE_dma2, bf_known, bf_a1[bf_mod(n, 2)], 40); /* after dma2 line 41: WAR, loop-carried (tracked) */
+      bf_wait(bf_cx, BF_ENGINE_dma2, bf_known, ((n >= 2) ? bf_add(bf_add(bf_mul(m, bf_trips(0, N)), n), (-1)) : bf_a1[bf_mod(n, 2)]), 40); /* after dma2 line 41: WAR, loop-carried (tracked) */
       /* line 40: act: copy c[n % 2], acc[n % 2]; */
       bf_op_tt(bf_cx, BFRT_COPY, 40, BF_TILE_c, bf_mod(n, 2), BF_TILE_acc, bf_mod(n, 2));
+    }
+    if ((bf_trips(0, N) >= 2)) { /* line 31 */
       bfrt_bookkeep(bf_cx, 1);
-      bf_a1[bf_mod(n, 2)] = bf_add(bf_add(bf_mul(m, bf_trips(0, N)), n), 1);
+      bf_a1[bf_mod(bf_add(N, (-2)), 2)] = bf_add(bf_add(bf_mul(m, bf_trips(0, N)), N), (-1));
+    }
+    if ((bf_trips(0, N) >= 1)) { /* line 31 */
+      bfrt_bookkeep(bf_cx, 1);
+      bf_a1[bf_mod(bf_add(N, (-1)), 2)] = bf_add(bf_mul(m, bf_trips(0, N)), N);
     }
   }
 }
@@ -164,7 +170,7 @@ static void bf_engine_dve(bfrt_ctx *bf_cx, const int64_t *bf_params) {
     for (int64_t n = 0, bf_end1 = N; n < bf_end1; n++) {
       bfrt_bookkeep(bf_cx, 2);
       bf_wait(bf_cx, BF_ENGINE_pe, bf_known, bf_max(bf_a1[bf_mod(n, 2)], bf_a0[bf_mod(n, 2)]), 32); /* after pe line 38: WAR+WAW, loop-carried (tracked) */
-      bf_wait(bf_cx, BF_ENGINE_act, bf_known, bf_a2[bf_mod(n, 2)], 32); /* after act line 40: WAR, loop-carried (tracked) */
+      bf_wait(bf_cx, BF_ENGINE_act, bf_known, ((n >= 2) ? bf_add(bf_add(bf_mul(m, bf_trips(0, N)), n), (-1)) : bf_a2[bf_mod(n, 2)]), 32); /* after act line 40: WAR, loop-carried (tracked) */
       /* line 32: dve: fill acc[n % 2], 0.0; */
       bf_op_tf(bf_cx, BFRT_FILL, 32, BF_TILE_acc, bf_mod(n, 2), 0.0f);
       if ((bf_trips(bf_max(0, bf_add(K, (-1))), K) > 0)) { /* line 33 */
@@ -172,8 +178,14 @@ static void bf_engine_dve(bfrt_ctx *bf_cx, const int64_t *bf_params) {
         bf_a1[bf_mod(n, 2)] = bf_add(bf_add(bf_mul(m, bf_mul(bf_trips(0, N), bf_trips(0, K))), bf_mul(n, bf_trips(0, K))), K);
         bf_a0[bf_mod(n, 2)] = bf_add(bf_add(bf_mul(m, bf_mul(bf_trips(0, N), bf_trips(0, K))), bf_mul(n, bf_trips(0, K))), K);
       }
+    }
+    if ((bf_trips(0, N) >= 2)) { /* line 31 */
       bfrt_bookkeep(bf_cx, 1);
-      bf_a2[bf_mod(n, 2)] = bf_add(bf_add(bf_mul(m, bf_trips(0, N)), n), 1);
+      bf_a2[bf_mod(bf_add(N, (-2)), 2)] = bf_add(bf_add(bf_mul(m, bf_trips(0, N)), N), (-1));
+    }
+    if ((bf_trips(0, N) >= 1)) { /* line 31 */
+      bfrt_bookkeep(bf_cx, 1);
+      bf_a2[bf_mod(bf_add(N, (-1)), 2)] = bf_add(bf_mul(m, bf_trips(0, N)), N);
     }
   }
 }
@@ -195,11 +207,17 @@ static void bf_engine_dma0(bfrt_ctx *bf_cx, const int64_t *bf_params) {
     for (int64_t n = 0, bf_end1 = N; n < bf_end1; n++) {
       for (int64_t k = 0, bf_end2 = K; k < bf_end2; k++) {
         bfrt_bookkeep(bf_cx, 1);
-        bf_wait(bf_cx, BF_ENGINE_pe, bf_known, bf_a0[bf_mod(k, 2)], 35); /* after pe line 38: WAR, loop-carried (tracked) */
+        bf_wait(bf_cx, BF_ENGINE_pe, bf_known, ((k >= 2) ? bf_add(bf_add(bf_add(bf_mul(m, bf_mul(bf_trips(0, N), bf_trips(0, K))), bf_mul(n, bf_trips(0, K))), k), (-1)) : bf_a0[bf_mod(k, 2)]), 35); /* after pe line 38: WAR, loop-carried (tracked) */
         /* line 35: load a[k % 2], A[m, k]; */
         bf_op_th(bf_cx, BFRT_LOAD, 35, BF_TILE_a, bf_mod(k, 2), BF_HBM_A, m, k);
+      }
+      if ((bf_trips(0, K) >= 2)) { /* line 33 */
         bfrt_bookkeep(bf_cx, 1);
-        bf_a0[bf_mod(k, 2)] = bf_add(bf_add(bf_add(bf_mul(m, bf_mul(bf_trips(0, N), bf_trips(0, K))), bf_mul(n, bf_trips(0, K))), k), 1);
+        bf_a0[bf_mod(bf_add(K, (-2)), 2)] = bf_add(bf_add(bf_add(bf_mul(m, bf_mul(bf_trips(0, N), bf_trips(0, K))), bf_mul(n, bf_trips(0, K))), K), (-1));
+      }
+      if ((bf_trips(0, K) >= 1)) { /* line 33 */
+        bfrt_bookkeep(bf_cx, 1);
+        bf_a0[bf_mod(bf_add(K, (-1)), 2)] = bf_add(bf_add(bf_mul(m, bf_mul(bf_trips(0, N), bf_trips(0, K))), bf_mul(n, bf_trips(0, K))), K);
       }
     }
   }
@@ -216,11 +234,17 @@ static void bf_engine_dma1(bfrt_ctx *bf_cx, const int64_t *bf_params) {
     for (int64_t n = 0, bf_end1 = N; n < bf_end1; n++) {
       for (int64_t k = 0, bf_end2 = K; k < bf_end2; k++) {
         bfrt_bookkeep(bf_cx, 1);
-        bf_wait(bf_cx, BF_ENGINE_pe, bf_known, bf_a0[bf_mod(k, 2)], 36); /* after pe line 38: WAR, loop-carried (tracked) */
+        bf_wait(bf_cx, BF_ENGINE_pe, bf_known, ((k >= 2) ? bf_add(bf_add(bf_add(bf_mul(m, bf_mul(bf_trips(0, N), bf_trips(0, K))), bf_mul(n, bf_trips(0, K))), k), (-1)) : bf_a0[bf_mod(k, 2)]), 36); /* after pe line 38: WAR, loop-carried (tracked) */
         /* line 36: load b[k % 2], B[k, n]; */
         bf_op_th(bf_cx, BFRT_LOAD, 36, BF_TILE_b, bf_mod(k, 2), BF_HBM_B, k, n);
+      }
+      if ((bf_trips(0, K) >= 2)) { /* line 33 */
         bfrt_bookkeep(bf_cx, 1);
-        bf_a0[bf_mod(k, 2)] = bf_add(bf_add(bf_add(bf_mul(m, bf_mul(bf_trips(0, N), bf_trips(0, K))), bf_mul(n, bf_trips(0, K))), k), 1);
+        bf_a0[bf_mod(bf_add(K, (-2)), 2)] = bf_add(bf_add(bf_add(bf_mul(m, bf_mul(bf_trips(0, N), bf_trips(0, K))), bf_mul(n, bf_trips(0, K))), K), (-1));
+      }
+      if ((bf_trips(0, K) >= 1)) { /* line 33 */
+        bfrt_bookkeep(bf_cx, 1);
+        bf_a0[bf_mod(bf_add(K, (-1)), 2)] = bf_add(bf_add(bf_mul(m, bf_mul(bf_trips(0, N), bf_trips(0, K))), bf_mul(n, bf_trips(0, K))), K);
       }
     }
   }

@@ -57,6 +57,11 @@ enum {
 #define bf_sub(a, b) ((int64_t)((uint64_t)(a) - (uint64_t)(b)))
 #define bf_mul(a, b) ((int64_t)((uint64_t)(a) * (uint64_t)(b)))
 
+/* Iterations of for v in lo .. hi (below 2^63: bfrt_loop stops longer loops). */
+static int64_t bf_trips(int64_t lo, int64_t hi) {
+  return hi > lo ? (int64_t)((uint64_t)hi - (uint64_t)lo) : 0;
+}
+
 /* Floor modulo by a positive constant. */
 static int64_t bf_mod(int64_t a, int64_t b) { return a % b < 0 ? a % b + b : a % b; }
 
@@ -104,15 +109,23 @@ static void bf_engine_act(bfrt_ctx *bf_cx, const int64_t *bf_params) {
   for (int64_t r = 0, bf_end0 = R; r < bf_end0; r++) {
     bfrt_bookkeep(bf_cx, 2);
     bf_wait(bf_cx, BF_ENGINE_dve, bf_known, bf_add(bf_mul(r, 4), 1), 28); /* after dve line 27: RAW, same iteration */
-    bf_wait(bf_cx, BF_ENGINE_dma1, bf_known, bf_a0[bf_mod(r, 2)], 28); /* after dma1 line 30: WAR, loop-carried (tracked) */
+    bf_wait(bf_cx, BF_ENGINE_dma1, bf_known, ((r >= 2) ? bf_add(r, (-1)) : bf_a0[bf_mod(r, 2)]), 28); /* after dma1 line 30: WAR, loop-carried (tracked) */
     /* line 28: sub_row y[r % 2], x[r % 2], m[r % 2]; */
     bf_op_ttt(bf_cx, BFRT_SUB_ROW, 28, BF_TILE_y, bf_mod(r, 2), BF_TILE_x, bf_mod(r, 2), BF_TILE_m, bf_mod(r, 2));
     /* line 28: exp y[r % 2], y[r % 2]; */
     bf_op_tt(bf_cx, BFRT_EXP, 28, BF_TILE_y, bf_mod(r, 2), BF_TILE_y, bf_mod(r, 2));
+  }
+  if ((bf_trips(0, R) >= 2)) { /* line 25 */
     bfrt_bookkeep(bf_cx, 3);
-    bf_a1[bf_mod(r, 2)] = bf_add(bf_mul(r, 4), 4);
-    bf_a2[bf_mod(r, 2)] = bf_add(bf_mul(r, 4), 4);
-    bf_a0[bf_mod(r, 2)] = bf_add(r, 1);
+    bf_a1[bf_mod(bf_add(R, (-2)), 2)] = bf_add(bf_mul(bf_add(R, (-2)), 4), 4);
+    bf_a2[bf_mod(bf_add(R, (-2)), 2)] = bf_add(bf_mul(bf_add(R, (-2)), 4), 4);
+    bf_a0[bf_mod(bf_add(R, (-2)), 2)] = bf_add(R, (-1));
+  }
+  if ((bf_trips(0, R) >= 1)) { /* line 25 */
+    bfrt_bookkeep(bf_cx, 3);
+    bf_a1[bf_mod(bf_add(R, (-1)), 2)] = bf_add(bf_mul(bf_add(R, (-1)), 4), 4);
+    bf_a2[bf_mod(bf_add(R, (-1)), 2)] = bf_add(bf_mul(bf_add(R, (-1)), 4), 4);
+    bf_a0[bf_mod(bf_add(R, (-1)), 2)] = R;
   }
 }
 
@@ -124,12 +137,11 @@ static void bf_engine_dve(bfrt_ctx *bf_cx, const int64_t *bf_params) {
   int64_t *bf_a1 = bfrt_scratch(bf_cx, 2); /* dma1_reads_y */
   for (int64_t r = 0, bf_end0 = R; r < bf_end0; r++) {
     bfrt_bookkeep(bf_cx, 2);
-    bf_wait(bf_cx, BF_ENGINE_act, bf_known, bf_a0[bf_mod(r, 2)], 27); /* after act line 28: WAR, loop-carried (tracked) */
+    bf_wait(bf_cx, BF_ENGINE_act, bf_known, ((r >= 2) ? bf_add(bf_mul(bf_add(r, (-2)), 2), 1) : bf_a0[bf_mod(r, 2)]), 27); /* after act line 28: WAR, loop-carried (tracked) */
     bf_wait(bf_cx, BF_ENGINE_dma0, bf_known, bf_add(r, 1), 27); /* after dma0 line 26: RAW, same iteration */
     /* line 27: dve: rowmax m[r % 2], x[r % 2]; */
     bf_op_tt(bf_cx, BFRT_ROWMAX, 27, BF_TILE_m, bf_mod(r, 2), BF_TILE_x, bf_mod(r, 2));
-    bfrt_bookkeep(bf_cx, 2);
-    bf_a0[bf_mod(r, 2)] = bf_add(bf_mul(r, 2), 1);
+    bfrt_bookkeep(bf_cx, 1);
     bf_wait(bf_cx, BF_ENGINE_act, bf_known, bf_add(bf_mul(r, 2), 2), 29); /* after act line 28: RAW, same iteration */
     /* line 29: rowsum s[r % 2], y[r % 2]; */
     bf_op_tt(bf_cx, BFRT_ROWSUM, 29, BF_TILE_s, bf_mod(r, 2), BF_TILE_y, bf_mod(r, 2));
@@ -137,8 +149,16 @@ static void bf_engine_dve(bfrt_ctx *bf_cx, const int64_t *bf_params) {
     bf_op_tt(bf_cx, BFRT_RECIP, 29, BF_TILE_s, bf_mod(r, 2), BF_TILE_s, bf_mod(r, 2));
     /* line 29: mul_row y[r % 2], y[r % 2], s[r % 2]; */
     bf_op_ttt(bf_cx, BFRT_MUL_ROW, 29, BF_TILE_y, bf_mod(r, 2), BF_TILE_y, bf_mod(r, 2), BF_TILE_s, bf_mod(r, 2));
-    bfrt_bookkeep(bf_cx, 1);
-    bf_a1[bf_mod(r, 2)] = bf_add(r, 1);
+  }
+  if ((bf_trips(0, R) >= 2)) { /* line 25 */
+    bfrt_bookkeep(bf_cx, 2);
+    bf_a0[bf_mod(bf_add(R, (-2)), 2)] = bf_add(bf_mul(bf_add(R, (-2)), 2), 1);
+    bf_a1[bf_mod(bf_add(R, (-2)), 2)] = bf_add(R, (-1));
+  }
+  if ((bf_trips(0, R) >= 1)) { /* line 25 */
+    bfrt_bookkeep(bf_cx, 2);
+    bf_a0[bf_mod(bf_add(R, (-1)), 2)] = bf_add(bf_mul(bf_add(R, (-1)), 2), 1);
+    bf_a1[bf_mod(bf_add(R, (-1)), 2)] = R;
   }
 }
 
@@ -156,13 +176,20 @@ static void bf_engine_dma0(bfrt_ctx *bf_cx, const int64_t *bf_params) {
   int64_t *bf_a1 = bfrt_scratch(bf_cx, 2); /* dve_reads_x */
   for (int64_t r = 0, bf_end0 = R; r < bf_end0; r++) {
     bfrt_bookkeep(bf_cx, 2);
-    bf_wait(bf_cx, BF_ENGINE_act, bf_known, bf_a0[bf_mod(r, 2)], 26); /* after act line 28: WAR, loop-carried (tracked) */
-    bf_wait(bf_cx, BF_ENGINE_dve, bf_known, bf_a1[bf_mod(r, 2)], 26); /* after dve line 27: WAR, loop-carried (tracked) */
+    bf_wait(bf_cx, BF_ENGINE_act, bf_known, ((r >= 2) ? bf_add(bf_mul(bf_add(r, (-2)), 2), 1) : bf_a0[bf_mod(r, 2)]), 26); /* after act line 28: WAR, loop-carried (tracked) */
+    bf_wait(bf_cx, BF_ENGINE_dve, bf_known, ((r >= 2) ? bf_add(bf_mul(bf_add(r, (-2)), 4), 1) : bf_a1[bf_mod(r, 2)]), 26); /* after dve line 27: WAR, loop-carried (tracked) */
     /* line 26: dma: load x[r % 2], X[r, 0]; */
     bf_op_th(bf_cx, BFRT_LOAD, 26, BF_TILE_x, bf_mod(r, 2), BF_HBM_X, r, 0);
+  }
+  if ((bf_trips(0, R) >= 2)) { /* line 25 */
     bfrt_bookkeep(bf_cx, 2);
-    bf_a1[bf_mod(r, 2)] = bf_add(bf_mul(r, 4), 1);
-    bf_a0[bf_mod(r, 2)] = bf_add(bf_mul(r, 2), 1);
+    bf_a1[bf_mod(bf_add(R, (-2)), 2)] = bf_add(bf_mul(bf_add(R, (-2)), 4), 1);
+    bf_a0[bf_mod(bf_add(R, (-2)), 2)] = bf_add(bf_mul(bf_add(R, (-2)), 2), 1);
+  }
+  if ((bf_trips(0, R) >= 1)) { /* line 25 */
+    bfrt_bookkeep(bf_cx, 2);
+    bf_a1[bf_mod(bf_add(R, (-1)), 2)] = bf_add(bf_mul(bf_add(R, (-1)), 4), 1);
+    bf_a0[bf_mod(bf_add(R, (-1)), 2)] = bf_add(bf_mul(bf_add(R, (-1)), 2), 1);
   }
 }
 
