@@ -28,7 +28,8 @@
  * and loads the slot b touches; an hbm tile's entries are the cells of its
  * tensor's grid that it covers. Arrays, running scalars and loops exist
  * only where some wait of c needs them, a wait that what c already knows
- * to be complete implies is not emitted. (A device integer used twice in
+ * to be complete implies is not emitted (also through a producer engine
+ * that touches two tiles at one slot in step: lockstep). (A device integer used twice in
  * a scope is read once: transform/share_reads.c, after every sync pass.) */
 #include <limits.h>
 #include <stdlib.h>
@@ -914,13 +915,79 @@ static bool same_cells(const Deps *d, const Access *x, const Access *y) {
          deps_same_expr(x->operand->clip[1], y->operand->clip[1]);
 }
 
+/* Whether access o is a whole tile slot (no view). */
+static bool whole_slot(const Deps *d, const Access *o) {
+  return o->res < d->k->ntiles && o->operand->kind == OPND_TILE && !o->operand->view &&
+         view_covers(o->operand, o->operand, &d->k->tiles[o->res]);
+}
+
+/* Whether instruction z has a whole-slot access of res at slot `slot`
+ * that conflicts with an access of a's of kind `write` (a read of a's
+ * conflicts only with a write). */
+static bool touches_slot(const Deps *d, int z, int res, const Expr *slot, bool write) {
+  const InstrInfo *iz = &d->instrs[z];
+  for (int m = 0; m < iz->naccesses; m++) {
+    const Access *o = &iz->accesses[m];
+    if (o->res == res && whole_slot(d, o) && deps_same_expr(o->operand->slot, slot) && (o->write || write))
+      return true;
+  }
+  return false;
+}
+
+/* Whether some loop encloses both x and y. */
+static bool shares_loop(const Deps *d, int x, int y) {
+  for (int l = d->instrs[x].loop; l >= 0; l = d->loops[l].parent)
+    if (deps_encloses(d, l, y)) return true;
+  return false;
+}
+
+/* Whether e's accesses of x's tile go in lockstep with its accesses of
+ * y's (y an access of a, x of consumer, both whole slots at the same slot
+ * expression, a and consumer in one iteration): every e-instruction yy
+ * that can conflict with x (and can run before consumer) touches, itself or through a later
+ * e-instruction z of its loop body that runs whenever it does, y's tile
+ * at the same slot expression in a way that conflicts with y. In each
+ * iteration the slot is then the same value for both, so the latest
+ * e-instance conflicting with x is at or before one conflicting with y;
+ * that one ran before a when a is outside yy's loop body, or when yy
+ * comes after a in it (then yy's instance before consumer is of an earlier
+ * iteration), or z is before a. FlashAttention's act reads s[j % 2] and
+ * mn[j % 2] in one instruction: pe's wait for that read of s covers
+ * dve's for the read of mn. */
+static bool lockstep(const Deps *d, const Access *x, int consumer, int a, const Access *y, int e) {
+  if (!whole_slot(d, x) || !whole_slot(d, y) || !deps_same_expr(x->operand->slot, y->operand->slot)) return false;
+  const AccessorList *l = deps_accessors(d, x->res, e);
+  for (int i = 0; i < l->n; i++) {
+    int yy = l->ids[i], loop = d->instrs[yy].loop;
+    if (yy > consumer && !shares_loop(d, yy, consumer)) continue; /* no instance of it runs before consumer */
+    const InstrInfo *iy = &d->instrs[yy];
+    bool conflicts = false;
+    for (int m = 0; m < iy->naccesses && !conflicts; m++) {
+      const Access *o = &iy->accesses[m];
+      if (o->res != x->res || !(o->write || x->write)) continue;
+      if (!whole_slot(d, o)) return false;
+      conflicts = true;
+      const Expr *slot = o->operand->slot;
+      bool inside = loop < 0 || deps_encloses(d, loop, a);
+      int end = loop >= 0 ? d->loops[loop].end : d->ninstrs, found = -1;
+      for (int z = yy; z < end && z <= yy + MAX_COVER_SCAN && found < 0; z++)
+        if (d->instrs[z].engine == e && d->instrs[z].loop == loop && deps_branches_enclose(d, z, yy) &&
+            touches_slot(d, z, y->res, slot, y->write))
+          found = z;
+      if (found < 0 || (inside && yy < a && found >= a)) return false;
+    }
+  }
+  return true;
+}
+
 /* Whether need_e(consumer) <= need_e(a), for a before consumer in the same
  * iteration of the same loop: each access of consumer that some access of
  * e can conflict with has one of a on the same cells that conflicts with
  * at least as much of e (a read conflicts with e's writes, a write with
- * its reads too), and no e-instruction touches those resources between
+ * its reads too), or one whose tile e touches in lockstep with it
+ * (lockstep), and no e-instruction touches those resources between
  * them. Then the latest e-instance that conflicts with consumer conflicts
- * with a and ran before it. */
+ * with a, or ran before one that does, and ran before a. */
 static bool need_within(const Deps *d, int a, int consumer, int e) {
   const InstrInfo *ic = &d->instrs[consumer], *ia = &d->instrs[a];
   for (int j = 0; j < ic->naccesses; j++) {
@@ -929,7 +996,8 @@ static bool need_within(const Deps *d, int a, int consumer, int e) {
     if (!l->any_write && !(x->write && l->any_read)) continue; /* e never conflicts with x */
     bool found = false;
     for (int m = 0; m < ia->naccesses && !found; m++)
-      found = same_cells(d, x, &ia->accesses[m]) && (ia->accesses[m].write || !x->write);
+      found = (same_cells(d, x, &ia->accesses[m]) && (ia->accesses[m].write || !x->write)) ||
+              lockstep(d, x, consumer, a, &ia->accesses[m], e);
     int next = deps_lower_bound(l, a + 1);
     if (!found || (next < l->n && l->ids[next] < consumer)) return false;
   }

@@ -136,8 +136,7 @@ static void bf_engine_dve(bfrt_ctx *bf_cx, const int64_t *bf_params) {
   int64_t *bf_a0 = bfrt_scratch(bf_cx, 2); /* act_reads_m */
   int64_t *bf_a1 = bfrt_scratch(bf_cx, 2); /* dma1_reads_y */
   for (int64_t r = 0, bf_end0 = R; r < bf_end0; r++) {
-    bfrt_bookkeep(bf_cx, 2);
-    bf_wait(bf_cx, BF_ENGINE_act, bf_known, ((r >= 2) ? bf_add(bf_mul(bf_add(r, (-2)), 2), 1) : bf_a0[bf_mod(r, 2)]), 27); /* after act line 28: WAR, loop-carried (tracked) */
+    bfrt_bookkeep(bf_cx, 1);
     bf_wait(bf_cx, BF_ENGINE_dma0, bf_known, bf_add(r, 1), 27); /* after dma0 line 26: RAW, same iteration */
     /* line 27: dve: rowmax m[r % 2], x[r % 2]; */
     bf_op_tt(bf_cx, BFRT_ROWMAX, 27, BF_TILE_m, bf_mod(r, 2), BF_TILE_x, bf_mod(r, 2));
