@@ -2,8 +2,8 @@
  *
  * A stream stores positions into its own tracking arrays and only its own
  * waits load them (transform/barrier_free.c), so a store matters only
- * through the loads that can see it. Two rewrites follow, each sound for
- * that reason alone:
+ * through the loads that can see it. The rewrites below are each sound
+ * for that reason alone:
  *
  *   - a dead store: `store a[x] = v` followed, in the same node list, by
  *     `store a[x] = w` with nothing between that loads a, sets a variable
@@ -27,7 +27,10 @@
  *     is the closed form of a loop-carried dependence at a constant
  *     distance: the tracking array is read only across the loop's entry.
  *     A wait's threshold is one bookkeeping operation however it is
- *     written (ir.h), so the body's stores are what it saves.
+ *     written (ir.h), so the body's stores are what it saves;
+ *   - a store no later node loads, at a stream's top level (each node
+ *     there runs once), is dropped: what the two rewrites above leave
+ *     after a stream's last loop that loads the array.
  *
  * The stores that remain hold the same values at every load, so every
  * wait's threshold is unchanged (verify's oracle and the proof's checker
@@ -192,6 +195,8 @@ static IrExpr *replace_loads(Program *p, IrExpr *e, int array, IrExpr *(*with)(P
   IrExpr *a = replace_loads(p, e->a, array, with, arg), *b = replace_loads(p, e->b, array, with, arg),
          *c = replace_loads(p, e->c, array, with, arg);
   if (a == e->a && b == e->b && c == e->c) return e;
+  if (e->kind == IX_MAX && a->kind == IX_SELECT && b->kind == IX_SELECT && ir_expr_equal(a->a, b->a))
+    return ir_select(p->arena, a->a, ir_binary(p->arena, IX_MAX, a->b, b->b, 0), ir_binary(p->arena, IX_MAX, a->c, b->c, 0));
   IrExpr *r = ARENA_NEW(p->arena, IrExpr);
   *r = *e;
   r->a = a;
@@ -266,7 +271,9 @@ static void carry(Program *p, IrNode *loop, IrNode *s, int64_t k, IrNode **head,
     st->next = NULL;
     st->value = at_var(p, s->value, loop->loop_id, at);
     if (k > 1) st->index = ir_binary(p->arena, IX_MOD, at, s->index->b, s->index->line);
-    guard_store(p, head, tail, ir_binary(p->arena, IX_GE, trips, ir_const(p->arena, d), 0), st, loop->line);
+    IrExpr *cond = d == 1 ? ir_binary(p->arena, IX_GT, trips, ir_const(p->arena, 0), 0)
+                          : ir_binary(p->arena, IX_GE, trips, ir_const(p->arena, d), 0);
+    guard_store(p, head, tail, cond, st, loop->line); /* d == 1: the condition move_after uses */
   }
 }
 
@@ -343,10 +350,65 @@ static void tidy_list(Program *p, IrNode **list) {
   }
 }
 
+/* Whether nodes n (nested bodies included) load array. */
+static bool loads_in(const IrNode *n, int array) {
+  for (; n; n = n->next) {
+    const IrExpr *xs[IR_NODE_EXPRS];
+    int k = ir_node_exprs(n, xs);
+    for (int i = 0; i < k; i++)
+      if (reads_array(xs[i], array)) return true;
+    if ((n->kind == IR_LOOP || n->kind == IR_IF) && (loads_in(n->body, array) || loads_in(n->orelse, array)))
+      return true;
+  }
+  return false;
+}
+
+/* The stores of list (a conditional's branch: stores only) that nothing
+ * after loads, dropped. */
+static void drop_unloaded(IrNode **list, const IrNode *after) {
+  for (IrNode **link = list; *link;) {
+    if ((*link)->kind == IR_STORE && !loads_in(after, (*link)->array)) *link = (*link)->next;
+    else link = &(*link)->next;
+  }
+}
+
+static bool stores_only(const IrNode *n) {
+  for (; n; n = n->next)
+    if (n->kind != IR_STORE) return false;
+  return true;
+}
+
+/* At a stream's top level each node runs once, so a store that no later
+ * node loads is dead: the stores after a stream's last loop that reads
+ * the array (carried or moved there) go, with a conditional left empty.
+ * The condition reads no array, so dropping it changes nothing else. */
+static void drop_dead_tail(IrNode **list) {
+  for (IrNode **link = list; *link;) {
+    IrNode *n = *link;
+    if (n->kind == IR_STORE && !loads_in(n->next, n->array)) {
+      *link = n->next;
+      continue;
+    }
+    if (n->kind == IR_IF && stores_only(n->body) && stores_only(n->orelse) && !reads_memory(n->cond)) {
+      drop_unloaded(&n->body, n->next);
+      drop_unloaded(&n->orelse, n->next);
+      if (!n->body && !n->orelse) {
+        *link = n->next;
+        continue;
+      }
+    }
+    link = &n->next;
+  }
+}
+
 /* Requires: p->ir from a sync pass. Ensures: no tracking-array store that
- * a later store overwrites unseen, and the loop-invariant stores of a loop
- * that does not load them done once after it; every load sees what it saw
- * before. */
+ * a later store overwrites unseen, the loop-invariant stores of a loop
+ * that does not load them done once after it, the stores it loads at a
+ * constant distance carried, and no top-level store nothing loads; every
+ * load sees what it saw before. */
 void tidy_stores(Program *p) {
-  for (int c = 0; c < p->ir->nengines; c++) tidy_list(p, &p->ir->streams[c].body);
+  for (int c = 0; c < p->ir->nengines; c++) {
+    tidy_list(p, &p->ir->streams[c].body);
+    drop_dead_tail(&p->ir->streams[c].body);
+  }
 }

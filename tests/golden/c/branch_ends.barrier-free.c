@@ -178,7 +178,7 @@ static void bf_engine_dve(bfrt_ctx *bf_cx, const int64_t *bf_params) {
     bfrt_bookkeep(bf_cx, 1);
     bf_a0[bf_mod(bf_add(N, (-2)), 2)] = bf_add(N, (-1));
   }
-  if ((bf_trips(0, N) >= 1)) { /* line 24 */
+  if ((bf_trips(0, N) > 0)) { /* line 24 */
     bfrt_bookkeep(bf_cx, 1);
     bf_a0[bf_mod(bf_add(N, (-1)), 2)] = N;
   }

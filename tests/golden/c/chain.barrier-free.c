@@ -57,11 +57,6 @@ enum {
 
 static int64_t bf_max(int64_t a, int64_t b) { return a > b ? a : b; }
 
-/* Iterations of for v in lo .. hi (below 2^63: bfrt_loop stops longer loops). */
-static int64_t bf_trips(int64_t lo, int64_t hi) {
-  return hi > lo ? (int64_t)((uint64_t)hi - (uint64_t)lo) : 0;
-}
-
 /* Floor modulo by a positive constant. */
 static int64_t bf_mod(int64_t a, int64_t b) { return a % b < 0 ? a % b + b : a % b; }
 
@@ -134,14 +129,6 @@ static void bf_engine_act(bfrt_ctx *bf_cx, const int64_t *bf_params) {
     bf_a1[bf_mod(bf_add(i, 2), 3)] = bf_add(i, 1);
     bf_a2[bf_mod(bf_add(i, 2), 3)] = bf_add(i, 2);
   }
-  if ((bf_trips(0, N) >= 2)) { /* line 23 */
-    bfrt_bookkeep(bf_cx, 1);
-    bf_a0[bf_mod(bf_add(N, (-2)), 2)] = bf_add(N, (-1));
-  }
-  if ((bf_trips(0, N) >= 1)) { /* line 23 */
-    bfrt_bookkeep(bf_cx, 1);
-    bf_a0[bf_mod(bf_add(N, (-1)), 2)] = N;
-  }
 }
 
 /* Engine dve. */
@@ -177,9 +164,6 @@ static void bf_engine_pool(bfrt_ctx *bf_cx, const int64_t *bf_params) {
   int64_t *bf_a0 = bfrt_scratch(bf_cx, 3); /* act_reads_x */
   int64_t *bf_a1 = bfrt_scratch(bf_cx, 3); /* dma0_writes_x */
   int64_t *bf_a2 = bfrt_scratch(bf_cx, 3); /* dma1_writes_x */
-  bfrt_bookkeep(bf_cx, 2);
-  bf_a1[0] = 1;
-  bf_a2[1] = 1;
   /* line 22: pool: fill x[2], 0.0; */
   bf_op_tf(bf_cx, BFRT_FILL, 22, BF_TILE_x, 2, 0.0f);
   for (int64_t i = 0, bf_end0 = N; i < bf_end0; i++) {

@@ -150,7 +150,7 @@ static void bf_engine_act(bfrt_ctx *bf_cx, const int64_t *bf_params) {
       bfrt_bookkeep(bf_cx, 1);
       bf_a1[bf_mod(bf_add(N, (-2)), 2)] = bf_add(bf_add(bf_mul(m, bf_trips(0, N)), N), (-1));
     }
-    if ((bf_trips(0, N) >= 1)) { /* line 31 */
+    if ((bf_trips(0, N) > 0)) { /* line 31 */
       bfrt_bookkeep(bf_cx, 1);
       bf_a1[bf_mod(bf_add(N, (-1)), 2)] = bf_add(bf_mul(m, bf_trips(0, N)), N);
     }
@@ -183,7 +183,7 @@ static void bf_engine_dve(bfrt_ctx *bf_cx, const int64_t *bf_params) {
       bfrt_bookkeep(bf_cx, 1);
       bf_a2[bf_mod(bf_add(N, (-2)), 2)] = bf_add(bf_add(bf_mul(m, bf_trips(0, N)), N), (-1));
     }
-    if ((bf_trips(0, N) >= 1)) { /* line 31 */
+    if ((bf_trips(0, N) > 0)) { /* line 31 */
       bfrt_bookkeep(bf_cx, 1);
       bf_a2[bf_mod(bf_add(N, (-1)), 2)] = bf_add(bf_mul(m, bf_trips(0, N)), N);
     }
@@ -215,7 +215,7 @@ static void bf_engine_dma0(bfrt_ctx *bf_cx, const int64_t *bf_params) {
         bfrt_bookkeep(bf_cx, 1);
         bf_a0[bf_mod(bf_add(K, (-2)), 2)] = bf_add(bf_add(bf_add(bf_mul(m, bf_mul(bf_trips(0, N), bf_trips(0, K))), bf_mul(n, bf_trips(0, K))), K), (-1));
       }
-      if ((bf_trips(0, K) >= 1)) { /* line 33 */
+      if ((bf_trips(0, K) > 0)) { /* line 33 */
         bfrt_bookkeep(bf_cx, 1);
         bf_a0[bf_mod(bf_add(K, (-1)), 2)] = bf_add(bf_add(bf_mul(m, bf_mul(bf_trips(0, N), bf_trips(0, K))), bf_mul(n, bf_trips(0, K))), K);
       }
@@ -242,7 +242,7 @@ static void bf_engine_dma1(bfrt_ctx *bf_cx, const int64_t *bf_params) {
         bfrt_bookkeep(bf_cx, 1);
         bf_a0[bf_mod(bf_add(K, (-2)), 2)] = bf_add(bf_add(bf_add(bf_mul(m, bf_mul(bf_trips(0, N), bf_trips(0, K))), bf_mul(n, bf_trips(0, K))), K), (-1));
       }
-      if ((bf_trips(0, K) >= 1)) { /* line 33 */
+      if ((bf_trips(0, K) > 0)) { /* line 33 */
         bfrt_bookkeep(bf_cx, 1);
         bf_a0[bf_mod(bf_add(K, (-1)), 2)] = bf_add(bf_add(bf_mul(m, bf_mul(bf_trips(0, N), bf_trips(0, K))), bf_mul(n, bf_trips(0, K))), K);
       }
