@@ -961,12 +961,10 @@ static bool lockstep(const Deps *d, const Access *x, int consumer, int a, const 
     int yy = l->ids[i], loop = d->instrs[yy].loop;
     if (yy > consumer && !shares_loop(d, yy, consumer)) continue; /* no instance of it runs before consumer */
     const InstrInfo *iy = &d->instrs[yy];
-    bool conflicts = false;
-    for (int m = 0; m < iy->naccesses && !conflicts; m++) {
+    for (int m = 0; m < iy->naccesses; m++) { /* every access of yy that can conflict with x */
       const Access *o = &iy->accesses[m];
       if (o->res != x->res || !(o->write || x->write)) continue;
       if (!whole_slot(d, o)) return false;
-      conflicts = true;
       const Expr *slot = o->operand->slot;
       bool inside = loop < 0 || deps_encloses(d, loop, a);
       int end = loop >= 0 ? d->loops[loop].end : d->ninstrs, found = -1;
