@@ -1097,8 +1097,9 @@ def write_markdown(path, res):
               " it; ideal_sync is the oracle's bound for exact counter waits. The paper's columns are its"
               " measurements on one trn2 NeuronCore. MoE's token counts (tiles of 128 per expert, read from device"
               " memory) are %s. trn2.target has one value fitted to the paper, `barrier_cost`, to AddManyLoop's"
-              " barrier-free/barrier; every other row is a check. docs/performance.md, \"The paper's table on"
-              " trn2\", discusses every miss." % (res["commands"]["paper_table"], " ".join(map(str, res["paper_table"]["moe_counts"])))
+              " barrier-free/barrier; every other row is a check. The paper's barrier-free column measures the"
+              " paper's own scheme, which paper mode models, so it is compared with paper mode as well as with"
+              " bfsync's barrier-free. docs/performance.md, \"The paper's table on trn2\", discusses every miss." % (res["commands"]["paper_table"], " ".join(map(str, res["paper_table"]["moe_counts"])))
               + (" Measured at git %s on %s (`make bench-paper`), apart from the other sections."
                  % (res["paper_table_measured"]["git"], res["paper_table_measured"]["date"])
                  if "paper_table_measured" in res else ""),

@@ -363,11 +363,19 @@ static bool loads_in(const IrNode *n, int array) {
   return false;
 }
 
-/* The stores of list (a conditional's branch: stores only) that nothing
- * after loads, dropped. */
-static void drop_unloaded(IrNode **list, const IrNode *after) {
+/* Whether store s is dead at the top level of stream body: nothing after
+ * it loads its array, though something in the stream does (an array the
+ * stream never loads keeps its stores, so that it stays referenced in the
+ * emitted C: the backend declares every array). */
+static bool dead_at_top(const IrNode *body, const IrNode *s, const IrNode *after) {
+  return !loads_in(after, s->array) && loads_in(body, s->array);
+}
+
+/* The stores of list (a conditional's branch: stores only) that are dead
+ * at the top level of body, dropped. */
+static void drop_unloaded(const IrNode *body, IrNode **list, const IrNode *after) {
   for (IrNode **link = list; *link;) {
-    if ((*link)->kind == IR_STORE && !loads_in(after, (*link)->array)) *link = (*link)->next;
+    if ((*link)->kind == IR_STORE && dead_at_top(body, *link, after)) *link = (*link)->next;
     else link = &(*link)->next;
   }
 }
@@ -385,13 +393,13 @@ static bool stores_only(const IrNode *n) {
 static void drop_dead_tail(IrNode **list) {
   for (IrNode **link = list; *link;) {
     IrNode *n = *link;
-    if (n->kind == IR_STORE && !loads_in(n->next, n->array)) {
+    if (n->kind == IR_STORE && dead_at_top(*list, n, n->next)) {
       *link = n->next;
       continue;
     }
     if (n->kind == IR_IF && stores_only(n->body) && stores_only(n->orelse) && !reads_memory(n->cond)) {
-      drop_unloaded(&n->body, n->next);
-      drop_unloaded(&n->orelse, n->next);
+      drop_unloaded(*list, &n->body, n->next);
+      drop_unloaded(*list, &n->orelse, n->next);
       if (!n->body && !n->orelse) {
         *link = n->next;
         continue;

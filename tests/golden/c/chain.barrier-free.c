@@ -164,6 +164,9 @@ static void bf_engine_pool(bfrt_ctx *bf_cx, const int64_t *bf_params) {
   int64_t *bf_a0 = bfrt_scratch(bf_cx, 3); /* act_reads_x */
   int64_t *bf_a1 = bfrt_scratch(bf_cx, 3); /* dma0_writes_x */
   int64_t *bf_a2 = bfrt_scratch(bf_cx, 3); /* dma1_writes_x */
+  bfrt_bookkeep(bf_cx, 2);
+  bf_a1[0] = 1;
+  bf_a2[1] = 1;
   /* line 22: pool: fill x[2], 0.0; */
   bf_op_tf(bf_cx, BFRT_FILL, 22, BF_TILE_x, 2, 0.0f);
   for (int64_t i = 0, bf_end0 = N; i < bf_end0; i++) {

@@ -57,6 +57,11 @@ enum {
 #define bf_sub(a, b) ((int64_t)((uint64_t)(a) - (uint64_t)(b)))
 #define bf_mul(a, b) ((int64_t)((uint64_t)(a) * (uint64_t)(b)))
 
+/* Iterations of for v in lo .. hi (below 2^63: bfrt_loop stops longer loops). */
+static int64_t bf_trips(int64_t lo, int64_t hi) {
+  return hi > lo ? (int64_t)((uint64_t)hi - (uint64_t)lo) : 0;
+}
+
 /* Floor modulo by a positive constant. */
 static int64_t bf_mod(int64_t a, int64_t b) { return a % b < 0 ? a % b + b : a % b; }
 
@@ -110,6 +115,16 @@ static void bf_engine_act(bfrt_ctx *bf_cx, const int64_t *bf_params) {
     /* line 28: exp y[r % 2], y[r % 2]; */
     bf_op_tt(bf_cx, BFRT_EXP, 28, BF_TILE_y, bf_mod(r, 2), BF_TILE_y, bf_mod(r, 2));
   }
+  if ((bf_trips(0, R) >= 2)) { /* line 25 */
+    bfrt_bookkeep(bf_cx, 2);
+    bf_a1[bf_mod(bf_add(R, (-2)), 2)] = bf_add(bf_mul(bf_add(R, (-2)), 4), 4);
+    bf_a2[bf_mod(bf_add(R, (-2)), 2)] = bf_add(bf_mul(bf_add(R, (-2)), 4), 4);
+  }
+  if ((bf_trips(0, R) > 0)) { /* line 25 */
+    bfrt_bookkeep(bf_cx, 2);
+    bf_a1[bf_mod(bf_add(R, (-1)), 2)] = bf_add(bf_mul(bf_add(R, (-1)), 4), 4);
+    bf_a2[bf_mod(bf_add(R, (-1)), 2)] = bf_add(bf_mul(bf_add(R, (-1)), 4), 4);
+  }
 }
 
 /* Engine dve. */
@@ -131,6 +146,16 @@ static void bf_engine_dve(bfrt_ctx *bf_cx, const int64_t *bf_params) {
     bf_op_tt(bf_cx, BFRT_RECIP, 29, BF_TILE_s, bf_mod(r, 2), BF_TILE_s, bf_mod(r, 2));
     /* line 29: mul_row y[r % 2], y[r % 2], s[r % 2]; */
     bf_op_ttt(bf_cx, BFRT_MUL_ROW, 29, BF_TILE_y, bf_mod(r, 2), BF_TILE_y, bf_mod(r, 2), BF_TILE_s, bf_mod(r, 2));
+  }
+  if ((bf_trips(0, R) >= 2)) { /* line 25 */
+    bfrt_bookkeep(bf_cx, 2);
+    bf_a0[bf_mod(bf_add(R, (-2)), 2)] = bf_add(bf_mul(bf_add(R, (-2)), 2), 1);
+    bf_a1[bf_mod(bf_add(R, (-2)), 2)] = bf_add(R, (-1));
+  }
+  if ((bf_trips(0, R) > 0)) { /* line 25 */
+    bfrt_bookkeep(bf_cx, 2);
+    bf_a0[bf_mod(bf_add(R, (-1)), 2)] = bf_add(bf_mul(bf_add(R, (-1)), 2), 1);
+    bf_a1[bf_mod(bf_add(R, (-1)), 2)] = R;
   }
 }
 
