@@ -557,18 +557,21 @@ static void put_float(FILE *out, float f) {
  * own frame. A compound literal per op in the engine function instead
  * would take stack space per op (tcc does not reuse it): 150,000 ops
  * overflowed an engine thread's stack. */
+static bool strided(const IrOperand *o) { return o->v->step[0] || o->v->step[1]; }
+
 static void operand_letters(const IrNode *n, char letters[8]) {
   int k = 0;
   for (int i = 0; i < n->noperands && k < 7; i++)
     letters[k++] = n->operands[i].kind == OPND_TILE ? (n->operands[i].v ? 'v' : 't')
-                   : n->operands[i].kind == OPND_HBM ? (n->operands[i].v ? 's' : 'h')
+                   : n->operands[i].kind == OPND_HBM ? (!n->operands[i].v ? 'h' : strided(&n->operands[i]) ? 'z' : 's')
                                                      : 'f';
   letters[k] = 0;
 }
 
 static void put_op_helper(FILE *out, const char *letters) {
   static const char *const arg[] = {"BFRT_TILE(t%d, s%d)", "BFRT_HBM(h%d, r%d, c%d)", "BFRT_IMM(f%d)",
-                                    "BFRT_VIEW(t%d, s%d, r%d, rn%d, c%d, cn%d)", "BFRT_SLICE(h%d, r%d, rn%d, c%d, cn%d)"};
+                                    "BFRT_VIEW(t%d, s%d, r%d, rn%d, c%d, cn%d)", "BFRT_SLICE(h%d, r%d, rn%d, c%d, cn%d)",
+                                    "BFRT_STRIDED(h%d, r%d, rn%d, rs%d, c%d, cn%d, cs%d)"};
   int n = (int)strlen(letters);
   fprintf(out, "\nstatic void bf_op_%s(bfrt_ctx *cx, int op, int line", letters);
   for (int i = 0; i < n; i++) {
@@ -578,12 +581,16 @@ static void put_op_helper(FILE *out, const char *letters) {
     if (letters[i] == 'v')
       fprintf(out, ", int t%d, int64_t s%d, int64_t r%d, int64_t rn%d, int64_t c%d, int64_t cn%d", i, i, i, i, i, i);
     if (letters[i] == 's') fprintf(out, ", int h%d, int64_t r%d, int64_t rn%d, int64_t c%d, int64_t cn%d", i, i, i, i, i);
+    if (letters[i] == 'z')
+      fprintf(out, ", int h%d, int64_t r%d, int64_t rn%d, int64_t rs%d, int64_t c%d, int64_t cn%d, int64_t cs%d", i, i, i,
+              i, i, i, i);
   }
   fprintf(out, ") {\n  const bfrt_arg args[%d] = {", n);
   for (int i = 0; i < n; i++) {
-    int k = letters[i] == 't' ? 0 : letters[i] == 'h' ? 1 : letters[i] == 'f' ? 2 : letters[i] == 'v' ? 3 : 4;
+    int k = letters[i] == 't' ? 0 : letters[i] == 'h' ? 1 : letters[i] == 'f' ? 2 : letters[i] == 'v' ? 3
+            : letters[i] == 's' ? 4 : 5;
     if (i) fputs(", ", out);
-    fprintf(out, arg[k], i, i, i, i, i, i);
+    fprintf(out, arg[k], i, i, i, i, i, i, i);
   }
   fprintf(out, "};\n  bfrt_op(cx, op, line, %d, args);\n}\n", n);
 }
@@ -635,6 +642,10 @@ static void put_operand(const Emitter *em, const IrOperand *o) {
     for (int d = 0; o->v && d < 2; d++) {
       if (d) fputs(", ", em->out);
       put_extent(em, o, d);
+      if (!strided(o)) continue;
+      fputs(", ", em->out);
+      if (o->v->step[d]) put_ir_expr(em, o->v->step[d]);
+      else fputs("1", em->out);
     }
     if (o->v) return;
     put_ir_expr(em, o->row);

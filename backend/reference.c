@@ -104,7 +104,7 @@ static int tile_view(Ref *r, const Stmt *s, const Operand *o, SemView *v) {
                                size[d]));
   }
   *v = (SemView){r->tiles[o->decl] + slot * t->rows * t->cols + lo[0] * t->cols + lo[1], n[0], n[1],
-                 t->cols, (int)t->type};
+                 t->cols, (int)t->type, 0};
   return 0;
 }
 
@@ -130,18 +130,25 @@ static int out_of_bounds(Ref *r, const Stmt *s, const Operand *o, int64_t row, i
 /* An element slice X[r0:r1, c0:c1], checked inside the tensor. */
 static int slice_view(Ref *r, const Stmt *s, const Operand *o, SemView *v) {
   RefTensor *t = &r->tensors[o->decl];
-  int64_t lo[2] = {0, 0}, n[2], size[2] = {t->rows, t->cols};
+  int64_t lo[2] = {0, 0}, n[2], size[2] = {t->rows, t->cols}, step[2] = {1, o->cstep > 1 ? o->cstep : 1};
   const char *verb = s->op == BFRT_STORE ? "store to" : s->op == BFRT_LOAD ? "load from" : op_names[s->op];
+  if (o->rstep && eval(r, o->rstep, &step[0])) return -1;
   for (int d = 0; d < 2; d++) {
     if (view_extent(r, o, d, &lo[d], &n[d])) return -1;
-    if (n[d] > size[d] || lo[d] < 0 || lo[d] > size[d] - n[d])
+    int64_t span = 0; /* (n - 1) * step + 1: the rows or columns its indices reach */
+    if (n[d] > 0 && (step[d] < 1 || __builtin_mul_overflow(n[d] - 1, step[d], &span) || span == INT64_MAX))
+      return fail(r, o->span,
+                  arena_printf(r->p->arena, "%s %s: a slice of %" PRId64 " indices %" PRId64 " apart does not fit a tensor",
+                               verb, r->p->kernel->tensors[o->decl].name, n[d], step[d]));
+    if (n[d] > 0) span++;
+    if (span > size[d] || lo[d] < 0 || lo[d] > size[d] - span)
       return fail(r, o->span,
                   arena_printf(r->p->arena, "%s %s: %s %" PRId64 ":%" PRId64 " are outside the tensor's 0:%" PRId64,
                                verb, r->p->kernel->tensors[o->decl].name, d ? "columns" : "rows", lo[d],
-                               lo[d] + n[d], size[d]));
+                               lo[d] <= INT64_MAX - span ? lo[d] + span : lo[d], size[d]));
   }
-  *v = (SemView){t->data + lo[0] * t->cols + lo[1], n[0], n[1], t->cols,
-                 (int)r->p->kernel->tensors[o->decl].type};
+  *v = (SemView){t->data + lo[0] * t->cols + lo[1], n[0], n[1], step[0] * t->cols,
+                 (int)r->p->kernel->tensors[o->decl].type, step[1]};
   return 0;
 }
 
@@ -156,7 +163,7 @@ static int hbm_view(Ref *r, const Stmt *s, const Operand *o, SemView unit, SemVi
   if (!span_fits(col, unit.cols, t->cols))
     return out_of_bounds(r, s, o, row, col, "cols", col, unit.cols, t->cols);
   *v = (SemView){t->data + row * unit.rows * t->cols + col * unit.cols, unit.rows, unit.cols, t->cols,
-                 (int)r->p->kernel->tensors[o->decl].type};
+                 (int)r->p->kernel->tensors[o->decl].type, 0};
   return 0;
 }
 

@@ -52,6 +52,7 @@ typedef struct Cell {
 typedef struct View {
   Cell *data;
   int64_t rows, cols, stride;
+  int64_t cstride; /* between columns: a strided hbm slice's step (0: 1) */
 } View;
 
 typedef struct F64 {
@@ -68,7 +69,7 @@ typedef struct F64 {
   const char *err;
 } F64;
 
-static Cell *at(View v, int64_t i, int64_t j) { return v.data + i * v.stride + j; }
+static Cell *at(View v, int64_t i, int64_t j) { return v.data + i * v.stride + j * (v.cstride ? v.cstride : 1); }
 
 static int fail(F64 *r, Span span, const char *message) {
   int line, col;
@@ -134,22 +135,28 @@ static int tile_operand(F64 *r, const Operand *o, View *v, int64_t *at) {
                                            lo[d], lo[d] + n[d], t->name, d ? "columns" : "partitions", size[d]));
   }
   *at = slot * t->rows * t->cols + lo[0] * t->cols + lo[1];
-  *v = (View){r->tiles[o->decl] + *at, n[0], n[1], t->cols};
+  *v = (View){r->tiles[o->decl] + *at, n[0], n[1], t->cols, 0};
   return 0;
 }
 
 static int hbm_operand(F64 *r, const Operand *o, View unit, View *v) {
   int64_t row, col, rows = r->shapes[o->decl][0], cols = r->shapes[o->decl][1];
   if (o->view) { /* an element slice */
-    int64_t lo[2] = {0, 0}, n[2], size[2] = {rows, cols};
+    int64_t lo[2] = {0, 0}, n[2], size[2] = {rows, cols}, step[2] = {1, o->cstep > 1 ? o->cstep : 1};
+    if (o->rstep && eval(r, o->rstep, &step[0])) return -1;
     for (int d = 0; d < 2; d++) {
       if (view_extent(r, o, d, &lo[d], &n[d])) return -1;
-      if (n[d] > size[d] || lo[d] < 0 || lo[d] > size[d] - n[d])
+      int64_t span = 0; /* (n - 1) * step + 1: the rows or columns its n indices reach */
+      if (n[d] > 0 && (step[d] < 1 || __builtin_mul_overflow(n[d] - 1, step[d], &span) || span == INT64_MAX))
+        return fail(r, o->span, arena_printf(r->p->arena, "%s: a slice of %" PRId64 " indices %" PRId64 " apart does not fit a tensor",
+                                             r->p->kernel->tensors[o->decl].name, n[d], step[d]));
+      if (n[d] > 0) span++;
+      if (span > size[d] || lo[d] < 0 || lo[d] > size[d] - span)
         return fail(r, o->span, arena_printf(r->p->arena, "%s: %s %" PRId64 ":%" PRId64 " are outside the tensor's 0:%" PRId64,
                                              r->p->kernel->tensors[o->decl].name, d ? "columns" : "rows", lo[d],
-                                             lo[d] + n[d], size[d]));
+                                             lo[d] <= INT64_MAX - span ? lo[d] + span : lo[d], size[d]));
     }
-    *v = (View){r->tensors[o->decl] + lo[0] * cols + lo[1], n[0], n[1], cols};
+    *v = (View){r->tensors[o->decl] + lo[0] * cols + lo[1], n[0], n[1], step[0] * cols, step[1]};
     return 0;
   }
   if (eval(r, o->row, &row) || eval(r, o->col, &col)) return -1;
@@ -157,7 +164,7 @@ static int hbm_operand(F64 *r, const Operand *o, View unit, View *v) {
       col > (cols - unit.cols) / unit.cols)
     return fail(r, o->span, arena_printf(r->p->arena, "%s[%" PRId64 ", %" PRId64 "] is out of bounds",
                                          r->p->kernel->tensors[o->decl].name, row, col));
-  *v = (View){r->tensors[o->decl] + row * unit.rows * cols + col * unit.cols, unit.rows, unit.cols, cols};
+  *v = (View){r->tensors[o->decl] + row * unit.rows * cols + col * unit.cols, unit.rows, unit.cols, cols, 0};
   return 0;
 }
 
@@ -753,10 +760,9 @@ static void compute(int op, const Operands *o, View out) {
 
 static void mark_stored(F64 *r, const Stmt *s, const Operands *o) {
   const Operand *dst = &s->operands[0];
-  int64_t cols = r->shapes[dst->decl][1];
-  int64_t first = o->v[0].data - r->tensors[dst->decl];
-  for (int64_t i = 0; i < o->v[0].rows; i++)
-    for (int64_t j = 0; j < o->v[0].cols; j++) r->stored[dst->decl][first + i * cols + j] = true;
+  Cell *first = r->tensors[dst->decl];
+  for (int64_t i = 0; i < o->v[0].rows; i++) /* a strided slice's own steps */
+    for (int64_t j = 0; j < o->v[0].cols; j++) r->stored[dst->decl][at(o->v[0], i, j) - first] = true;
 }
 
 /* activation_acc's second write: the accumulator, rounded to its type
@@ -806,7 +812,7 @@ static int run_instr(F64 *r, const Stmt *s) {
   if (resolve(r, s, &o) || check_ragged_shapes(r, s, &o) || check_reads(r, s, &o)) return -1;
   View d = o.v[0];
   if (d.rows * d.cols > r->result_cells) bug("reference_f64: a %lld x %lld result, larger than every tile", (long long)d.rows, (long long)d.cols);
-  View out = {r->result, d.rows, d.cols, d.cols}; /* reused: memory must not grow with the instructions */
+  View out = {r->result, d.rows, d.cols, d.cols, 0}; /* reused: memory must not grow with the instructions */
   Cell *acc = r->result + d.rows * d.cols; /* activation_acc's accumulator: result has room for both */
   if (s->op == BFRT_ACTIVATION_ACC) {
     if (d.rows * d.cols + d.rows > r->result_cells) bug("reference_f64: no room for the accumulator");
@@ -818,7 +824,11 @@ static int run_instr(F64 *r, const Stmt *s) {
   const StorageType *st = storage_type(type);
   if (check_finite(r, s, &o, out, st)) return -1; /* before the destination, maybe a source, changes */
   if (s->op == BFRT_ACTIVATION_ACC && write_accumulator(r, s, &o, acc)) return -1;
-  for (int64_t i = 0; i < d.rows; i++) memcpy(at(d, i, 0), at(out, i, 0), (size_t)d.cols * sizeof(Cell));
+  for (int64_t i = 0; i < d.rows; i++) /* a strided slice's cells one by one */
+    if (d.cstride > 1)
+      for (int64_t j = 0; j < d.cols; j++) *at(d, i, j) = *at(out, i, j);
+    else
+      memcpy(at(d, i, 0), at(out, i, 0), (size_t)d.cols * sizeof(Cell));
   if (st && !stores_exactly(r, s, type)) widen_for_storage(d, st);
   if (s->operands[0].kind == OPND_TILE) mark_written(r, s->operands[0].decl, o.slot[0], d);
   else mark_stored(r, s, &o);

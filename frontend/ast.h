@@ -72,7 +72,24 @@ typedef struct Cond {
 typedef struct Slice {
   Expr *lo, *hi; /* lo:hi; `:` alone has both NULL; a single index e is lo = e, hi = NULL */
   Span span;
+  Expr *step;    /* lo:hi:k or ::k, a positive constant (sema); NULL: 1 */
 } Slice;
+
+/* The most dimensions of an hbm tensor, and what a list in the grammar
+ * keeps (more are counted, for the error). */
+#define MAX_RANK 4
+enum { MAX_LISTED = 8 };
+
+/* Slices as written, in order (an N-D operand's), and a tensor's dimensions. */
+typedef struct SliceList {
+  Slice s[MAX_LISTED];
+  int n;
+} SliceList;
+
+typedef struct ExprList {
+  Expr *e[MAX_LISTED];
+  int n;
+} ExprList;
 
 typedef enum OperandKind {
   OPND_NAME, /* parser: not yet resolved */
@@ -91,7 +108,8 @@ typedef struct Operand {
   Expr *slot;     /* sema, OPND_TILE: index[0] or NULL */
   Expr *row, *col; /* sema, OPND_HBM */
   bool view;       /* a view or an element slice was written: dim below */
-  Slice *dim;      /* parser: its two slices as written (arena; NULL without a view) */
+  Slice *dim;      /* parser: its slices as written (arena; NULL without a view) */
+  int ndim;        /* parser: how many (2 for a tile view; 2 .. MAX_RANK for an hbm slice) */
   /* sema: a ragged dimension, written lo:min(lo + C, E): its extent is
    * clipped to max(0, min(C, E - lo)) at run time (ext = C); NULL otherwise */
   Expr *clip[2];
@@ -99,6 +117,20 @@ typedef struct Operand {
                       OPND_HBM with a view (an element slice): its first row and column */
   int64_t ext[2];  /* sema, OPND_TILE: the view's extents (the tile's shape without a view);
                       OPND_HBM with a view: the slice's */
+  /* sema, OPND_HBM with a view, over the tensor's rank dimensions (row
+   * major; frontend/slices.c): each one's first index (NULL: 0), step and
+   * extent (1 for an integer index), and which two of them the tile's
+   * partitions and columns run along (tdim). lo[0], lo[1] are then the
+   * first row and column of the tensor flattened to [rows, cols] (rows
+   * the product of all dimensions but the last), rstep the distance in
+   * flattened rows between partitions (NULL: 1) and cstep the distance
+   * in columns between columns. */
+  int rank;
+  Expr *nlo[MAX_RANK];
+  int64_t nstep[MAX_RANK], next[MAX_RANK];
+  int tdim[2];
+  Expr *rstep;
+  int64_t cstep;
   Expr *imm_expr; /* OPND_IMM, and OPND_NAME without indices (it may name a const) */
   double imm_value; /* OPND_IMM, sema: the exact value (the f64 reference uses it) */
   float imm;        /* OPND_IMM, sema: imm_value rounded to f32 (what the engines use) */
@@ -180,7 +212,9 @@ typedef struct Tensor {
   const char *name;
   Span span;
   IoKind io;
-  Expr *rows, *cols; /* over parameters */
+  Expr *rows, *cols; /* over parameters; an N-D tensor's flattened: rows the product of all dimensions but the last */
+  int rank;          /* 2 .. MAX_RANK (more as written, refused by sema) */
+  Expr *dims[MAX_LISTED]; /* as written (rank of them; rank 2: rows, cols) */
   bool ints;         /* sema: i32 elements, device integers read in integer expressions */
   const char *elem;  /* the element type as written when not the keyword f32, else NULL */
   Span elem_span;
@@ -282,8 +316,14 @@ Operand operand_name(Span span, const char *name, int nindex, Expr *i0, Expr *i1
 Expr *expr_float(Arena *a, Span span, const char *text);
 /* name[slot][d0, d1] (slot NULL when written name[d0, d1]): a tile view. */
 Operand operand_view(Arena *a, Span span, const char *name, Expr *slot, Slice d0, Slice d1);
+/* name[d0, d1, rest...]: an element slice of an N-D hbm tensor. */
+Operand operand_nd(Arena *a, Span span, const char *name, Slice d0, Slice d1, const SliceList *rest);
 /* A slice lo:hi (both NULL for `:`), or a single index lo (hi NULL). */
 Slice slice_of(Span span, Expr *lo, Expr *hi);
+/* sl with a step k (lo:hi:k, ::k). */
+Slice slice_step(Span span, Slice sl, Expr *k);
+SliceList slice_list_add(SliceList l, Slice s);
+ExprList expr_list_add(ExprList l, Expr *e);
 /* Whether a and b are the same expression tree (names by resolution). */
 bool expr_equal(const Expr *a, const Expr *b);
 /* A number every value of e is a multiple of (0: e is always 0), params
@@ -327,6 +367,9 @@ void kernel_add_tensor(Arena *a, Kernel *k, int *cap, IoKind io, const char *nam
  * other. */
 void kernel_add_typed_tensor(Arena *a, Kernel *k, int *cap, IoKind io, const char *name, Span span,
                              const char *elem, Span elem_span, Expr *rows, Expr *cols);
+/* hbm io name: elem[d0, d1, ...] with three or more dimensions (elem NULL: f32). */
+void kernel_add_nd_tensor(Arena *a, Kernel *k, int *cap, IoKind io, const char *name, Span span,
+                          const char *elem, Span elem_span, Expr *d0, Expr *d1, const ExprList *rest);
 void kernel_add_tile(Arena *a, Kernel *k, int *cap, MemKind mem, const char *name, Span span,
                      Expr *slots, Expr *rows, Expr *cols);
 /* `mem NAME[slots]: ELEM[rows, cols]` with ELEM not the keyword f32. */

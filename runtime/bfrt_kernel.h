@@ -94,13 +94,17 @@ typedef struct bfrt_arg {
    * may be 0 (a ragged view clipped to nothing): the op touches nothing. */
   int view;
   int64_t r0, rn, c0, cn;
+  /* an hbm element slice with steps: rows a, a + rs, .. and columns b,
+   * b + cs, .. of the tensor (0: 1, contiguous; docs/language.md, "Operands") */
+  int64_t rs, cs;
 } bfrt_arg;
 
-#define BFRT_TILE(id, slot) {BFRT_ARG_TILE, (id), (slot), 0, 0.0f, 0, 0, 0, 0, 0}
-#define BFRT_VIEW(id, slot, r0, rn, c0, cn) {BFRT_ARG_TILE, (id), (slot), 0, 0.0f, 1, (r0), (rn), (c0), (cn)}
-#define BFRT_HBM(id, r, c) {BFRT_ARG_HBM, (id), (r), (c), 0.0f, 0, 0, 0, 0, 0}
-#define BFRT_SLICE(id, r, rn, c, cn) {BFRT_ARG_HBM, (id), (r), (c), 0.0f, 1, 0, (rn), 0, (cn)}
-#define BFRT_IMM(x) {BFRT_ARG_IMM, 0, 0, 0, (x), 0, 0, 0, 0, 0}
+#define BFRT_TILE(id, slot) {BFRT_ARG_TILE, (id), (slot), 0, 0.0f, 0, 0, 0, 0, 0, 0, 0}
+#define BFRT_VIEW(id, slot, r0, rn, c0, cn) {BFRT_ARG_TILE, (id), (slot), 0, 0.0f, 1, (r0), (rn), (c0), (cn), 0, 0}
+#define BFRT_HBM(id, r, c) {BFRT_ARG_HBM, (id), (r), (c), 0.0f, 0, 0, 0, 0, 0, 0, 0}
+#define BFRT_SLICE(id, r, rn, c, cn) {BFRT_ARG_HBM, (id), (r), (c), 0.0f, 1, 0, (rn), 0, (cn), 0, 0}
+#define BFRT_STRIDED(id, r, rn, rs, c, cn, cs) {BFRT_ARG_HBM, (id), (r), (c), 0.0f, 1, 0, (rn), 0, (cn), (rs), (cs)}
+#define BFRT_IMM(x) {BFRT_ARG_IMM, 0, 0, 0, (x), 0, 0, 0, 0, 0, 0, 0}
 
 /* Run op on this engine's operands; counts one completion when it is done. */
 void bfrt_op(bfrt_ctx *cx, int op, int line, int nargs, const bfrt_arg *args);

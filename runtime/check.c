@@ -239,7 +239,8 @@ static void touch_operand(Checker *ch, Access *a, const bfrt_arg *arg, SemView v
   const Tensor *t = &a->cx->rt->tensors[arg->id];
   int64_t first = (v.data - t->data) + ch->tensor_loc[arg->id];
   for (int64_t i = 0; i < v.rows; i++)
-    for (int64_t j = 0; j < v.cols; j++) reported |= touch(ch, a, first + i * t->cols + j, reported);
+    for (int64_t j = 0; j < v.cols; j++) /* a strided slice's own steps */
+      reported |= touch(ch, a, first + i * v.stride + j * (v.cstride ? v.cstride : 1), reported);
 }
 
 void check_op(Ctx *cx, int op, const bfrt_arg *args, int nargs) {

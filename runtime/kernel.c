@@ -65,10 +65,10 @@ static void check_view_dim(Ctx *cx, int line, int op, const bfrt_tile_desc *d, i
 static SemView tile_view(Ctx *cx, int line, int op, const bfrt_arg *a) {
   const bfrt_tile_desc *d = check_slot(cx, line, op, a->id, a->a);
   float *base = cx->rt->tiles[a->id] + a->a * d->rows * d->cols;
-  if (!a->view) return (SemView){base, d->rows, d->cols, d->cols, d->dtype};
+  if (!a->view) return (SemView){base, d->rows, d->cols, d->cols, d->dtype, 0};
   check_view_dim(cx, line, op, d, 0, a->r0, a->rn);
   check_view_dim(cx, line, op, d, 1, a->c0, a->cn);
-  return (SemView){base + a->r0 * d->cols + a->c0, a->rn, a->cn, d->cols, d->dtype};
+  return (SemView){base + a->r0 * d->cols + a->c0, a->rn, a->cn, d->cols, d->dtype, 0};
 }
 
 /* Whether tile index idx of extent-long dimension in units of size fits. */
@@ -102,6 +102,18 @@ static void check_slice_dim(Ctx *cx, int line, int op, int tensor, int dim, int6
             (long long)size);
 }
 
+/* How many rows or columns n indices step apart span: (n - 1) * step + 1
+ * (0 for none), within the tensor's storage or refused. */
+static int64_t strided_span(Ctx *cx, int line, int op, int tensor, int64_t n, int64_t step) {
+  int64_t span;
+  if (n <= 0) return n;
+  if (step < 1 || __builtin_mul_overflow(n - 1, step, &span) || span == INT64_MAX)
+    rt_fail(cx, line, "%s %s: a slice of %lld indices %lld apart does not fit a tensor",
+            op == BFRT_STORE ? "store to" : op == BFRT_LOAD ? "load from" : rt_ops[op].name,
+            cx->rt->k->tensors[tensor].name, (long long)n, (long long)step);
+  return span + 1;
+}
+
 /* hbm tile X[r, c] in units of the other operand's shape, or an element slice. */
 static SemView hbm_view(Ctx *cx, int line, int op, const bfrt_arg *a, SemView unit) {
   const bfrt_kernel *k = cx->rt->k;
@@ -109,14 +121,15 @@ static SemView hbm_view(Ctx *cx, int line, int op, const bfrt_arg *a, SemView un
     rt_fail(cx, line, "%s: tensor %d does not exist", rt_ops[op].name, a->id);
   const Tensor *t = &cx->rt->tensors[a->id];
   if (a->view) {
-    check_slice_dim(cx, line, op, a->id, 0, a->a, a->rn);
-    check_slice_dim(cx, line, op, a->id, 1, a->b, a->cn);
-    return (SemView){t->data + a->a * t->cols + a->b, a->rn, a->cn, t->cols, k->tensors[a->id].dtype};
+    int64_t rs = a->rs ? a->rs : 1, cs = a->cs ? a->cs : 1;
+    check_slice_dim(cx, line, op, a->id, 0, a->a, strided_span(cx, line, op, a->id, a->rn, rs));
+    check_slice_dim(cx, line, op, a->id, 1, a->b, strided_span(cx, line, op, a->id, a->cn, cs));
+    return (SemView){t->data + a->a * t->cols + a->b, a->rn, a->cn, rs * t->cols, k->tensors[a->id].dtype, cs};
   }
   if (!span_fits(a->a, unit.rows, t->rows)) out_of_bounds(cx, line, op, a, "rows", a->a, unit.rows, t->rows);
   if (!span_fits(a->b, unit.cols, t->cols)) out_of_bounds(cx, line, op, a, "cols", a->b, unit.cols, t->cols);
   float *base = t->data + a->a * unit.rows * t->cols + a->b * unit.cols;
-  return (SemView){base, unit.rows, unit.cols, t->cols, k->tensors[a->id].dtype};
+  return (SemView){base, unit.rows, unit.cols, t->cols, k->tensors[a->id].dtype, 0};
 }
 
 static int same_shape(SemView a, SemView b) { return a.rows == b.rows && a.cols == b.cols; }
@@ -342,7 +355,7 @@ int64_t bfrt_hbm_row(Ctx *cx, int op, int tensor, int tile, int64_t row, int64_t
   if (rt_failed(cx->rt)) rt_unwind(cx);
   const bfrt_tile_desc *d = check_slot(cx, line, op, tile, 0);
   bfrt_arg a = {.kind = BFRT_ARG_HBM, .id = tensor, .a = row, .b = col};
-  hbm_view(cx, line, op, &a, (SemView){NULL, d->rows, d->cols, d->cols, d->dtype});
+  hbm_view(cx, line, op, &a, (SemView){NULL, d->rows, d->cols, d->cols, d->dtype, 0});
   return row;
 }
 

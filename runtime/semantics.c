@@ -36,7 +36,7 @@
 #include "ops.h"
 #include "semantics.h"
 
-static float *at(SemView v, int64_t i, int64_t j) { return v.data + i * v.stride + j; }
+static float *at(SemView v, int64_t i, int64_t j) { return v.data + i * v.stride + j * (v.cstride ? v.cstride : 1); }
 
 /* The element functions. The map helpers below take one as a constant
  * argument and are inlined into each case of sem_apply, so every op gets
@@ -126,7 +126,7 @@ static inline void reduce_rows(Elementwise *f, int from_zero, SemView d, SemView
 /* A dense temporary shaped like d, for ops that cannot write in place. */
 static SemView temporary(SemView d) {
   size_t n = (size_t)(d.rows * d.cols);
-  SemView t = {malloc((n ? n : 1) * sizeof(float)), d.rows, d.cols, d.cols, BFRT_DTYPE_F32};
+  SemView t = {malloc((n ? n : 1) * sizeof(float)), d.rows, d.cols, d.cols, BFRT_DTYPE_F32, 0};
   if (!t.data) abort(); /* tiles are small; no way to report from here */
   return t;
 }
@@ -500,13 +500,14 @@ static int spans_meet(SemView v, SemView w) {
 }
 
 static int same_view(SemView v, SemView w) {
-  return v.data == w.data && v.rows == w.rows && v.cols == w.cols && v.stride == w.stride;
+  return v.data == w.data && v.rows == w.rows && v.cols == w.cols && v.stride == w.stride && v.cstride == w.cstride;
 }
 
 /* A dense copy of s, which the caller frees. */
 static SemView snapshot(SemView s) {
   SemView t = temporary(s);
-  for (int64_t i = 0; i < s.rows; i++) memcpy(at(t, i, 0), at(s, i, 0), (size_t)s.cols * sizeof(float));
+  for (int64_t i = 0; i < s.rows; i++)
+    for (int64_t j = 0; j < s.cols; j++) *at(t, i, j) = *at(s, i, j);
   return t;
 }
 

@@ -14,6 +14,7 @@ typedef struct SemView {
   float *data;
   int64_t rows, cols, stride;
   int dtype;
+  int64_t cstride; /* elements between columns: a strided hbm slice's column step (0: 1) */
 } SemView;
 
 /* Apply op (BFRT_<OP>) to its operands, destination first: v[i] the view

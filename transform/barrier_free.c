@@ -75,6 +75,7 @@ typedef struct LoopBounds {
 typedef struct HbmGrid {
   int64_t cell_rows, cell_cols;
   bool ragged; /* some access is a ragged slice: the tensor is tracked as a whole */
+  bool strided; /* some access is a slice with steps (or an N-D one across rows): likewise */
   IrExpr *ncols;  /* cells per grid row: cols / cell_cols */
   IrExpr *length; /* cells: (rows / cell_rows) * ncols, over parameters */
 } HbmGrid;
@@ -380,6 +381,7 @@ static void plan_grids(Program *p, Analysis *an) {
         HbmGrid *g = &an->grids[x->res - k->ntiles];
         const Operand *o = x->operand;
         if (o->clip[0] || o->clip[1]) g->ragged = true;
+        if (o->view && (o->rstep || o->cstep > 1)) g->strided = true;
         if (pass == 0) { /* an element slice also by where it may start */
           g->cell_rows = ir_gcd(g->cell_rows, ir_gcd(x->rows, o->lo[0] ? expr_alignment(o->lo[0], NULL) : 0));
           g->cell_cols = ir_gcd(g->cell_cols, ir_gcd(x->cols, o->lo[1] ? expr_alignment(o->lo[1], NULL) : 0));
@@ -389,7 +391,7 @@ static void plan_grids(Program *p, Analysis *an) {
       }
   for (int t = 0; t < k->ntensors; t++) {
     HbmGrid *g = &an->grids[t];
-    if (g->ragged) g->cell_rows = g->cell_cols = 0;
+    if (g->ragged || g->strided) g->cell_rows = g->cell_cols = 0;
     if (!g->cell_rows) continue;
     g->ncols = cells_along(p, k->tensors[t].cols, g->cell_cols);
     g->length = ir_binary(p->arena, IX_MUL, cells_along(p, k->tensors[t].rows, g->cell_rows), g->ncols, 0);
@@ -686,8 +688,11 @@ static WaitWhy *tracked_why(Builder *b, int consumer, int e, const Need *n) {
       war |= x->write && kind == READS;
       waw |= x->write && kind == WRITES;
       if (x->res >= d->k->ntiles && !b->an->grids[x->res - d->k->ntiles].cell_rows)
-        w->fallback = "hbm tensor tracked as a whole: its tile shapes differ so much that one access "
-                      "would cover more than 16 cells of their gcd";
+        w->fallback = b->an->grids[x->res - d->k->ntiles].strided
+                          ? "hbm tensor tracked as a whole: some slice of it has steps, whose rows or columns "
+                            "are no rectangle of cells"
+                          : "hbm tensor tracked as a whole: its tile shapes differ so much that one access "
+                            "would cover more than 16 cells of their gcd";
       if (x->res < d->k->ntiles && b->an->tile_grids[x->res].coarse)
         w->fallback = "tile tracked per slot: one of its views would cover more than 16 cells of the grid "
                       "that its views' extents and starts share";

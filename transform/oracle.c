@@ -149,6 +149,7 @@ typedef struct Region {
   bool reads, writes;
   int64_t at[2]; /* as evaluated: the slot (and 0), or the hbm row and column */
   int64_t n[2];  /* a view's or slice's extents as run (a ragged one's clipped) */
+  int64_t rs, cs; /* cells between a strided slice's rows and columns (0: 1; the cells are then single elements) */
 } Region;
 
 struct Oracle {
@@ -339,6 +340,9 @@ static void size_grids(Oracle *o) {
       Grid *g = op->kind == OPND_TILE ? &o->tile_grid[op->decl] : &o->grid[op->decl];
       g->cell_rows = ir_gcd(g->cell_rows, ir_gcd(t->ext[0], start_alignment(o, op, 0)));
       g->cell_cols = ir_gcd(g->cell_cols, ir_gcd(t->ext[1], start_alignment(o, op, 1)));
+      /* a slice with steps touches single rows (columns): cells of one */
+      if (op->kind == OPND_HBM && op->view && op->rstep) g->cell_rows = 1;
+      if (op->kind == OPND_HBM && op->view && op->cstep > 1) g->cell_cols = 1;
     }
   }
   for (int t = 0; t < k->ntiles; t++) {
@@ -394,22 +398,31 @@ static void number_cells(Oracle *o) {
 /* An element slice X[r0:r1, c0:c1], in the runtime's words when outside. */
 static bool slice_region(Oracle *o, const Walk *w, const Stmt *s, const Operand *op, Region *rg) {
   const Grid *g = &o->grid[op->decl];
-  int64_t lo[2] = {0, 0}, n[2], size[2] = {g->rows, g->cols};
+  int64_t lo[2] = {0, 0}, n[2], size[2] = {g->rows, g->cols}, step[2] = {1, op->cstep > 1 ? op->cstep : 1}, span[2];
   const char *verb = s->op == BFRT_STORE ? "store to" : s->op == BFRT_LOAD ? "load from" : s->op_name;
+  if (op->rstep && !eval(o, w, op->rstep, &step[0])) return false;
   for (int d = 0; d < 2; d++) {
     if (!view_extent(o, w, op, d, &lo[d], &n[d])) return false;
-    if (n[d] > size[d] || lo[d] < 0 || lo[d] > size[d] - n[d]) {
+    span[d] = 0; /* (n - 1) * step + 1: the rows or columns its indices reach */
+    if (n[d] > 0 && (step[d] < 1 || __builtin_mul_overflow(n[d] - 1, step[d], &span[d]) || span[d] == INT64_MAX)) {
+      diag_error(&o->p->diag, op->span, "%s %s: a slice of %lld indices %lld apart does not fit a tensor", verb,
+                 op->name, (long long)n[d], (long long)step[d]);
+      o->failed = true;
+      return false;
+    }
+    if (n[d] > 0) span[d]++;
+    if (span[d] > size[d] || lo[d] < 0 || lo[d] > size[d] - span[d]) {
       diag_error(&o->p->diag, op->span, "%s %s: %s %lld:%lld are outside the tensor's 0:%lld", verb, op->name,
-                 d ? "columns" : "rows", (long long)lo[d], (long long)(lo[d] + n[d]), (long long)size[d]);
+                 d ? "columns" : "rows", (long long)lo[d], (long long)(lo[d] + span[d]), (long long)size[d]);
       o->failed = true;
       return false;
     }
   }
   /* an empty slice (a ragged one clipped to nothing) covers no cell */
   bool empty = !n[0] || !n[1];
-  *rg = (Region){g->base, lo[0] / g->cell_rows, empty ? lo[0] / g->cell_rows : (lo[0] + n[0]) / g->cell_rows,
-                 lo[1] / g->cell_cols, (lo[1] + n[1]) / g->cell_cols, g->ncols, false, false, {lo[0], lo[1]},
-                 {n[0], n[1]}};
+  *rg = (Region){g->base, lo[0] / g->cell_rows, empty ? lo[0] / g->cell_rows : (lo[0] + span[0]) / g->cell_rows,
+                 lo[1] / g->cell_cols, (lo[1] + span[1]) / g->cell_cols, g->ncols, false, false, {lo[0], lo[1]},
+                 {n[0], n[1]}, step[0], step[1]};
   return true;
 }
 
@@ -435,7 +448,7 @@ static bool hbm_region(Oracle *o, const Walk *w, const Stmt *s, int i, Region *r
     return false;
   }
   *rg = (Region){g->base, r0 / g->cell_rows, r1 / g->cell_rows, c0 / g->cell_cols,
-                 c1 / g->cell_cols, g->ncols, false, false, {r, c}, {t[0], t[1]}};
+                 c1 / g->cell_cols, g->ncols, false, false, {r, c}, {t[0], t[1]}, 1, 1};
   return true;
 }
 
@@ -468,7 +481,7 @@ static bool tile_region(Oracle *o, const Walk *w, const Stmt *s, const Operand *
   bool empty = !n[0] || !n[1]; /* a ragged view clipped to nothing covers no cell */
   *rg = (Region){base, lo[0] / g->cell_rows, empty ? lo[0] / g->cell_rows : (lo[0] + n[0]) / g->cell_rows,
                  lo[1] / g->cell_cols, (lo[1] + n[1]) / g->cell_cols, g->ncols, false, false,
-                 {slot, lo[0] * t->cols + lo[1]}, {n[0], n[1]}};
+                 {slot, lo[0] * t->cols + lo[1]}, {n[0], n[1]}, 1, 1};
   return true;
 }
 
@@ -486,8 +499,8 @@ static bool operand_region(Oracle *o, const Walk *w, const Stmt *s, int i, Regio
  * latest instance has the latest stamp. */
 static void gather_need(const Oracle *o, const Region *rg, int engine, int64_t *need, int64_t *done) {
   int n = o->nengines;
-  for (int64_t r = rg->r0; r < rg->r1; r++)
-    for (int64_t c = rg->c0; c < rg->c1; c++) {
+  for (int64_t r = rg->r0; r < rg->r1; r += rg->rs)
+    for (int64_t c = rg->c0; c < rg->c1; c += rg->cs) {
       int64_t cell = (rg->base + r * rg->ncols + c) * n;
       for (int e = 0; e < n; e++) {
         if (e == engine) continue;
@@ -507,8 +520,8 @@ static void gather_need(const Oracle *o, const Region *rg, int engine, int64_t *
  * completion (oracle_ideal_cycles). */
 static int64_t gather_self_done(const Oracle *o, const Region *rg, int engine, int64_t done) {
   int n = o->nengines;
-  for (int64_t r = rg->r0; r < rg->r1; r++)
-    for (int64_t c = rg->c0; c < rg->c1; c++) {
+  for (int64_t r = rg->r0; r < rg->r1; r += rg->rs)
+    for (int64_t c = rg->c0; c < rg->c1; c += rg->cs) {
       int64_t cell = (rg->base + r * rg->ncols + c) * n + engine;
       int64_t wd = o->write_done[cell], rdd = rg->writes ? o->read_done[cell] : 0;
       if (wd > done) done = wd;
@@ -519,8 +532,8 @@ static int64_t gather_self_done(const Oracle *o, const Region *rg, int engine, i
 
 static void record_access(Oracle *o, const Region *rg, int engine, int64_t pos, int64_t done) {
   int n = o->nengines;
-  for (int64_t r = rg->r0; r < rg->r1; r++)
-    for (int64_t c = rg->c0; c < rg->c1; c++) {
+  for (int64_t r = rg->r0; r < rg->r1; r += rg->rs)
+    for (int64_t c = rg->c0; c < rg->c1; c += rg->cs) {
       int64_t cell = (rg->base + r * rg->ncols + c) * n + engine;
       if (rg->writes) o->last_write[cell] = pos;
       if (rg->reads) o->last_read[cell] = pos;

@@ -26,7 +26,7 @@
 
 /* ---- Semantics. */
 
-static SemView view(float *data, int64_t rows, int64_t cols) { return (SemView){data, rows, cols, cols, BFRT_DTYPE_F32}; }
+static SemView view(float *data, int64_t rows, int64_t cols) { return (SemView){data, rows, cols, cols, BFRT_DTYPE_F32, 0}; }
 
 static const SemView none;
 
@@ -103,9 +103,9 @@ static void test_rounding(void **state) {
   assert_true(isnan(bfrt_round(NAN, BFRT_DTYPE_FP8E4)));
   /* a store rounds what the op computed in f32: 1 + 1.00390625 = 2.00390625, a tie in bf16 -> 2 */
   float x[2] = {1.0f, 1.0f}, y[2] = {1.00390625f, 1.01171875f}, d[2];
-  apply(BFRT_ADD, (SemView){d, 1, 2, 2, BFRT_DTYPE_BF16}, view(x, 1, 2), view(y, 1, 2), 0);
+  apply(BFRT_ADD, (SemView){d, 1, 2, 2, BFRT_DTYPE_BF16, 0}, view(x, 1, 2), view(y, 1, 2), 0);
   assert_floats((float[]){2.0f, 2.015625f}, d, 2);
-  apply(BFRT_MATMUL, (SemView){d, 1, 1, 1, BFRT_DTYPE_FP8E4}, view(x, 1, 2), view(y, 2, 1), 0);
+  apply(BFRT_MATMUL, (SemView){d, 1, 1, 1, BFRT_DTYPE_FP8E4, 0}, view(x, 1, 2), view(y, 2, 1), 0);
   assert_floats((float[]){2.0f}, d, 1); /* 2.015625 in f32, then 2 in fp8e4 */
 }
 
@@ -317,7 +317,7 @@ static void role_run(int op, int vary, uint64_t seed, float out[BFRT_MAX_OPERAND
     int64_t rows, cols;
     role_shape(op, i, &rows, &cols);
     for (int64_t k = rows * cols; k < ROLE_CELLS; k++) out[i][k] = 0; /* outside the view: never compared apart */
-    v[i] = (SemView){out[i], rows, cols, cols, BFRT_DTYPE_F32};
+    v[i] = (SemView){out[i], rows, cols, cols, BFRT_DTYPE_F32, 0};
   }
   sem_apply(op, v, imms);
 }
