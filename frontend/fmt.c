@@ -126,12 +126,16 @@ static void print_operand(FILE *out, const Operand *o) {
     print_expr(out, o->index[i], 0);
   }
   if (o->nindex) fputc(']', out);
-  for (int i = 0; o->view && i < 2; i++) {
+  for (int i = 0; o->view && i < o->ndim && i < MAX_LISTED; i++) {
+    const Slice *sl = &o->dim[i];
+    bool tight = (!sl->lo || simple(sl->lo)) && (!sl->hi || simple(sl->hi)) && (!sl->step || simple(sl->step));
     fputs(i ? ", " : "[", out);
-    if (!o->dim[i].lo) fputc(':', out);
-    if (o->dim[i].lo) print_expr(out, o->dim[i].lo, 0);
-    if (o->dim[i].hi) fputs(simple(o->dim[i].lo) && simple(o->dim[i].hi) ? ":" : " : ", out);
-    if (o->dim[i].hi) print_expr(out, o->dim[i].hi, 0);
+    if (!sl->lo) fputc(':', out);
+    if (sl->lo) print_expr(out, sl->lo, 0);
+    if (sl->hi) fputs(tight ? ":" : " : ", out);
+    if (sl->hi) print_expr(out, sl->hi, 0);
+    if (sl->step) fputs(!sl->lo ? ":" : tight ? ":" : " : ", out);
+    if (sl->step) print_expr(out, sl->step, 0);
   }
   if (o->view) fputc(']', out);
 }
@@ -330,7 +334,16 @@ static void print_tensor(Printer *pr, const Tensor *t, uint32_t limit) {
   comments_before(pr, t->cols->span.end, 1);
   start_line(pr, t->span.begin, 1);
   fprintf(pr->out, "hbm %s %s", io_name[t->io], t->name);
-  print_shape(pr->out, t->elem ? t->elem : "f32", t->rows, t->cols);
+  if (t->rank > 2) { /* as written: rows is their product */
+    fprintf(pr->out, ": %s[", t->elem ? t->elem : "f32");
+    for (int i = 0; i < t->rank && i < MAX_LISTED; i++) {
+      if (i) fputs(", ", pr->out);
+      print_expr(pr->out, t->dims[i], 0);
+    }
+    fputs("];", pr->out);
+  } else {
+    print_shape(pr->out, t->elem ? t->elem : "f32", t->rows, t->cols);
+  }
   pr->seen = t->cols->span.end + 1;
   comments_trailing(pr, t->cols->span.end + 1, limit, true);
   fputc('\n', pr->out);
