@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# nd.sh: N-D hbm tensors and strided slices (docs/language.md, "Operands").
+#
+#  - each kernel of tests/kernels/nd_slices.bfk and strided.bfk at every
+#    `// params:` line: `verify` (races 0, early 0, late 0 with no fallback
+#    needed), `run --sync=both --jitter --check` on threads (bit for bit
+#    with the sequential reference, within the f64 bound), and a run on the
+#    simulator;
+#  - the strided loads that interleave without touching a store wait for
+#    nothing, the overlapping one waits (compile --explain);
+#  - a slice outside its tensor at run time is an error naming the line,
+#    the tensor and the range, in the runtime's and the reference's words.
+# Env: BFSYNC (the binary), QUICK=1 (the first two parameter sets only).
+set -uo pipefail
+cd "$(dirname "$0")/.."
+BFSYNC=${BFSYNC:-build/bfsync}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+failures=0
+fail() {
+  echo "nd.sh: FAIL: $*" >&2
+  failures=$((failures + 1))
+}
+
+for k in tests/kernels/nd_slices.bfk tests/kernels/strided.bfk; do
+  n=0
+  while read -r line; do
+    n=$((n + 1))
+    [ "${QUICK:-}" = 1 ] && [ $n -gt 2 ] && break
+    # shellcheck disable=SC2086
+    "$BFSYNC" verify "$k" $(echo "$line" | sed 's/\([A-Za-z_][A-Za-z0-9_]*=\)/-p \1/g') >"$tmp/v" 2>&1 ||
+      fail "verify $k $line"
+    grep -q "races 0, early 0, late 0 (+0 explained by a fallback)" "$tmp/v" || fail "verify $k $line: not exact"
+    # shellcheck disable=SC2086
+    "$BFSYNC" run "$k" $line --sync=both --jitter --check >"$tmp/r" 2>&1 || fail "run $k $line: $(tail -1 "$tmp/r")"
+    # shellcheck disable=SC2086
+    "$BFSYNC" run "$k" $line --exec=sim >"$tmp/s" 2>&1 || fail "run --exec=sim $k $line: $(tail -1 "$tmp/s")"
+  done < <(sed -n 's|^// params:||p' "$k")
+done
+
+# Interleaved strided regions never wait on each other; overlapping ones do.
+"$BFSYNC" compile tests/kernels/strided.bfk --explain >"$tmp/x" 2>&1 || fail "compile --explain strided.bfk"
+grep -q "^dma1 line 25:" "$tmp/x" && fail "strided.bfk: the odd columns (line 25) wait for the even ones' store"
+grep -q "^dma1 line 26: wait dma0" "$tmp/x" || fail "strided.bfk: the even columns (line 26) do not wait for their store"
+
+# A computed N-D slice outside its tensor: the runtime's error, and the reference's.
+cat >"$tmp/oob.bfk" <<'K'
+kernel oob(S: int) {
+  hbm in Q: f32[2, 3, 8, 16];
+  hbm out O: f32[4, 16];
+  sbuf q: f32[4, 16];
+  dma: load q, Q[1, 2, S : S + 4, 0:16:1];
+  dma: store O[0:4, :], q;
+}
+K
+"$BFSYNC" run "$tmp/oob.bfk" -p S=6 >"$tmp/o" 2>&1 && fail "an N-D slice outside its tensor ran"
+grep -q "line 5.*load from Q: rows 46:50 are outside the tensor's 0:48" "$tmp/o" ||
+  fail "oob.bfk: $(head -2 "$tmp/o")"
+"$BFSYNC" run "$tmp/oob.bfk" -p S=4 >"$tmp/o" 2>&1 || fail "oob.bfk S=4: $(tail -1 "$tmp/o")"
+
+[ $failures = 0 ] && echo "nd.sh: ok" || echo "nd.sh: $failures failure(s)"
+[ $failures = 0 ]
