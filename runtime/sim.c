@@ -368,8 +368,11 @@ static void sim_before_op(Ctx *cx) {
   sim_hold(cx);
   SemView d = cx->views[0], v = cx->views[bfrt_op_source(cx->op)];
   int64_t dst[2] = {d.rows, d.cols}, src[2] = {v.rows, v.cols};
-  x->pending = bfrt_op_timing_sized(cx->rt->opt->costs, cx->rt->k->engine_kinds[cx->engine], cx->op, dst, src,
-                                    bfrt_op_elem_bytes(cx->op, bfrt_dtype_bytes(d.dtype), bfrt_dtype_bytes(v.dtype)));
+  /* a strided hbm side (column step) moves each element as its own run */
+  int64_t runs = d.cstride > 1 ? d.cols : v.cstride > 1 ? v.cols : 1;
+  x->pending = bfrt_op_timing_shaped(cx->rt->opt->costs, cx->rt->k->engine_kinds[cx->engine], cx->op, dst, src,
+                                     bfrt_op_elem_bytes(cx->op, bfrt_dtype_bytes(d.dtype), bfrt_dtype_bytes(v.dtype)),
+                                     runs);
   if (x->window > 1) { /* else every earlier op has completed by the clock */
     int64_t start = x->count >= x->window ? x->done_at[x->count - x->window] : 0;
     x->access = access_of(cx);

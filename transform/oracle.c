@@ -762,7 +762,11 @@ static void ideal_instance(Oracle *o, Walk *w, const Stmt *s, const Region *rg, 
   int64_t dst[2], src[2];
   operand_shape(s, 0, dst);
   operand_shape(s, bfrt_op_source(s->op), src);
-  bfrt_op_time t = bfrt_op_timing_sized(id->costs, target->engines[c].kind, s->op, dst, src, instr_elem_bytes(o->p->kernel, s));
+  int64_t runs = 1; /* as the simulator: a slice with a column step, one run per element */
+  for (int i = 0; i < s->noperands; i++)
+    if (s->operands[i].kind == OPND_HBM && s->operands[i].view && s->operands[i].cstep > 1) runs = s->operands[i].ext[1];
+  bfrt_op_time t = bfrt_op_timing_shaped(id->costs, target->engines[c].kind, s->op, dst, src,
+                                         instr_elem_bytes(o->p->kernel, s), runs);
   id->free_at[c] = start + t.occupancy;
   id->done[c] = max64(id->done[c], start + t.completion);
   id->recent[c][pos % window] = id->done[c];
