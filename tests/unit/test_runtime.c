@@ -357,7 +357,7 @@ static void test_transpose_and_strides(void **state) {
   assert_floats((float[]){1, 3, 2, 4}, sq, 4);
   /* a 2x2 window at (1, 2) of a 3x4 tensor, as an hbm tile is */
   float big[12] = {0}, t[4] = {1, 2, 3, 4};
-  SemView w = {big + 1 * 4 + 2, 2, 2, 4, BFRT_DTYPE_F32};
+  SemView w = {big + 1 * 4 + 2, 2, 2, 4, BFRT_DTYPE_F32, 0};
   apply(BFRT_STORE, w, view(t, 2, 2), none, 0);
   assert_floats((float[]){0, 0, 0, 0, 0, 0, 1, 2, 0, 0, 3, 4}, big, 12);
   float back[4];
