@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # nd.sh: N-D hbm tensors and strided slices (docs/language.md, "Operands").
 #
-#  - each kernel of tests/kernels/nd_slices.bfk and strided.bfk at every
-#    `// params:` line: `verify` (races 0, early 0, late 0 with no fallback
-#    needed), `run --sync=both --jitter --check` on threads (bit for bit
+#  - each kernel of tests/kernels/nd_slices.bfk, strided.bfk and
+#    nd_attention.bfk at every `// params:` line: `verify` (races 0,
+#    early 0, late 0 with no fallback needed), `run --sync=both --jitter --check` on threads (bit for bit
 #    with the sequential reference, within the f64 bound), and a run on the
 #    simulator;
 #  - the strided loads that interleave without touching a store wait for
@@ -22,7 +22,7 @@ fail() {
   failures=$((failures + 1))
 }
 
-for k in tests/kernels/nd_slices.bfk tests/kernels/strided.bfk; do
+for k in tests/kernels/nd_slices.bfk tests/kernels/strided.bfk tests/kernels/nd_attention.bfk; do
   n=0
   while read -r line; do
     n=$((n + 1))
