@@ -562,7 +562,7 @@ static bool strided(const IrOperand *o) { return o->v->step[0] || o->v->step[1];
 static void operand_letters(const IrNode *n, char letters[8]) {
   int k = 0;
   for (int i = 0; i < n->noperands && k < 7; i++)
-    letters[k++] = n->operands[i].kind == OPND_TILE ? (n->operands[i].v ? 'v' : 't')
+    letters[k++] = n->operands[i].kind == OPND_TILE ? (!n->operands[i].v ? 't' : strided(&n->operands[i]) ? 'w' : 'v')
                    : n->operands[i].kind == OPND_HBM ? (!n->operands[i].v ? 'h' : strided(&n->operands[i]) ? 'z' : 's')
                                                      : 'f';
   letters[k] = 0;
@@ -571,7 +571,8 @@ static void operand_letters(const IrNode *n, char letters[8]) {
 static void put_op_helper(FILE *out, const char *letters) {
   static const char *const arg[] = {"BFRT_TILE(t%d, s%d)", "BFRT_HBM(h%d, r%d, c%d)", "BFRT_IMM(f%d)",
                                     "BFRT_VIEW(t%d, s%d, r%d, rn%d, c%d, cn%d)", "BFRT_SLICE(h%d, r%d, rn%d, c%d, cn%d)",
-                                    "BFRT_STRIDED(h%d, r%d, rn%d, rs%d, c%d, cn%d, cs%d)"};
+                                    "BFRT_STRIDED(h%d, r%d, rn%d, rs%d, c%d, cn%d, cs%d)",
+                                    "BFRT_STRIDED_VIEW(t%d, s%d, r%d, rn%d, rs%d, c%d, cn%d, cs%d)"};
   int n = (int)strlen(letters);
   fprintf(out, "\nstatic void bf_op_%s(bfrt_ctx *cx, int op, int line", letters);
   for (int i = 0; i < n; i++) {
@@ -581,6 +582,9 @@ static void put_op_helper(FILE *out, const char *letters) {
     if (letters[i] == 'v')
       fprintf(out, ", int t%d, int64_t s%d, int64_t r%d, int64_t rn%d, int64_t c%d, int64_t cn%d", i, i, i, i, i, i);
     if (letters[i] == 's') fprintf(out, ", int h%d, int64_t r%d, int64_t rn%d, int64_t c%d, int64_t cn%d", i, i, i, i, i);
+    if (letters[i] == 'w')
+      fprintf(out, ", int t%d, int64_t s%d, int64_t r%d, int64_t rn%d, int64_t rs%d, int64_t c%d, int64_t cn%d, int64_t cs%d",
+              i, i, i, i, i, i, i, i);
     if (letters[i] == 'z')
       fprintf(out, ", int h%d, int64_t r%d, int64_t rn%d, int64_t rs%d, int64_t c%d, int64_t cn%d, int64_t cs%d", i, i, i,
               i, i, i, i);
@@ -588,9 +592,9 @@ static void put_op_helper(FILE *out, const char *letters) {
   fprintf(out, ") {\n  const bfrt_arg args[%d] = {", n);
   for (int i = 0; i < n; i++) {
     int k = letters[i] == 't' ? 0 : letters[i] == 'h' ? 1 : letters[i] == 'f' ? 2 : letters[i] == 'v' ? 3
-            : letters[i] == 's' ? 4 : 5;
+            : letters[i] == 's' ? 4 : letters[i] == 'z' ? 5 : 6;
     if (i) fputs(", ", out);
-    fprintf(out, arg[k], i, i, i, i, i, i, i);
+    fprintf(out, arg[k], i, i, i, i, i, i, i, i);
   }
   fprintf(out, "};\n  bfrt_op(cx, op, line, %d, args);\n}\n", n);
 }
@@ -627,6 +631,14 @@ static void put_extent(const Emitter *em, const IrOperand *o, int d) {
   else fprintf(em->out, "%" PRId64, o->v->ext[d]);
 }
 
+/* A strided view's or slice's step along d (1 when only the other dimension has one). */
+static void put_step(const Emitter *em, const IrOperand *o, int d) {
+  if (!strided(o)) return;
+  fputs(", ", em->out);
+  if (o->v->step[d]) put_ir_expr(em, o->v->step[d]);
+  else fputs("1", em->out);
+}
+
 static void put_operand(const Emitter *em, const IrOperand *o) {
   switch (o->kind) {
   case OPND_TILE:
@@ -635,6 +647,7 @@ static void put_operand(const Emitter *em, const IrOperand *o) {
     for (int d = 0; o->v && d < 2; d++) {
       fputs(", ", em->out);
       put_extent(em, o, d);
+      put_step(em, o, d);
     }
     return;
   case OPND_HBM:
@@ -642,10 +655,7 @@ static void put_operand(const Emitter *em, const IrOperand *o) {
     for (int d = 0; o->v && d < 2; d++) {
       if (d) fputs(", ", em->out);
       put_extent(em, o, d);
-      if (!strided(o)) continue;
-      fputs(", ", em->out);
-      if (o->v->step[d]) put_ir_expr(em, o->v->step[d]);
-      else fputs("1", em->out);
+      put_step(em, o, d);
     }
     if (o->v) return;
     put_ir_expr(em, o->row);

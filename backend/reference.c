@@ -95,16 +95,18 @@ static int tile_view(Ref *r, const Stmt *s, const Operand *o, SemView *v) {
                 arena_printf(r->p->arena, "%s: slot %s[%" PRId64 "] is out of range (%" PRId64 " slots)",
                              op_names[s->op], t->name, slot, t->slots));
   int64_t lo[2] = {0, 0}, n[2], size[2] = {t->rows, t->cols};
+  int64_t step[2] = {o->view ? o->nstep[0] : 1, o->view ? o->nstep[1] : 1}, span[2];
   for (int d = 0; d < 2; d++) {
     if (view_extent(r, o, d, &lo[d], &n[d])) return -1;
-    if (lo[d] < 0 || lo[d] > size[d] - n[d])
+    span[d] = n[d] > 0 ? (n[d] - 1) * step[d] + 1 : n[d]; /* a strided view's reach, within its tile (sema) */
+    if (lo[d] < 0 || lo[d] > size[d] - span[d])
       return fail(r, o->span,
                   arena_printf(r->p->arena, "%s: view %" PRId64 ":%" PRId64 " of tile %s is outside its %s 0:%" PRId64,
-                               op_names[s->op], lo[d], lo[d] + n[d], t->name, d ? "columns" : "partitions",
+                               op_names[s->op], lo[d], lo[d] + span[d], t->name, d ? "columns" : "partitions",
                                size[d]));
   }
   *v = (SemView){r->tiles[o->decl] + slot * t->rows * t->cols + lo[0] * t->cols + lo[1], n[0], n[1],
-                 t->cols, (int)t->type, 0};
+                 step[0] * t->cols, (int)t->type, step[1]};
   return 0;
 }
 

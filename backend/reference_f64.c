@@ -71,6 +71,8 @@ typedef struct F64 {
 } F64;
 
 static Cell *at(View v, int64_t i, int64_t j) { return v.data + i * v.stride + j * (v.cstride ? v.cstride : 1); }
+/* at, where a function's parameter named at hides it */
+static Cell *at_cell(View v, int64_t i, int64_t j) { return at(v, i, j); }
 
 static int fail(F64 *r, Span span, const char *message) {
   int line, col;
@@ -129,14 +131,16 @@ static int tile_operand(F64 *r, const Operand *o, View *v, int64_t *at) {
   if (o->slot && eval(r, o->slot, &slot)) return -1;
   if (slot < 0 || slot >= t->slots)
     return fail(r, o->span, arena_printf(r->p->arena, "slot %s[%" PRId64 "] is out of range", t->name, slot));
+  int64_t step[2] = {o->view ? o->nstep[0] : 1, o->view ? o->nstep[1] : 1}, span[2];
   for (int d = 0; d < 2; d++) {
     if (view_extent(r, o, d, &lo[d], &n[d])) return -1;
-    if (lo[d] < 0 || lo[d] > size[d] - n[d])
+    span[d] = n[d] > 0 ? (n[d] - 1) * step[d] + 1 : n[d]; /* a strided view's reach, within its tile (sema) */
+    if (lo[d] < 0 || lo[d] > size[d] - span[d])
       return fail(r, o->span, arena_printf(r->p->arena, "view %" PRId64 ":%" PRId64 " of tile %s is outside its %s 0:%" PRId64,
-                                           lo[d], lo[d] + n[d], t->name, d ? "columns" : "partitions", size[d]));
+                                           lo[d], lo[d] + span[d], t->name, d ? "columns" : "partitions", size[d]));
   }
   *at = slot * t->rows * t->cols + lo[0] * t->cols + lo[1];
-  *v = (View){r->tiles[o->decl] + *at, n[0], n[1], t->cols, 0};
+  *v = (View){r->tiles[o->decl] + *at, n[0], n[1], step[0] * t->cols, step[1]};
   return 0;
 }
 
@@ -249,7 +253,7 @@ static int64_t first_unwritten(const F64 *r, int t, int64_t at, View v) {
   const bool *w = r->written[t];
   for (int64_t i = 0; i < v.rows; i++)
     for (int64_t j = 0; j < v.cols; j++)
-      if (!w[at + i * v.stride + j]) return at + i * v.stride + j;
+      if (!w[at + (at_cell(v, i, j) - v.data)]) return at + (at_cell(v, i, j) - v.data);
   return -1;
 }
 
@@ -275,7 +279,7 @@ static int check_reads(F64 *r, const Stmt *s, const Operands *ops) {
 
 static void mark_written(F64 *r, int t, int64_t at, View v) {
   for (int64_t i = 0; i < v.rows; i++)
-    for (int64_t j = 0; j < v.cols; j++) r->written[t][at + i * v.stride + j] = true;
+    for (int64_t j = 0; j < v.cols; j++) r->written[t][at + (at_cell(v, i, j) - v.data)] = true;
 }
 
 static bool finite_span(View v, int64_t i0, int64_t j0, int64_t rows, int64_t cols) {

@@ -770,12 +770,10 @@ static bool check_view(Sema *s, Operand *o) {
     ok &= view_dim(s, o, i, i ? t->cols : t->rows, i ? "columns" : "partitions", &o->clip[i]);
     o->lo[i] = o->nlo[i];
     o->ext[i] = o->next[i];
-    if (ok && o->nstep[i] != 1) {
-      diag_error(s->diag, o->dim[i].span, "view of tile '%s' takes no step: a strided access moves with an hbm slice",
-                 o->name);
-      ok = false;
-    }
   }
+  /* a strided view: partitions and columns as a slice's (frontend/slices.c) */
+  o->rstep = ok && o->nstep[0] != 1 ? expr_int(s->p->arena, o->dim[0].step->span, o->nstep[0]) : NULL;
+  o->cstep = ok ? o->nstep[1] : 1;
   return ok;
 }
 

@@ -94,13 +94,15 @@ typedef struct bfrt_arg {
    * may be 0 (a ragged view clipped to nothing): the op touches nothing. */
   int view;
   int64_t r0, rn, c0, cn;
-  /* an hbm element slice with steps: rows a, a + rs, .. and columns b,
-   * b + cs, .. of the tensor (0: 1, contiguous; docs/language.md, "Operands") */
+  /* steps (0: 1, contiguous; docs/language.md, "Operands"): a view's
+   * partitions r0, r0 + rs, .. and columns c0, c0 + cs, ..; an hbm element
+   * slice's rows a, a + rs, .. and columns b, b + cs, .. of the tensor */
   int64_t rs, cs;
 } bfrt_arg;
 
 #define BFRT_TILE(id, slot) {BFRT_ARG_TILE, (id), (slot), 0, 0.0f, 0, 0, 0, 0, 0, 0, 0}
 #define BFRT_VIEW(id, slot, r0, rn, c0, cn) {BFRT_ARG_TILE, (id), (slot), 0, 0.0f, 1, (r0), (rn), (c0), (cn), 0, 0}
+#define BFRT_STRIDED_VIEW(id, slot, r0, rn, rs, c0, cn, cs) {BFRT_ARG_TILE, (id), (slot), 0, 0.0f, 1, (r0), (rn), (c0), (cn), (rs), (cs)}
 #define BFRT_HBM(id, r, c) {BFRT_ARG_HBM, (id), (r), (c), 0.0f, 0, 0, 0, 0, 0, 0, 0}
 #define BFRT_SLICE(id, r, rn, c, cn) {BFRT_ARG_HBM, (id), (r), (c), 0.0f, 1, 0, (rn), 0, (cn), 0, 0}
 #define BFRT_STRIDED(id, r, rn, rs, c, cn, cs) {BFRT_ARG_HBM, (id), (r), (c), 0.0f, 1, 0, (rn), 0, (cn), (rs), (cs)}

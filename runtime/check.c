@@ -231,7 +231,7 @@ static void touch_operand(Checker *ch, Access *a, const bfrt_arg *arg, SemView v
     int64_t first = v.data - a->cx->rt->tiles[arg->id];
     for (int64_t i = 0; i < v.rows; i++)
       for (int64_t j = 0; j < v.cols; j++) {
-        int64_t at = first + i * v.stride + j;
+        int64_t at = first + i * v.stride + j * (v.cstride ? v.cstride : 1); /* a strided view's steps */
         reported |= touch_at(ch, a, &ch->tile_writes[arg->id][at], &ch->tile_reads[arg->id][at * ch->n], reported);
       }
     return;

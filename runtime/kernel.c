@@ -62,13 +62,25 @@ static void check_view_dim(Ctx *cx, int line, int op, const bfrt_tile_desc *d, i
             (long long)size);
 }
 
+/* How many partitions or columns n indices step apart span in a tile:
+ * (n - 1) * step + 1 (0 for none), or refused. */
+static int64_t view_span(Ctx *cx, int line, int op, const bfrt_tile_desc *d, int64_t n, int64_t step) {
+  int64_t span;
+  if (n <= 0) return n;
+  if (step < 1 || __builtin_mul_overflow(n - 1, step, &span) || span == INT64_MAX)
+    rt_fail(cx, line, "%s: a view of %lld indices %lld apart does not fit tile %s",
+            op >= 0 && op < BFRT_NOPS ? rt_ops[op].name : "op", (long long)n, (long long)step, d->name);
+  return span + 1;
+}
+
 static SemView tile_view(Ctx *cx, int line, int op, const bfrt_arg *a) {
   const bfrt_tile_desc *d = check_slot(cx, line, op, a->id, a->a);
   float *base = cx->rt->tiles[a->id] + a->a * d->rows * d->cols;
   if (!a->view) return (SemView){base, d->rows, d->cols, d->cols, d->dtype, 0};
-  check_view_dim(cx, line, op, d, 0, a->r0, a->rn);
-  check_view_dim(cx, line, op, d, 1, a->c0, a->cn);
-  return (SemView){base + a->r0 * d->cols + a->c0, a->rn, a->cn, d->cols, d->dtype, 0};
+  int64_t rs = a->rs ? a->rs : 1, cs = a->cs ? a->cs : 1;
+  check_view_dim(cx, line, op, d, 0, a->r0, view_span(cx, line, op, d, a->rn, rs));
+  check_view_dim(cx, line, op, d, 1, a->c0, view_span(cx, line, op, d, a->cn, cs));
+  return (SemView){base + a->r0 * d->cols + a->c0, a->rn, a->cn, rs * d->cols, d->dtype, cs};
 }
 
 /* Whether tile index idx of extent-long dimension in units of size fits. */

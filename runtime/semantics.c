@@ -9,7 +9,8 @@
  * asked, so every step rounds as written.)
  *
  * Views are strided (an hbm tile is a window of a larger tensor, a tile
- * view a window of its slot). The destination may be the same view as a
+ * view a window of its slot; a view or slice with steps also has a column
+ * stride, cstride). The destination may be the same view as a
  * source: elementwise and row ops read each element before writing it;
  * matmul, nc_matmul, transpose and permute, which read elements they have
  * already written, go through a temporary. A source that partly overlaps
@@ -132,7 +133,8 @@ static SemView temporary(SemView d) {
 }
 
 static void copy_back(SemView d, SemView t) {
-  for (int64_t i = 0; i < d.rows; i++) memcpy(at(d, i, 0), at(t, i, 0), (size_t)d.cols * sizeof(float));
+  for (int64_t i = 0; i < d.rows; i++) /* d may be a strided view: element by element */
+    for (int64_t j = 0; j < d.cols; j++) *at(d, i, j) = *at(t, i, j);
   free(t.data);
 }
 

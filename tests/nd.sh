@@ -1,13 +1,17 @@
 #!/usr/bin/env bash
 # nd.sh: N-D hbm tensors and strided slices (docs/language.md, "Operands").
 #
-#  - each kernel of tests/kernels/nd_slices.bfk, strided.bfk and
-#    nd_attention.bfk at every `// params:` line: `verify` (races 0,
+#  - each kernel of tests/kernels/nd_slices.bfk, strided.bfk,
+#    nd_attention.bfk, strided_views.bfk and strided_same_start.bfk at
+#    every `// params:` line: `verify` (races 0,
 #    early 0, late 0 with no fallback needed), `run --sync=both --jitter --check` on threads (bit for bit
 #    with the sequential reference, within the f64 bound), and a run on the
 #    simulator;
 #  - the strided loads that interleave without touching a store wait for
-#    nothing, the overlapping one waits (compile --explain);
+#    nothing, the overlapping one waits; two strided views of a tile that
+#    interleave never wait on each other; a slice with the start and extent
+#    of another but another step is not taken for the same cells
+#    (compile --explain);
 #  - a slice outside its tensor at run time is an error naming the line,
 #    the tensor and the range, in the runtime's and the reference's words.
 # Env: BFSYNC (the binary), QUICK=1 (the first two parameter sets only).
@@ -22,7 +26,8 @@ fail() {
   failures=$((failures + 1))
 }
 
-for k in tests/kernels/nd_slices.bfk tests/kernels/strided.bfk tests/kernels/nd_attention.bfk; do
+for k in tests/kernels/nd_slices.bfk tests/kernels/strided.bfk tests/kernels/nd_attention.bfk \
+  tests/kernels/strided_views.bfk tests/kernels/strided_same_start.bfk; do
   n=0
   while read -r line; do
     n=$((n + 1))
@@ -42,6 +47,17 @@ done
 "$BFSYNC" compile tests/kernels/strided.bfk --explain >"$tmp/x" 2>&1 || fail "compile --explain strided.bfk"
 grep -q "^dma1 line 25:" "$tmp/x" && fail "strided.bfk: the odd columns (line 25) wait for the even ones' store"
 grep -q "^dma1 line 26: wait dma0" "$tmp/x" || fail "strided.bfk: the even columns (line 26) do not wait for their store"
+
+# Interleaved strided views of one tile: act (even columns) and dve (odd) never wait on each other.
+"$BFSYNC" compile tests/kernels/strided_views.bfk --explain >"$tmp/x" 2>&1 || fail "compile --explain strided_views.bfk"
+grep -A1 "^act line 21: wait dve" "$tmp/x" | grep -q . && fail "strided_views.bfk: the even columns wait for the odd ones"
+grep -A1 "^dve line 22: wait act" "$tmp/x" | grep -q . && fail "strided_views.bfk: the odd columns wait for the even ones"
+grep -q "^pool line 23: wait act" "$tmp/x" && grep -q "^pool line 23: wait dve" "$tmp/x" ||
+  fail "strided_views.bfk: pool (both parities) does not wait for both writers"
+grep -q "one of its views has steps" "$tmp/x" || fail "strided_views.bfk: --explain does not name the per-slot fallback"
+# Same start and extent, another step: only the stepped load meets the store (its wait is not implied).
+"$BFSYNC" compile tests/kernels/strided_same_start.bfk --explain >"$tmp/x" 2>&1 || fail "compile strided_same_start.bfk"
+grep -q "^dma1 line 20: wait dma0" "$tmp/x" || fail "strided_same_start.bfk: Z[:, 0:16:2] does not wait for the store"
 
 # A computed N-D slice outside its tensor: the runtime's error, and the reference's.
 cat >"$tmp/oob.bfk" <<'K'

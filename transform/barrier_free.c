@@ -90,6 +90,7 @@ typedef struct TileGrid {
   int64_t cell_rows, cell_cols, ncols, cells; /* ncols, cells: of one slot */
   bool coarse;
   bool ragged; /* some view is ragged: tracked over its whole clipped dimension */
+  bool strided; /* some view has steps: no rectangle of cells; tracked per slot (coarse) */
 } TileGrid;
 
 typedef struct Analysis {
@@ -421,6 +422,7 @@ static void plan_tile_grids(Program *p, Analysis *an) {
       TileGrid *g = &an->tile_grids[x->res];
       const Operand *o = x->operand;
       if (o->clip[0] || o->clip[1]) g->ragged = true;
+      if (o->view && (o->rstep || o->cstep > 1)) g->strided = g->coarse = true;
       g->cell_rows = ir_gcd(g->cell_rows, ir_gcd(x->rows, o->lo[0] ? expr_alignment(o->lo[0], NULL) : 0));
       g->cell_cols = ir_gcd(g->cell_cols, ir_gcd(x->cols, o->lo[1] ? expr_alignment(o->lo[1], NULL) : 0));
     }
@@ -694,8 +696,11 @@ static WaitWhy *tracked_why(Builder *b, int consumer, int e, const Need *n) {
                           : "hbm tensor tracked as a whole: its tile shapes differ so much that one access "
                             "would cover more than 16 cells of their gcd";
       if (x->res < d->k->ntiles && b->an->tile_grids[x->res].coarse)
-        w->fallback = "tile tracked per slot: one of its views would cover more than 16 cells of the grid "
-                      "that its views' extents and starts share";
+        w->fallback = b->an->tile_grids[x->res].strided
+                          ? "tile tracked per slot: one of its views has steps, whose partitions or columns are "
+                            "no rectangle of cells"
+                          : "tile tracked per slot: one of its views would cover more than 16 cells of the grid "
+                            "that its views' extents and starts share";
       if ((x->res < d->k->ntiles && b->an->tile_grids[x->res].ragged) ||
           (x->res >= d->k->ntiles && b->an->grids[x->res - d->k->ntiles].ragged))
         w->fallback = "ragged views or slices (lo : min(lo + C, E)) are tracked over all of their clipped "
@@ -897,6 +902,12 @@ static void add_coverage(const Analysis *an, int *cover, const Need *n, int dept
 
 /* Whether x and y touch the same cells: the same tile slot, or the same
  * hbm rows and columns. */
+/* Whether two views or slices step alike (no step: 1): x[:, 0:16:2] and
+ * x[:, 0:8] start and extend alike but are not the same cells. */
+static bool same_steps(const Operand *x, const Operand *y) {
+  return deps_same_expr(x->rstep, y->rstep) && (x->cstep > 1 ? x->cstep : 1) == (y->cstep > 1 ? y->cstep : 1);
+}
+
 /* Whether tile operand y's view covers x's: y is the whole slot, or the
  * same view. */
 static bool view_covers(const Operand *y, const Operand *x, const Tile *t) {
@@ -904,7 +915,7 @@ static bool view_covers(const Operand *y, const Operand *x, const Tile *t) {
     return true;
   return x->ext[0] == y->ext[0] && x->ext[1] == y->ext[1] && deps_same_expr(x->lo[0], y->lo[0]) &&
          deps_same_expr(x->lo[1], y->lo[1]) && deps_same_expr(x->clip[0], y->clip[0]) &&
-         deps_same_expr(x->clip[1], y->clip[1]);
+         deps_same_expr(x->clip[1], y->clip[1]) && same_steps(x, y);
 }
 
 /* Whether y touches every cell x does (the same slot and a view that covers x's). */
@@ -916,7 +927,7 @@ static bool same_cells(const Deps *d, const Access *x, const Access *y) {
          deps_same_expr(x->operand->row, y->operand->row) && deps_same_expr(x->operand->col, y->operand->col) &&
          deps_same_expr(x->operand->lo[0], y->operand->lo[0]) && deps_same_expr(x->operand->lo[1], y->operand->lo[1]) &&
          deps_same_expr(x->operand->clip[0], y->operand->clip[0]) &&
-         deps_same_expr(x->operand->clip[1], y->operand->clip[1]);
+         deps_same_expr(x->operand->clip[1], y->operand->clip[1]) && same_steps(x->operand, y->operand);
 }
 
 /* Whether need_e(consumer) <= need_e(a), for a before consumer in the same
@@ -1009,7 +1020,7 @@ static bool stored_before(Builder *b, const InstrInfo *in, int j) {
         ir_expr_equal(slot_expr(b->p, o), slot_expr(b->p, x->operand)) && o->ext[0] == x->operand->ext[0] &&
         o->ext[1] == x->operand->ext[1] && deps_same_expr(o->lo[0], x->operand->lo[0]) &&
         deps_same_expr(o->lo[1], x->operand->lo[1]) && deps_same_expr(o->clip[0], x->operand->clip[0]) &&
-        deps_same_expr(o->clip[1], x->operand->clip[1]))
+        deps_same_expr(o->clip[1], x->operand->clip[1]) && same_steps(o, x->operand))
       return true;
   }
   return false;

@@ -544,8 +544,10 @@ static Relation compare_tile(const Pair *pr, const Access *x, const Access *y) {
   Relation slots = compare_slots(pr, x, y);
   const Operand *ox = x->operand, *oy = y->operand;
   if (slots == REL_DIFFERENT || (!ox->view && !oy->view)) return slots; /* whole slots */
-  Relation rows = compare_intervals(pr, ox->lo[0], 1, ox->ext[0], oy->lo[0], 1, oy->ext[0]);
-  Relation cols = compare_intervals(pr, ox->lo[1], 1, ox->ext[1], oy->lo[1], 1, oy->ext[1]);
+  Relation rows = compare_progressions(pr, ox->lo[0], 1, ox->view ? ox->nstep[0] : 1, ox->ext[0], oy->lo[0], 1,
+                                       oy->view ? oy->nstep[0] : 1, oy->ext[0]);
+  Relation cols = compare_progressions(pr, ox->lo[1], 1, ox->view ? ox->nstep[1] : 1, ox->ext[1], oy->lo[1], 1,
+                                       oy->view ? oy->nstep[1] : 1, oy->ext[1]);
   if (rows == REL_DIFFERENT || cols == REL_DIFFERENT) return REL_DIFFERENT;
   return slots == REL_SAME && rows == REL_SAME && cols == REL_SAME && !ragged(ox) && !ragged(oy) ? REL_SAME
                                                                                                  : REL_UNKNOWN;

@@ -323,7 +323,7 @@ IrNode *ir_op(const Program *p, const Stmt *instr, int line) {
       io->v->ext[d] = o->ext[d];
       if (o->clip[d]) io->v->n[d] = clipped_extent(p->arena, ir_from_expr(p, o->clip[d]), io->v->lo[d], o->ext[d]);
     }
-    if (o->kind == OPND_HBM && o->view) {
+    if (o->view) { /* a view's or slice's steps */
       io->v->step[0] = o->rstep ? ir_from_expr(p, o->rstep) : NULL;
       io->v->step[1] = o->cstep > 1 ? ir_const(p->arena, o->cstep) : NULL;
     }

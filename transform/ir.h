@@ -83,7 +83,7 @@ typedef struct IrView {
   IrExpr *lo[2];
   int64_t ext[2];
   IrExpr *n[2];
-  IrExpr *step[2]; /* an hbm slice's flattened row step and column step (NULL: 1; frontend/slices.c) */
+  IrExpr *step[2]; /* a view's row and column steps, a slice's in its flattened tensor (NULL: 1; frontend/slices.c) */
 } IrView;
 
 /* Why a wait exists: for `bfsync compile --explain`. */

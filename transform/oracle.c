@@ -340,9 +340,9 @@ static void size_grids(Oracle *o) {
       Grid *g = op->kind == OPND_TILE ? &o->tile_grid[op->decl] : &o->grid[op->decl];
       g->cell_rows = ir_gcd(g->cell_rows, ir_gcd(t->ext[0], start_alignment(o, op, 0)));
       g->cell_cols = ir_gcd(g->cell_cols, ir_gcd(t->ext[1], start_alignment(o, op, 1)));
-      /* a slice with steps touches single rows (columns): cells of one */
-      if (op->kind == OPND_HBM && op->view && op->rstep) g->cell_rows = 1;
-      if (op->kind == OPND_HBM && op->view && op->cstep > 1) g->cell_cols = 1;
+      /* a view or slice with steps touches single rows (columns): cells of one */
+      if (op->kind != OPND_IMM && op->view && op->rstep) g->cell_rows = 1;
+      if (op->kind != OPND_IMM && op->view && op->cstep > 1) g->cell_cols = 1;
     }
   }
   for (int t = 0; t < k->ntiles; t++) {
@@ -466,12 +466,13 @@ static bool tile_region(Oracle *o, const Walk *w, const Stmt *s, const Operand *
     o->failed = true;
     return false;
   }
-  int64_t n[2];
+  int64_t n[2], span[2], step[2] = {op->view ? op->nstep[0] : 1, op->view ? op->nstep[1] : 1};
   for (int d = 0; d < 2; d++) {
     if (!view_extent(o, w, op, d, &lo[d], &n[d])) return false;
-    if (lo[d] < 0 || lo[d] > size[d] - n[d]) {
+    span[d] = n[d] > 0 ? (n[d] - 1) * step[d] + 1 : n[d]; /* sema bounds a strided view's span by its tile */
+    if (lo[d] < 0 || lo[d] > size[d] - span[d]) {
       diag_error(&o->p->diag, op->span, "%s: view %lld:%lld of tile %s is outside its %s 0:%lld", s->op_name,
-                 (long long)lo[d], (long long)(lo[d] + n[d]), t->name, d ? "columns" : "partitions",
+                 (long long)lo[d], (long long)(lo[d] + span[d]), t->name, d ? "columns" : "partitions",
                  (long long)size[d]);
       o->failed = true;
       return false;
@@ -479,9 +480,9 @@ static bool tile_region(Oracle *o, const Walk *w, const Stmt *s, const Operand *
   }
   int64_t base = o->tile_base[op->decl] + slot * (g->rows / g->cell_rows) * g->ncols;
   bool empty = !n[0] || !n[1]; /* a ragged view clipped to nothing covers no cell */
-  *rg = (Region){base, lo[0] / g->cell_rows, empty ? lo[0] / g->cell_rows : (lo[0] + n[0]) / g->cell_rows,
-                 lo[1] / g->cell_cols, (lo[1] + n[1]) / g->cell_cols, g->ncols, false, false,
-                 {slot, lo[0] * t->cols + lo[1]}, {n[0], n[1]}, 1, 1};
+  *rg = (Region){base, lo[0] / g->cell_rows, empty ? lo[0] / g->cell_rows : (lo[0] + span[0]) / g->cell_rows,
+                 lo[1] / g->cell_cols, (lo[1] + span[1]) / g->cell_cols, g->ncols, false, false,
+                 {slot, lo[0] * t->cols + lo[1]}, {n[0], n[1]}, step[0], step[1]};
   return true;
 }
 
