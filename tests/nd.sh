@@ -74,5 +74,19 @@ grep -q "line 5.*load from Q: rows 46:50 are outside the tensor's 0:48" "$tmp/o"
   fail "oob.bfk: $(head -2 "$tmp/o")"
 "$BFSYNC" run "$tmp/oob.bfk" -p S=4 >"$tmp/o" 2>&1 || fail "oob.bfk S=4: $(tail -1 "$tmp/o")"
 
+# A computed strided slice whose last index falls outside: the span it reaches is named.
+cat >"$tmp/srt.bfk" <<'K'
+kernel srt(N: int) {
+  hbm in Z: f32[8, 16];
+  hbm out Y: f32[8, 8];
+  sbuf z: f32[8, 8];
+  dma: load z, Z[:, N : N + 16 : 2];
+  dma: store Y[:, :], z;
+}
+K
+"$BFSYNC" run "$tmp/srt.bfk" -p N=2 >"$tmp/o" 2>&1 && fail "a strided slice outside its tensor ran"
+grep -q "kernel srt, line 5: load from Z: columns 2:17 are outside the tensor's 0:16" "$tmp/o" || fail "srt.bfk: $(head -2 "$tmp/o")"
+"$BFSYNC" run "$tmp/srt.bfk" -p N=1 >"$tmp/o" 2>&1 || fail "srt.bfk N=1 (columns 1, 3, .., 15): $(tail -1 "$tmp/o")"
+
 [ $failures = 0 ] && echo "nd.sh: ok" || echo "nd.sh: $failures failure(s)"
 [ $failures = 0 ]
