@@ -177,9 +177,23 @@ static const NamedPath *input_for(const RunArgs *a, const char *name) {
   return NULL;
 }
 
+/* Tensor t's .npy shape: [rows, cols], and an N-D tensor's own dimensions. */
+static NpyArray npy_of(const Run *r, int t, int64_t rows, int64_t cols, float *data) {
+  const Tensor *x = &r->p->kernel->tensors[t];
+  NpyArray a = {rows, cols, data, x->type, 0, {0}};
+  int64_t v;
+  if (x->rank > 2) {
+    a.rank = x->rank;
+    for (int i = 0; i < x->rank && a.rank; i++)
+      if (expr_eval(x->dims[i], r->in.params, NULL, &v, NULL) == 0) a.dims[i] = v;
+      else a.rank = 0; /* (the flattened shape evaluated; so do its factors) */
+  }
+  return a;
+}
+
 static int read_input(Run *r, int t, const NamedPath *in) {
   RefTensor *x = &r->in.inputs[t];
-  NpyArray into = {x->rows, x->cols, x->data, r->p->kernel->tensors[t].type};
+  NpyArray into = npy_of(r, t, x->rows, x->cols, x->data);
   const char *err;
   if (npy_read(r->p->arena, in->path, in->name, &into, &err)) {
     error_print(stderr, "%s\n", err);
@@ -209,7 +223,7 @@ static int write_outputs(Run *r) {
   for (int i = 0; i < r->args->outputs.n; i++) {
     const NamedPath *o = &r->args->outputs.items[i];
     const RefTensor *x = &r->results[find_tensor(r->p->kernel, o->name)];
-    NpyArray arr = {x->rows, x->cols, x->data, r->p->kernel->tensors[find_tensor(r->p->kernel, o->name)].type};
+    NpyArray arr = npy_of(r, find_tensor(r->p->kernel, o->name), x->rows, x->cols, x->data);
     const char *err;
     if (npy_write(r->p->arena, o->path, &arr, &err)) {
       error_print(stderr, "%s\n", err);

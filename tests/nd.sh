@@ -13,7 +13,9 @@
 #    of another but another step is not taken for the same cells
 #    (compile --explain);
 #  - a slice outside its tensor at run time is an error naming the line,
-#    the tensor and the range, in the runtime's and the reference's words.
+#    the tensor and the range, in the runtime's and the reference's words;
+#  - an N-D tensor's .npy files have its shape (the flattened one is read
+#    too; another shape is refused, naming both).
 # Env: BFSYNC (the binary), QUICK=1 (the first two parameter sets only).
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -87,6 +89,29 @@ K
 "$BFSYNC" run "$tmp/srt.bfk" -p N=2 >"$tmp/o" 2>&1 && fail "a strided slice outside its tensor ran"
 grep -q "kernel srt, line 5: load from Z: columns 2:17 are outside the tensor's 0:16" "$tmp/o" || fail "srt.bfk: $(head -2 "$tmp/o")"
 "$BFSYNC" run "$tmp/srt.bfk" -p N=1 >"$tmp/o" 2>&1 || fail "srt.bfk N=1 (columns 1, 3, .., 15): $(tail -1 "$tmp/o")"
+
+# .npy files of an N-D tensor: written in its own shape, read in it or flattened, another shape refused.
+"$BFSYNC" run tests/kernels/nd_slices.bfk -p B=1 -p H=2 -p S=16 --output Q="$tmp/q4.npy" >/dev/null 2>&1 ||
+  fail "nd_slices.bfk --output Q"
+head -c 128 "$tmp/q4.npy" | grep -aq "'shape': (1, 2, 16, 16)" || fail "an N-D tensor's .npy does not have its shape"
+python3 - "$tmp" <<'PY'
+import struct, sys
+def save(path, shape):
+    h = "{'descr': '<f4', 'fortran_order': False, 'shape': (%s), }" % ", ".join(map(str, shape))
+    h += " " * ((64 - (10 + len(h) + 1) % 64) % 64) + "\n"
+    n = 1
+    for x in shape: n *= x
+    open(path, "wb").write(b"\x93NUMPY\x01\x00" + struct.pack("<H", len(h)) + h.encode() + struct.pack("<%df" % n, *[0.5] * n))
+save(sys.argv[1] + "/flat.npy", (32, 16)); save(sys.argv[1] + "/three.npy", (2, 16, 16))
+PY
+for f in q4 flat; do
+  "$BFSYNC" run tests/kernels/nd_slices.bfk -p B=1 -p H=2 -p S=16 --input Q="$tmp/$f.npy" >"$tmp/o" 2>&1 ||
+    fail "--input Q=$f.npy: $(tail -1 "$tmp/o")"
+done
+"$BFSYNC" run tests/kernels/nd_slices.bfk -p B=1 -p H=2 -p S=16 --input Q="$tmp/three.npy" >"$tmp/o" 2>&1 &&
+  fail "a 3-D .npy for a 4-D tensor was read"
+grep -q "array is 3-D: shape (2, 16, 16) does not match tensor Q \[1, 2, 16, 16\] (or \[32, 16\] flattened)" "$tmp/o" ||
+  fail "three.npy: $(head -1 "$tmp/o")"
 
 [ $failures = 0 ] && echo "nd.sh: ok" || echo "nd.sh: $failures failure(s)"
 [ $failures = 0 ]
