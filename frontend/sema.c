@@ -789,6 +789,10 @@ static bool check_hbm(Sema *s, Operand *o, bool written) {
   }
   if (o->view) {
     if (!check_slice(s, o)) return false;
+  } else if (t->rank > 2) { /* tile units are a 2-D tensor's */
+    diag_error(s->diag, o->span, "tensor '%s' has %d dimensions: move an element slice of it, one index or range per "
+               "dimension", o->name, t->rank);
+    return false;
   } else if (o->nindex != 2) {
     diag_error(s->diag, o->span, "hbm tensor '%s' needs two indices: %s[ROW, COL]", o->name, o->name);
     return false;
