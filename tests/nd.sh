@@ -14,6 +14,8 @@
 #    (compile --explain);
 #  - a slice outside its tensor at run time is an error naming the line,
 #    the tensor and the range, in the runtime's and the reference's words;
+#  - a read through a strided view of elements no op wrote is reported at
+#    the first one (the even columns written, the odd ones not);
 #  - an N-D tensor's .npy files have its shape (the flattened one is read
 #    too; another shape is refused, naming both).
 # Env: BFSYNC (the binary), QUICK=1 (the first two parameter sets only).
@@ -89,6 +91,23 @@ K
 "$BFSYNC" run "$tmp/srt.bfk" -p N=2 >"$tmp/o" 2>&1 && fail "a strided slice outside its tensor ran"
 grep -q "kernel srt, line 5: load from Z: columns 2:17 are outside the tensor's 0:16" "$tmp/o" || fail "srt.bfk: $(head -2 "$tmp/o")"
 "$BFSYNC" run "$tmp/srt.bfk" -p N=1 >"$tmp/o" 2>&1 || fail "srt.bfk N=1 (columns 1, 3, .., 15): $(tail -1 "$tmp/o")"
+
+# Read before write through a strided view: the even columns written, the odd ones not.
+cat >"$tmp/rbw.bfk" <<'K'
+kernel rbw(N: int) {
+  hbm out O: f32[8, 8];
+  sbuf y: f32[8, 16];
+  sbuf z: f32[8, 8];
+  dve: fill y[:, 0:16:2], 1.0;
+  dve: copy z, y[:, 0:16:2];
+  dma: store O[:, :], z;
+  dve: copy z, y[:, 0:8];
+  dma: store O[:, :], z;
+}
+K
+"$BFSYNC" run "$tmp/rbw.bfk" -p N=1 >"$tmp/o" 2>&1 && fail "a read of unwritten odd columns ran"
+grep -q "kernel rbw, line 8: 'copy' reads tile y before anything wrote it (its element \[0, 1\])" "$tmp/o" ||
+  fail "rbw.bfk: $(head -1 "$tmp/o")"
 
 # .npy files of an N-D tensor: written in its own shape, read in it or flattened, another shape refused.
 "$BFSYNC" run tests/kernels/nd_slices.bfk -p B=1 -p H=2 -p S=16 --output Q="$tmp/q4.npy" >/dev/null 2>&1 ||
