@@ -514,6 +514,20 @@ void ir_print_expr(const Program *p, const IrStream *s, const IrExpr *e, FILE *o
 
 static void indent(FILE *out, int depth) { fprintf(out, "%*s", 2 * depth, ""); }
 
+/* One dimension of a view or slice: lo +: ext [step k] [clipped to n]. */
+static void print_view_dim(const Program *p, const IrStream *s, const IrView *v, int d, FILE *out) {
+  ir_print_expr(p, s, v->lo[d], out);
+  fprintf(out, " +: %" PRId64, v->ext[d]);
+  if (v->step[d]) {
+    fputs(" step ", out);
+    ir_print_expr(p, s, v->step[d], out);
+  }
+  if (v->n[d]) {
+    fputs(" clipped to ", out);
+    ir_print_expr(p, s, v->n[d], out);
+  }
+}
+
 static void print_operand(const Program *p, const IrStream *s, const IrOperand *o, FILE *out) {
   const Kernel *k = p->kernel;
   switch (o->kind) {
@@ -526,12 +540,7 @@ static void print_operand(const Program *p, const IrStream *s, const IrOperand *
     }
     for (int d = 0; o->v && d < 2; d++) {
       fputs(d ? ", " : "[", out);
-      ir_print_expr(p, s, o->v->lo[d], out);
-      fprintf(out, " +: %" PRId64, o->v->ext[d]);
-      if (o->v->n[d]) {
-        fputs(" clipped to ", out);
-        ir_print_expr(p, s, o->v->n[d], out);
-      }
+      print_view_dim(p, s, o->v, d, out);
     }
     if (o->v) fputc(']', out);
     return;
@@ -540,12 +549,7 @@ static void print_operand(const Program *p, const IrStream *s, const IrOperand *
       fprintf(out, "%s[", k->tensors[o->decl].name);
       for (int d = 0; d < 2; d++) {
         if (d) fputs(", ", out);
-        ir_print_expr(p, s, o->v->lo[d], out);
-        fprintf(out, " +: %" PRId64, o->v->ext[d]);
-        if (o->v->n[d]) {
-          fputs(" clipped to ", out);
-          ir_print_expr(p, s, o->v->n[d], out);
-        }
+        print_view_dim(p, s, o->v, d, out);
       }
       fputc(']', out);
       return;
