@@ -488,8 +488,9 @@ static Relation compare_progressions(const Pair *pr, const Expr *lx, int64_t sx,
     if (f.t[i].coef && __builtin_ctzll((unsigned long long)f.t[i].coef) < t)
       t = __builtin_ctzll((unsigned long long)f.t[i].coef);
   if (t == 63) { /* constant: lx + kx i = ly + ky j for some i, j */
-    for (int64_t i = 0; i < ex; i++) {
-      int64_t v = f.c + kx * i;
+    for (int64_t i = 0; i < ex; i++) { /* kx i is below the span, a constant; f.c may be anything */
+      int64_t v;
+      if (__builtin_add_overflow(f.c, kx * i, &v)) return REL_UNKNOWN;
       if (v % ky == 0 && v / ky >= 0 && v / ky < ey) return REL_SAME;
     }
     return REL_DIFFERENT;
