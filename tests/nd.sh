@@ -7,6 +7,8 @@
 #    early 0, late 0 with no fallback needed), `run --sync=both --jitter --check` on threads (bit for bit
 #    with the sequential reference, within the f64 bound), and a run on the
 #    simulator;
+#  - the emitted C of strided views and N-D slices under gcc -pedantic,
+#    linked with libbfrt.a, computes what bfsync run does;
 #  - the strided loads that interleave without touching a store wait for
 #    nothing, the overlapping one waits; two strided views of a tile that
 #    interleave never wait on each other; a slice with the start and extent
@@ -45,6 +47,35 @@ for k in tests/kernels/nd_slices.bfk tests/kernels/strided.bfk tests/kernels/nd_
     # shellcheck disable=SC2086
     "$BFSYNC" run "$k" $line --exec=sim >"$tmp/s" 2>&1 || fail "run --exec=sim $k $line: $(tail -1 "$tmp/s")"
   done < <(sed -n 's|^// params:||p' "$k")
+done
+
+# The emitted C of strided views and N-D slices: gcc -pedantic, linked with libbfrt.a, results as bfsync run's.
+BUILD=${BUILD:-build}
+san_flags=""
+if nm "$BUILD/libbfrt.a" 2>/dev/null | grep __asan >/dev/null; then san_flags="-fsanitize=address,undefined"; fi
+for k in tests/kernels/nd_slices.bfk tests/kernels/strided_views.bfk; do
+  name=$(basename "$k" .bfk)
+  ps=$(sed -n 's|^// params:||p' "$k" | head -1)
+  "$BFSYNC" compile "$k" -o "$tmp/$name.c" || { fail "compile $k"; continue; }
+  gcc -std=c99 -Wall -Wextra -Werror -pedantic -Iruntime -c "$tmp/$name.c" -o "$tmp/$name.o" 2>"$tmp/gcc.err" ||
+    { fail "gcc rejects $name.c: $(head -3 "$tmp/gcc.err")"; continue; }
+  gcc -std=c11 $san_flags -rdynamic -I. -Iruntime tests/host_main.c "$tmp/$name.o" "$BUILD/libbfrt.a" -ldl -lpthread -lm \
+    -o "$tmp/host" || { fail "cannot link $name"; continue; }
+  rm -rf "$tmp/h" "$tmp/r" && mkdir -p "$tmp/h" "$tmp/r"
+  # shellcheck disable=SC2086
+  "$tmp/host" "bfk_${name}_barrier_free" 7 "$tmp/h" $(echo "$ps" | sed 's/[A-Za-z_0-9]*=//g') || { fail "$name built by gcc failed"; continue; }
+  compgen -G "$tmp/h/*.f32" >/dev/null || { fail "$name built by gcc wrote no outputs"; continue; }
+  outs=""
+  for f in "$tmp"/h/*.f32; do outs="$outs --output $(basename "$f" .f32)=$tmp/r/$(basename "$f" .f32).npy"; done
+  # shellcheck disable=SC2086
+  "$BFSYNC" run "$k" $ps --seed 7 $outs >/dev/null 2>&1 || { fail "run $k --seed 7"; continue; }
+  python3 - "$tmp/h" "$tmp/r" <<'PY' || fail "$name: gcc-built results differ from bfsync run"
+import os, sys
+h, r = sys.argv[1], sys.argv[2]
+for f in os.listdir(h):
+    npy = open(os.path.join(r, f[:-4] + ".npy"), "rb").read()
+    assert npy[10 + (npy[8] | npy[9] << 8):] == open(os.path.join(h, f), "rb").read(), f
+PY
 done
 
 # Interleaved strided regions never wait on each other; overlapping ones do.
