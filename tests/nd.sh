@@ -140,6 +140,27 @@ K
 grep -q "kernel rbw, line 8: 'copy' reads tile y before anything wrote it (its element \[0, 1\])" "$tmp/o" ||
   fail "rbw.bfk: $(head -1 "$tmp/o")"
 
+# The simulator charges a transfer by its shape: 512 columns strided cost more than 512 contiguous ones.
+for cols in "0:512" "0:1024:2"; do
+  cat >"$tmp/cost.bfk" <<K
+kernel cost(N: int) {
+  hbm in X: f32[128, 1024];
+  hbm out Y: f32[128, 512];
+  sbuf x: f32[128, 512];
+  dma: load x, X[:, $cols];
+  dma: store Y[:, :], x;
+}
+K
+  "$BFSYNC" run "$tmp/cost.bfk" -p N=1 --exec=sim --json 2>/dev/null |
+    python3 -c "import json, sys; print(json.load(sys.stdin)['cycles'])" >>"$tmp/cycles" ||
+    fail "cost.bfk ($cols) on the simulator"
+done
+python3 - "$tmp/cycles" <<'PY' || fail "a strided load is not charged more than a contiguous one: $(tr '\n' ' ' <"$tmp/cycles")"
+import sys
+contiguous, strided = (int(x) for x in open(sys.argv[1]).read().split())
+assert strided > 2 * contiguous, (contiguous, strided)
+PY
+
 # .npy files of an N-D tensor: written in its own shape, read in it or flattened, another shape refused.
 "$BFSYNC" run tests/kernels/nd_slices.bfk -p B=1 -p H=2 -p S=16 --output Q="$tmp/q4.npy" >/dev/null 2>&1 ||
   fail "nd_slices.bfk --output Q"

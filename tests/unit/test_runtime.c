@@ -1105,6 +1105,13 @@ static void test_op_cycles(void **state) {
                    20 + 8 * 128);
   /* a throughput of 0 counts as 1 */
   assert_int_equal(bfrt_op_cycles(&c, BFRT_KIND_ACT, BFRT_EXP, (int64_t[]){2, 3}, (int64_t[]){2, 3}), 6);
+  /* by shape: 96 bytes per contiguous run; a row of 32 f32 is one run (32 x (128 + 96) bytes), a slice
+   * with a column step 32 runs of one element each (32 x (128 + 32 x 96)) */
+  c.kind[BFRT_KIND_DMA].dma_row_bytes = 96;
+  assert_int_equal(bfrt_op_timing_shaped(&c, BFRT_KIND_DMA, BFRT_LOAD, t32, t32, 4, 1).completion, 5 + 100 + 224);
+  assert_int_equal(bfrt_op_timing_sized(&c, BFRT_KIND_DMA, BFRT_LOAD, t32, t32, 4).completion, 5 + 100 + 224);
+  assert_int_equal(bfrt_op_timing_shaped(&c, BFRT_KIND_DMA, BFRT_LOAD, t32, t32, 4, 32).completion,
+                   5 + 100 + 32 * (128 + 32 * 96) / 32);
 }
 
 int main(void) {
