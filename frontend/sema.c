@@ -771,8 +771,19 @@ static bool check_view(Sema *s, Operand *o) {
     o->lo[i] = o->nlo[i];
     o->ext[i] = o->next[i];
   }
-  /* a strided view: partitions and columns as a slice's (frontend/slices.c) */
-  o->rstep = ok && o->nstep[0] != 1 ? expr_int(s->p->arena, o->dim[0].step->span, o->nstep[0]) : NULL;
+  /* The engines address a tile's partitions by the first and a count, and
+   * step only within a partition (AWS Neuron documentation, "NKI Access
+   * Patterns": the free-dimension pattern, its strides and sizes, is the
+   * same in every partition; besides it, an offset and a number of
+   * partitions): a view takes a step in its columns only. */
+  if (ok && o->nstep[0] != 1) {
+    diag_error(s->diag, o->dim[0].span,
+               "view of tile '%s' steps over partitions: the engines address a contiguous range of partitions "
+               "(a first one and a count), and step only within a partition",
+               o->name);
+    return false;
+  }
+  o->rstep = NULL;
   o->cstep = ok ? o->nstep[1] : 1;
   return ok;
 }

@@ -78,21 +78,29 @@ for f in os.listdir(h):
 PY
 done
 
+line_of() { grep -n "$1" "$2" | head -1 | cut -d: -f1; }
+
 # Interleaved strided regions never wait on each other; overlapping ones do.
 "$BFSYNC" compile tests/kernels/strided.bfk --explain >"$tmp/x" 2>&1 || fail "compile --explain strided.bfk"
-grep -q "^dma1 line 25:" "$tmp/x" && fail "strided.bfk: the odd columns (line 25) wait for the even ones' store"
-grep -q "^dma1 line 26: wait dma0" "$tmp/x" || fail "strided.bfk: the even columns (line 26) do not wait for their store"
+grep -q "^dma1 line $(line_of "dma1: load o, Z" tests/kernels/strided.bfk):" "$tmp/x" &&
+  fail "strided.bfk: the odd columns wait for the even ones' store"
+grep -q "^dma1 line $(line_of "dma1: load e, Z" tests/kernels/strided.bfk): wait dma0" "$tmp/x" ||
+  fail "strided.bfk: the even columns do not wait for their store"
 
 # Interleaved strided views of one tile: act (even columns) and dve (odd) never wait on each other.
 "$BFSYNC" compile tests/kernels/strided_views.bfk --explain >"$tmp/x" 2>&1 || fail "compile --explain strided_views.bfk"
-grep -A1 "^act line 21: wait dve" "$tmp/x" | grep -q . && fail "strided_views.bfk: the even columns wait for the odd ones"
-grep -A1 "^dve line 22: wait act" "$tmp/x" | grep -q . && fail "strided_views.bfk: the odd columns wait for the even ones"
-grep -q "^pool line 23: wait act" "$tmp/x" && grep -q "^pool line 23: wait dve" "$tmp/x" ||
+even=$(line_of "act: exp y" tests/kernels/strided_views.bfk)
+odd=$(line_of "dve: scale y" tests/kernels/strided_views.bfk)
+both=$(line_of "pool: copy y" tests/kernels/strided_views.bfk)
+grep -q "^act line $even: wait dve" "$tmp/x" && fail "strided_views.bfk: the even columns wait for the odd ones"
+grep -q "^dve line $odd: wait act" "$tmp/x" && fail "strided_views.bfk: the odd columns wait for the even ones"
+grep -q "^pool line $both: wait act" "$tmp/x" && grep -q "^pool line $both: wait dve" "$tmp/x" ||
   fail "strided_views.bfk: pool (both parities) does not wait for both writers"
 grep -q "one of its views has steps" "$tmp/x" || fail "strided_views.bfk: --explain does not name the per-slot fallback"
 # Same start and extent, another step: only the stepped load meets the store (its wait is not implied).
 "$BFSYNC" compile tests/kernels/strided_same_start.bfk --explain >"$tmp/x" 2>&1 || fail "compile strided_same_start.bfk"
-grep -q "^dma1 line 20: wait dma0" "$tmp/x" || fail "strided_same_start.bfk: Z[:, 0:16:2] does not wait for the store"
+grep -q "^dma1 line $(line_of "dma1: load c, Z" tests/kernels/strided_same_start.bfk): wait dma0" "$tmp/x" ||
+  fail "strided_same_start.bfk: Z[:, 0:16:2] does not wait for the store"
 
 # A computed N-D slice outside its tensor: the runtime's error, and the reference's.
 cat >"$tmp/oob.bfk" <<'K'

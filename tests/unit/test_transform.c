@@ -470,7 +470,8 @@ static void test_slot_relations(void **state) {
 
 /* Strided and N-D regions (docs/algorithm.md, 3.3.2), instruction by
  * instruction: 0 writes the even columns of y, 1 the odd ones, 2 reads
- * every fourth column, 3 writes the odd partitions; 4 stores the even
+ * every fourth column, 3 writes columns 1, 5, .. of the second half of
+ * the partitions; 4 stores the even
  * columns of an N-D row, 5 the odd ones, 6 the same row's columns 0:8,
  * 7 another head's row, 8 (in a loop over j) columns 32 j .. step 2 and
  * 9 columns 32 j + 1 .. step 2 of another iteration. */
@@ -483,7 +484,7 @@ static const char *const strided_kernel =
     "  act: exp y[:, 0:16:2], x[:, 0:8];\n"
     "  dve: scale y[:, 1:16:2], x[:, 8:16], 2.0;\n"
     "  pool: copy h[:, 0:4], y[0:1, 0:16:4];\n"
-    "  act: exp y[1:8:2, 0:8], x[0:4, 0:8];\n"
+    "  act: exp y[4:8, 1:16:4], x[0:4, 0:4];\n"
     "  dma0: store O[0, 1, 2, 0:16:2], h;\n"
     "  dma1: store O[0, 1, 2, 1:16:2], h;\n"
     "  dma2: store O[0, 1, 2, 0:8], h;\n"
@@ -501,7 +502,9 @@ static void test_strided_relations(void **state) {
   assert_false(deps_may_conflict(d, 0, 1, INT32_MAX)); /* even and odd columns interleave */
   assert_true(deps_must_conflict(d, 0, 2));             /* columns 0, 4, .. are even */
   assert_false(deps_may_conflict(d, 1, 2, INT32_MAX));  /* .. and none is odd */
-  assert_true(deps_must_conflict(d, 0, 3));             /* odd partitions of even columns */
+  assert_false(deps_may_conflict(d, 0, 3, INT32_MAX));  /* columns 1, 5, .. are odd */
+  assert_true(deps_must_conflict(d, 1, 3));             /* .. and the odd writer's */
+  assert_false(deps_may_conflict(d, 2, 3, INT32_MAX));  /* partition 0 against 4:8 */
   assert_false(deps_may_conflict(d, 4, 5, INT32_MAX));  /* an N-D row's even and odd columns */
   assert_true(deps_must_conflict(d, 4, 6));             /* columns 0:8 hold even ones */
   assert_true(deps_must_conflict(d, 5, 6));             /* .. and odd ones */
