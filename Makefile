@@ -45,7 +45,7 @@ NARROW_TARGETS = targets/trn1_c4.target targets/trn1_c8.target targets/trn1_c16.
 # `make check`: the quick loop (release build, unit tests, the script tests
 # that take seconds, not minutes); `make test` runs everything.
 CHECK_SCRIPTS = $(addprefix tests/,frontend.sh transform.sh resources.sh gen.sh layers.sh makefile.sh host.sh timeline.sh \
-                  editors.sh verify.sh inputs.sh)
+                  editors.sh verify.sh inputs.sh nd.sh)
 # Every part of a test run prints its wall time (.ci/timed).
 TIMED = bash .ci/timed
 

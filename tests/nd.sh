@@ -21,16 +21,10 @@
 #  - an N-D tensor's .npy files have its shape (the flattened one is read
 #    too; another shape is refused, naming both).
 # Env: BFSYNC (the binary), QUICK=1 (the first two parameter sets only).
+# No golden files: UPDATE=1 changes nothing.
 set -uo pipefail
-cd "$(dirname "$0")/.."
-BFSYNC=${BFSYNC:-build/bfsync}
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-failures=0
-fail() {
-  echo "nd.sh: FAIL: $*" >&2
-  failures=$((failures + 1))
-}
+if [[ -n ${UPDATE:-} ]]; then echo "nd.sh: no golden files to update"; exit 0; fi
+source "$(dirname "$0")/lib.sh"
 
 for k in tests/kernels/nd_slices.bfk tests/kernels/strided.bfk tests/kernels/nd_attention.bfk \
   tests/kernels/strided_views.bfk tests/kernels/strided_same_start.bfk; do
@@ -50,7 +44,6 @@ for k in tests/kernels/nd_slices.bfk tests/kernels/strided.bfk tests/kernels/nd_
 done
 
 # The emitted C of strided views and N-D slices: gcc -pedantic, linked with libbfrt.a, results as bfsync run's.
-BUILD=${BUILD:-build}
 san_flags=""
 if nm "$BUILD/libbfrt.a" 2>/dev/null | grep __asan >/dev/null; then san_flags="-fsanitize=address,undefined"; fi
 for k in tests/kernels/nd_slices.bfk tests/kernels/strided_views.bfk; do
@@ -192,5 +185,4 @@ done
 grep -q "array is 3-D: shape (2, 16, 16) does not match tensor Q \[1, 2, 16, 16\] (or \[32, 16\] flattened)" "$tmp/o" ||
   fail "three.npy: $(head -1 "$tmp/o")"
 
-[ $failures = 0 ] && echo "nd.sh: ok" || echo "nd.sh: $failures failure(s)"
-[ $failures = 0 ]
+finish
