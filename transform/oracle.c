@@ -583,17 +583,18 @@ static void dequeue(Queue *q) {
   q->len--;
 }
 
-/* An operand's shape: a tile's (its view's), an hbm tile's partner's; an
- * immediate takes the destination's. */
-static void operand_shape(const Stmt *s, int i, int64_t shape[2]) {
-  const Operand *op = &s->operands[i];
-  const Operand *t = op->kind == OPND_TILE ? op : op->kind == OPND_HBM ? partner_tile(s, i) : NULL;
-  if (!t) {
-    operand_shape(s, 0, shape);
+/* Operand i's shape as this instance runs it, as the simulator charges it:
+ * its region's extents (a ragged view's or slice's clipped; an hbm tile's,
+ * its partner's); an immediate takes the destination's. */
+static void run_shape(const Stmt *s, const Region *rg, int i, int64_t shape[2]) {
+  if (s->operands[i].kind == OPND_IMM) {
+    run_shape(s, rg, 0, shape);
     return;
   }
-  shape[0] = t->ext[0];
-  shape[1] = t->ext[1];
+  int r = 0;
+  for (int j = 0; j < i; j++) r += s->operands[j].kind != OPND_IMM;
+  shape[0] = rg[r].n[0];
+  shape[1] = rg[r].n[1];
 }
 
 static int64_t max64(int64_t a, int64_t b) { return a > b ? a : b; }
@@ -761,11 +762,14 @@ static void ideal_instance(Oracle *o, Walk *w, const Stmt *s, const Region *rg, 
   if (id->charge_sync) start = spend_idle(&id->idle[c], id->free_at[c] + wait, start, id->pending_reads[c] * read_cost(o, id->costs, c));
   id->pending_reads[c] = 0;
   int64_t dst[2], src[2];
-  operand_shape(s, 0, dst);
-  operand_shape(s, bfrt_op_source(s->op), src);
-  int64_t runs = 1; /* as the simulator: a slice with a column step, one run per element */
-  for (int i = 0; i < s->noperands; i++)
-    if (s->operands[i].kind == OPND_HBM && s->operands[i].view && s->operands[i].cstep > 1) runs = s->operands[i].ext[1];
+  run_shape(s, rg, 0, dst);
+  run_shape(s, rg, bfrt_op_source(s->op), src);
+  int64_t runs = 1; /* as the simulator: a slice with a column step, one run per element (as run) */
+  for (int i = 0, r = 0; i < s->noperands; i++) {
+    if (s->operands[i].kind == OPND_IMM) continue;
+    if (s->operands[i].kind == OPND_HBM && s->operands[i].view && s->operands[i].cstep > 1) runs = rg[r].n[1];
+    r++;
+  }
   bfrt_op_time t = bfrt_op_timing_shaped(id->costs, target->engines[c].kind, s->op, dst, src,
                                          instr_elem_bytes(o->p->kernel, s), runs);
   id->free_at[c] = start + t.occupancy;
