@@ -913,8 +913,25 @@ static void check_isa_shapes(Sema *s, const Stmt *in, ShapeRule rule) {
   }
 }
 
+/* A gather or scatter moves one row a partition: its index run is as long
+ * as the tile's partitions; false (reported) otherwise. */
+static bool gather_fits(Sema *s, const Stmt *in) {
+  const Operand *g = NULL, *t = NULL;
+  for (int i = 0; i < in->noperands; i++) {
+    if (in->operands[i].gather) g = &in->operands[i];
+    if (in->operands[i].kind == OPND_TILE && !t) t = &in->operands[i];
+  }
+  if (!g || !t || g->gather->n == t->ext[0]) return true;
+  diag_error(s->diag, g->gather->span,
+             "a gather or scatter moves one row a partition: %.*s gives %lld indices, and '%s' has %lld partitions",
+             (int)(g->gather->span.end - g->gather->span.begin), s->p->src.text + g->gather->span.begin,
+             (long long)g->gather->n, shown(s, t), (long long)t->ext[0]);
+  return false;
+}
+
 static void check_shapes(Sema *s, const Stmt *in, ShapeRule rule) {
   const Operand *o = in->operands;
+  if (!gather_fits(s, in)) return;
   if (rule == SHAPE_SAME) {
     check_same_shapes(s, in);
     return;

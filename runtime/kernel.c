@@ -142,7 +142,7 @@ static SemView hbm_view(Ctx *cx, int line, int op, const bfrt_arg *a, SemView un
   if (a->view == 2) { /* rows by index: the view of its first row, rn rows tall, for the shape rule */
     check_slice_dim(cx, line, op, a->id, 1, a->b, a->cn);
     check_gather(cx, line, op, a);
-    return (SemView){t->data + a->b, a->rn, a->cn, 0, k->tensors[a->id].dtype};
+    return (SemView){t->data + a->b, a->rn, a->cn, t->cols, k->tensors[a->id].dtype};
   }
   if (a->view) {
     check_slice_dim(cx, line, op, a->id, 0, a->a, a->rn);
@@ -207,6 +207,7 @@ static void resolve(Ctx *cx, int op, int line, int nargs, const bfrt_arg *args) 
     if (args[i].kind == BFRT_ARG_IMM) cx->imms[i] = args[i].imm;
   }
   if (hbm >= 0) cx->views[hbm] = hbm_view(cx, line, op, &args[hbm], cx->views[1 - hbm]);
+  cx->gathered = hbm >= 0 && args[hbm].view == 2 ? hbm + 1 : 0;
   if (!shapes_fit(op, cx->views)) {
     char shapes[160] = "";
     for (int i = 0, len = 0; i < n && len < (int)sizeof shapes; i++)

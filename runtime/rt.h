@@ -65,6 +65,7 @@ struct bfrt_ctx {
    * read these. op is BFRT_* or TRACE_WAIT / TRACE_BARRIER. */
   int op, line;
   SemView views[BFRT_MAX_OPERANDS]; /* the current op's resolved operands */
+  int gathered; /* 1 + the current op's gather or scatter operand (its view: the first row, rn tall), or 0 */
   float imms[BFRT_MAX_OPERANDS];    /* and its immediates */
   int64_t completed; /* own instructions completed this run */
 
