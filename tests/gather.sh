@@ -15,7 +15,9 @@
 #    references), for Y and Z;
 #  - an index outside its tensor stops the run naming the line, the tensor
 #    and the index: the runtime (threads and the simulator's timing-only
-#    run, which has no reference), the references and the oracle.
+#    run, which has no reference), the references and the oracle;
+#  - the rows a scatter's indices miss are reported as never stored
+#    (tests/bad_run/gather_unstored.bfk).
 # No golden files: UPDATE=1 skips it.
 set -u
 if [[ -n ${UPDATE:-} ]]; then echo "gather.sh: no golden files to update"; exit 0; fi
@@ -112,6 +114,17 @@ grep -qF "$want" "$tmp/err" || fail "gather_oob in the runtime: $(cat "$tmp/err"
 "$BFSYNC" verify tests/bad_run/gather_oob.bfk -p N=1 >/dev/null 2>"$tmp/err" && fail "gather_oob verified"
 grep -qF "gather_oob.bfk:14:18: error: load from Y: index IDX[0, 0] = 2 (partition 0) is outside the tensor's rows 0:2" "$tmp/err" ||
   fail "gather_oob in the oracle: $(cat "$tmp/err")"
+
+# ---- Never stored: the rows a scatter's indices miss.
+python3 - "$tmp/idx.npy" <<'PY'
+import struct, sys
+h = "{'descr': '<i4', 'fortran_order': False, 'shape': (1, 4), }"
+h += " " * ((64 - (10 + len(h) + 1) % 64) % 64) + "\n"
+open(sys.argv[1], "wb").write(b"\x93NUMPY\x01\x00" + struct.pack("<H", len(h)) + h.encode() + struct.pack("<4i", 0, 0, 2, 5))
+PY
+"$BFSYNC" run tests/bad_run/gather_unstored.bfk -p T=1 --input IDX="$tmp/idx.npy" >/dev/null 2>"$tmp/err" && fail "gather_unstored ran"
+grep -qF "kernel uns, line 6: 48 of the 96 elements of out tensor Y are never stored, the first at [1, 0]" "$tmp/err" ||
+  fail "gather_unstored: $(cat "$tmp/err")"
 
 if [ "$failures" -gt 0 ]; then
   echo "gather.sh: $failures failure(s)" >&2
