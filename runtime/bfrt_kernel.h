@@ -101,13 +101,13 @@ typedef struct bfrt_arg {
   int64_t gr, gc;
 } bfrt_arg;
 
-#define BFRT_TILE(id, slot) {BFRT_ARG_TILE, (id), (slot), 0, 0.0f, 0, 0, 0, 0, 0}
-#define BFRT_VIEW(id, slot, r0, rn, c0, cn) {BFRT_ARG_TILE, (id), (slot), 0, 0.0f, 1, (r0), (rn), (c0), (cn)}
-#define BFRT_HBM(id, r, c) {BFRT_ARG_HBM, (id), (r), (c), 0.0f, 0, 0, 0, 0, 0}
-#define BFRT_SLICE(id, r, rn, c, cn) {BFRT_ARG_HBM, (id), (r), (c), 0.0f, 1, 0, (rn), 0, (cn)}
+#define BFRT_TILE(id, slot) {BFRT_ARG_TILE, (id), (slot), 0, 0.0f, 0, 0, 0, 0, 0, 0, 0, 0, 0}
+#define BFRT_VIEW(id, slot, r0, rn, c0, cn) {BFRT_ARG_TILE, (id), (slot), 0, 0.0f, 1, (r0), (rn), (c0), (cn), 0, 0, 0, 0}
+#define BFRT_HBM(id, r, c) {BFRT_ARG_HBM, (id), (r), (c), 0.0f, 0, 0, 0, 0, 0, 0, 0, 0, 0}
+#define BFRT_SLICE(id, r, rn, c, cn) {BFRT_ARG_HBM, (id), (r), (c), 0.0f, 1, 0, (rn), 0, (cn), 0, 0, 0, 0}
 #define BFRT_GATHER(id, rn, c, cn, gi, gr, gc, gaxis) \
   {BFRT_ARG_HBM, (id), 0, (c), 0.0f, 2, 0, (rn), 0, (cn), (gi), (gaxis), (gr), (gc)}
-#define BFRT_IMM(x) {BFRT_ARG_IMM, 0, 0, 0, (x), 0, 0, 0, 0, 0}
+#define BFRT_IMM(x) {BFRT_ARG_IMM, 0, 0, 0, (x), 0, 0, 0, 0, 0, 0, 0, 0, 0}
 
 /* Run op on this engine's operands; counts one completion when it is done. */
 void bfrt_op(bfrt_ctx *cx, int op, int line, int nargs, const bfrt_arg *args);

@@ -17,7 +17,9 @@
 #    and the index: the runtime (threads and the simulator's timing-only
 #    run, which has no reference), the references and the oracle;
 #  - the rows a scatter's indices miss are reported as never stored
-#    (tests/bad_run/gather_unstored.bfk).
+#    (tests/bad_run/gather_unstored.bfk);
+#  - the emitted C, through gcc -pedantic and linked with libbfrt.a, gives
+#    bfsync run's results.
 # No golden files: UPDATE=1 skips it.
 set -u
 if [[ -n ${UPDATE:-} ]]; then echo "gather.sh: no golden files to update"; exit 0; fi
@@ -114,6 +116,28 @@ grep -qF "$want" "$tmp/err" || fail "gather_oob in the runtime: $(cat "$tmp/err"
 "$BFSYNC" verify tests/bad_run/gather_oob.bfk -p N=1 >/dev/null 2>"$tmp/err" && fail "gather_oob verified"
 grep -qF "gather_oob.bfk:14:18: error: load from Y: index IDX[0, 0] = 2 (partition 0) is outside the tensor's rows 0:2" "$tmp/err" ||
   fail "gather_oob in the oracle: $(cat "$tmp/err")"
+
+# ---- The emitted C through gcc (bfrt_rows_max, bfrt_rows_store), linked with
+# libbfrt.a and tests/host_main.c: the same Y and Z as bfsync run.
+san_flags=""
+if nm "${BUILD:-build}/libbfrt.a" 2>/dev/null | grep __asan >/dev/null; then san_flags="-fsanitize=address,undefined"; fi
+"$BFSYNC" compile "$k" -o "$tmp/gather.c" || fail "compile $k"
+if gcc -std=c99 -Wall -Wextra -Werror -pedantic -Iruntime -c "$tmp/gather.c" -o "$tmp/gather.o" 2>"$tmp/gcc.err" &&
+  gcc -std=c11 $san_flags -rdynamic -I. -Iruntime tests/host_main.c "$tmp/gather.o" "${BUILD:-build}/libbfrt.a" -ldl -lpthread -lm \
+    -o "$tmp/host" 2>>"$tmp/gcc.err"; then
+  mkdir -p "$tmp/h" "$tmp/r"
+  "$tmp/host" bfk_gather_barrier_free 7 "$tmp/h" 3 || fail "$k built by gcc failed"
+  "$BFSYNC" run "$k" -p T=3 --seed 7 --output Y="$tmp/r/Y.npy" --output Z="$tmp/r/Z.npy" >/dev/null 2>&1 || fail "run $k --seed 7"
+  python3 - "$tmp/h" "$tmp/r" <<'PY' || fail "$k: gcc-built results differ from bfsync run"
+import sys
+h, r = sys.argv[1], sys.argv[2]
+for t in ("Y", "Z"):
+    npy = open("%s/%s.npy" % (r, t), "rb").read()
+    assert npy[10 + (npy[8] | npy[9] << 8):] == open("%s/%s.f32" % (h, t), "rb").read(), t
+PY
+else
+  fail "gcc rejects the emitted C of $k: $(head -3 "$tmp/gcc.err")"
+fi
 
 # ---- Never stored: the rows a scatter's indices miss.
 python3 - "$tmp/idx.npy" <<'PY'
