@@ -23,16 +23,7 @@
 # No golden files: UPDATE=1 skips it.
 set -u
 if [[ -n ${UPDATE:-} ]]; then echo "gather.sh: no golden files to update"; exit 0; fi
-: "${BFSYNC:?BFSYNC must name the bfsync binary}"
-BFSYNC=$(cd "$(dirname "$BFSYNC")" && pwd)/$(basename "$BFSYNC")
-cd "$(dirname "$0")/.."
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-failures=0
-fail() {
-  echo "gather.sh: FAIL: $*" >&2
-  failures=$((failures + 1))
-}
+source "$(dirname "$0")/lib.sh"
 k=tests/kernels/gather.bfk
 
 # ---- Exact synchronization under data-dependent addressing.
@@ -120,10 +111,10 @@ grep -qF "gather_oob.bfk:14:18: error: load from Y: index IDX[0, 0] = 2 (partiti
 # ---- The emitted C through gcc (bfrt_rows_max, bfrt_rows_store), linked with
 # libbfrt.a and tests/host_main.c: the same Y and Z as bfsync run.
 san_flags=""
-if nm "${BUILD:-build}/libbfrt.a" 2>/dev/null | grep __asan >/dev/null; then san_flags="-fsanitize=address,undefined"; fi
+if nm "$BUILD/libbfrt.a" 2>/dev/null | grep __asan >/dev/null; then san_flags="-fsanitize=address,undefined"; fi
 "$BFSYNC" compile "$k" -o "$tmp/gather.c" || fail "compile $k"
 if gcc -std=c99 -Wall -Wextra -Werror -pedantic -Iruntime -c "$tmp/gather.c" -o "$tmp/gather.o" 2>"$tmp/gcc.err" &&
-  gcc -std=c11 $san_flags -rdynamic -I. -Iruntime tests/host_main.c "$tmp/gather.o" "${BUILD:-build}/libbfrt.a" -ldl -lpthread -lm \
+  gcc -std=c11 $san_flags -rdynamic -I. -Iruntime tests/host_main.c "$tmp/gather.o" "$BUILD/libbfrt.a" -ldl -lpthread -lm \
     -o "$tmp/host" 2>>"$tmp/gcc.err"; then
   mkdir -p "$tmp/h" "$tmp/r"
   "$tmp/host" bfk_gather_barrier_free 7 "$tmp/h" 3 || fail "$k built by gcc failed"
@@ -150,8 +141,4 @@ PY
 grep -qF "kernel uns, line 6: 48 of the 96 elements of out tensor Y are never stored, the first at [1, 0]" "$tmp/err" ||
   fail "gather_unstored: $(cat "$tmp/err")"
 
-if [ "$failures" -gt 0 ]; then
-  echo "gather.sh: $failures failure(s)" >&2
-  exit 1
-fi
-echo "gather.sh: ok"
+finish
