@@ -305,7 +305,7 @@ static void put_rows(const Emitter *em, int array, const IrExpr *x, const IrExpr
   put_ir_expr(em, x->a);
   fputs(", ", em->out);
   put_ir_expr(em, x->b);
-  fprintf(em->out, ", %" PRId64 ", ", x->value);
+  fprintf(em->out, ", %" PRId64 ", ", x->rows->n);
   put_ir_expr(em, x->c);
   fprintf(em->out, ", %" PRId64 ", ", x->rows->kc);
   put_ir_expr(em, x->rows->ncols);

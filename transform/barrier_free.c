@@ -818,7 +818,7 @@ static IrExpr *access_rows(Builder *b, const InstrInfo *in, const Access *x) {
   const HbmGrid *g = &b->an->grids[t];
   const Operand *o = x->operand;
   IrRows *rows = ARENA_NEW(a, IrRows);
-  *rows = (IrRows){0, 0, in->stmt->op, x->cols / g->cell_cols, g->ncols};
+  *rows = (IrRows){0, 0, in->stmt->op, o->gather ? o->gather->n : x->rows, x->cols / g->cell_cols, g->ncols};
   IrExpr *c0, *first, *second = NULL;
   if (o->gather) {
     rows->gather = o->gather->tensor + 1;
@@ -838,7 +838,7 @@ static IrExpr *access_rows(Builder *b, const InstrInfo *in, const Access *x) {
   else
     c0 = ir_binary(a, IX_MUL, ir_from_expr(p, o->col), ir_const(a, x->cols), 0);
   c0 = ir_binary(a, IX_DIV, c0, ir_const(a, g->cell_cols), 0);
-  return ir_rows(a, t, rows, first, second, c0, o->gather ? o->gather->n : x->rows, in->line);
+  return ir_rows(a, t, rows, first, second, c0, in->line);
 }
 
 /* Whether t, a max of loads, already loads what `load` does. */

@@ -31,7 +31,7 @@ static int tree_size3(const IrExpr *a, const IrExpr *b, const IrExpr *c) {
 static int tree_size(const IrExpr *a, const IrExpr *b) { return tree_size3(a, b, NULL); }
 /* IrExpr nodes are never changed once built, so the small constants every
  * position and count uses are shared, not allocated per use. */
-#define SMALL_CONST(v) {IX_CONST, (v), 0, 0, 1, NULL, NULL, NULL, NULL}
+#define SMALL_CONST(v) {IX_CONST, {(v)}, 0, 0, 1, NULL, NULL, NULL}
 static IrExpr small_consts[] = {
     SMALL_CONST(-1), SMALL_CONST(0),  SMALL_CONST(1),  SMALL_CONST(2),  SMALL_CONST(3),
     SMALL_CONST(4),  SMALL_CONST(5),  SMALL_CONST(6),  SMALL_CONST(7),  SMALL_CONST(8),
@@ -194,10 +194,9 @@ IrExpr *ir_tile_at(Arena *arena, int tile, int dim, IrExpr *at, int64_t n, int o
   return e;
 }
 
-IrExpr *ir_rows(Arena *arena, int tensor, const IrRows *rows, IrExpr *a, IrExpr *b, IrExpr *c, int64_t n, int line) {
-  IrExpr *e = make_binary(arena, IX_ROWS, a, b ? b : ir_const(arena, n), line);
+IrExpr *ir_rows(Arena *arena, int tensor, const IrRows *rows, IrExpr *a, IrExpr *b, IrExpr *c, int line) {
+  IrExpr *e = make_binary(arena, IX_ROWS, a, b ? b : ir_const(arena, rows->n), line);
   e->id = tensor;
-  e->value = n;
   e->c = c;
   e->rows = rows;
   e->size = tree_size3(a, e->b, c);
@@ -416,7 +415,7 @@ int ir_expr_equal(const IrExpr *a, const IrExpr *b) {
   case IX_LOAD: return a->id == b->id && ir_expr_equal(a->a, b->a);
   case IX_ELEM: return a->id == b->id && ir_expr_equal(a->a, b->a) && ir_expr_equal(a->b, b->b);
   case IX_ROWS:
-    return a->id == b->id && a->value == b->value && a->rows == b->rows && ir_expr_equal(a->a, b->a) &&
+    return a->id == b->id && a->rows == b->rows && ir_expr_equal(a->a, b->a) &&
            ir_expr_equal(a->b, b->b) && ir_expr_equal(a->c, b->c);
   case IX_HBM_ROW:
   case IX_TILE_AT:
@@ -491,7 +490,7 @@ void ir_print_expr(const Program *p, const IrStream *s, const IrExpr *e, FILE *o
       ir_print_expr(p, s, e->a, out);
       fputs(e->rows->axis ? ", " : " +p, ", out);
       ir_print_expr(p, s, e->b, out);
-      fprintf(out, "%s] +: %" PRId64, e->rows->axis ? " +p" : "", e->value);
+      fprintf(out, "%s] +: %" PRId64, e->rows->axis ? " +p" : "", e->rows->n);
     } else {
       ir_print_expr(p, s, e->a, out);
       fputs(" +: ", out);
@@ -816,7 +815,7 @@ static void check_expr(const Checker *c, const IrExpr *e) {
     check_expr(c, e->a);
     return;
   case IX_ROWS:
-    if (e->id < 0 || e->id >= c->p->kernel->ntensors || !e->rows || !e->a || !e->b || !e->c || e->value < 1 ||
+    if (e->id < 0 || e->id >= c->p->kernel->ntensors || !e->rows || !e->a || !e->b || !e->c || e->rows->n < 1 ||
         e->rows->kc < 1 || !e->rows->ncols || e->rows->op < 0 || e->rows->op >= BFRT_NOPS ||
         (e->rows->gather && (e->rows->gather > c->p->kernel->ntensors || !c->p->kernel->tensors[e->rows->gather - 1].ints)))
       bug("ir_validate: engine %d: rows of tensor %d", c->engine, e->id);

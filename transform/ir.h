@@ -55,30 +55,32 @@ typedef enum IrExprKind {
                  bfrt_hbm_at): a checked part of a tracking array's index */
   IX_ROWS,    /* a set of tracking entries, only as the index of an IX_LOAD (the
                  max over them) or an IR_STORE (each of them): single-row cells
-                 of tensor id's grid, `value` rows r(p), p < value, each with
+                 of tensor id's grid, rows->n rows r(p), p < rows->n, each with
                  rows->kc cells from column cell c, rows->ncols cells a grid
                  row. A gather's (rows->gather > 0): r(p) = element (a, b) + p
                  along rows->axis of i32 tensor rows->gather - 1, checked inside
                  tensor id with op rows->op's error at `line`; otherwise r(p) =
-                 a + p for p < b (the run-time count, b <= value; NULL: value),
+                 a + p for p < b (the run-time count, b <= rows->n),
                  a checked (bfrt_rows_max, bfrt_rows_store) */
 } IrExprKind;
 
-/* IX_ROWS's fixed part. */
+/* IX_ROWS's fixed part (in place of `value`: most nodes have none). */
 typedef struct IrRows {
   int gather, axis, op;
-  int64_t kc;
+  int64_t n, kc;
   struct IrExpr *ncols; /* over parameters */
 } IrRows;
 
 typedef struct IrExpr {
   IrExprKind kind;
-  int64_t value;
+  union {
+    int64_t value;
+    const struct IrRows *rows; /* IX_ROWS only */
+  };
   int id;
   int line;
   int size; /* nodes in the printed tree, saturating (0 when not built by ir.c) */
   struct IrExpr *a, *b, *c; /* c: IX_SELECT only */
-  const IrRows *rows;       /* IX_ROWS only */
 } IrExpr;
 
 typedef struct IrOperand {
@@ -266,9 +268,9 @@ IrExpr *ir_hbm_row(struct Arena *arena, int tensor, int tile, IrExpr *row, IrExp
  * partition or column, of extent n; 2: a slot, n = 1) as op at line uses it
  * (IX_TILE_AT). */
 IrExpr *ir_tile_at(struct Arena *arena, int tile, int dim, IrExpr *at, int64_t n, int op, int line);
-/* The entries of rows (IX_ROWS) of tensor's grid, n rows from a (b: their
- * run-time count, NULL for n) or by gather, from column cell c. */
-IrExpr *ir_rows(struct Arena *arena, int tensor, const IrRows *rows, IrExpr *a, IrExpr *b, IrExpr *c, int64_t n, int line);
+/* The entries of rows (IX_ROWS) of tensor's grid, rows->n rows from a (b:
+ * their run-time count, NULL for rows->n) or by gather, from column cell c. */
+IrExpr *ir_rows(struct Arena *arena, int tensor, const IrRows *rows, IrExpr *a, IrExpr *b, IrExpr *c, int line);
 /* A ragged dimension's run-time extent max(0, min(n, end - lo)). */
 IrExpr *ir_clipped_extent(struct Arena *arena, IrExpr *end, IrExpr *lo, int64_t n);
 /* !a for a condition a. */

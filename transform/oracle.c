@@ -1251,7 +1251,7 @@ static int64_t ir_rows_eval(Schedule *s, Interp *in, const IrExpr *x, int array,
   const Program *p = s->o->p;
   const IrRows *r = x->rows;
   int64_t a = ir_eval(s, in, x->a), b = ir_eval(s, in, x->b), c0 = ir_eval(s, in, x->c), ncols = ir_eval(s, in, r->ncols);
-  int64_t count = r->gather ? x->value : b < 0 ? 0 : b > x->value ? x->value : b, most = 0;
+  int64_t count = r->gather ? r->n : b < 0 ? 0 : b > r->n ? r->n : b, most = 0;
   const Grid *g = &s->o->grid[x->id];
   for (int64_t q = 0; q < count && !s->stop; q++) {
     int64_t row = a + q;
