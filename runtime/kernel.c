@@ -2,8 +2,10 @@
  * executor.
  *
  * An op is checked before it runs: the op exists, its operands have the
- * kinds and shapes ops.def gives it, every tile slot is in range and every
- * hbm tile lies inside its tensor. A generated kernel passes these checks
+ * kinds and shapes ops.def gives it, every tile slot is in range, every
+ * hbm tile lies inside its tensor and every row a gather or scatter names
+ * by index is one of its tensor's (a gather or scatter then runs one
+ * partition at a time, in partition order). A generated kernel passes these checks
  * by construction except for hbm coordinates and slots computed at run
  * time, which is why the checks stay on: a bad coordinate is reported with
  * the kernel, line, tensor and coordinates instead of corrupting memory.

@@ -26,7 +26,9 @@
  * P_e(after x) into arr[slot] at every e-access x of the resource and kind
  * it depends on (once after a loop, when the slot does not change in it),
  * and loads the slot b touches; an hbm tile's entries are the cells of its
- * tensor's grid that it covers. Arrays, running scalars and loops exist
+ * tensor's grid that it covers (on a tensor some gather or scatter moves,
+ * single-row cells: a transfer's rows, by index or not, are one IX_ROWS
+ * set of entries, stored into and loaded as a max at run time). Arrays, running scalars and loops exist
  * only where some wait of c needs them, a wait that what c already knows
  * to be complete implies is not emitted. (A device integer used twice in
  * a scope is read once: transform/share_reads.c, after every sync pass.) */
