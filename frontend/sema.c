@@ -623,6 +623,11 @@ static bool resolve_operand(Sema *s, Operand *o) {
     return false;
   }
   o->decl = d->index;
+  if (o->gather && d->kind != DECL_TENSOR) {
+    diag_error(s->diag, o->span, "'%s' is a tile: rows by index (a gather or scatter) are rows of an hbm tensor, moved by load or store",
+               o->name);
+    return false;
+  }
   if (d->kind == DECL_TENSOR && o->view && o->nindex) {
     diag_error(s->diag, o->span, "'%s' is an hbm tensor: it has no slots", o->name);
     return false;
