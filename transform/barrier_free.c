@@ -120,6 +120,9 @@ typedef struct Analysis {
    * NULL: not built yet, &running_count: a running count */
   IrExpr **before_iteration, **loop_count;
   struct Constants *constants; /* positions outside loops, shared by every stream */
+  /* [instr][access]: an access's IX_ROWS set, built once and shared by every
+   * stream and wait, so that equal sets are one node (ir_expr_equal) */
+  IrExpr ***rows_sets;
 } Analysis;
 
 static IrExpr running_count;
@@ -478,6 +481,7 @@ static Analysis *analyze(Program *p) {
   an->bounds = ARENA_ARRAY(p->arena, LoopBounds, d->nloops + 1);
   for (int l = 0; l < d->nloops; l++) an->bounds[l] = bounds_of(p, d->loops[l].stmt);
   an->need_mask = ARENA_ARRAY(p->arena, uint32_t, d->ninstrs + 1);
+  an->rows_sets = ARENA_ARRAY(p->arena, IrExpr **, d->ninstrs + 1);
   an->needs = ARENA_ARRAY(p->arena, Need *, d->ninstrs + 1);
   an->body_count = ARENA_ARRAY(p->arena, IrExpr *, d->nloops * d->nengines + 1);
   an->branch_terms = ARENA_ARRAY(p->arena, CountTerms *, d->nloops * d->nengines + 1);
@@ -816,7 +820,11 @@ static IrExpr *access_rows(Builder *b, const InstrInfo *in, const Access *x) {
   Program *p = b->p;
   Arena *a = p->arena;
   const Kernel *k = b->an->d->k;
-  int t = x->res - k->ntiles;
+  int t = x->res - k->ntiles, id = (int)(in - b->an->d->instrs);
+  IrExpr ***sets = &b->an->rows_sets[id];
+  if (!*sets) *sets = ARENA_ARRAY(a, IrExpr *, in->naccesses);
+  IrExpr **set = &(*sets)[x - in->accesses];
+  if (*set) return *set;
   const HbmGrid *g = &b->an->grids[t];
   const Operand *o = x->operand;
   IrRows *rows = ARENA_NEW(a, IrRows);
@@ -840,7 +848,7 @@ static IrExpr *access_rows(Builder *b, const InstrInfo *in, const Access *x) {
   else
     c0 = ir_binary(a, IX_MUL, ir_from_expr(p, o->col), ir_const(a, x->cols), 0);
   c0 = ir_binary(a, IX_DIV, c0, ir_const(a, g->cell_cols), 0);
-  return ir_rows(a, t, rows, first, second, c0, in->line);
+  return *set = ir_rows(a, t, rows, first, second, c0, in->line);
 }
 
 /* Whether t, a max of loads, already loads what `load` does. */
