@@ -93,6 +93,7 @@ static Expr *call(ParseState *ps, Span span, Span name_span, const char *name, E
   Slice slice;
   SliceList slices;
   ExprList exprs;
+  Gather gather;
   Stmt *stmt;
   StmtList stmts;
 }
@@ -125,6 +126,7 @@ static Expr *call(ParseState *ps, Span span, Span name_span, const char *name, E
 %type <slice> range vdim
 %type <slices> vdims
 %type <exprs> exprs
+%type <gather> rows
 %type <stmt> stmt instr if
 %type <stmts> stmts else
 
@@ -227,6 +229,14 @@ operand:
     { $$ = operand_nd(ARENA, @$, $1, slice_of(@3, $3, NULL), slice_of(@5, $5, NULL), &$7); }
 | IDENT '[' expr ',' range ',' vdims ']'  { $$ = operand_nd(ARENA, @$, $1, slice_of(@3, $3, NULL), $5, &$7); }
 | IDENT '[' range ',' vdim ',' vdims ']'  { $$ = operand_nd(ARENA, @$, $1, $3, $5, &$7); }
+| IDENT '[' rows ',' vdim ']'     { $$ = operand_gather(ARENA, @$, $1, $3, $5); }
+;
+
+/* rows = IDENT "[" range "," expr "]" | IDENT "[" expr "," range "]"
+ * (a gather's or scatter's rows: a run of an i32 tensor, one index a partition) */
+rows:
+  IDENT '[' range ',' expr ']'    { $$ = gather_of(@$, $1, @1, $3, slice_of(@5, $5, NULL)); }
+| IDENT '[' expr ',' range ']'    { $$ = gather_of(@$, $1, @1, slice_of(@3, $3, NULL), $5); }
 ;
 
 /* vdims = vdim {"," vdim}   (an N-D slice's dimensions after the first two) */

@@ -115,6 +115,17 @@ static void print_expr(FILE *out, const Expr *e, int min_prec) {
  * spaced as lo : hi otherwise (the numpy style guides' rule). */
 static bool simple(const Expr *e) { return e->kind == EX_INT || e->kind == EX_NAME; }
 
+/* lo:hi, lo, `:`, lo:hi:k or ::k, tight when every part is a number or a name. */
+static void print_slice(FILE *out, const Slice *d) {
+  bool tight = (!d->lo || simple(d->lo)) && (!d->hi || simple(d->hi)) && (!d->step || simple(d->step));
+  if (!d->lo) fputc(':', out);
+  if (d->lo) print_expr(out, d->lo, 0);
+  if (d->hi) fputs(tight ? ":" : " : ", out);
+  if (d->hi) print_expr(out, d->hi, 0);
+  if (d->step) fputs(!d->lo || tight ? ":" : " : ", out);
+  if (d->step) print_expr(out, d->step, 0);
+}
+
 static void print_operand(FILE *out, const Operand *o) {
   if (o->kind == OPND_IMM) {
     print_expr(out, o->imm_expr, 0);
@@ -127,15 +138,16 @@ static void print_operand(FILE *out, const Operand *o) {
   }
   if (o->nindex) fputc(']', out);
   for (int i = 0; o->view && i < o->ndim && i < MAX_LISTED; i++) {
-    const Slice *sl = &o->dim[i];
-    bool tight = (!sl->lo || simple(sl->lo)) && (!sl->hi || simple(sl->hi)) && (!sl->step || simple(sl->step));
     fputs(i ? ", " : "[", out);
-    if (!sl->lo) fputc(':', out);
-    if (sl->lo) print_expr(out, sl->lo, 0);
-    if (sl->hi) fputs(tight ? ":" : " : ", out);
-    if (sl->hi) print_expr(out, sl->hi, 0);
-    if (sl->step) fputs(!sl->lo ? ":" : tight ? ":" : " : ", out);
-    if (sl->step) print_expr(out, sl->step, 0);
+    if (i == 0 && o->gather) { /* rows by index: IDX[d0, d1] */
+      fprintf(out, "%s[", o->gather->name);
+      print_slice(out, &o->gather->dim[0]);
+      fputs(", ", out);
+      print_slice(out, &o->gather->dim[1]);
+      fputc(']', out);
+      continue;
+    }
+    print_slice(out, &o->dim[i]);
   }
   if (o->view) fputc(']', out);
 }

@@ -521,14 +521,17 @@ static Relation compare_slices(const Pair *pr, const Operand *ox, const Operand 
  * are equal or differ. */
 static Relation compare_regions(const Pair *pr, const Access *x, const Access *y) {
   const Operand *ox = x->operand, *oy = y->operand;
-  if (ox->view && oy->view) return compare_slices(pr, ox, oy);
-  if (ox->view || oy->view) { /* an element slice (of a 2-D tensor) against a tile's rows r*h .. r*h+h-1 */
-    Relation rows = compare_progressions(pr, ox->view ? ox->lo[0] : ox->row, ox->view ? 1 : x->rows,
-                                         ox->view ? ox->nstep[0] : 1, x->rows, oy->view ? oy->lo[0] : oy->row,
-                                         oy->view ? 1 : y->rows, oy->view ? oy->nstep[0] : 1, y->rows);
+  if (ox->view && oy->view && !ox->gather && !oy->gather) return compare_slices(pr, ox, oy);
+  if (ox->view || oy->view) { /* an element slice of a 2-D tensor (or rows by index) against a slice or a tile's rows r*h .. */
+    /* rows by index (a gather or scatter) may be any rows: only the columns can tell them apart */
+    Relation rows = ox->gather || oy->gather
+                        ? REL_UNKNOWN
+                        : compare_progressions(pr, ox->view ? ox->lo[0] : ox->row, ox->view ? 1 : x->rows,
+                                               ox->view ? ox->nstep[0] : 1, x->rows, oy->view ? oy->lo[0] : oy->row,
+                                               oy->view ? 1 : y->rows, oy->view ? oy->nstep[0] : 1, y->rows);
     Relation cols = compare_progressions(pr, ox->view ? ox->lo[1] : ox->col, ox->view ? 1 : x->cols,
-                                         ox->view ? ox->cstep : 1, x->cols, oy->view ? oy->lo[1] : oy->col,
-                                         oy->view ? 1 : y->cols, oy->view ? oy->cstep : 1, y->cols);
+                                         ox->cstep > 1 ? ox->cstep : 1, x->cols, oy->view ? oy->lo[1] : oy->col,
+                                         oy->view ? 1 : y->cols, oy->cstep > 1 ? oy->cstep : 1, y->cols);
     if (rows == REL_DIFFERENT || cols == REL_DIFFERENT) return REL_DIFFERENT;
     return rows == REL_SAME && cols == REL_SAME && !ragged(ox) && !ragged(oy) ? REL_SAME : REL_UNKNOWN;
   }

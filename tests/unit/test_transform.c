@@ -468,7 +468,7 @@ static void test_slot_relations(void **state) {
   program_free(p);
 }
 
-/* Strided and N-D regions (docs/algorithm.md, 3.3.2), instruction by
+/* Strided and N-D regions (docs/algorithm.md, 3.3.3), instruction by
  * instruction: 0 writes the even columns of y, 1 the odd ones, 2 reads
  * every fourth column, 3 writes columns 1, 5, .. of the second half of
  * the partitions; 4 stores the even
