@@ -7,12 +7,24 @@
  * op table (runtime/ops.def) and the target allow, and `bfsync run` accepts
  * every kernel at its parameters (or any others), numerics included:
  *
- *  - Shapes come in three families: square tiles [4, 4], row vectors
- *    [4, 1] and column vectors [1, 4]. Every shape rule has a fixed answer
- *    in those terms (matmul and transpose are square, a row reduction goes
- *    square -> row, a row broadcast takes square, square, row, a column
- *    broadcast square, square, column; elementwise ops stay within one
- *    family), so operands are picked per family and always fit.
+ *  - Shapes come in five families: square tiles [4, 4], row vectors
+ *    [4, 1], column vectors [1, 4], and bn_stats' [4, 6] and bn_aggr's
+ *    [4, 2]. Every shape rule has a fixed answer in those terms (matmul,
+ *    nc_matmul and the transposes are square, a row reduction goes square
+ *    -> row, tensor_reduce any four-row family -> row, a row broadcast
+ *    takes square, square, row, a column broadcast square, square,
+ *    column; bn_stats a four-row family -> [4, 6], bn_aggr [4, 6] -> [4,
+ *    2]; the [P, 1] operands of tensor_scalar, activation's bias and
+ *    accumulator and a scan's initial value are rows beside a four-row
+ *    family; elementwise ops stay within one family), so operands are
+ *    picked per family and always fit.
+ *  - The nki.isa ops' other operands are drawn from their vocabularies:
+ *    every ALU op (the comparisons included, reduce's four, affine_select's
+ *    six), every activation function, negate, permute's divisors of the
+ *    columns, floats, and affine patterns (step, offset, channel
+ *    multiplier in -2 .. 1) written as literals or as constant expressions
+ *    over a kernel constant (`1 * AFF`, `(0 + AFF) - 1`), which is all an
+ *    immediate may be (run-time values may not).
  *  - A prologue writes every slot of every tile at the top level, so no
  *    instruction on any path reads a tile before something wrote it.
  *  - Every tile and tensor holds values of one class (unit, pos, big, acc;
@@ -55,7 +67,7 @@
  *    emitter, both executors and the gcc build; they are drawn from a
  *    stream of their own, so a seed's kernel is otherwise what it was
  *    before types were drawn.
- *  - About one kernel in three draws tile views and element slices, from a
+ *  - Four kernels in five draw tile views and element slices, from a
  *    stream of its own (STREAM_VIEWS), so the rest of a seed's kernel is
  *    what it would be without them: a third of its tiles are declared twice
  *    as long ([8, 4], [8, 1], [1, 8]) and used in the body only through a
@@ -66,16 +78,20 @@
  *    whole-tile uses. Two in five hbm operands (and every partner of a
  *    view of part of a tile) are element slices: the tile of a coordinate
  *    in elements, D c : D c + D, or the rows D/2 .. D/2 + D - 1 that
- *    straddle tiles 0 and 1. Some loads of X are ragged: the slice
- *    D c : min(D c + D, E), E = D c + 1 + P % D, moves into the tile view
- *    0 : min(D, E - D c), 1 .. D rows as the parameter P decides at run
- *    time (only X, which nothing writes, and never 0 rows: see
- *    draw_ragged). The prologue
+ *    straddle tiles 0 and 1. Some loads and stores of every tensor but Y
+ *    are ragged: the slice D c : min(D c + D, E), E = D c + 1 + P % D,
+ *    moves to or from the tile view 0 : min(D, E - D c), 1 .. D rows as
+ *    the parameter P decides at run time (never 0 rows; the transform's
+ *    one conservative fallback: see draw_ragged). The prologue
  *    still writes every tile whole (a big tile through an element slice of
  *    its whole shape), so a view only ever reads or overwrites part of a
  *    tile whose every element was written and is in the tile's class; the
  *    class is a property of every element, so it holds for every view.
  *    (Strided regions are not drawn.)
+ *  - Where an op has many choices of immediates for one tuple of tiles
+ *    (tensor_scalar's two ops and floats, affine_select), a few of them
+ *    are drawn (STREAM_IMMS, imm_picks) rather than every one listed, so
+ *    that a kernel's picks stay quick to compute.
  * Randomness is splitmix64, seeded from --seed: the same seed prints the
  * same kernel on every machine. The kernel and its parameter set come from
  * separate streams, so --params needs no kernel to be generated. */
