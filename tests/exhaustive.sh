@@ -10,10 +10,11 @@
 # adjacent, nested and moving regions; the grammar and the canonical forms
 # are described in harness/exhaustive.c), judged by the oracle at N = 0..3
 # under both sync modes. Every one must pass, and the counts are checked
-# so the scope cannot shrink unnoticed. The scopes and their CPU on a quiet
-# 2-core host: all 2 (84,448 kernels) and views all 2 (441,968), about 155
-# s of CPU, 80 s with 2 jobs; QUICK=1 (the sanitizer pass): act, dve and
-# pool only, core 2 (13,986) and views core 2 (137,232), about 36 s of CPU.
+# so the scope cannot shrink unnoticed. The scopes and their CPU (release
+# build, measured 2026-12-02 at load 20 to 30): all 2 (84,448 kernels,
+# 18 s) and views all 2 (441,968, 111 s), so about 65 s with 2 jobs on a
+# quiet 2-core host; QUICK=1 (the sanitizer pass): act, dve and pool only,
+# core 2 (13,986, 3 s) and views core 2 (137,232, 34 s).
 # FULL=1 (`make exhaustive`): every engine at 3 instructions, and views all
 # 2. (The core scope at 3 instructions, 1,723,086 kernels, ran in every
 # release pass before the views scope and took 270 s; it is in FULL's.)
