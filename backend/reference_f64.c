@@ -539,9 +539,12 @@ static Cell reduction_term(int op, Cell x) {
 
 static Cell c_add(Cell a, Cell b) { return accumulate(a, b); }
 static Cell c_sub(Cell a, Cell b) { return accumulate(a, (Cell){-b.v, b.e}); }
+/* a * b: what the operands carry (with the product of their bounds, which
+ * matters where one is far off, as a narrow type's subnormal is), then the
+ * rounding of the f32 product of values that far off. */
 static Cell c_mul(Cell a, Cell b) {
-  double v = a.v * b.v;
-  return (Cell){v, fabs(b.v) * a.e + fabs(a.v) * b.e + U * fabs(v)};
+  double v = a.v * b.v, e = product_error(a, b);
+  return (Cell){v, e + U * (fabs(v) + e)};
 }
 /* a / b; b's bound must be below |b| (a count, or a sum of counts: exact). */
 static Cell c_div(Cell a, Cell b) {

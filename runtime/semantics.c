@@ -501,17 +501,22 @@ static SemView snapshot(SemView s) {
 /* An op reads all its sources before it writes its destination. A source
  * that is the destination's own view is handled by each op (above); one
  * that only partly overlaps it (views of one slot, x[:, 0:8] and x[:, 4:12])
- * is read into a temporary first. Sources whose memory merely interleaves
- * the destination's without meeting it are copied too: the same values.
- * Then every operand the op writes is rounded to its type. */
+ * is read into a temporary first, and so is one that meets another operand
+ * the op writes (activation_acc's accumulator, written at the end of each
+ * row: a source row below it would be read after it changed). Sources whose
+ * memory merely interleaves a written operand's without meeting it are
+ * copied too: the same values. Then every operand the op writes is rounded
+ * to its type. */
 void sem_apply(int op, const SemView *v, const float *imm) {
   SemView in[BFRT_MAX_OPERANDS];
   int copied[BFRT_MAX_OPERANDS] = {0};
   size_t noperands = strlen(rt_ops[op].operands); /* the letters stop there: no reading past them */
   for (int i = 0; i < BFRT_MAX_OPERANDS; i++) {
     in[i] = v[i];
-    int source = i > 0 && (size_t)i < noperands && bfrt_op_reads(op, i) && !bfrt_op_writes(op, i);
-    if (source && !same_view(v[0], v[i]) && spans_meet(v[0], v[i])) in[i] = snapshot(v[i]), copied[i] = 1;
+    int source = i > 0 && (size_t)i < noperands && bfrt_op_reads(op, i) && !bfrt_op_writes(op, i), meets = 0;
+    for (size_t w = 0; source && w < noperands; w++)
+      if (bfrt_op_writes(op, (int)w) && spans_meet(v[w], v[i]) && !(w == 0 && same_view(v[0], v[i]))) meets = 1;
+    if (meets) in[i] = snapshot(v[i]), copied[i] = 1;
   }
   compute(op, in, imm);
   for (int i = 0; rt_ops[op].roles[i]; i++)
