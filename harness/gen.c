@@ -579,12 +579,19 @@ static bool psum_allowed(const Gen *g, int engine) {
   return !kinds || (kinds & (1u << g->target->engines[engine].kind));
 }
 
+/* The dimension a family's tiles are long in: columns for FAM_COL, rows otherwise. */
+static int long_dim(Family f) { return f == FAM_COL; }
+
 /* A range of D along a big tile's doubled dimension: its first or second
  * half, the middle (overlapping both), or the half a loop variable picks
- * (D * (v % 2), disjoint across iterations of different parity). */
-static void print_view_range(Gen *g) {
+ * (D * (v % 2), disjoint across iterations of different parity); along
+ * columns (a column family's, the only dimension a view may step) also
+ * the even or the odd columns, 0:2D:2 and 1:2D:2, which interleave
+ * without touching and overlap every half. */
+static void print_view_range(Gen *g, Family f) {
   int form = rng_below(&g->views, g->depth ? 4 : 3);
-  if (form == 0) fprintf(g->out, "0:%d", TILE_DIM);
+  if (long_dim(f) && rng_percent(&g->views, 30)) fprintf(g->out, "%d:%d:2", rng_below(&g->views, 2), 2 * TILE_DIM);
+  else if (form == 0) fprintf(g->out, "0:%d", TILE_DIM);
   else if (form == 1) fprintf(g->out, "%d:%d", TILE_DIM, 2 * TILE_DIM);
   else if (form == 2) fprintf(g->out, "%d:%d", TILE_DIM / 2, TILE_DIM / 2 + TILE_DIM);
   else {
@@ -593,8 +600,6 @@ static void print_view_range(Gen *g) {
   }
 }
 
-/* The dimension a family's tiles are long in: columns for FAM_COL, rows otherwise. */
-static int long_dim(Family f) { return f == FAM_COL; }
 
 /* Tile i of family f, its name and slot. */
 static void print_tile_head(Gen *g, Family f, int i) {
@@ -614,7 +619,7 @@ static void print_tile_view(Gen *g, Family f, int i) {
     fprintf(g->out, "%s0 : min(%d, %s - %s)%s", open, TILE_DIM, g->ragged_e, g->ragged_lo, close);
   } else if (g->big[f][i]) {
     fputs(long_dim(f) ? "[:, " : "[", g->out);
-    print_view_range(g);
+    print_view_range(g, f);
     fputs(long_dim(f) ? "]" : ", :]", g->out);
   } else if (g->viewing && rng_percent(&g->views, 10)) {
     fputs("[:, :]", g->out);
@@ -886,6 +891,9 @@ static void print_slice_dim(Gen *g, bool wide, bool ragged, bool straddle_ok) {
     fprintf(g->out, "%s : min(%s + %d, %s)", g->ragged_lo, g->ragged_lo, TILE_DIM, g->ragged_e);
   } else if (wide && straddle_ok && rng_percent(&g->views, 25)) {
     fprintf(g->out, "%d:%d", TILE_DIM / 2, TILE_DIM / 2 + TILE_DIM);
+  } else if (wide && rng_percent(&g->views, 15)) { /* every other row or column of tiles c and c + 1 */
+    int odd = rng_below(&g->views, 2);
+    fprintf(g->out, "%d * (%s) + %d : %d * (%s) + %d : 2", TILE_DIM, c, odd, TILE_DIM, c, 2 * TILE_DIM);
   } else if (wide) {
     fprintf(g->out, "%d * (%s) : %d * (%s) + %d", TILE_DIM, c, TILE_DIM, c, TILE_DIM);
   } else {

@@ -46,13 +46,16 @@ done
 # ragged loads, lo : min(lo + D, E) into 0 : min(D, E - lo), and ragged
 # stores the other way; the nki.isa ops' forms: tensor_reduce with negate,
 # two-op tensor_scalar, activation with bias, scale and accumulator, a
-# scan from a tile, and affine patterns written as constant expressions.
+# scan from a tile, affine patterns written as constant expressions, and
+# strided regions: a column tile's even or odd columns, every other row or
+# column of two tiles of a tensor.
 for pattern in '\[[0-9]:[0-9], :\]' '4 \* \(v[0-9]+ % 2\) :' '\[:, :\]' '\[2:6, ' \
                'load [a-z][0-9][^,]*\[0 : min\(4, [^;]*, [XZVW]\[4 \* \([^)]*\) : min\(' \
                'store [ZVW]\[[^;]*min\([^;]*, [a-z][0-9][^,]*\[0 : min\(4, ' \
                'tensor_reduce [^;]*, negate;' 'tensor_scalar [^;]*, [a-z_]+, [^;]*, [a-z_]+, [^;]*;' \
                'activation [^;]*, [^;]*, [^;]*, r[0-9][^;]*, [-0-9.]+;' 'activation_acc ' \
-               'tensor_tensor_scan [^;]*, r[0-9][^;]*, [a-z_]+, [a-z_]+;' '(iota|affine_select) [^;]*AFF'; do
+               'tensor_tensor_scan [^;]*, r[0-9][^;]*, [a-z_]+, [a-z_]+;' '(iota|affine_select) [^;]*AFF' \
+               'c[0-9][^,;]*\[:, [01]:8:2\]' '[XZVW]\[[^;]*\+ [01] : 4 \* \([^)]*\) \+ 8 : 2'; do
   grep -qE "$pattern" "$tmp"/seed*.bfk || fail "no generated kernel matches '$pattern'"
 done
 
