@@ -112,7 +112,8 @@ bool reference_f64_compare(Program *p, const RefTensor *got, const ExactTensor *
  * FLT_MIN); a NaN or an infinity on one side only is infinite. */
 double reference_f64_rel_err(float got, double want, double scale);
 
-/* ---- numpy .npy files: 2-D, C order, little-endian; the dtype by the
+/* ---- numpy .npy files: 2-D (an N-D tensor's: its own dimensions, or
+ * flattened to [rows, cols]), C order, little-endian; the dtype by the
  * tensor's element type (docs/runtime.md, "The .npy contract"): f32 '<f4',
  * i32 '<i4', fp16 '<f2', and, as numpy has no bfloat16 or float8, bf16 as
  * its bit patterns in '<u2' and fp8e4 and fp8e5 as their bit patterns in
@@ -122,6 +123,8 @@ typedef struct NpyArray {
   int64_t rows, cols;
   float *data;   /* rows * cols 4-byte cells: the values (int32 cells for i32) */
   ElemType type; /* the tensor's element type */
+  int rank;      /* an N-D tensor's dimensions (3 .. MAX_RANK, their product rows * cols), else 0 */
+  int64_t dims[MAX_RANK];
 } NpyArray;
 
 /* Read path into into->data, which is into->rows x into->cols of

@@ -34,7 +34,7 @@ typedef struct Header {
   char descr[16];
   int fortran;  /* -1 until seen */
   int rank;     /* -1 until seen */
-  int64_t shape[2];
+  int64_t shape[MAX_RANK]; /* the first MAX_RANK dimensions */
 } Header;
 
 typedef struct Cursor {
@@ -87,7 +87,7 @@ static bool parse_shape(Cursor *c, Header *h) {
     while (c->s < c->end && isdigit((unsigned char)*c->s)) c->s++;
     uint64_t v;
     if (parse_digits(digits, (size_t)(c->s - digits), INT64_MAX, &v)) return false;
-    if (h->rank < 2) h->shape[h->rank] = (int64_t)v;
+    if (h->rank < MAX_RANK) h->shape[h->rank] = (int64_t)v;
     h->rank++;
     if (!accept(c, ',') && !(skip_space(c), c->s < c->end && *c->s == ')')) return false;
   }
@@ -223,7 +223,7 @@ static int read_header(Arena *a, FILE *f, const char *path, Header *h, const cha
     *err = short_read(a, f, path, "truncated .npy header");
     return -1;
   }
-  *h = (Header){"", -1, -1, {0, 0}};
+  *h = (Header){"", -1, -1, {0}};
   Cursor c = {text, text + hlen};
   if (!parse_dict(&c, h) || !h->descr[0] || h->fortran < 0 || h->rank < 0) {
     *err = arena_printf(a, "%s: bad .npy header (expected {'descr': ..., 'fortran_order': ..., 'shape': (...)})", path);
@@ -240,8 +240,8 @@ static int read_header(Arena *a, FILE *f, const char *path, Header *h, const cha
     *err = arena_printf(a, "%s: array is in Fortran order; save it in C order", path);
     return -1;
   }
-  if (h->rank != 2) {
-    *err = arena_printf(a, "%s: array is %d-D; tensors are 2-D", path, h->rank);
+  if (h->rank < 2 || h->rank > MAX_RANK) {
+    *err = arena_printf(a, "%s: array is %d-D; tensors have 2 to %d dimensions", path, h->rank, MAX_RANK);
     return -1;
   }
   return 0;
@@ -281,25 +281,46 @@ void npy_widen(float *data, int64_t n, const char *descr, ElemType type) {
 /* The data into want's storage, once the header's shape is want's: a
  * header that claims any other shape (a huge one included) is rejected
  * before anything is read or allocated. */
+/* A shape as numpy prints it, (a, b, c), and as bfsync does, [a, b, c]. */
+static const char *shape_text(Arena *a, const int64_t *dims, int rank, bool brackets) {
+  const char *s = "";
+  for (int i = 0; i < rank; i++) s = arena_printf(a, "%s%s%" PRId64, s, i ? ", " : "", dims[i]);
+  return arena_printf(a, brackets ? "[%s]" : "(%s)", s);
+}
+
+/* Whether the header's shape is want's: [rows, cols], or an N-D tensor's own dimensions. */
+static bool shape_fits(const Header *h, const NpyArray *want) {
+  if (h->rank == 2 && h->shape[0] == want->rows && h->shape[1] == want->cols) return true;
+  if (!want->rank || h->rank != want->rank) return false;
+  for (int i = 0; i < want->rank; i++)
+    if (h->shape[i] != want->dims[i]) return false;
+  return true;
+}
+
 static int read_data(Arena *a, FILE *f, const char *path, const Header *h, const NpyArray *want,
                      const char *tensor, const char **err) {
-  if (h->shape[0] != want->rows || h->shape[1] != want->cols) {
-    *err = arena_printf(a, "%s: shape (%" PRId64 ", %" PRId64 ") does not match tensor %s [%" PRId64 ", %" PRId64 "]",
-                        path, h->shape[0], h->shape[1], tensor, want->rows, want->cols);
+  if (!shape_fits(h, want)) {
+    int64_t flat[2] = {want->rows, want->cols};
+    int rank = want->rank ? want->rank : 2;
+    *err = arena_printf(a, "%s: %sshape %s does not match tensor %s %s%s", path,
+                        h->rank != rank && h->rank != 2 ? arena_printf(a, "array is %d-D: ", h->rank) : "",
+                        shape_text(a, h->shape, h->rank, false), tensor,
+                        want->rank ? shape_text(a, want->dims, want->rank, true) : shape_text(a, flat, 2, true),
+                        want->rank ? arena_printf(a, " (or %s flattened)", shape_text(a, flat, 2, true)) : "");
     return -1;
   }
   int64_t n = want->rows * want->cols; /* the tensor's, within the size limit */
   int bytes = dtype_bytes(h->descr);
   long left = remaining_bytes(f);
   if (left >= 0 && left != n * bytes) {
-    *err = arena_printf(a, "%s: %s data: %ld bytes for shape (%" PRId64 ", %" PRId64 "), expected %" PRId64,
-                        path, left < n * bytes ? "truncated" : "trailing bytes after the", left, h->shape[0],
-                        h->shape[1], n * bytes);
+    *err = arena_printf(a, "%s: %s data: %ld bytes for shape %s, expected %" PRId64,
+                        path, left < n * bytes ? "truncated" : "trailing bytes after the", left,
+                        shape_text(a, h->shape, h->rank, false), n * bytes);
     return -1;
   }
   if (fread(want->data, (size_t)bytes, (size_t)n, f) != (size_t)n || fgetc(f) != EOF) {
     *err = short_read(a, f, path,
-                      arena_printf(a, "data does not match shape (%" PRId64 ", %" PRId64 ")", h->shape[0], h->shape[1]));
+                      arena_printf(a, "data does not match shape %s", shape_text(a, h->shape, h->rank, false)));
     return -1;
   }
   npy_widen(want->data, n, h->descr, want->type);
@@ -357,9 +378,11 @@ static void write_elements(FILE *f, const NpyArray *array, size_t count) {
 }
 
 int npy_write(Arena *a, const char *path, const NpyArray *array, const char **err) {
-  char dict[128];
-  int n = snprintf(dict, sizeof dict, "{'descr': '%s', 'fortran_order': False, 'shape': (%" PRId64 ", %" PRId64 "), }",
-                   native_dtype(array->type), array->rows, array->cols);
+  char dict[256]; /* four dimensions of 19 digits and the rest fit */
+  int64_t flat[2] = {array->rows, array->cols};
+  const char *shape = array->rank ? shape_text(a, array->dims, array->rank, false) : shape_text(a, flat, 2, false);
+  int n = snprintf(dict, sizeof dict, "{'descr': '%s', 'fortran_order': False, 'shape': %s, }",
+                   native_dtype(array->type), shape);
   /* Pad with spaces so magic + version + length + header is a multiple of 64. */
   size_t total = (size_t)(NPY_MAGIC_LEN + 2 + 2 + n + 1 + 63) / 64 * 64;
   size_t hlen = total - (NPY_MAGIC_LEN + 2 + 2);

@@ -95,16 +95,18 @@ static int tile_view(Ref *r, const Stmt *s, const Operand *o, SemView *v) {
                 arena_printf(r->p->arena, "%s: slot %s[%" PRId64 "] is out of range (%" PRId64 " slots)",
                              op_names[s->op], t->name, slot, t->slots));
   int64_t lo[2] = {0, 0}, n[2], size[2] = {t->rows, t->cols};
+  int64_t step[2] = {o->view ? o->nstep[0] : 1, o->view ? o->nstep[1] : 1}, span[2];
   for (int d = 0; d < 2; d++) {
     if (view_extent(r, o, d, &lo[d], &n[d])) return -1;
-    if (lo[d] < 0 || lo[d] > size[d] - n[d])
+    span[d] = n[d] > 0 ? (n[d] - 1) * step[d] + 1 : n[d]; /* a strided view's reach, within its tile (sema) */
+    if (lo[d] < 0 || lo[d] > size[d] - span[d])
       return fail(r, o->span,
                   arena_printf(r->p->arena, "%s: view %" PRId64 ":%" PRId64 " of tile %s is outside its %s 0:%" PRId64,
-                               op_names[s->op], lo[d], lo[d] + n[d], t->name, d ? "columns" : "partitions",
+                               op_names[s->op], lo[d], lo[d] + span[d], t->name, d ? "columns" : "partitions",
                                size[d]));
   }
   *v = (SemView){r->tiles[o->decl] + slot * t->rows * t->cols + lo[0] * t->cols + lo[1], n[0], n[1],
-                 t->cols, (int)t->type};
+                 step[0] * t->cols, (int)t->type, step[1]};
   return 0;
 }
 
@@ -130,18 +132,70 @@ static int out_of_bounds(Ref *r, const Stmt *s, const Operand *o, int64_t row, i
 /* An element slice X[r0:r1, c0:c1], checked inside the tensor. */
 static int slice_view(Ref *r, const Stmt *s, const Operand *o, SemView *v) {
   RefTensor *t = &r->tensors[o->decl];
-  int64_t lo[2] = {0, 0}, n[2], size[2] = {t->rows, t->cols};
+  int64_t lo[2] = {0, 0}, n[2], size[2] = {t->rows, t->cols}, step[2] = {1, o->cstep > 1 ? o->cstep : 1};
   const char *verb = s->op == BFRT_STORE ? "store to" : s->op == BFRT_LOAD ? "load from" : op_names[s->op];
+  if (o->rstep && eval(r, o->rstep, &step[0])) return -1;
   for (int d = 0; d < 2; d++) {
     if (view_extent(r, o, d, &lo[d], &n[d])) return -1;
-    if (n[d] > size[d] || lo[d] < 0 || lo[d] > size[d] - n[d])
+    int64_t span = 0; /* (n - 1) * step + 1: the rows or columns its indices reach */
+    if (n[d] > 0 && (step[d] < 1 || __builtin_mul_overflow(n[d] - 1, step[d], &span) || span == INT64_MAX))
+      return fail(r, o->span,
+                  arena_printf(r->p->arena, "%s %s: a slice of %" PRId64 " indices %" PRId64 " apart does not fit a tensor",
+                               verb, r->p->kernel->tensors[o->decl].name, n[d], step[d]));
+    if (n[d] > 0) span++;
+    if (span > size[d] || lo[d] < 0 || lo[d] > size[d] - span)
       return fail(r, o->span,
                   arena_printf(r->p->arena, "%s %s: %s %" PRId64 ":%" PRId64 " are outside the tensor's 0:%" PRId64,
                                verb, r->p->kernel->tensors[o->decl].name, d ? "columns" : "rows", lo[d],
-                               lo[d] + n[d], size[d]));
+                               lo[d] <= INT64_MAX - span ? lo[d] + span : lo[d], size[d]));
   }
-  *v = (SemView){t->data + lo[0] * t->cols + lo[1], n[0], n[1], t->cols,
-                 (int)r->p->kernel->tensors[o->decl].type};
+  *v = (SemView){t->data + lo[0] * t->cols + lo[1], n[0], n[1], step[0] * t->cols,
+                 (int)r->p->kernel->tensors[o->decl].type, step[1]};
+  return 0;
+}
+
+/* Row p of gather o, checked inside its tensor (the runtime's words). */
+static int gather_row(Ref *r, const Stmt *s, const Operand *o, int64_t p, int64_t *row) {
+  const Expr *bad = NULL;
+  EvalEnv env = env_of(r);
+  int status = gather_row_eval(o->gather, &env, p, row, &bad);
+  if (status) return eval_failed(r, status, &env, bad, o->span);
+  const RefTensor *t = &r->tensors[o->decl];
+  if (*row >= 0 && *row < t->rows) return 0;
+  int64_t at[2];
+  if (eval(r, o->gather->elem->lhs, &at[0]) || eval(r, o->gather->elem->rhs, &at[1])) return -1;
+  at[o->gather->axis] += p;
+  return fail(r, o->span,
+              arena_printf(r->p->arena,
+                           "%s %s: index %s[%" PRId64 ", %" PRId64 "] = %" PRId64 " (partition %" PRId64
+                           ") is outside the tensor's rows 0:%" PRId64,
+                           s->op == BFRT_STORE ? "store to" : "load from", r->p->kernel->tensors[o->decl].name,
+                           o->gather->name, at[0], at[1], *row, p, t->rows));
+}
+
+/* A gather or scatter: every index checked first (as the runtime does),
+ * then one partition at a time in partition order, row p of the tile with
+ * the tensor's row of index p (a scatter's duplicate index: the later
+ * partition's row stays). */
+static int run_gather(Ref *r, const Stmt *s, int hbm, SemView views[BFRT_MAX_OPERANDS], const float *imms) {
+  const Operand *o = &s->operands[hbm];
+  RefTensor *t = &r->tensors[o->decl];
+  int64_t lo, n, row;
+  if (view_extent(r, o, 1, &lo, &n)) return -1;
+  if (n > t->cols || lo < 0 || lo > t->cols - n)
+    return fail(r, o->span,
+                arena_printf(r->p->arena, "%s %s: columns %" PRId64 ":%" PRId64 " are outside the tensor's 0:%" PRId64,
+                             s->op == BFRT_STORE ? "store to" : "load from", r->p->kernel->tensors[o->decl].name, lo,
+                             lo + n, t->cols));
+  for (int64_t p = 0; p < o->gather->n; p++)
+    if (gather_row(r, s, o, p, &row)) return -1;
+  SemView tile = views[1 - hbm];
+  for (int64_t p = 0; p < o->gather->n; p++) {
+    gather_row(r, s, o, p, &row);
+    views[1 - hbm] = (SemView){tile.data + p * tile.stride, 1, tile.cols, tile.stride, tile.dtype, tile.cstride};
+    views[hbm] = (SemView){t->data + row * t->cols + lo, 1, n, t->cols, (int)r->p->kernel->tensors[o->decl].type, 0};
+    sem_apply(s->op, views, imms);
+  }
   return 0;
 }
 
@@ -156,7 +210,7 @@ static int hbm_view(Ref *r, const Stmt *s, const Operand *o, SemView unit, SemVi
   if (!span_fits(col, unit.cols, t->cols))
     return out_of_bounds(r, s, o, row, col, "cols", col, unit.cols, t->cols);
   *v = (SemView){t->data + row * unit.rows * t->cols + col * unit.cols, unit.rows, unit.cols, t->cols,
-                 (int)r->p->kernel->tensors[o->decl].type};
+                 (int)r->p->kernel->tensors[o->decl].type, 0};
   return 0;
 }
 
@@ -202,6 +256,7 @@ static int run_instr(Ref *r, const Stmt *s) {
     if (o->kind == OPND_HBM) hbm = i;
     if (o->kind == OPND_IMM) imms[i] = o->imm;
   }
+  if (hbm >= 0 && s->operands[hbm].gather) return run_gather(r, s, hbm, views, imms);
   if (hbm >= 0 && hbm_view(r, s, &s->operands[hbm], views[1 - hbm], &views[hbm])) return -1;
   if (ragged(s) && !shapes_fit(s, views)) {
     const char *shapes = "";

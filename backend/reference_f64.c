@@ -42,6 +42,7 @@
 
 #include "backend/backend.h"
 #include "runtime/ops.h"
+#include "runtime/semantics.h"
 
 /* An exact value and the bound on an f32 computation's distance from it. */
 typedef struct Cell {
@@ -52,6 +53,7 @@ typedef struct Cell {
 typedef struct View {
   Cell *data;
   int64_t rows, cols, stride;
+  int64_t cstride; /* between columns: a strided hbm slice's step (0: 1) */
 } View;
 
 typedef struct F64 {
@@ -68,7 +70,9 @@ typedef struct F64 {
   const char *err;
 } F64;
 
-static Cell *at(View v, int64_t i, int64_t j) { return v.data + i * v.stride + j; }
+static Cell *at(View v, int64_t i, int64_t j) { return v.data + i * v.stride + j * (v.cstride ? v.cstride : 1); }
+/* at, where a function's parameter named at hides it */
+static Cell *at_cell(View v, int64_t i, int64_t j) { return at(v, i, j); }
 
 static int fail(F64 *r, Span span, const char *message) {
   int line, col;
@@ -127,29 +131,59 @@ static int tile_operand(F64 *r, const Operand *o, View *v, int64_t *at) {
   if (o->slot && eval(r, o->slot, &slot)) return -1;
   if (slot < 0 || slot >= t->slots)
     return fail(r, o->span, arena_printf(r->p->arena, "slot %s[%" PRId64 "] is out of range", t->name, slot));
+  int64_t step[2] = {o->view ? o->nstep[0] : 1, o->view ? o->nstep[1] : 1}, span[2];
   for (int d = 0; d < 2; d++) {
     if (view_extent(r, o, d, &lo[d], &n[d])) return -1;
-    if (lo[d] < 0 || lo[d] > size[d] - n[d])
+    span[d] = n[d] > 0 ? (n[d] - 1) * step[d] + 1 : n[d]; /* a strided view's reach, within its tile (sema) */
+    if (lo[d] < 0 || lo[d] > size[d] - span[d])
       return fail(r, o->span, arena_printf(r->p->arena, "view %" PRId64 ":%" PRId64 " of tile %s is outside its %s 0:%" PRId64,
-                                           lo[d], lo[d] + n[d], t->name, d ? "columns" : "partitions", size[d]));
+                                           lo[d], lo[d] + span[d], t->name, d ? "columns" : "partitions", size[d]));
   }
   *at = slot * t->rows * t->cols + lo[0] * t->cols + lo[1];
-  *v = (View){r->tiles[o->decl] + *at, n[0], n[1], t->cols};
+  *v = (View){r->tiles[o->decl] + *at, n[0], n[1], step[0] * t->cols, step[1]};
   return 0;
+}
+
+/* Row p of gather o, checked inside its tensor. */
+static int gather_row(F64 *r, const Operand *o, int64_t p, int64_t *row) {
+  const Expr *bad = NULL;
+  EvalEnv env = env_of(r);
+  int status = gather_row_eval(o->gather, &env, p, row, &bad);
+  if (status) return eval_failed(r, status, bad, o->span);
+  if (*row >= 0 && *row < r->shapes[o->decl][0]) return 0;
+  return fail(r, o->span, arena_printf(r->p->arena, "%s: index %s (partition %" PRId64 ") = %" PRId64 " is outside the tensor's rows 0:%" PRId64,
+                                       r->p->kernel->tensors[o->decl].name, o->gather->name, p, *row, r->shapes[o->decl][0]));
 }
 
 static int hbm_operand(F64 *r, const Operand *o, View unit, View *v) {
   int64_t row, col, rows = r->shapes[o->decl][0], cols = r->shapes[o->decl][1];
+  if (o->gather) { /* rows by index: each checked; *v is the first row's, run_instr moves it row by row */
+    int64_t lo, n;
+    if (view_extent(r, o, 1, &lo, &n)) return -1;
+    if (n > cols || lo < 0 || lo > cols - n)
+      return fail(r, o->span, arena_printf(r->p->arena, "%s: columns %" PRId64 ":%" PRId64 " are outside the tensor's 0:%" PRId64,
+                                           r->p->kernel->tensors[o->decl].name, lo, lo + n, cols));
+    for (int64_t p = 0; p < o->gather->n; p++)
+      if (gather_row(r, o, p, &row)) return -1;
+    *v = (View){r->tensors[o->decl] + lo, o->gather->n, n, cols, 0};
+    return 0;
+  }
   if (o->view) { /* an element slice */
-    int64_t lo[2] = {0, 0}, n[2], size[2] = {rows, cols};
+    int64_t lo[2] = {0, 0}, n[2], size[2] = {rows, cols}, step[2] = {1, o->cstep > 1 ? o->cstep : 1};
+    if (o->rstep && eval(r, o->rstep, &step[0])) return -1;
     for (int d = 0; d < 2; d++) {
       if (view_extent(r, o, d, &lo[d], &n[d])) return -1;
-      if (n[d] > size[d] || lo[d] < 0 || lo[d] > size[d] - n[d])
+      int64_t span = 0; /* (n - 1) * step + 1: the rows or columns its n indices reach */
+      if (n[d] > 0 && (step[d] < 1 || __builtin_mul_overflow(n[d] - 1, step[d], &span) || span == INT64_MAX))
+        return fail(r, o->span, arena_printf(r->p->arena, "%s: a slice of %" PRId64 " indices %" PRId64 " apart does not fit a tensor",
+                                             r->p->kernel->tensors[o->decl].name, n[d], step[d]));
+      if (n[d] > 0) span++;
+      if (span > size[d] || lo[d] < 0 || lo[d] > size[d] - span)
         return fail(r, o->span, arena_printf(r->p->arena, "%s: %s %" PRId64 ":%" PRId64 " are outside the tensor's 0:%" PRId64,
                                              r->p->kernel->tensors[o->decl].name, d ? "columns" : "rows", lo[d],
-                                             lo[d] + n[d], size[d]));
+                                             lo[d] <= INT64_MAX - span ? lo[d] + span : lo[d], size[d]));
     }
-    *v = (View){r->tensors[o->decl] + lo[0] * cols + lo[1], n[0], n[1], cols};
+    *v = (View){r->tensors[o->decl] + lo[0] * cols + lo[1], n[0], n[1], step[0] * cols, step[1]};
     return 0;
   }
   if (eval(r, o->row, &row) || eval(r, o->col, &col)) return -1;
@@ -157,7 +191,7 @@ static int hbm_operand(F64 *r, const Operand *o, View unit, View *v) {
       col > (cols - unit.cols) / unit.cols)
     return fail(r, o->span, arena_printf(r->p->arena, "%s[%" PRId64 ", %" PRId64 "] is out of bounds",
                                          r->p->kernel->tensors[o->decl].name, row, col));
-  *v = (View){r->tensors[o->decl] + row * unit.rows * cols + col * unit.cols, unit.rows, unit.cols, cols};
+  *v = (View){r->tensors[o->decl] + row * unit.rows * cols + col * unit.cols, unit.rows, unit.cols, cols, 0};
   return 0;
 }
 
@@ -241,7 +275,7 @@ static int64_t first_unwritten(const F64 *r, int t, int64_t at, View v) {
   const bool *w = r->written[t];
   for (int64_t i = 0; i < v.rows; i++)
     for (int64_t j = 0; j < v.cols; j++)
-      if (!w[at + i * v.stride + j]) return at + i * v.stride + j;
+      if (!w[at + (at_cell(v, i, j) - v.data)]) return at + (at_cell(v, i, j) - v.data);
   return -1;
 }
 
@@ -267,7 +301,7 @@ static int check_reads(F64 *r, const Stmt *s, const Operands *ops) {
 
 static void mark_written(F64 *r, int t, int64_t at, View v) {
   for (int64_t i = 0; i < v.rows; i++)
-    for (int64_t j = 0; j < v.cols; j++) r->written[t][at + i * v.stride + j] = true;
+    for (int64_t j = 0; j < v.cols; j++) r->written[t][at + (at_cell(v, i, j) - v.data)] = true;
 }
 
 static bool finite_span(View v, int64_t i0, int64_t j0, int64_t rows, int64_t cols) {
@@ -505,9 +539,12 @@ static Cell reduction_term(int op, Cell x) {
 
 static Cell c_add(Cell a, Cell b) { return accumulate(a, b); }
 static Cell c_sub(Cell a, Cell b) { return accumulate(a, (Cell){-b.v, b.e}); }
+/* a * b: what the operands carry (with the product of their bounds, which
+ * matters where one is far off, as a narrow type's subnormal is), then the
+ * rounding of the f32 product of values that far off. */
 static Cell c_mul(Cell a, Cell b) {
-  double v = a.v * b.v;
-  return (Cell){v, fabs(b.v) * a.e + fabs(a.v) * b.e + U * fabs(v)};
+  double v = a.v * b.v, e = product_error(a, b);
+  return (Cell){v, e + U * (fabs(v) + e)};
 }
 /* a / b; b's bound must be below |b| (a count, or a sum of counts: exact). */
 static Cell c_div(Cell a, Cell b) {
@@ -561,17 +598,6 @@ static Cell scalar_of(const Operands *o, int i, int64_t p) { return o->v[i].data
 /* The affine value of iota and affine_select: integers (sema), exact. */
 static double affine(const Operands *o, int64_t p, int64_t j) {
   return o->imms[2].v + (double)p * o->imms[3].v + (double)j * o->imms[1].v;
-}
-
-static bool holds(int code, double a) {
-  switch (code) {
-  case BFRT_ALU_EQUAL: return a == 0;
-  case BFRT_ALU_NOT_EQUAL: return a != 0;
-  case BFRT_ALU_GREATER: return a > 0;
-  case BFRT_ALU_GREATER_EQUAL: return a >= 0;
-  case BFRT_ALU_LESS: return a < 0;
-  default: return a <= 0;
-  }
 }
 
 /* The count, mean and M2 of s[p, first], s[p, first + 2], ...: the mean
@@ -632,7 +658,7 @@ static void compute_isa_into(int op, const Operands *o, View out, Cell *acc_out)
   case BFRT_AFFINE_SELECT:
     for (int64_t p = 0; p < d.rows; p++)
       for (int64_t j = 0; j < d.cols; j++)
-        *at(out, p, j) = holds(code_of(o, 6), affine(o, p, j)) ? *at(o->v[4], p, j) : o->imms[5];
+        *at(out, p, j) = sem_holds(code_of(o, 6), affine(o, p, j)) ? *at(o->v[4], p, j) : o->imms[5];
     return;
   case BFRT_TENSOR_REDUCE: case BFRT_TENSOR_REDUCE_NEG:
     for (int64_t p = 0; p < o->v[2].rows; p++) {
@@ -753,10 +779,9 @@ static void compute(int op, const Operands *o, View out) {
 
 static void mark_stored(F64 *r, const Stmt *s, const Operands *o) {
   const Operand *dst = &s->operands[0];
-  int64_t cols = r->shapes[dst->decl][1];
-  int64_t first = o->v[0].data - r->tensors[dst->decl];
-  for (int64_t i = 0; i < o->v[0].rows; i++)
-    for (int64_t j = 0; j < o->v[0].cols; j++) r->stored[dst->decl][first + i * cols + j] = true;
+  Cell *first = r->tensors[dst->decl];
+  for (int64_t i = 0; i < o->v[0].rows; i++) /* a strided slice's own steps */
+    for (int64_t j = 0; j < o->v[0].cols; j++) r->stored[dst->decl][at(o->v[0], i, j) - first] = true;
 }
 
 /* activation_acc's second write: the accumulator, rounded to its type
@@ -801,12 +826,38 @@ static int check_ragged_shapes(F64 *r, const Stmt *s, const Operands *o) {
   return fits ? 0 : fail(r, s->span, arena_printf(r->p->arena, "'%s': the ragged operands' shapes do not fit the op", s->op_name));
 }
 
+static int run_resolved(F64 *r, const Stmt *s, Operands o);
+
+/* A gather or scatter: one partition at a time, in partition order (a
+ * scatter's duplicate index: the later partition's row stays). */
+static int run_gather(F64 *r, const Stmt *s, const Operands *all) {
+  int h = all->hbm, t = 1 - h;
+  const Operand *o = &s->operands[h];
+  const Tile *tile = &r->p->kernel->tiles[s->operands[t].decl];
+  for (int64_t p = 0; p < o->gather->n; p++) {
+    Operands one = *all;
+    int64_t row;
+    gather_row(r, o, p, &row); /* checked in resolve */
+    one.v[t] = (View){all->v[t].data + p * all->v[t].stride, 1, all->v[t].cols, all->v[t].stride, all->v[t].cstride};
+    one.slot[t] = all->slot[t] + p * tile->cols;
+    one.v[h] = (View){r->tensors[o->decl] + row * all->v[h].stride + (all->v[h].data - r->tensors[o->decl]), 1,
+                      all->v[h].cols, all->v[h].stride, 0};
+    if (run_resolved(r, s, one)) return -1;
+  }
+  return 0;
+}
+
 static int run_instr(F64 *r, const Stmt *s) {
   Operands o;
   if (resolve(r, s, &o) || check_ragged_shapes(r, s, &o) || check_reads(r, s, &o)) return -1;
+  if (o.hbm >= 0 && s->operands[o.hbm].gather) return run_gather(r, s, &o);
+  return run_resolved(r, s, o);
+}
+
+static int run_resolved(F64 *r, const Stmt *s, Operands o) {
   View d = o.v[0];
   if (d.rows * d.cols > r->result_cells) bug("reference_f64: a %lld x %lld result, larger than every tile", (long long)d.rows, (long long)d.cols);
-  View out = {r->result, d.rows, d.cols, d.cols}; /* reused: memory must not grow with the instructions */
+  View out = {r->result, d.rows, d.cols, d.cols, 0}; /* reused: memory must not grow with the instructions */
   Cell *acc = r->result + d.rows * d.cols; /* activation_acc's accumulator: result has room for both */
   if (s->op == BFRT_ACTIVATION_ACC) {
     if (d.rows * d.cols + d.rows > r->result_cells) bug("reference_f64: no room for the accumulator");
@@ -818,7 +869,11 @@ static int run_instr(F64 *r, const Stmt *s) {
   const StorageType *st = storage_type(type);
   if (check_finite(r, s, &o, out, st)) return -1; /* before the destination, maybe a source, changes */
   if (s->op == BFRT_ACTIVATION_ACC && write_accumulator(r, s, &o, acc)) return -1;
-  for (int64_t i = 0; i < d.rows; i++) memcpy(at(d, i, 0), at(out, i, 0), (size_t)d.cols * sizeof(Cell));
+  for (int64_t i = 0; i < d.rows; i++) /* a strided slice's cells one by one */
+    if (d.cstride > 1)
+      for (int64_t j = 0; j < d.cols; j++) *at(d, i, j) = *at(out, i, j);
+    else
+      memcpy(at(d, i, 0), at(out, i, 0), (size_t)d.cols * sizeof(Cell));
   if (st && !stores_exactly(r, s, type)) widen_for_storage(d, st);
   if (s->operands[0].kind == OPND_TILE) mark_written(r, s->operands[0].decl, o.slot[0], d);
   else mark_stored(r, s, &o);

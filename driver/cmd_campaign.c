@@ -24,7 +24,7 @@
 
 static const char usage_text[] =
     "usage: bfsync campaign --from S --count N [options]\n"
-    "       bfsync campaign --exhaustive [--instructions N] [--jobs J] [--schedules K] [--json]\n"
+    "       bfsync campaign --exhaustive [--instructions N] [--engines all|core] [--views] [--jobs J] [--schedules K] [--json]\n"
     "\n"
     "The differential campaign: for each seed S .. S+N-1, the kernel of `bfsync gen\n"
     "--seed S` is checked, judged by the oracle, run on threads with jitter and the\n"
@@ -56,6 +56,9 @@ static const char usage_text[] =
     "  --engines all|core  with --exhaustive: act, dve, pool, pe and dma with an hbm\n"
     "                   tensor, and the pinned queue dma1 where dma means any queue\n"
     "                   (all, the default), or act, dve and pool (core)\n"
+    "  --views          with --exhaustive: tiles of 2 partitions, each reference all\n"
+    "                   of one or one row of it (0, 1, or a loop variable's parity),\n"
+    "                   dma with element slices; pe is left out\n"
     "  --mutate=drop:K|lower:K|raise:K\n"
     "                   TEST ONLY: break the K-th barrier-free wait of every kernel,\n"
     "                   to see the campaign catch and minimize failures\n"
@@ -91,7 +94,7 @@ static const char *missing_engine(const Target *t, bool exhaustive, int scope_en
 int cmd_campaign(int argc, char **argv) {
   uint64_t scale = 1, from = 1, count = 100, jobs = 2, gcc_every = 1, size = 12, schedules = 2,
            instructions = EXHAUSTIVE_MAX_INSTRUCTIONS;
-  bool json = false, exhaustive = false, dry_run = false, no_jitter = false, no_minimize = false;
+  bool json = false, exhaustive = false, dry_run = false, no_jitter = false, no_minimize = false, views = false;
   bool seed_options = false, scope_options = false; /* options of one form only, given */
   const char *lib = NULL, *regress_dir = "tests/regress", *target_path = NULL;
   Mutation mutation = {0, -1};
@@ -110,6 +113,7 @@ int cmd_campaign(int argc, char **argv) {
       {.name = "--json", .kind = ARG_FLAG, .dest = &json},
       {.name = "--exhaustive", .kind = ARG_FLAG, .dest = &exhaustive},
       {.name = "--dry-run", .kind = ARG_FLAG, .dest = &dry_run, .given = &scope_options},
+      {.name = "--views", .kind = ARG_FLAG, .dest = &views, .given = &scope_options},
       {.name = "--no-jitter", .kind = ARG_FLAG, .dest = &no_jitter, .given = &seed_options},
       {.name = "--no-minimize", .kind = ARG_FLAG, .dest = &no_minimize, .given = &seed_options},
       {.name = "--mutate", .kind = ARG_MUTATION, .dest = &mutation, .given = &seed_options},
@@ -123,7 +127,7 @@ int cmd_campaign(int argc, char **argv) {
   CommandLine cl = {"campaign", usage_text, specs, 0, 0, arena, NULL, 0};
   int status = args_parse(&cl, argc, argv);
   if (status < 0 && !exhaustive && scope_options)
-    status = args_error(&cl, "--instructions, --engines and --dry-run go with --exhaustive");
+    status = args_error(&cl, "--instructions, --engines, --views and --dry-run go with --exhaustive");
   if (status < 0 && exhaustive && seed_options)
     status = args_error(&cl, "--exhaustive judges every kernel of the small scope: --from, --count, --size, --scale, "
                              "--gcc-every, --lib, --regress, --no-jitter, --no-minimize and --mutate go with the seed "
@@ -143,7 +147,7 @@ int cmd_campaign(int argc, char **argv) {
   if (!target_path) target = NULL;
   char *exe_dir = dir_of_exe();
   if (status < 0 && exhaustive) {
-    ExhaustiveScope scope = {(int)instructions, engines == 0 ? 3 : 5, (int)jobs, (int)schedules, dry_run, json, target};
+    ExhaustiveScope scope = {(int)instructions, engines == 0 ? 3 : 5, (int)jobs, (int)schedules, dry_run, json, target, views};
     status = exhaustive_run(&scope);
   } else if (status < 0) {
     Campaign c = {from, count, (int)jobs, gcc_every, json, !no_minimize, regress_dir,

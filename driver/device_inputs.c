@@ -29,7 +29,7 @@ int device_inputs_bind(Program *p, const int64_t *params, const NamedPaths *inpu
               np->name, command);
       return 2;
     }
-    NpyArray into = {in.inputs[t].rows, in.inputs[t].cols, in.inputs[t].data, ELEM_I32};
+    NpyArray into = {in.inputs[t].rows, in.inputs[t].cols, in.inputs[t].data, ELEM_I32, 0, {0}};
     if (npy_read(p->arena, np->path, np->name, &into, &err)) {
       error_print(stderr, "%s\n", err);
       return 1;

@@ -91,6 +91,9 @@ static Expr *call(ParseState *ps, Span span, Span name_span, const char *name, E
   Operand operand;
   OperandList operands;
   Slice slice;
+  SliceList slices;
+  ExprList exprs;
+  Gather gather;
   Stmt *stmt;
   StmtList stmts;
 }
@@ -121,6 +124,9 @@ static Expr *call(ParseState *ps, Span span, Span name_span, const char *name, E
 %type <operand> operand
 %type <operands> operands
 %type <slice> range vdim
+%type <slices> vdims
+%type <exprs> exprs
+%type <gather> rows
 %type <stmt> stmt instr if
 %type <stmts> stmts else
 
@@ -142,6 +148,9 @@ param: IDENT ':' INT_KW { kernel_add_param(ARENA, ps->kernel, &ps->param_cap, $1
 
 decls: %empty | decls decl ;
 
+/* exprs = expr {"," expr}   (an N-D tensor's dimensions after the first two) */
+exprs: expr { $$ = expr_list_add((ExprList){0}, $1); } | exprs ',' expr { $$ = expr_list_add($1, $3); } ;
+
 /* decl = "hbm" io IDENT ":" ("f32" | IDENT) "[" expr "," expr "]" ";"   (IDENT: i32, bf16, fp16, fp8e4, fp8e5)
  *      | mem IDENT ["[" expr "]"] ":" ("f32" | IDENT) "[" expr "," expr "]" ";"   (IDENT: bf16, fp16, fp8e4, fp8e5)
  *      | "const" IDENT "=" expr ";" */
@@ -150,6 +159,10 @@ decl:
     { kernel_add_tensor(ARENA, ps->kernel, &ps->tensor_cap, $2, $3, @3, $7, $9); }
 | HBM io IDENT ':' IDENT '[' expr ',' expr ']' ';'
     { kernel_add_typed_tensor(ARENA, ps->kernel, &ps->tensor_cap, $2, $3, @3, $5, @5, $7, $9); }
+| HBM io IDENT ':' F32 '[' expr ',' expr ',' exprs ']' ';'
+    { kernel_add_nd_tensor(ARENA, ps->kernel, &ps->tensor_cap, $2, $3, @3, NULL, @5, $7, $9, &$11); }
+| HBM io IDENT ':' IDENT '[' expr ',' expr ',' exprs ']' ';'
+    { kernel_add_nd_tensor(ARENA, ps->kernel, &ps->tensor_cap, $2, $3, @3, $5, @5, $7, $9, &$11); }
 | mem IDENT slots ':' F32 '[' expr ',' expr ']' ';'
     { kernel_add_tile(ARENA, ps->kernel, &ps->tile_cap, $1, $2, @2, $3, $7, $9); }
 | mem IDENT slots ':' IDENT '[' expr ',' expr ']' ';'
@@ -212,13 +225,31 @@ operand:
 | IDENT '[' range ',' vdim ']'    { $$ = operand_view(ARENA, @$, $1, NULL, $3, $5); }
 | IDENT '[' expr ',' range ']'    { $$ = operand_view(ARENA, @$, $1, NULL, slice_of(@3, $3, NULL), $5); }
 | IDENT '[' expr ']' '[' vdim ',' vdim ']' { $$ = operand_view(ARENA, @$, $1, $3, $6, $8); }
+| IDENT '[' expr ',' expr ',' vdims ']'
+    { $$ = operand_nd(ARENA, @$, $1, slice_of(@3, $3, NULL), slice_of(@5, $5, NULL), &$7); }
+| IDENT '[' expr ',' range ',' vdims ']'  { $$ = operand_nd(ARENA, @$, $1, slice_of(@3, $3, NULL), $5, &$7); }
+| IDENT '[' range ',' vdim ',' vdims ']'  { $$ = operand_nd(ARENA, @$, $1, $3, $5, &$7); }
+| IDENT '[' rows ',' vdim ']'     { $$ = operand_gather(ARENA, @$, $1, $3, $5); }
 ;
 
-/* vdim = expr | range;  range = ":" | expr ":" expr   (a half-open lo:hi) */
+/* rows = IDENT "[" range "," expr "]" | IDENT "[" expr "," range "]"
+ * (a gather's or scatter's rows: a run of an i32 tensor, one index a partition) */
+rows:
+  IDENT '[' range ',' expr ']'    { $$ = gather_of(@$, $1, @1, $3, slice_of(@5, $5, NULL)); }
+| IDENT '[' expr ',' range ']'    { $$ = gather_of(@$, $1, @1, slice_of(@3, $3, NULL), $5); }
+;
+
+/* vdims = vdim {"," vdim}   (an N-D slice's dimensions after the first two) */
+vdims: vdim { $$ = slice_list_add((SliceList){0}, $1); } | vdims ',' vdim { $$ = slice_list_add($1, $3); } ;
+
+/* vdim = expr | range;  range = ":" | expr ":" expr | expr ":" expr ":" expr | ":" ":" expr
+ * (a half-open lo:hi, with a step k: lo:hi:k, or the whole dimension ::k) */
 vdim: expr { $$ = slice_of(@$, $1, NULL); } | range ;
 range:
   ':'                             { $$ = slice_of(@$, NULL, NULL); }
 | expr ':' expr                   { $$ = slice_of(@$, $1, $3); }
+| expr ':' expr ':' expr          { $$ = slice_step(@$, slice_of(@$, $1, $3), $5); }
+| ':' ':' expr                    { $$ = slice_step(@$, slice_of(@$, NULL, NULL), $3); }
 ;
 
 /* cond = cond "||" cond | cond "&&" cond | "!" cond | "(" cond ")"

@@ -130,10 +130,52 @@ Operand operand_view(Arena *a, Span span, const char *name, Expr *slot, Slice d0
   o.dim = ARENA_ARRAY(a, Slice, 2); /* out of line: most operands have no view */
   o.dim[0] = d0;
   o.dim[1] = d1;
+  o.ndim = 2;
   return o;
 }
 
-Slice slice_of(Span span, Expr *lo, Expr *hi) { return (Slice){lo, hi, span}; }
+Slice slice_of(Span span, Expr *lo, Expr *hi) { return (Slice){lo, hi, span, NULL}; }
+
+Slice slice_step(Span span, Slice sl, Expr *k) {
+  sl.span = span;
+  sl.step = k;
+  return sl;
+}
+
+SliceList slice_list_add(SliceList l, Slice s) {
+  if (l.n < MAX_LISTED) l.s[l.n] = s;
+  l.n++;
+  return l;
+}
+
+ExprList expr_list_add(ExprList l, Expr *e) {
+  if (l.n < MAX_LISTED) l.e[l.n] = e;
+  l.n++;
+  return l;
+}
+
+Operand operand_nd(Arena *a, Span span, const char *name, Slice d0, Slice d1, const SliceList *rest) {
+  Operand o = operand_name(span, name, 0, NULL, NULL);
+  int n = 2 + (rest->n < MAX_LISTED ? rest->n : MAX_LISTED);
+  o.view = true;
+  o.ndim = 2 + rest->n; /* as written: sema refuses more than MAX_RANK */
+  o.dim = ARENA_ARRAY(a, Slice, n);
+  o.dim[0] = d0;
+  o.dim[1] = d1;
+  for (int i = 2; i < n; i++) o.dim[i] = rest->s[i - 2];
+  return o;
+}
+
+Operand operand_gather(Arena *a, Span span, const char *name, Gather g, Slice d1) {
+  Operand o = operand_view(a, span, name, NULL, slice_of(g.span, NULL, NULL), d1);
+  o.gather = ARENA_NEW(a, Gather);
+  *o.gather = g;
+  return o;
+}
+
+Gather gather_of(Span span, const char *name, Span name_span, Slice d0, Slice d1) {
+  return (Gather){.name = name, .span = span, .name_span = name_span, .dim = {d0, d1}, .tensor = -1};
+}
 
 bool expr_equal(const Expr *a, const Expr *b) {
   if (!a || !b) return a == b;
@@ -388,7 +430,23 @@ void kernel_add_param(Arena *a, Kernel *k, int *cap, const char *name, Span span
 void kernel_add_tensor(Arena *a, Kernel *k, int *cap, IoKind io, const char *name, Span span,
                        Expr *rows, Expr *cols) {
   k->tensors = arena_grow(a, k->tensors, sizeof(Tensor), k->ntensors, cap);
-  k->tensors[k->ntensors++] = (Tensor){name, span, io, rows, cols, false, NULL, {0, 0}, ELEM_F32};
+  k->tensors[k->ntensors++] = (Tensor){name, span, io, rows, cols, 2, {rows, cols}, false, NULL, {0, 0}, ELEM_F32};
+}
+
+/* Stored flattened, row major: rows the product of every dimension but
+ * the last (what the runtime, the references and the tracking see), the
+ * dimensions as written kept for the slices and for fmt. */
+void kernel_add_nd_tensor(Arena *a, Kernel *k, int *cap, IoKind io, const char *name, Span span,
+                          const char *elem, Span elem_span, Expr *d0, Expr *d1, const ExprList *rest) {
+  Expr *dims[MAX_LISTED + 2] = {d0, d1};
+  int n = 2;
+  for (int i = 0; i < rest->n && i < MAX_LISTED; i++) dims[n++] = rest->e[i];
+  Expr *rows = dims[0];
+  for (int i = 1; i < n - 1; i++) rows = expr_binary(a, EX_MUL, rows, dims[i]);
+  kernel_add_typed_tensor(a, k, cap, io, name, span, elem, elem_span, rows, dims[n - 1]);
+  Tensor *t = &k->tensors[k->ntensors - 1];
+  t->rank = 2 + rest->n; /* as written: sema refuses more than MAX_RANK */
+  for (int i = 0; i < n && i < MAX_LISTED; i++) t->dims[i] = dims[i];
 }
 
 void kernel_add_tile(Arena *a, Kernel *k, int *cap, MemKind mem, const char *name, Span span,
@@ -491,6 +549,15 @@ int expr_eval_in(const Expr *e, EvalEnv *env, int64_t *out, const Expr **bad) {
   default:
     bug("expr_eval: expression kind %d", e->kind);
   }
+}
+
+int gather_row_eval(const Gather *g, EvalEnv *env, int64_t p, int64_t *out, const Expr **bad) {
+  int64_t at[2];
+  int status;
+  if ((status = expr_eval_in(g->elem->lhs, env, &at[0], bad)) || (status = expr_eval_in(g->elem->rhs, env, &at[1], bad)))
+    return status;
+  at[g->axis] = wrap_add(at[g->axis], p);
+  return read_elem(g->elem, env, at[0], at[1], out, bad);
 }
 
 int expr_eval(const Expr *e, const int64_t *params, const int64_t *loopvars, int64_t *out,

@@ -72,7 +72,36 @@ typedef struct Cond {
 typedef struct Slice {
   Expr *lo, *hi; /* lo:hi; `:` alone has both NULL; a single index e is lo = e, hi = NULL */
   Span span;
+  Expr *step;    /* lo:hi:k or ::k, a positive constant (sema); NULL: 1 */
 } Slice;
+
+/* The most dimensions of an hbm tensor, and what a list in the grammar
+ * keeps (more are counted, for the error). */
+#define MAX_RANK 4
+enum { MAX_LISTED = 8 };
+
+/* Slices as written, in order (an N-D operand's), and a tensor's dimensions. */
+typedef struct SliceList {
+  Slice s[MAX_LISTED];
+  int n;
+} SliceList;
+
+typedef struct ExprList {
+  Expr *e[MAX_LISTED];
+  int n;
+} ExprList;
+/* A gather or scatter's row selector IDX[r0:r1, c] or IDX[r, c0:c1]: the
+ * rows of the hbm operand are the i32 elements of that run of IDX, one per
+ * partition of the tile moved (docs/language.md, "Operands"). */
+typedef struct Gather {
+  const char *name; /* the index tensor as written */
+  Span span, name_span;
+  Slice dim[2];     /* as written: exactly one a range */
+  int tensor;       /* sema: the index tensor */
+  int axis;         /* sema: 0 when the run goes down IDX's rows, 1 along its columns */
+  Expr *elem;       /* sema: IDX[row, col] of the run's first element, an EX_ELEM (reads, messages) */
+  int64_t n;        /* sema: its length, the partitions moved */
+} Gather;
 
 typedef enum OperandKind {
   OPND_NAME, /* parser: not yet resolved */
@@ -91,7 +120,8 @@ typedef struct Operand {
   Expr *slot;     /* sema, OPND_TILE: index[0] or NULL */
   Expr *row, *col; /* sema, OPND_HBM */
   bool view;       /* a view or an element slice was written: dim below */
-  Slice *dim;      /* parser: its two slices as written (arena; NULL without a view) */
+  Slice *dim;      /* parser: its slices as written (arena; NULL without a view) */
+  int ndim;        /* parser: how many (2 for a tile view; 2 .. MAX_RANK for an hbm slice) */
   /* sema: a ragged dimension, written lo:min(lo + C, E): its extent is
    * clipped to max(0, min(C, E - lo)) at run time (ext = C); NULL otherwise */
   Expr *clip[2];
@@ -99,6 +129,21 @@ typedef struct Operand {
                       OPND_HBM with a view (an element slice): its first row and column */
   int64_t ext[2];  /* sema, OPND_TILE: the view's extents (the tile's shape without a view);
                       OPND_HBM with a view: the slice's */
+  /* sema, OPND_HBM with a view, over the tensor's rank dimensions (row
+   * major; frontend/slices.c): each one's first index (NULL: 0), step and
+   * extent (1 for an integer index), and which two of them the tile's
+   * partitions and columns run along (tdim). lo[0], lo[1] are then the
+   * first row and column of the tensor flattened to [rows, cols] (rows
+   * the product of all dimensions but the last), rstep the distance in
+   * flattened rows between partitions (NULL: 1) and cstep the distance
+   * in columns between columns. */
+  int rank;
+  Expr *nlo[MAX_RANK];
+  int64_t nstep[MAX_RANK], next[MAX_RANK];
+  int tdim[2];
+  Expr *rstep;
+  int64_t cstep;
+  Gather *gather;  /* OPND_HBM: rows by index, X[IDX[..], c0:c1] (a view; lo[0] NULL, ext[0] = gather->n), or NULL */
   Expr *imm_expr; /* OPND_IMM, and OPND_NAME without indices (it may name a const) */
   double imm_value; /* OPND_IMM, sema: the exact value (the f64 reference uses it) */
   float imm;        /* OPND_IMM, sema: imm_value rounded to f32 (what the engines use) */
@@ -180,7 +225,9 @@ typedef struct Tensor {
   const char *name;
   Span span;
   IoKind io;
-  Expr *rows, *cols; /* over parameters */
+  Expr *rows, *cols; /* over parameters; an N-D tensor's flattened: rows the product of all dimensions but the last */
+  int rank;          /* 2 .. MAX_RANK (more as written, refused by sema) */
+  Expr *dims[MAX_LISTED]; /* as written (rank of them; rank 2: rows, cols) */
   bool ints;         /* sema: i32 elements, device integers read in integer expressions */
   const char *elem;  /* the element type as written when not the keyword f32, else NULL */
   Span elem_span;
@@ -282,8 +329,18 @@ Operand operand_name(Span span, const char *name, int nindex, Expr *i0, Expr *i1
 Expr *expr_float(Arena *a, Span span, const char *text);
 /* name[slot][d0, d1] (slot NULL when written name[d0, d1]): a tile view. */
 Operand operand_view(Arena *a, Span span, const char *name, Expr *slot, Slice d0, Slice d1);
+/* name[d0, d1, rest...]: an element slice of an N-D hbm tensor. */
+Operand operand_nd(Arena *a, Span span, const char *name, Slice d0, Slice d1, const SliceList *rest);
+/* name[g][d1]: an hbm operand whose rows are the elements of index run g. */
+Operand operand_gather(Arena *a, Span span, const char *name, Gather g, Slice d1);
+/* IDX[d0, d1] as a gather's row selector (exactly one of d0, d1 a range: the grammar's). */
+Gather gather_of(Span span, const char *name, Span name_span, Slice d0, Slice d1);
 /* A slice lo:hi (both NULL for `:`), or a single index lo (hi NULL). */
 Slice slice_of(Span span, Expr *lo, Expr *hi);
+/* sl with a step k (lo:hi:k, ::k). */
+Slice slice_step(Span span, Slice sl, Expr *k);
+SliceList slice_list_add(SliceList l, Slice s);
+ExprList expr_list_add(ExprList l, Expr *e);
 /* Whether a and b are the same expression tree (names by resolution). */
 bool expr_equal(const Expr *a, const Expr *b);
 /* A number every value of e is a multiple of (0: e is always 0), params
@@ -327,6 +384,9 @@ void kernel_add_tensor(Arena *a, Kernel *k, int *cap, IoKind io, const char *nam
  * other. */
 void kernel_add_typed_tensor(Arena *a, Kernel *k, int *cap, IoKind io, const char *name, Span span,
                              const char *elem, Span elem_span, Expr *rows, Expr *cols);
+/* hbm io name: elem[d0, d1, ...] with three or more dimensions (elem NULL: f32). */
+void kernel_add_nd_tensor(Arena *a, Kernel *k, int *cap, IoKind io, const char *name, Span span,
+                          const char *elem, Span elem_span, Expr *d0, Expr *d1, const ExprList *rest);
 void kernel_add_tile(Arena *a, Kernel *k, int *cap, MemKind mem, const char *name, Span span,
                      Expr *slots, Expr *rows, Expr *cols);
 /* `mem NAME[slots]: ELEM[rows, cols]` with ELEM not the keyword f32. */
@@ -361,6 +421,10 @@ int expr_eval_in(const Expr *e, EvalEnv *env, int64_t *out, const Expr **bad);
 /* expr_eval_in over parameters and loop variables only (no element reads). */
 int expr_eval(const Expr *e, const int64_t *params, const int64_t *loopvars, int64_t *out,
               const Expr **bad);
+/* The row gather g names for partition p (0 <= p < g->n): IDX's element
+ * at[axis] + p along its run, read through env like an EX_ELEM (same
+ * status codes; env->bad_at the element on EVAL_OUT_OF_RANGE). */
+int gather_row_eval(const Gather *g, EvalEnv *env, int64_t p, int64_t *out, const Expr **bad);
 /* Whether `a op b` holds. */
 bool cond_holds(CondOp op, int64_t a, int64_t b);
 /* Evaluate c (short-circuit) like expr_eval_in. */

@@ -115,6 +115,17 @@ static void print_expr(FILE *out, const Expr *e, int min_prec) {
  * spaced as lo : hi otherwise (the numpy style guides' rule). */
 static bool simple(const Expr *e) { return e->kind == EX_INT || e->kind == EX_NAME; }
 
+/* lo:hi, lo, `:`, lo:hi:k or ::k, tight when every part is a number or a name. */
+static void print_slice(FILE *out, const Slice *d) {
+  bool tight = (!d->lo || simple(d->lo)) && (!d->hi || simple(d->hi)) && (!d->step || simple(d->step));
+  if (!d->lo) fputc(':', out);
+  if (d->lo) print_expr(out, d->lo, 0);
+  if (d->hi) fputs(tight ? ":" : " : ", out);
+  if (d->hi) print_expr(out, d->hi, 0);
+  if (d->step) fputs(!d->lo || tight ? ":" : " : ", out);
+  if (d->step) print_expr(out, d->step, 0);
+}
+
 static void print_operand(FILE *out, const Operand *o) {
   if (o->kind == OPND_IMM) {
     print_expr(out, o->imm_expr, 0);
@@ -126,12 +137,17 @@ static void print_operand(FILE *out, const Operand *o) {
     print_expr(out, o->index[i], 0);
   }
   if (o->nindex) fputc(']', out);
-  for (int i = 0; o->view && i < 2; i++) {
+  for (int i = 0; o->view && i < o->ndim && i < MAX_LISTED; i++) {
     fputs(i ? ", " : "[", out);
-    if (!o->dim[i].lo) fputc(':', out);
-    if (o->dim[i].lo) print_expr(out, o->dim[i].lo, 0);
-    if (o->dim[i].hi) fputs(simple(o->dim[i].lo) && simple(o->dim[i].hi) ? ":" : " : ", out);
-    if (o->dim[i].hi) print_expr(out, o->dim[i].hi, 0);
+    if (i == 0 && o->gather) { /* rows by index: IDX[d0, d1] */
+      fprintf(out, "%s[", o->gather->name);
+      print_slice(out, &o->gather->dim[0]);
+      fputs(", ", out);
+      print_slice(out, &o->gather->dim[1]);
+      fputc(']', out);
+      continue;
+    }
+    print_slice(out, &o->dim[i]);
   }
   if (o->view) fputc(']', out);
 }
@@ -330,7 +346,16 @@ static void print_tensor(Printer *pr, const Tensor *t, uint32_t limit) {
   comments_before(pr, t->cols->span.end, 1);
   start_line(pr, t->span.begin, 1);
   fprintf(pr->out, "hbm %s %s", io_name[t->io], t->name);
-  print_shape(pr->out, t->elem ? t->elem : "f32", t->rows, t->cols);
+  if (t->rank > 2) { /* as written: rows is their product */
+    fprintf(pr->out, ": %s[", t->elem ? t->elem : "f32");
+    for (int i = 0; i < t->rank && i < MAX_LISTED; i++) {
+      if (i) fputs(", ", pr->out);
+      print_expr(pr->out, t->dims[i], 0);
+    }
+    fputs("];", pr->out);
+  } else {
+    print_shape(pr->out, t->elem ? t->elem : "f32", t->rows, t->cols);
+  }
   pr->seen = t->cols->span.end + 1;
   comments_trailing(pr, t->cols->span.end + 1, limit, true);
   fputc('\n', pr->out);

@@ -38,6 +38,7 @@
 
 #include "runtime/ops.h"
 #include "frontend/program.h"
+#include "frontend/slices.h"
 
 typedef enum DeclKind { DECL_PARAM, DECL_TENSOR, DECL_TILE, DECL_CONST } DeclKind;
 
@@ -463,9 +464,43 @@ static int resolve_elem_type(Sema *s, const char *elem, Span span, unsigned allo
   return -1;
 }
 
+/* An N-D tensor (3 or 4 dimensions): each dimension as a 2-D tensor's, and
+ * its flattened [rows, cols] within the size limit. */
+static void check_nd_tensor(Sema *s, Tensor *t) {
+  int type = resolve_elem_type(s, t->elem, t->elem_span, ((1u << ELEM_NTYPES) - 1) & ~(1u << ELEM_I32),
+                               "tensors of more than two dimensions");
+  t->type = type < 0 ? ELEM_F32 : (ElemType)type;
+  if (t->rank > MAX_RANK) {
+    diag_error(s->diag, t->span, "tensor '%s' has %d dimensions: at most %d", t->name, t->rank, MAX_RANK);
+    return;
+  }
+  int64_t cells = 4, value;
+  bool known = true;
+  for (int i = 0; i < t->rank; i++) {
+    bool constant;
+    if (!check_expr(s, t->dims[i], IN_PARAMS, "a tensor dimension", &constant)) return;
+    if (!constant || expr_eval(t->dims[i], NULL, NULL, &value, NULL) != 0) {
+      known = false;
+      continue;
+    }
+    if (value <= 0) {
+      diag_error(s->diag, t->dims[i]->span, "a tensor dimension must be positive, not %lld", (long long)value);
+      return;
+    }
+    if (known && __builtin_mul_overflow(cells, value, &cells)) {
+      diag_error(s->diag, t->span, "tensor '%s' is too large: in 4-byte cells it is more than 2^63 bytes", t->name);
+      return;
+    }
+  }
+}
+
 /* decl = "hbm" io IDENT ":" ("f32" | "i32" | "bf16" | "fp16" | "fp8e4" | "fp8e5") "[" expr "," expr "]" ";" */
 static void check_tensor(Sema *s, Tensor *t) {
   Expr *dims[2] = {t->rows, t->cols};
+  if (t->rank > 2) {
+    check_nd_tensor(s, t);
+    return;
+  }
   int type = resolve_elem_type(s, t->elem, t->elem_span, (1u << ELEM_NTYPES) - 1, "hbm tensors");
   t->type = type < 0 ? ELEM_F32 : (ElemType)type;
   t->ints = type == ELEM_I32;
@@ -555,14 +590,77 @@ static bool resolve_immediate(Sema *s, Operand *o) {
   return true;
 }
 
+/* A slice's step lo:hi:k: a positive constant. */
+static bool check_step(Sema *s, const Operand *o, const Slice *sl) {
+  bool constant;
+  int64_t k;
+  if (!check_expr(s, sl->step, IN_CONSTANT, "a slice step", &constant)) return false;
+  if (expr_eval(sl->step, NULL, NULL, &k, NULL)) bug("constant with a zero divisor passed sema");
+  if (k <= 0) {
+    diag_error(s->diag, sl->step->span, "the step of a slice of '%s' must be positive, not %lld", o->name,
+               (long long)k);
+    return false;
+  }
+  return true;
+}
+
+static int64_t constant_dim(const Expr *e);
+
+/* A gather's row selector IDX[r0:r1, c] or IDX[r, c0:c1]: IDX an i32
+ * tensor, the run's first element an element read (g->elem) and its
+ * length a positive constant. */
+static bool resolve_gather(Sema *s, Gather *g) {
+  const Decl *d = find_decl(s, g->name);
+  if (!d || d->kind != DECL_TENSOR || !s->k->tensors[d->index].ints) {
+    diag_error(s->diag, g->name_span,
+               d ? "the rows of a gather or scatter are the elements of an i32 tensor, and '%s' is not one"
+                 : "undeclared index tensor '%s'",
+               g->name);
+    return false;
+  }
+  const Tensor *t = &s->k->tensors[d->index];
+  g->tensor = d->index;
+  g->axis = g->dim[0].hi || !g->dim[0].lo ? 0 : 1;
+  Slice *run = &g->dim[g->axis];
+  bool ok = true, constant;
+  for (int i = 0; i < 2; i++) {
+    if (g->dim[i].lo) ok &= check_expr(s, g->dim[i].lo, IN_LOOPS, "an index of a gather", &constant);
+    if (g->dim[i].hi) ok &= check_expr(s, g->dim[i].hi, IN_LOOPS, "an index of a gather", &constant);
+    if (g->dim[i].step) { /* one index a partition, in a run */
+      diag_error(s->diag, g->dim[i].span, "the indices of a gather or scatter are a run: they take no step");
+      ok = false;
+    }
+  }
+  if (!ok) return false;
+  int64_t size = constant_dim(g->axis ? t->cols : t->rows);
+  if (!run->lo && size < 0) {
+    diag_error(s->diag, run->span, "the %s of index tensor '%s' are not a constant: write the range lo:hi",
+               g->axis ? "columns" : "rows", g->name);
+    return false;
+  }
+  g->n = size;
+  if (run->lo && (!expr_const_difference(run->hi, run->lo, &g->n) || g->n <= 0)) {
+    diag_error(s->diag, run->span, "the indices %.*s of a gather must be a constant, positive number of elements",
+               (int)(run->span.end - run->span.begin), s->p->src.text + run->span.begin);
+    return false;
+  }
+  Expr *at[2];
+  for (int i = 0; i < 2; i++) at[i] = g->dim[i].lo ? g->dim[i].lo : expr_int(s->p->arena, g->dim[i].span, 0);
+  g->elem = expr_elem(s->p->arena, g->span, g->name, at[0], at[1]);
+  g->elem->index = g->tensor;
+  return true;
+}
+
 static bool resolve_operand(Sema *s, Operand *o) {
   if (o->kind == OPND_IMM) return resolve_immediate(s, o);
   bool ok = true, constant;
   for (int i = 0; i < o->nindex; i++) ok &= check_expr(s, o->index[i], IN_LOOPS, "an index", &constant);
-  for (int i = 0; o->view && i < 2; i++) {
+  for (int i = 0; o->view && i < o->ndim && i < MAX_LISTED; i++) {
     if (o->dim[i].lo) ok &= check_expr(s, o->dim[i].lo, IN_LOOPS, "a slice bound", &constant);
     if (o->dim[i].hi) ok &= check_expr(s, o->dim[i].hi, IN_LOOPS, "a slice bound", &constant);
+    if (o->dim[i].step) ok &= check_step(s, o, &o->dim[i]);
   }
+  if (o->gather) ok &= resolve_gather(s, o->gather);
   const Decl *d = find_decl(s, o->name);
   if (d && d->kind == DECL_CONST && o->nindex == 0 && !find_loop(s, o->name)) return resolve_immediate(s, o);
   if (d && d->kind == DECL_CONST) {
@@ -579,6 +677,11 @@ static bool resolve_operand(Sema *s, Operand *o) {
     return false;
   }
   o->decl = d->index;
+  if (o->gather && d->kind != DECL_TENSOR) {
+    diag_error(s->diag, o->span, "'%s' is a tile: rows by index (a gather or scatter) are rows of an hbm tensor, moved by load or store",
+               o->name);
+    return false;
+  }
   if (d->kind == DECL_TENSOR && o->view && o->nindex) {
     diag_error(s->diag, o->span, "'%s' is an hbm tensor: it has no slots", o->name);
     return false;
@@ -616,30 +719,34 @@ static bool check_slot(Sema *s, const Operand *o) {
   return false;
 }
 
-/* One dimension of a tile view or an hbm element slice: its first index
- * (NULL: 0) and its extent, which must be a positive constant no larger
- * than the dimension (size; -1: a tensor's, known at run time); a constant
- * range must lie inside (a computed one is checked at run time). */
-static bool view_dim(Sema *s, Operand *o, int i, int64_t size) {
+/* One dimension i of a tile view or an hbm element slice, named dim in
+ * messages: its first index (NULL: 0), its step and its extent, the count
+ * of indices lo, lo + k, .. below hi; hi - lo must be a positive constant
+ * no larger than the dimension (size; -1: a tensor's, known at run time),
+ * and a constant range must lie inside (a computed one is checked at run
+ * time). A ragged end min(lo + C, E) sets *clip to E. */
+static bool view_dim(Sema *s, Operand *o, int i, int64_t size, const char *dim, Expr **clip) {
   const Slice *sl = &o->dim[i];
   bool hbm = o->kind == OPND_HBM;
-  const char *dim = i ? "columns" : hbm ? "rows" : "partitions", *what = hbm ? "tensor" : "tile";
+  const char *what = hbm ? "tensor" : "tile";
   const char *kind = hbm ? "slice" : "view";
-  int64_t lo = 0, extent = 1;
-  o->lo[i] = sl->lo;
+  int64_t lo = 0, extent = 1, step = 1;
+  if (sl->step && expr_eval(sl->step, NULL, NULL, &step, NULL)) bug("constant with a zero divisor passed sema");
+  o->nlo[i] = sl->lo;
+  o->nstep[i] = step;
   if (!sl->lo && size < 0) {
     diag_error(s->diag, sl->span, "the %s of tensor '%s' are not a constant: write the range lo:hi", dim, o->name);
     return false;
   }
   if (!sl->lo) {
-    o->ext[i] = size;
+    o->next[i] = (size + step - 1) / step;
     return true;
   }
   const Expr *hi = sl->hi;
   if (hi && hi->kind == EX_MIN) { /* ragged: lo : min(lo + C, E) or lo : min(E, lo + C) */
     bool left = expr_const_difference(hi->lhs, sl->lo, &extent);
     if (left || expr_const_difference(hi->rhs, sl->lo, &extent)) {
-      o->clip[i] = left ? hi->rhs : hi->lhs;
+      *clip = left ? hi->rhs : hi->lhs;
       hi = NULL;
     }
   }
@@ -653,14 +760,19 @@ static bool view_dim(Sema *s, Operand *o, int i, int64_t size) {
                (int)(sl->span.end - sl->span.begin), s->p->src.text + sl->span.begin, what, o->name, kind, dim);
     return false;
   }
+  if (*clip && step != 1) {
+    diag_error(s->diag, sl->span, "ragged %s %.*s of %s '%s' takes no step: a clipped extent is counted in %s", kind,
+               (int)(sl->span.end - sl->span.begin), s->p->src.text + sl->span.begin, what, o->name, dim);
+    return false;
+  }
   if (size >= 0 && extent > size) {
     diag_error(s->diag, sl->span, "%s of %lld %s of %s '%s', which has %lld", kind, (long long)extent, dim, what,
                o->name, (long long)size);
     return false;
   }
-  o->ext[i] = extent;
+  o->next[i] = (extent + step - 1) / step;
   if (is_constant(sl->lo) && expr_eval(sl->lo, NULL, NULL, &lo, NULL) == 0 &&
-      (lo < 0 || (size >= 0 && lo > size - (o->clip[i] ? 0 : extent)))) {
+      (lo < 0 || (size >= 0 && lo > size - (*clip ? 0 : extent)))) {
     diag_error(s->diag, sl->span, "%s %lld:%lld is outside %s '%s', whose %s are 0:%lld", kind, (long long)lo,
                (long long)(lo + extent), what, o->name, dim, (long long)size);
     return false;
@@ -675,11 +787,44 @@ static int64_t constant_dim(const Expr *e) {
 }
 
 /* An hbm operand's element slice X[r0:r1, c0:c1] (rows and columns of the
- * tensor, in elements; a single index is one row or column). */
+ * tensor, in elements; a single index is one row or column), or of an N-D
+ * tensor (frontend/slices.c lowers it onto the flattened tensor). */
 static bool check_slice(Sema *s, Operand *o) {
   const Tensor *t = &s->k->tensors[o->decl];
-  bool ok = view_dim(s, o, 0, constant_dim(t->rows));
-  return view_dim(s, o, 1, constant_dim(t->cols)) && ok;
+  if (o->gather) { /* rows by index, checked when it runs; columns of a 2-D tensor, without a step */
+    Expr *clip = NULL;
+    if (t->rank != 2) {
+      diag_error(s->diag, o->span, "rows by index are rows of a 2-D tensor, and '%s' has %d dimensions", o->name,
+                 t->rank);
+      return false;
+    }
+    o->ext[0] = o->gather->n;
+    if (!view_dim(s, o, 1, constant_dim(t->cols), "columns", &clip)) return false;
+    if (o->nstep[1] != 1) {
+      diag_error(s->diag, o->dim[1].span, "the columns of rows by index take no step");
+      return false;
+    }
+    o->lo[1] = o->nlo[1];
+    o->ext[1] = o->next[1];
+    o->clip[1] = clip;
+    o->cstep = 1;
+    return true;
+  }
+  if (o->ndim != t->rank) {
+    diag_error(s->diag, o->span, "tensor '%s' has %d dimensions: a slice of it takes %d indices, not %d", o->name,
+               t->rank, t->rank, o->ndim);
+    return false;
+  }
+  bool ok = true;
+  Expr *clip[MAX_RANK] = {0};
+  for (int i = 0; i < t->rank; i++) {
+    const char *dim = t->rank == 2 ? (i ? "columns" : "rows") : arena_printf(s->p->arena, "indices of dimension %d", i);
+    ok &= view_dim(s, o, i, constant_dim(t->dims[i]), dim, &clip[i]);
+  }
+  if (!ok) return false;
+  const char *why = slices_lower(s->p->arena, t, o, clip);
+  if (why) diag_error(s->diag, o->span, "slice of tensor '%s': %s", o->name, why);
+  return !why;
 }
 
 /* A tile operand's view: the whole slot when none was written. */
@@ -688,8 +833,31 @@ static bool check_view(Sema *s, Operand *o) {
   o->ext[0] = t->rows;
   o->ext[1] = t->cols;
   if (!o->view) return true;
-  bool ok = view_dim(s, o, 0, t->rows);
-  return view_dim(s, o, 1, t->cols) && ok;
+  if (o->ndim != 2) {
+    diag_error(s->diag, o->span, "tile '%s' has two dimensions: a view of it takes two, not %d", o->name, o->ndim);
+    return false;
+  }
+  bool ok = true;
+  for (int i = 0; i < 2; i++) {
+    ok &= view_dim(s, o, i, i ? t->cols : t->rows, i ? "columns" : "partitions", &o->clip[i]);
+    o->lo[i] = o->nlo[i];
+    o->ext[i] = o->next[i];
+  }
+  /* The engines address a tile's partitions by the first and a count, and
+   * step only within a partition (AWS Neuron documentation, "NKI Access
+   * Patterns": the free-dimension pattern, its strides and sizes, is the
+   * same in every partition; besides it, an offset and a number of
+   * partitions): a view takes a step in its columns only. */
+  if (ok && o->nstep[0] != 1) {
+    diag_error(s->diag, o->dim[0].span,
+               "view of tile '%s' steps over partitions: the engines address a contiguous range of partitions "
+               "(a first one and a count), and step only within a partition",
+               o->name);
+    return false;
+  }
+  o->rstep = NULL;
+  o->cstep = ok ? o->nstep[1] : 1;
+  return ok;
 }
 
 /* An hbm operand: two indices, and never written when `in` nor read when `out`. */
@@ -704,6 +872,10 @@ static bool check_hbm(Sema *s, Operand *o, bool written) {
   }
   if (o->view) {
     if (!check_slice(s, o)) return false;
+  } else if (t->rank > 2) { /* tile units are a 2-D tensor's */
+    diag_error(s->diag, o->span, "tensor '%s' has %d dimensions: move an element slice of it, one index or range per "
+               "dimension", o->name, t->rank);
+    return false;
   } else if (o->nindex != 2) {
     diag_error(s->diag, o->span, "hbm tensor '%s' needs two indices: %s[ROW, COL]", o->name, o->name);
     return false;
@@ -868,8 +1040,25 @@ static void check_isa_shapes(Sema *s, const Stmt *in, ShapeRule rule) {
   }
 }
 
+/* A gather or scatter moves one row a partition: its index run is as long
+ * as the tile's partitions; false (reported) otherwise. */
+static bool gather_fits(Sema *s, const Stmt *in) {
+  const Operand *g = NULL, *t = NULL;
+  for (int i = 0; i < in->noperands; i++) {
+    if (in->operands[i].gather) g = &in->operands[i];
+    if (in->operands[i].kind == OPND_TILE && !t) t = &in->operands[i];
+  }
+  if (!g || !t || g->gather->n == t->ext[0]) return true;
+  diag_error(s->diag, g->gather->span,
+             "a gather or scatter moves one row a partition: %.*s gives %lld indices, and '%s' has %lld partitions",
+             (int)(g->gather->span.end - g->gather->span.begin), s->p->src.text + g->gather->span.begin,
+             (long long)g->gather->n, shown(s, t), (long long)t->ext[0]);
+  return false;
+}
+
 static void check_shapes(Sema *s, const Stmt *in, ShapeRule rule) {
   const Operand *o = in->operands;
+  if (!gather_fits(s, in)) return;
   if (rule == SHAPE_SAME) {
     check_same_shapes(s, in);
     return;

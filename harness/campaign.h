@@ -35,6 +35,7 @@ typedef struct ExhaustiveScope {
   int jobs, schedules;
   bool dry_run, json;
   const Target *target; /* NULL: the built-in trn1 */
+  bool views; /* tiles of 2 partitions, referenced whole or by one row (harness/exhaustive.c); no pe */
 } ExhaustiveScope;
 
 #define EXHAUSTIVE_MAX_INSTRUCTIONS 3

@@ -5,7 +5,7 @@
  *   reference (program order on the AST) -> expected tensors
  *   f64 reference (backend/reference_f64.c) -> exact values and bounds
  *   per sync mode: transform -> ir_validate -> oracle (no race, deadlock or
- *     unexplained late wait) -> emit_c -> jit -> threads with jitter and
+ *     late wait but those the ragged or strided fallback explains) -> emit_c -> jit -> threads with jitter and
  *     the race checker -> the cycle simulator -> optionally the C through
  *     gcc (harness/gcc.c), each run's results compared bit for bit with
  *     the reference and within bounds with the f64 one (harness/exec.c)
@@ -45,6 +45,9 @@ typedef struct Counts {
   /* runs whose results were compared with the f64 reference (every run
    * that matched the sequential reference bit for bit) */
   int64_t f64_checks;
+  /* barrier-free waits the oracle found late, each explained by the ragged
+   * or the strided fallback (the only ones a campaign accepts: harness/check.c) */
+  int64_t late_fallback;
 } Counts;
 
 typedef struct Outcome {

@@ -29,6 +29,25 @@
  *                                                    (v: the innermost loop's variable)
  *   hbm     = "H[" row ", 0]"                        (row: the ref's slot expression, or 0)
  *
+ * With --views (the views scope) the tiles are [2, 1] and H is [4, 1], pe
+ * is left out (its transposes need square tiles), and each reference is
+ * all of its slot or one row of it:
+ *
+ *   ref     = slotted [ "[" r ":" r "+" 1 ", :]" ]  (slotted: the ref above)
+ *   r       = 0 | 1 | v "%" 2                        (v: the innermost loop's variable)
+ *   own     = "own_" ENGINE (all of a ref) | "own1_" ENGINE ([1, 1], beside a row)
+ *   hbm     = "H[" row ", 0]"                        (all of a ref: H's tile `row`)
+ *           | "H[2 * (" row ") + " r " : 2 * (" row ") + " r " + 1, 0:1]"
+ *                                                    (a row: its own element of H)
+ *
+ * so that accesses meet as disjoint and adjacent regions (rows 0 and 1 of
+ * one slot), nested ones (a row and all of its slot), regions a loop
+ * variable's parity moves (disjoint across iterations of different
+ * parity), in tiles and in H alike, and every one of those as RAW, WAR or
+ * WAW on one engine or two, in every control structure above. (Partial
+ * overlaps that nest neither way, strided and ragged regions are the
+ * campaign's: harness/gen.c.)
+ *
  * On the default target `dma:` means any of 16 queues and assign_queues
  * deals them round robin (dma0, dma1, ...), while `dma1:` pins one; pinned
  * transfers do not move the round robin. So two transfers land on two
@@ -53,7 +72,9 @@
  * and pool run these ops identically; pe, dma and dma1 are themselves; the tiles differ only by their slot counts, which
  * are enumerated); a tile never used is not declared; and the first slot
  * expression of each two-slot tile is 0 or v % 2, since relabelling its
- * slots (0 <-> 1, v % 2 <-> (v + 1) % 2) gives an equivalent kernel. */
+ * slots (0 <-> 1, v % 2 <-> (v + 1) % 2) gives an equivalent kernel; in
+ * the views scope a kernel without parity rows has row 0 as its first
+ * row view, since swapping every tile's two rows is a renaming too. */
 #include "harness/campaign.h"
 
 #include <inttypes.h>
@@ -94,8 +115,13 @@ typedef struct ExScope {
 
 
 
+/* With --views the tiles have 2 partitions and each reference is one of
+ * them, or both: all of the tile, [0:1, :], [1:2, :], or inside a loop
+ * [v % 2 : v % 2 + 1, :], the row the innermost variable's parity picks. */
+enum { VIEW_WHOLE, VIEW_ROW0, VIEW_ROW1, VIEW_PARITY, VIEW_FORMS };
+
 typedef struct ExInstr {
-  int engine, access, tile, form;
+  int engine, access, tile, form, view;
 } ExInstr;
 
 typedef struct Exhaustive {
@@ -117,13 +143,42 @@ typedef struct Exhaustive {
  * even forms are the unshifted ones. */
 static int form_count(const Exhaustive *x, int i) { return x->inner[i] < 0 ? 2 : 4; }
 
+/* The view forms of instruction i: one (all of the tile) without
+ * --views; VIEW_PARITY inside a loop only. */
+static int view_count(const Exhaustive *x, int i) {
+  return !x->scope->views ? 1 : x->inner[i] < 0 ? VIEW_PARITY : VIEW_FORMS;
+}
+
+/* A view's first row, as text. */
+static void print_view_row(FILE *f, const Exhaustive *x, int i, int view) {
+  if (view == VIEW_PARITY) fprintf(f, "v%d %% 2", x->inner[i]);
+  else fputc(view == VIEW_ROW1 ? '1' : '0', f);
+}
+
+static void print_view(FILE *f, const Exhaustive *x, int i, int view) {
+  if (view == VIEW_WHOLE) return;
+  fputc('[', f);
+  print_view_row(f, x, i, view);
+  fputs(" : ", f);
+  print_view_row(f, x, i, view);
+  fputs(" + 1, :]", f);
+}
+
 static void print_ref(FILE *f, const Exhaustive *x, int i, int tile, int form) {
   fputc("ab"[tile], f);
-  if (x->slots[tile] == 1) return;
-  if (form < 2)
-    fprintf(f, "[%d]", form);
-  else
-    fprintf(f, form == 2 ? "[v%d %% 2]" : "[(v%d + 1) %% 2]", x->inner[i]);
+  if (x->slots[tile] == 2) {
+    if (form < 2)
+      fprintf(f, "[%d]", form);
+    else
+      fprintf(f, form == 2 ? "[v%d %% 2]" : "[(v%d + 1) %% 2]", x->inner[i]);
+  }
+  print_view(f, x, i, x->ins[i].view);
+}
+
+/* Instruction i's own tile: own_ENGINE, or own1_ENGINE ([1, 1]) beside a
+ * view of one row. */
+static void print_own(FILE *f, const Exhaustive *x, int i, const char *engine) {
+  fprintf(f, "own%s_%s", x->ins[i].view == VIEW_WHOLE ? "" : "1", engine);
 }
 
 static const char *const ex_engines[EX_ENGINES] = {"act", "dve", "pool", "pe", "dma", "dma1"};
@@ -147,29 +202,49 @@ static bool uses_own(const Exhaustive *x, const ExInstr *in) {
 }
 
 static void print_decls(FILE *f, const Exhaustive *x) {
-  bool tile[2] = {false, false}, own[EX_ENGINES] = {false}, hbm = false;
+  bool tile[2] = {false, false}, own[2][EX_ENGINES] = {{false}}, hbm = false;
+  int rows = x->scope->views ? 2 : 1;
   for (int i = 0; i < x->nins; i++) {
     tile[x->ins[i].tile] = true;
-    own[x->ins[i].engine] |= uses_own(x, &x->ins[i]);
+    own[x->ins[i].view != VIEW_WHOLE][x->ins[i].engine] |= uses_own(x, &x->ins[i]);
     hbm |= is_dma(x->ins[i].engine);
   }
-  if (hbm) fputs("  hbm inout H: f32[2, 1];\n", f);
+  if (hbm) fprintf(f, "  hbm inout H: f32[%d, 1];\n", 2 * rows);
   for (int t = 0; t < 2; t++)
-    if (tile[t]) fprintf(f, "  sbuf %c%s: f32[1, 1];\n", "ab"[t], x->slots[t] == 2 ? "[2]" : "");
+    if (tile[t]) fprintf(f, "  sbuf %c%s: f32[%d, 1];\n", "ab"[t], x->slots[t] == 2 ? "[2]" : "", rows);
   for (int e = 0; e < EX_ENGINES; e++)
-    if (own[e]) fprintf(f, "  sbuf own_%s: f32[1, 1];\n", ex_engines[e]);
+    for (int part = 0; part < 2; part++)
+      if (own[part][e]) fprintf(f, "  sbuf own%s_%s: f32[%d, 1];\n", part ? "1" : "", ex_engines[e], part ? 1 : rows);
 }
 
-/* H's row for a dma access: the tile's slot expression, so a slotted
- * buffer moves through matching rows of H; 0 for a one-slot tile. */
-static void print_hbm(FILE *f, const Exhaustive *x, int i) {
+/* The tile of H a dma access moves: the tile's slot expression, so a
+ * slotted buffer moves through matching tiles of H; 0 for a one-slot tile. */
+static void print_hbm_tile(FILE *f, const Exhaustive *x, int i) {
   const ExInstr *in = &x->ins[i];
-  if (x->slots[in->tile] == 1 || in->form == 0)
-    fputs("H[0, 0]", f);
-  else if (in->form == 1)
-    fputs("H[1, 0]", f);
+  if (x->slots[in->tile] == 1 || in->form < 2)
+    fputc(x->slots[in->tile] == 1 || in->form == 0 ? '0' : '1', f);
   else
-    fprintf(f, in->form == 2 ? "H[v%d %% 2, 0]" : "H[(v%d + 1) %% 2, 0]", x->inner[i]);
+    fprintf(f, in->form == 2 ? "v%d %% 2" : "(v%d + 1) %% 2", x->inner[i]);
+}
+
+/* H's part for a dma access: that tile, H[T, 0]; with a view of one row,
+ * the element slice of that row of it, H[2 T + r : 2 T + r + 1, 0:1], so
+ * every cell of a tile moves through its own cell of H. */
+static void print_hbm(FILE *f, const Exhaustive *x, int i) {
+  if (x->ins[i].view == VIEW_WHOLE) {
+    fputs("H[", f);
+    print_hbm_tile(f, x, i);
+    fputs(", 0]", f);
+    return;
+  }
+  for (int end = 0; end < 2; end++) {
+    fputs(end ? " : 2 * (" : "H[2 * (", f);
+    print_hbm_tile(f, x, i);
+    fputs(") + ", f);
+    print_view_row(f, x, i, x->ins[i].view);
+    if (end) fputs(" + 1", f);
+  }
+  fputs(", 0:1]", f);
 }
 
 static void print_access(FILE *f, const Exhaustive *x, int i) {
@@ -192,10 +267,10 @@ static void print_access(FILE *f, const Exhaustive *x, int i) {
   if (in->engine == EX_PE) {
     bool matmul = in->access == ACC_UPDATE && pe_update_is_matmul(x);
     fputs(matmul ? "matmul_acc " : "transpose ", f);
-    if (in->access == ACC_READ) fprintf(f, "own_%s, ", own);
+    if (in->access == ACC_READ) print_own(f, x, i, own), fputs(", ", f);
     print_ref(f, x, i, in->tile, in->form);
-    if (in->access == ACC_WRITE) fprintf(f, ", own_%s", own);
-    if (matmul) fprintf(f, ", own_%s, own_%s", own, own);
+    if (in->access == ACC_WRITE) fputs(", ", f), print_own(f, x, i, own);
+    if (matmul) fputs(", ", f), print_own(f, x, i, own), fputs(", ", f), print_own(f, x, i, own);
     else if (in->access == ACC_UPDATE) {
       fputs(", ", f);
       print_ref(f, x, i, in->tile, in->form);
@@ -203,7 +278,7 @@ static void print_access(FILE *f, const Exhaustive *x, int i) {
     return;
   }
   fputs(in->access == ACC_WRITE ? "fill " : in->access == ACC_READ ? "copy " : "scale ", f);
-  if (in->access == ACC_READ) fprintf(f, "own_%s, ", own);
+  if (in->access == ACC_READ) print_own(f, x, i, own), fputs(", ", f);
   print_ref(f, x, i, in->tile, in->form);
   if (in->access == ACC_UPDATE) {
     fputs(", ", f);
@@ -262,6 +337,19 @@ static char *ex_text(const Exhaustive *x) {
   return text;
 }
 
+/* Swapping the two rows of every tile (and so of every tile of H) maps
+ * row 0 and row 1 onto each other and a parity row v % 2 onto (v + 1) % 2,
+ * which is not enumerated: a kernel without parity rows is canonical when
+ * its first row view is row 0. */
+static bool canonical_rows(const Exhaustive *x) {
+  int first = VIEW_WHOLE;
+  for (int i = 0; i < x->nins; i++) {
+    if (x->ins[i].view == VIEW_PARITY) return true;
+    if (first == VIEW_WHOLE) first = x->ins[i].view;
+  }
+  return first != VIEW_ROW1;
+}
+
 /* Engines and tiles numbered by first use; each two-slot tile's first slot
  * expression unshifted; an unused tile keeps one slot. */
 static bool canonical(const Exhaustive *x) {
@@ -278,7 +366,7 @@ static bool canonical(const Exhaustive *x) {
       seen_form[in->tile] = true;
     }
   }
-  return next_tile == 2 || x->slots[1] == 1;
+  return (next_tile == 2 || x->slots[1] == 1) && canonical_rows(x);
 }
 
 /* Judge one kernel text with the oracle at N = 0..3, both sync modes. */
@@ -337,12 +425,13 @@ static void ex_assign(Exhaustive *x, int k) {
     return;
   }
   for (int e = 0; e < x->engines; e++)
-    for (int a = 0; a < access_count(e); a++)
+    for (int a = 0; a < access_count(e) && !(e == EX_PE && x->scope->views); a++)
       for (int t = 0; t < 2; t++)
-        for (int f = 0; f < (x->slots[t] == 2 ? form_count(x, k) : 1); f++) {
-          x->ins[k] = (ExInstr){e, a, t, f};
-          ex_assign(x, k + 1);
-        }
+        for (int f = 0; f < (x->slots[t] == 2 ? form_count(x, k) : 1); f++)
+          for (int v = 0; v < view_count(x, k); v++) {
+            x->ins[k] = (ExInstr){e, a, t, f, v};
+            ex_assign(x, k + 1);
+          }
 }
 
 /* The innermost loop of each instruction, from the skeleton. */
@@ -478,10 +567,11 @@ int exhaustive_run(const ExhaustiveScope *c) {
     jw_close(&w);
     putchar('\n');
   } else {
-    printf("exhaustive: %" PRId64 " kernels (<= %d instructions over %d engines, <= %d loops, 1-2 slots), %" PRId64
+    printf("exhaustive: %" PRId64 " kernels (<= %d instructions over %d engines, <= %d loops, 1-2 slots%s), %" PRId64
            " oracle checks (N = 0..3, both sync modes), %" PRId64 " dynamic instructions, %" PRId64
            " waits, %" PRId64 " ops held by back-pressure; %" PRId64 " failures%s; %.1f s\n",
-           sum.kernels, c->instructions, scope_engines(c), EX_MAX_LOOPS, sum.schedules, sum.instructions, sum.oracle_waits,
+           sum.kernels, c->instructions, scope_engines(c) - (c->views && c->engines == 5), EX_MAX_LOOPS,
+           c->views ? ", views of rows" : "", sum.schedules, sum.instructions, sum.oracle_waits,
            sum.oracle_held, sum.failures,
            crashed ? ", a worker CRASHED" : "", seconds);
   }

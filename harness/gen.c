@@ -7,12 +7,24 @@
  * op table (runtime/ops.def) and the target allow, and `bfsync run` accepts
  * every kernel at its parameters (or any others), numerics included:
  *
- *  - Shapes come in three families: square tiles [4, 4], row vectors
- *    [4, 1] and column vectors [1, 4]. Every shape rule has a fixed answer
- *    in those terms (matmul and transpose are square, a row reduction goes
- *    square -> row, a row broadcast takes square, square, row, a column
- *    broadcast square, square, column; elementwise ops stay within one
- *    family), so operands are picked per family and always fit.
+ *  - Shapes come in five families: square tiles [4, 4], row vectors
+ *    [4, 1], column vectors [1, 4], and bn_stats' [4, 6] and bn_aggr's
+ *    [4, 2]. Every shape rule has a fixed answer in those terms (matmul,
+ *    nc_matmul and the transposes are square, a row reduction goes square
+ *    -> row, tensor_reduce any four-row family -> row, a row broadcast
+ *    takes square, square, row, a column broadcast square, square,
+ *    column; bn_stats a four-row family -> [4, 6], bn_aggr [4, 6] -> [4,
+ *    2]; the [P, 1] operands of tensor_scalar, activation's bias and
+ *    accumulator and a scan's initial value are rows beside a four-row
+ *    family; elementwise ops stay within one family), so operands are
+ *    picked per family and always fit.
+ *  - The nki.isa ops' other operands are drawn from their vocabularies:
+ *    every ALU op (the comparisons included, reduce's four, affine_select's
+ *    six), every activation function, negate, permute's divisors of the
+ *    columns, floats, and affine patterns (step, offset, channel
+ *    multiplier in -2 .. 1) written as literals or as constant expressions
+ *    over a kernel constant (`1 * AFF`, `(0 + AFF) - 1`), which is all an
+ *    immediate may be (run-time values may not).
  *  - A prologue writes every slot of every tile at the top level, so no
  *    instruction on any path reads a tile before something wrote it.
  *  - Every tile and tensor holds values of one class (unit, pos, big, acc;
@@ -55,7 +67,7 @@
  *    emitter, both executors and the gcc build; they are drawn from a
  *    stream of their own, so a seed's kernel is otherwise what it was
  *    before types were drawn.
- *  - About one kernel in three draws tile views and element slices, from a
+ *  - Four kernels in five draw tile views and element slices, from a
  *    stream of its own (STREAM_VIEWS), so the rest of a seed's kernel is
  *    what it would be without them: a third of its tiles are declared twice
  *    as long ([8, 4], [8, 1], [1, 8]) and used in the body only through a
@@ -66,16 +78,20 @@
  *    whole-tile uses. Two in five hbm operands (and every partner of a
  *    view of part of a tile) are element slices: the tile of a coordinate
  *    in elements, D c : D c + D, or the rows D/2 .. D/2 + D - 1 that
- *    straddle tiles 0 and 1. Some loads of X are ragged: the slice
- *    D c : min(D c + D, E), E = D c + 1 + P % D, moves into the tile view
- *    0 : min(D, E - D c), 1 .. D rows as the parameter P decides at run
- *    time (only X, which nothing writes, and never 0 rows: see
- *    draw_ragged). The prologue
+ *    straddle tiles 0 and 1. Some loads and stores of every tensor but Y
+ *    are ragged: the slice D c : min(D c + D, E), E = D c + 1 + P % D,
+ *    moves to or from the tile view 0 : min(D, E - D c), 1 .. D rows as
+ *    the parameter P decides at run time (never 0 rows; the transform's
+ *    one conservative fallback: see draw_ragged). The prologue
  *    still writes every tile whole (a big tile through an element slice of
  *    its whole shape), so a view only ever reads or overwrites part of a
  *    tile whose every element was written and is in the tile's class; the
  *    class is a property of every element, so it holds for every view.
  *    (Strided regions are not drawn.)
+ *  - Where an op has many choices of immediates for one tuple of tiles
+ *    (tensor_scalar's two ops and floats, affine_select), a few of them
+ *    are drawn (STREAM_IMMS, imm_picks) rather than every one listed, so
+ *    that a kernel's picks stay quick to compute.
  * Randomness is splitmix64, seeded from --seed: the same seed prints the
  * same kernel on every machine. The kernel and its parameter set come from
  * separate streams, so --params needs no kernel to be generated. */
@@ -118,10 +134,15 @@ static Rng rng_stream(uint64_t seed, uint64_t purpose) {
   return rng;
 }
 
-enum { STREAM_PARAMS = 1, STREAM_KERNEL = 2, STREAM_TYPES = 3, STREAM_VIEWS = 4 };
+enum { STREAM_PARAMS = 1, STREAM_KERNEL = 2, STREAM_TYPES = 3, STREAM_VIEWS = 4, STREAM_SPELL = 5, STREAM_IMMS = 6 };
 
-/* Tile shapes: square [D, D], row [D, 1] and column [1, D] vectors. */
-typedef enum Family { FAM_SQUARE, FAM_ROW, FAM_COL, NFAMILIES } Family;
+/* Tile shapes: square [D, D], row [D, 1] and column [1, D] vectors, and
+ * the two shapes of the batch-norm statistics, bn_stats' [D, 6] and
+ * bn_aggr's [D, 2]. */
+typedef enum Family { FAM_SQUARE, FAM_ROW, FAM_COL, FAM_STATS, FAM_PAIR, NFAMILIES } Family;
+
+static const int fam_rows[NFAMILIES] = {TILE_DIM, TILE_DIM, 1, TILE_DIM, TILE_DIM};
+static const int fam_cols[NFAMILIES] = {TILE_DIM, 1, TILE_DIM, 6, 2};
 
 /* ---- Values: the class of every tile and tensor.
  *
@@ -139,7 +160,14 @@ typedef enum Family { FAM_SQUARE, FAM_ROW, FAM_COL, NFAMILIES } Family;
  *   pos  [1/4, 4]   away from 0, what rsqrt, recip and sqrt may read;
  *   big  [-64, 64]  sums and products of the two;
  *   acc  |x| <= M + 64 for M the largest |value| in an acc source, an f32
- *        or bf16 accumulator (matmul_acc's destination, which reads itself).
+ *        or bf16 accumulator (matmul_acc's destination, which reads itself;
+ *        activation_acc's accumulator);
+ *   stats (count, mean, M2) triples that bn_aggr may read: in every triple
+ *        count >= 1/4 (or 0 with M2 = 0, bn_stats' empty odd half of a
+ *        one-column row), M2 <= count (variance at most 1), each value in
+ *        [-1, 3]. Only bn_stats of a unit source (whose values in [-1, 1]
+ *        have variance at most 1) and ops writing one constant v in
+ *        [1/4, 3] (the triple (v, v, v)) write it: an f32 [D, 6] tile.
  * An op on acc values is accepted when its image at M = ACC_M is at most
  * ACC_M + 64: the ops' images are a*M + b with a in {0, 1/4 .. 1} or a >=
  * 1.5 (the immediates and class bounds), so the check accepts exactly
@@ -147,8 +175,9 @@ typedef enum Family { FAM_SQUARE, FAM_ROW, FAM_COL, NFAMILIES } Family;
  * instruction executed: below 2^20 * 2^63 < 2^84, far inside f32 and bf16.
  * The bounds 1, 1/4, 4, 64 are representable in every type, so rounding
  * to a narrow type never leaves a class, and 64 is below fp8e4's largest
- * value (448). */
-typedef enum ValueClass { VAL_UNIT, VAL_POS, VAL_BIG, VAL_ACC, NCLASSES } ValueClass;
+ * value (448). bn_aggr of stats gives a mean in [-1, 3] and a variance of
+ * at most 1 + 4^2 (the triples' own, and their means' spread): big. */
+typedef enum ValueClass { VAL_UNIT, VAL_POS, VAL_BIG, VAL_ACC, VAL_STATS, NCLASSES } ValueClass;
 
 typedef struct Range {
   double lo, hi;
@@ -157,16 +186,19 @@ typedef struct Range {
 #define ACC_M 1e6
 #define ACC_STEP 64.0
 
-static const Range class_range[NCLASSES] = {{-1, 1}, {0.25, 4}, {-64, 64}, {-ACC_M, ACC_M}};
+static const Range class_range[NCLASSES] = {{-1, 1}, {0.25, 4}, {-64, 64}, {-ACC_M, ACC_M}, {-1, 3}};
 
-/* Whether values of type may be of class c: acc values only in f32 and bf16. */
+/* Whether values of type may be of class c: acc values only in f32 and
+ * bf16, stats only in f32. */
 static bool type_holds(const char *type, ValueClass c) {
+  if (c == VAL_STATS) return !strcmp(type, "f32");
   return c != VAL_ACC || !strcmp(type, "f32") || !strcmp(type, "bf16");
 }
 
 static bool range_in(Range r, ValueClass c) {
   if (!(r.lo <= r.hi) || !isfinite(r.lo) || !isfinite(r.hi)) return false; /* NaN, Inf: a domain error */
   if (c == VAL_ACC) return r.lo >= -(ACC_M + ACC_STEP) && r.hi <= ACC_M + ACC_STEP;
+  if (c == VAL_STATS) return r.lo == r.hi && r.lo >= 0.25 && r.hi <= 3; /* the triple (v, v, v) */
   return r.lo >= class_range[c].lo && r.hi <= class_range[c].hi;
 }
 
@@ -179,6 +211,9 @@ static Range r_sub(Range a, Range b) { return (Range){a.lo - b.hi, a.hi - b.lo};
 static Range r_mul(Range a, Range b) { return span4(a.lo * b.lo, a.lo * b.hi, a.hi * b.lo, a.hi * b.hi); }
 static Range r_times(Range a, double k) { return r_mul(a, (Range){k, k}); }
 static Range r_max(Range a, Range b) { return (Range){fmax(a.lo, b.lo), fmax(a.hi, b.hi)}; }
+static Range r_min(Range a, Range b) { return (Range){fmin(a.lo, b.lo), fmin(a.hi, b.hi)}; }
+static Range r_hull(Range a, Range b) { return (Range){fmin(a.lo, b.lo), fmax(a.hi, b.hi)}; }
+static Range r_point(double v) { return (Range){v, v}; }
 static Range r_square(Range a) {
   double lo = a.lo <= 0 && a.hi >= 0 ? 0 : fmin(a.lo * a.lo, a.hi * a.hi);
   return (Range){lo, fmax(a.lo * a.lo, a.hi * a.hi)};
@@ -194,38 +229,139 @@ static Range r_gated(Range a) {
 }
 static const Range r_invalid = {NAN, NAN};
 
-/* The image of the op's sources (src[0] the destination's old value for
- * matmul_acc, then the operands), or r_invalid outside the op's domain. */
-static Range op_image(int op, const Range *src, double imm) {
-  Range a = src[1], b = src[2];
+/* An ALU op (BFRT_ALU_*) of a and b; a comparison gives 0 or 1. */
+static Range r_alu(int code, Range a, Range b) {
+  switch (code) {
+  case BFRT_ALU_ADD: return r_add(a, b);
+  case BFRT_ALU_SUBTRACT: return r_sub(a, b);
+  case BFRT_ALU_MULTIPLY: return r_mul(a, b);
+  case BFRT_ALU_MAXIMUM: return r_max(a, b);
+  case BFRT_ALU_MINIMUM: return r_min(a, b);
+  default: return (Range){0, 1};
+  }
+}
+
+/* An activation function (BFRT_FN_*) of a, or r_invalid outside its domain. */
+static Range r_fn(int fn, Range a) {
+  switch (fn) {
+  case BFRT_FN_COPY: return a;
+  case BFRT_FN_EXP: return (Range){exp(a.lo), exp(a.hi)};
+  case BFRT_FN_TANH: return (Range){tanh(a.lo), tanh(a.hi)};
+  case BFRT_FN_RELU: return (Range){fmax(a.lo, 0), fmax(a.hi, 0)};
+  case BFRT_FN_SIGMOID: return (Range){1 / (1 + exp(-a.lo)), 1 / (1 + exp(-a.hi))};
+  case BFRT_FN_GELU: case BFRT_FN_SILU: return r_gated(a);
+  case BFRT_FN_SQUARE: return r_square(a);
+  case BFRT_FN_SQRT: return a.lo >= 0 ? (Range){sqrt(a.lo), sqrt(a.hi)} : r_invalid;
+  case BFRT_FN_RSQRT: return a.lo > 0 ? (Range){1 / sqrt(a.hi), 1 / sqrt(a.lo)} : r_invalid;
+  case BFRT_FN_ABS: return r_abs(a);
+  case BFRT_FN_RECIPROCAL: return a.lo > 0 || a.hi < 0 ? (Range){1 / a.hi, 1 / a.lo} : r_invalid;
+  default: return r_invalid;
+  }
+}
+
+/* What an instruction reads, for op_image: each tile operand's family,
+ * class and range (operand 0 the destination's old value, for the ops
+ * that accumulate into it), and its immediates' values in order (an ALU
+ * op or activation function as its code). */
+typedef struct Sources {
+  Family fam[4];
+  ValueClass cls[4];
+  Range r[4];
+  double f[5];
+} Sources;
+
+/* The affine pattern offset + i cm + j step over the destination's
+ * partitions i and columns j (iota, affine_select; f[0..2] = step,
+ * offset, cm). */
+static Range r_affine(const Sources *s) {
+  double step = s->f[0], offset = s->f[1], cm = s->f[2];
+  double i = fam_rows[s->fam[0]] - 1, j = fam_cols[s->fam[0]] - 1;
+  return (Range){offset + fmin(0, i * cm) + fmin(0, j * step), offset + fmax(0, i * cm) + fmax(0, j * step)};
+}
+
+/* tensor_tensor_scan: r = init, then r = (a op0 r) op1 b along the row;
+ * every r is stored. */
+static Range r_scan(const Sources *s, Range init, int op0, int op1) {
+  Range r = init, image = r_invalid;
+  for (int j = 0; j < fam_cols[s->fam[0]]; j++) {
+    r = r_alu(op1, r_alu(op0, s->r[1], r), s->r[2]);
+    image = j ? r_hull(image, r) : r;
+  }
+  return image;
+}
+
+/* tensor_reduce of n values of a, left to right. */
+static Range r_reduce(int code, Range a, int n) {
+  Range r = a;
+  for (int j = 1; j < n; j++) r = r_alu(code, r, a);
+  return r;
+}
+
+/* bn_stats of n values a row: counts, means (in a) and M2 (at most the
+ * count times (a.hi - a.lo)^2). */
+static Range r_stats(Range a, int n) {
+  double half = (n + 1) / 2, spread = (a.hi - a.lo) * (a.hi - a.lo);
+  return r_hull(r_hull((Range){n / 2, half}, a), (Range){0, half * spread});
+}
+
+/* The image of an instruction's sources, or r_invalid outside the op's domain. */
+static Range op_image(int op, const Sources *s) {
+  Range a = s->r[1], b = s->r[2];
+  double imm = s->f[0];
   switch (op) {
-  case BFRT_LOAD: case BFRT_STORE: case BFRT_COPY: case BFRT_TRANSPOSE: case BFRT_ROWMAX: return a;
-  case BFRT_MATMUL: return r_times(r_mul(a, b), TILE_DIM);
-  case BFRT_MATMUL_ACC: return r_add(src[0], r_times(r_mul(a, b), TILE_DIM));
-  case BFRT_FILL: return (Range){imm, imm};
+  case BFRT_LOAD: case BFRT_STORE: case BFRT_COPY: case BFRT_TRANSPOSE: case BFRT_ROWMAX:
+  case BFRT_NC_TRANSPOSE: case BFRT_PERMUTE: return a;
+  case BFRT_MATMUL: case BFRT_NC_MATMUL: return r_times(r_mul(a, b), TILE_DIM);
+  case BFRT_MATMUL_ACC: case BFRT_NC_MATMUL_ACC: return r_add(s->r[0], r_times(r_mul(a, b), TILE_DIM));
+  case BFRT_FILL: case BFRT_MEMSET: return r_point(imm);
   case BFRT_SCALE: case BFRT_MUL_IMM: return r_times(a, imm);
-  case BFRT_EXP: return (Range){exp(a.lo), exp(a.hi)};
-  case BFRT_RELU: return (Range){fmax(a.lo, 0), fmax(a.hi, 0)};
-  case BFRT_TANH: return (Range){tanh(a.lo), tanh(a.hi)};
-  case BFRT_SIGMOID: return (Range){1 / (1 + exp(-a.lo)), 1 / (1 + exp(-a.hi))};
-  case BFRT_RSQRT: return a.lo > 0 ? (Range){1 / sqrt(a.hi), 1 / sqrt(a.lo)} : r_invalid;
-  case BFRT_RECIP: return a.lo > 0 || a.hi < 0 ? (Range){1 / a.hi, 1 / a.lo} : r_invalid;
-  case BFRT_SQRT: return a.lo >= 0 ? (Range){sqrt(a.lo), sqrt(a.hi)} : r_invalid;
+  case BFRT_EXP: return r_fn(BFRT_FN_EXP, a);
+  case BFRT_RELU: return r_fn(BFRT_FN_RELU, a);
+  case BFRT_TANH: return r_fn(BFRT_FN_TANH, a);
+  case BFRT_SIGMOID: return r_fn(BFRT_FN_SIGMOID, a);
+  case BFRT_RSQRT: return r_fn(BFRT_FN_RSQRT, a);
+  case BFRT_RECIP: return r_fn(BFRT_FN_RECIPROCAL, a);
+  case BFRT_SQRT: return r_fn(BFRT_FN_SQRT, a);
   case BFRT_ADD: case BFRT_ADD_ROW: case BFRT_ADD_COL: return r_add(a, b);
   case BFRT_SUB: case BFRT_SUB_ROW: case BFRT_SUB_COL: return r_sub(a, b);
   case BFRT_MUL: case BFRT_MUL_ROW: case BFRT_MUL_COL: return r_mul(a, b);
   case BFRT_MAX: return r_max(a, b);
-  case BFRT_ADD_IMM: return r_add(a, (Range){imm, imm});
-  case BFRT_SUB_IMM: return r_sub(a, (Range){imm, imm});
-  case BFRT_MAX_IMM: return r_max(a, (Range){imm, imm});
+  case BFRT_ADD_IMM: return r_add(a, r_point(imm));
+  case BFRT_SUB_IMM: return r_sub(a, r_point(imm));
+  case BFRT_MAX_IMM: return r_max(a, r_point(imm));
   case BFRT_ROWSUM: return r_times(a, TILE_DIM);
   case BFRT_GELU: case BFRT_SILU: return r_gated(a);
   case BFRT_SQUARE: return r_square(a);
   case BFRT_ABS: return r_abs(a);
   case BFRT_ROWSUM_SQUARE: return r_times(r_square(a), TILE_DIM);
   case BFRT_ROWSUM_EXP: return r_times((Range){exp(a.lo), exp(a.hi)}, TILE_DIM);
-  default: return r_invalid; /* an op without a rule here is never printed (gen_rules_cover_every_op) */
+  case BFRT_IOTA: return r_affine(s);
+  case BFRT_AFFINE_SELECT: return r_hull(a, r_point(s->f[3]));
+  case BFRT_TENSOR_REDUCE: return r_reduce((int)s->f[0], a, fam_cols[s->fam[1]]);
+  case BFRT_TENSOR_REDUCE_NEG: return r_times(r_reduce((int)s->f[0], a, fam_cols[s->fam[1]]), -1);
+  case BFRT_TENSOR_SCALAR: return r_alu((int)s->f[0], a, r_point(s->f[1]));
+  case BFRT_TENSOR_SCALAR_V: return r_alu((int)s->f[0], a, b);
+  case BFRT_TENSOR_SCALAR2: return r_alu((int)s->f[2], r_alu((int)s->f[0], a, r_point(s->f[1])), r_point(s->f[3]));
+  case BFRT_TENSOR_SCALAR2_V: return r_alu((int)s->f[1], r_alu((int)s->f[0], a, b), s->r[3]);
+  case BFRT_ACTIVATION: return r_fn((int)s->f[0], a);
+  case BFRT_ACTIVATION_BS: case BFRT_ACTIVATION_ACC: return r_fn((int)s->f[0], r_add(r_times(a, s->f[1]), b));
+  case BFRT_TENSOR_TENSOR_SCAN: return r_scan(s, r_point(s->f[0]), (int)s->f[1], (int)s->f[2]);
+  case BFRT_TENSOR_TENSOR_SCAN_V: return r_scan(s, s->r[3], (int)s->f[0], (int)s->f[1]);
+  case BFRT_BN_STATS: return r_stats(a, fam_cols[s->fam[1]]);
+  case BFRT_BN_AGGR: return s->cls[1] == VAL_STATS ? (Range){-1, 17} : r_invalid;
+  default: return r_invalid; /* an op without a rule here is never printed (test_features) */
   }
+}
+
+/* Whether the instruction keeps every value it writes in its class: its
+ * destination's, and activation_acc's accumulator's (acc + the row's sum
+ * of the activations); bn_stats writes stats from a unit source. */
+static bool stays_in_class(int op, const Sources *s) {
+  Range image = op_image(op, s);
+  if (op == BFRT_BN_STATS && s->cls[0] == VAL_STATS) return range_in(s->r[1], VAL_UNIT);
+  if (!range_in(image, s->cls[0])) return false;
+  if (op == BFRT_ACTIVATION_ACC) return range_in(r_add(s->r[3], r_times(image, fam_cols[s->fam[1]])), s->cls[3]);
+  return true;
 }
 
 static Range class_value(ValueClass c) { return class_range[c]; }
@@ -254,16 +390,28 @@ static const char *const param_names[MAX_PARAMS] = {"N", "M", "K"};
 static const char *const immediates[] = {"0.5", "-2", "1e-3", "0.25", "1.5", "-0.75", "3"};
 #define NIMMEDIATES ((int)(sizeof immediates / sizeof immediates[0]))
 
+/* The nki.isa instructions' float immediates, and the values of their
+ * affine patterns (step, offset, channel multiplier): integers. */
+static const char *const isa_floats[] = {"0.5", "-2", "3", "0.25"};
+#define NISA_FLOATS ((int)(sizeof isa_floats / sizeof isa_floats[0]))
+static const int pattern_values[3][3] = {{-1, 0, 1}, {0, 1, -2}, {1, -1, 0}};
+
 /* Operands an instruction may take: tiles by family and number, the hbm
- * tensor of a load or store, the immediate. */
+ * tensor of a load or store, and each immediate (the letters F of the
+ * op's operands, in order) as its choice among those of its kind
+ * (imm_kind). */
+#define MAX_TILE_OPERANDS 4
+#define MAX_IMM_OPERANDS 5
 typedef struct Pick {
-  signed char fam[3], tile[3], tensor, imm;
+  signed char fam[MAX_TILE_OPERANDS], tile[MAX_TILE_OPERANDS], tensor, imm[MAX_IMM_OPERANDS];
 } Pick;
 
 typedef struct Gen {
   Rng rng;
   Rng types; /* element types, STREAM_TYPES */
   Rng views; /* views and element slices, STREAM_VIEWS */
+  Rng spell; /* how an affine pattern's integers are written, STREAM_SPELL */
+  Rng imms;  /* the immediates of the picks, where there are many choices, STREAM_IMMS */
   bool viewing; /* this kernel draws views and slices */
   bool big[NFAMILIES][MAX_TILES]; /* declared twice as long (rows; columns for FAM_COL), viewed in the body */
   bool viewed_part; /* the tile operand just printed is a view of part of its tile */
@@ -360,29 +508,33 @@ static void print_tensor(Gen *g, int i) {
   fputs("];\n", g->out);
 }
 
-static char tile_prefix(Family f) { return "trc"[f]; }
+static char tile_prefix(Family f) { return "trcsp"[f]; }
 
 /* On a target where matmul writes f32 psum (matmul_psum_f32), square tile
  * 1 is that accumulator: in psum, f32, of class acc, and the destination
- * of every matmul and matmul_acc; the other ops use it like any tile their
- * engine reaches. Tile 0 of each family is sbuf and unit, the tile every
- * engine reaches and Y takes; the square family also has a pos and a big
- * tile and the row family a big one, so that every op has operands whose
- * values stay in class (rsqrt reads pos, rowsum writes big). */
+ * of every matmul, matmul_acc, nc_matmul and nc_matmul_acc; the other ops
+ * use it like any tile their engine reaches. Tile 0 of the square, row
+ * and column families is sbuf and unit, the tile every engine reaches and
+ * Y takes; the square family also has a pos and a big tile and the row
+ * family a big one and an f32 acc one, and the statistics families an f32
+ * stats tile ([D, 6]) and a big one ([D, 2]), so that every op has
+ * operands whose values stay in class (rsqrt reads pos, rowsum writes big,
+ * activation_acc accumulates into acc, bn_aggr reads stats). */
 static void declare_tiles(Gen *g) {
-  static const int max_tiles[NFAMILIES] = {5, 3, 2};
-  static const int rows[NFAMILIES] = {TILE_DIM, TILE_DIM, 1}, cols[NFAMILIES] = {TILE_DIM, 1, TILE_DIM};
-  static const bool any[NCLASSES] = {true, true, true, true};
+  static const int max_tiles[NFAMILIES] = {5, 3, 2, 2, 2};
+  static const bool any[NCLASSES] = {true, true, true, true, false};
   int64_t psum_slots = 0; /* one PSUM bank each */
   bool accumulate = g->target->limits.matmul_psum_f32;
   g->accumulator = accumulate ? 1 : -1;
   for (int f = 0; f < NFAMILIES; f++) {
     ValueClass forced[4];
     int nforced = 0;
-    forced[nforced++] = VAL_UNIT;
+    if (f == FAM_STATS) forced[nforced++] = VAL_STATS;
+    else if (f != FAM_PAIR) forced[nforced++] = VAL_UNIT;
     if (f == FAM_SQUARE && accumulate) forced[nforced++] = VAL_ACC;
     if (f == FAM_SQUARE) forced[nforced++] = VAL_POS;
-    if (f != FAM_COL) forced[nforced++] = VAL_BIG;
+    if (f != FAM_COL && f != FAM_STATS) forced[nforced++] = VAL_BIG;
+    if (f == FAM_ROW) forced[nforced++] = VAL_ACC;
     g->ntiles[f] = 1 + rng_below(&g->rng, max_tiles[f]);
     if (g->ntiles[f] < nforced) g->ntiles[f] = nforced;
     for (int i = 0; i < g->ntiles[f]; i++) {
@@ -393,13 +545,15 @@ static void declare_tiles(Gen *g) {
       g->psum[f][i] = psum;
       if (psum) psum_slots += slots;
       g->slots[f][i] = slots;
-      const char *type = accumulator ? "f32" : random_type(g);
+      bool wide = i < nforced && (forced[i] == VAL_STATS || (f == FAM_ROW && forced[i] == VAL_ACC));
+      const char *type = accumulator || wide ? "f32" : random_type(g);
       g->tile_class[f][i] = i < nforced ? forced[i] : random_class(g, type, any);
-      bool big = g->big[f][i] = g->viewing && rng_percent(&g->views, 35);
+      /* views of part of a tile: of the three first families only */
+      bool big = g->big[f][i] = f <= FAM_COL && g->viewing && rng_percent(&g->views, 35);
       fprintf(g->out, "  %s %c%d", psum ? "psum" : "sbuf", tile_prefix(f), i);
       if (slots > 1) fprintf(g->out, "[%d]", slots);
-      fprintf(g->out, ": %s[%d, %d];\n", type, rows[f] * (big && f != FAM_COL ? 2 : 1),
-              cols[f] * (big && f == FAM_COL ? 2 : 1));
+      fprintf(g->out, ": %s[%d, %d];\n", type, fam_rows[f] * (big && f != FAM_COL ? 2 : 1),
+              fam_cols[f] * (big && f == FAM_COL ? 2 : 1));
     }
   }
 }
@@ -425,12 +579,19 @@ static bool psum_allowed(const Gen *g, int engine) {
   return !kinds || (kinds & (1u << g->target->engines[engine].kind));
 }
 
+/* The dimension a family's tiles are long in: columns for FAM_COL, rows otherwise. */
+static int long_dim(Family f) { return f == FAM_COL; }
+
 /* A range of D along a big tile's doubled dimension: its first or second
  * half, the middle (overlapping both), or the half a loop variable picks
- * (D * (v % 2), disjoint across iterations of different parity). */
-static void print_view_range(Gen *g) {
+ * (D * (v % 2), disjoint across iterations of different parity); along
+ * columns (a column family's, the only dimension a view may step) also
+ * the even or the odd columns, 0:2D:2 and 1:2D:2, which interleave
+ * without touching and overlap every half. */
+static void print_view_range(Gen *g, Family f) {
   int form = rng_below(&g->views, g->depth ? 4 : 3);
-  if (form == 0) fprintf(g->out, "0:%d", TILE_DIM);
+  if (long_dim(f) && rng_percent(&g->views, 30)) fprintf(g->out, "%d:%d:2", rng_below(&g->views, 2), 2 * TILE_DIM);
+  else if (form == 0) fprintf(g->out, "0:%d", TILE_DIM);
   else if (form == 1) fprintf(g->out, "%d:%d", TILE_DIM, 2 * TILE_DIM);
   else if (form == 2) fprintf(g->out, "%d:%d", TILE_DIM / 2, TILE_DIM / 2 + TILE_DIM);
   else {
@@ -439,8 +600,6 @@ static void print_view_range(Gen *g) {
   }
 }
 
-/* The dimension a family's tiles are long in: columns for FAM_COL, rows otherwise. */
-static int long_dim(Family f) { return f == FAM_COL; }
 
 /* Tile i of family f, its name and slot. */
 static void print_tile_head(Gen *g, Family f, int i) {
@@ -460,7 +619,7 @@ static void print_tile_view(Gen *g, Family f, int i) {
     fprintf(g->out, "%s0 : min(%d, %s - %s)%s", open, TILE_DIM, g->ragged_e, g->ragged_lo, close);
   } else if (g->big[f][i]) {
     fputs(long_dim(f) ? "[:, " : "[", g->out);
-    print_view_range(g);
+    print_view_range(g, f);
     fputs(long_dim(f) ? "]" : ", :]", g->out);
   } else if (g->viewing && rng_percent(&g->views, 10)) {
     fputs("[:, :]", g->out);
@@ -489,27 +648,49 @@ static void print_coordinate(Gen *g) {
   fputs(coordinate_text(g, buf), g->out);
 }
 
-/* Operand families of a tile-only op, destination first; a same-shape op
- * takes family any for all. */
-static int tile_families(const OpInfo *op, Family any, Family fam[3]) {
+/* Whether family f's tiles have D partitions: the [P, 1] operands of the
+ * nki.isa ops (a tensor_scalar's scalars, activation's bias) are rows. */
+static bool tall(Family f) { return fam_rows[f] == TILE_DIM; }
+
+/* Operand families of a tile-only op, destination first, with any the
+ * family of a free choice (each op is enumerated with every any); -1 when
+ * the op takes no tiles of that choice, or has no free choice and any > 0. */
+static int tile_families(const OpInfo *op, Family any, Family fam[MAX_TILE_OPERANDS]) {
   static const Family fixed[][3] = {
       [SHAPE_MATMUL] = {FAM_SQUARE, FAM_SQUARE, FAM_SQUARE},
+      [SHAPE_NC_MATMUL] = {FAM_SQUARE, FAM_SQUARE, FAM_SQUARE},
       [SHAPE_TRANSPOSE] = {FAM_SQUARE, FAM_SQUARE},
       [SHAPE_ROWREDUCE] = {FAM_ROW, FAM_SQUARE},
       [SHAPE_ROWBCAST] = {FAM_SQUARE, FAM_SQUARE, FAM_ROW},
       [SHAPE_COLBCAST] = {FAM_SQUARE, FAM_SQUARE, FAM_COL},
+      [SHAPE_BN_AGGR] = {FAM_PAIR, FAM_STATS},
   };
-  int n = (int)strspn(op->operands, "T"); /* the tile operands, before any immediate */
-  bool same = op->shape == SHAPE_SAME || op->shape == SHAPE_NONE;
-  for (int i = 0; i < n; i++) fam[i] = same ? any : fixed[op->shape][i];
-  return n;
+  int n = 0;
+  for (const char *c = op->operands; *c; c++) n += *c == 'T';
+  switch (op->shape) {
+  case SHAPE_SAME: case SHAPE_NONE: case SHAPE_SELECT:
+    for (int i = 0; i < n; i++) fam[i] = any;
+    return n;
+  case SHAPE_ROWREDUCE_OF: case SHAPE_BN_STATS: /* [D, 1] or [D, 6] from any [D, N] */
+    if (!tall(any)) return -1;
+    fam[0] = op->shape == SHAPE_BN_STATS ? FAM_STATS : FAM_ROW, fam[1] = any;
+    return n;
+  case SHAPE_SCALAR: case SHAPE_ACTIVATION: case SHAPE_SCAN: /* the data like the destination, then [D, 1] */
+    if (n > (op->shape == SHAPE_SCAN ? 3 : 2) && !tall(any)) return -1;
+    for (int i = 0; i < n; i++) fam[i] = i < (op->shape == SHAPE_SCAN ? 3 : 2) ? any : FAM_ROW;
+    return n;
+  default:
+    if (any > 0) return -1;
+    for (int i = 0; i < n; i++) fam[i] = fixed[op->shape][i];
+    return n;
+  }
 }
 
 /* Whether tile i of family f may be operand k of op on an engine that
  * reaches psum or not: matmul writes the accumulator and reads sbuf where
  * the target says so. */
 static bool tile_usable(const Gen *g, const OpInfo *op, int k, Family f, int i, bool psum_ok) {
-  bool matmul = op->shape == SHAPE_MATMUL; /* matmul and matmul_acc */
+  bool matmul = op->shape == SHAPE_MATMUL || op->shape == SHAPE_NC_MATMUL; /* and their _acc forms */
   if (matmul && k == 0 && g->accumulator >= 0) return f == FAM_SQUARE && i == g->accumulator;
   if (g->psum[f][i] && (!psum_ok || (matmul && k > 0 && g->target->limits.matmul_sbuf_inputs))) return false;
   return true;
@@ -542,47 +723,136 @@ static void hbm_picks(const Gen *g, const OpInfo *op, bool psum_ok, Picks *ps) {
       ValueClass from = store ? g->tile_class[f][i] : g->tensor_class[t];
       ValueClass to = store ? g->tensor_class[t] : g->tile_class[f][i];
       if (range_in(class_value(from), to))
-        add_pick(ps, (Pick){{(signed char)f, -1, -1}, {(signed char)i, -1, -1}, (signed char)t, -1});
+        add_pick(ps, (Pick){{(signed char)f, -1, -1, -1}, {(signed char)i, -1, -1, -1}, (signed char)t, {-1}});
     }
   }
 }
 
-/* Tile ops: every family, tile tuple and immediate whose image is in the
- * destination's class. */
-static void tile_picks(const Gen *g, int opid, bool psum_ok, Picks *ps) {
-  const OpInfo *op = op_info(opid);
-  bool has_imm = op->sig == SIG_T_F || op->sig == SIG_T_TF;
-  for (int any = 0; any < NFAMILIES; any++) {
-    Family fam[3];
-    int n = tile_families(op, (Family)any, fam);
-    bool same = op->shape == SHAPE_SAME || op->shape == SHAPE_NONE;
-    if (!same && any > 0) break; /* fixed families: once */
-    int t[3] = {0, 0, 0};
-    for (t[0] = 0; t[0] < g->ntiles[fam[0]]; t[0]++)
-      for (t[1] = 0; t[1] < (n > 1 ? g->ntiles[fam[1]] : 1); t[1]++)
-        for (t[2] = 0; t[2] < (n > 2 ? g->ntiles[fam[2]] : 1); t[2]++) {
-          bool usable = true;
-          Range src[3] = {{0, 0}, {0, 0}, {0, 0}};
-          for (int k = 0; k < n; k++) {
-            usable &= tile_usable(g, op, k, fam[k], t[k], psum_ok);
-            src[k] = class_value(g->tile_class[fam[k]][t[k]]);
-          }
-          if (!usable) continue;
-          for (int imm = 0; imm < (has_imm ? NIMMEDIATES : 1); imm++) {
-            Range image = op_image(opid, src, has_imm ? strtod(immediates[imm], NULL) : 0);
-            if (!range_in(image, g->tile_class[fam[0]][t[0]])) continue;
-            Pick p = {{-1, -1, -1}, {-1, -1, -1}, -1, (signed char)(has_imm ? imm : -1)};
-            for (int k = 0; k < n; k++) p.fam[k] = (signed char)fam[k], p.tile[k] = (signed char)t[k];
-            add_pick(ps, p);
-          }
-        }
+/* The kinds of immediate (the letters F of an op's operands): a float of
+ * the old ops' list, a float of the nki.isa ops', a pattern's step, offset
+ * or channel multiplier, an ALU op, one that tensor_reduce reduces with, a
+ * comparison, an activation function, the word negate, a divisor of the
+ * destination's columns (permute). */
+typedef enum ImmKind { IMM_FLOAT, IMM_ISA_FLOAT, IMM_STEP, IMM_OFFSET, IMM_CM, IMM_ALU, IMM_REDUCE, IMM_CMP, IMM_FN,
+                       IMM_NEGATE, IMM_DIVISOR } ImmKind;
+
+static const int reduce_codes[] = {BFRT_ALU_ADD, BFRT_ALU_MULTIPLY, BFRT_ALU_MAXIMUM, BFRT_ALU_MINIMUM};
+
+/* The kind of immediate j (0-based among the op's F letters). */
+static ImmKind imm_kind(int op, int j) {
+  const OpInfo *info = op_info(op);
+  int i = 0;
+  for (int seen = -1; info->operands[i]; i++)
+    if (info->operands[i] == 'F' && ++seen == j) break;
+  char role = info->roles[i];
+  if (role == 'f') return IMM_FN;
+  if (role == 'n') return IMM_NEGATE;
+  if (role == 'o') return op == BFRT_AFFINE_SELECT ? IMM_CMP : op == BFRT_TENSOR_REDUCE || op == BFRT_TENSOR_REDUCE_NEG ? IMM_REDUCE : IMM_ALU;
+  if (op == BFRT_IOTA || op == BFRT_AFFINE_SELECT) return j == 0 ? IMM_STEP : j == 1 ? IMM_OFFSET : j == 2 ? IMM_CM : IMM_ISA_FLOAT;
+  if (op == BFRT_PERMUTE) return IMM_DIVISOR;
+  return op >= BFRT_NC_MATMUL && op != BFRT_MEMSET ? IMM_ISA_FLOAT : IMM_FLOAT;
+}
+
+/* How many choices an immediate of kind has, with destination family f. */
+static int imm_count(ImmKind kind, Family f) {
+  switch (kind) {
+  case IMM_FLOAT: return NIMMEDIATES;
+  case IMM_ISA_FLOAT: return NISA_FLOATS;
+  case IMM_STEP: case IMM_OFFSET: case IMM_CM: return 3;
+  case IMM_ALU: return BFRT_NALU;
+  case IMM_REDUCE: return (int)(sizeof reduce_codes / sizeof reduce_codes[0]);
+  case IMM_CMP: return BFRT_NALU - BFRT_ALU_EQUAL;
+  case IMM_FN: return BFRT_NFN;
+  case IMM_NEGATE: return 1;
+  default: { /* the divisors of the columns */
+    int n = 0;
+    for (int d = 1; d <= fam_cols[f]; d++) n += fam_cols[f] % d == 0;
+    return n;
+  }
   }
 }
 
-/* The nki.isa instructions (ops.def's second part, from nc_matmul on) are
- * not drawn yet: their operands' value classes are still to be written on
- * this generator (they were drawn by the one before it). */
-bool gen_skips(int op) { return op >= BFRT_NC_MATMUL; }
+/* Choice c's value (an ALU op or a function as its code). */
+static double imm_value(ImmKind kind, Family f, int c) {
+  switch (kind) {
+  case IMM_FLOAT: return strtod(immediates[c], NULL);
+  case IMM_ISA_FLOAT: return strtod(isa_floats[c], NULL);
+  case IMM_STEP: case IMM_OFFSET: case IMM_CM: return pattern_values[kind - IMM_STEP][c];
+  case IMM_ALU: case IMM_FN: return c;
+  case IMM_REDUCE: return reduce_codes[c];
+  case IMM_CMP: return BFRT_ALU_EQUAL + c;
+  case IMM_NEGATE: return 0;
+  default:
+    for (int d = 1; d <= fam_cols[f]; d++)
+      if (fam_cols[f] % d == 0 && c-- == 0) return d;
+    bug("gen: no divisor %d", c);
+  }
+}
+
+/* The choices of the immediates for the tiles of s whose values stay in
+ * class are picks: every choice, or when there are more than
+ * MAX_IMM_CHOICES (tensor_scalar's two ops and floats, affine_select's
+ * pattern, float and comparison), that many drawn from rng (STREAM_IMMS),
+ * so that the picks of a kernel stay quick to compute. */
+#define MAX_IMM_CHOICES 16
+static void imm_picks(int opid, Sources *s, Pick p, int nimm, Rng *rng, Picks *ps) {
+  int choice[MAX_IMM_OPERANDS] = {0}, count[MAX_IMM_OPERANDS];
+  ImmKind kind[MAX_IMM_OPERANDS];
+  long total = 1;
+  for (int j = 0; j < nimm; j++) {
+    kind[j] = imm_kind(opid, j);
+    count[j] = imm_count(kind[j], s->fam[0]);
+    total *= count[j];
+  }
+  bool drawn = total > MAX_IMM_CHOICES;
+  for (int n = 0; n < (drawn ? MAX_IMM_CHOICES : total); n++) {
+    for (int j = 0; j < nimm; j++) {
+      if (drawn) choice[j] = rng_below(rng, count[j]);
+      s->f[j] = imm_value(kind[j], s->fam[0], choice[j]);
+    }
+    if (stays_in_class(opid, s)) {
+      for (int j = 0; j < nimm; j++) p.imm[j] = (signed char)choice[j];
+      add_pick(ps, p);
+    }
+    for (int j = 0; !drawn && j < nimm && ++choice[j] == count[j]; j++) choice[j] = 0;
+  }
+}
+
+/* Tile ops: every family, tile tuple and immediates whose image is in the
+ * destination's class. */
+static void tile_picks(Gen *g, int opid, bool psum_ok, Picks *ps) {
+  const OpInfo *op = op_info(opid);
+  int nimm = 0;
+  for (const char *c = op->operands; *c; c++) nimm += *c == 'F';
+  for (int any = 0; any < NFAMILIES; any++) {
+    Family fam[MAX_TILE_OPERANDS];
+    int n = tile_families(op, (Family)any, fam);
+    if (n < 0) continue;
+    int t[MAX_TILE_OPERANDS] = {0};
+    for (;;) {
+      bool usable = true;
+      Sources src;
+      memset(&src, 0, sizeof src);
+      Pick p = {{-1, -1, -1, -1}, {-1, -1, -1, -1}, -1, {-1, -1, -1, -1, -1}};
+      for (int k = 0; k < n; k++) {
+        usable &= tile_usable(g, op, k, fam[k], t[k], psum_ok);
+        src.fam[k] = fam[k];
+        src.cls[k] = g->tile_class[fam[k]][t[k]];
+        src.r[k] = class_value(src.cls[k]);
+        p.fam[k] = (signed char)fam[k], p.tile[k] = (signed char)t[k];
+      }
+      /* activation_acc's destination and accumulator in one tile may
+       * overlap, and the two references order those writes differently
+       * (the sequential one by rows, the f64 one the accumulator first):
+       * not drawn until the language says which write wins */
+      usable &= !(opid == BFRT_ACTIVATION_ACC && fam[0] == fam[3] && t[0] == t[3]);
+      if (usable) imm_picks(opid, &src, p, nimm, &g->imms, ps);
+      int k = 0;
+      while (k < n && ++t[k] == g->ntiles[fam[k]]) t[k++] = 0;
+      if (k == n) break;
+    }
+  }
+}
 
 /* Every op's choices, for engines that reach psum and those that do not:
  * the kernel's classes are fixed, so they are computed once. */
@@ -591,8 +861,7 @@ static void compute_picks(Gen *g) {
     for (int psum_ok = 0; psum_ok < 2; psum_ok++) {
       Picks ps = {0};
       Signature sig = op_info(op)->sig;
-      if (gen_skips(op)) { /* no picks: never drawn */
-      } else if (sig == SIG_T_H || sig == SIG_H_T) hbm_picks(g, op_info(op), psum_ok, &ps);
+      if (sig == SIG_T_H || sig == SIG_H_T) hbm_picks(g, op_info(op), psum_ok, &ps);
       else tile_picks(g, op, psum_ok, &ps);
       g->picks[op][psum_ok] = ps.items;
       g->npicks[op][psum_ok] = ps.n;
@@ -622,6 +891,9 @@ static void print_slice_dim(Gen *g, bool wide, bool ragged, bool straddle_ok) {
     fprintf(g->out, "%s : min(%s + %d, %s)", g->ragged_lo, g->ragged_lo, TILE_DIM, g->ragged_e);
   } else if (wide && straddle_ok && rng_percent(&g->views, 25)) {
     fprintf(g->out, "%d:%d", TILE_DIM / 2, TILE_DIM / 2 + TILE_DIM);
+  } else if (wide && rng_percent(&g->views, 15)) { /* every other row or column of tiles c and c + 1 */
+    int odd = rng_below(&g->views, 2);
+    fprintf(g->out, "%d * (%s) + %d : %d * (%s) + %d : 2", TILE_DIM, c, odd, TILE_DIM, c, 2 * TILE_DIM);
   } else if (wide) {
     fprintf(g->out, "%d * (%s) : %d * (%s) + %d", TILE_DIM, c, TILE_DIM, c, TILE_DIM);
   } else {
@@ -655,21 +927,22 @@ static void print_hbm(Gen *g, int t) {
   fputc(']', g->out);
 }
 
-/* Whether this load is ragged: now and then, in a viewing kernel, a load
- * of X into a tile not declared big (whose other uses are all of it). The
- * transform tracks a ragged region's tensor as a whole and its tile over
- * all of the clipped dimension (transform/barrier_free.c), so ragged
- * accesses of a tensor that is also written would make waits later than
- * exact, which the campaign counts as a failure (harness/check.c); X is
- * only read, and reads never wait for reads. The tile's other uses are of
- * all of it, so its tracking over the whole clipped dimension is exact as
- * long as the clipped extent is never 0: a load that wrote nothing would
+/* Whether this load or store is ragged: now and then, in a viewing
+ * kernel, a transfer between a tensor other than Y (an out tensor's every
+ * element is stored, and Y is stored whole) and a tile not declared big
+ * (whose other uses are all of it). The transform tracks a ragged
+ * region's tensor as a whole and its tile over all of the clipped
+ * dimension (transform/barrier_free.c, plan_grids and tile_cells): what a
+ * clipped slice touches is known only at run time. Ragged accesses of a
+ * tensor that is also written therefore make some waits later than exact,
+ * each explained by that fallback, which the campaign accepts and counts
+ * (harness/check.c) and no other. The tile's other uses are of all of
+ * it, so its tracking over the whole clipped dimension is exact as long
+ * as the clipped extent is never 0: a transfer that moved nothing would
  * still wait (E, print_slice_dim). */
 static bool draw_ragged(Gen *g, const OpInfo *op, const Pick *p) {
-  if (!g->viewing || op->sig != SIG_T_H || p->tensor != TENSOR_X || g->big[p->fam[0]][p->tile[0]] ||
-      !rng_percent(&g->views, 30))
-    return false;
-  return true;
+  bool move = op->sig == SIG_T_H || op->sig == SIG_H_T;
+  return g->viewing && move && p->tensor != TENSOR_Y && !g->big[p->fam[0]][p->tile[0]] && rng_percent(&g->views, 30);
 }
 
 /* A load or store. The kernel stream's draws keep their order (a load's
@@ -702,16 +975,48 @@ static void print_move(Gen *g, const OpInfo *op, const Pick *p) {
   g->ragged = g->viewed_part = false;
 }
 
-static void print_operands(Gen *g, const OpInfo *op, const Pick *p) {
+/* An affine pattern's integer k: the literal, or now and then a constant
+ * expression (the language takes any, kernel constants included: AFF is
+ * 1, see gen_kernel). */
+static void print_pattern(Gen *g, int k) {
+  int form = rng_below(&g->spell, 4);
+  if (form == 0) fprintf(g->out, "%d * AFF", k);
+  else if (form == 1) fprintf(g->out, "(%d + AFF) - 1", k);
+  else fprintf(g->out, "%d", k);
+}
+
+/* Immediate j of op, choice c, with destination family f. */
+static void print_imm(Gen *g, int op, int j, Family f, int c) {
+  ImmKind kind = imm_kind(op, j);
+  switch (kind) {
+  case IMM_FLOAT: fputs(immediates[c], g->out); break;
+  case IMM_ISA_FLOAT: fputs(isa_floats[c], g->out); break;
+  case IMM_STEP: case IMM_OFFSET: case IMM_CM: print_pattern(g, pattern_values[kind - IMM_STEP][c]); break;
+  case IMM_ALU: case IMM_REDUCE: case IMM_CMP: fputs(bfrt_alu_names[(int)imm_value(kind, f, c)], g->out); break;
+  case IMM_FN: fputs(bfrt_fn_names[c], g->out); break;
+  case IMM_NEGATE: fputs("negate", g->out); break;
+  default: fprintf(g->out, "%d", (int)imm_value(kind, f, c)); break;
+  }
+}
+
+/* The operands in the op's order: its tiles and immediates as picked. */
+static void print_operands(Gen *g, int id, const Pick *p) {
+  const OpInfo *op = op_info(id);
   if (op->sig == SIG_H_T || op->sig == SIG_T_H) {
     print_move(g, op, p);
     return;
   }
-  for (int k = 0; k < 3 && p->tile[k] >= 0; k++) {
-    if (k) fputs(", ", g->out);
-    print_tile_number(g, p->fam[k], p->tile[k]);
+  int tile = 0, imm = 0;
+  for (int i = 0; op->operands[i]; i++) {
+    if (i) fputs(", ", g->out);
+    if (op->operands[i] == 'T') {
+      print_tile_number(g, p->fam[tile], p->tile[tile]);
+      tile++;
+    } else {
+      print_imm(g, id, imm, p->fam[0], p->imm[imm]);
+      imm++;
+    }
   }
-  if (p->imm >= 0) fprintf(g->out, ", %s", immediates[p->imm]);
 }
 
 /* ---- Instructions. */
@@ -787,7 +1092,7 @@ static void gen_instr(Gen *g, int level, int block_engine) {
   indent(g, level);
   if (block_engine < 0) fprintf(g->out, "%s: ", engine_word(g, engine));
   fprintf(g->out, "%s ", op_info(op)->name);
-  print_operands(g, op_info(op), pick);
+  print_operands(g, op, pick);
   fputs(";\n", g->out);
 }
 
@@ -995,11 +1300,12 @@ static void gen_prologue(Gen *g) {
 
 void gen_kernel(uint64_t seed, long size, FILE *out) {
   Gen g = {.rng = rng_stream(seed, STREAM_KERNEL), .types = rng_stream(seed, STREAM_TYPES),
-           .views = rng_stream(seed, STREAM_VIEWS), .out = out, .target = target_default()};
+           .views = rng_stream(seed, STREAM_VIEWS), .spell = rng_stream(seed, STREAM_SPELL),
+           .imms = rng_stream(seed, STREAM_IMMS), .out = out, .target = target_default()};
   int64_t values[MAX_PARAMS];
   g.nparams = choose_params(seed, values);
   g.ints = rng_percent(&g.rng, 40);
-  g.viewing = rng_percent(&g.views, 35);
+  g.viewing = rng_percent(&g.views, 80);
   for (int i = 0; i < BFRT_NOPS; i++) g.deck[i] = i;
   g.dealt = BFRT_NOPS;
 
@@ -1014,6 +1320,7 @@ void gen_kernel(uint64_t seed, long size, FILE *out) {
     print_extent(&g);
     fputs(" + 8, 2];\n", out);
   }
+  fputs("  const AFF = 1;\n", out); /* in affine patterns (print_pattern) */
   declare_tiles(&g);
   compute_picks(&g);
   fputc('\n', out);

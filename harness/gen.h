@@ -23,7 +23,4 @@ char *gen_kernel_text(uint64_t seed, long size);
 /* Print the parameter set for seed's kernel, as `NAME=V NAME=V`, to out. */
 void gen_params(uint64_t seed, FILE *out);
 
-/* Whether the generator never draws op (the nki.isa instructions, for now). */
-bool gen_skips(int op);
-
 #endif

@@ -74,6 +74,12 @@ bfrt_op_time bfrt_op_timing(const bfrt_costs *costs, int kind, int op, const int
  * cost depends on it. */
 bfrt_op_time bfrt_op_timing_sized(const bfrt_costs *costs, int kind, int op, const int64_t dst[2],
                                   const int64_t src[2], int elem_bytes);
+/* bfrt_op_timing_sized for a transfer whose partition rows each fall into
+ * runs contiguous pieces in hbm (1 for a tile or an element slice without
+ * a column step; its columns for a slice with one): each piece pays
+ * dma_row_bytes. */
+bfrt_op_time bfrt_op_timing_shaped(const bfrt_costs *costs, int kind, int op, const int64_t dst[2],
+                                   const int64_t src[2], int elem_bytes, int64_t runs);
 /* How many of its ops an engine of kind may have in flight: op k starts no
  * earlier than the stamp of op k - window (1: each op completes before the
  * next starts). */

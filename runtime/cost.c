@@ -10,7 +10,8 @@
  *                     each partition row a contiguous run that costs
  *                     dma_row_bytes more (its descriptor: a transfer of
  *                     few bytes per partition, a narrow view or element
- *                     slice, is less efficient per byte);
+ *                     slice, is less efficient per byte), and a slice
+ *                     with a column step one run per element;
  *                     with each element as wide as the wider end's type
  *                     (4 bytes for f32, 2 for bf16 and fp16, 1 for fp8e4 and fp8e5: a bf16 to
  *                     bf16 transfer moves half the bytes of an f32 one; one
@@ -124,13 +125,20 @@ static int pipelined(const bfrt_costs *costs, int kind) {
 
 bfrt_op_time bfrt_op_timing_sized(const bfrt_costs *costs, int kind, int op, const int64_t dst[2],
                                   const int64_t src[2], int elem_bytes) {
+  return bfrt_op_timing_shaped(costs, kind, op, dst, src, elem_bytes, 1);
+}
+
+bfrt_op_time bfrt_op_timing_shaped(const bfrt_costs *costs, int kind, int op, const int64_t dst[2],
+                                   const int64_t src[2], int elem_bytes, int64_t runs) {
   if (!valid(costs, kind, op)) return (bfrt_op_time){0, 0, 0, 0};
   const bfrt_engine_cost *c = &costs->kind[kind];
   const int64_t *shape = dst[0] * dst[1] >= src[0] * src[1] ? dst : src;
   int64_t body;
   if (kind == BFRT_KIND_DMA || rt_ops[op].cls == BFRT_CLASS_DMA) {
-    /* each partition row is one contiguous run, and pays dma_row_bytes beside its own bytes */
-    double row = (double)shape[1] * (double)(elem_bytes > 0 ? elem_bytes : 4) + (double)c->dma_row_bytes;
+    /* each partition row is `runs` contiguous pieces (one, or each element of a slice
+     * with a column step), and each pays dma_row_bytes beside its own bytes */
+    double row = (double)shape[1] * (double)(elem_bytes > 0 ? elem_bytes : 4) +
+                 (double)(runs > 1 ? runs : 1) * (double)c->dma_row_bytes;
     int64_t stream = cycles_for((double)shape[0] * row, split_engines(c, shape[0]) * rate(c->dma_bytes_per_cycle));
     int64_t occupancy = add_cycles(c->overhead, stream);
     int64_t completion = add_cycles(occupancy, c->dma_latency);

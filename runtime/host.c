@@ -219,7 +219,7 @@ static void reset(bfrt *rt, const bfrt_options *opt) {
   for (int t = 0; t < k->ntensors; t++) { /* the host's values, stored in the tensor's type */
     if (!tensor_backed(rt, t)) continue;
     const Tensor *x = &rt->tensors[t];
-    sem_round_view((SemView){x->data, x->rows, x->cols, x->cols, k->tensors[t].dtype});
+    sem_round_view((SemView){x->data, x->rows, x->cols, x->cols, k->tensors[t].dtype, 0});
   }
   memset(&rt->stats, 0, sizeof rt->stats);
   rt->error[0] = 0;

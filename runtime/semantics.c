@@ -9,7 +9,8 @@
  * asked, so every step rounds as written.)
  *
  * Views are strided (an hbm tile is a window of a larger tensor, a tile
- * view a window of its slot). The destination may be the same view as a
+ * view a window of its slot; a view or slice with steps also has a column
+ * stride, cstride). The destination may be the same view as a
  * source: elementwise and row ops read each element before writing it;
  * matmul, nc_matmul, transpose and permute, which read elements they have
  * already written, go through a temporary. A source that partly overlaps
@@ -36,7 +37,7 @@
 #include "ops.h"
 #include "semantics.h"
 
-static float *at(SemView v, int64_t i, int64_t j) { return v.data + i * v.stride + j; }
+static float *at(SemView v, int64_t i, int64_t j) { return v.data + i * v.stride + j * (v.cstride ? v.cstride : 1); }
 
 /* The element functions. The map helpers below take one as a constant
  * argument and are inlined into each case of sem_apply, so every op gets
@@ -126,28 +127,32 @@ static inline void reduce_rows(Elementwise *f, int from_zero, SemView d, SemView
 /* A dense temporary shaped like d, for ops that cannot write in place. */
 static SemView temporary(SemView d) {
   size_t n = (size_t)(d.rows * d.cols);
-  SemView t = {malloc((n ? n : 1) * sizeof(float)), d.rows, d.cols, d.cols, BFRT_DTYPE_F32};
+  SemView t = {malloc((n ? n : 1) * sizeof(float)), d.rows, d.cols, d.cols, BFRT_DTYPE_F32, 0};
   if (!t.data) abort(); /* tiles are small; no way to report from here */
   return t;
 }
 
 static void copy_back(SemView d, SemView t) {
-  for (int64_t i = 0; i < d.rows; i++) memcpy(at(d, i, 0), at(t, i, 0), (size_t)d.cols * sizeof(float));
+  for (int64_t i = 0; i < d.rows; i++) /* d may be a strided view: element by element */
+    for (int64_t j = 0; j < d.cols; j++) *at(d, i, j) = *at(t, i, j);
   free(t.data);
 }
 
-/* Row i of the result accumulates k = 0 .. K-1 in order into each of its
- * elements: the order of float operations of the definition
- * acc = ((0 + a[i,0]b[0,j]) + a[i,1]b[1,j]) + ..., with the loop over j
- * innermost so it runs along rows. */
-static void matmul(SemView d, SemView a, SemView b, int accumulate) {
+/* d = a . b (matmul), or a^T . b when a is stationary (nc_matmul:
+ * st[K, M] and moving mv[K, N], both with K on the partitions). Row i of
+ * the result accumulates k = 0 .. K-1 in order into each of its elements,
+ * from 0 or (accumulate) from d[i,j]: the order of float operations of the
+ * definition acc = ((0 + a[i,0]b[0,j]) + a[i,1]b[1,j]) + ..., with the loop
+ * over j innermost so it runs along rows. */
+static void contract(SemView d, SemView a, SemView b, int accumulate, int stationary) {
   int aliased = d.data == a.data || d.data == b.data;
   SemView out = aliased ? temporary(d) : d;
+  int64_t depth = stationary ? a.rows : a.cols;
   for (int64_t i = 0; i < d.rows; i++) {
     float *row = at(out, i, 0);
     for (int64_t j = 0; j < d.cols; j++) row[j] = accumulate ? *at(d, i, j) : 0.0f;
-    for (int64_t k = 0; k < a.cols; k++) {
-      float aik = *at(a, i, k);
+    for (int64_t k = 0; k < depth; k++) {
+      float aik = stationary ? *at(a, k, i) : *at(a, i, k);
       const float *bk = at(b, k, 0);
       for (int64_t j = 0; j < d.cols; j++) row[j] += aik * bk[j];
     }
@@ -275,23 +280,6 @@ static float activate(int fn, float x) {
   }
 }
 
-/* nc_matmul: d[i,j] = sum over k = 0 .. K-1, in order, of st[k,i] mv[k,j],
- * from 0 or (accumulate) from d[i,j]: stationary^T . moving. */
-static void nc_matmul(SemView d, SemView st, SemView mv, int accumulate) {
-  int aliased = d.data == st.data || d.data == mv.data;
-  SemView out = aliased ? temporary(d) : d;
-  for (int64_t i = 0; i < d.rows; i++) {
-    float *row = at(out, i, 0);
-    for (int64_t j = 0; j < d.cols; j++) row[j] = accumulate ? *at(d, i, j) : 0.0f;
-    for (int64_t k = 0; k < st.rows; k++) {
-      float ski = *at(st, k, i);
-      const float *mk = at(mv, k, 0);
-      for (int64_t j = 0; j < d.cols; j++) row[j] += ski * mk[j];
-    }
-  }
-  if (aliased) copy_back(d, out);
-}
-
 /* The affine value offset + p * channel_multiplier + j * step of iota and
  * affine_select: sema admits only integers of at most 2^24 in magnitude,
  * so the sum is exact in double. */
@@ -304,8 +292,7 @@ static void iota(SemView d, const float *imm) {
     for (int64_t j = 0; j < d.cols; j++) *at(d, p, j) = (float)affine(imm, p, j);
 }
 
-/* Whether comparison code (BFRT_ALU_EQUAL ..) holds between a and 0. */
-static int holds(int code, double a) {
+int sem_holds(int code, double a) {
   switch (code) {
   case BFRT_ALU_EQUAL: return a == 0;
   case BFRT_ALU_NOT_EQUAL: return a != 0;
@@ -321,7 +308,7 @@ static int holds(int code, double a) {
 static void affine_select(SemView d, SemView on_true, const float *imm) {
   for (int64_t p = 0; p < d.rows; p++)
     for (int64_t j = 0; j < d.cols; j++)
-      *at(d, p, j) = holds((int)imm[6], affine(imm, p, j)) ? *at(on_true, p, j) : imm[5];
+      *at(d, p, j) = sem_holds((int)imm[6], affine(imm, p, j)) ? *at(on_true, p, j) : imm[5];
 }
 
 /* tensor_reduce: acc = s[p,0], then acc = op(acc, s[p,j]) for j = 1 ..,
@@ -466,11 +453,11 @@ static void compute(int op, const SemView *v, const float *imm) {
   case BFRT_ROWSUM_EXP: reduce_rows_of(exponential, dst, a); break;
   case BFRT_ROWSUM: reduce_rows(sum, 1, dst, a); break;
   case BFRT_ROWMAX: reduce_rows(maximum, 0, dst, a); break;
-  case BFRT_MATMUL: matmul(dst, a, b, 0); break;
-  case BFRT_MATMUL_ACC: matmul(dst, a, b, 1); break;
+  case BFRT_MATMUL: contract(dst, a, b, 0, 0); break;
+  case BFRT_MATMUL_ACC: contract(dst, a, b, 1, 0); break;
   case BFRT_TRANSPOSE: case BFRT_NC_TRANSPOSE: transpose(dst, a); break;
-  case BFRT_NC_MATMUL: nc_matmul(dst, a, b, 0); break;
-  case BFRT_NC_MATMUL_ACC: nc_matmul(dst, a, b, 1); break;
+  case BFRT_NC_MATMUL: contract(dst, a, b, 0, 1); break;
+  case BFRT_NC_MATMUL_ACC: contract(dst, a, b, 1, 1); break;
   case BFRT_IOTA: iota(dst, imm); break;
   case BFRT_AFFINE_SELECT: affine_select(dst, v[4], imm); break;
   case BFRT_TENSOR_REDUCE: tensor_reduce(dst, (int)imm[1], b, 0); break;
@@ -500,30 +487,36 @@ static int spans_meet(SemView v, SemView w) {
 }
 
 static int same_view(SemView v, SemView w) {
-  return v.data == w.data && v.rows == w.rows && v.cols == w.cols && v.stride == w.stride;
+  return v.data == w.data && v.rows == w.rows && v.cols == w.cols && v.stride == w.stride && v.cstride == w.cstride;
 }
 
 /* A dense copy of s, which the caller frees. */
 static SemView snapshot(SemView s) {
   SemView t = temporary(s);
-  for (int64_t i = 0; i < s.rows; i++) memcpy(at(t, i, 0), at(s, i, 0), (size_t)s.cols * sizeof(float));
+  for (int64_t i = 0; i < s.rows; i++)
+    for (int64_t j = 0; j < s.cols; j++) *at(t, i, j) = *at(s, i, j);
   return t;
 }
 
 /* An op reads all its sources before it writes its destination. A source
  * that is the destination's own view is handled by each op (above); one
  * that only partly overlaps it (views of one slot, x[:, 0:8] and x[:, 4:12])
- * is read into a temporary first. Sources whose memory merely interleaves
- * the destination's without meeting it are copied too: the same values.
- * Then every operand the op writes is rounded to its type. */
+ * is read into a temporary first, and so is one that meets another operand
+ * the op writes (activation_acc's accumulator, written at the end of each
+ * row: a source row below it would be read after it changed). Sources whose
+ * memory merely interleaves a written operand's without meeting it are
+ * copied too: the same values. Then every operand the op writes is rounded
+ * to its type. */
 void sem_apply(int op, const SemView *v, const float *imm) {
   SemView in[BFRT_MAX_OPERANDS];
   int copied[BFRT_MAX_OPERANDS] = {0};
   size_t noperands = strlen(rt_ops[op].operands); /* the letters stop there: no reading past them */
   for (int i = 0; i < BFRT_MAX_OPERANDS; i++) {
     in[i] = v[i];
-    int source = i > 0 && (size_t)i < noperands && bfrt_op_reads(op, i) && !bfrt_op_writes(op, i);
-    if (source && !same_view(v[0], v[i]) && spans_meet(v[0], v[i])) in[i] = snapshot(v[i]), copied[i] = 1;
+    int source = i > 0 && (size_t)i < noperands && bfrt_op_reads(op, i) && !bfrt_op_writes(op, i), meets = 0;
+    for (size_t w = 0; source && w < noperands; w++)
+      if (bfrt_op_writes(op, (int)w) && spans_meet(v[w], v[i]) && !(w == 0 && same_view(v[0], v[i]))) meets = 1;
+    if (meets) in[i] = snapshot(v[i]), copied[i] = 1;
   }
   compute(op, in, imm);
   for (int i = 0; rt_ops[op].roles[i]; i++)

@@ -14,6 +14,7 @@ typedef struct SemView {
   float *data;
   int64_t rows, cols, stride;
   int dtype;
+  int64_t cstride; /* elements between columns: a strided hbm slice's column step (0: 1) */
 } SemView;
 
 /* Apply op (BFRT_<OP>) to its operands, destination first: v[i] the view
@@ -24,5 +25,8 @@ typedef struct SemView {
 void sem_apply(int op, const SemView *v, const float *imm);
 /* Round every element of v to v.dtype (a no-op for f32). */
 void sem_round_view(SemView v);
+/* Whether comparison code (BFRT_ALU_EQUAL ..) holds between a and 0: the
+ * condition of affine_select, in f32 here and in the f64 reference. */
+int sem_holds(int code, double a);
 
 #endif

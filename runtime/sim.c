@@ -246,11 +246,14 @@ static void block(Ctx *cx) {
 
 /* ---- Same-engine ordering on a pipelined engine. */
 
-static Rect rect_in(uintptr_t base, int64_t elems, SemView v, uintptr_t at) {
+/* v's bounding rectangle in storage of rows `width` long (a strided
+ * slice's steps included: same-engine ordering may be conservative). */
+static Rect rect_in(uintptr_t base, int64_t elems, int64_t width, SemView v, uintptr_t at) {
   if (at < base || at >= base + (uintptr_t)elems * sizeof(float)) return (Rect){0, 0, 0, 0, 0};
   int64_t offset = (int64_t)((at - base) / sizeof(float));
-  int64_t r0 = offset / v.stride, c0 = offset % v.stride;
-  return (Rect){base, r0, r0 + v.rows, c0, c0 + v.cols};
+  int64_t r0 = offset / width, c0 = offset % width, cs = v.cstride ? v.cstride : 1;
+  int64_t rows = v.rows ? (v.rows - 1) * (v.stride / width) + 1 : 0, cols = v.cols ? (v.cols - 1) * cs + 1 : 0;
+  return (Rect){base, r0, r0 + rows, c0, c0 + cols};
 }
 
 /* The tile or tensor storage v points into, as a rectangle (resolve() makes
@@ -260,10 +263,10 @@ static Rect rect_of(const bfrt *rt, SemView v) {
   Rect r = {0, 0, 0, 0, 0};
   for (int t = 0; t < rt->k->ntiles && !r.owner; t++) {
     const bfrt_tile_desc *d = &rt->k->tiles[t];
-    r = rect_in((uintptr_t)rt->tiles[t], d->slots * d->rows * d->cols, v, at);
+    r = rect_in((uintptr_t)rt->tiles[t], d->slots * d->rows * d->cols, d->cols, v, at);
   }
   for (int t = 0; t < rt->k->ntensors && !r.owner; t++)
-    r = rect_in((uintptr_t)rt->tensors[t].data, rt->tensors[t].rows * rt->tensors[t].cols, v, at);
+    r = rect_in((uintptr_t)rt->tensors[t].data, rt->tensors[t].rows * rt->tensors[t].cols, rt->tensors[t].cols, v, at);
   return r;
 }
 
@@ -272,7 +275,12 @@ static Access access_of(const Ctx *cx) {
   for (int i = 0; rt_ops[cx->op].operands[i]; i++) {
     if (!cx->views[i].data) continue; /* an immediate */
     a.writes[a.n] = bfrt_op_writes(cx->op, i);
-    a.rect[a.n++] = rect_of(cx->rt, cx->views[i]);
+    a.rect[a.n] = rect_of(cx->rt, cx->views[i]);
+    if (i == cx->gathered - 1) { /* rows by index: any row of the tensor, as far as ordering goes */
+      a.rect[a.n].r0 = 0;
+      a.rect[a.n].r1 = INT64_MAX;
+    }
+    a.n++;
   }
   return a;
 }
@@ -365,8 +373,11 @@ static void sim_before_op(Ctx *cx) {
   sim_hold(cx);
   SemView d = cx->views[0], v = cx->views[bfrt_op_source(cx->op)];
   int64_t dst[2] = {d.rows, d.cols}, src[2] = {v.rows, v.cols};
-  x->pending = bfrt_op_timing_sized(cx->rt->opt->costs, cx->rt->k->engine_kinds[cx->engine], cx->op, dst, src,
-                                    bfrt_op_elem_bytes(cx->op, bfrt_dtype_bytes(d.dtype), bfrt_dtype_bytes(v.dtype)));
+  /* a strided hbm side (column step) moves each element as its own run */
+  int64_t runs = d.cstride > 1 ? d.cols : v.cstride > 1 ? v.cols : 1;
+  x->pending = bfrt_op_timing_shaped(cx->rt->opt->costs, cx->rt->k->engine_kinds[cx->engine], cx->op, dst, src,
+                                     bfrt_op_elem_bytes(cx->op, bfrt_dtype_bytes(d.dtype), bfrt_dtype_bytes(v.dtype)),
+                                     runs);
   if (x->window > 1) { /* else every earlier op has completed by the clock */
     int64_t start = x->count >= x->window ? x->done_at[x->count - x->window] : 0;
     x->access = access_of(cx);

@@ -33,7 +33,11 @@ if ! "$BFSYNC" campaign --from 1 --count $count --gcc-every $gcc_every >"$scratc
   cat "$scratch/summary" "$scratch/log"
   failures=$((failures + 1))
 fi
-grep -E "kernels|waits checked|failures|sim exceptions|time" "$scratch/summary" || true
+grep -E "kernels|waits checked|ragged|failures|sim exceptions|time" "$scratch/summary" || true
+# Ragged stores make waits the ragged fallback explains (harness/check.c
+# accepts those and no other): the CI seeds must meet some.
+ragged=$(sed -n 's/^  late, by a fallback *\([0-9]*\) .*/\1/p' "$scratch/summary")
+[[ -n $ragged && $ragged -gt 0 ]] || { echo "FAIL: no late wait of the ragged fallback in the CI campaign"; failures=$((failures + 1)); }
 grep -q "kernels               $count\$" "$scratch/summary" || { echo "FAIL: not $count kernels"; failures=$((failures + 1)); }
 # Every run that matched the reference bit for bit was compared with the f64
 # reference too: as many f64 checks as thread, simulator and gcc runs.
@@ -77,7 +81,7 @@ done
 "$BFSYNC" campaign --from 7 --count 2 --gcc-every 0 --json | python3 -c '
 import json, sys
 d = json.loads(sys.stdin.read())
-keys = ["kernels", "instructions", "oracle_waits", "thread_waits", "schedules", "failures", "sim_exceptions", "f64_checks", "seconds"]
+keys = ["kernels", "instructions", "oracle_waits", "thread_waits", "schedules", "failures", "sim_exceptions", "f64_checks", "late_fallback", "seconds"]
 assert all(k in d for k in keys) and d["kernels"] == 2 and d["failures"] == 0, d
 ' || { echo "FAIL: campaign --json"; failures=$((failures + 1)); }
 

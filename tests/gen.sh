@@ -43,9 +43,19 @@ done
 
 # Views and element slices (harness/gen.c): a view of part of a big tile,
 # one a loop variable's parity picks, [:, :], a slice straddling two tiles,
-# and ragged loads of X, lo : min(lo + D, E) into 0 : min(D, E - lo).
+# ragged loads, lo : min(lo + D, E) into 0 : min(D, E - lo), and ragged
+# stores the other way; the nki.isa ops' forms: tensor_reduce with negate,
+# two-op tensor_scalar, activation with bias, scale and accumulator, a
+# scan from a tile, affine patterns written as constant expressions, and
+# strided regions: a column tile's even or odd columns, every other row or
+# column of two tiles of a tensor.
 for pattern in '\[[0-9]:[0-9], :\]' '4 \* \(v[0-9]+ % 2\) :' '\[:, :\]' '\[2:6, ' \
-               'load [a-z][0-9][^,]*\[0 : min\(4, [^;]*, X\[4 \* \([^)]*\) : min\('; do
+               'load [a-z][0-9][^,]*\[0 : min\(4, [^;]*, [XZVW]\[4 \* \([^)]*\) : min\(' \
+               'store [ZVW]\[[^;]*min\([^;]*, [a-z][0-9][^,]*\[0 : min\(4, ' \
+               'tensor_reduce [^;]*, negate;' 'tensor_scalar [^;]*, [a-z_]+, [^;]*, [a-z_]+, [^;]*;' \
+               'activation [^;]*, [^;]*, [^;]*, r[0-9][^;]*, [-0-9.]+;' 'activation_acc ' \
+               'tensor_tensor_scan [^;]*, r[0-9][^;]*, [a-z_]+, [a-z_]+;' '(iota|affine_select) [^;]*AFF' \
+               'c[0-9][^,;]*\[:, [01]:8:2\]' '[XZVW]\[[^;]*\+ [01] : 4 \* \([^)]*\) \+ 8 : 2'; do
   grep -qE "$pattern" "$tmp"/seed*.bfk || fail "no generated kernel matches '$pattern'"
 done
 
@@ -68,7 +78,9 @@ cmp -s "$tmp/a" "$tmp/b" && fail "seeds 1 and 2 print the same kernel"
 # Every op of the language appears in a kernel of a few hundred instructions.
 "$BFSYNC" gen --seed 5 --size 300 >"$tmp/k.bfk"
 for op in load store matmul matmul_acc transpose copy fill scale exp relu tanh rsqrt recip \
-          add sub mul max rowsum rowmax add_row sub_row mul_row; do
+          add sub mul max rowsum rowmax add_row sub_row mul_row \
+          nc_matmul nc_matmul_acc nc_transpose memset iota affine_select tensor_reduce tensor_scalar \
+          activation activation_acc tensor_tensor_scan bn_stats bn_aggr permute; do
   grep -qE "^ *([a-z0-9]+: )?$op " "$tmp/k.bfk" || fail "op $op missing from seed 5 --size 300"
 done
 

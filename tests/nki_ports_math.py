@@ -32,7 +32,8 @@ def run(kernel, params, tensors):
         header = b[10:10 + n].decode()
         shape = tuple(int(x) for x in header.split("(")[1].split(")")[0].split(",") if x.strip())
         data = struct.unpack("<%df" % (len(b[10 + n:]) // 4), b[10 + n:])
-        rows, cols = shape if len(shape) == 2 else (shape[0], 1)
+        # an N-D tensor (rotary's) row major as [rows, cols]: rows the product of all but the last
+        rows, cols = (math.prod(shape[:-1]), shape[-1]) if len(shape) >= 2 else (shape[0], 1)
         out[t] = [list(data[r * cols:(r + 1) * cols]) for r in range(rows)]
     return out
 

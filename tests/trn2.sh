@@ -10,6 +10,7 @@
 #    (barrier_cost, in every kind) is a fit.
 # 3. Each paper kernel (bench/paper) runs at a small size on it, checked,
 #    and at the paper's size in --timing-only mode.
+# 4. matmul_narrow_factor (pe) and the nc_transpose rate (dve) are set.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 BFSYNC=${BFSYNC:-build/bfsync}
@@ -64,6 +65,44 @@ for f in bench/paper/*.bfk; do
   "$BFSYNC" run "$f" $p --exec=sim --sync=both --target "$T" --timing-only >/dev/null 2>"$tmp/err" ||
     fail "$f at the paper's size, --timing-only on trn2: $(head -2 "$tmp/err")"
 done
+
+# ---- 4. The TensorE's narrow-input rate and the VectorE's transpose rate
+# are the target's own (not the defaults a missing key leaves): an
+# nc_matmul from bf16 tiles keeps the pe busy a quarter of the f32 time,
+# and a 32 x 32 nc_transpose on the dve its overhead plus 32 / 0.8 cycles.
+for ty in f32 bf16; do
+  cat >"$tmp/nm_$ty.bfk" <<EOF
+kernel nm() {
+  hbm in A: f32[128, 128];
+  hbm in B: f32[128, 512];
+  hbm out C: f32[128, 512];
+  hbm in T: f32[32, 32];
+  hbm out U: f32[32, 32];
+  sbuf a: $ty[128, 128];
+  sbuf b: $ty[128, 512];
+  psum c: f32[128, 512];
+  sbuf d: f32[128, 512];
+  sbuf t: f32[32, 32];
+  sbuf u: f32[32, 32];
+  dma: load a, A[0, 0];
+  dma: load b, B[0, 0];
+  pe: nc_matmul c, a, b;
+  act: copy d, c;
+  dma: store C[0, 0], d;
+  dma: load t, T[0, 0];
+  dve: nc_transpose u, t;
+  dma: store U[0, 0], u;
+}
+EOF
+  "$BFSYNC" run "$tmp/nm_$ty.bfk" --exec=sim --target "$T" --json >"$tmp/nm_$ty.json" 2>"$tmp/err" || fail "nc_matmul ($ty) on trn2: $(head -2 "$tmp/err")"
+done
+python3 - "$tmp/nm_f32.json" "$tmp/nm_bf16.json" <<'PY' || fail "trn2: matmul_narrow_factor or the dve transpose rate is not the target's"
+import json, sys
+f32, bf16 = (json.loads(open(f).readline())["engines"] for f in sys.argv[1:])
+pe = lambda e: e["pe"]["busy"] - 30  # the pe's overhead, once
+assert pe(bf16) * 4 == pe(f32), (pe(f32), pe(bf16))
+assert f32["dve"]["busy"] == 125 + 32 / 0.8, f32["dve"]
+PY
 
 if [ "$failures" -gt 0 ]; then
   echo "trn2.sh: $failures failures" >&2

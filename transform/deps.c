@@ -500,16 +500,83 @@ static Relation compare_intervals(const Pair *pr, const Expr *lx, int64_t sx, in
   return REL_UNKNOWN;
 }
 
+static int64_t gcd64(int64_t a, int64_t b) {
+  while (b) {
+    int64_t t = a % b;
+    a = b;
+    b = t;
+  }
+  return a;
+}
+
+/* The indices lx + kx i (i < ex) and ly + ky j (j < ey) of one dimension
+ * of a tensor, each a slice's (s 1) or an hbm tile's (lx = r, s its unit,
+ * k 1). Their spans, (e - 1) k + 1 long, decide as compare_intervals does;
+ * with a step, spans that meet need not: a constant difference c = lx - ly
+ * meets exactly when some c + kx i is ky j (counted over i < ex, the
+ * extent of a slice, at most a tile's); a difference whose values are all
+ * r modulo 2^t (wrapping keeps that residue) never meets when the largest
+ * power of two dividing both steps and 2^t does not divide r
+ * (x[:, 0:16:2] against x[:, 1:16:2] an iteration apart). */
+static Relation compare_progressions(const Pair *pr, const Expr *lx, int64_t sx, int64_t kx, int64_t ex,
+                                     const Expr *ly, int64_t sy, int64_t ky, int64_t ey) {
+  int64_t spx = (ex - 1) * kx + 1, spy = (ey - 1) * ky + 1;
+  Relation spans = compare_intervals(pr, lx, sx, spx, ly, sy, spy);
+  if (spans == REL_DIFFERENT || (kx == 1 && ky == 1)) return spans;
+  static const Expr zero = {.kind = EX_INT};
+  Affine f = {0};
+  if (!accumulate(pr, &f, lx ? lx : &zero, sx, 1) || !accumulate(pr, &f, ly ? ly : &zero, -sy, 2))
+    return kx == ky && ex == ey && sx == sy && lx && ly && deps_same_expr(lx, ly) && all_common(pr, lx) ? REL_SAME
+                                                                                                       : REL_UNKNOWN;
+  int t = 63;
+  for (int i = 0; i < f.n; i++)
+    if (f.t[i].coef && __builtin_ctzll((unsigned long long)f.t[i].coef) < t)
+      t = __builtin_ctzll((unsigned long long)f.t[i].coef);
+  if (t == 63) { /* constant: lx + kx i = ly + ky j for some i, j */
+    for (int64_t i = 0; i < ex; i++) { /* kx i is below the span, a constant; f.c may be anything */
+      int64_t v;
+      if (__builtin_add_overflow(f.c, kx * i, &v)) return REL_UNKNOWN;
+      if (v % ky == 0 && v / ky >= 0 && v / ky < ey) return REL_SAME;
+    }
+    return REL_DIFFERENT;
+  }
+  int64_t g = gcd64(kx, ky), two = g & -g;
+  if (t < 62 && two > ((int64_t)1 << t)) two = (int64_t)1 << t;
+  if (two > 1 && (f.c & (two - 1)) != 0) return REL_DIFFERENT;
+  return spans == REL_SAME && kx == ky && f.c == 0 && f.n == 0 ? REL_SAME : REL_UNKNOWN;
+}
+
+/* Two element slices of one tensor: dimension by dimension of the tensor
+ * as declared (frontend/slices.c keeps each one's start, step and extent),
+ * the product of progressions meeting exactly when every dimension's do. A
+ * ragged slice covers at most its extent. */
+static Relation compare_slices(const Pair *pr, const Operand *ox, const Operand *oy) {
+  Relation all = REL_SAME;
+  for (int d = 0; d < ox->rank; d++) {
+    Relation r = compare_progressions(pr, ox->nlo[d], 1, ox->nstep[d], ox->next[d], oy->nlo[d], 1, oy->nstep[d],
+                                      oy->next[d]);
+    if (r == REL_DIFFERENT) return r;
+    if (r == REL_UNKNOWN) all = r;
+  }
+  return all == REL_SAME && !ragged(ox) && !ragged(oy) ? REL_SAME : REL_UNKNOWN;
+}
+
 /* hbm tiles X[r, c] cover rows r*h .. r*h+h-1 (and columns likewise): with
  * equal shapes they coincide or are disjoint exactly when the coordinates
  * are equal or differ. */
 static Relation compare_regions(const Pair *pr, const Access *x, const Access *y) {
   const Operand *ox = x->operand, *oy = y->operand;
-  if (ox->view || oy->view) { /* element slices, each against a slice or a tile's rows r*h .. r*h+h-1 */
-    Relation rows = compare_intervals(pr, ox->view ? ox->lo[0] : ox->row, ox->view ? 1 : x->rows, x->rows,
-                                      oy->view ? oy->lo[0] : oy->row, oy->view ? 1 : y->rows, y->rows);
-    Relation cols = compare_intervals(pr, ox->view ? ox->lo[1] : ox->col, ox->view ? 1 : x->cols, x->cols,
-                                      oy->view ? oy->lo[1] : oy->col, oy->view ? 1 : y->cols, y->cols);
+  if (ox->view && oy->view && !ox->gather && !oy->gather) return compare_slices(pr, ox, oy);
+  if (ox->view || oy->view) { /* an element slice of a 2-D tensor (or rows by index) against a slice or a tile's rows r*h .. */
+    /* rows by index (a gather or scatter) may be any rows: only the columns can tell them apart */
+    Relation rows = ox->gather || oy->gather
+                        ? REL_UNKNOWN
+                        : compare_progressions(pr, ox->view ? ox->lo[0] : ox->row, ox->view ? 1 : x->rows,
+                                               ox->view ? ox->nstep[0] : 1, x->rows, oy->view ? oy->lo[0] : oy->row,
+                                               oy->view ? 1 : y->rows, oy->view ? oy->nstep[0] : 1, y->rows);
+    Relation cols = compare_progressions(pr, ox->view ? ox->lo[1] : ox->col, ox->view ? 1 : x->cols,
+                                         ox->cstep > 1 ? ox->cstep : 1, x->cols, oy->view ? oy->lo[1] : oy->col,
+                                         oy->view ? 1 : y->cols, oy->cstep > 1 ? oy->cstep : 1, y->cols);
     if (rows == REL_DIFFERENT || cols == REL_DIFFERENT) return REL_DIFFERENT;
     return rows == REL_SAME && cols == REL_SAME && !ragged(ox) && !ragged(oy) ? REL_SAME : REL_UNKNOWN;
   }
@@ -526,8 +593,10 @@ static Relation compare_tile(const Pair *pr, const Access *x, const Access *y) {
   Relation slots = compare_slots(pr, x, y);
   const Operand *ox = x->operand, *oy = y->operand;
   if (slots == REL_DIFFERENT || (!ox->view && !oy->view)) return slots; /* whole slots */
-  Relation rows = compare_intervals(pr, ox->lo[0], 1, ox->ext[0], oy->lo[0], 1, oy->ext[0]);
-  Relation cols = compare_intervals(pr, ox->lo[1], 1, ox->ext[1], oy->lo[1], 1, oy->ext[1]);
+  Relation rows = compare_progressions(pr, ox->lo[0], 1, ox->view ? ox->nstep[0] : 1, ox->ext[0], oy->lo[0], 1,
+                                       oy->view ? oy->nstep[0] : 1, oy->ext[0]);
+  Relation cols = compare_progressions(pr, ox->lo[1], 1, ox->view ? ox->nstep[1] : 1, ox->ext[1], oy->lo[1], 1,
+                                       oy->view ? oy->nstep[1] : 1, oy->ext[1]);
   if (rows == REL_DIFFERENT || cols == REL_DIFFERENT) return REL_DIFFERENT;
   return slots == REL_SAME && rows == REL_SAME && cols == REL_SAME && !ragged(ox) && !ragged(oy) ? REL_SAME
                                                                                                  : REL_UNKNOWN;

@@ -222,15 +222,15 @@ static int node_temporaries(Walk *w, const IrNode *n) {
   int reads = last_read_spilled(w) ? 2 : 0; /* a counter's raw bits and its last read, loaded */
   switch (n->kind) {
   case IR_OP: {
-    int needs[7 * 8], k = 0;
-    const IrExpr *seen[7 * 8];
+    int needs[8 * 8], k = 0;
+    const IrExpr *seen[8 * 8];
     for (int i = 0; i < n->noperands; i++) {
       const IrOperand *o = &n->operands[i];
       const IrView *v = o->v;
-      const IrExpr *xs[7] = {o->slot, o->row, o->col, v ? v->lo[0] : NULL, v ? v->lo[1] : NULL, v ? v->n[0] : NULL,
-                             v ? v->n[1] : NULL};
-      for (int j = 0; j < 7; j++) {
-        if (!xs[j] || k == 7 * 8) continue;
+      const IrExpr *xs[8] = {o->slot, o->row, o->col, v ? v->lo[0] : NULL, v ? v->lo[1] : NULL, v ? v->n[0] : NULL,
+                             v ? v->n[1] : NULL, v ? v->step[0] : NULL};
+      for (int j = 0; j < 8; j++) {
+        if (!xs[j] || k == 8 * 8) continue;
         bool again = false;
         for (int m = 0; m < k; m++) again |= ir_expr_equal(seen[m], xs[j]) != 0;
         if (!again) seen[k] = xs[j], needs[k++] = need(xs[j], sp);

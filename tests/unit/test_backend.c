@@ -61,7 +61,7 @@ static void npy_round_trip(void **state) {
   for (int i = 0; i < 12; i++) data[i] = (float)i * 0.25f - 1.0f;
   data[5] = -0.0f;
   float back[12];
-  NpyArray in = {3, 4, data, ELEM_F32}, out = {3, 4, back, ELEM_F32};
+  NpyArray in = {3, 4, data, ELEM_F32, 0, {0}}, out = {3, 4, back, ELEM_F32, 0, {0}};
   const char *path = temp_path(), *err = NULL;
   assert_int_equal(npy_write(a, path, &in, &err), 0);
   assert_int_equal(npy_read(a, path, "T", &out, &err), 0);
@@ -70,6 +70,19 @@ static void npy_round_trip(void **state) {
   long size = (fseek(f, 0, SEEK_END), ftell(f));
   fclose(f);
   assert_int_equal((size - 12 * 4) % 64, 0); /* header padded to 64 bytes */
+  /* an N-D tensor [3, 2, 2] ([6, 2] flattened): written in its shape, read in it and flattened */
+  NpyArray nd = {6, 2, data, ELEM_F32, 3, {3, 2, 2}}, nd_back = {6, 2, back, ELEM_F32, 3, {3, 2, 2}};
+  NpyArray flat = {6, 2, data, ELEM_F32, 0, {0}}, other = {6, 2, back, ELEM_F32, 3, {2, 3, 2}};
+  memset(back, 0, sizeof back);
+  assert_int_equal(npy_write(a, path, &nd, &err), 0);
+  assert_int_equal(npy_read(a, path, "T", &nd_back, &err), 0);
+  assert_memory_equal(back, data, sizeof data);
+  assert_int_equal(npy_read(a, path, "T", &other, &err), -1);
+  assert_non_null(strstr(err, "shape (3, 2, 2) does not match tensor T [2, 3, 2] (or [6, 2] flattened)"));
+  memset(back, 0, sizeof back);
+  assert_int_equal(npy_write(a, path, &flat, &err), 0);
+  assert_int_equal(npy_read(a, path, "T", &nd_back, &err), 0);
+  assert_memory_equal(back, data, sizeof data);
   unlink(path);
   arena_free(a);
 }
@@ -81,7 +94,7 @@ static void npy_narrow_types(void **state) {
   Arena *a = arena_new();
   const char *path = temp_path(), *err = NULL;
   float bf[4] = {1.0f, -0x1.FEp127f, 0x1p-133f, -0.0f}, back[4];
-  NpyArray in = {2, 2, bf, ELEM_BF16}, out = {2, 2, back, ELEM_BF16};
+  NpyArray in = {2, 2, bf, ELEM_BF16, 0, {0}}, out = {2, 2, back, ELEM_BF16, 0, {0}};
   assert_int_equal(npy_write(a, path, &in, &err), 0);
   assert_int_equal(npy_read(a, path, "T", &out, &err), 0);
   assert_memory_equal(back, bf, sizeof bf);
@@ -94,7 +107,7 @@ static void npy_narrow_types(void **state) {
   assert_int_equal(npy_read(a, path, "T", &out, &err), 0);
   assert_memory_equal(back, ((float[]){1.0f, 1.015625f, 1.0078125f, 3.296875f}), sizeof back);
   float fp8[4] = {448.0f, -0x1p-9f, 1.125f, -0.0f};
-  NpyArray in8 = {2, 2, fp8, ELEM_FP8E4}, out8 = {2, 2, back, ELEM_FP8E4};
+  NpyArray in8 = {2, 2, fp8, ELEM_FP8E4, 0, {0}}, out8 = {2, 2, back, ELEM_FP8E4, 0, {0}};
   assert_int_equal(npy_write(a, path, &in8, &err), 0);
   assert_int_equal(npy_read(a, path, "T", &out8, &err), 0);
   assert_memory_equal(back, fp8, sizeof fp8);
@@ -116,7 +129,7 @@ static void npy_reads_version_2(void **state) {
   const char *path = temp_path(), *err = NULL;
   write_npy(path, 2, "{\"descr\": \"<f4\", \"shape\": (1, 2), \"fortran_order\": False}\n", data, 2);
   float back[2];
-  NpyArray out = {1, 2, back, ELEM_F32};
+  NpyArray out = {1, 2, back, ELEM_F32, 0, {0}};
   assert_int_equal(npy_read(a, path, "T", &out, &err), 0);
   assert_memory_equal(back, data, sizeof data);
   unlink(path);
@@ -130,7 +143,7 @@ static void expect_bad(int major, const char *dict, size_t n, const char *want) 
   const char *path = temp_path(), *err = NULL;
   write_npy(path, major, dict, data, n);
   float back[4];
-  NpyArray out = {2, 2, back, ELEM_F32};
+  NpyArray out = {2, 2, back, ELEM_F32, 0, {0}};
   assert_int_equal(npy_read(a, path, "T", &out, &err), -1);
   assert_non_null(err);
   if (!strstr(err, want)) fail_msg("message '%s' does not mention '%s'", err, want);
@@ -160,7 +173,7 @@ static void npy_bad_files(void **state) {
   Arena *a = arena_new();
   const char *path = temp_path(), *err = NULL;
   float back[4];
-  NpyArray out = {2, 2, back, ELEM_F32};
+  NpyArray out = {2, 2, back, ELEM_F32, 0, {0}};
   write_bytes(path, "PK\3\4 not numpy", 15);
   assert_int_equal(npy_read(a, path, "T", &out, &err), -1);
   assert_non_null(strstr(err, "bad magic"));

@@ -26,7 +26,7 @@
 
 /* ---- Semantics. */
 
-static SemView view(float *data, int64_t rows, int64_t cols) { return (SemView){data, rows, cols, cols, BFRT_DTYPE_F32}; }
+static SemView view(float *data, int64_t rows, int64_t cols) { return (SemView){data, rows, cols, cols, BFRT_DTYPE_F32, 0}; }
 
 static const SemView none;
 
@@ -103,9 +103,9 @@ static void test_rounding(void **state) {
   assert_true(isnan(bfrt_round(NAN, BFRT_DTYPE_FP8E4)));
   /* a store rounds what the op computed in f32: 1 + 1.00390625 = 2.00390625, a tie in bf16 -> 2 */
   float x[2] = {1.0f, 1.0f}, y[2] = {1.00390625f, 1.01171875f}, d[2];
-  apply(BFRT_ADD, (SemView){d, 1, 2, 2, BFRT_DTYPE_BF16}, view(x, 1, 2), view(y, 1, 2), 0);
+  apply(BFRT_ADD, (SemView){d, 1, 2, 2, BFRT_DTYPE_BF16, 0}, view(x, 1, 2), view(y, 1, 2), 0);
   assert_floats((float[]){2.0f, 2.015625f}, d, 2);
-  apply(BFRT_MATMUL, (SemView){d, 1, 1, 1, BFRT_DTYPE_FP8E4}, view(x, 1, 2), view(y, 2, 1), 0);
+  apply(BFRT_MATMUL, (SemView){d, 1, 1, 1, BFRT_DTYPE_FP8E4, 0}, view(x, 1, 2), view(y, 2, 1), 0);
   assert_floats((float[]){2.0f}, d, 1); /* 2.015625 in f32, then 2 in fp8e4 */
 }
 
@@ -317,7 +317,7 @@ static void role_run(int op, int vary, uint64_t seed, float out[BFRT_MAX_OPERAND
     int64_t rows, cols;
     role_shape(op, i, &rows, &cols);
     for (int64_t k = rows * cols; k < ROLE_CELLS; k++) out[i][k] = 0; /* outside the view: never compared apart */
-    v[i] = (SemView){out[i], rows, cols, cols, BFRT_DTYPE_F32};
+    v[i] = (SemView){out[i], rows, cols, cols, BFRT_DTYPE_F32, 0};
   }
   sem_apply(op, v, imms);
 }
@@ -357,7 +357,7 @@ static void test_transpose_and_strides(void **state) {
   assert_floats((float[]){1, 3, 2, 4}, sq, 4);
   /* a 2x2 window at (1, 2) of a 3x4 tensor, as an hbm tile is */
   float big[12] = {0}, t[4] = {1, 2, 3, 4};
-  SemView w = {big + 1 * 4 + 2, 2, 2, 4, BFRT_DTYPE_F32};
+  SemView w = {big + 1 * 4 + 2, 2, 2, 4, BFRT_DTYPE_F32, 0};
   apply(BFRT_STORE, w, view(t, 2, 2), none, 0);
   assert_floats((float[]){0, 0, 0, 0, 0, 0, 1, 2, 0, 0, 3, 4}, big, 12);
   float back[4];
@@ -1105,6 +1105,13 @@ static void test_op_cycles(void **state) {
                    20 + 8 * 128);
   /* a throughput of 0 counts as 1 */
   assert_int_equal(bfrt_op_cycles(&c, BFRT_KIND_ACT, BFRT_EXP, (int64_t[]){2, 3}, (int64_t[]){2, 3}), 6);
+  /* by shape: 96 bytes per contiguous run; a row of 32 f32 is one run (32 x (128 + 96) bytes), a slice
+   * with a column step 32 runs of one element each (32 x (128 + 32 x 96)) */
+  c.kind[BFRT_KIND_DMA].dma_row_bytes = 96;
+  assert_int_equal(bfrt_op_timing_shaped(&c, BFRT_KIND_DMA, BFRT_LOAD, t32, t32, 4, 1).completion, 5 + 100 + 224);
+  assert_int_equal(bfrt_op_timing_sized(&c, BFRT_KIND_DMA, BFRT_LOAD, t32, t32, 4).completion, 5 + 100 + 224);
+  assert_int_equal(bfrt_op_timing_shaped(&c, BFRT_KIND_DMA, BFRT_LOAD, t32, t32, 4, 32).completion,
+                   5 + 100 + 32 * (128 + 32 * 96) / 32);
 }
 
 int main(void) {

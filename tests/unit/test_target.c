@@ -59,7 +59,8 @@ static void test_builtin_is_the_file(void **state) {
   assert_int_equal(builtin->costs.kind[BFRT_KIND_PE].matmul_min_cols, 64);
   assert_int_equal(builtin->costs.kind[BFRT_KIND_DVE].lanes, 128);
   assert_true(builtin->costs.kind[BFRT_KIND_DVE].two_input_factor == 2);
-  assert_true(builtin->costs.kind[BFRT_KIND_DMA].dma_bytes_per_cycle == 12.48);
+  assert_true(builtin->costs.kind[BFRT_KIND_DMA].dma_bytes_per_cycle == 13.26);
+  assert_int_equal(builtin->costs.kind[BFRT_KIND_DMA].dma_row_bytes, 512); /* per contiguous run [dma-bw] */
   assert_int_equal(builtin->costs.kind[BFRT_KIND_DMA].dma_outstanding, 16); /* pipelined queues by default */
   assert_int_equal(builtin->costs.kind[BFRT_KIND_DMA].dma_split, 16);       /* 16 DMA engines per transfer [dma] */
   /* the hardware limits: 128 partitions, 192 KiB SBUF and 16 KiB PSUM (8 banks) per partition */

@@ -540,6 +540,49 @@ static void test_mod_slot_relations(void **state) {
   assert_false(deps_may_conflict(d, 1, 2, 0));
   assert_true(deps_may_conflict(d, 0, 2, 0));
   assert_true(deps_must_conflict(d, 0, 2));
+/* Strided and N-D regions (docs/algorithm.md, 3.3.3), instruction by
+ * instruction: 0 writes the even columns of y, 1 the odd ones, 2 reads
+ * every fourth column, 3 writes columns 1, 5, .. of the second half of
+ * the partitions; 4 stores the even
+ * columns of an N-D row, 5 the odd ones, 6 the same row's columns 0:8,
+ * 7 another head's row, 8 (in a loop over j) columns 32 j .. step 2 and
+ * 9 columns 32 j + 1 .. step 2 of another iteration. */
+static const char *const strided_kernel =
+    "kernel st(B: int, H: int, N: int) {\n"
+    "  hbm out O: f32[B, H, 8, 64];\n"
+    "  sbuf x: f32[8, 16];\n"
+    "  sbuf y: f32[8, 16];\n"
+    "  sbuf h: f32[1, 8];\n"
+    "  act: exp y[:, 0:16:2], x[:, 0:8];\n"
+    "  dve: scale y[:, 1:16:2], x[:, 8:16], 2.0;\n"
+    "  pool: copy h[:, 0:4], y[0:1, 0:16:4];\n"
+    "  act: exp y[4:8, 1:16:4], x[0:4, 0:4];\n"
+    "  dma0: store O[0, 1, 2, 0:16:2], h;\n"
+    "  dma1: store O[0, 1, 2, 1:16:2], h;\n"
+    "  dma2: store O[0, 1, 2, 0:8], h;\n"
+    "  dma3: store O[0, 0, 2, 0:16:2], h;\n"
+    "  for j in 0 .. 2 {\n"
+    "    dma4: store O[0, 1, 3, 32 * j : 32 * j + 16 : 2], h;\n"
+    "    dma5: store O[0, 1, 3, 32 * j + 1 : 32 * j + 17 : 2], h;\n"
+    "  }\n"
+    "}\n";
+
+static void test_strided_relations(void **state) {
+  (void)state;
+  Program *p = compile(strided_kernel);
+  Deps *d = deps_build(p);
+  assert_false(deps_may_conflict(d, 0, 1, INT32_MAX)); /* even and odd columns interleave */
+  assert_true(deps_must_conflict(d, 0, 2));             /* columns 0, 4, .. are even */
+  assert_false(deps_may_conflict(d, 1, 2, INT32_MAX));  /* .. and none is odd */
+  assert_false(deps_may_conflict(d, 0, 3, INT32_MAX));  /* columns 1, 5, .. are odd */
+  assert_true(deps_must_conflict(d, 1, 3));             /* .. and the odd writer's */
+  assert_false(deps_may_conflict(d, 2, 3, INT32_MAX));  /* partition 0 against 4:8 */
+  assert_false(deps_may_conflict(d, 4, 5, INT32_MAX));  /* an N-D row's even and odd columns */
+  assert_true(deps_must_conflict(d, 4, 6));             /* columns 0:8 hold even ones */
+  assert_true(deps_must_conflict(d, 5, 6));             /* .. and odd ones */
+  assert_false(deps_may_conflict(d, 4, 7, INT32_MAX));  /* another head: dimension 1 differs */
+  assert_false(deps_may_conflict(d, 8, 9, 0));          /* 32 j + 2 i against 32 j' + 1 + 2 i': parities differ */
+  assert_true(deps_may_conflict(d, 8, 8, 0));           /* 32 j against 32 j' of another iteration: may */
   program_free(p);
 }
 
@@ -678,6 +721,7 @@ int main(void) {
       cmocka_unit_test(test_slot_relations),
       cmocka_unit_test(test_mod_slot_relations),
       cmocka_unit_test(test_carried_stores),
+      cmocka_unit_test(test_strided_relations),
       cmocka_unit_test(test_barrier_placement),
       cmocka_unit_test(test_mutate),
       cmocka_unit_test(test_conditional_end_closed_form),

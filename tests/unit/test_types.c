@@ -200,7 +200,7 @@ static void every_pattern_round_trips(void **state) {
     write_file(path, bytes == 2 ? "<f2" : "|u1", count, raw, (size_t)count * bytes);
     Arena *a = arena_new();
     float *values = malloc((size_t)count * sizeof(float));
-    NpyArray array = {1, count, values, f->type};
+    NpyArray array = {1, count, values, f->type, 0, {0}};
     const char *err = NULL;
     if (npy_read(a, path, "T", &array, &err)) fail_msg("%s", err);
     for (unsigned p = 0; p < count; p++) {
