@@ -6,6 +6,7 @@ From BF Require Import Model Transform Machine Narrow Theorems Validate Pipeline
 
 Print Assumptions Transform.exactness.
 Print Assumptions Extract.bf_exactness.
+Print Assumptions Extract.rect_conflict_iff.
 Print Assumptions Machine.soundness_general.
 Print Assumptions Machine.progress_general.
 Print Assumptions Theorems.soundness.

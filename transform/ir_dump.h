@@ -11,9 +11,5 @@
  * as the source gives it (ops, operands, shapes, device integers' values
  * when bound), on out. */
 void ir_dump_proof(const Program *p, FILE *out);
-/* Why the kernel is outside the proof's model (views, element slices,
- * min and max: issue 21's regions), or NULL: its dump would hold forms the
- * checker refuses. */
-const char *ir_dump_outside(const Program *p);
 
 #endif
