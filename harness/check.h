@@ -45,6 +45,10 @@ typedef struct Counts {
   /* runs whose results were compared with the f64 reference (every run
    * that matched the sequential reference bit for bit) */
   int64_t f64_checks;
+  /* barrier-free kernels the proof's extracted validator checked
+   * (harness/proof_check.c, when build/proof/bfcheck is built), those it
+   * rejected or could not read, and those above its instance bound */
+  int64_t validator_checks, validator_failures, validator_skips;
 } Counts;
 
 typedef struct Outcome {

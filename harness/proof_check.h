@@ -1,5 +1,5 @@
 /* proof_check.h: the proof's extracted validator on the code a run
- * executes (driver/proof_check.c, docs/proof.md). */
+ * executes (harness/proof_check.c, docs/proof.md). */
 #ifndef PROOF_CHECK_H
 #define PROOF_CHECK_H
 

@@ -1,7 +1,8 @@
 /* proof_check.c: the proof's validator on one run's emitted code
  * (docs/proof.md, section 3).
  *
- * `bfsync verify` calls proof_check after the transform: it writes the
+ * `bfsync verify`, and the campaign on every kernel it checks
+ * (harness/check.c), call proof_check after the transform: it writes the
  * kernel as `compile --emit=proof` prints it (with the device integers'
  * values the run uses) and the C that `compile` emits and `run` JITs into
  * a fresh temporary directory, runs build/proof/bfcheck on both with the
@@ -12,7 +13,7 @@
  * where it is not built, the verdict says so and nothing fails. It is
  * found next to the bfsync executable (BUILD/proof/bfcheck), else in the
  * source tree's build/proof, or at $BFSYNC_BFCHECK. */
-#include "driver/proof_check.h"
+#include "harness/proof_check.h"
 
 #include <errno.h>
 #include <limits.h>
