@@ -15,6 +15,9 @@ BASEFLAGS = -std=c11 -Wall -Wextra -Werror -I. -I$(BUILD)/gen -Iruntime \
             -DBFSYNC_SOURCE_DIR='"$(CURDIR)"' -DBFSYNC_VERSION='"$(VERSION)"' $(if $(SAN),-fsanitize=address$(,)undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined)
 ,        := ,
 LDLIBS    = -ltcc -ldl -lpthread -lm
+# One set of objects for the executable and libbfsync.so; no interposition
+# inside the library, so calls between its files stay direct.
+OBJFLAGS  = -fPIC -fno-semantic-interposition
 GENFLAGS  = -Wno-unused-function -Wno-sign-compare -Wno-unused-parameter
 
 DEBS = flex bison tcc libtcc-dev libcmocka-dev python3 clang libclang-rt-14-dev valgrind vim python3-numpy python3-pytest
@@ -71,11 +74,11 @@ $(BUILD)/gen/dsl/lexer.c $(BUILD)/gen/dsl/lexer.h: dsl/lexer.l
 
 $(BUILD)/obj/dsl/%.o: $(BUILD)/gen/dsl/%.c $(GEN_HDR)
 	@mkdir -p $(dir $@)
-	$(CC) $(BASEFLAGS) $(CFLAGS) $(GENFLAGS) -MMD -MP -c $< -o $@
+	$(CC) $(BASEFLAGS) $(CFLAGS) $(OBJFLAGS) $(GENFLAGS) -MMD -MP -c $< -o $@
 
 $(BUILD)/obj/%.o: %.c $(GEN_HDR)
 	@mkdir -p $(dir $@)
-	$(CC) $(BASEFLAGS) $(CFLAGS) -MMD -MP -c $< -o $@
+	$(CC) $(BASEFLAGS) $(CFLAGS) $(OBJFLAGS) -MMD -MP -c $< -o $@
 
 # The headers generated kernels include, beside bfsync as in an installed prefix.
 $(BUILD)/include/bfsync/%: runtime/%
@@ -89,19 +92,18 @@ $(BUILD)/bfsync: $(COMPILER_OBJ) $(BUILD)/libbfrt.a | $(BUILD_HDR)
 	$(CC) $(BASEFLAGS) $(CFLAGS) -rdynamic -o $@ $(COMPILER_OBJ) $(BUILD)/libbfrt.a $(LDLIBS)
 
 # libbfsync.so, the C API of api/bfsync.h that the Python module binds
-# (docs/python.md): every layer but the driver, compiled again with -fPIC
-# into $(BUILD)/pic/ (so the static build is unchanged), exporting only bfs_*
-# and the runtime's bfrt_* that the kernels it compiles call (backend/jit_dl.c).
-API_SRC = $(sort $(wildcard api/*.c))
-PIC_OBJ = $(patsubst %.c,$(BUILD)/pic/%.o,$(filter-out driver/%,$(COMPILER_SRC)) $(RUNTIME_SRC) $(API_SRC)) \
-          $(GEN_SRC:$(BUILD)/gen/%.c=$(BUILD)/pic/%.o)
-$(BUILD)/pic/dsl/%.o: $(BUILD)/gen/dsl/%.c $(GEN_HDR)
-	@mkdir -p $(dir $@)
-	$(CC) $(BASEFLAGS) $(CFLAGS) $(GENFLAGS) -fPIC -DBFSYNC_SHARED -MMD -MP -c $< -o $@
+# (docs/python.md): every layer but the driver, exporting only bfs_* and the
+# runtime's bfrt_* that the kernels it compiles call (backend/jit_dl.c).
+# Every object is compiled once, position independent (OBJFLAGS), and serves
+# both the executable and the library; only the two JIT files differ
+# (BFSYNC_SHARED) and have a second object in $(BUILD)/pic/.
+API_SRC    = $(sort $(wildcard api/*.c))
+SHARED_SRC = backend/jit.c backend/jit_dl.c
+PIC_OBJ    = $(patsubst %.c,$(BUILD)/obj/%.o,$(filter-out driver/% $(SHARED_SRC),$(COMPILER_SRC)) $(RUNTIME_SRC) $(API_SRC)) \
+             $(GEN_SRC:$(BUILD)/gen/%.c=$(BUILD)/obj/%.o) $(SHARED_SRC:%.c=$(BUILD)/pic/%.o)
 $(BUILD)/pic/%.o: %.c $(GEN_HDR)
 	@mkdir -p $(dir $@)
-	$(CC) $(BASEFLAGS) $(CFLAGS) -fPIC -DBFSYNC_SHARED -MMD -MP -c $< -o $@
-$(BUILD)/pic/target/target.o: targets/trn1.target
+	$(CC) $(BASEFLAGS) $(CFLAGS) $(OBJFLAGS) -DBFSYNC_SHARED -MMD -MP -c $< -o $@
 $(BUILD)/libbfsync.so: $(PIC_OBJ) api/libbfsync.map | $(BUILD_HDR)
 	$(CC) $(BASEFLAGS) $(CFLAGS) -shared -Wl,-soname,libbfsync.so -Wl,--version-script=api/libbfsync.map \
 	  -Wl,--no-undefined -o $@ $(PIC_OBJ) -ldl -lpthread -lm
@@ -119,8 +121,16 @@ test:
 test-unit: $(UNIT_BIN)
 	@$(TIMED) "unit tests$(if $(SAN), (ASan),)" sh -c 'set -e; for t in $(UNIT_BIN); do echo "== $$t"; $$t; done'
 
+# The script tests run TEST_JOBS at a time (one per core), the slowest
+# first; make prints each one's output whole when it ends (-O), with its time.
+TEST_JOBS   ?= $(shell nproc 2>/dev/null || echo 2)
+SLOW_SCRIPTS = $(addprefix tests/,exhaustive.sh sim.sh baselines.sh run.sh resources.sh nki_ports.sh timing.sh campaign.sh fuzz.sh hostile.sh mutation.sh)
+SCRIPT_RUNS  = $(addprefix run-,$(filter $(TEST_SCRIPTS),$(SLOW_SCRIPTS)) $(filter-out $(SLOW_SCRIPTS),$(TEST_SCRIPTS)))
+.PHONY: $(SCRIPT_RUNS)
 test-scripts: all
-	@set -e; for t in $(TEST_SCRIPTS); do echo "== $$t"; BFSYNC=$(BUILD)/bfsync BUILD=$(BUILD) $(TIMED) "$$t$(if $(SAN), (ASan),)" bash $$t; done
+	@$(MAKE) --no-print-directory -j$(TEST_JOBS) -O $(SCRIPT_RUNS)
+$(SCRIPT_RUNS): run-%:
+	@echo "== $*"; BFSYNC=$(BUILD)/bfsync BUILD=$(BUILD) $(TIMED) "$*$(if $(SAN), (ASan),)" bash $*
 
 # The unit tests and the script tests again, built with ASan and UBSan.
 test-asan:

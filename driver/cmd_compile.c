@@ -231,7 +231,8 @@ static int report_resources(Program *p, const CompileArgs *a, Oracle *o) {
   return 0;
 }
 
-static int compile_program(Program *p, const CompileArgs *a) {
+static int compile_program(Program *p, const void *args) {
+  const CompileArgs *a = args;
   parse(p);
   if (p->diag.errors) return 1;
   check(p);
@@ -323,17 +324,7 @@ int cmd_compile(int argc, char **argv) {
     status = args_error(&cl, "-o %s would overwrite the input file", a.out_path);
   if (status < 0 && a.out_path && a.target_path && same_file(a.out_path, a.target_path))
     status = args_error(&cl, "-o %s would overwrite the target file", a.out_path);
-  if (status < 0) diag_output_begin(&dout);
-  Target *target = ARENA_NEW(arena, Target);
-  if (status < 0 && a.target_path && target_load(a.target_path, arena, target, stderr)) status = 1;
-  if (status < 0) {
-    Program *p = program_load(a.file, a.target_path ? target : target_default(), stderr);
-    diag_output_attach(&dout, p);
-    if (p && !a.target_path && program_use_target_line(p, stderr)) status = 1;
-    else status = p ? compile_program(p, &a) : 1;
-    program_free(p);
-  }
-  status = diag_output_end(&dout, status);
+  status = diag_output_run(&dout, status, a.file, a.target_path, arena, compile_program, &a);
   arena_free(arena);
   return status;
 }

@@ -563,8 +563,9 @@ static int run_all(Run *r) {
   return all_match ? 0 : 1;
 }
 
-/* One parameter set. */
-static int run_params(Program *p, const RunArgs *a, const Directive *from) {
+/* One parameter set (harness/params.h's ParamsEach). */
+static int run_params(Program *p, const Directive *from, const void *args) {
+  const RunArgs *a = args;
   int64_t *params = ARENA_ARRAY(p->arena, int64_t, p->kernel->nparams + 1);
   Run r = {{p, params, NULL, NULL, NULL}, p, a, NULL, -1, -1, {NULL, NULL}};
   int status = params_bind(p, &a->params, from, params);
@@ -574,7 +575,8 @@ static int run_params(Program *p, const RunArgs *a, const Directive *from) {
 
 /* The parameters given, else the first `// params:` line, or every line
  * with --all-params (each run in turn, the worst status kept). */
-static int run_program(Program *p, const RunArgs *a) {
+static int run_program(Program *p, const void *args) {
+  const RunArgs *a = args;
   p->max_steps = (int64_t)a->max_steps;
   parse(p);
   if (p->diag.errors) return 1;
@@ -582,19 +584,10 @@ static int run_program(Program *p, const RunArgs *a) {
   if (p->diag.errors) return 1;
   Directive *lines = NULL;
   int nlines = a->params.n || !p->kernel->nparams ? 0 : program_directives(p, "params", &lines);
-  /* a kernel without parameters has one run, whatever its lines say */
-  if (a->all_params && !nlines && p->kernel->nparams)
-    return usage_error("--all-params: %s has no `// params:` line to run", p->src.path);
   if (a->all_params && nlines > 1 && (a->outputs.n || a->trace_path))
     return usage_error("--output and --trace keep one run; --all-params runs the %s lines of `// params:` in turn",
                        arena_printf(p->arena, "%d", nlines));
-  if (!nlines) return run_params(p, a, NULL);
-  int status = 0;
-  for (int i = 0; i < (a->all_params ? nlines : 1); i++) {
-    int s = run_params(p, a, &lines[i]);
-    if (s > status) status = s;
-  }
-  return status;
+  return params_each(p, &a->params, a->all_params, "run", run_params, a);
 }
 
 int cmd_run(int argc, char **argv) {
@@ -641,17 +634,7 @@ int cmd_run(int argc, char **argv) {
     status = args_error(&cl, "--timing-only is a mode of the simulator: give --exec=sim");
   if (status < 0 && a.timing_only && (a.check || a.outputs.n))
     status = args_error(&cl, "--timing-only holds no tensor data: --check and --output need a checked run");
-  if (status < 0) diag_output_begin(&dout);
-  Target *target = ARENA_NEW(arena, Target);
-  if (status < 0 && a.target_path && target_load(a.target_path, arena, target, stderr)) status = 1;
-  if (status < 0) {
-    Program *p = program_load(a.file, a.target_path ? target : target_default(), stderr);
-    diag_output_attach(&dout, p);
-    if (p && !a.target_path && program_use_target_line(p, stderr)) status = 1;
-    else status = p ? run_program(p, &a) : 1;
-    program_free(p);
-  }
-  status = diag_output_end(&dout, status);
+  status = diag_output_run(&dout, status, a.file, a.target_path, arena, run_program, &a);
   arena_free(arena);
   return status;
 }

@@ -174,7 +174,8 @@ static void print_summary(FILE *out, const Program *p, const VerifyArgs *a, cons
 }
 
 /* One parameter set: given (line NULL) or a `// params:` line. */
-static int verify_params(Program *p, const VerifyArgs *a, const Directive *line) {
+static int verify_params(Program *p, const Directive *line, const void *args) {
+  const VerifyArgs *a = args;
   int64_t *params = ARENA_ARRAY(p->arena, int64_t, p->kernel->nparams + 1);
   int status = params_bind(p, &a->params, line, params);
   if (status) return status;
@@ -203,25 +204,14 @@ static int verify_params(Program *p, const VerifyArgs *a, const Directive *line)
 
 /* The parameters given, else the first `// params:` line, or every line
  * with --all-params (the worst status kept), as bfsync run chooses. */
-static int verify(Program *p, const VerifyArgs *a) {
+static int verify(Program *p, const void *args) {
+  const VerifyArgs *a = args;
   p->max_steps = (int64_t)a->max_steps;
   parse(p);
   if (p->diag.errors) return 1;
   check(p);
   if (p->diag.errors) return 1;
-  Directive *lines = NULL;
-  int nlines = a->params.n ? 0 : program_directives(p, "params", &lines);
-  if (a->all_params && !nlines) {
-    error_print(stderr, "--all-params: %s has no `// params:` line to verify\n", p->src.path);
-    return 2;
-  }
-  if (!nlines || (!a->all_params && !p->kernel->nparams)) return verify_params(p, a, NULL);
-  int status = 0;
-  for (int i = 0; i < (a->all_params ? nlines : 1); i++) {
-    int s = verify_params(p, a, &lines[i]);
-    if (s > status) status = s;
-  }
-  return status;
+  return params_each(p, &a->params, a->all_params, "verify", verify_params, a);
 }
 
 int cmd_verify(int argc, char **argv) {
@@ -248,17 +238,7 @@ int cmd_verify(int argc, char **argv) {
   int status = args_parse(&cl, argc, argv);
   a.path = cl.nfiles ? cl.files[0] : NULL;
   if (status < 0 && a.all_params && a.params.n) status = args_error(&cl, "--all-params verifies the file's parameters: give no others");
-  if (status < 0) diag_output_begin(&dout);
-  Target *target = ARENA_NEW(arena, Target);
-  if (status < 0 && a.target_path && target_load(a.target_path, arena, target, stderr)) status = 1;
-  if (status < 0) {
-    Program *p = program_load(a.path, a.target_path ? target : target_default(), stderr);
-    diag_output_attach(&dout, p);
-    if (p && !a.target_path && program_use_target_line(p, stderr)) status = 1;
-    else status = p ? verify(p, &a) : 1;
-    program_free(p);
-  }
-  status = diag_output_end(&dout, status);
+  status = diag_output_run(&dout, status, a.path, a.target_path, arena, verify, &a);
   arena_free(arena);
   return status;
 }

@@ -69,3 +69,18 @@ int diag_output_end(DiagOutput *o, int status) {
   o->path = NULL;
   return status;
 }
+
+int diag_output_run(DiagOutput *o, int status, const char *file, const char *target_path, Arena *arena,
+                    ProgramAction *action, const void *args) {
+  if (status < 0) diag_output_begin(o);
+  Target *target = ARENA_NEW(arena, Target);
+  if (status < 0 && target_path && target_load(target_path, arena, target, stderr)) status = 1;
+  if (status < 0) {
+    Program *p = program_load(file, target_path ? target : target_default(), stderr);
+    diag_output_attach(o, p);
+    if (p && !target_path && program_use_target_line(p, stderr)) status = 1;
+    else status = p ? action(p, args) : 1;
+    program_free(p);
+  }
+  return diag_output_end(o, status);
+}

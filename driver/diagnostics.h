@@ -40,4 +40,14 @@ void diag_output_attach(DiagOutput *o, Program *p);
  * begun); returns status. */
 int diag_output_end(DiagOutput *o, int status);
 
+/* What compile, verify and run share once their options are parsed
+ * (status < 0 when they were good, else the exit status so far): start
+ * the diagnostics, load the --target file if given (else the built-in
+ * target, or the kernel's `// target:` line), load the program, and call
+ * action(p, args) on it; then write the diagnostics and return the exit
+ * status. */
+typedef int ProgramAction(Program *p, const void *args);
+int diag_output_run(DiagOutput *o, int status, const char *file, const char *target_path, Arena *arena,
+                    ProgramAction *action, const void *args);
+
 #endif

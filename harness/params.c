@@ -94,3 +94,19 @@ int params_bind(Program *p, const ParamArgs *given, const Directive *line, int64
   free(why);
   return failed ? 1 : 0;
 }
+
+int params_each(Program *p, const ParamArgs *given, bool all, const char *verb, ParamsEach *each, const void *ctx) {
+  Directive *lines = NULL;
+  int nlines = given->n || !p->kernel->nparams ? 0 : program_directives(p, "params", &lines);
+  if (all && !nlines && p->kernel->nparams) {
+    error_print(stderr, "--all-params: %s has no `// params:` line to %s\n", p->src.path, verb);
+    return 2;
+  }
+  if (!nlines) return each(p, NULL, ctx);
+  int status = 0;
+  for (int i = 0; i < (all ? nlines : 1); i++) {
+    int s = each(p, &lines[i], ctx);
+    if (s > status) status = s;
+  }
+  return status;
+}

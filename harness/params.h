@@ -6,6 +6,7 @@
 #ifndef HARNESS_PARAMS_H
 #define HARNESS_PARAMS_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -37,5 +38,13 @@ int param_args_bind(const ParamArgs *pa, const Kernel *k, int64_t *values, FILE 
  * (program_directives), whose errors are the kernel file's, positioned at
  * the line (status 1). 0 when bound. run and verify bind this way. */
 int params_bind(Program *p, const ParamArgs *given, const Directive *line, int64_t *params);
+/* The parameter sets a command takes, each passed to each(p, line, ctx)
+ * (line as params_bind takes it): given's when given, else the first
+ * `// params:` line, or every line when all is set; a kernel without
+ * parameters has one set, whatever its lines say. The worst status is kept;
+ * all with parameters and no line is a usage error naming what the
+ * command does (VERB: "run", "verify"), status 2. run and verify use it. */
+typedef int ParamsEach(Program *p, const Directive *line, const void *ctx);
+int params_each(Program *p, const ParamArgs *given, bool all, const char *verb, ParamsEach *each, const void *ctx);
 
 #endif

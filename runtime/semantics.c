@@ -136,18 +136,21 @@ static void copy_back(SemView d, SemView t) {
   free(t.data);
 }
 
-/* Row i of the result accumulates k = 0 .. K-1 in order into each of its
- * elements: the order of float operations of the definition
- * acc = ((0 + a[i,0]b[0,j]) + a[i,1]b[1,j]) + ..., with the loop over j
- * innermost so it runs along rows. */
-static void matmul(SemView d, SemView a, SemView b, int accumulate) {
+/* d = a . b (matmul), or a^T . b when a is stationary (nc_matmul:
+ * st[K, M] and moving mv[K, N], both with K on the partitions). Row i of
+ * the result accumulates k = 0 .. K-1 in order into each of its elements,
+ * from 0 or (accumulate) from d[i,j]: the order of float operations of the
+ * definition acc = ((0 + a[i,0]b[0,j]) + a[i,1]b[1,j]) + ..., with the loop
+ * over j innermost so it runs along rows. */
+static void contract(SemView d, SemView a, SemView b, int accumulate, int stationary) {
   int aliased = d.data == a.data || d.data == b.data;
   SemView out = aliased ? temporary(d) : d;
+  int64_t depth = stationary ? a.rows : a.cols;
   for (int64_t i = 0; i < d.rows; i++) {
     float *row = at(out, i, 0);
     for (int64_t j = 0; j < d.cols; j++) row[j] = accumulate ? *at(d, i, j) : 0.0f;
-    for (int64_t k = 0; k < a.cols; k++) {
-      float aik = *at(a, i, k);
+    for (int64_t k = 0; k < depth; k++) {
+      float aik = stationary ? *at(a, k, i) : *at(a, i, k);
       const float *bk = at(b, k, 0);
       for (int64_t j = 0; j < d.cols; j++) row[j] += aik * bk[j];
     }
@@ -273,23 +276,6 @@ static float activate(int fn, float x) {
   case BFRT_FN_RECIPROCAL: return reciprocal(x, 0);
   default: abort();
   }
-}
-
-/* nc_matmul: d[i,j] = sum over k = 0 .. K-1, in order, of st[k,i] mv[k,j],
- * from 0 or (accumulate) from d[i,j]: stationary^T . moving. */
-static void nc_matmul(SemView d, SemView st, SemView mv, int accumulate) {
-  int aliased = d.data == st.data || d.data == mv.data;
-  SemView out = aliased ? temporary(d) : d;
-  for (int64_t i = 0; i < d.rows; i++) {
-    float *row = at(out, i, 0);
-    for (int64_t j = 0; j < d.cols; j++) row[j] = accumulate ? *at(d, i, j) : 0.0f;
-    for (int64_t k = 0; k < st.rows; k++) {
-      float ski = *at(st, k, i);
-      const float *mk = at(mv, k, 0);
-      for (int64_t j = 0; j < d.cols; j++) row[j] += ski * mk[j];
-    }
-  }
-  if (aliased) copy_back(d, out);
 }
 
 /* The affine value offset + p * channel_multiplier + j * step of iota and
@@ -466,11 +452,11 @@ static void compute(int op, const SemView *v, const float *imm) {
   case BFRT_ROWSUM_EXP: reduce_rows_of(exponential, dst, a); break;
   case BFRT_ROWSUM: reduce_rows(sum, 1, dst, a); break;
   case BFRT_ROWMAX: reduce_rows(maximum, 0, dst, a); break;
-  case BFRT_MATMUL: matmul(dst, a, b, 0); break;
-  case BFRT_MATMUL_ACC: matmul(dst, a, b, 1); break;
+  case BFRT_MATMUL: contract(dst, a, b, 0, 0); break;
+  case BFRT_MATMUL_ACC: contract(dst, a, b, 1, 0); break;
   case BFRT_TRANSPOSE: case BFRT_NC_TRANSPOSE: transpose(dst, a); break;
-  case BFRT_NC_MATMUL: nc_matmul(dst, a, b, 0); break;
-  case BFRT_NC_MATMUL_ACC: nc_matmul(dst, a, b, 1); break;
+  case BFRT_NC_MATMUL: contract(dst, a, b, 0, 1); break;
+  case BFRT_NC_MATMUL_ACC: contract(dst, a, b, 1, 1); break;
   case BFRT_IOTA: iota(dst, imm); break;
   case BFRT_AFFINE_SELECT: affine_select(dst, v[4], imm); break;
   case BFRT_TENSOR_REDUCE: tensor_reduce(dst, (int)imm[1], b, 0); break;
