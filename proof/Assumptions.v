@@ -44,3 +44,4 @@ Print Assumptions Pipeline.pipeline_progress.
 Print Assumptions Pipeline.pipeline_check_soundness.
 Print Assumptions Pipeline.pipeline_check_progress.
 Print Assumptions Pipeline.pipeline_not_late.
+Print Assumptions Pipeline.pipeline_narrow_unwrapped.

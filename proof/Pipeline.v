@@ -26,7 +26,7 @@
      counts completions as Machine.v's done does. *)
 From Coq Require Import ZArith List Bool Arith Lia.
 Import ListNotations.
-From BF Require Import Model Machine Validate.
+From BF Require Import Model Machine Narrow Validate.
 Open Scope Z_scope.
 
 Section Pipeline.
@@ -269,6 +269,27 @@ Proof.
         pose proof (Hearly k xk f T Exk (nth_error_In _ _ HW)) as Hle.
         destruct (group_before key tr f (pdone st f) k ltac:(lia) ltac:(lia)) as [k' [Hk' Hlt]].
         rewrite Idle in Hk'. exact (IH k' Hlt f Hk').
+Qed.
+
+(* ---- B-bit counters on a pipelined queue, while they do not wrap.
+
+   A B-bit counter holds S_f mod 2^B, and a consumer extends its reads
+   from seen, a count of S_f it read before (0 <= seen <= S_f: counts only
+   grow). When engine f runs fewer than 2^B ops in all, S_f never reaches
+   2^B, so every such read, extended, is the whole count, in every
+   reachable state of the pipelined machine: the B-bit pipelined queue
+   decides every wait as this file's machine does, and its theorems hold
+   for it unchanged. bfcheck checks the premise on each run it validates
+   (its `unwrapped` verdict); a run whose counters wrap on a pipelined
+   queue is outside this theorem (docs/proof.md, section 5). *)
+Theorem pipeline_narrow_unwrapped : forall B st f seen, preachable st ->
+  Z.of_nat (length (groups f)) < 2 ^ Z.of_nat B -> 0 <= seen <= Z.of_nat (pdone st f) ->
+  extend B seen (Z.of_nat (pdone st f) mod 2 ^ Z.of_nat B) = Z.of_nat (pdone st f).
+Proof.
+  intros B st f seen R Hlen Hseen. apply extend_exact.
+  destruct (preachable_holds st R) as [Hb _]. specialize (Hb f).
+  assert (Z.of_nat (pdone st f) <= Z.of_nat (length (groups f))) by (apply Nat2Z.inj_le; lia).
+  lia.
 Qed.
 
 End Pipeline.

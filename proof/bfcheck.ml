@@ -624,6 +624,9 @@ let () =
   expect "engines";
   let ne = int () in
   let engine_names = Array.init ne (fun _ -> next ()) in
+  expect "bits";
+  let bits = int () in
+  if bits < 1 || bits > 64 then fail 2 "bad counter width %d" bits;
   expect "tiles";
   ntiles := int ();
   shapes := Array.init !ntiles (fun _ -> let r = int () in (r, int ()));
@@ -715,6 +718,11 @@ let () =
   let validated = !bad = 0 && bf_validate ne penv prog (fun k -> if k < instances then by_index.(k) else []) in
   if !bad = 0 && not validated then
     report "%s: the validator rejects the emitted waits (a need is not implied, or a wait asks for more than its instance needs)" cpath;
-  Printf.printf "%s: instances %d waits %d exact %d early %d late %d needs-without-wait %d validated %s disagreements %d\n"
-    cpath instances !waits !exact !early !late !implied (if validated then "yes" else "no") !bad;
+  (* Pipeline.pipeline_narrow_unwrapped: while no engine runs 2^bits ops,
+     a B-bit counter never wraps and a pipelined queue's theorems hold on
+     B bits unchanged *)
+  let unwrapped = bits >= 62 || Array.for_all (fun l -> List.length l < 1 lsl bits) per_engine in
+  Printf.printf "%s: instances %d waits %d exact %d early %d late %d needs-without-wait %d validated %s disagreements %d unwrapped %s\n"
+    cpath instances !waits !exact !early !late !implied (if validated then "yes" else "no") !bad
+    (if unwrapped then "yes" else "no");
   exit (if !bad > 0 then 1 else 0)

@@ -12,7 +12,7 @@
  * stream of words and integers, expressions in prefix form, blocks in
  * braces.
  *
- *   dump    = "bfsync-proof 2" "params" N name* "engines" N name*
+ *   dump    = "bfsync-proof 2" "params" N name* "engines" N name* "bits" B
  *             "tiles" N (rows cols)* "tensors" N
  *             ("device" tensor rows cols value*)* "kernel" block "end"
  *   block   = "{" stmt* "}"
@@ -31,7 +31,7 @@
  * entry gives an i32 tensor's elements, row-major, when the values are
  * bound (compile with -p: bfsync run's defaults for seed 1; verify: its
  * --seed or --input values); "e t r c" reads element (r, c) of tensor t.
- * A tile operand without a slot is slot 0. "vt" is a view x[p0:p1, f0:f1]
+ * B is the target's counter width (counter_bits). A tile operand without a slot is slot 0. "vt" is a view x[p0:p1, f0:f1]
  * of a tile's slot, "vh" an element slice X[r0:r1, c0:c1] of an hbm
  * tensor: per dimension its first index (0 for `:`) and its extent as sema
  * fixed it, and for a ragged one ("r", written lo:min(lo + C, E)) the clip
@@ -182,6 +182,7 @@ void ir_dump_proof(const Program *p, FILE *out) {
   for (int i = 0; i < k->nparams; i++) fprintf(out, " %s", k->params[i].name);
   fprintf(out, "\nengines %d", p->target->nengines);
   for (int e = 0; e < p->target->nengines; e++) fprintf(out, " %s", p->target->engines[e].name);
+  fprintf(out, "\nbits %d", p->target->counter_bits);
   fprintf(out, "\ntiles %d", k->ntiles);
   for (int t = 0; t < k->ntiles; t++) fprintf(out, " %" PRId64 " %" PRId64, k->tiles[t].rows, k->tiles[t].cols);
   fprintf(out, "\ntensors %d\n", k->ntensors);
