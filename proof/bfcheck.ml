@@ -10,9 +10,11 @@
    - rebuilds the kernel as a value of the Coq model. Each instruction's
      accesses come from opstable.ml, generated from runtime/ops.def
      (proof/ops_table.awk): each tile and hbm operand is written, read or
-     both (an accumulator) as its role in ops.def's SIG lines says; an
-     hbm tile takes its op's first tile operand's shape. Nothing comes from
-     transform/deps.c's classification;
+     both (an accumulator) as its role in ops.def's SIG lines says, and
+     touches its box (Extract.v): a whole slot, a view x[p0:p1, f0:f1] of
+     one (a ragged dimension clipped to max(0, min(C, E - lo))), an hbm
+     tile in units of its op's first tile operand's shape, or an element
+     slice. Nothing comes from transform/deps.c's classification;
    - runs the threshold function extracted from Coq (thresholds.ml, from
      Extract.v; Extract.bf_exactness proves it equal to need_f) and the
      model's trace (Extract.bf_trace), with the kernel's integers in 64-bit
@@ -26,15 +28,18 @@
      wait that passes at once, which in the machine it is;
    - checks that engine c's k-th op is the model trace's k-th c-instance:
      the same op and source line, and every operand the same (each tile,
-     slot, tensor, row and column, as the rectangles it touches), so the
-     streams are the trace's projections, as Machine.v assumes;
+     slot, view, tensor, row, column and slice, as the boxes it touches),
+     so the streams are the trace's projections, as Machine.v assumes;
    - counts every wait `S_f >= T` against the extracted need_f;
    - runs the extracted validator (Validate.v) on exactly those waits. If
      it accepts, Extract.bf_validated_exact says every wait is exact: never
      early (bf_validated_soundness) and never late, on whole counts and on
      B-bit counters (bf_validated_narrow_exact), and bf_validated_progress
      says nothing deadlocks. Every wait it accepts is on another engine of
-     the machine, so the counters a stream waits on are those it tracks.
+     the machine, so the counters a stream waits on are those it tracks;
+   - says whether every engine runs fewer than 2^B ops, B the dump's
+     counter width (`unwrapped yes`): then B-bit counters on pipelined
+     queues decide as whole counts (Pipeline.pipeline_narrow_unwrapped).
 
    It prints one summary line, and exits 0 if the validator accepts and
    every op agrees, 1 otherwise or on a run-time error in a stream, 2 on

@@ -18,7 +18,8 @@
 #    outside it, and a run above the checker's instance bound is counted.
 # 2. The check can fail: the emitted C with one wait raised by 1, one
 #    lowered by 1, one op dropped, one operand changed must each be
-#    rejected (exit 1); dropping each wait of matmul in turn, the validator
+#    rejected (exit 1), and so must a view's start moved by one and a
+#    ragged extent clipped to one less; dropping each wait of matmul in turn, the validator
 #    must reject some drops (those no other wait implies); bad input is a
 #    usage error (exit 2). tests/proof_mutation.sh breaks bfsync itself.
 # 3. check_assumptions.sh rejects a development with an assumption, or
@@ -106,6 +107,19 @@ sed '0,/^ *bf_op_[a-z]*(.*);$/{/^ *bf_op_[a-z]*(.*);$/d}' "$tmp/m.c" >"$tmp/drop
 expect 1 "an op dropped" "$tmp/m.dump" "$tmp/dropped.c" "${P[@]}"
 sed '0,/BF_TILE_\([A-Za-z0-9_]*\), \([^,]*\)/s//BF_TILE_\1, 1 + \2/' "$tmp/m.c" >"$tmp/operand.c"
 expect 1 "an operand's slot changed" "$tmp/m.dump" "$tmp/operand.c" "${P[@]}"
+# A view's start and a ragged extent as the C computes them are operands
+# too: views.bfk with its first view one row lower, ragged.bfk with its
+# first clipped extent one smaller, are each rejected.
+"$BFSYNC" compile --emit=proof tests/kernels/views.bfk >"$tmp/v.dump" || fail "compile --emit=proof views"
+"$BFSYNC" compile tests/kernels/views.bfk >"$tmp/v.c" || fail "compile views"
+expect 0 "views as emitted" "$tmp/v.dump" "$tmp/v.c" N=2 C=0
+sed '0,/^\( *bf_op_v[a-z]*(bf_cx, BFRT_[A-Z_]*, [0-9]*, BF_TILE_[A-Za-z0-9_]*, [^,]*, \)/s//\11 + /' "$tmp/v.c" >"$tmp/view.c"
+expect 1 "a view's first row moved" "$tmp/v.dump" "$tmp/view.c" N=2 C=0
+"$BFSYNC" compile --emit=proof tests/kernels/ragged.bfk >"$tmp/r.dump" || fail "compile --emit=proof ragged"
+"$BFSYNC" compile tests/kernels/ragged.bfk >"$tmp/r.c" || fail "compile ragged"
+expect 0 "ragged as emitted" "$tmp/r.dump" "$tmp/r.c" N=300
+sed '0,/: 128)), 0, 16, BF_TILE_x/s//: 127)), 0, 16, BF_TILE_x/' "$tmp/r.c" >"$tmp/clip.c"
+expect 1 "a ragged extent clipped to one less" "$tmp/r.dump" "$tmp/clip.c" N=300
 rejected=0
 nwaits=$(grep -c '^ *bf_wait' "$tmp/m.c")
 for i in $(seq 1 "$nwaits"); do
