@@ -45,3 +45,9 @@ Print Assumptions Pipeline.pipeline_check_soundness.
 Print Assumptions Pipeline.pipeline_check_progress.
 Print Assumptions Pipeline.pipeline_not_late.
 Print Assumptions Pipeline.pipeline_narrow_unwrapped.
+Print Assumptions Pipeline.q_window.
+Print Assumptions Pipeline.q_read_exact.
+Print Assumptions Pipeline.q_refines.
+Print Assumptions Pipeline.q_soundness.
+Print Assumptions Pipeline.q_progress_unwrapped.
+Print Assumptions Pipeline.q_check_not_late.
