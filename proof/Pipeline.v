@@ -23,7 +23,11 @@
      reachable state with an op left to issue or to complete can step;
    - pipeline_not_late: each accepted wait holds once the instances its
      instance conflicts with on that engine have completed, since S_f
-     counts completions as Machine.v's done does. *)
+     counts completions as Machine.v's done does;
+   - pipeline_narrow_unwrapped, and Section NarrowPipeline's q_ theorems:
+     the same machine with B-bit counters read by extension and
+     back-pressure at issue is sound and never late, wrapping or not, and
+     makes progress while no counter wraps. *)
 From Coq Require Import ZArith List Bool Arith Lia.
 Import ListNotations.
 From BF Require Import Model Machine Narrow Validate.
