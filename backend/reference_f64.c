@@ -42,6 +42,7 @@
 
 #include "backend/backend.h"
 #include "runtime/ops.h"
+#include "runtime/semantics.h"
 
 /* An exact value and the bound on an f32 computation's distance from it. */
 typedef struct Cell {
@@ -563,17 +564,6 @@ static double affine(const Operands *o, int64_t p, int64_t j) {
   return o->imms[2].v + (double)p * o->imms[3].v + (double)j * o->imms[1].v;
 }
 
-static bool holds(int code, double a) {
-  switch (code) {
-  case BFRT_ALU_EQUAL: return a == 0;
-  case BFRT_ALU_NOT_EQUAL: return a != 0;
-  case BFRT_ALU_GREATER: return a > 0;
-  case BFRT_ALU_GREATER_EQUAL: return a >= 0;
-  case BFRT_ALU_LESS: return a < 0;
-  default: return a <= 0;
-  }
-}
-
 /* The count, mean and M2 of s[p, first], s[p, first + 2], ...: the mean
  * from the sum and the count (exact), M2 from the squared deviations. */
 static void moments(View s, int64_t p, int64_t first, Cell out[3]) {
@@ -632,7 +622,7 @@ static void compute_isa_into(int op, const Operands *o, View out, Cell *acc_out)
   case BFRT_AFFINE_SELECT:
     for (int64_t p = 0; p < d.rows; p++)
       for (int64_t j = 0; j < d.cols; j++)
-        *at(out, p, j) = holds(code_of(o, 6), affine(o, p, j)) ? *at(o->v[4], p, j) : o->imms[5];
+        *at(out, p, j) = sem_holds(code_of(o, 6), affine(o, p, j)) ? *at(o->v[4], p, j) : o->imms[5];
     return;
   case BFRT_TENSOR_REDUCE: case BFRT_TENSOR_REDUCE_NEG:
     for (int64_t p = 0; p < o->v[2].rows; p++) {

@@ -290,8 +290,7 @@ static void iota(SemView d, const float *imm) {
     for (int64_t j = 0; j < d.cols; j++) *at(d, p, j) = (float)affine(imm, p, j);
 }
 
-/* Whether comparison code (BFRT_ALU_EQUAL ..) holds between a and 0. */
-static int holds(int code, double a) {
+int sem_holds(int code, double a) {
   switch (code) {
   case BFRT_ALU_EQUAL: return a == 0;
   case BFRT_ALU_NOT_EQUAL: return a != 0;
@@ -307,7 +306,7 @@ static int holds(int code, double a) {
 static void affine_select(SemView d, SemView on_true, const float *imm) {
   for (int64_t p = 0; p < d.rows; p++)
     for (int64_t j = 0; j < d.cols; j++)
-      *at(d, p, j) = holds((int)imm[6], affine(imm, p, j)) ? *at(on_true, p, j) : imm[5];
+      *at(d, p, j) = sem_holds((int)imm[6], affine(imm, p, j)) ? *at(on_true, p, j) : imm[5];
 }
 
 /* tensor_reduce: acc = s[p,0], then acc = op(acc, s[p,j]) for j = 1 ..,

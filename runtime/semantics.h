@@ -24,5 +24,8 @@ typedef struct SemView {
 void sem_apply(int op, const SemView *v, const float *imm);
 /* Round every element of v to v.dtype (a no-op for f32). */
 void sem_round_view(SemView v);
+/* Whether comparison code (BFRT_ALU_EQUAL ..) holds between a and 0: the
+ * condition of affine_select, in f32 here and in the f64 reference. */
+int sem_holds(int code, double a);
 
 #endif

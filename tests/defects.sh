@@ -24,35 +24,7 @@
 #  with a space, an & and a quote; --trace after a failed run.
 # Env: BFSYNC (the binary), BUILD (its build dir). No goldens of its own.
 set -uo pipefail
-cd "$(dirname "$0")/.."
-BFSYNC=${BFSYNC:-build/bfsync}
-BUILD=${BUILD:-build}
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-failures=0
-
-fail() {
-  echo "defects.sh: FAIL: $*" >&2
-  failures=$((failures + 1))
-}
-
-# Run bfsync under a time limit with $1 = expected exit status, the rest its
-# arguments; output in $tmp/out, $tmp/err.
-expect_status() {
-  local want=$1
-  shift
-  timeout 120 "$BFSYNC" "$@" >"$tmp/out" 2>"$tmp/err"
-  local got=$?
-  if [ "$got" != "$want" ]; then
-    fail "bfsync $* exited $got, expected $want"
-    sed 's/^/    /' "$tmp/err" | head -5 >&2
-    return 1
-  fi
-}
-
-expect_stderr() {
-  grep -qF -- "$1" "$tmp/err" || { fail "stderr lacks '$1':"; sed 's/^/    /' "$tmp/err" | head -5 >&2; }
-}
+source "$(dirname "$0")/lib.sh"
 
 # ---- 1. Sixteen constants beside a tensor and a tile (the average-pool port
 # had fourteen): the declaration table grows with every kind of name.
@@ -310,5 +282,4 @@ for args in "--mutate=raise:2" "--exec=sim --mutate=raise:2" "--check --mutate=d
     fail "run $args: no trace after the failure"
 done
 
-[ "$failures" = 0 ] && echo "defects.sh: ok"
-exit $((failures > 0))
+finish

@@ -14,19 +14,9 @@
 # 3. The text format is unchanged (the same bytes as without the option),
 #    a usage error stays text with status 2, and a clean kernel gives [].
 set -u
-: "${BFSYNC:?BFSYNC must name the bfsync binary}"
-BFSYNC=$(cd "$(dirname "$BFSYNC")" && pwd)/$(basename "$BFSYNC")
-cd "$(dirname "$0")/.."
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-failures=0
+source "$(dirname "$0")/lib.sh"
 golden=tests/golden/diagnostics
 mkdir -p "$golden"
-
-fail() {
-  echo "diagnostics.sh: FAIL: $*" >&2
-  failures=$((failures + 1))
-}
 
 # name | the command line after bfsync (the format option is appended)
 cases=(
@@ -115,8 +105,4 @@ done
 "$BFSYNC" check --diagnostics-format=json examples/chain.bfk 2>"$tmp/err"
 [ $? = 0 ] && [ "$(tr -d ' \n' <"$tmp/err")" = "[]" ] || fail "a clean kernel should give [] on standard error: $(cat "$tmp/err")"
 
-if [ $failures -gt 0 ]; then
-  echo "diagnostics.sh: $failures failure(s)" >&2
-  exit 1
-fi
-echo "diagnostics.sh: ok"
+finish

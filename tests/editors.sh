@@ -8,11 +8,7 @@
 #    and op, and vim gives the expected highlight group in a kernel line.
 # No golden files: UPDATE=1 skips nothing, there is nothing to regenerate.
 set -uo pipefail
-cd "$(dirname "$0")/.."
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-failures=0
-fail() { echo "editors.sh: FAIL: $*" >&2; failures=$((failures + 1)); }
+source "$(dirname "$0")/lib.sh"
 
 sed -n 's/^KEYWORD("\([a-z0-9]*\)".*/\1/p' util/keywords.def | sort -u >"$tmp/keywords"
 sed -n 's/^OP([A-Z_]*, *"\([a-z_]*\)".*/\1/p' runtime/ops.def | sort -u >"$tmp/ops"
@@ -76,5 +72,4 @@ else
   echo "editors.sh: vim not found, the Vim file was only read"
 fi
 
-[[ $failures == 0 ]] || { echo "editors.sh: $failures failure(s)"; exit 1; }
-echo "editors.sh: ok"
+finish

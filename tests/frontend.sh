@@ -7,17 +7,7 @@
 #    output of fmt checks cleanly and fmt of it is identical.
 # 3. The command line: exit statuses 0, 1 and 2, --help, unreadable files.
 set -u
-: "${BFSYNC:?BFSYNC must name the bfsync binary}"
-BFSYNC=$(cd "$(dirname "$BFSYNC")" && pwd)/$(basename "$BFSYNC")
-cd "$(dirname "$0")/.."
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-failures=0
-
-fail() {
-  echo "frontend.sh: FAIL: $*" >&2
-  failures=$((failures + 1))
-}
+source "$(dirname "$0")/lib.sh"
 
 # ---- 1. Golden diagnostics.
 mkdir -p tests/golden/errors
@@ -129,42 +119,31 @@ fi
 "$BFSYNC" ops stray >/dev/null 2>&1; [ $? = 2 ] || fail "bfsync ops with an operand is not a usage error"
 
 # ---- 3. The command line.
-expect_status() {
-  local want=$1
-  shift
-  "$@" >"$tmp/out" 2>"$tmp/err"
-  local got=$?
-  [ "$got" = "$want" ] || fail "'$*' exited $got, not $want"
-}
 good=$tmp/good.bfk
 printf 'kernel k(N: int) {\n  sbuf t: f32[4, 4];\n  for i in 0 .. N { dve: fill t, 1; }\n}\n' >"$good"
 
-expect_status 0 "$BFSYNC" check "$good"
+expect_status 0 check "$good"
 [ -s "$tmp/out" ] || [ -s "$tmp/err" ] && fail "check of a clean kernel printed something"
-expect_status 0 "$BFSYNC" check "$good" "$good"
-expect_status 1 "$BFSYNC" check "$good" tests/bad/names.bfk
-expect_status 1 "$BFSYNC" check "$tmp/no-such-file.bfk"
+expect_status 0 check "$good" "$good"
+expect_status 1 check "$good" tests/bad/names.bfk
+expect_status 1 check "$tmp/no-such-file.bfk"
 grep -q "cannot read '$tmp/no-such-file.bfk'" "$tmp/err" || fail "unreadable file: no message"
-expect_status 1 "$BFSYNC" check "$tmp"
-expect_status 2 "$BFSYNC" check
-expect_status 2 "$BFSYNC" check --frobnicate "$good"
-expect_status 0 "$BFSYNC" check --help
+expect_status 1 check "$tmp"
+expect_status 2 check
+expect_status 2 check --frobnicate "$good"
+expect_status 0 check --help
 grep -q "usage: bfsync check" "$tmp/out" || fail "check --help does not print its usage on stdout"
-expect_status 0 "$BFSYNC" check -- "$good"
+expect_status 0 check -- "$good"
 "$BFSYNC" check - <"$good" || fail "check - (standard input) failed"
 "$BFSYNC" check - <tests/bad/names.bfk 2>"$tmp/err" && fail "check - accepted a bad kernel"
 grep -q "^<stdin>:2:26: error: duplicate name 'N'" "$tmp/err" || fail "check - does not name <stdin>"
-expect_status 0 "$BFSYNC" fmt "$good"
+expect_status 0 fmt "$good"
 grep -q "^  for i in 0 .. N {$" "$tmp/out" || fail "fmt output lacks the loop"
-expect_status 1 "$BFSYNC" fmt tests/bad/names.bfk
+expect_status 1 fmt tests/bad/names.bfk
 [ -s "$tmp/out" ] && fail "fmt printed a kernel with errors"
-expect_status 2 "$BFSYNC" fmt
-expect_status 2 "$BFSYNC" fmt "$good" "$good"
-expect_status 0 "$BFSYNC" fmt --help
+expect_status 2 fmt
+expect_status 2 fmt "$good" "$good"
+expect_status 0 fmt --help
 grep -q "usage: bfsync fmt" "$tmp/out" || fail "fmt --help does not print its usage on stdout"
 
-if [ "$failures" -ne 0 ]; then
-  echo "frontend.sh: $failures failure(s)" >&2
-  exit 1
-fi
-echo "frontend.sh: ok"
+finish

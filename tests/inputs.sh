@@ -15,16 +15,7 @@
 # No golden files: UPDATE=1 skips it.
 set -u
 if [[ -n ${UPDATE:-} ]]; then echo "inputs.sh: no golden files to update"; exit 0; fi
-: "${BFSYNC:?BFSYNC must name the bfsync binary}"
-BFSYNC=$(cd "$(dirname "$BFSYNC")" && pwd)/$(basename "$BFSYNC")
-cd "$(dirname "$0")/.."
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-failures=0
-fail() {
-  echo "inputs.sh: FAIL: $*" >&2
-  failures=$((failures + 1))
-}
+source "$(dirname "$0")/lib.sh"
 # expect STATUS TEXT bfsync-args...: the exit status, TEXT on stderr, no internal error.
 expect() {
   local want=$1 text=$2
@@ -356,5 +347,4 @@ TMPDIR="$tmp/r" "$BFSYNC" run examples/pingpong.bfk N=2000000 --trace "$tmp/r/t.
 term_after run "$tmp/r" "bfsync-trace-*"
 [[ -z $(ls "$tmp/r") ]] && [[ ! -e $tmp/r/t.json ]] || fail "run left $(ls "$tmp/r") after SIGTERM"
 
-[[ $failures == 0 ]] || { echo "inputs.sh: $failures failures"; exit 1; }
-echo "inputs.sh: ok"
+finish

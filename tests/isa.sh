@@ -18,16 +18,7 @@
 # No golden files: UPDATE=1 skips it.
 set -u
 if [[ -n ${UPDATE:-} ]]; then echo "isa.sh: no golden files to update"; exit 0; fi
-: "${BFSYNC:?BFSYNC must name the bfsync binary}"
-BFSYNC=$(cd "$(dirname "$BFSYNC")" && pwd)/$(basename "$BFSYNC")
-cd "$(dirname "$0")/.."
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-failures=0
-fail() {
-  echo "isa.sh: FAIL: $*" >&2
-  failures=$((failures + 1))
-}
+source "$(dirname "$0")/lib.sh"
 
 for s in 1 2 3; do
   "$BFSYNC" run examples/causal_attention.bfk S=$s --sync=both --jitter --check --json >"$tmp/run.json" 2>"$tmp/err" ||
@@ -88,8 +79,4 @@ ok = d["max_rel_err_f64"] == 0 and 0.5 < d["max_err_type_units_f64"] <= 1.0 and 
 sys.exit(0 if ok else 1)' "$tmp/bf16.json" || fail "bf16_cancel: $(grep -o '"max_[a-z_]*f64": [^,]*' "$tmp/bf16.json" | tr '\n' ' ')"
 "$BFSYNC" run tests/kernels/bf16_cancel.bfk | grep -q ' 1 u ' || fail "bf16_cancel: the table does not show the error in units of bf16"
 
-if [ "$failures" -ne 0 ]; then
-  echo "isa.sh: $failures failure(s)"
-  exit 1
-fi
-echo "isa.sh: ok"
+finish

@@ -14,18 +14,8 @@
 # allocations are not ours to free; a small quarantine, so that what ASan
 # holds back does not read as growth in the memory tests).
 set -u
-: "${BFSYNC:?BFSYNC must name the bfsync binary}"
-BFSYNC=$(cd "$(dirname "$BFSYNC")" && pwd)/$(basename "$BFSYNC")
-BUILD=${BUILD:-build}
-cd "$(dirname "$0")/.."
+source "$(dirname "$0")/lib.sh"
 BUILD=$(cd "$BUILD" && pwd)
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-failures=0
-fail() {
-  echo "python.sh: FAIL: $*" >&2
-  failures=$((failures + 1))
-}
 
 PYTHON=
 for p in python3 /usr/bin/python3; do
@@ -69,8 +59,4 @@ assert bfsync.__file__.startswith("'"$tmp"'/prefix/"), bfsync.__file__
   fi
 fi
 
-if [ $failures -gt 0 ]; then
-  echo "python.sh: $failures failure(s)" >&2
-  exit 1
-fi
-echo "python.sh: ok"
+finish

@@ -14,37 +14,10 @@
 #    and the --trace file parsed back.
 # Env: BFSYNC (the binary), BUILD (its build dir), UPDATE=1, QUICK=1 (fewer seeds).
 set -uo pipefail
-cd "$(dirname "$0")/.."
-BFSYNC=${BFSYNC:-build/bfsync}
-BUILD=${BUILD:-build}
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-failures=0
-
-fail() {
-  echo "FAIL: $*" >&2
-  failures=$((failures + 1))
-}
+source "$(dirname "$0")/lib.sh"
 
 # -p arguments for each `// params:` line of $1, one set per output line.
 param_sets() { sed -n 's|^// params:||p' "$1" | sed 's/\([A-Za-z_][A-Za-z0-9_]*=\)/-p \1/g'; }
-
-# Run bfsync with $1 = expected exit status, the rest its arguments; output in $tmp/out, $tmp/err.
-expect_status() {
-  local want=$1
-  shift
-  "$BFSYNC" "$@" >"$tmp/out" 2>"$tmp/err"
-  local got=$?
-  if [ "$got" != "$want" ]; then
-    fail "bfsync $* exited $got, expected $want"
-    sed 's/^/    /' "$tmp/err" | head -5 >&2
-    return 1
-  fi
-}
-
-expect_stderr() {
-  grep -qF -- "$1" "$tmp/err" || { fail "stderr lacks '$1':"; sed 's/^/    /' "$tmp/err" | head -5 >&2; }
-}
 
 # Every JSON line on $tmp/out has outputs_match true, and there are $1 lines.
 expect_json_matches() {
@@ -408,8 +381,4 @@ for l in open(sys.argv[1]):
 EOF
 fi
 
-if [ "$failures" -gt 0 ]; then
-  echo "run.sh: $failures failures" >&2
-  exit 1
-fi
-echo "run.sh: ok"
+finish

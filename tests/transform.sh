@@ -14,17 +14,8 @@
 #    that no fallback explains (QUICK=1: the first set only). The examples
 #    must need no fallback.
 set -u
-cd "$(dirname "$0")/.."
-: "${BFSYNC:?BFSYNC must name the bfsync binary}"
+source "$(dirname "$0")/lib.sh"
 GOLDEN=tests/golden/ir
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-failures=0
-
-fail() {
-  echo "transform.sh: FAIL: $*" >&2
-  failures=$((failures + 1))
-}
 
 # golden OUT GOLDEN WHAT: with UPDATE=1 write OUT to GOLDEN, else fail
 # (showing the diff) where they differ.
@@ -103,8 +94,4 @@ else
   echo "transform.sh: bfsync verify not available; oracle checks skipped" >&2
 fi
 
-if [[ $failures -gt 0 ]]; then
-  echo "transform.sh: $failures failure(s)" >&2
-  exit 1
-fi
-echo "transform.sh: ok"
+finish
