@@ -31,12 +31,12 @@
  * entry gives an i32 tensor's elements, row-major, when the values are
  * bound (compile with -p: bfsync run's defaults for seed 1; verify: its
  * --seed or --input values); "e t r c" reads element (r, c) of tensor t.
- * B is the target's counter width (counter_bits). A tile operand without a slot is slot 0. "vt" is a view x[p0:p1, f0:f1]
- * of a tile's slot, "vh" an element slice X[r0:r1, c0:c1] of an hbm
- * tensor: per dimension its first index (0 for `:`) and its extent as sema
- * fixed it, and for a ragged one ("r", written lo:min(lo + C, E)) the clip
- * E, whose run-time extent is max(0, min(C, E - lo)) (docs/language.md,
- * "Operands"). */
+ * B is the target's counter width (counter_bits). A tile operand without
+ * a slot is slot 0. "vt" is a view x[p0:p1, f0:f1] of a tile's slot, "vh"
+ * an element slice X[r0:r1, c0:c1] of an hbm tensor: per dimension its
+ * first index (0 for `:`) and its extent as sema fixed it, and for a
+ * ragged one ("r", written lo:min(lo + C, E)) the clip E, whose run-time
+ * extent is max(0, min(C, E - lo)) (docs/language.md, "Operands"). */
 #include "transform/ir_dump.h"
 
 #include <inttypes.h>
