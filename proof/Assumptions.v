@@ -50,4 +50,5 @@ Print Assumptions Pipeline.q_read_exact.
 Print Assumptions Pipeline.q_refines.
 Print Assumptions Pipeline.q_soundness.
 Print Assumptions Pipeline.q_progress_unwrapped.
+Print Assumptions Pipeline.q_no_deadlock.
 Print Assumptions Pipeline.q_check_not_late.

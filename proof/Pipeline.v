@@ -363,12 +363,14 @@ End Validated.
    (the projection to issued, pdone and ppassed is a reachable state of
    Section Pipeline's machine), q_soundness (never early, for any waits
    that cover the needs), and q_check_not_late (a validated wait passes on
-   B bits once what its instance needs has completed), and
-   q_progress_unwrapped (no deadlock while no engine runs 2^B ops).
-   Progress when counters wrap is not proved: a held producer waits for
-   its consumers to read, and Narrow.v's argument that some engine can
-   always move was not redone for pipelined queues (docs/proof.md,
-   section 5). *)
+   B bits once what its instance needs has completed),
+   q_progress_unwrapped (while no engine runs 2^B ops, every step of
+   Section Pipeline's machine is a step here) and q_no_deadlock (wrapping
+   or not, from every reachable state with work left some execution takes
+   such a step, after its consumers read or are raised). Not proved: that
+   every execution goes on (no livelock) and finishes, which Narrow.v
+   proves for atomic ops (stutter_bound, narrow_terminates) and was not
+   redone for pipelined queues (docs/proof.md, section 5). *)
 Section NarrowPipeline.
 Variable key : Type.
 Variable kc : key -> key -> bool.
@@ -574,6 +576,87 @@ Proof.
     assert (issued (qp st) c' < length (groups c'))%nat by (apply nth_error_Some; congruence).
     specialize (Hlen c'). lia.
   - exists c'. eexists. exact (QComplete st c' Hlt).
+Qed.
+
+(* ---- No deadlock, wrapping or not: from every reachable state with work
+   left, some execution takes a step of Section Pipeline's machine (a
+   pass, an issue or a completion), after raising, if an issue needs it,
+   what the producer's consumers have seen to its count. *)
+Inductive qsteps : qstate -> qstate -> Prop :=
+| QStay : forall st, qsteps st st
+| QMore : forall st c st1 st2, qstep st c st1 -> qsteps st1 st2 -> qsteps st st2.
+
+Lemma qsteps_reachable : forall st st', qsteps st st' -> qreachable st -> qreachable st'.
+Proof. induction 1; intros R; [exact R | apply IHqsteps; exact (QReachStep _ _ _ R H)]. Qed.
+
+Definition qraise (st : qstate) (c e : nat) : qstate :=
+  QState (qp st) (set2 (qseen st) c e (qcount st e)) (qknown st).
+
+(* e raises every consumer of l that tracks it. *)
+Fixpoint qraise_all (st : qstate) (e : nat) (l : list nat) : qstate :=
+  match l with
+  | [] => st
+  | c :: r => qraise_all (if tracks c e then qraise st c e else st) e r
+  end.
+
+Lemma qraise_all_qp : forall l st e, qp (qraise_all st e l) = qp st.
+Proof. induction l as [|c r IH]; intros st e; simpl; [reflexivity|]. rewrite IH. destruct (tracks c e); reflexivity. Qed.
+
+Lemma qraise_all_steps : forall l st e, qsteps st (qraise_all st e l).
+Proof.
+  induction l as [|c r IH]; intros st e; simpl; [apply QStay|].
+  destruct (tracks c e) eqn:T; [|apply IH].
+  exact (QMore _ _ _ _ (QRaise st c e T) (IH _ e)).
+Qed.
+
+Lemma qraise_all_other : forall l st e c, ~ In c l -> qseen (qraise_all st e l) c e = qseen st c e.
+Proof.
+  induction l as [|c' r IH]; intros st e c Hn; simpl; [reflexivity|].
+  rewrite IH by (intros H; apply Hn; right; exact H).
+  destruct (tracks c' e); [|reflexivity]. unfold qraise. simpl. rewrite set2_cases.
+  destruct (Nat.eqb c c') eqn:E; [apply Nat.eqb_eq in E; subst; exfalso; apply Hn; left; reflexivity|reflexivity].
+Qed.
+
+Lemma qraise_all_seen : forall l st e c, In c l -> tracks c e = true -> qseen (qraise_all st e l) c e = qcount st e.
+Proof.
+  induction l as [|c' r IH]; intros st e c Hin Ht; [destruct Hin|].
+  simpl. destruct (in_dec Nat.eq_dec c r) as [Hr|Hr].
+  - rewrite (IH _ e c Hr Ht). unfold qcount. destruct (tracks c' e); reflexivity.
+  - destruct Hin as [->|Hin]; [|contradiction].
+    rewrite (qraise_all_other r _ e c Hr), Ht. unfold qraise. simpl. rewrite set2_cases, !Nat.eqb_refl. reflexivity.
+Qed.
+
+Theorem q_no_deadlock : forall engs, (forall c e, tracks c e = true -> In c engs) ->
+  (forall c, (1 <= depth c)%nat) -> earlier_only key tr W ->
+  (forall c g k i f T, nth_error (groups c) g = Some k -> nth_error (W k) i = Some (f, T) -> tracks c f = true) ->
+  forall st, qreachable st ->
+  forall c, (exists k, nth_error (groups c) (issued (qp st) c) = Some k) \/ (pdone (qp st) c < issued (qp st) c)%nat ->
+  exists st1 c' st2, qsteps st st1 /\ qstep st1 c' st2 /\ pstep key kc tr W depth (qp st1) c' (qp st2).
+Proof.
+  intros engs Heng Hd He Ht st R c Hw. pose proof (q_window st R) as I. pose proof I as [Rp [Hwin Hk]].
+  destruct (pipeline_progress key kc tr W depth Hd He (qp st) Rp c Hw) as [c' [p' P]].
+  inversion P as [p c1 k f T Hg HW HT | p c1 k Hg Hp Hdep Hself | p c1 Hlt]; subst.
+  - pose proof (Ht c' _ k _ f T Hg HW) as Hf.
+    assert (S1: qstep st c' (QState (PState (issued (qp st)) (pdone (qp st)) (bump (ppassed (qp st)) c' (S (ppassed (qp st) c'))))
+                       (set2 (qseen st) c' f (qread st c' f)) (set2 (qknown st) c' f (Z.max (qknown st c' f) T)))).
+    { apply (QPass st c' k f T Hg HW Hf). rewrite (qread_in_window st c' f I Hf). unfold qcount. apply Z.geb_le. exact HT. }
+    exists st, c'. eexists. split; [apply QStay|]. split; [exact S1|]. simpl. exact P.
+  - destruct (Z.le_gt_cases (Z.of_nat (S (issued (qp st) c'))) (Z.of_nat (pdone (qp st) c') + (qmod - 1))) as [Hroom|Hfull].
+    + set (st1 := qraise_all st c' engs).
+      assert (E1: qp st1 = qp st) by apply qraise_all_qp.
+      assert (Hbp: forall c2, tracks c2 c' = true -> Z.of_nat (S (issued (qp st1) c')) <= qseen st1 c2 c' + (qmod - 1)).
+      { intros c2 Hc2. rewrite E1. unfold st1. rewrite (qraise_all_seen engs st c' c2 (Heng c2 c' Hc2) Hc2).
+        unfold qcount. exact Hroom. }
+      rewrite <- E1 in Hg, Hp, Hdep, Hself.
+      exists st1, c'. eexists. split; [apply qraise_all_steps|].
+      split; [exact (QIssue st1 c' k Hg Hp Hdep Hself Hbp)|]. simpl.
+      rewrite E1 in *. exact P.
+    + assert (Hm: 1 <= qmod - 1).
+      { unfold qmod. assert (2 ^ 1 <= 2 ^ Z.of_nat B) by (apply Z.pow_le_mono_r; lia). lia. }
+      assert (Hlt: (pdone (qp st) c' < issued (qp st) c')%nat) by lia.
+      exists st, c'. eexists. split; [apply QStay|]. split; [exact (QComplete st c' Hlt)|]. simpl.
+      exact (PComplete _ _ _ _ _ (qp st) c' Hlt).
+  - exists st, c'. eexists. split; [apply QStay|]. split; [exact (QComplete st c' Hlt)|]. simpl. exact P.
 Qed.
 
 Variable ne : nat.
