@@ -12,7 +12,9 @@
    - each wait `S_e >= T` before k: S_e >= T itself, and everything that was
      certain before e's op of group T - 1, which has completed (transitive
      waits),
-   a vector clock over the waits. validate then checks that every
+   a vector clock over the waits (the earlier vectors, each engine's
+   groups and the instances are looked up in PositiveMaps, ix and hbm,
+   proved equal to the lists they index). validate then checks that every
    instance's engine is one of the machine's ne engines, that hb k covers
    need_f(k) for every other engine f, and that no wait asks for an
    instance later in program order.
