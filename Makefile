@@ -40,7 +40,7 @@ PUBLIC_HDR   = runtime/bfrt.h runtime/bfrt_kernel.h runtime/bfrt_cost.h runtime/
 BUILD_HDR    = $(PUBLIC_HDR:runtime/%=$(BUILD)/include/bfsync/%)
 UNIT_SRC     = $(sort $(wildcard tests/unit/test_*.c))
 UNIT_BIN     = $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
-TEST_SCRIPTS = $(sort $(wildcard tests/*.sh))
+TEST_SCRIPTS = $(filter-out tests/lib.sh,$(sort $(wildcard tests/*.sh)))
 NARROW_TARGETS = targets/trn1_c4.target targets/trn1_c8.target targets/trn1_c16.target
 # `make check`: the quick loop (release build, unit tests, the script tests
 # that take seconds, not minutes); `make test` runs everything.

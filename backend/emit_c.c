@@ -177,6 +177,10 @@ static void uses_expr(Uses *u, const IrExpr *x) {
   case IX_ELEM:
   case IX_HBM_ROW:
   case IX_TILE_AT: u->cx = true; break;
+  case IX_ROWS:
+    u->cx = true;
+    uses_expr(u, x->rows->ncols);
+    break;
   default: break;
   }
   uses_expr(u, x->a);
@@ -285,8 +289,35 @@ static bool is_trips(const IrExpr *x) { return x->kind == IX_TRIPS; }
 
 /* bf_aA[index]; an index not known to be in range is the slot of op at
  * line, checked first (bfrt_slot) with that op's own error. */
+/* A set of entries (IX_ROWS): bfrt_rows_max(bf_cx, bf_aA, ...) loads their
+ * max, bfrt_rows_store(bf_cx, bf_aA, value, ...) stores value into each
+ * (value NULL: the load). */
+static void put_rows(const Emitter *em, int array, const IrExpr *x, const IrExpr *value) {
+  fprintf(em->out, "bfrt_rows_%s(bf_cx, bf_a%d, ", value ? "store" : "max", array);
+  if (value) {
+    put_ir_expr(em, value);
+    fputs(", ", em->out);
+  }
+  fprintf(em->out, "BF_HBM_%s, ", em->tensor_ids[x->id]);
+  if (x->rows->gather) fprintf(em->out, "BF_HBM_%s, ", em->tensor_ids[x->rows->gather - 1]);
+  else fputs("-1, ", em->out);
+  fprintf(em->out, "%d, ", x->rows->axis);
+  put_ir_expr(em, x->a);
+  fputs(", ", em->out);
+  put_ir_expr(em, x->b);
+  fprintf(em->out, ", %" PRId64 ", ", x->rows->n);
+  put_ir_expr(em, x->c);
+  fprintf(em->out, ", %" PRId64 ", ", x->rows->kc);
+  put_ir_expr(em, x->rows->ncols);
+  fprintf(em->out, ", BFRT_%s, %d)", op_ids[x->rows->op], x->line);
+}
+
 static void put_element(const Emitter *em, int array, const IrExpr *index, int op, int line) {
   const IrArray *a = &em->stream->arrays[array];
+  if (index->kind == IX_ROWS) {
+    put_rows(em, array, index, NULL);
+    return;
+  }
   fprintf(em->out, "bf_a%d[", array);
   if (a->tile < 0 || ir_index_in_range(index, a->length)) {
     put_ir_expr(em, index);
@@ -332,6 +363,7 @@ static void put_ir_expr(const Emitter *em, const IrExpr *x) {
     put_ir_expr(em, x->b);
     fprintf(em->out, ", %d)", x->line);
     return;
+  case IX_ROWS: bug("emit_c: a set of entries outside a load or store");
   case IX_TILE_AT:
     if (x->c->value == 2) fprintf(em->out, "bfrt_slot(bf_cx, BFRT_%s, BF_TILE_%s, ", op_ids[x->value], em->tile_ids[x->id]);
     else if (x->c->value > 2)
@@ -561,14 +593,15 @@ static void operand_letters(const IrNode *n, char letters[8]) {
   int k = 0;
   for (int i = 0; i < n->noperands && k < 7; i++)
     letters[k++] = n->operands[i].kind == OPND_TILE ? (n->operands[i].v ? 'v' : 't')
-                   : n->operands[i].kind == OPND_HBM ? (n->operands[i].v ? 's' : 'h')
+                   : n->operands[i].kind == OPND_HBM ? (n->operands[i].gather ? 'g' : n->operands[i].v ? 's' : 'h')
                                                      : 'f';
   letters[k] = 0;
 }
 
 static void put_op_helper(FILE *out, const char *letters) {
   static const char *const arg[] = {"BFRT_TILE(t%d, s%d)", "BFRT_HBM(h%d, r%d, c%d)", "BFRT_IMM(f%d)",
-                                    "BFRT_VIEW(t%d, s%d, r%d, rn%d, c%d, cn%d)", "BFRT_SLICE(h%d, r%d, rn%d, c%d, cn%d)"};
+                                    "BFRT_VIEW(t%d, s%d, r%d, rn%d, c%d, cn%d)", "BFRT_SLICE(h%d, r%d, rn%d, c%d, cn%d)",
+                                    "BFRT_GATHER(h%d, rn%d, c%d, cn%d, gi%d, gr%d, gc%d, ga%d)"};
   int n = (int)strlen(letters);
   fprintf(out, "\nstatic void bf_op_%s(bfrt_ctx *cx, int op, int line", letters);
   for (int i = 0; i < n; i++) {
@@ -578,12 +611,15 @@ static void put_op_helper(FILE *out, const char *letters) {
     if (letters[i] == 'v')
       fprintf(out, ", int t%d, int64_t s%d, int64_t r%d, int64_t rn%d, int64_t c%d, int64_t cn%d", i, i, i, i, i, i);
     if (letters[i] == 's') fprintf(out, ", int h%d, int64_t r%d, int64_t rn%d, int64_t c%d, int64_t cn%d", i, i, i, i, i);
+    if (letters[i] == 'g')
+      fprintf(out, ", int h%d, int64_t rn%d, int64_t c%d, int64_t cn%d, int gi%d, int64_t gr%d, int64_t gc%d, int ga%d", i, i,
+              i, i, i, i, i, i);
   }
   fprintf(out, ") {\n  const bfrt_arg args[%d] = {", n);
   for (int i = 0; i < n; i++) {
-    int k = letters[i] == 't' ? 0 : letters[i] == 'h' ? 1 : letters[i] == 'f' ? 2 : letters[i] == 'v' ? 3 : 4;
+    int k = letters[i] == 't' ? 0 : letters[i] == 'h' ? 1 : letters[i] == 'f' ? 2 : letters[i] == 'v' ? 3 : letters[i] == 's' ? 4 : 5;
     if (i) fputs(", ", out);
-    fprintf(out, arg[k], i, i, i, i, i, i);
+    fprintf(out, arg[k], i, i, i, i, i, i, i, i);
   }
   fprintf(out, "};\n  bfrt_op(cx, op, line, %d, args);\n}\n", n);
 }
@@ -632,6 +668,16 @@ static void put_operand(const Emitter *em, const IrOperand *o) {
     return;
   case OPND_HBM:
     fprintf(em->out, ", BF_HBM_%s, ", em->tensor_ids[o->decl]);
+    if (o->gather) { /* rows by index: n, the columns, then the index run */
+      fprintf(em->out, "%" PRId64 ", ", o->v->ext[0]);
+      put_extent(em, o, 1);
+      fprintf(em->out, ", BF_HBM_%s, ", em->tensor_ids[o->gather - 1]);
+      put_ir_expr(em, o->row);
+      fputs(", ", em->out);
+      put_ir_expr(em, o->col);
+      fprintf(em->out, ", %d", o->gaxis);
+      return;
+    }
     for (int d = 0; o->v && d < 2; d++) {
       if (d) fputs(", ", em->out);
       put_extent(em, o, d);
@@ -695,6 +741,7 @@ static bool hoistable(const Emitter *em, const IrExpr *x) {
   case IX_ELEM: /* a device read costs a read, and may be out of bounds where unused */
   case IX_HBM_ROW: /* may stop the kernel where unused */
   case IX_TILE_AT:
+  case IX_ROWS: /* not a value */
   case IX_SELECT:
   case IX_AND:
   case IX_OR: return false; /* evaluated lazily: hoisting would evaluate the side not taken */
@@ -875,6 +922,11 @@ static void put_nodes(Emitter *em, const IrNode *n, const Uses *u) {
       break;
     case IR_STORE:
       indent(em);
+      if (n->index->kind == IX_ROWS) {
+        put_rows(em, n->array, n->index, n->value);
+        fputs(";\n", em->out);
+        break;
+      }
       put_element(em, n->array, n->index, n->op, n->line);
       fputs(" = ", em->out);
       put_ir_expr(em, n->value);

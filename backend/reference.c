@@ -145,6 +145,51 @@ static int slice_view(Ref *r, const Stmt *s, const Operand *o, SemView *v) {
   return 0;
 }
 
+/* Row p of gather o, checked inside its tensor (the runtime's words). */
+static int gather_row(Ref *r, const Stmt *s, const Operand *o, int64_t p, int64_t *row) {
+  const Expr *bad = NULL;
+  EvalEnv env = env_of(r);
+  int status = gather_row_eval(o->gather, &env, p, row, &bad);
+  if (status) return eval_failed(r, status, &env, bad, o->span);
+  const RefTensor *t = &r->tensors[o->decl];
+  if (*row >= 0 && *row < t->rows) return 0;
+  int64_t at[2];
+  if (eval(r, o->gather->elem->lhs, &at[0]) || eval(r, o->gather->elem->rhs, &at[1])) return -1;
+  at[o->gather->axis] += p;
+  return fail(r, o->span,
+              arena_printf(r->p->arena,
+                           "%s %s: index %s[%" PRId64 ", %" PRId64 "] = %" PRId64 " (partition %" PRId64
+                           ") is outside the tensor's rows 0:%" PRId64,
+                           s->op == BFRT_STORE ? "store to" : "load from", r->p->kernel->tensors[o->decl].name,
+                           o->gather->name, at[0], at[1], *row, p, t->rows));
+}
+
+/* A gather or scatter: every index checked first (as the runtime does),
+ * then one partition at a time in partition order, row p of the tile with
+ * the tensor's row of index p (a scatter's duplicate index: the later
+ * partition's row stays). */
+static int run_gather(Ref *r, const Stmt *s, int hbm, SemView views[BFRT_MAX_OPERANDS], const float *imms) {
+  const Operand *o = &s->operands[hbm];
+  RefTensor *t = &r->tensors[o->decl];
+  int64_t lo, n, row;
+  if (view_extent(r, o, 1, &lo, &n)) return -1;
+  if (n > t->cols || lo < 0 || lo > t->cols - n)
+    return fail(r, o->span,
+                arena_printf(r->p->arena, "%s %s: columns %" PRId64 ":%" PRId64 " are outside the tensor's 0:%" PRId64,
+                             s->op == BFRT_STORE ? "store to" : "load from", r->p->kernel->tensors[o->decl].name, lo,
+                             lo + n, t->cols));
+  for (int64_t p = 0; p < o->gather->n; p++)
+    if (gather_row(r, s, o, p, &row)) return -1;
+  SemView tile = views[1 - hbm];
+  for (int64_t p = 0; p < o->gather->n; p++) {
+    gather_row(r, s, o, p, &row);
+    views[1 - hbm] = (SemView){tile.data + p * tile.stride, 1, tile.cols, tile.stride, tile.dtype};
+    views[hbm] = (SemView){t->data + row * t->cols + lo, 1, n, t->cols, (int)r->p->kernel->tensors[o->decl].type};
+    sem_apply(s->op, views, imms);
+  }
+  return 0;
+}
+
 /* hbm tile X[row, col], in units of the other operand's shape, or a slice. */
 static int hbm_view(Ref *r, const Stmt *s, const Operand *o, SemView unit, SemView *v) {
   if (o->view) return slice_view(r, s, o, v);
@@ -202,6 +247,7 @@ static int run_instr(Ref *r, const Stmt *s) {
     if (o->kind == OPND_HBM) hbm = i;
     if (o->kind == OPND_IMM) imms[i] = o->imm;
   }
+  if (hbm >= 0 && s->operands[hbm].gather) return run_gather(r, s, hbm, views, imms);
   if (hbm >= 0 && hbm_view(r, s, &s->operands[hbm], views[1 - hbm], &views[hbm])) return -1;
   if (ragged(s) && !shapes_fit(s, views)) {
     const char *shapes = "";

@@ -139,8 +139,30 @@ static int tile_operand(F64 *r, const Operand *o, View *v, int64_t *at) {
   return 0;
 }
 
+/* Row p of gather o, checked inside its tensor. */
+static int gather_row(F64 *r, const Operand *o, int64_t p, int64_t *row) {
+  const Expr *bad = NULL;
+  EvalEnv env = env_of(r);
+  int status = gather_row_eval(o->gather, &env, p, row, &bad);
+  if (status) return eval_failed(r, status, bad, o->span);
+  if (*row >= 0 && *row < r->shapes[o->decl][0]) return 0;
+  return fail(r, o->span, arena_printf(r->p->arena, "%s: index %s (partition %" PRId64 ") = %" PRId64 " is outside the tensor's rows 0:%" PRId64,
+                                       r->p->kernel->tensors[o->decl].name, o->gather->name, p, *row, r->shapes[o->decl][0]));
+}
+
 static int hbm_operand(F64 *r, const Operand *o, View unit, View *v) {
   int64_t row, col, rows = r->shapes[o->decl][0], cols = r->shapes[o->decl][1];
+  if (o->gather) { /* rows by index: each checked; *v is the first row's, run_instr moves it row by row */
+    int64_t lo, n;
+    if (view_extent(r, o, 1, &lo, &n)) return -1;
+    if (n > cols || lo < 0 || lo > cols - n)
+      return fail(r, o->span, arena_printf(r->p->arena, "%s: columns %" PRId64 ":%" PRId64 " are outside the tensor's 0:%" PRId64,
+                                           r->p->kernel->tensors[o->decl].name, lo, lo + n, cols));
+    for (int64_t p = 0; p < o->gather->n; p++)
+      if (gather_row(r, o, p, &row)) return -1;
+    *v = (View){r->tensors[o->decl] + lo, o->gather->n, n, cols};
+    return 0;
+  }
   if (o->view) { /* an element slice */
     int64_t lo[2] = {0, 0}, n[2], size[2] = {rows, cols};
     for (int d = 0; d < 2; d++) {
@@ -791,9 +813,35 @@ static int check_ragged_shapes(F64 *r, const Stmt *s, const Operands *o) {
   return fits ? 0 : fail(r, s->span, arena_printf(r->p->arena, "'%s': the ragged operands' shapes do not fit the op", s->op_name));
 }
 
+static int run_resolved(F64 *r, const Stmt *s, Operands o);
+
+/* A gather or scatter: one partition at a time, in partition order (a
+ * scatter's duplicate index: the later partition's row stays). */
+static int run_gather(F64 *r, const Stmt *s, const Operands *all) {
+  int h = all->hbm, t = 1 - h;
+  const Operand *o = &s->operands[h];
+  const Tile *tile = &r->p->kernel->tiles[s->operands[t].decl];
+  for (int64_t p = 0; p < o->gather->n; p++) {
+    Operands one = *all;
+    int64_t row;
+    gather_row(r, o, p, &row); /* checked in resolve */
+    one.v[t] = (View){all->v[t].data + p * all->v[t].stride, 1, all->v[t].cols, all->v[t].stride};
+    one.slot[t] = all->slot[t] + p * tile->cols;
+    one.v[h] = (View){r->tensors[o->decl] + row * all->v[h].stride + (all->v[h].data - r->tensors[o->decl]), 1,
+                      all->v[h].cols, all->v[h].stride};
+    if (run_resolved(r, s, one)) return -1;
+  }
+  return 0;
+}
+
 static int run_instr(F64 *r, const Stmt *s) {
   Operands o;
   if (resolve(r, s, &o) || check_ragged_shapes(r, s, &o) || check_reads(r, s, &o)) return -1;
+  if (o.hbm >= 0 && s->operands[o.hbm].gather) return run_gather(r, s, &o);
+  return run_resolved(r, s, o);
+}
+
+static int run_resolved(F64 *r, const Stmt *s, Operands o) {
   View d = o.v[0];
   if (d.rows * d.cols > r->result_cells) bug("reference_f64: a %lld x %lld result, larger than every tile", (long long)d.rows, (long long)d.cols);
   View out = {r->result, d.rows, d.cols, d.cols}; /* reused: memory must not grow with the instructions */

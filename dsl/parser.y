@@ -91,6 +91,7 @@ static Expr *call(ParseState *ps, Span span, Span name_span, const char *name, E
   Operand operand;
   OperandList operands;
   Slice slice;
+  Gather gather;
   Stmt *stmt;
   StmtList stmts;
 }
@@ -121,6 +122,7 @@ static Expr *call(ParseState *ps, Span span, Span name_span, const char *name, E
 %type <operand> operand
 %type <operands> operands
 %type <slice> range vdim
+%type <gather> rows
 %type <stmt> stmt instr if
 %type <stmts> stmts else
 
@@ -212,6 +214,14 @@ operand:
 | IDENT '[' range ',' vdim ']'    { $$ = operand_view(ARENA, @$, $1, NULL, $3, $5); }
 | IDENT '[' expr ',' range ']'    { $$ = operand_view(ARENA, @$, $1, NULL, slice_of(@3, $3, NULL), $5); }
 | IDENT '[' expr ']' '[' vdim ',' vdim ']' { $$ = operand_view(ARENA, @$, $1, $3, $6, $8); }
+| IDENT '[' rows ',' vdim ']'     { $$ = operand_gather(ARENA, @$, $1, $3, $5); }
+;
+
+/* rows = IDENT "[" range "," expr "]" | IDENT "[" expr "," range "]"
+ * (a gather's or scatter's rows: a run of an i32 tensor, one index a partition) */
+rows:
+  IDENT '[' range ',' expr ']'    { $$ = gather_of(@$, $1, @1, $3, slice_of(@5, $5, NULL)); }
+| IDENT '[' expr ',' range ']'    { $$ = gather_of(@$, $1, @1, slice_of(@3, $3, NULL), $5); }
 ;
 
 /* vdim = expr | range;  range = ":" | expr ":" expr   (a half-open lo:hi) */

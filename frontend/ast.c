@@ -135,6 +135,17 @@ Operand operand_view(Arena *a, Span span, const char *name, Expr *slot, Slice d0
 
 Slice slice_of(Span span, Expr *lo, Expr *hi) { return (Slice){lo, hi, span}; }
 
+Operand operand_gather(Arena *a, Span span, const char *name, Gather g, Slice d1) {
+  Operand o = operand_view(a, span, name, NULL, slice_of(g.span, NULL, NULL), d1);
+  o.gather = ARENA_NEW(a, Gather);
+  *o.gather = g;
+  return o;
+}
+
+Gather gather_of(Span span, const char *name, Span name_span, Slice d0, Slice d1) {
+  return (Gather){.name = name, .span = span, .name_span = name_span, .dim = {d0, d1}, .tensor = -1};
+}
+
 bool expr_equal(const Expr *a, const Expr *b) {
   if (!a || !b) return a == b;
   if (a->kind != b->kind) return false;
@@ -491,6 +502,15 @@ int expr_eval_in(const Expr *e, EvalEnv *env, int64_t *out, const Expr **bad) {
   default:
     bug("expr_eval: expression kind %d", e->kind);
   }
+}
+
+int gather_row_eval(const Gather *g, EvalEnv *env, int64_t p, int64_t *out, const Expr **bad) {
+  int64_t at[2];
+  int status;
+  if ((status = expr_eval_in(g->elem->lhs, env, &at[0], bad)) || (status = expr_eval_in(g->elem->rhs, env, &at[1], bad)))
+    return status;
+  at[g->axis] = wrap_add(at[g->axis], p);
+  return read_elem(g->elem, env, at[0], at[1], out, bad);
 }
 
 int expr_eval(const Expr *e, const int64_t *params, const int64_t *loopvars, int64_t *out,

@@ -74,6 +74,19 @@ typedef struct Slice {
   Span span;
 } Slice;
 
+/* A gather or scatter's row selector IDX[r0:r1, c] or IDX[r, c0:c1]: the
+ * rows of the hbm operand are the i32 elements of that run of IDX, one per
+ * partition of the tile moved (docs/language.md, "Operands"). */
+typedef struct Gather {
+  const char *name; /* the index tensor as written */
+  Span span, name_span;
+  Slice dim[2];     /* as written: exactly one a range */
+  int tensor;       /* sema: the index tensor */
+  int axis;         /* sema: 0 when the run goes down IDX's rows, 1 along its columns */
+  Expr *elem;       /* sema: IDX[row, col] of the run's first element, an EX_ELEM (reads, messages) */
+  int64_t n;        /* sema: its length, the partitions moved */
+} Gather;
+
 typedef enum OperandKind {
   OPND_NAME, /* parser: not yet resolved */
   OPND_TILE, /* sema: tile decl, slot (NULL when unslotted) */
@@ -99,6 +112,7 @@ typedef struct Operand {
                       OPND_HBM with a view (an element slice): its first row and column */
   int64_t ext[2];  /* sema, OPND_TILE: the view's extents (the tile's shape without a view);
                       OPND_HBM with a view: the slice's */
+  Gather *gather;  /* OPND_HBM: rows by index, X[IDX[..], c0:c1] (a view; lo[0] NULL, ext[0] = gather->n), or NULL */
   Expr *imm_expr; /* OPND_IMM, and OPND_NAME without indices (it may name a const) */
   double imm_value; /* OPND_IMM, sema: the exact value (the f64 reference uses it) */
   float imm;        /* OPND_IMM, sema: imm_value rounded to f32 (what the engines use) */
@@ -282,6 +296,10 @@ Operand operand_name(Span span, const char *name, int nindex, Expr *i0, Expr *i1
 Expr *expr_float(Arena *a, Span span, const char *text);
 /* name[slot][d0, d1] (slot NULL when written name[d0, d1]): a tile view. */
 Operand operand_view(Arena *a, Span span, const char *name, Expr *slot, Slice d0, Slice d1);
+/* name[g][d1]: an hbm operand whose rows are the elements of index run g. */
+Operand operand_gather(Arena *a, Span span, const char *name, Gather g, Slice d1);
+/* IDX[d0, d1] as a gather's row selector (exactly one of d0, d1 a range: the grammar's). */
+Gather gather_of(Span span, const char *name, Span name_span, Slice d0, Slice d1);
 /* A slice lo:hi (both NULL for `:`), or a single index lo (hi NULL). */
 Slice slice_of(Span span, Expr *lo, Expr *hi);
 /* Whether a and b are the same expression tree (names by resolution). */
@@ -361,6 +379,10 @@ int expr_eval_in(const Expr *e, EvalEnv *env, int64_t *out, const Expr **bad);
 /* expr_eval_in over parameters and loop variables only (no element reads). */
 int expr_eval(const Expr *e, const int64_t *params, const int64_t *loopvars, int64_t *out,
               const Expr **bad);
+/* The row gather g names for partition p (0 <= p < g->n): IDX's element
+ * at[axis] + p along its run, read through env like an EX_ELEM (same
+ * status codes; env->bad_at the element on EVAL_OUT_OF_RANGE). */
+int gather_row_eval(const Gather *g, EvalEnv *env, int64_t p, int64_t *out, const Expr **bad);
 /* Whether `a op b` holds. */
 bool cond_holds(CondOp op, int64_t a, int64_t b);
 /* Evaluate c (short-circuit) like expr_eval_in. */

@@ -115,6 +115,13 @@ static void print_expr(FILE *out, const Expr *e, int min_prec) {
  * spaced as lo : hi otherwise (the numpy style guides' rule). */
 static bool simple(const Expr *e) { return e->kind == EX_INT || e->kind == EX_NAME; }
 
+static void print_slice(FILE *out, const Slice *d) {
+  if (!d->lo) fputc(':', out);
+  if (d->lo) print_expr(out, d->lo, 0);
+  if (d->hi) fputs(simple(d->lo) && simple(d->hi) ? ":" : " : ", out);
+  if (d->hi) print_expr(out, d->hi, 0);
+}
+
 static void print_operand(FILE *out, const Operand *o) {
   if (o->kind == OPND_IMM) {
     print_expr(out, o->imm_expr, 0);
@@ -128,10 +135,15 @@ static void print_operand(FILE *out, const Operand *o) {
   if (o->nindex) fputc(']', out);
   for (int i = 0; o->view && i < 2; i++) {
     fputs(i ? ", " : "[", out);
-    if (!o->dim[i].lo) fputc(':', out);
-    if (o->dim[i].lo) print_expr(out, o->dim[i].lo, 0);
-    if (o->dim[i].hi) fputs(simple(o->dim[i].lo) && simple(o->dim[i].hi) ? ":" : " : ", out);
-    if (o->dim[i].hi) print_expr(out, o->dim[i].hi, 0);
+    if (i == 0 && o->gather) { /* rows by index: IDX[d0, d1] */
+      fprintf(out, "%s[", o->gather->name);
+      print_slice(out, &o->gather->dim[0]);
+      fputs(", ", out);
+      print_slice(out, &o->gather->dim[1]);
+      fputc(']', out);
+      continue;
+    }
+    print_slice(out, &o->dim[i]);
   }
   if (o->view) fputc(']', out);
 }

@@ -555,6 +555,49 @@ static bool resolve_immediate(Sema *s, Operand *o) {
   return true;
 }
 
+static int64_t constant_dim(const Expr *e);
+
+/* A gather's row selector IDX[r0:r1, c] or IDX[r, c0:c1]: IDX an i32
+ * tensor, the run's first element an element read (g->elem) and its
+ * length a positive constant. */
+static bool resolve_gather(Sema *s, Gather *g) {
+  const Decl *d = find_decl(s, g->name);
+  if (!d || d->kind != DECL_TENSOR || !s->k->tensors[d->index].ints) {
+    diag_error(s->diag, g->name_span,
+               d ? "the rows of a gather or scatter are the elements of an i32 tensor, and '%s' is not one"
+                 : "undeclared index tensor '%s'",
+               g->name);
+    return false;
+  }
+  const Tensor *t = &s->k->tensors[d->index];
+  g->tensor = d->index;
+  g->axis = g->dim[0].hi || !g->dim[0].lo ? 0 : 1;
+  Slice *run = &g->dim[g->axis];
+  bool ok = true, constant;
+  for (int i = 0; i < 2; i++) {
+    if (g->dim[i].lo) ok &= check_expr(s, g->dim[i].lo, IN_LOOPS, "an index of a gather", &constant);
+    if (g->dim[i].hi) ok &= check_expr(s, g->dim[i].hi, IN_LOOPS, "an index of a gather", &constant);
+  }
+  if (!ok) return false;
+  int64_t size = constant_dim(g->axis ? t->cols : t->rows);
+  if (!run->lo && size < 0) {
+    diag_error(s->diag, run->span, "the %s of index tensor '%s' are not a constant: write the range lo:hi",
+               g->axis ? "columns" : "rows", g->name);
+    return false;
+  }
+  g->n = size;
+  if (run->lo && (!expr_const_difference(run->hi, run->lo, &g->n) || g->n <= 0)) {
+    diag_error(s->diag, run->span, "the indices %.*s of a gather must be a constant, positive number of elements",
+               (int)(run->span.end - run->span.begin), s->p->src.text + run->span.begin);
+    return false;
+  }
+  Expr *at[2];
+  for (int i = 0; i < 2; i++) at[i] = g->dim[i].lo ? g->dim[i].lo : expr_int(s->p->arena, g->dim[i].span, 0);
+  g->elem = expr_elem(s->p->arena, g->span, g->name, at[0], at[1]);
+  g->elem->index = g->tensor;
+  return true;
+}
+
 static bool resolve_operand(Sema *s, Operand *o) {
   if (o->kind == OPND_IMM) return resolve_immediate(s, o);
   bool ok = true, constant;
@@ -563,6 +606,7 @@ static bool resolve_operand(Sema *s, Operand *o) {
     if (o->dim[i].lo) ok &= check_expr(s, o->dim[i].lo, IN_LOOPS, "a slice bound", &constant);
     if (o->dim[i].hi) ok &= check_expr(s, o->dim[i].hi, IN_LOOPS, "a slice bound", &constant);
   }
+  if (o->gather) ok &= resolve_gather(s, o->gather);
   const Decl *d = find_decl(s, o->name);
   if (d && d->kind == DECL_CONST && o->nindex == 0 && !find_loop(s, o->name)) return resolve_immediate(s, o);
   if (d && d->kind == DECL_CONST) {
@@ -579,6 +623,11 @@ static bool resolve_operand(Sema *s, Operand *o) {
     return false;
   }
   o->decl = d->index;
+  if (o->gather && d->kind != DECL_TENSOR) {
+    diag_error(s->diag, o->span, "'%s' is a tile: rows by index (a gather or scatter) are rows of an hbm tensor, moved by load or store",
+               o->name);
+    return false;
+  }
   if (d->kind == DECL_TENSOR && o->view && o->nindex) {
     diag_error(s->diag, o->span, "'%s' is an hbm tensor: it has no slots", o->name);
     return false;
@@ -678,7 +727,8 @@ static int64_t constant_dim(const Expr *e) {
  * tensor, in elements; a single index is one row or column). */
 static bool check_slice(Sema *s, Operand *o) {
   const Tensor *t = &s->k->tensors[o->decl];
-  bool ok = view_dim(s, o, 0, constant_dim(t->rows));
+  if (o->gather) o->ext[0] = o->gather->n; /* rows by index, checked when it runs */
+  bool ok = o->gather || view_dim(s, o, 0, constant_dim(t->rows));
   return view_dim(s, o, 1, constant_dim(t->cols)) && ok;
 }
 
@@ -868,8 +918,25 @@ static void check_isa_shapes(Sema *s, const Stmt *in, ShapeRule rule) {
   }
 }
 
+/* A gather or scatter moves one row a partition: its index run is as long
+ * as the tile's partitions; false (reported) otherwise. */
+static bool gather_fits(Sema *s, const Stmt *in) {
+  const Operand *g = NULL, *t = NULL;
+  for (int i = 0; i < in->noperands; i++) {
+    if (in->operands[i].gather) g = &in->operands[i];
+    if (in->operands[i].kind == OPND_TILE && !t) t = &in->operands[i];
+  }
+  if (!g || !t || g->gather->n == t->ext[0]) return true;
+  diag_error(s->diag, g->gather->span,
+             "a gather or scatter moves one row a partition: %.*s gives %lld indices, and '%s' has %lld partitions",
+             (int)(g->gather->span.end - g->gather->span.begin), s->p->src.text + g->gather->span.begin,
+             (long long)g->gather->n, shown(s, t), (long long)t->ext[0]);
+  return false;
+}
+
 static void check_shapes(Sema *s, const Stmt *in, ShapeRule rule) {
   const Operand *o = in->operands;
+  if (!gather_fits(s, in)) return;
   if (rule == SHAPE_SAME) {
     check_same_shapes(s, in);
     return;

@@ -94,13 +94,20 @@ typedef struct bfrt_arg {
    * may be 0 (a ragged view clipped to nothing): the op touches nothing. */
   int view;
   int64_t r0, rn, c0, cn;
+  /* view 2: rows by index (a gather or scatter): rows IDX[gr + p, gc] (gaxis
+   * 0) or IDX[gr, gc + p] (gaxis 1) of i32 tensor gi for p < rn, columns
+   * b .. b + cn - 1 of tensor id */
+  int gi, gaxis;
+  int64_t gr, gc;
 } bfrt_arg;
 
-#define BFRT_TILE(id, slot) {BFRT_ARG_TILE, (id), (slot), 0, 0.0f, 0, 0, 0, 0, 0}
-#define BFRT_VIEW(id, slot, r0, rn, c0, cn) {BFRT_ARG_TILE, (id), (slot), 0, 0.0f, 1, (r0), (rn), (c0), (cn)}
-#define BFRT_HBM(id, r, c) {BFRT_ARG_HBM, (id), (r), (c), 0.0f, 0, 0, 0, 0, 0}
-#define BFRT_SLICE(id, r, rn, c, cn) {BFRT_ARG_HBM, (id), (r), (c), 0.0f, 1, 0, (rn), 0, (cn)}
-#define BFRT_IMM(x) {BFRT_ARG_IMM, 0, 0, 0, (x), 0, 0, 0, 0, 0}
+#define BFRT_TILE(id, slot) {BFRT_ARG_TILE, (id), (slot), 0, 0.0f, 0, 0, 0, 0, 0, 0, 0, 0, 0}
+#define BFRT_VIEW(id, slot, r0, rn, c0, cn) {BFRT_ARG_TILE, (id), (slot), 0, 0.0f, 1, (r0), (rn), (c0), (cn), 0, 0, 0, 0}
+#define BFRT_HBM(id, r, c) {BFRT_ARG_HBM, (id), (r), (c), 0.0f, 0, 0, 0, 0, 0, 0, 0, 0, 0}
+#define BFRT_SLICE(id, r, rn, c, cn) {BFRT_ARG_HBM, (id), (r), (c), 0.0f, 1, 0, (rn), 0, (cn), 0, 0, 0, 0}
+#define BFRT_GATHER(id, rn, c, cn, gi, gr, gc, gaxis) \
+  {BFRT_ARG_HBM, (id), 0, (c), 0.0f, 2, 0, (rn), 0, (cn), (gi), (gaxis), (gr), (gc)}
+#define BFRT_IMM(x) {BFRT_ARG_IMM, 0, 0, 0, (x), 0, 0, 0, 0, 0, 0, 0, 0, 0}
 
 /* Run op on this engine's operands; counts one completion when it is done. */
 void bfrt_op(bfrt_ctx *cx, int op, int line, int nargs, const bfrt_arg *args);
@@ -138,6 +145,16 @@ int64_t bfrt_view_at(bfrt_ctx *cx, int op, int tile, int dim, int64_t at, int64_
  * the tensor; else stops the kernel with the op's own error. */
 int64_t bfrt_hbm_at(bfrt_ctx *cx, int op, int tensor, int dim, int64_t at, int64_t n, int line);
 int64_t bfrt_hbm_row(bfrt_ctx *cx, int op, int tensor, int tile, int64_t row, int64_t col, int line);
+/* The tracking entries of a run of single rows of tensor's grid (ncols
+ * cells a row): rows by index, element (a, b) + p along axis of i32
+ * tensor gi for p < n, each checked inside tensor with op's error; or
+ * (gi -1) rows a .. a + b - 1 (b <= n), checked likewise; each row's kc
+ * cells from column cell c0. bfrt_rows_max loads the largest, 0 for
+ * none; bfrt_rows_store stores value into each. */
+int64_t bfrt_rows_max(bfrt_ctx *cx, const int64_t *arr, int tensor, int gi, int axis, int64_t a, int64_t b, int64_t n,
+                      int64_t c0, int64_t kc, int64_t ncols, int op, int line);
+void bfrt_rows_store(bfrt_ctx *cx, int64_t *arr, int64_t value, int tensor, int gi, int axis, int64_t a, int64_t b,
+                     int64_t n, int64_t c0, int64_t kc, int64_t ncols, int op, int line);
 /* Enter `for v in lo .. hi`: returns hi; a loop of 2^63 or more iterations
  * (more than a 64-bit counter can count) stops the kernel naming line. */
 int64_t bfrt_loop(bfrt_ctx *cx, int64_t lo, int64_t hi, int line);

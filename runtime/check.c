@@ -147,6 +147,10 @@ static void describe(Access *a, const bfrt_arg *arg) {
              (long long)arg->r0, (long long)(arg->r0 + arg->rn), (long long)arg->c0, (long long)(arg->c0 + arg->cn));
   else if (arg->kind == BFRT_ARG_TILE)
     snprintf(a->what, sizeof a->what, "%s[%lld]", k->tiles[arg->id].name, (long long)arg->a);
+  else if (arg->view == 2)
+    snprintf(a->what, sizeof a->what, "%s[%s[%lld, %lld]..., %lld:%lld]", k->tensors[arg->id].name,
+             k->tensors[arg->gi].name, (long long)arg->gr, (long long)arg->gc, (long long)arg->b,
+             (long long)(arg->b + arg->cn));
   else
     snprintf(a->what, sizeof a->what, "%s[%lld, %lld]", k->tensors[arg->id].name, (long long)arg->a,
              (long long)arg->b);
@@ -237,6 +241,12 @@ static void touch_operand(Checker *ch, Access *a, const bfrt_arg *arg, SemView v
     return;
   }
   const Tensor *t = &a->cx->rt->tensors[arg->id];
+  if (arg->view == 2) { /* rows by index: each row once per partition (a duplicate is this op's own) */
+    for (int64_t i = 0; i < v.rows; i++)
+      for (int64_t j = 0; j < v.cols; j++)
+        reported |= touch(ch, a, ch->tensor_loc[arg->id] + rt_gather_row(a->cx, arg, i) * t->cols + arg->b + j, reported);
+    return;
+  }
   int64_t first = (v.data - t->data) + ch->tensor_loc[arg->id];
   for (int64_t i = 0; i < v.rows; i++)
     for (int64_t j = 0; j < v.cols; j++) reported |= touch(ch, a, first + i * t->cols + j, reported);

@@ -2,8 +2,10 @@
  * executor.
  *
  * An op is checked before it runs: the op exists, its operands have the
- * kinds and shapes ops.def gives it, every tile slot is in range and every
- * hbm tile lies inside its tensor. A generated kernel passes these checks
+ * kinds and shapes ops.def gives it, every tile slot is in range, every
+ * hbm tile lies inside its tensor and every row a gather or scatter names
+ * by index is one of its tensor's (a gather or scatter then runs one
+ * partition at a time, in partition order). A generated kernel passes these checks
  * by construction except for hbm coordinates and slots computed at run
  * time, which is why the checks stay on: a bad coordinate is reported with
  * the kernel, line, tensor and coordinates instead of corrupting memory.
@@ -102,12 +104,48 @@ static void check_slice_dim(Ctx *cx, int line, int op, int tensor, int dim, int6
             (long long)size);
 }
 
+int64_t rt_gather_row(const Ctx *cx, const bfrt_arg *a, int64_t p) {
+  const Tensor *x = &cx->rt->tensors[a->gi];
+  int64_t r = a->gr + (a->gaxis ? 0 : p), c = a->gc + (a->gaxis ? p : 0);
+  int32_t v; /* i32 elements live in the tensor's float-sized cells */
+  memcpy(&v, x->data + r * x->cols + c, sizeof v);
+  return v;
+}
+
+/* A gather's or scatter's rows: its run of the index tensor inside that
+ * tensor, and every index a row of the tensor moved. */
+static void check_gather(Ctx *cx, int line, int op, const bfrt_arg *a) {
+  const bfrt_kernel *k = cx->rt->k;
+  const char *verb = op == BFRT_STORE ? "store to" : "load from";
+  if (a->gi < 0 || a->gi >= k->ntensors || k->tensors[a->gi].dtype != BFRT_DTYPE_I32)
+    rt_fail(cx, line, "%s %s: index tensor %d is not an i32 tensor", verb, k->tensors[a->id].name, a->gi);
+  const Tensor *x = &cx->rt->tensors[a->gi];
+  int64_t size = a->gaxis ? x->cols : x->rows, at = a->gaxis ? a->gc : a->gr, other = a->gaxis ? a->gr : a->gc;
+  if (a->rn < 0 || a->rn > size || at < 0 || at > size - a->rn || other < 0 || other >= (a->gaxis ? x->rows : x->cols))
+    rt_fail(cx, line, "%s %s: its indices %s[%lld%s, %lld%s] are outside the index tensor (%lld x %lld)", verb,
+            k->tensors[a->id].name, k->tensors[a->gi].name, (long long)a->gr, a->gaxis ? "" : " + p",
+            (long long)a->gc, a->gaxis ? " + p" : "", (long long)x->rows, (long long)x->cols);
+  const Tensor *t = &cx->rt->tensors[a->id];
+  for (int64_t p = 0; p < a->rn; p++) {
+    int64_t row = rt_gather_row(cx, a, p);
+    if (row < 0 || row >= t->rows)
+      rt_fail(cx, line, "%s %s: index %s[%lld, %lld] = %lld (partition %lld) is outside the tensor's rows 0:%lld",
+              verb, k->tensors[a->id].name, k->tensors[a->gi].name, (long long)(a->gr + (a->gaxis ? 0 : p)),
+              (long long)(a->gc + (a->gaxis ? p : 0)), (long long)row, (long long)p, (long long)t->rows);
+  }
+}
+
 /* hbm tile X[r, c] in units of the other operand's shape, or an element slice. */
 static SemView hbm_view(Ctx *cx, int line, int op, const bfrt_arg *a, SemView unit) {
   const bfrt_kernel *k = cx->rt->k;
   if (a->id < 0 || a->id >= k->ntensors)
     rt_fail(cx, line, "%s: tensor %d does not exist", rt_ops[op].name, a->id);
   const Tensor *t = &cx->rt->tensors[a->id];
+  if (a->view == 2) { /* rows by index: the view of its first row, rn rows tall, for the shape rule */
+    check_slice_dim(cx, line, op, a->id, 1, a->b, a->cn);
+    check_gather(cx, line, op, a);
+    return (SemView){t->data + a->b, a->rn, a->cn, t->cols, k->tensors[a->id].dtype};
+  }
   if (a->view) {
     check_slice_dim(cx, line, op, a->id, 0, a->a, a->rn);
     check_slice_dim(cx, line, op, a->id, 1, a->b, a->cn);
@@ -171,6 +209,7 @@ static void resolve(Ctx *cx, int op, int line, int nargs, const bfrt_arg *args) 
     if (args[i].kind == BFRT_ARG_IMM) cx->imms[i] = args[i].imm;
   }
   if (hbm >= 0) cx->views[hbm] = hbm_view(cx, line, op, &args[hbm], cx->views[1 - hbm]);
+  cx->gathered = hbm >= 0 && args[hbm].view == 2 ? hbm + 1 : 0;
   if (!shapes_fit(op, cx->views)) {
     char shapes[160] = "";
     for (int i = 0, len = 0; i < n && len < (int)sizeof shapes; i++)
@@ -225,6 +264,30 @@ int rt_holder(Ctx *cx, int64_t own, int64_t next) {
 
 /* ---- The calls. */
 
+/* The op's effects: sem_apply over the resolved views; a gather or scatter
+ * one partition at a time, row p of the tile with row rt_gather_row(p) of
+ * the tensor, in partition order (a scatter's duplicate index: the later
+ * partition's row stays, as in the references). */
+static void apply(Ctx *cx, int op, int nargs, const bfrt_arg *args) {
+  int hbm = -1;
+  for (int i = 0; i < nargs; i++)
+    if (args[i].kind == BFRT_ARG_HBM && args[i].view == 2) hbm = i;
+  if (hbm < 0) {
+    sem_apply(op, cx->views, cx->imms);
+    return;
+  }
+  SemView whole[BFRT_MAX_OPERANDS], row[BFRT_MAX_OPERANDS];
+  memcpy(whole, cx->views, sizeof whole);
+  const Tensor *t = &cx->rt->tensors[args[hbm].id];
+  for (int64_t p = 0; p < args[hbm].rn; p++) {
+    memcpy(row, whole, sizeof row);
+    for (int i = 0; i < nargs; i++)
+      if (args[i].kind == BFRT_ARG_TILE) row[i] = (SemView){whole[i].data + p * whole[i].stride, 1, whole[i].cols, whole[i].stride, whole[i].dtype};
+    row[hbm] = (SemView){t->data + rt_gather_row(cx, &args[hbm], p) * t->cols + args[hbm].b, 1, args[hbm].cn, t->cols, whole[hbm].dtype};
+    sem_apply(op, row, cx->imms);
+  }
+}
+
 void bfrt_op(Ctx *cx, int op, int line, int nargs, const bfrt_arg *args) {
   bfrt *rt = cx->rt;
   if (rt_failed(rt)) rt_unwind(cx);
@@ -235,7 +298,7 @@ void bfrt_op(Ctx *cx, int op, int line, int nargs, const bfrt_arg *args) {
   rt_read_counters(cx);
   rt->exec->before_op(cx);
   int64_t start = trace_now(cx);
-  if (!rt->timing_only) sem_apply(op, cx->views, cx->imms);
+  if (!rt->timing_only) apply(cx, op, nargs, args);
   if (++cx->completed > rt->opt->max_instructions && rt->opt->max_instructions > 0)
     rt_fail(cx, line, "engine %s runs more than %lld instructions (the run's limit)", rt->k->engine_names[cx->engine],
             (long long)rt->opt->max_instructions);
@@ -344,6 +407,46 @@ int64_t bfrt_hbm_row(Ctx *cx, int op, int tensor, int tile, int64_t row, int64_t
   bfrt_arg a = {.kind = BFRT_ARG_HBM, .id = tensor, .a = row, .b = col};
   hbm_view(cx, line, op, &a, (SemView){NULL, d->rows, d->cols, d->cols, d->dtype});
   return row;
+}
+
+/* The rows of an IX_ROWS set, checked (the op's own errors): into *count
+ * of them, the first at *first for a run (gi < 0); a gather's through
+ * rt_gather_row of the argument it builds in *g. */
+static void rows_of(Ctx *cx, int tensor, int gi, int axis, int64_t a, int64_t b, int64_t n, int op, int line,
+                    bfrt_arg *g, int64_t *count) {
+  if (rt_failed(cx->rt)) rt_unwind(cx);
+  if (gi < 0) {
+    *count = b < 0 ? 0 : b > n ? n : b;
+    check_slice_dim(cx, line, op, tensor, 0, a, *count);
+    return;
+  }
+  *g = (bfrt_arg){.kind = BFRT_ARG_HBM, .id = tensor, .view = 2, .rn = n, .gi = gi, .gaxis = axis, .gr = a, .gc = b};
+  check_gather(cx, line, op, g);
+  *count = n;
+}
+
+int64_t bfrt_rows_max(Ctx *cx, const int64_t *arr, int tensor, int gi, int axis, int64_t a, int64_t b, int64_t n,
+                      int64_t c0, int64_t kc, int64_t ncols, int op, int line) {
+  bfrt_arg g;
+  int64_t count, most = 0;
+  rows_of(cx, tensor, gi, axis, a, b, n, op, line, &g, &count);
+  for (int64_t p = 0; p < count; p++) {
+    const int64_t *row = arr + (gi < 0 ? a + p : rt_gather_row(cx, &g, p)) * ncols + c0;
+    for (int64_t j = 0; j < kc; j++)
+      if (row[j] > most) most = row[j];
+  }
+  return most;
+}
+
+void bfrt_rows_store(Ctx *cx, int64_t *arr, int64_t value, int tensor, int gi, int axis, int64_t a, int64_t b,
+                     int64_t n, int64_t c0, int64_t kc, int64_t ncols, int op, int line) {
+  bfrt_arg g;
+  int64_t count;
+  rows_of(cx, tensor, gi, axis, a, b, n, op, line, &g, &count);
+  for (int64_t p = 0; p < count; p++) {
+    int64_t *row = arr + (gi < 0 ? a + p : rt_gather_row(cx, &g, p)) * ncols + c0;
+    for (int64_t j = 0; j < kc; j++) row[j] = value;
+  }
 }
 
 int64_t bfrt_loop(Ctx *cx, int64_t lo, int64_t hi, int line) {

@@ -65,6 +65,7 @@ struct bfrt_ctx {
    * read these. op is BFRT_* or TRACE_WAIT / TRACE_BARRIER. */
   int op, line;
   SemView views[BFRT_MAX_OPERANDS]; /* the current op's resolved operands */
+  int gathered; /* 1 + the current op's gather or scatter operand (its view: the first row, rn tall), or 0 */
   float imms[BFRT_MAX_OPERANDS];    /* and its immediates */
   int64_t completed; /* own instructions completed this run */
 
@@ -174,6 +175,8 @@ void check_free(Checker *ch);
 int64_t check_races(const Checker *ch, const char **report);
 /* Before cx runs op on args (resolved in cx->views): check its accesses. */
 void check_op(Ctx *cx, int op, const bfrt_arg *args, int nargs);
+/* Row p of gather argument a (view 2), once resolve checked it. */
+int64_t rt_gather_row(const Ctx *cx, const bfrt_arg *a, int64_t p);
 /* After cx's op took effect, before its counter increment. */
 void check_complete(Ctx *cx);
 /* After cx's wait on engine's counter >= threshold returned. */

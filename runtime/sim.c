@@ -272,7 +272,12 @@ static Access access_of(const Ctx *cx) {
   for (int i = 0; rt_ops[cx->op].operands[i]; i++) {
     if (!cx->views[i].data) continue; /* an immediate */
     a.writes[a.n] = bfrt_op_writes(cx->op, i);
-    a.rect[a.n++] = rect_of(cx->rt, cx->views[i]);
+    a.rect[a.n] = rect_of(cx->rt, cx->views[i]);
+    if (i == cx->gathered - 1) { /* rows by index: any row of the tensor, as far as ordering goes */
+      a.rect[a.n].r0 = 0;
+      a.rect[a.n].r1 = INT64_MAX;
+    }
+    a.n++;
   }
   return a;
 }

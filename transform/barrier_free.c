@@ -26,7 +26,9 @@
  * P_e(after x) into arr[slot] at every e-access x of the resource and kind
  * it depends on (once after a loop, when the slot does not change in it),
  * and loads the slot b touches; an hbm tile's entries are the cells of its
- * tensor's grid that it covers. Arrays, running scalars and loops exist
+ * tensor's grid that it covers (on a tensor some gather or scatter moves,
+ * single-row cells: a transfer's rows, by index or not, are one IX_ROWS
+ * set of entries, stored into and loaded as a max at run time). Arrays, running scalars and loops exist
  * only where some wait of c needs them, a wait that what c already knows
  * to be complete implies is not emitted. (A device integer used twice in
  * a scope is read once: transform/share_reads.c, after every sync pass.) */
@@ -75,6 +77,10 @@ typedef struct LoopBounds {
 typedef struct HbmGrid {
   int64_t cell_rows, cell_cols;
   bool ragged; /* some access is a ragged slice: the tensor is tracked as a whole */
+  /* some access is a gather or scatter: cells are single rows (cell_rows 1),
+   * and an access covering more than MAX_ACCESS_CELLS of them, or a ragged
+   * run of rows, is one IX_ROWS set of entries (access_rows) */
+  bool gathered;
   IrExpr *ncols;  /* cells per grid row: cols / cell_cols */
   IrExpr *length; /* cells: (rows / cell_rows) * ncols, over parameters */
 } HbmGrid;
@@ -114,6 +120,9 @@ typedef struct Analysis {
    * NULL: not built yet, &running_count: a running count */
   IrExpr **before_iteration, **loop_count;
   struct Constants *constants; /* positions outside loops, shared by every stream */
+  /* [instr][access]: an access's IX_ROWS set, built once and shared by every
+   * stream and wait, so that equal sets are one node (ir_expr_equal) */
+  IrExpr ***rows_sets;
 } Analysis;
 
 static IrExpr running_count;
@@ -379,11 +388,12 @@ static void plan_grids(Program *p, Analysis *an) {
         if (x->res < k->ntiles) continue;
         HbmGrid *g = &an->grids[x->res - k->ntiles];
         const Operand *o = x->operand;
-        if (o->clip[0] || o->clip[1]) g->ragged = true;
-        if (pass == 0) { /* an element slice also by where it may start */
-          g->cell_rows = ir_gcd(g->cell_rows, ir_gcd(x->rows, o->lo[0] ? expr_alignment(o->lo[0], NULL) : 0));
+        if (pass == 0 && o->gather) g->gathered = true;
+        if (pass == 1 && (o->clip[1] || (o->clip[0] && !g->gathered))) g->ragged = true;
+        if (pass == 0) { /* an element slice also by where it may start; a gather by single rows */
+          g->cell_rows = ir_gcd(g->cell_rows, o->gather ? 1 : ir_gcd(x->rows, o->lo[0] ? expr_alignment(o->lo[0], NULL) : 0));
           g->cell_cols = ir_gcd(g->cell_cols, ir_gcd(x->cols, o->lo[1] ? expr_alignment(o->lo[1], NULL) : 0));
-        } else if (g->cell_rows && (x->rows / g->cell_rows) * (x->cols / g->cell_cols) > MAX_ACCESS_CELLS) {
+        } else if (!g->gathered && g->cell_rows && (x->rows / g->cell_rows) * (x->cols / g->cell_cols) > MAX_ACCESS_CELLS) {
           g->cell_rows = g->cell_cols = 0;
         }
       }
@@ -471,6 +481,7 @@ static Analysis *analyze(Program *p) {
   an->bounds = ARENA_ARRAY(p->arena, LoopBounds, d->nloops + 1);
   for (int l = 0; l < d->nloops; l++) an->bounds[l] = bounds_of(p, d->loops[l].stmt);
   an->need_mask = ARENA_ARRAY(p->arena, uint32_t, d->ninstrs + 1);
+  an->rows_sets = ARENA_ARRAY(p->arena, IrExpr **, d->ninstrs + 1);
   an->needs = ARENA_ARRAY(p->arena, Need *, d->ninstrs + 1);
   an->body_count = ARENA_ARRAY(p->arena, IrExpr *, d->nloops * d->nengines + 1);
   an->branch_terms = ARENA_ARRAY(p->arena, CountTerms *, d->nloops * d->nengines + 1);
@@ -745,6 +756,9 @@ static int tile_cells(Builder *b, const InstrInfo *in, const Access *x, IrExpr *
   return n;
 }
 
+static bool as_rows(const HbmGrid *g, const Access *x);
+static IrExpr *access_rows(Builder *b, const InstrInfo *in, const Access *x);
+
 /* The entries of x's resource's tracking arrays that x touches: a tile's
  * slot or cells (tile_cells); an hbm tile's cells of its tensor's grid, row by row, from the
  * checked row (bfrt_hbm_row: the op's own error, before any array access);
@@ -757,6 +771,10 @@ static int access_indices(Builder *b, const InstrInfo *in, const Access *x, IrEx
   const HbmGrid *g = &b->an->grids[x->res - k->ntiles];
   if (!g->cell_rows) {
     out[0] = ir_const(a, 0);
+    return 1;
+  }
+  if (as_rows(g, x)) {
+    out[0] = access_rows(b, in, x);
     return 1;
   }
   int64_t kr = x->rows / g->cell_rows, kc = x->cols / g->cell_cols;
@@ -785,6 +803,52 @@ static int access_indices(Builder *b, const InstrInfo *in, const Access *x, IrEx
       out[n++] = ir_binary(a, IX_ADD, ir_binary(a, IX_ADD, line, c0, 0), ir_const(a, j), 0);
   }
   return n;
+}
+
+/* Whether access x of a gathered tensor's grid is one IX_ROWS set: a
+ * gather or scatter, a run of rows clipped at run time, or more than
+ * MAX_ACCESS_CELLS cells. */
+static bool as_rows(const HbmGrid *g, const Access *x) {
+  return g->gathered && g->cell_rows &&
+         (x->operand->gather || x->operand->clip[0] || x->rows * (x->cols / g->cell_cols) > MAX_ACCESS_CELLS);
+}
+
+/* The entries of access x as one IX_ROWS set (as_rows): its rows (by
+ * index, or from its checked first row: a slice's or an hbm tile's), each
+ * with its columns' cells from the checked first column. */
+static IrExpr *access_rows(Builder *b, const InstrInfo *in, const Access *x) {
+  Program *p = b->p;
+  Arena *a = p->arena;
+  const Kernel *k = b->an->d->k;
+  int t = x->res - k->ntiles, id = (int)(in - b->an->d->instrs);
+  IrExpr ***sets = &b->an->rows_sets[id];
+  if (!*sets) *sets = ARENA_ARRAY(a, IrExpr *, in->naccesses);
+  IrExpr **set = &(*sets)[x - in->accesses];
+  if (*set) return *set;
+  const HbmGrid *g = &b->an->grids[t];
+  const Operand *o = x->operand;
+  IrRows *rows = ARENA_NEW(a, IrRows);
+  *rows = (IrRows){0, 0, in->stmt->op, o->gather ? o->gather->n : x->rows, x->cols / g->cell_cols, g->ncols};
+  IrExpr *c0, *first, *second = NULL;
+  if (o->gather) {
+    rows->gather = o->gather->tensor + 1;
+    rows->axis = o->gather->axis;
+    first = ir_from_expr(p, o->gather->elem->lhs);
+    second = ir_from_expr(p, o->gather->elem->rhs);
+  } else if (o->view) {
+    first = o->lo[0] ? ir_from_expr(p, o->lo[0]) : ir_const(a, 0);
+    if (o->clip[0]) second = ir_clipped_extent(a, ir_from_expr(p, o->clip[0]), first, o->ext[0]);
+  } else {
+    IrExpr *col = ir_from_expr(p, o->col);
+    first = ir_binary(a, IX_MUL, ir_hbm_row(a, t, x->tile, ir_from_expr(p, o->row), col, in->stmt->op, in->line),
+                      ir_const(a, x->rows), 0);
+  }
+  if (o->view)
+    c0 = checked(a, t, 4, o->lo[1] ? ir_from_expr(p, o->lo[1]) : ir_const(a, 0), o->ext[1], in->stmt->op, in->line);
+  else
+    c0 = ir_binary(a, IX_MUL, ir_from_expr(p, o->col), ir_const(a, x->cols), 0);
+  c0 = ir_binary(a, IX_DIV, c0, ir_const(a, g->cell_cols), 0);
+  return *set = ir_rows(a, t, rows, first, second, c0, in->line);
 }
 
 /* Whether t, a max of loads, already loads what `load` does. */
@@ -907,6 +971,11 @@ static bool same_cells(const Deps *d, const Access *x, const Access *y) {
   if (x->res != y->res) return false;
   if (x->operand->kind == OPND_TILE)
     return deps_same_expr(x->operand->slot, y->operand->slot) && view_covers(y->operand, x->operand, &d->k->tiles[x->res]);
+  const Gather *gx = x->operand->gather, *gy = y->operand->gather;
+  if (gx || gy) /* the same index run: the same rows (i32 tensors never change) */
+    return gx && gy && gx->tensor == gy->tensor && gx->axis == gy->axis && gx->n == gy->n &&
+           deps_same_expr(gx->elem->lhs, gy->elem->lhs) && deps_same_expr(gx->elem->rhs, gy->elem->rhs) &&
+           x->cols == y->cols && deps_same_expr(x->operand->lo[1], y->operand->lo[1]);
   return x->rows == y->rows && x->cols == y->cols && x->operand->view == y->operand->view &&
          deps_same_expr(x->operand->row, y->operand->row) && deps_same_expr(x->operand->col, y->operand->col) &&
          deps_same_expr(x->operand->lo[0], y->operand->lo[0]) && deps_same_expr(x->operand->lo[1], y->operand->lo[1]) &&

@@ -461,8 +461,11 @@ static Relation compare_intervals(const Pair *pr, const Expr *lx, int64_t sx, in
 static Relation compare_regions(const Pair *pr, const Access *x, const Access *y) {
   const Operand *ox = x->operand, *oy = y->operand;
   if (ox->view || oy->view) { /* element slices, each against a slice or a tile's rows r*h .. r*h+h-1 */
-    Relation rows = compare_intervals(pr, ox->view ? ox->lo[0] : ox->row, ox->view ? 1 : x->rows, x->rows,
-                                      oy->view ? oy->lo[0] : oy->row, oy->view ? 1 : y->rows, y->rows);
+    /* rows by index (a gather or scatter) may be any rows: only the columns can tell them apart */
+    Relation rows = ox->gather || oy->gather
+                        ? REL_UNKNOWN
+                        : compare_intervals(pr, ox->view ? ox->lo[0] : ox->row, ox->view ? 1 : x->rows, x->rows,
+                                            oy->view ? oy->lo[0] : oy->row, oy->view ? 1 : y->rows, y->rows);
     Relation cols = compare_intervals(pr, ox->view ? ox->lo[1] : ox->col, ox->view ? 1 : x->cols, x->cols,
                                       oy->view ? oy->lo[1] : oy->col, oy->view ? 1 : y->cols, y->cols);
     if (rows == REL_DIFFERENT || cols == REL_DIFFERENT) return REL_DIFFERENT;

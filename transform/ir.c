@@ -31,7 +31,7 @@ static int tree_size3(const IrExpr *a, const IrExpr *b, const IrExpr *c) {
 static int tree_size(const IrExpr *a, const IrExpr *b) { return tree_size3(a, b, NULL); }
 /* IrExpr nodes are never changed once built, so the small constants every
  * position and count uses are shared, not allocated per use. */
-#define SMALL_CONST(v) {IX_CONST, (v), 0, 0, 1, NULL, NULL, NULL}
+#define SMALL_CONST(v) {IX_CONST, {(v)}, 0, 0, 1, NULL, NULL, NULL}
 static IrExpr small_consts[] = {
     SMALL_CONST(-1), SMALL_CONST(0),  SMALL_CONST(1),  SMALL_CONST(2),  SMALL_CONST(3),
     SMALL_CONST(4),  SMALL_CONST(5),  SMALL_CONST(6),  SMALL_CONST(7),  SMALL_CONST(8),
@@ -194,6 +194,15 @@ IrExpr *ir_tile_at(Arena *arena, int tile, int dim, IrExpr *at, int64_t n, int o
   return e;
 }
 
+IrExpr *ir_rows(Arena *arena, int tensor, const IrRows *rows, IrExpr *a, IrExpr *b, IrExpr *c, int line) {
+  IrExpr *e = make_binary(arena, IX_ROWS, a, b ? b : ir_const(arena, rows->n), line);
+  e->id = tensor;
+  e->c = c;
+  e->rows = rows;
+  e->size = tree_size3(a, e->b, c);
+  return e;
+}
+
 IrExpr *ir_hbm_row(Arena *arena, int tensor, int tile, IrExpr *row, IrExpr *col, int op, int line) {
   IrExpr *e = make_binary(arena, IX_HBM_ROW, row, col, line);
   e->id = tensor;
@@ -297,7 +306,7 @@ IrNode *ir_node(Arena *arena, IrKind kind, int line) {
 }
 
 /* max(0, min(n, end - lo)): a ragged view's extent. */
-static IrExpr *clipped_extent(Arena *a, IrExpr *end, IrExpr *lo, int64_t n) {
+IrExpr *ir_clipped_extent(Arena *a, IrExpr *end, IrExpr *lo, int64_t n) {
   IrExpr *t = ir_binary(a, IX_SUB, end, lo, 0), *c = ir_const(a, n);
   IrExpr *low = ir_select(a, ir_binary(a, IX_LT, t, c, 0), t, c);
   return ir_select(a, ir_binary(a, IX_LT, low, ir_const(a, 0), 0), ir_const(a, 0), low);
@@ -321,11 +330,17 @@ IrNode *ir_op(const Program *p, const Stmt *instr, int line) {
     for (int d = 0; o->view && d < 2; d++) {
       io->v->lo[d] = o->lo[d] ? ir_from_expr(p, o->lo[d]) : ir_const(p->arena, 0);
       io->v->ext[d] = o->ext[d];
-      if (o->clip[d]) io->v->n[d] = clipped_extent(p->arena, ir_from_expr(p, o->clip[d]), io->v->lo[d], o->ext[d]);
+      if (o->clip[d]) io->v->n[d] = ir_clipped_extent(p->arena, ir_from_expr(p, o->clip[d]), io->v->lo[d], o->ext[d]);
     }
     if (o->kind == OPND_HBM && !o->view) {
       io->row = ir_from_expr(p, o->row);
       io->col = ir_from_expr(p, o->col);
+    }
+    if (o->gather) { /* the index run's first element */
+      io->gather = o->gather->tensor + 1;
+      io->gaxis = o->gather->axis;
+      io->row = ir_from_expr(p, o->gather->elem->lhs);
+      io->col = ir_from_expr(p, o->gather->elem->rhs);
     }
   }
   return n;
@@ -399,6 +414,9 @@ int ir_expr_equal(const IrExpr *a, const IrExpr *b) {
   case IX_VAR: return a->id == b->id;
   case IX_LOAD: return a->id == b->id && ir_expr_equal(a->a, b->a);
   case IX_ELEM: return a->id == b->id && ir_expr_equal(a->a, b->a) && ir_expr_equal(a->b, b->b);
+  case IX_ROWS:
+    return a->id == b->id && a->rows == b->rows && ir_expr_equal(a->a, b->a) &&
+           ir_expr_equal(a->b, b->b) && ir_expr_equal(a->c, b->c);
   case IX_HBM_ROW:
   case IX_TILE_AT:
     return a->id == b->id && a->value == b->value && ir_expr_equal(a->a, b->a) && ir_expr_equal(a->b, b->b) &&
@@ -464,6 +482,23 @@ void ir_print_expr(const Program *p, const IrStream *s, const IrExpr *e, FILE *o
     return;
   case IX_TILE_AT: /* a view's start or a slot, checked */
     ir_print_expr(p, s, e->a, out);
+    return;
+  case IX_ROWS: /* rows(X: IDX[r +p, c] +: n, cells c0 +: kc) or rows(X: r +: n, ...) */
+    fprintf(out, "rows(%s: ", p->kernel->tensors[e->id].name);
+    if (e->rows->gather) {
+      fprintf(out, "%s[", p->kernel->tensors[e->rows->gather - 1].name);
+      ir_print_expr(p, s, e->a, out);
+      fputs(e->rows->axis ? ", " : " +p, ", out);
+      ir_print_expr(p, s, e->b, out);
+      fprintf(out, "%s] +: %" PRId64, e->rows->axis ? " +p" : "", e->rows->n);
+    } else {
+      ir_print_expr(p, s, e->a, out);
+      fputs(" +: ", out);
+      ir_print_expr(p, s, e->b, out);
+    }
+    fputs(", cells ", out);
+    ir_print_expr(p, s, e->c, out);
+    fprintf(out, " +: %" PRId64 ")", e->rows->kc);
     return;
   case IX_HBM_ROW: /* the row of X[r, c], checked */
     fprintf(out, "row(%s[", p->kernel->tensors[e->id].name);
@@ -536,6 +571,14 @@ static void print_operand(const Program *p, const IrStream *s, const IrOperand *
       fprintf(out, "%s[", k->tensors[o->decl].name);
       for (int d = 0; d < 2; d++) {
         if (d) fputs(", ", out);
+        if (d == 0 && o->gather) { /* IDX[row + p, col] +: n */
+          fprintf(out, "%s[", k->tensors[o->gather - 1].name);
+          ir_print_expr(p, s, o->row, out);
+          fputs(o->gaxis ? ", " : " +p, ", out);
+          ir_print_expr(p, s, o->col, out);
+          fprintf(out, "%s] +: %" PRId64, o->gaxis ? " +p" : "", o->v->ext[0]);
+          continue;
+        }
         ir_print_expr(p, s, o->v->lo[d], out);
         fprintf(out, " +: %" PRId64, o->v->ext[d]);
         if (o->v->n[d]) {
@@ -771,6 +814,15 @@ static void check_expr(const Checker *c, const IrExpr *e) {
       bug("ir_validate: engine %d: checked index of tile %d", c->engine, e->id);
     check_expr(c, e->a);
     return;
+  case IX_ROWS:
+    if (e->id < 0 || e->id >= c->p->kernel->ntensors || !e->rows || !e->a || !e->b || !e->c || e->rows->n < 1 ||
+        e->rows->kc < 1 || !e->rows->ncols || e->rows->op < 0 || e->rows->op >= BFRT_NOPS ||
+        (e->rows->gather && (e->rows->gather > c->p->kernel->ntensors || !c->p->kernel->tensors[e->rows->gather - 1].ints)))
+      bug("ir_validate: engine %d: rows of tensor %d", c->engine, e->id);
+    check_expr(c, e->a);
+    check_expr(c, e->b);
+    check_expr(c, e->c);
+    return;
   case IX_HBM_ROW:
     if (e->id < 0 || e->id >= c->p->kernel->ntensors || e->value < 0 || e->value >= BFRT_NOPS || !e->c ||
         e->c->kind != IX_CONST || e->c->value < 0 || e->c->value >= c->p->kernel->ntiles)
@@ -802,8 +854,14 @@ static void check_operand(const Checker *c, const IrOperand *o) {
     return;
   case OPND_HBM:
     if (o->decl < 0 || o->decl >= k->ntensors) bug("ir_validate: tensor %d", o->decl);
-    if (!o->v == !o->row || (o->v && (!o->v->lo[0] || !o->v->lo[1] || o->v->ext[0] < 1 || o->v->ext[1] < 1)))
+    if ((!o->v == !o->row && !o->gather) || (o->gather && (!o->v || !o->row || !o->col)) ||
+        (o->gather && (o->gather > k->ntensors || !k->tensors[o->gather - 1].ints)) ||
+        (o->v && (!o->v->lo[0] || !o->v->lo[1] || o->v->ext[0] < 1 || o->v->ext[1] < 1)))
       bug("ir_validate: operand of tensor %d", o->decl);
+    if (o->gather) {
+      check_expr(c, o->row);
+      check_expr(c, o->col);
+    }
     for (int d = 0; o->v && d < 2; d++) {
       check_expr(c, o->v->lo[d]);
       if (o->v->n[d]) check_expr(c, o->v->n[d]);

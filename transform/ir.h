@@ -53,11 +53,30 @@ typedef enum IrExprKind {
                  slice's first row or column, of extent b->value); else the
                  error of op `value` at `line` (bfrt_view_at, bfrt_slot,
                  bfrt_hbm_at): a checked part of a tracking array's index */
+  IX_ROWS,    /* a set of tracking entries, only as the index of an IX_LOAD (the
+                 max over them) or an IR_STORE (each of them): single-row cells
+                 of tensor id's grid, rows->n rows r(p), p < rows->n, each with
+                 rows->kc cells from column cell c, rows->ncols cells a grid
+                 row. A gather's (rows->gather > 0): r(p) = element (a, b) + p
+                 along rows->axis of i32 tensor rows->gather - 1, checked inside
+                 tensor id with op rows->op's error at `line`; otherwise r(p) =
+                 a + p for p < b (the run-time count, b <= rows->n),
+                 a checked (bfrt_rows_max, bfrt_rows_store) */
 } IrExprKind;
+
+/* IX_ROWS's fixed part (in place of `value`: most nodes have none). */
+typedef struct IrRows {
+  int gather, axis, op;
+  int64_t n, kc;
+  struct IrExpr *ncols; /* over parameters */
+} IrRows;
 
 typedef struct IrExpr {
   IrExprKind kind;
-  int64_t value;
+  union {
+    int64_t value;
+    const struct IrRows *rows; /* IX_ROWS only */
+  };
   int id;
   int line;
   int size; /* nodes in the printed tree, saturating (0 when not built by ir.c) */
@@ -74,6 +93,11 @@ typedef struct IrOperand {
   /* tile: a view of part of the slot (docs/language.md, "Operands"); hbm:
    * an element slice (row and col NULL). NULL without one. */
   struct IrView *v;
+  /* hbm with a view: rows by index (a gather or scatter) when gather > 0:
+   * i32 tensor gather - 1 holds them, its run from element (row, col) down
+   * its rows (gaxis 0) or along its columns (gaxis 1), v->ext[0] long;
+   * v->lo[0] is 0 */
+  int gather, gaxis;
 } IrOperand;
 
 /* A view's or slice's first partition (row) and column, its extents, and
@@ -244,6 +268,11 @@ IrExpr *ir_hbm_row(struct Arena *arena, int tensor, int tile, IrExpr *row, IrExp
  * partition or column, of extent n; 2: a slot, n = 1) as op at line uses it
  * (IX_TILE_AT). */
 IrExpr *ir_tile_at(struct Arena *arena, int tile, int dim, IrExpr *at, int64_t n, int op, int line);
+/* The entries of rows (IX_ROWS) of tensor's grid, rows->n rows from a (b:
+ * their run-time count, NULL for rows->n) or by gather, from column cell c. */
+IrExpr *ir_rows(struct Arena *arena, int tensor, const IrRows *rows, IrExpr *a, IrExpr *b, IrExpr *c, int line);
+/* A ragged dimension's run-time extent max(0, min(n, end - lo)). */
+IrExpr *ir_clipped_extent(struct Arena *arena, IrExpr *end, IrExpr *lo, int64_t n);
 /* !a for a condition a. */
 IrExpr *ir_not(struct Arena *arena, IrExpr *a);
 /* cond ? x : y, folded when cond is constant or x and y are equal. */

@@ -149,10 +149,12 @@ typedef struct Region {
   bool reads, writes;
   int64_t at[2]; /* as evaluated: the slot (and 0), or the hbm row and column */
   int64_t n[2];  /* a view's or slice's extents as run (a ragged one's clipped) */
+  const int64_t *rows; /* a gather's or scatter's: the grid row of each of its r1 - r0 rows (r0 = 0), else NULL */
 } Region;
 
 struct Oracle {
   Program *p;
+  int64_t *gather_rows, ngather_rows; /* the rows of the instance's gather or scatter: room for the longest */
   const int64_t *params;
   int nengines;
   int max_depth;      /* deepest nesting of bodies, plus 1 */
@@ -337,10 +339,12 @@ static void size_grids(Oracle *o) {
       if (op->kind == OPND_IMM) continue;
       const Operand *t = op->kind == OPND_TILE || op->view ? op : partner_tile(s, j);
       Grid *g = op->kind == OPND_TILE ? &o->tile_grid[op->decl] : &o->grid[op->decl];
-      g->cell_rows = ir_gcd(g->cell_rows, ir_gcd(t->ext[0], start_alignment(o, op, 0)));
+      g->cell_rows = ir_gcd(g->cell_rows, op->gather ? 1 : ir_gcd(t->ext[0], start_alignment(o, op, 0)));
+      if (op->gather && op->gather->n > o->ngather_rows) o->ngather_rows = op->gather->n;
       g->cell_cols = ir_gcd(g->cell_cols, ir_gcd(t->ext[1], start_alignment(o, op, 1)));
     }
   }
+  o->gather_rows = ARENA_ARRAY(o->p->arena, int64_t, o->ngather_rows + 1);
   for (int t = 0; t < k->ntiles; t++) {
     Grid *g = &o->tile_grid[t];
     g->cell_rows = ir_gcd(g->cell_rows, g->rows);
@@ -409,13 +413,48 @@ static bool slice_region(Oracle *o, const Walk *w, const Stmt *s, const Operand 
   bool empty = !n[0] || !n[1];
   *rg = (Region){g->base, lo[0] / g->cell_rows, empty ? lo[0] / g->cell_rows : (lo[0] + n[0]) / g->cell_rows,
                  lo[1] / g->cell_cols, (lo[1] + n[1]) / g->cell_cols, g->ncols, false, false, {lo[0], lo[1]},
-                 {n[0], n[1]}};
+                 {n[0], n[1]}, NULL};
+  return true;
+}
+
+/* A gather's or scatter's rows X[IDX[..], c0:c1]: each index checked, in
+ * the runtime's words; the grid's rows are single rows (size_grids). */
+static bool gather_region(Oracle *o, const Walk *w, const Stmt *s, const Operand *op, Region *rg) {
+  const Grid *g = &o->grid[op->decl];
+  const char *verb = s->op == BFRT_STORE ? "store to" : "load from";
+  int64_t lo, n, at[2];
+  if (!view_extent(o, w, op, 1, &lo, &n) || !eval(o, w, op->gather->elem->lhs, &at[0]) ||
+      !eval(o, w, op->gather->elem->rhs, &at[1]))
+    return false;
+  if (n > g->cols || lo < 0 || lo > g->cols - n) {
+    diag_error(&o->p->diag, op->span, "%s %s: columns %lld:%lld are outside the tensor's 0:%lld", verb, op->name,
+               (long long)lo, (long long)(lo + n), (long long)g->cols);
+    o->failed = true;
+    return false;
+  }
+  for (int64_t p = 0; p < op->gather->n; p++) {
+    const Expr *bad = NULL;
+    EvalEnv env = env_of(o, w);
+    int status = gather_row_eval(op->gather, &env, p, &o->gather_rows[p], &bad);
+    if (status) return eval_failed(o, status, &env, bad, op->span);
+    if (o->gather_rows[p] < 0 || o->gather_rows[p] >= g->rows) {
+      diag_error(&o->p->diag, op->span, "%s %s: index %s[%lld, %lld] = %lld (partition %lld) is outside the tensor's rows 0:%lld",
+                 verb, op->name, op->gather->name, (long long)(at[0] + (op->gather->axis ? 0 : p)),
+                 (long long)(at[1] + (op->gather->axis ? p : 0)), (long long)o->gather_rows[p], (long long)p,
+                 (long long)g->rows);
+      o->failed = true;
+      return false;
+    }
+  }
+  *rg = (Region){g->base, 0, op->gather->n, lo / g->cell_cols, (lo + n) / g->cell_cols, g->ncols, false, false,
+                 {at[0], at[1]}, {op->gather->n, n}, o->gather_rows};
   return true;
 }
 
 /* hbm X[r, c] covers rows r*h .. r*h+h-1, cols c*w .. c*w+w-1. */
 static bool hbm_region(Oracle *o, const Walk *w, const Stmt *s, int i, Region *rg) {
   const Operand *op = &s->operands[i];
+  if (op->gather) return gather_region(o, w, s, op, rg);
   if (op->view) return slice_region(o, w, s, op, rg);
   const int64_t *t = partner_tile(s, i)->ext; /* the tile's rows and columns */
   const Grid *g = &o->grid[op->decl];
@@ -435,7 +474,7 @@ static bool hbm_region(Oracle *o, const Walk *w, const Stmt *s, int i, Region *r
     return false;
   }
   *rg = (Region){g->base, r0 / g->cell_rows, r1 / g->cell_rows, c0 / g->cell_cols,
-                 c1 / g->cell_cols, g->ncols, false, false, {r, c}, {t[0], t[1]}};
+                 c1 / g->cell_cols, g->ncols, false, false, {r, c}, {t[0], t[1]}, NULL};
   return true;
 }
 
@@ -468,7 +507,7 @@ static bool tile_region(Oracle *o, const Walk *w, const Stmt *s, const Operand *
   bool empty = !n[0] || !n[1]; /* a ragged view clipped to nothing covers no cell */
   *rg = (Region){base, lo[0] / g->cell_rows, empty ? lo[0] / g->cell_rows : (lo[0] + n[0]) / g->cell_rows,
                  lo[1] / g->cell_cols, (lo[1] + n[1]) / g->cell_cols, g->ncols, false, false,
-                 {slot, lo[0] * t->cols + lo[1]}, {n[0], n[1]}};
+                 {slot, lo[0] * t->cols + lo[1]}, {n[0], n[1]}, NULL};
   return true;
 }
 
@@ -486,8 +525,8 @@ static bool operand_region(Oracle *o, const Walk *w, const Stmt *s, int i, Regio
  * latest instance has the latest stamp. */
 static void gather_need(const Oracle *o, const Region *rg, int engine, int64_t *need, int64_t *done) {
   int n = o->nengines;
-  for (int64_t r = rg->r0; r < rg->r1; r++)
-    for (int64_t c = rg->c0; c < rg->c1; c++) {
+  for (int64_t i = rg->r0; i < rg->r1; i++)
+    for (int64_t c = rg->c0, r = rg->rows ? rg->rows[i] : i; c < rg->c1; c++) {
       int64_t cell = (rg->base + r * rg->ncols + c) * n;
       for (int e = 0; e < n; e++) {
         if (e == engine) continue;
@@ -507,8 +546,8 @@ static void gather_need(const Oracle *o, const Region *rg, int engine, int64_t *
  * completion (oracle_ideal_cycles). */
 static int64_t gather_self_done(const Oracle *o, const Region *rg, int engine, int64_t done) {
   int n = o->nengines;
-  for (int64_t r = rg->r0; r < rg->r1; r++)
-    for (int64_t c = rg->c0; c < rg->c1; c++) {
+  for (int64_t i = rg->r0; i < rg->r1; i++)
+    for (int64_t c = rg->c0, r = rg->rows ? rg->rows[i] : i; c < rg->c1; c++) {
       int64_t cell = (rg->base + r * rg->ncols + c) * n + engine;
       int64_t wd = o->write_done[cell], rdd = rg->writes ? o->read_done[cell] : 0;
       if (wd > done) done = wd;
@@ -519,8 +558,8 @@ static int64_t gather_self_done(const Oracle *o, const Region *rg, int engine, i
 
 static void record_access(Oracle *o, const Region *rg, int engine, int64_t pos, int64_t done) {
   int n = o->nengines;
-  for (int64_t r = rg->r0; r < rg->r1; r++)
-    for (int64_t c = rg->c0; c < rg->c1; c++) {
+  for (int64_t i = rg->r0; i < rg->r1; i++)
+    for (int64_t c = rg->c0, r = rg->rows ? rg->rows[i] : i; c < rg->c1; c++) {
       int64_t cell = (rg->base + r * rg->ncols + c) * n + engine;
       if (rg->writes) o->last_write[cell] = pos;
       if (rg->reads) o->last_read[cell] = pos;
@@ -818,6 +857,8 @@ static void walk_instr(Oracle *o, Walk *w, const Stmt *s) {
     note_reads(o, w, s->operands[i].lo[1], (uint32_t)1 << s->engine);
     note_reads(o, w, s->operands[i].clip[0], (uint32_t)1 << s->engine);
     note_reads(o, w, s->operands[i].clip[1], (uint32_t)1 << s->engine);
+    if (s->operands[i].gather) note_reads(o, w, s->operands[i].gather->elem->lhs, (uint32_t)1 << s->engine);
+    if (s->operands[i].gather) note_reads(o, w, s->operands[i].gather->elem->rhs, (uint32_t)1 << s->engine);
   }
   if (!ragged_shapes_fit(o, s, rg)) return;
   int64_t pos = ++w->count[s->engine];
@@ -1203,6 +1244,39 @@ static int64_t ir_tile_at_eval(Schedule *s, Interp *in, const IrExpr *x) {
   return at;
 }
 
+/* The entries of set x (IX_ROWS) in array `array`: their max (store
+ * false), or each set to value. The walk checked every row these come
+ * from, so one outside the tensor is a transform bug. */
+static int64_t ir_rows_eval(Schedule *s, Interp *in, const IrExpr *x, int array, bool store, int64_t value) {
+  const Program *p = s->o->p;
+  const IrRows *r = x->rows;
+  int64_t a = ir_eval(s, in, x->a), b = ir_eval(s, in, x->b), c0 = ir_eval(s, in, x->c), ncols = ir_eval(s, in, r->ncols);
+  int64_t count = r->gather ? r->n : b < 0 ? 0 : b > r->n ? r->n : b, most = 0;
+  const Grid *g = &s->o->grid[x->id];
+  for (int64_t q = 0; q < count && !s->stop; q++) {
+    int64_t row = a + q;
+    if (r->gather) {
+      const int64_t *shape = p->device_shape[r->gather - 1];
+      int64_t at[2] = {a, b};
+      at[r->axis] += q;
+      if (at[0] < 0 || at[0] >= shape[0] || at[1] < 0 || at[1] >= shape[1])
+        bug("oracle: line %d: bookkeeping for an index outside its tensor", x->line);
+      int32_t v;
+      memcpy(&v, (const char *)p->device_ints[r->gather - 1] + 4 * (at[0] * shape[1] + at[1]), sizeof v);
+      row = v;
+    }
+    if (row < 0 || row >= g->rows || c0 < 0 || c0 + r->kc > ncols || (row + 1) * ncols > in->array_len[array])
+      bug("oracle: line %d: bookkeeping for row %lld of tensor %s outside it", x->line, (long long)row,
+          p->kernel->tensors[x->id].name);
+    for (int64_t j = 0; j < r->kc; j++) {
+      int64_t *e = &in->arrays[array][row * ncols + c0 + j];
+      if (store) *e = value;
+      else if (*e > most) most = *e;
+    }
+  }
+  return most;
+}
+
 static int64_t ir_eval(Schedule *s, Interp *in, const IrExpr *x) {
   if (s->stop) return 0;
   switch (x->kind) {
@@ -1211,6 +1285,7 @@ static int64_t ir_eval(Schedule *s, Interp *in, const IrExpr *x) {
   case IX_LOOPVAR: return in->loopvars[x->id];
   case IX_VAR: return in->vars[x->id];
   case IX_LOAD: {
+    if (x->a->kind == IX_ROWS) return ir_rows_eval(s, in, x->a, x->id, false, 0);
     int64_t i = ir_eval(s, in, x->a);
     if (i < 0 || i >= in->array_len[x->id])
       bug("oracle: line %d: bookkeeping array %d index %lld out of range", x->line, x->id,
@@ -1462,7 +1537,7 @@ static uint64_t ir_operand_hash(Schedule *s, Interp *in, const IrNode *node) {
     if (op->kind == OPND_TILE) {
       at[0] = ir_eval(s, in, op->slot);
       if (op->v) at[1] = ir_eval(s, in, op->v->lo[0]) * s->o->p->kernel->tiles[op->decl].cols + ir_eval(s, in, op->v->lo[1]);
-    } else if (op->v) {
+    } else if (op->v && !op->gather) { /* a gather: its index run's first element, below */
       at[0] = ir_eval(s, in, op->v->lo[0]);
       at[1] = ir_eval(s, in, op->v->lo[1]);
     } else {
@@ -1560,6 +1635,12 @@ static void step(Schedule *s, int c) {
     s->st->engine_bookkeeping[c]++;
     break;
   case IR_STORE: {
+    if (node->index->kind == IX_ROWS) {
+      ir_rows_eval(s, in, node->index, node->array, true, ir_eval(s, in, node->value));
+      s->st->bookkeeping++;
+      s->st->engine_bookkeeping[c]++;
+      break;
+    }
     int64_t i = ir_eval(s, in, node->index), v = ir_eval(s, in, node->value);
     if (i < 0 || i >= in->array_len[node->array])
       bug("oracle: line %d: store to bookkeeping array %d at %lld out of range", node->line,

@@ -97,6 +97,7 @@ static IrExpr *share_expr(ShareCtx *sc, IrExpr *x, bool surely) {
     IrExpr *orelse = share_expr(sc, x->c, false);
     return cond == x->a && then == x->b && orelse == x->c ? x : ir_select(arena, cond, then, orelse);
   }
+  case IX_ROWS: return x; /* its rows are read by the helper that walks them */
   case IX_TILE_AT:
     a = share_expr(sc, x->a, surely);
     return a == x->a ? x : ir_tile_at(arena, x->id, (int)x->c->value, a, x->b->value, (int)x->value, x->line);

@@ -52,7 +52,7 @@ static bool reads_array(const IrExpr *e, int array) {
  * bounds (which at_var does not rebuild). */
 static bool reads_memory(const IrExpr *e) {
   if (!e) return false;
-  if (e->kind == IX_LOAD || e->kind == IX_ELEM || e->kind == IX_HBM_ROW) return true;
+  if (e->kind == IX_LOAD || e->kind == IX_ELEM || e->kind == IX_HBM_ROW || e->kind == IX_ROWS) return true;
   return reads_memory(e->a) || reads_memory(e->b) || reads_memory(e->c);
 }
 

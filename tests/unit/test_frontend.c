@@ -836,8 +836,53 @@ static void test_reads_before_writes(void **state) {
   done(&r);
 }
 
+/* A gather's rows: the run of its i32 tensor resolved (which tensor, which
+ * axis, how long) and read for each partition, down a column or along a
+ * row; an index element outside the index tensor is EVAL_OUT_OF_RANGE. */
+static void test_gather(void **state) {
+  (void)state;
+  Run r = run("kernel k(N: int) {\n  hbm in X: f32[N, 5];\n  hbm in IDX: i32[3, 2];\n  hbm out Y: f32[N, 5];\n"
+              "  sbuf x: f32[2, 5];\n  sbuf z: f32[3, 4];\n  for t in 0 .. 3 {\n"
+              "    dma: load x, X[IDX[t, 0:2], :];\n    dma: load z, X[IDX[:, t - 1], 1:5];\n"
+              "    dma: store Y[IDX[t, :], 0:5], x;\n  }\n}\n");
+  if (r.p->diag.errors) fprintf(stderr, "%s", r.diag);
+  assert_int_equal(r.p->diag.errors, 0);
+  const Kernel *k = r.p->kernel;
+  const Gather *a = k->instrs[0]->operands[1].gather, *b = k->instrs[1]->operands[1].gather,
+               *c = k->instrs[2]->operands[0].gather;
+  assert_non_null(a);
+  assert_non_null(b);
+  assert_non_null(c);
+  assert_int_equal(a->tensor, 1);
+  assert_int_equal(a->axis, 1);
+  assert_int_equal(a->n, 2);
+  assert_int_equal(b->axis, 0);
+  assert_int_equal(b->n, 3);
+  assert_int_equal(c->n, 2);
+  assert_int_equal(k->instrs[0]->operands[1].ext[0], 2);
+  int32_t idx[6] = {10, 11, 20, 21, 30, 31}; /* IDX[r, c] = 10 (r + 1) + c */
+  const void *ints[4] = {NULL, idx, NULL, NULL};
+  const int64_t shape[4][2] = {{0, 0}, {3, 2}, {0, 0}, {0, 0}};
+  int64_t params[1] = {40}, loopvars[1] = {1}, row;
+  EvalEnv env = {params, loopvars, ints, shape, {0, 0}};
+  const Expr *bad = NULL;
+  assert_int_equal(gather_row_eval(a, &env, 1, &row, &bad), 0);
+  assert_int_equal(row, 21); /* IDX[1, 0 + 1] */
+  assert_int_equal(gather_row_eval(b, &env, 2, &row, &bad), 0);
+  assert_int_equal(row, 30); /* IDX[0 + 2, 1 - 1] */
+  loopvars[0] = 2;           /* IDX[t, 0 + 2] is outside IDX */
+  assert_int_equal(gather_row_eval(a, &env, 2, &row, &bad), EVAL_OUT_OF_RANGE);
+  assert_int_equal(env.bad_at[0], 2);
+  assert_int_equal(env.bad_at[1], 2);
+  done(&r);
+  assert_first_error("kernel k() {\n  hbm in X: f32[4, 4];\n  hbm in I: i32[1, 4];\n  sbuf x: f32[2, 4];\n"
+                     "  dma: load x, X[I[0, 0:4], :];\n}\n",
+                     "5:18: error: a gather or scatter moves one row a partition: I[0, 0:4] gives 4 indices, and 'x' has 2 partitions");
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_gather),
       cmocka_unit_test(test_softmax_checks),      cmocka_unit_test(test_good_syntax),
       cmocka_unit_test(test_expression_trees),    cmocka_unit_test(test_syntax_errors),
       cmocka_unit_test(test_prelude_is_clean),    cmocka_unit_test(test_name_errors),
