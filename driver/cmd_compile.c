@@ -68,7 +68,13 @@ static int emit(Program *p, Emit what, FILE *out) {
   switch (what) {
   case EMIT_C: emit_c(p, out); break;
   case EMIT_IR: ir_print(p, out); break;
-  case EMIT_PROOF: ir_dump_proof(p, out); break;
+  case EMIT_PROOF:
+    if (ir_dump_outside(p)) {
+      error_print(stderr, "--emit=proof: %s\n", ir_dump_outside(p));
+      return 1;
+    }
+    ir_dump_proof(p, out);
+    break;
   case EMIT_EXPLAIN: ir_explain(p, out); break;
   case EMIT_HEADER: emit_header(p, out); break;
   }

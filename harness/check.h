@@ -47,7 +47,8 @@ typedef struct Counts {
   int64_t f64_checks;
   /* barrier-free kernels the proof's extracted validator checked
    * (harness/proof_check.c, when build/proof/bfcheck is built), those it
-   * rejected or could not read, and those above its instance bound */
+   * rejected or could not read, and those it skipped (above its instance
+   * bound, or a gather: harness/proof_check.h) */
   int64_t validator_checks, validator_failures, validator_skips;
 } Counts;
 

@@ -13,7 +13,7 @@ enum {
   PROOF_REJECTED,      /* the checker found a wait not exact, or an op not the model's */
   PROOF_ERROR,         /* the checker could not run, or read its input */
   PROOF_NOT_APPLICABLE, /* the barrier baseline: not exact by design */
-  PROOF_SKIPPED         /* more instances than PROOF_MAX_INSTANCES */
+  PROOF_SKIPPED         /* more instances than PROOF_MAX_INSTANCES, or a gather (ir_dump_outside) */
 };
 
 /* The checker is quadratic in the dynamic instances (the threshold walk

@@ -176,6 +176,21 @@ static void dump_stmts(const Program *p, const Stmt *s, int depth, FILE *out) {
   }
 }
 
+static bool stmts_gather(const Stmt *s) {
+  for (; s; s = s->next) {
+    for (int i = 0; s->kind == ST_INSTR && i < s->noperands; i++)
+      if (s->operands[i].gather) return true;
+    if (s->kind != ST_INSTR && (stmts_gather(s->body) || stmts_gather(s->orelse))) return true;
+  }
+  return false;
+}
+
+const char *ir_dump_outside(const Program *p) {
+  return stmts_gather(p->kernel->body)
+             ? "gathers and scatters by run-time index (X[IDX[..], ..]) are not in the proof's model yet (docs/proof.md, section 5)"
+             : NULL;
+}
+
 void ir_dump_proof(const Program *p, FILE *out) {
   const Kernel *k = p->kernel;
   fprintf(out, "bfsync-proof 2\nparams %d", k->nparams);
