@@ -131,7 +131,7 @@ static int tile_operand(F64 *r, const Operand *o, View *v, int64_t *at) {
   if (o->slot && eval(r, o->slot, &slot)) return -1;
   if (slot < 0 || slot >= t->slots)
     return fail(r, o->span, arena_printf(r->p->arena, "slot %s[%" PRId64 "] is out of range", t->name, slot));
-  int64_t step[2] = {o->view ? o->nstep[0] : 1, o->view ? o->nstep[1] : 1}, span[2];
+  int64_t step[2] = {o->view ? o->nd->nstep[0] : 1, o->view ? o->nd->nstep[1] : 1}, span[2];
   for (int d = 0; d < 2; d++) {
     if (view_extent(r, o, d, &lo[d], &n[d])) return -1;
     span[d] = n[d] > 0 ? (n[d] - 1) * step[d] + 1 : n[d]; /* a strided view's reach, within its tile (sema) */
