@@ -72,11 +72,20 @@ $(BUILD)/gen/dsl/lexer.c $(BUILD)/gen/dsl/lexer.h: dsl/lexer.l
 	@mkdir -p $(dir $@)
 	flex --header-file=$(BUILD)/gen/dsl/lexer.h -o $(BUILD)/gen/dsl/lexer.c $<
 
-$(BUILD)/obj/dsl/%.o: $(BUILD)/gen/dsl/%.c $(GEN_HDR)
+# Objects are rebuilt when the flags that compile them change (a build
+# folder made before OBJFLAGS would not link): $(BUILD)/flags holds them.
+FLAGS_TEXT := $(CC) $(BASEFLAGS) $(CFLAGS) $(OBJFLAGS) $(GENFLAGS)
+FLAGS_FILE  = $(BUILD)/flags
+ifneq ($(file <$(FLAGS_FILE)),$(FLAGS_TEXT))
+$(shell mkdir -p $(BUILD))
+$(file >$(FLAGS_FILE),$(FLAGS_TEXT))
+endif
+
+$(BUILD)/obj/dsl/%.o: $(BUILD)/gen/dsl/%.c $(GEN_HDR) $(FLAGS_FILE)
 	@mkdir -p $(dir $@)
 	$(CC) $(BASEFLAGS) $(CFLAGS) $(OBJFLAGS) $(GENFLAGS) -MMD -MP -c $< -o $@
 
-$(BUILD)/obj/%.o: %.c $(GEN_HDR)
+$(BUILD)/obj/%.o: %.c $(GEN_HDR) $(FLAGS_FILE)
 	@mkdir -p $(dir $@)
 	$(CC) $(BASEFLAGS) $(CFLAGS) $(OBJFLAGS) -MMD -MP -c $< -o $@
 
@@ -101,7 +110,7 @@ API_SRC    = $(sort $(wildcard api/*.c))
 SHARED_SRC = backend/jit.c backend/jit_dl.c
 PIC_OBJ    = $(patsubst %.c,$(BUILD)/obj/%.o,$(filter-out driver/% $(SHARED_SRC),$(COMPILER_SRC)) $(RUNTIME_SRC) $(API_SRC)) \
              $(GEN_SRC:$(BUILD)/gen/%.c=$(BUILD)/obj/%.o) $(SHARED_SRC:%.c=$(BUILD)/pic/%.o)
-$(BUILD)/pic/%.o: %.c $(GEN_HDR)
+$(BUILD)/pic/%.o: %.c $(GEN_HDR) $(FLAGS_FILE)
 	@mkdir -p $(dir $@)
 	$(CC) $(BASEFLAGS) $(CFLAGS) $(OBJFLAGS) -DBFSYNC_SHARED -MMD -MP -c $< -o $@
 $(BUILD)/libbfsync.so: $(PIC_OBJ) api/libbfsync.map | $(BUILD_HDR)

@@ -95,7 +95,7 @@ static int tile_view(Ref *r, const Stmt *s, const Operand *o, SemView *v) {
                 arena_printf(r->p->arena, "%s: slot %s[%" PRId64 "] is out of range (%" PRId64 " slots)",
                              op_names[s->op], t->name, slot, t->slots));
   int64_t lo[2] = {0, 0}, n[2], size[2] = {t->rows, t->cols};
-  int64_t step[2] = {o->view ? o->nstep[0] : 1, o->view ? o->nstep[1] : 1}, span[2];
+  int64_t step[2] = {o->view ? o->nd->nstep[0] : 1, o->view ? o->nd->nstep[1] : 1}, span[2];
   for (int d = 0; d < 2; d++) {
     if (view_extent(r, o, d, &lo[d], &n[d])) return -1;
     span[d] = n[d] > 0 ? (n[d] - 1) * step[d] + 1 : n[d]; /* a strided view's reach, within its tile (sema) */

@@ -131,7 +131,7 @@ static int tile_operand(F64 *r, const Operand *o, View *v, int64_t *at) {
   if (o->slot && eval(r, o->slot, &slot)) return -1;
   if (slot < 0 || slot >= t->slots)
     return fail(r, o->span, arena_printf(r->p->arena, "slot %s[%" PRId64 "] is out of range", t->name, slot));
-  int64_t step[2] = {o->view ? o->nstep[0] : 1, o->view ? o->nstep[1] : 1}, span[2];
+  int64_t step[2] = {o->view ? o->nd->nstep[0] : 1, o->view ? o->nd->nstep[1] : 1}, span[2];
   for (int d = 0; d < 2; d++) {
     if (view_extent(r, o, d, &lo[d], &n[d])) return -1;
     span[d] = n[d] > 0 ? (n[d] - 1) * step[d] + 1 : n[d]; /* a strided view's reach, within its tile (sema) */
@@ -868,7 +868,6 @@ static int run_resolved(F64 *r, const Stmt *s, Operands o) {
   ElemType type = operand_type(r, &s->operands[0]);
   const StorageType *st = storage_type(type);
   if (check_finite(r, s, &o, out, st)) return -1; /* before the destination, maybe a source, changes */
-  if (s->op == BFRT_ACTIVATION_ACC && write_accumulator(r, s, &o, acc)) return -1;
   for (int64_t i = 0; i < d.rows; i++) /* a strided slice's cells one by one */
     if (d.cstride > 1)
       for (int64_t j = 0; j < d.cols; j++) *at(d, i, j) = *at(out, i, j);
@@ -877,7 +876,8 @@ static int run_resolved(F64 *r, const Stmt *s, Operands o) {
   if (st && !stores_exactly(r, s, type)) widen_for_storage(d, st);
   if (s->operands[0].kind == OPND_TILE) mark_written(r, s->operands[0].decl, o.slot[0], d);
   else mark_stored(r, s, &o);
-  return 0;
+  /* the accumulator last, as runtime/semantics.c writes it: where it is d, the sum stays */
+  return s->op == BFRT_ACTIVATION_ACC ? write_accumulator(r, s, &o, acc) : 0;
 }
 
 static int run_stmts(F64 *r, const Stmt *s);

@@ -18,7 +18,7 @@
 #include "driver/args.h"
 #include "driver/commands.h"
 #include "driver/diagnostics.h"
-#include "driver/proof_check.h"
+#include "harness/proof_check.h"
 #include "frontend/program.h"
 #include "transform/oracle.h"
 #include "transform/sync.h"

@@ -110,6 +110,17 @@ typedef enum OperandKind {
   OPND_IMM,  /* an immediate: a constant expression, or the name of a const (sema) */
 } OperandKind;
 
+/* A view's or an element slice's dimensions as written, over a tile's two
+ * or a tensor's rank (row major; frontend/slices.c): each one's first
+ * index (NULL: 0), step and extent (1 for an integer index), and which two
+ * of them the tile's partitions and columns run along (tdim). */
+typedef struct SliceDims {
+  int rank;
+  Expr *nlo[MAX_RANK];
+  int64_t nstep[MAX_RANK], next[MAX_RANK];
+  int tdim[2];
+} SliceDims;
+
 typedef struct Operand {
   OperandKind kind;
   Span span;
@@ -129,18 +140,13 @@ typedef struct Operand {
                       OPND_HBM with a view (an element slice): its first row and column */
   int64_t ext[2];  /* sema, OPND_TILE: the view's extents (the tile's shape without a view);
                       OPND_HBM with a view: the slice's */
-  /* sema, OPND_HBM with a view, over the tensor's rank dimensions (row
-   * major; frontend/slices.c): each one's first index (NULL: 0), step and
-   * extent (1 for an integer index), and which two of them the tile's
-   * partitions and columns run along (tdim). lo[0], lo[1] are then the
+  /* sema, a view or an element slice: its dimensions (below; out of line,
+   * as most operands have none). For OPND_HBM, lo[0], lo[1] are then the
    * first row and column of the tensor flattened to [rows, cols] (rows
    * the product of all dimensions but the last), rstep the distance in
    * flattened rows between partitions (NULL: 1) and cstep the distance
    * in columns between columns. */
-  int rank;
-  Expr *nlo[MAX_RANK];
-  int64_t nstep[MAX_RANK], next[MAX_RANK];
-  int tdim[2];
+  SliceDims *nd;
   Expr *rstep;
   int64_t cstep;
   Gather *gather;  /* OPND_HBM: rows by index, X[IDX[..], c0:c1] (a view; lo[0] NULL, ext[0] = gather->n), or NULL */

@@ -732,14 +732,15 @@ static bool view_dim(Sema *s, Operand *o, int i, int64_t size, const char *dim, 
   const char *kind = hbm ? "slice" : "view";
   int64_t lo = 0, extent = 1, step = 1;
   if (sl->step && expr_eval(sl->step, NULL, NULL, &step, NULL)) bug("constant with a zero divisor passed sema");
-  o->nlo[i] = sl->lo;
-  o->nstep[i] = step;
+  if (!o->nd) o->nd = ARENA_NEW(s->p->arena, SliceDims);
+  o->nd->nlo[i] = sl->lo;
+  o->nd->nstep[i] = step;
   if (!sl->lo && size < 0) {
     diag_error(s->diag, sl->span, "the %s of tensor '%s' are not a constant: write the range lo:hi", dim, o->name);
     return false;
   }
   if (!sl->lo) {
-    o->next[i] = (size + step - 1) / step;
+    o->nd->next[i] = (size + step - 1) / step;
     return true;
   }
   const Expr *hi = sl->hi;
@@ -770,7 +771,7 @@ static bool view_dim(Sema *s, Operand *o, int i, int64_t size, const char *dim, 
                o->name, (long long)size);
     return false;
   }
-  o->next[i] = (extent + step - 1) / step;
+  o->nd->next[i] = (extent + step - 1) / step;
   if (is_constant(sl->lo) && expr_eval(sl->lo, NULL, NULL, &lo, NULL) == 0 &&
       (lo < 0 || (size >= 0 && lo > size - (*clip ? 0 : extent)))) {
     diag_error(s->diag, sl->span, "%s %lld:%lld is outside %s '%s', whose %s are 0:%lld", kind, (long long)lo,
@@ -800,12 +801,12 @@ static bool check_slice(Sema *s, Operand *o) {
     }
     o->ext[0] = o->gather->n;
     if (!view_dim(s, o, 1, constant_dim(t->cols), "columns", &clip)) return false;
-    if (o->nstep[1] != 1) {
+    if (o->nd->nstep[1] != 1) {
       diag_error(s->diag, o->dim[1].span, "the columns of rows by index take no step");
       return false;
     }
-    o->lo[1] = o->nlo[1];
-    o->ext[1] = o->next[1];
+    o->lo[1] = o->nd->nlo[1];
+    o->ext[1] = o->nd->next[1];
     o->clip[1] = clip;
     o->cstep = 1;
     return true;
@@ -840,15 +841,15 @@ static bool check_view(Sema *s, Operand *o) {
   bool ok = true;
   for (int i = 0; i < 2; i++) {
     ok &= view_dim(s, o, i, i ? t->cols : t->rows, i ? "columns" : "partitions", &o->clip[i]);
-    o->lo[i] = o->nlo[i];
-    o->ext[i] = o->next[i];
+    o->lo[i] = o->nd->nlo[i];
+    o->ext[i] = o->nd->next[i];
   }
   /* The engines address a tile's partitions by the first and a count, and
    * step only within a partition (AWS Neuron documentation, "NKI Access
    * Patterns": the free-dimension pattern, its strides and sizes, is the
    * same in every partition; besides it, an offset and a number of
    * partitions): a view takes a step in its columns only. */
-  if (ok && o->nstep[0] != 1) {
+  if (ok && o->nd->nstep[0] != 1) {
     diag_error(s->diag, o->dim[0].span,
                "view of tile '%s' steps over partitions: the engines address a contiguous range of partitions "
                "(a first one and a count), and step only within a partition",
@@ -856,7 +857,7 @@ static bool check_view(Sema *s, Operand *o) {
     return false;
   }
   o->rstep = NULL;
-  o->cstep = ok ? o->nstep[1] : 1;
+  o->cstep = ok ? o->nd->nstep[1] : 1;
   return ok;
 }
 

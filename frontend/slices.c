@@ -64,10 +64,10 @@ static Expr *plus(Arena *a, Expr *e, Expr *term) {
 
 const char *slices_lower(Arena *a, const Tensor *t, Operand *o, Expr *const *clip) {
   int n = t->rank;
-  o->rank = n;
-  if (!pick_dims(o, n, o->tdim))
+  o->nd->rank = n;
+  if (!pick_dims(o, n, o->nd->tdim))
     return arena_printf(a, "it keeps more than two of the %d dimensions (a tile has two): index the others", n);
-  int p = o->tdim[0], f = o->tdim[1];
+  int p = o->nd->tdim[0], f = o->nd->tdim[1];
   if (f != n - 1)
     return arena_printf(a, "its columns run along dimension %d, not the last (%d): a slice moves whole rows of "
                            "the last dimension, with a step",
@@ -76,19 +76,19 @@ const char *slices_lower(Arena *a, const Tensor *t, Operand *o, Expr *const *cli
     if (clip[d] && d != p && d != f) bug("slices: a ragged index");
   /* the first element's flattened row, Horner's form over the leading dimensions */
   Expr *row = NULL;
-  for (int d = 0; d < n - 1; d++) row = plus(a, times(a, row, t->dims[d]), o->nlo[d]);
+  for (int d = 0; d < n - 1; d++) row = plus(a, times(a, row, t->dims[d]), o->nd->nlo[d]);
   o->lo[0] = row;
-  o->lo[1] = o->nlo[n - 1];
-  o->ext[0] = o->next[p];
-  o->ext[1] = o->next[f];
-  o->cstep = o->nstep[f];
+  o->lo[1] = o->nd->nlo[n - 1];
+  o->ext[0] = o->nd->next[p];
+  o->ext[1] = o->nd->next[f];
+  o->cstep = o->nd->nstep[f];
   o->rstep = NULL;
   if (p != f) {
     Expr *between = NULL;
     for (int d = p + 1; d < n - 1; d++) between = between ? expr_binary(a, EX_MUL, between, t->dims[d]) : t->dims[d];
-    if (o->nstep[p] != 1 || between) {
-      Expr *k = expr_int(a, o->dim[p].span, o->nstep[p]);
-      o->rstep = between ? (o->nstep[p] == 1 ? between : expr_binary(a, EX_MUL, k, between)) : k;
+    if (o->nd->nstep[p] != 1 || between) {
+      Expr *k = expr_int(a, o->dim[p].span, o->nd->nstep[p]);
+      o->rstep = between ? (o->nd->nstep[p] == 1 ? between : expr_binary(a, EX_MUL, k, between)) : k;
     }
   }
   o->clip[0] = o->clip[1] = NULL;
@@ -96,8 +96,8 @@ const char *slices_lower(Arena *a, const Tensor *t, Operand *o, Expr *const *cli
   if (clip[p] && p != f) {
     if (o->rstep) return "a ragged end (lo : min(lo + C, E)) needs its partitions one row apart: the dimension before the last";
     /* E - lo of the index is (E + row - lo) - row of the flattened start */
-    o->clip[0] = n == 2 || !row || row == o->nlo[p] ? clip[p]
-                 : o->nlo[p] ? expr_binary(a, EX_SUB, expr_binary(a, EX_ADD, clip[p], row), o->nlo[p])
+    o->clip[0] = n == 2 || !row || row == o->nd->nlo[p] ? clip[p]
+                 : o->nd->nlo[p] ? expr_binary(a, EX_SUB, expr_binary(a, EX_ADD, clip[p], row), o->nd->nlo[p])
                              : expr_binary(a, EX_ADD, clip[p], row);
   }
   return NULL;

@@ -88,6 +88,8 @@ static void print_summary(const Results *r, double seconds) {
          t->f64_checks);
   printf("  late, by a fallback   %" PRId64 " barrier-free waits, each explained by the ragged or strided one (harness/check.c)\n",
          t->late_fallback);
+  printf("  proof validator       %" PRId64 " kernels checked, %" PRId64 " rejected, %" PRId64 " skipped\n",
+         t->validator_checks, t->validator_failures, t->validator_skips);
   printf("  failures              %" PRId64 "\n", t->failures);
   for (int i = 0; i < r->nfailed; i++)
     printf("    seed %" PRIu64 ": %s: %s\n", r->failed[i].seed, r->failed[i].out.stage, r->failed[i].out.message);
@@ -122,6 +124,8 @@ static void print_json(const Results *r, double seconds) {
       {"sim_runs", t->sim_runs},       {"failures", t->failures},         {"sim_exceptions", t->sim_exceptions},
       {"oracle_held", t->oracle_held}, {"thread_held", t->thread_held},   {"sim_held", t->sim_held},
       {"f64_checks", t->f64_checks},   {"late_fallback", t->late_fallback},
+      {"validator_checks", t->validator_checks},
+      {"validator_failures", t->validator_failures}, {"validator_skips", t->validator_skips},
   };
   for (size_t i = 0; i < sizeof counts / sizeof counts[0]; i++) jw_key_int(&w, counts[i].key, counts[i].value);
   jw_key(&w, "failed_seeds");

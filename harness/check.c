@@ -1,8 +1,9 @@
 /* check.c: the per-kernel differential check (see check.h). Runs go
  * through the one execute-and-compare path (harness/exec.c) that
  * `bfsync run` uses; this file adds what only a campaign does: the oracle
- * on every kernel, the race checker on every threads run, both executors
- * and the gcc step, and a record of the first failure. */
+ * on every kernel, the proof's validator on its barrier-free C (the path
+ * `bfsync verify` takes), the race checker on every threads run, both
+ * executors and the gcc step, and a record of the first failure. */
 #include "harness/check.h"
 
 #include <inttypes.h>
@@ -13,6 +14,7 @@
 
 #include "backend/inputs.h"
 #include "harness/params.h"
+#include "harness/proof_check.h"
 #include "transform/oracle.h"
 #include "transform/sync.h"
 
@@ -34,6 +36,9 @@ void add_counts(Counts *to, const Counts *c) {
   to->sim_held += c->sim_held;
   to->f64_checks += c->f64_checks;
   to->late_fallback += c->late_fallback;
+  to->validator_checks += c->validator_checks;
+  to->validator_failures += c->validator_failures;
+  to->validator_skips += c->validator_skips;
 }
 
 void outcome_fail(Outcome *out, const char *stage, const char *fmt, ...) {
@@ -141,22 +146,6 @@ static int run_gcc(KernelCheck *k, const char *c_source, SyncMode sync) {
  * slot). */
 static bool accepted_fallback(const char *why) { return !strncmp(why, "ragged ", 7) || strstr(why, " has steps"); }
 
-/* Whether every wait under nodes that names a fallback names an accepted one. */
-static bool accepted_nodes_only(const IrNode *n) {
-  for (; n; n = n->next) {
-    if (n->kind == IR_WAIT && n->why && n->why->fallback && !accepted_fallback(n->why->fallback)) return false;
-    if ((n->kind == IR_LOOP || n->kind == IR_IF) && !accepted_nodes_only(n->body)) return false;
-    if (n->kind == IR_IF && !accepted_nodes_only(n->orelse)) return false;
-  }
-  return true;
-}
-
-static bool accepted_fallbacks_only(const IrProgram *ir) {
-  for (int e = 0; e < ir->nengines; e++)
-    if (!accepted_nodes_only(ir->streams[e].body)) return false;
-  return true;
-}
-
 static int oracle_mode(KernelCheck *k, Oracle *o, SyncMode sync) {
   const Program *p = k->in.p;
   char *log_text = NULL;
@@ -177,7 +166,7 @@ static int oracle_mode(KernelCheck *k, Oracle *o, SyncMode sync) {
    * the clipped dimension, a strided one per slot): late waits explained
    * by those fallbacks are accepted and counted, any other explained one
    * fails. */
-  bool accepted = accepted_fallbacks_only(p->ir);
+  bool accepted = !ir_fallback(p->ir, accepted_fallback);
   int failed = oracle_failed(&st) || (sync == SYNC_BARRIER_FREE && st.late_explained > 0 && !accepted);
   if (sync == SYNC_BARRIER_FREE && !failed) c->late_fallback += st.late_explained;
   if (failed)
@@ -189,6 +178,22 @@ static int oracle_mode(KernelCheck *k, Oracle *o, SyncMode sync) {
   fclose(log);
   free(log_text);
   return failed ? -1 : 0;
+}
+
+/* The proof's extracted validator on the barrier-free C, as `bfsync
+ * verify` runs it (harness/proof_check.c): counted when the checker is
+ * built, a failure when it rejects the waits or cannot read the code. */
+static int validate_mode(KernelCheck *k, int64_t instances) {
+  ProofVerdict pv;
+  proof_check(k->in.p, k->in.params, instances, &pv);
+  Counts *c = &k->out->counts;
+  if (pv.status == PROOF_SKIPPED) c->validator_skips++;
+  if (pv.status != PROOF_ACCEPTED && pv.status != PROOF_REJECTED && pv.status != PROOF_ERROR) return 0;
+  c->validator_checks++;
+  if (pv.status == PROOF_ACCEPTED) return 0;
+  c->validator_failures++;
+  outcome_fail(k->out, "validator", "%s: %s", proof_status_name(pv.status), pv.detail);
+  return -1;
 }
 
 /* Transform, judge, run; the simulator's cycles (or -1) in *cycles. */
@@ -203,7 +208,9 @@ static int check_mode(KernelCheck *k, Oracle *o, SyncMode sync, int gcc_mode, in
   if (sync == SYNC_BARRIER_FREE && k->cfg->mutate_index >= 0)
     ir_mutate(p, k->cfg->mutate_kind, k->cfg->mutate_index); /* no such wait: unchanged */
   ir_validate(p);
+  int64_t before = k->out->counts.instructions;
   if (oracle_mode(k, o, sync)) return -1;
+  if (sync == SYNC_BARRIER_FREE && validate_mode(k, k->out->counts.instructions - before)) return -1;
   const char *c_source = emit_c_string(p);
   const char *err;
   Jit *jit = jit_compile(p, c_source, &err);

@@ -48,6 +48,11 @@ typedef struct Counts {
   /* barrier-free waits the oracle found late, each explained by the ragged
    * or the strided fallback (the only ones a campaign accepts: harness/check.c) */
   int64_t late_fallback;
+  /* barrier-free kernels the proof's extracted validator checked
+   * (harness/proof_check.c, when build/proof/bfcheck is built), those it
+   * rejected or could not read, and those it skipped (above its instance
+   * bound, or a gather: harness/proof_check.h) */
+  int64_t validator_checks, validator_failures, validator_skips;
 } Counts;
 
 typedef struct Outcome {

@@ -841,11 +841,6 @@ static void tile_picks(Gen *g, int opid, bool psum_ok, Picks *ps) {
         src.r[k] = class_value(src.cls[k]);
         p.fam[k] = (signed char)fam[k], p.tile[k] = (signed char)t[k];
       }
-      /* activation_acc's destination and accumulator in one tile may
-       * overlap, and the two references order those writes differently
-       * (the sequential one by rows, the f64 one the accumulator first):
-       * not drawn until the language says which write wins */
-      usable &= !(opid == BFRT_ACTIVATION_ACC && fam[0] == fam[3] && t[0] == t[3]);
       if (usable) imm_picks(opid, &src, p, nimm, &g->imms, ps);
       int k = 0;
       while (k < n && ++t[k] == g->ntiles[fam[k]]) t[k++] = 0;

@@ -6,6 +6,7 @@ From BF Require Import Model Transform Machine Narrow Theorems Validate Pipeline
 
 Print Assumptions Transform.exactness.
 Print Assumptions Extract.bf_exactness.
+Print Assumptions Extract.rect_conflict_iff.
 Print Assumptions Machine.soundness_general.
 Print Assumptions Machine.progress_general.
 Print Assumptions Theorems.soundness.
@@ -43,3 +44,11 @@ Print Assumptions Pipeline.pipeline_progress.
 Print Assumptions Pipeline.pipeline_check_soundness.
 Print Assumptions Pipeline.pipeline_check_progress.
 Print Assumptions Pipeline.pipeline_not_late.
+Print Assumptions Pipeline.pipeline_narrow_unwrapped.
+Print Assumptions Pipeline.q_window.
+Print Assumptions Pipeline.q_read_exact.
+Print Assumptions Pipeline.q_refines.
+Print Assumptions Pipeline.q_soundness.
+Print Assumptions Pipeline.q_progress_unwrapped.
+Print Assumptions Pipeline.q_no_deadlock.
+Print Assumptions Pipeline.q_check_not_late.

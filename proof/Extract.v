@@ -2,12 +2,14 @@
    OCaml (bfcheck.ml runs it against bfsync's own streams).
 
    The keys are bfsync's regions: an access is a resource (a tile, or an
-   hbm tensor numbered after the tiles), a write flag and a rectangle
-   [row * rows, row * rows + rows) x [col * cols, col * cols + cols) of
-   that resource; a tile slot s is the rectangle [s, s + 1) x [0, 1). Two
-   accesses conflict when they touch the same resource, one of them
-   writes, and the rectangles overlap: the relation transform/deps.c and
-   the oracle decide. bf_exactness is Exactness for exactly the function
+   hbm tensor numbered after the tiles), a write flag and a box, one
+   half-open interval per dimension: a tile's slot, partitions and
+   columns (a whole slot or a view x[p0:p1, f0:f1], ragged or not), an
+   hbm tensor's rows and columns (a tile X[r, c] in units of its shape,
+   or an element slice X[r0:r1, c0:c1]). Two accesses conflict when they
+   touch the same resource, one of them writes, and the boxes share an
+   element (rect_conflict_iff): the relation transform/deps.c and the
+   oracle decide. bf_exactness is Exactness for exactly the function
    extracted. Narrow.extend is extracted too, for bfcheck --extend to
    compare with the runtime's bfrt_counter_extend. *)
 From Coq Require Import ZArith List Bool Arith Lia.
@@ -16,34 +18,92 @@ Import ListNotations.
 From BF Require Import Model Transform Machine Narrow Validate.
 Open Scope Z_scope.
 
-Record access := Access { ares : nat; awrite : bool; arow : expr; arows : Z; acol : expr; acols : Z }.
+(* One dimension of a region: the elements lo * unit .. lo * unit + ext - 1,
+   lo and ext evaluated when the instance runs. unit is a tile's height or
+   width for an hbm tile X[r, c], and 1 otherwise; ext is a constant, or a
+   ragged view's max(0, min(C, E - lo)), which may be 0. A strided slice
+   would add a step here, and `meets` would become the intersection of two
+   arithmetic progressions. *)
+Record dim := Dim { dlo : expr; dunit : Z; dext : expr }.
 
-Definition rect := (nat * bool * Z * Z * Z * Z)%type.
+(* An access: a resource (a tile, or an hbm tensor numbered after the
+   tiles), a write flag and a region, one dim per dimension: a tile's is
+   [slot, slot + 1) x partitions x columns (a whole slot, or a view of
+   it), an hbm tensor's rows x columns (an hbm tile, or an element
+   slice). *)
+Record access := Access { ares : nat; awrite : bool; adims : list dim }.
+
+(* An access as it runs: its resource, write flag and, per dimension, the
+   half-open interval [a, b) of elements it touches. *)
+Definition rect := (nat * bool * list (Z * Z))%type.
+
+Definition eval_dim (p : penv) (v : env) (d : dim) : Z * Z :=
+  let a := eval p v (dlo d) * dunit d in (a, a + eval p v (dext d)).
 
 Definition eval_rect (p : penv) (v : env) (a : access) : rect :=
-  let r := eval p v (arow a) * arows a in
-  let c := eval p v (acol a) * acols a in
-  (ares a, awrite a, r, r + arows a, c, c + acols a).
+  (ares a, awrite a, map (eval_dim p v) (adims a)).
+
+(* Two intervals share an element: the later start is before the earlier
+   end (an empty interval meets nothing). *)
+Definition meets (x y : Z * Z) : bool := Z.max (fst x) (fst y) <? Z.min (snd x) (snd y).
+
+Fixpoint meets_all (xs ys : list (Z * Z)) : bool :=
+  match xs, ys with
+  | [], [] => true
+  | x :: xs', y :: ys' => meets x y && meets_all xs' ys'
+  | _, _ => false
+  end.
 
 Definition rect_conflict (x y : rect) : bool :=
-  let '(rx, wx, x0, x1, y0, y1) := x in
-  let '(ry, wy, u0, u1, v0, v1) := y in
-  Nat.eqb rx ry && (wx || wy) && (x0 <? u1) && (u0 <? x1) && (y0 <? v1) && (v0 <? y1).
+  let '(rx, wx, dx) := x in
+  let '(ry, wy, dy) := y in
+  Nat.eqb rx ry && (wx || wy) && meets_all dx dy.
 
-Definition rect_eqb (x y : rect) : bool :=
-  let '(rx, wx, x0, x1, y0, y1) := x in
-  let '(ry, wy, u0, u1, v0, v1) := y in
-  Nat.eqb rx ry && Bool.eqb wx wy && (x0 =? u0) && (x1 =? u1) && (y0 =? v0) && (y1 =? v1).
+(* The elements of a region: points with one coordinate per dimension. *)
+Fixpoint inside (pt : list Z) (ds : list (Z * Z)) : Prop :=
+  match pt, ds with
+  | [], [] => True
+  | z :: pt', d :: ds' => fst d <= z < snd d /\ inside pt' ds'
+  | _, _ => False
+  end.
+
+Lemma meets_iff : forall x y, meets x y = true <-> exists z, fst x <= z < snd x /\ fst y <= z < snd y.
+Proof.
+  intros [a b] [c d]. unfold meets. simpl. rewrite Z.ltb_lt. split.
+  - intros H. exists (Z.max a c). lia.
+  - intros [z Hz]. lia.
+Qed.
+
+Lemma meets_all_iff : forall xs ys, meets_all xs ys = true <-> exists pt, inside pt xs /\ inside pt ys.
+Proof.
+  induction xs as [|x xs IH]; intros [|y ys]; simpl.
+  - split; [intros _; exists []; simpl; auto | reflexivity].
+  - split; [discriminate|]. intros [[|z pt] [H1 H2]]; simpl in *; tauto.
+  - split; [discriminate|]. intros [[|z pt] [H1 H2]]; simpl in *; tauto.
+  - rewrite andb_true_iff, meets_iff, IH. split.
+    + intros [[z Hz] [pt Hpt]]. exists (z :: pt). simpl. tauto.
+    + intros [[|z pt] [H1 H2]]; simpl in *; [tauto|]. split; [exists z|exists pt]; tauto.
+Qed.
+
+(* Conflicts are exactly intersecting element regions: two accesses
+   conflict when they name the same resource, one of them writes, and
+   some element lies in both regions. An empty dimension (a ragged extent
+   of 0) holds no element and conflicts with nothing. *)
+Theorem rect_conflict_iff : forall x y, rect_conflict x y = true <->
+  fst (fst x) = fst (fst y) /\ (snd (fst x) || snd (fst y)) = true /\
+  exists pt, inside pt (snd x) /\ inside pt (snd y).
+Proof.
+  intros [[rx wx] dx] [[ry wy] dy]. unfold rect_conflict. simpl.
+  rewrite !andb_true_iff, Nat.eqb_eq, meets_all_iff. tauto.
+Qed.
+
+Definition rect_eq_dec : forall a b : rect, {a = b} + {a <> b}.
+Proof. repeat decide equality; apply Z.eq_dec. Defined.
+
+Definition rect_eqb (x y : rect) : bool := if rect_eq_dec x y then true else false.
 
 Lemma rect_eqb_eq : forall a b, rect_eqb a b = true -> a = b.
-Proof.
-  intros [[[[[rx wx] x0] x1] y0] y1] [[[[[ry wy] u0] u1] v0] v1] H. simpl in H.
-  repeat rewrite andb_true_iff in H.
-  destruct H as [[[[[H1 H2] H3] H4] H5] H6].
-  apply Nat.eqb_eq in H1. apply Bool.eqb_prop in H2.
-  apply Z.eqb_eq in H3. apply Z.eqb_eq in H4. apply Z.eqb_eq in H5. apply Z.eqb_eq in H6.
-  subst. reflexivity.
-Qed.
+Proof. intros a b. unfold rect_eqb. destruct (rect_eq_dec a b); [auto | discriminate]. Qed.
 
 (* The thresholds of kernel prog on a machine with engines 0 .. ne - 1. *)
 Definition bf_thresholds (ne : nat) (p : penv) (prog : block access) : list out :=

@@ -7,8 +7,9 @@
    scope that runs zero or one time.
    Expressions are bfsync's: integers, parameters, loop variables, + - *,
    floor division and modulo (Coq's Z.div and Z.modulo round toward
-   negative infinity, as docs/language.md specifies), and max, which the
-   transform's closed forms use.
+   negative infinity, as docs/language.md specifies), max, which the
+   transform's closed forms use, and min and max as kernels write them
+   (a ragged view's extent is max(0, min(C, E - lo))).
 
    What an instruction touches is abstract: each access evaluates, in the
    current environment, to a key (for bfsync: a resource, a read or write
@@ -38,6 +39,7 @@ Inductive expr :=
 | EDiv (a b : expr)
 | EMod (a b : expr)
 | EMax (a b : expr)
+| EMin (a b : expr)
 | EElem (t : nat) (r c : expr).
 
 Definition expr_eq_dec : forall a b : expr, {a = b} + {a <> b}.
@@ -67,6 +69,7 @@ Fixpoint eval (p : penv) (v : env) (x : expr) : Z :=
   | EDiv a b => wrap (eval p v a / eval p v b)
   | EMod a b => wrap (eval p v a mod eval p v b)
   | EMax a b => Z.max (eval p v a) (eval p v b)
+  | EMin a b => Z.min (eval p v a) (eval p v b)
   | EElem t r c => dev p t (eval p v r) (eval p v c)
   end.
 
@@ -76,7 +79,7 @@ Fixpoint uses (l : nat) (x : expr) : bool :=
   | EVar l' => Nat.eqb l l'
   | ENeg a => uses l a
   | EElem _ a b
-  | EAdd a b | ESub a b | EMul a b | EDiv a b | EMod a b | EMax a b => uses l a || uses l b
+  | EAdd a b | ESub a b | EMul a b | EDiv a b | EMod a b | EMax a b | EMin a b => uses l a || uses l b
   end.
 
 Definition set (v : env) (l : nat) (z : Z) : env := fun n => if Nat.eqb n l then z else v n.

@@ -12,7 +12,9 @@
    - each wait `S_e >= T` before k: S_e >= T itself, and everything that was
      certain before e's op of group T - 1, which has completed (transitive
      waits),
-   a vector clock over the waits. validate then checks that every
+   a vector clock over the waits (the earlier vectors, each engine's
+   groups and the instances are looked up in PositiveMaps, ix and hbm,
+   proved equal to the lists they index). validate then checks that every
    instance's engine is one of the machine's ne engines, that hb k covers
    need_f(k) for every other engine f, and that no wait asks for an
    instance later in program order.
@@ -22,9 +24,75 @@
    deadlock. This is how the redundant-wait theorem reaches bfsync's real
    streams, whose waits the guard and the static drop thin out. *)
 From Coq Require Import ZArith List Bool Arith Lia.
+From Coq Require Import FSets.FMapPositive.
 Import ListNotations.
 From BF Require Import Model Machine.
 Open Scope Z_scope.
+
+(* ---- Lists indexed in logarithmic time: element i of l under the key
+   key_of i of a PositiveMap. The checker looks up earlier
+   vectors, groups and instances this way instead of walking lists. *)
+Module PM := PositiveMap.
+
+(* The key of index n: S n in binary. It halves n (Nat.div2, extracted as
+   OCaml's division) rather than counting up to it, so that a lookup takes
+   logarithmic time; fuel f >= n bounds the recursion for Coq. *)
+Fixpoint pos_go (f n : nat) : positive :=
+  match f with
+  | O => xH
+  | S f' => if Nat.leb n 1 then xH
+            else let q := Nat.div2 n in
+                 if Nat.eqb (n - 2 * q) 0 then xO (pos_go f' q) else xI (pos_go f' q)
+  end.
+
+Definition key_of (n : nat) : positive := pos_go (S n) (S n).
+
+Lemma pos_go_nat : forall f n, (1 <= n <= f)%nat -> Pos.to_nat (pos_go f n) = n.
+Proof.
+  induction f as [|f IH]; intros n Hn; [lia|]. cbn [pos_go].
+  destruct (Nat.leb_spec n 1) as [E|E]; [rewrite Pos2Nat.inj_1; lia|].
+  pose proof (Nat.div2_odd n) as Hd. set (q := Nat.div2 n) in *.
+  assert (Hq: (1 <= q <= f)%nat) by (destruct (Nat.odd n); simpl in Hd; lia).
+  destruct (Nat.eqb_spec (n - 2 * q) 0) as [Z|Z].
+  - rewrite Pos2Nat.inj_xO, (IH q Hq). lia.
+  - rewrite Pos2Nat.inj_xI, (IH q Hq). destruct (Nat.odd n); simpl in Hd; lia.
+Qed.
+
+Lemma key_of_inj : forall i j, key_of i = key_of j -> i = j.
+Proof.
+  intros i j H. unfold key_of in H. apply (f_equal Pos.to_nat) in H.
+  rewrite !pos_go_nat in H by lia. lia.
+Qed.
+
+Fixpoint ixb {A} (l : list A) (i : nat) (m : PM.t A) : PM.t A :=
+  match l with
+  | [] => m
+  | x :: r => ixb r (S i) (PM.add (key_of i) x m)
+  end.
+
+Definition ix {A} (l : list A) : PM.t A := ixb l 0 (PM.empty A).
+
+Lemma ixb_find : forall {A} (l : list A) i m,
+  (forall j, (i <= j)%nat -> PM.find (key_of j) m = None) ->
+  forall j, PM.find (key_of j) (ixb l i m) =
+            if Nat.ltb j i then PM.find (key_of j) m else nth_error l (j - i).
+Proof.
+  induction l as [|x r IH]; intros i m Hm j; cbn [ixb].
+  - destruct (Nat.ltb_spec j i) as [E|E]; [reflexivity|].
+    rewrite (Hm j E). destruct (j - i)%nat; reflexivity.
+  - rewrite IH.
+    + destruct (Nat.ltb_spec j (S i)) as [E1|E1], (Nat.ltb_spec j i) as [E2|E2]; try lia.
+      * rewrite PM.gso; [reflexivity|]. intros H. apply key_of_inj in H. lia.
+      * assert (j = i) by lia. subst. rewrite PM.gss, Nat.sub_diag. reflexivity.
+      * replace (j - i)%nat with (S (j - S i)) by lia. reflexivity.
+    + intros j' Hj'. rewrite PM.gso by (intros H; apply key_of_inj in H; lia). apply Hm. lia.
+Qed.
+
+Lemma ix_nth : forall {A} (l : list A) j, PM.find (key_of j) (ix l) = nth_error l j.
+Proof.
+  intros A l j. unfold ix. rewrite ixb_find by (intros; apply PM.gempty).
+  destruct (Nat.ltb j 0) eqn:E; [apply Nat.ltb_lt in E; lia|]. rewrite Nat.sub_0_r. reflexivity.
+Qed.
 
 Section Validate.
 Variable key : Type.
@@ -42,8 +110,8 @@ Definition gidx (k : nat) : nat :=
 
 (* The same two functions, computed faster (a table of groups, one pass
    for gidx); the checker runs these. *)
-Variable grp : nat -> list nat.
-Hypothesis grp_ok : forall e, grp e = groups e.
+Variable gat : nat -> nat -> option nat.
+Hypothesis gat_ok : forall e i, gat e i = nth_error (groups e) i.
 Variable gix : nat -> nat.
 Hypothesis gix_ok : forall k, (k < length tr)%nat -> gix k = gidx k.
 (* need_f(k) for every other engine f of the machine, computed faster (by
@@ -61,19 +129,20 @@ Definition vget (v : list Z) (f : nat) : Z := nth f v 0.
 Lemma vget_nil : forall f, vget [] f = 0.
 Proof. intros [|f]; reflexivity. Qed.
 
-(* The vector of e's op of group i, if that op comes before k (else []). *)
-Definition hb_vec (done : list (list Z)) (k e i : nat) : list Z :=
-  match nth_error (grp e) i with
-  | Some j => if Nat.ltb j k then nth j done [] else []
+(* The vector of e's op of group i, if that op comes before k (else []);
+   look j is the vector of instance j. *)
+Definition hb_vec (look : nat -> list Z) (k e i : nat) : list Z :=
+  match gat e i with
+  | Some j => if Nat.ltb j k then look j else []
   | None => []
   end.
 
 (* Each source's vector is looked up once, then combined engine by engine. *)
-Definition hb_step (done : list (list Z)) (k : nat) : list Z :=
+Definition hb_step (look : nat -> list Z) (k : nat) : list Z :=
   let c := eng_at k in
   let g := gix k in
-  let prev := match g with O => [] | S g' => hb_vec done k c g' end in
-  let ws := map (fun w => (w, if 1 <=? snd w then hb_vec done k (fst w) (Z.to_nat (snd w - 1)) else [])) (W k) in
+  let prev := match g with O => [] | S g' => hb_vec look k c g' end in
+  let ws := map (fun w => (w, if 1 <=? snd w then hb_vec look k (fst w) (Z.to_nat (snd w - 1)) else [])) (W k) in
   map (fun f =>
          fold_right Z.max 0
            ((if Nat.eqb f c then Z.of_nat g else 0) :: vget prev f ::
@@ -83,10 +152,10 @@ Definition hb_step (done : list (list Z)) (k : nat) : list Z :=
 Fixpoint hbs (n : nat) : list (list Z) :=
   match n with
   | O => []
-  | S m => let d := hbs m in d ++ [hb_step d m]
+  | S m => let d := hbs m in d ++ [hb_step (fun j => nth j d []) m]
   end.
 
-Definition hb (k : nat) : list Z := hb_step (hbs k) k.
+Definition hb (k : nat) : list Z := hb_step (fun j => nth j (hbs k) []) k.
 
 Lemma hbs_length : forall n, length (hbs n) = n.
 Proof. induction n; simpl; [reflexivity|]. rewrite app_length, IHn. simpl. lia. Qed.
@@ -100,14 +169,50 @@ Proof.
   - rewrite app_nth1 by (rewrite hbs_length; lia). apply IHn. lia.
 Qed.
 
+(* hb_step reads only the vectors of earlier instances. *)
+Lemma hb_step_ext : forall l1 l2 k, (forall j, (j < k)%nat -> l1 j = l2 j) -> hb_step l1 k = hb_step l2 k.
+Proof.
+  intros l1 l2 k H.
+  assert (Hv: forall e i, hb_vec l1 k e i = hb_vec l2 k e i).
+  { intros e i. unfold hb_vec. destruct (gat e i) as [j|]; [|reflexivity].
+    destruct (Nat.ltb j k) eqn:E; [apply Nat.ltb_lt in E; apply H; exact E | reflexivity]. }
+  assert (Ep: match gix k with O => [] | S g' => hb_vec l1 k (eng_at k) g' end =
+              match gix k with O => [] | S g' => hb_vec l2 k (eng_at k) g' end)
+    by (destruct (gix k); [reflexivity | apply Hv]).
+  assert (Ew: map (fun w => (w, if 1 <=? snd w then hb_vec l1 k (fst w) (Z.to_nat (snd w - 1)) else [])) (W k) =
+              map (fun w => (w, if 1 <=? snd w then hb_vec l2 k (fst w) (Z.to_nat (snd w - 1)) else [])) (W k))
+    by (apply map_ext; intros w; rewrite Hv; reflexivity).
+  unfold hb_step. cbv zeta. rewrite Ep, Ew. reflexivity.
+Qed.
+
+(* The same vectors in a map, built in one pass: what the checker runs. *)
+Definition lookm (m : PM.t (list Z)) (j : nat) : list Z :=
+  match PM.find (key_of j) m with Some v => v | None => [] end.
+
+Fixpoint hbm (n : nat) : PM.t (list Z) :=
+  match n with
+  | O => PM.empty _
+  | S m => let d := hbm m in PM.add (key_of m) (hb_step (lookm d) m) d
+  end.
+
+Lemma hbm_nth : forall n j, (j < n)%nat -> lookm (hbm n) j = hb j.
+Proof.
+  induction n; intros j H; [lia|]. unfold lookm. simpl.
+  destruct (Nat.eq_dec j n).
+  - subst. rewrite PM.gss. unfold hb. apply hb_step_ext. intros j Hj.
+    rewrite (IHn j Hj), hbs_nth by exact Hj. reflexivity.
+  - rewrite PM.gso by (intros E; apply key_of_inj in E; lia). apply IHn. lia.
+Qed.
+
 Definition validate : bool :=
-  let hs := hbs (length tr) in
+  let hs := hbm (length tr) in
+  let trm := ix tr in
   forallb (fun x => Nat.ltb (ieng key x) ne) tr &&
   forallb (fun k =>
-    match nth_error tr k with
+    match PM.find (key_of k) trm with
     | Some xk =>
         let ndk := nd k in
-        let hk := nth k hs [] in
+        let hk := lookm hs k in
         forallb (fun f => Nat.eqb f (ieng key xk) || (ndk f <=? vget hk f)) (seq 0 ne) &&
         forallb (fun w => let '(f, T) := w in
                    negb (Nat.eqb f (ieng key xk)) && Nat.ltb f ne && (T <=? ndk f)) (W k)
@@ -169,8 +274,8 @@ Proof.
   (* what an earlier op j of engine e at group i guarantees at k *)
   assert (Hvec: forall e i, (forall j, nth_error (groups e) i = Some j -> (j < k)%nat ->
                    implied (eng_at j) (gidx j) f (vget (hb j) f) -> implied (eng_at k) (gidx k) f (vget (hb j) f)) ->
-            implied (eng_at k) (gidx k) f (vget (hb_vec (hbs k) k e i) f)).
-  { intros e i Hj. unfold hb_vec. rewrite grp_ok.
+            implied (eng_at k) (gidx k) f (vget (hb_vec (fun j => nth j (hbs k) []) k e i) f)).
+  { intros e i Hj. unfold hb_vec. rewrite gat_ok.
     destruct (nth_error (groups e) i) as [j|] eqn:Ej; [|rewrite vget_nil; apply ImpNothing; lia].
     destruct (Nat.ltb j k) eqn:Ejk; [|rewrite vget_nil; apply ImpNothing; lia]. apply Nat.ltb_lt in Ejk.
     rewrite hbs_nth by exact Ejk. apply Hj; [reflexivity | exact Ejk | apply IH; lia]. }
@@ -209,15 +314,15 @@ Proof.
   - intros x Hx. apply Nat.ltb_lt. auto.
   - intros k xk f Hk Hf Hfl.
     assert (Hlt: (k < length tr)%nat) by (apply nth_error_Some; congruence).
-    specialize (H2 k (proj2 (in_seq _ 0 k) (conj (Nat.le_0_l k) Hlt))). rewrite Hk in H2. cbv zeta in H2.
+    specialize (H2 k (proj2 (in_seq _ 0 k) (conj (Nat.le_0_l k) Hlt))). rewrite ix_nth, Hk in H2. cbv zeta in H2.
     apply andb_true_iff in H2. destruct H2 as [H2 _]. rewrite forallb_forall in H2.
     specialize (H2 f (proj2 (in_seq _ 0 f) (conj (Nat.le_0_l f) Hfl))).
     apply orb_true_iff in H2. destruct H2 as [E|E]; [apply Nat.eqb_eq in E; contradiction|].
-    apply Z.leb_le in E. rewrite hbs_nth in E by (rewrite ?hbs_length; lia).
+    apply Z.leb_le in E. rewrite hbm_nth in E by lia.
     rewrite <- (nd_ok k xk f Hk Hf Hfl). exact E.
   - intros k xk f T Hk Hin.
     assert (Hlt: (k < length tr)%nat) by (apply nth_error_Some; congruence).
-    specialize (H2 k (proj2 (in_seq _ 0 k) (conj (Nat.le_0_l k) Hlt))). rewrite Hk in H2. cbv zeta in H2.
+    specialize (H2 k (proj2 (in_seq _ 0 k) (conj (Nat.le_0_l k) Hlt))). rewrite ix_nth, Hk in H2. cbv zeta in H2.
     apply andb_true_iff in H2. destruct H2 as [_ H2]. rewrite forallb_forall in H2.
     specialize (H2 (f, T) Hin). repeat rewrite andb_true_iff in H2. destruct H2 as [[Hn Hl] HT].
     apply negb_true_iff, Nat.eqb_neq in Hn. apply Nat.ltb_lt in Hl.
@@ -327,9 +432,14 @@ Qed.
 Lemma groups_fast_ok : forall c, groups_fast c = groups key tr c.
 Proof. intros c. unfold groups_fast, groups. apply groups_from. reflexivity. Qed.
 
+(* The groups of each engine, indexed (ix), so that the i-th is found in
+   logarithmic time. *)
 Definition check : bool :=
-  let table := map groups_fast (seq 0 ne) in
-  validate key tr W ne (fun e => if Nat.ltb e ne then nth e table [] else groups key tr e) gidx_fast nd.
+  let table := map (fun e => ix (groups_fast e)) (seq 0 ne) in
+  validate key tr W ne
+    (fun e i => if Nat.ltb e ne then PM.find (key_of i) (nth e table (PM.empty _))
+                else nth_error (groups key tr e) i)
+    gidx_fast nd.
 
 Lemma firstn_map_ieng : forall k, (k <= length tr)%nat ->
   firstn k (map (ieng key) tr) = map (eng_at key tr) (seq 0 k).
@@ -350,12 +460,19 @@ Proof.
   rewrite length_filter_map. reflexivity.
 Qed.
 
-Lemma table_ok : forall e,
-  (if Nat.ltb e ne then nth e (map groups_fast (seq 0 ne)) [] else groups key tr e) = groups key tr e.
+Lemma nth_map_seq_any : forall {A} (F : nat -> A) d e n, (e < n)%nat -> nth e (map F (seq 0 n)) d = F e.
 Proof.
-  intros e. destruct (Nat.ltb e ne) eqn:E; [|reflexivity]. apply Nat.ltb_lt in E.
-  rewrite nth_indep with (d' := groups_fast 0) by (rewrite map_length, seq_length; exact E).
-  rewrite map_nth, seq_nth by exact E. apply groups_fast_ok.
+  intros A F d e n H. rewrite nth_indep with (d' := F 0%nat) by (rewrite map_length, seq_length; lia).
+  rewrite map_nth, seq_nth by lia. reflexivity.
+Qed.
+
+Lemma table_ok : forall e i,
+  (if Nat.ltb e ne then PM.find (key_of i) (nth e (map (fun e => ix (groups_fast e)) (seq 0 ne)) (PM.empty _))
+   else nth_error (groups key tr e) i) = nth_error (groups key tr e) i.
+Proof.
+  intros e i. destruct (Nat.ltb e ne) eqn:E; [|reflexivity]. apply Nat.ltb_lt in E.
+  rewrite (nth_map_seq_any (fun e0 => ix (groups_fast e0))) by exact E.
+  rewrite ix_nth, groups_fast_ok. reflexivity.
 Qed.
 
 Theorem check_soundness : check = true ->

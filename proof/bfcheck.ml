@@ -10,9 +10,11 @@
    - rebuilds the kernel as a value of the Coq model. Each instruction's
      accesses come from opstable.ml, generated from runtime/ops.def
      (proof/ops_table.awk): each tile and hbm operand is written, read or
-     both (an accumulator) as its role in ops.def's SIG lines says; an
-     hbm tile takes its op's first tile operand's shape. Nothing comes from
-     transform/deps.c's classification;
+     both (an accumulator) as its role in ops.def's SIG lines says, and
+     touches its box (Extract.v): a whole slot, a view x[p0:p1, f0:f1] of
+     one (a ragged dimension clipped to max(0, min(C, E - lo))), an hbm
+     tile in units of its op's first tile operand's shape, or an element
+     slice. Nothing comes from transform/deps.c's classification;
    - runs the threshold function extracted from Coq (thresholds.ml, from
      Extract.v; Extract.bf_exactness proves it equal to need_f) and the
      model's trace (Extract.bf_trace), with the kernel's integers in 64-bit
@@ -26,15 +28,18 @@
      wait that passes at once, which in the machine it is;
    - checks that engine c's k-th op is the model trace's k-th c-instance:
      the same op and source line, and every operand the same (each tile,
-     slot, tensor, row and column, as the rectangles it touches), so the
-     streams are the trace's projections, as Machine.v assumes;
+     slot, view, tensor, row, column and slice, as the boxes it touches),
+     so the streams are the trace's projections, as Machine.v assumes;
    - counts every wait `S_f >= T` against the extracted need_f;
    - runs the extracted validator (Validate.v) on exactly those waits. If
      it accepts, Extract.bf_validated_exact says every wait is exact: never
      early (bf_validated_soundness) and never late, on whole counts and on
      B-bit counters (bf_validated_narrow_exact), and bf_validated_progress
      says nothing deadlocks. Every wait it accepts is on another engine of
-     the machine, so the counters a stream waits on are those it tracks.
+     the machine, so the counters a stream waits on are those it tracks;
+   - says whether every engine runs fewer than 2^B ops, B the dump's
+     counter width (`unwrapped yes`): then B-bit counters on pipelined
+     queues decide as whole counts (Pipeline.pipeline_narrow_unwrapped).
 
    It prints one summary line, and exits 0 if the validator accepts and
    every op agrees, 1 otherwise or on a run-time error in a stream, 2 on
@@ -113,13 +118,21 @@ let rec expr () =
   | "mul" -> bin (fun a b -> EMul (a, b))
   | "div" -> bin (fun a b -> EDiv (a, b))
   | "mod" -> bin (fun a b -> EMod (a, b))
+  | "min" -> bin (fun a b -> EMin (a, b))
+  | "max" -> bin (fun a b -> EMax (a, b))
   | t -> fail 2 "unknown expression '%s'" t
 
 (* An operand as written, over expressions of type 'e (the model's, or
-   the values the C computed). *)
-type 'e operand = OT of int * 'e | OH of int * 'e * 'e | OF
+   the values the C computed): a tile slot, a view of one (per dimension
+   its start and extent), an hbm tile, an element slice, an immediate. *)
+type 'e operand =
+  | OT of int * 'e
+  | OV of int * 'e * ('e * 'e) list
+  | OH of int * 'e * 'e
+  | OS of int * ('e * 'e) list
+  | OF
 
-let letter = function OT _ -> 'T' | OH _ -> 'H' | OF -> 'F'
+let letter = function OT _ | OV _ -> 'T' | OH _ | OS _ -> 'H' | OF -> 'F'
 
 let ntiles = ref 0
 let shapes = ref [||] (* tile -> (rows, cols) *)
@@ -129,25 +142,41 @@ let op_sig id =
   | Some (_, s, roles) -> (s, roles)
   | None -> fail 2 "op %s is not in runtime/ops.def's table" id
 
+let tile_shape id t =
+  if t >= 0 && t < Array.length !shapes then !shapes.(t) else fail 2 "%s: no tile %d" id t
+
 (* The accesses of an op's operands, by their roles in ops.def: a written
    operand (w) is one write, an accumulator (a) a read and a write, a read
-   one (r) one read, an immediate none; an hbm tile has the shape of the
-   op's first tile operand. mk builds one. *)
-let accesses id ops mk =
+   one (r) one read, an immediate none. Each access is a resource and, per
+   dimension, (start, unit, extent): the elements start * unit ..
+   start * unit + extent - 1 (Extract.eval_dim). A tile's dimensions are
+   its slot, partitions and columns (a whole slot spans the tile's shape);
+   an hbm tile X[r, c] is in units of the shape of the op's first tile
+   operand (that view's extents when it is a view: `unit` reads them);
+   an element slice is in elements. const makes an extent from a number.
+   mk builds one access. *)
+let accesses id ops ~const ~unit mk =
   let sg, role_letters = op_sig id in
   if String.length sg <> List.length ops || List.exists2 (fun c o -> c <> letter o) (List.init (String.length sg) (String.get sg)) ops
   then fail 2 "%s: operands %s do not fit runtime/ops.def's signature %s" id
          (String.of_seq (List.to_seq (List.map letter ops))) sg;
-  let shape = match List.find_opt (function OT _ -> true | _ -> false) ops with
-    | Some (OT (t, _)) when t >= 0 && t < Array.length !shapes -> !shapes.(t)
-    | Some (OT (t, _)) -> fail 2 "%s: no tile %d" id t
-    | _ -> (1, 1) in
+  let shape = lazy (match List.find_opt (function OT _ | OV _ -> true | _ -> false) ops with
+    | Some (OT (t, _)) -> tile_shape id t
+    | Some (OV (_, _, [ (_, n0); (_, n1) ])) -> (unit n0, unit n1)
+    | _ -> (1, 1)) in
+  let box = List.map (fun (lo, n) -> (lo, 1, n)) in
+  let two what = function [ _; _ ] as ds -> ds | _ -> fail 2 "%s: %s without two dimensions" id what in
   List.concat (List.mapi (fun i o ->
       let roles = match role_letters.[i] with 'w' -> [true] | 'a' -> [false; true] | 'r' -> [false] | _ -> [] in
-      match o with
-      | OF -> []
-      | OT (t, s) -> List.map (fun w -> mk t w s 1 None 1) roles
-      | OH (x, r, c) -> List.map (fun w -> mk (!ntiles + x) w r (fst shape) (Some c) (snd shape)) roles)
+      let dims = match o with
+        | OF -> None
+        | OT (t, s) -> let r, c = tile_shape id t in Some (t, [ (s, 1, const 1); (const 0, 1, const r); (const 0, 1, const c) ])
+        | OV (t, s, ds) -> ignore (tile_shape id t); Some (t, (s, 1, const 1) :: box (two "a view" ds))
+        | OH (x, r, c) -> let h, w = Lazy.force shape in Some (!ntiles + x, [ (r, h, const h); (c, w, const w) ])
+        | OS (x, ds) -> Some (!ntiles + x, box (two "a slice" ds)) in
+      match dims with
+      | None -> []
+      | Some (res, ds) -> List.map (fun w -> mk res w ds) roles)
     ops)
 
 let engine_of = Hashtbl.create 64 (* instruction id -> engine *)
@@ -165,10 +194,24 @@ let rec cond () =
   | "not" -> CNot (cond ())
   | t -> fail 2 "unknown condition '%s'" t
 
+(* A view's or slice's dimension: its start and its extent, for a ragged
+   one (lo : min(lo + C, E)) max(0, min(C, E - lo)) as docs/language.md
+   defines it, in the kernel's wrapping arithmetic. *)
+let dim () =
+  let kind = next () in
+  let lo = expr () in
+  let n = EConst (z_of_int (int ())) in
+  match kind with
+  | "d" -> (lo, n)
+  | "r" -> let e = expr () in (lo, EMax (EConst Z0, EMin (n, ESub (e, lo))))
+  | t -> fail 2 "unknown dimension '%s'" t
+
 let operand () =
   match next () with
   | "t" -> let t = int () in OT (t, expr ())
+  | "vt" -> let t = int () in let s = expr () in let d0 = dim () in OV (t, s, [ d0; dim () ])
   | "h" -> let x = int () in let r = expr () in OH (x, r, expr ())
+  | "vh" -> let x = int () in let d0 = dim () in OS (x, [ d0; dim () ])
   | "f" -> OF
   | t -> fail 2 "unknown operand '%s'" t
 
@@ -196,10 +239,12 @@ and stmt () =
       let ops = List.init n (fun _ -> operand ()) in
       Hashtbl.replace engine_of id e;
       Hashtbl.replace instr_of id (op, line);
-      let mk res w row rows col cols =
-        { ares = res; awrite = w; arow = row; arows = z_of_int rows;
-          acol = (match col with Some c -> c | None -> EConst Z0); acols = z_of_int cols } in
-      SInstr (id, e, accesses op ops mk)
+      let unit = function
+        | EConst z -> int_of_z z
+        | _ -> fail 2 "instruction %d: an hbm tile moves with a ragged view (the language refuses it)" id in
+      let mk res w ds =
+        { ares = res; awrite = w; adims = List.map (fun (lo, u, n) -> { dlo = lo; dunit = z_of_int u; dext = n }) ds } in
+      SInstr (id, e, accesses op ops ~const:(fun n -> EConst (z_of_int n)) ~unit mk)
   | t -> fail 2 "unknown statement '%s'" t
 
 (* ---- The emitted C: tokens. *)
@@ -475,6 +520,7 @@ let run_c enums params device body =
     | "bfrt_elem", [_; t; r; c; _] -> device (Int64.to_int (ev t)) (ev r) (ev c)
     | "bfrt_hbm_row", [_; _; _; _; r; _; _] -> ev r
     | "bfrt_slot", [_; _; _; s; _] -> ev s
+    | ("bfrt_view_at" | "bfrt_hbm_at"), [_; _; _; _; at; _; _] -> ev at
     | "bfrt_loop", [_; _; hi; _] -> ev hi
     | _ -> raise (Runtime (Printf.sprintf "%s with %d arguments in an integer expression" f (List.length args)))
   and index a i =
@@ -496,6 +542,10 @@ let run_c enums params device body =
           | [], [] -> []
           | 't' :: ls, t :: s :: rest -> OT (Int64.to_int (ev t), ev s) :: operands ls rest
           | 'h' :: ls, h :: r :: c :: rest -> OH (Int64.to_int (ev h), ev r, ev c) :: operands ls rest
+          | 'v' :: ls, t :: s :: r :: rn :: c :: cn :: rest ->
+              OV (Int64.to_int (ev t), ev s, [ (ev r, ev rn); (ev c, ev cn) ]) :: operands ls rest
+          | 's' :: ls, h :: r :: rn :: c :: cn :: rest ->
+              OS (Int64.to_int (ev h), [ (ev r, ev rn); (ev c, ev cn) ]) :: operands ls rest
           | 'f' :: ls, _ :: rest -> OF :: operands ls rest
           | _ -> raise (Runtime (name ^ ": arguments do not fit its letters")) in
         let opnds = operands (List.init (String.length letters) (String.get letters)) rest in
@@ -579,6 +629,9 @@ let () =
   expect "engines";
   let ne = int () in
   let engine_names = Array.init ne (fun _ -> next ()) in
+  expect "bits";
+  let bits = int () in
+  if bits < 1 || bits > 64 then fail 2 "bad counter width %d" bits;
   expect "tiles";
   ntiles := int ();
   shapes := Array.init !ntiles (fun _ -> let r = int () in (r, int ()));
@@ -640,12 +693,10 @@ let () =
     else
       List.iteri (fun j ((k, id, ts), (op, line, opnds, ws)) ->
           let mop, mline = Hashtbl.find instr_of id in
-          (* the rectangle as Extract.eval_rect computes it, in Z *)
-          let mk res w row rows col cols =
-            let r = Z.mul (z_of_int64 row) (z_of_int rows) in
-            let cc = match col with Some c -> Z.mul (z_of_int64 c) (z_of_int cols) | None -> Z0 in
-            (((((res, w), r), Z.add r (z_of_int rows)), cc), Z.add cc (z_of_int cols)) in
-          let keys = accesses op opnds mk in
+          (* the region as Extract.eval_rect computes it, in Z *)
+          let mk res w ds =
+            ((res, w), List.map (fun (lo, u, n) -> let a = Z.mul (z_of_int64 lo) (z_of_int u) in (a, Z.add a (z_of_int64 n))) ds) in
+          let keys = accesses op opnds ~const:Int64.of_int ~unit:Int64.to_int mk in
           if op <> mop || line <> mline then
             report "%s: engine %s op %d is %s (line %d), the model's instance %d is %s (line %d)" cpath engine_names.(c) (j + 1) op line k mop mline
           else if keys <> trace.(k).ikeys then
@@ -672,6 +723,11 @@ let () =
   let validated = !bad = 0 && bf_validate ne penv prog (fun k -> if k < instances then by_index.(k) else []) in
   if !bad = 0 && not validated then
     report "%s: the validator rejects the emitted waits (a need is not implied, or a wait asks for more than its instance needs)" cpath;
-  Printf.printf "%s: instances %d waits %d exact %d early %d late %d needs-without-wait %d validated %s disagreements %d\n"
-    cpath instances !waits !exact !early !late !implied (if validated then "yes" else "no") !bad;
+  (* Pipeline.pipeline_narrow_unwrapped: while no engine runs 2^bits ops,
+     a B-bit counter never wraps and a pipelined queue's theorems hold on
+     B bits unchanged *)
+  let unwrapped = bits >= 62 || Array.for_all (fun l -> List.length l < 1 lsl bits) per_engine in
+  Printf.printf "%s: instances %d waits %d exact %d early %d late %d needs-without-wait %d validated %s disagreements %d unwrapped %s\n"
+    cpath instances !waits !exact !early !late !implied (if validated then "yes" else "no") !bad
+    (if unwrapped then "yes" else "no");
   exit (if !bad > 0 then 1 else 0)

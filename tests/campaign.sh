@@ -10,6 +10,8 @@
 # 2. The campaign must catch a broken synchronization: with the test-only
 #    --mutate=drop:0 some seeds fail, exit 1, and are minimized into a
 #    scratch directory as kernels that still check and still fail.
+#    The proof's validator checks every kernel's barrier-free C when
+#    build/proof/bfcheck is built (BFCHECK), and rejects none.
 # 3. The command line: usage errors, --help, the JSON keys.
 # 4. Every tests/regress/*.bfk at each `// params:` line: verify (both sync
 #    modes) and run --sync=both --jitter --check. A kernel marked
@@ -46,6 +48,32 @@ f64=$(sed -n 's/^  f64 checks *\([0-9]*\) .*/\1/p' "$scratch/summary")
 if [[ -z $runs || -z $f64 ]] || (($(($runs)) == 0 || f64 != $(($runs)))); then
   echo "FAIL: $f64 f64 checks for $runs runs"; failures=$((failures + 1))
 fi
+# The proof's validator ran on every kernel's barrier-free C (the path
+# `bfsync verify` takes) when its checker is built: none rejected, each
+# kernel checked or counted as skipped (above the checker's bound, a
+# gather or a strided region, outside the model, or waits that use a
+# conservative fallback).
+read -r vchecked vrejected vskipped < <(sed -n 's/^  proof validator *\([0-9]*\) kernels checked, \([0-9]*\) rejected, \([0-9]*\) skipped.*/\1 \2 \3/p' "$scratch/summary")
+if [[ -x ${BFCHECK:-build/proof/bfcheck} ]]; then
+  if [[ -z ${vchecked:-} ]] || ((vrejected != 0 || vchecked + vskipped != count || vchecked == 0)); then
+    echo "FAIL: the proof validator checked ${vchecked:-?} and skipped ${vskipped:-?} of $count kernels, rejected ${vrejected:-?}"
+    failures=$((failures + 1))
+  fi
+  echo "proof validator: $vchecked kernels checked, $vskipped skipped (above its bound, outside the model, or a fallback)"
+fi
+# A checker that rejects everything fails every kernel at the validator
+# stage: the campaign's call can fail (seeds 4 and 5 are inside the model:
+# no stride, gather or fallback).
+printf '#!/bin/sh\necho "bfcheck: rejected (a stand-in checker)"\nexit 1\n' >"$scratch/reject.sh"
+chmod +x "$scratch/reject.sh"
+if BFSYNC_BFCHECK=$scratch/reject.sh "$BFSYNC" campaign --from 4 --count 2 --gcc-every 0 --json --regress "$scratch/none" >"$scratch/rejected" 2>/dev/null; then
+  echo "FAIL: the campaign passed with a checker that rejects every kernel"; failures=$((failures + 1))
+fi
+python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["validator_checks"] == 2 and d["validator_failures"] == 2 and d["failures"] == 2, d
+' "$scratch/rejected" || { echo "FAIL: a rejecting checker is not counted: $(cat "$scratch/rejected")"; failures=$((failures + 1)); }
 
 mkdir "$scratch/mutants"
 if "$BFSYNC" campaign --from 1 --count 6 --gcc-every 0 --mutate=drop:0 --regress "$scratch/mutants" \
@@ -81,7 +109,8 @@ done
 "$BFSYNC" campaign --from 7 --count 2 --gcc-every 0 --json | python3 -c '
 import json, sys
 d = json.loads(sys.stdin.read())
-keys = ["kernels", "instructions", "oracle_waits", "thread_waits", "schedules", "failures", "sim_exceptions", "f64_checks", "late_fallback", "seconds"]
+keys = ["kernels", "instructions", "oracle_waits", "thread_waits", "schedules", "failures", "sim_exceptions", "f64_checks",
+        "late_fallback", "validator_checks", "validator_failures", "validator_skips", "seconds"]
 assert all(k in d for k in keys) and d["kernels"] == 2 and d["failures"] == 0, d
 ' || { echo "FAIL: campaign --json"; failures=$((failures + 1)); }
 

@@ -14,9 +14,15 @@
 #    the campaign and users take: the validator must say exact. Device
 #    integers take verify's values (bfsync run's defaults for --seed 1);
 #    parameters at both ends of the 64-bit range are checked like any.
+#    Views, element slices and ragged tails are in the model; gathers by
+#    run-time index and strided regions are not yet, and their runs are
+#    counted apart, as are runs above the checker's instance bound and runs
+#    whose waits use a conservative fallback (late by design, named by
+#    `compile --explain`; the validator takes exact waits only).
 # 2. The check can fail: the emitted C with one wait raised by 1, one
 #    lowered by 1, one op dropped, one operand changed must each be
-#    rejected (exit 1); dropping each wait of matmul in turn, the validator
+#    rejected (exit 1), and so must a view's start moved by one and a
+#    ragged extent clipped to one less; dropping each wait of matmul in turn, the validator
 #    must reject some drops (those no other wait implies); bad input is a
 #    usage error (exit 2). tests/proof_mutation.sh breaks bfsync itself.
 # 3. check_assumptions.sh rejects a development with an assumption, or
@@ -39,7 +45,7 @@ SIZE=${PROOF_SIZE:-40}
 export BFSYNC_BFCHECK=$BFCHECK
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-failures=0 kernels=0 waits=0 exact=0 device=0 skipped=0
+failures=0 kernels=0 waits=0 exact=0 device=0 skipped=0 unwrapped=0 gathers=0 strided=0 fallbacks=0
 
 fail() {
   echo "proof.sh: FAIL: $*" >&2
@@ -54,10 +60,17 @@ check() {
   "$BFSYNC" verify "$file" "${args[@]}" --schedules 1 --json >"$tmp/out" 2>"$tmp/err"
   local status=$? json
   json=$(tail -1 "$tmp/out")
-  # a run above the checker's instance limit, or outside its model (views,
-  # slices, min and max: driver/proof_check.h), is counted
+  # a run above the checker's instance limit (harness/proof_check.h) is
+  # counted, and so is one with a gather by run-time index or a strided
+  # region, the forms outside the model (transform/ir_dump.c,
+  # ir_dump_outside), and one whose waits use a conservative fallback
   if [[ $status == 0 && $json == *'"validator": "skipped"'* ]]; then
-    skipped=$((skipped + 1))
+    case $json in
+    *'"validator_detail": "gathers'*) gathers=$((gathers + 1)) ;;
+    *'"validator_detail": "strided'*) strided=$((strided + 1)) ;;
+    *'"validator_detail": "its waits use a conservative fallback'*) fallbacks=$((fallbacks + 1)) ;;
+    *) skipped=$((skipped + 1)) ;;
+    esac
     return
   fi
   if [[ $status != 0 || $json != *'"validator": "exact"'* ]]; then
@@ -66,6 +79,7 @@ check() {
   fi
   kernels=$((kernels + 1))
   [[ $json == *'"device": {'* ]] && device=$((device + 1))
+  [[ $json == *' unwrapped yes"'* ]] && unwrapped=$((unwrapped + 1))
   read -r w e < <(sed -n 's/.*"validator_detail": "instances [0-9]* waits \([0-9]*\) exact \([0-9]*\) .*/\1 \2/p' <<<"$json")
   waits=$((waits + ${w:-0})) exact=$((exact + ${e:-0}))
 }
@@ -103,6 +117,19 @@ sed '0,/^ *bf_op_[a-z]*(.*);$/{/^ *bf_op_[a-z]*(.*);$/d}' "$tmp/m.c" >"$tmp/drop
 expect 1 "an op dropped" "$tmp/m.dump" "$tmp/dropped.c" "${P[@]}"
 sed '0,/BF_TILE_\([A-Za-z0-9_]*\), \([^,]*\)/s//BF_TILE_\1, 1 + \2/' "$tmp/m.c" >"$tmp/operand.c"
 expect 1 "an operand's slot changed" "$tmp/m.dump" "$tmp/operand.c" "${P[@]}"
+# A view's start and a ragged extent as the C computes them are operands
+# too: views.bfk with its first view one row lower, ragged.bfk with its
+# first clipped extent one smaller, are each rejected.
+"$BFSYNC" compile --emit=proof tests/kernels/views.bfk >"$tmp/v.dump" || fail "compile --emit=proof views"
+"$BFSYNC" compile tests/kernels/views.bfk >"$tmp/v.c" || fail "compile views"
+expect 0 "views as emitted" "$tmp/v.dump" "$tmp/v.c" N=2 C=0
+sed '0,/^\( *bf_op_v[a-z]*(bf_cx, BFRT_[A-Z_]*, [0-9]*, BF_TILE_[A-Za-z0-9_]*, [^,]*, \)/s//\11 + /' "$tmp/v.c" >"$tmp/view.c"
+expect 1 "a view's first row moved" "$tmp/v.dump" "$tmp/view.c" N=2 C=0
+"$BFSYNC" compile --emit=proof tests/kernels/ragged.bfk >"$tmp/r.dump" || fail "compile --emit=proof ragged"
+"$BFSYNC" compile tests/kernels/ragged.bfk >"$tmp/r.c" || fail "compile ragged"
+expect 0 "ragged as emitted" "$tmp/r.dump" "$tmp/r.c" N=300
+sed '0,/: 128)), 0, 16, BF_TILE_x/s//: 127)), 0, 16, BF_TILE_x/' "$tmp/r.c" >"$tmp/clip.c"
+expect 1 "a ragged extent clipped to one less" "$tmp/r.dump" "$tmp/clip.c" N=300
 rejected=0
 nwaits=$(grep -c '^ *bf_wait' "$tmp/m.c")
 for i in $(seq 1 "$nwaits"); do
@@ -130,6 +157,10 @@ grep -q '"validator": "error", "validator_waits": -1, "validator_detail": "canno
 "$BFSYNC" verify examples/matmul.bfk -p M=16 -p N=16 -p K=16 --schedules 1 --json >"$tmp/out" 2>&1 &&
   grep -q '"validator": "skipped", "validator_waits": -1, "validator_detail": "12800 instances' "$tmp/out" ||
   fail "verify above the checker's limit: $(tail -c 300 "$tmp/out")"
+# On 4-bit counters matmul's engines run more than 2^4 ops: still exact,
+# and outside Pipeline.pipeline_narrow_unwrapped, which bfcheck says.
+"$BFSYNC" verify examples/matmul.bfk -p M=4 -p N=4 -p K=4 --target targets/trn1_c4.target --schedules 1 --json >"$tmp/out" 2>&1 &&
+  grep -q '"validator": "exact".* unwrapped no"' "$tmp/out" || fail "verify on 4-bit counters: $(tail -c 300 "$tmp/out")"
 # 3. The assumption check fails on an assumption or an unlisted theorem.
 mkdir -p "$tmp/axiom"
 printf 'Variable v : False.\nTheorem t : False. Proof. exact v. Qed.\nPrint Assumptions t.\n' >"$tmp/axiom/Assumptions.v"
@@ -173,7 +204,7 @@ else
   fail "the extend test program: $(head -3 "$tmp/err")"
 fi
 
-echo "proof.sh: $kernels kernel runs validated exact ($COUNT generated kernels of size $SIZE; $device with device integers), $skipped skipped as above the checker's instance limit or outside its model (views and slices); of $waits emitted waits, $exact equal to the extracted need; $rejected of matmul's $nwaits single-wait drops rejected; bfrt_counter_extend equal to the proof's extend on ${extend_cases:-0} cases"
+echo "proof.sh: $kernels kernel runs validated exact ($COUNT generated kernels of size $SIZE; $device with device integers; $unwrapped with no counter reaching 2^B), $skipped skipped as above the checker's instance limit, $gathers as gathers and $strided as strided (outside the model), $fallbacks as using a conservative fallback; of $waits emitted waits, $exact equal to the extracted need; $rejected of matmul's $nwaits single-wait drops rejected; bfrt_counter_extend equal to the proof's extend on ${extend_cases:-0} cases"
 if ((failures)); then
   echo "proof.sh: $failures failure(s)" >&2
   exit 1

@@ -6,7 +6,8 @@
 # kind an independent review applied to see what the proof's check misses:
 # the emitter printing every wait one lower, deps.c classifying an hbm
 # store's destination as a read, device-integer reads shared between
-# different elements, and each threshold form of the transform (closed
+# different elements, deps.c's region test for views and slices one
+# element narrower and one wider, and each threshold form of the transform (closed
 # form, last-iteration form, tracked lookup, and the positions its
 # tracking arrays store) one lower and one higher. Each is applied to a
 # copy of the tree, whose objects are copied too, so only the mutated file
@@ -56,10 +57,25 @@ runs=(
   "examples/moe.bfk $(sed -n 's#^// params:##p' examples/moe.bfk | head -1)"
   "examples/attention.bfk $(sed -n 's#^// params:##p' examples/attention.bfk | head -1)"
 )
-# generated kernels the proof's model covers: without views or slices
-# (harness/gen.c draws them in four kernels of five), so each validates
-# exact unmutated
-for seed in 10 15 17 28 33 36; do
+# Regions at their edges: views of one slot that share exactly one column
+# (act's y[:, 0:9] and dve's y[:, 8:16], so dve waits) or are adjacent
+# (views.bfk's halves, which never wait for each other).
+cat >"$tmp/edges.bfk" <<'EOF'
+kernel edges(N: int) {
+  hbm in X: f32[8, 16];
+  hbm out Y: f32[8, 16];
+  sbuf x: f32[8, 16];
+  sbuf y: f32[8, 16];
+  for i in 0 .. N {
+    dma: load x, X[0, 0];
+    act: exp y[:, 0:9], x[:, 0:9];
+    dve: scale y[:, 8:16], x[:, 8:16], 2.0;
+    dma: store Y[0, 0], y;
+  }
+}
+EOF
+runs+=("$tmp/edges.bfk N=2" "tests/kernels/views.bfk N=2 C=0")
+for seed in 1 2 3 4 5 6; do
   "$BFSYNC" gen --seed "$seed" >"$tmp/gen$seed.bfk" 2>/dev/null
   runs+=("$tmp/gen$seed.bfk $("$BFSYNC" gen --seed "$seed" --params 2>/dev/null)")
 done
@@ -118,6 +134,13 @@ mutate "deps.c classifies an hbm store's destination as a read" transform/deps.c
   's/add_access\(in, d->k->ntiles \+ o->decl, bfrt_op_writes\(s->op, i\), o\);/add_access(in, d->k->ntiles + o->decl, bfrt_op_writes(s->op, i) \&\& s->op != BFRT_STORE, o);/'
 mutate "device-integer reads shared between elements of one tensor" "$(site 'ir_expr_equal(sh->elem[i], e)')" \
   's/if \(ir_expr_equal\(sh->elem\[i\], e\)\) return ir_leaf/if (sh->elem[i]->id == e->id) return ir_leaf/'
+# deps.c's region test (views, element slices) with each interval one
+# element narrower (a one-column overlap missed: an early wait) or wider
+# (adjacent views conflict: a late one).
+mutate "deps.c's region test: intervals one narrower" transform/deps.c \
+  's/return -ex < f\.c && f\.c < ey \? REL_SAME : REL_DIFFERENT;/return -ex + 1 < f.c \&\& f.c < ey - 1 ? REL_SAME : REL_DIFFERENT;/'
+mutate "deps.c's region test: intervals one wider" transform/deps.c \
+  's/return -ex < f\.c && f\.c < ey \? REL_SAME : REL_DIFFERENT;/return -ex <= f.c \&\& f.c <= ey ? REL_SAME : REL_DIFFERENT;/'
 # QUICK (the sanitizer pass, whose rebuilds are slower): the tracked form only.
 for d in -1 1; do
   word=$([[ $d == -1 ]] && echo lower || echo higher)

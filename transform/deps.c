@@ -552,9 +552,9 @@ static Relation compare_progressions(const Pair *pr, const Expr *lx, int64_t sx,
  * ragged slice covers at most its extent. */
 static Relation compare_slices(const Pair *pr, const Operand *ox, const Operand *oy) {
   Relation all = REL_SAME;
-  for (int d = 0; d < ox->rank; d++) {
-    Relation r = compare_progressions(pr, ox->nlo[d], 1, ox->nstep[d], ox->next[d], oy->nlo[d], 1, oy->nstep[d],
-                                      oy->next[d]);
+  for (int d = 0; d < ox->nd->rank; d++) {
+    Relation r = compare_progressions(pr, ox->nd->nlo[d], 1, ox->nd->nstep[d], ox->nd->next[d], oy->nd->nlo[d], 1, oy->nd->nstep[d],
+                                      oy->nd->next[d]);
     if (r == REL_DIFFERENT) return r;
     if (r == REL_UNKNOWN) all = r;
   }
@@ -572,8 +572,8 @@ static Relation compare_regions(const Pair *pr, const Access *x, const Access *y
     Relation rows = ox->gather || oy->gather
                         ? REL_UNKNOWN
                         : compare_progressions(pr, ox->view ? ox->lo[0] : ox->row, ox->view ? 1 : x->rows,
-                                               ox->view ? ox->nstep[0] : 1, x->rows, oy->view ? oy->lo[0] : oy->row,
-                                               oy->view ? 1 : y->rows, oy->view ? oy->nstep[0] : 1, y->rows);
+                                               ox->view ? ox->nd->nstep[0] : 1, x->rows, oy->view ? oy->lo[0] : oy->row,
+                                               oy->view ? 1 : y->rows, oy->view ? oy->nd->nstep[0] : 1, y->rows);
     Relation cols = compare_progressions(pr, ox->view ? ox->lo[1] : ox->col, ox->view ? 1 : x->cols,
                                          ox->cstep > 1 ? ox->cstep : 1, x->cols, oy->view ? oy->lo[1] : oy->col,
                                          oy->view ? 1 : y->cols, oy->cstep > 1 ? oy->cstep : 1, y->cols);
@@ -593,10 +593,10 @@ static Relation compare_tile(const Pair *pr, const Access *x, const Access *y) {
   Relation slots = compare_slots(pr, x, y);
   const Operand *ox = x->operand, *oy = y->operand;
   if (slots == REL_DIFFERENT || (!ox->view && !oy->view)) return slots; /* whole slots */
-  Relation rows = compare_progressions(pr, ox->lo[0], 1, ox->view ? ox->nstep[0] : 1, ox->ext[0], oy->lo[0], 1,
-                                       oy->view ? oy->nstep[0] : 1, oy->ext[0]);
-  Relation cols = compare_progressions(pr, ox->lo[1], 1, ox->view ? ox->nstep[1] : 1, ox->ext[1], oy->lo[1], 1,
-                                       oy->view ? oy->nstep[1] : 1, oy->ext[1]);
+  Relation rows = compare_progressions(pr, ox->lo[0], 1, ox->view ? ox->nd->nstep[0] : 1, ox->ext[0], oy->lo[0], 1,
+                                       oy->view ? oy->nd->nstep[0] : 1, oy->ext[0]);
+  Relation cols = compare_progressions(pr, ox->lo[1], 1, ox->view ? ox->nd->nstep[1] : 1, ox->ext[1], oy->lo[1], 1,
+                                       oy->view ? oy->nd->nstep[1] : 1, oy->ext[1]);
   if (rows == REL_DIFFERENT || cols == REL_DIFFERENT) return REL_DIFFERENT;
   return slots == REL_SAME && rows == REL_SAME && cols == REL_SAME && !ragged(ox) && !ragged(oy) ? REL_SAME
                                                                                                  : REL_UNKNOWN;

@@ -944,3 +944,19 @@ void ir_validate(Program *p) {
     check_nodes(&c, s->body);
   }
 }
+
+static const char *nodes_fallback(const IrNode *n, bool (*accepted)(const char *why)) {
+  for (const char *why = NULL; n; n = n->next) {
+    if (n->kind == IR_WAIT && n->why && n->why->fallback && !(accepted && accepted(n->why->fallback)))
+      return n->why->fallback;
+    if ((n->kind == IR_LOOP || n->kind == IR_IF) && (why = nodes_fallback(n->body, accepted))) return why;
+    if (n->kind == IR_IF && (why = nodes_fallback(n->orelse, accepted))) return why;
+  }
+  return NULL;
+}
+
+const char *ir_fallback(const IrProgram *ir, bool (*accepted)(const char *why)) {
+  const char *why = NULL;
+  for (int e = 0; e < ir->nengines && !why; e++) why = nodes_fallback(ir->streams[e].body, accepted);
+  return why;
+}

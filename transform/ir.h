@@ -237,6 +237,10 @@ int ir_node_exprs(const IrNode *n, const IrExpr *xs[IR_NODE_EXPRS]);
  * the runtime's back-pressure keeps within the counter window (section 7
  * of docs/algorithm.md). */
 uint32_t ir_tracks(const IrStream *s);
+/* The first reason a wait of ir names for a conservative dependence
+ * analysis (WaitWhy.fallback) that accepted(reason) does not take; with
+ * accepted NULL, the first reason of any; NULL when none. */
+const char *ir_fallback(const IrProgram *ir, bool (*accepted)(const char *why));
 
 /* Print every stream readably (bfsync compile --emit=ir). */
 void ir_print(const struct Program *p, FILE *out);

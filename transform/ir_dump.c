@@ -12,7 +12,7 @@
  * stream of words and integers, expressions in prefix form, blocks in
  * braces.
  *
- *   dump    = "bfsync-proof 2" "params" N name* "engines" N name*
+ *   dump    = "bfsync-proof 2" "params" N name* "engines" N name* "bits" B
  *             "tiles" N (rows cols)* "tensors" N
  *             ("device" tensor rows cols value*)* "kernel" block "end"
  *   block   = "{" stmt* "}"
@@ -20,16 +20,23 @@
  *           | "if" cond block block
  *           | "instr" id engine OPID line N operand*
  *   operand = "t" tile slot-expr | "h" tensor row-expr col-expr | "f"
+ *           | "vt" tile slot-expr dim dim | "vh" tensor dim dim
+ *   dim     = "d" lo-expr extent | "r" lo-expr extent clip-expr
  *   cond    = "cmp" ("lt"|"le"|"gt"|"ge"|"eq"|"ne") expr expr
  *           | ("and"|"or") cond cond | "not" cond
  *   expr    = "k" int | "p" param | "v" loop | "e" tensor expr expr
- *           | "neg" expr | ("add"|"sub"|"mul"|"div"|"mod") expr expr
+ *           | "neg" expr | ("add"|"sub"|"mul"|"div"|"mod"|"min"|"max") expr expr
  *
  * OPID is the op's identifier in runtime/ops.def (MATMUL_ACC). A "device"
  * entry gives an i32 tensor's elements, row-major, when the values are
  * bound (compile with -p: bfsync run's defaults for seed 1; verify: its
  * --seed or --input values); "e t r c" reads element (r, c) of tensor t.
- * A tile operand without a slot is slot 0. */
+ * B is the target's counter width (counter_bits). A tile operand without
+ * a slot is slot 0. "vt" is a view x[p0:p1, f0:f1] of a tile's slot, "vh"
+ * an element slice X[r0:r1, c0:c1] of an hbm tensor: per dimension its
+ * first index (0 for `:`) and its extent as sema fixed it, and for a
+ * ragged one ("r", written lo:min(lo + C, E)) the clip E, whose run-time
+ * extent is max(0, min(C, E - lo)) (docs/language.md, "Operands"). */
 #include "transform/ir_dump.h"
 
 #include <inttypes.h>
@@ -57,7 +64,7 @@ static void dump_expr(const Expr *e, FILE *out) {
   case EX_MUL: dump_binary("mul", e, out); return;
   case EX_DIV: dump_binary("div", e, out); return;
   case EX_MOD: dump_binary("mod", e, out); return;
-  case EX_MIN: dump_binary("min", e, out); return; /* not in the checker's grammar: it refuses them */
+  case EX_MIN: dump_binary("min", e, out); return;
   case EX_MAX: dump_binary("max", e, out); return;
   case EX_ELEM:
     fprintf(out, " e %d", e->index);
@@ -73,27 +80,33 @@ static const char *const op_ids[] = {
 #undef OP
 };
 
-/* operand = "t" tile slot | "h" tensor row col | "f" */
+/* dim = "d" lo extent | "r" lo extent clip */
+static void dump_dim(const Operand *o, int d, FILE *out) {
+  fputs(o->clip[d] ? " r" : " d", out);
+  if (o->lo[d]) dump_expr(o->lo[d], out);
+  else fputs(" k 0", out);
+  fprintf(out, " %" PRId64, o->ext[d]);
+  if (o->clip[d]) dump_expr(o->clip[d], out);
+}
+
+/* operand = "t" tile slot | "h" tensor row col | "f" | "vt" tile slot dim dim | "vh" tensor dim dim */
 static void dump_operand(const Operand *o, FILE *out) {
-  if (o->view) { /* a view or element slice: "v", which the checker refuses (ir_dump_outside) */
-    fprintf(out, " v %d", o->decl);
-    return;
-  }
   switch (o->kind) {
   case OPND_TILE:
-    fprintf(out, " t %d", o->decl);
+    fprintf(out, " %s %d", o->view ? "vt" : "t", o->decl);
     if (o->slot) dump_expr(o->slot, out);
     else fputs(" k 0", out);
-    return;
+    break;
   case OPND_HBM:
-    fprintf(out, " h %d", o->decl);
+    fprintf(out, " %s %d", o->view ? "vh" : "h", o->decl);
+    if (o->view) break;
     dump_expr(o->row, out);
     dump_expr(o->col, out);
     return;
   case OPND_IMM: fputs(" f", out); return;
-  case OPND_NAME: break;
+  case OPND_NAME: bug("ir_dump: unresolved operand");
   }
-  bug("ir_dump: unresolved operand");
+  for (int d = 0; o->view && d < 2; d++) dump_dim(o, d, out);
 }
 
 static const char *cmp_name(CondOp op) {
@@ -163,32 +176,27 @@ static void dump_stmts(const Program *p, const Stmt *s, int depth, FILE *out) {
   }
 }
 
-static bool expr_outside(const Expr *e) {
-  return e && (e->kind == EX_MIN || e->kind == EX_MAX || expr_outside(e->lhs) || expr_outside(e->rhs));
+/* Why the proof's model cannot take operand o, or NULL. Its accesses are
+ * boxes: one interval per dimension of a tile or of a tensor as [rows,
+ * cols]; a gather's rows are data, and a step leaves gaps in the box. */
+static const char *outside_model(const Operand *o) {
+  if (o->gather) return "gathers and scatters by run-time index (X[IDX[..], ..]) are not in the proof's model yet (docs/proof.md, section 5)";
+  if (o->rstep || o->cstep > 1)
+    return "strided views and slices (a step, or partitions over a tensor's non-leading dimension) are not in the proof's model yet (docs/proof.md, section 5)";
+  return NULL;
 }
 
-static bool cond_outside(const Cond *c) {
-  return c && (expr_outside(c->lhs) || expr_outside(c->rhs) || cond_outside(c->left) || cond_outside(c->right));
-}
-
-static bool stmts_outside(const Stmt *s) {
+static const char *stmts_outside(const Stmt *s) {
   for (; s; s = s->next) {
-    if (s->kind == ST_FOR && (expr_outside(s->lo) || expr_outside(s->hi))) return true;
-    if (s->kind == ST_IF && (cond_outside(s->cond) || stmts_outside(s->orelse))) return true;
-    for (int i = 0; s->kind == ST_INSTR && i < s->noperands; i++) {
-      const Operand *o = &s->operands[i];
-      if (o->view || expr_outside(o->slot) || expr_outside(o->row) || expr_outside(o->col)) return true;
-    }
-    if (s->kind != ST_INSTR && stmts_outside(s->body)) return true;
+    const char *why = NULL;
+    for (int i = 0; s->kind == ST_INSTR && !why && i < s->noperands; i++) why = outside_model(&s->operands[i]);
+    if (!why && s->kind != ST_INSTR && !(why = stmts_outside(s->body))) why = stmts_outside(s->orelse);
+    if (why) return why;
   }
-  return false;
+  return NULL;
 }
 
-const char *ir_dump_outside(const Program *p) {
-  return stmts_outside(p->kernel->body)
-             ? "views, element slices, ragged tails and min/max are not in the proof's model yet (docs/proof.md, section 5)"
-             : NULL;
-}
+const char *ir_dump_outside(const Program *p) { return stmts_outside(p->kernel->body); }
 
 void ir_dump_proof(const Program *p, FILE *out) {
   const Kernel *k = p->kernel;
@@ -196,6 +204,7 @@ void ir_dump_proof(const Program *p, FILE *out) {
   for (int i = 0; i < k->nparams; i++) fprintf(out, " %s", k->params[i].name);
   fprintf(out, "\nengines %d", p->target->nengines);
   for (int e = 0; e < p->target->nengines; e++) fprintf(out, " %s", p->target->engines[e].name);
+  fprintf(out, "\nbits %d", p->target->counter_bits);
   fprintf(out, "\ntiles %d", k->ntiles);
   for (int t = 0; t < k->ntiles; t++) fprintf(out, " %" PRId64 " %" PRId64, k->tiles[t].rows, k->tiles[t].cols);
   fprintf(out, "\ntensors %d\n", k->ntensors);

@@ -11,9 +11,9 @@
  * as the source gives it (ops, operands, shapes, device integers' values
  * when bound), on out. */
 void ir_dump_proof(const Program *p, FILE *out);
-/* Why the kernel is outside the proof's model (views, element slices,
- * min and max: issue 21's regions), or NULL: its dump would hold forms the
- * checker refuses. */
+/* Why the kernel is outside the proof's model (a gather or scatter by
+ * run-time index, issue 22), or NULL: its dump would not say which rows
+ * such an operand touches. */
 const char *ir_dump_outside(const Program *p);
 
 #endif

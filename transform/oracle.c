@@ -505,7 +505,7 @@ static bool tile_region(Oracle *o, const Walk *w, const Stmt *s, const Operand *
     o->failed = true;
     return false;
   }
-  int64_t n[2], span[2], step[2] = {op->view ? op->nstep[0] : 1, op->view ? op->nstep[1] : 1};
+  int64_t n[2], span[2], step[2] = {op->view ? op->nd->nstep[0] : 1, op->view ? op->nd->nstep[1] : 1};
   for (int d = 0; d < 2; d++) {
     if (!view_extent(o, w, op, d, &lo[d], &n[d])) return false;
     span[d] = n[d] > 0 ? (n[d] - 1) * step[d] + 1 : n[d]; /* sema bounds a strided view's span by its tile */
