@@ -249,15 +249,6 @@ static void linear_add(Linear *f, const Expr *e, int64_t scale) {
   f->coef[f->n++] = scale;
 }
 
-static int64_t gcd64(int64_t a, int64_t b) {
-  while (b) {
-    int64_t t = a % b;
-    a = b;
-    b = t;
-  }
-  return a;
-}
-
 static int64_t magnitude(int64_t v) { return v == INT64_MIN ? 1 : v < 0 ? -v : v; }
 
 int64_t expr_alignment(const Expr *e, const int64_t *params) {
@@ -270,7 +261,7 @@ int64_t expr_alignment(const Expr *e, const int64_t *params) {
   case EX_SUB:
   case EX_MIN:
   case EX_MAX: /* the value is one of the two */
-    return gcd64(expr_alignment(e->lhs, params), expr_alignment(e->rhs, params));
+    return gcd_i64(expr_alignment(e->lhs, params), expr_alignment(e->rhs, params));
   case EX_MUL:
     a = expr_alignment(e->lhs, params), b = expr_alignment(e->rhs, params);
     return __builtin_mul_overflow(a, b, &v) ? 1 : v;

@@ -37,6 +37,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/numbers.h"
 #include "frontend/program.h"
 #include "transform/counting.h"
 #include "transform/deps.h"
@@ -395,8 +396,8 @@ static void plan_grids(Program *p, Analysis *an) {
         if (pass == 1 && (o->clip[1] || (o->clip[0] && !g->gathered))) g->ragged = true;
         if (o->view && (o->rstep || o->cstep > 1)) g->strided = true;
         if (pass == 0) { /* an element slice also by where it may start; a gather by single rows */
-          g->cell_rows = ir_gcd(g->cell_rows, o->gather ? 1 : ir_gcd(x->rows, o->lo[0] ? expr_alignment(o->lo[0], NULL) : 0));
-          g->cell_cols = ir_gcd(g->cell_cols, ir_gcd(x->cols, o->lo[1] ? expr_alignment(o->lo[1], NULL) : 0));
+          g->cell_rows = gcd_i64(g->cell_rows, o->gather ? 1 : gcd_i64(x->rows, o->lo[0] ? expr_alignment(o->lo[0], NULL) : 0));
+          g->cell_cols = gcd_i64(g->cell_cols, gcd_i64(x->cols, o->lo[1] ? expr_alignment(o->lo[1], NULL) : 0));
         } else if (!g->gathered && g->cell_rows && (x->rows / g->cell_rows) * (x->cols / g->cell_cols) > MAX_ACCESS_CELLS) {
           g->cell_rows = g->cell_cols = 0;
         }
@@ -434,13 +435,13 @@ static void plan_tile_grids(Program *p, Analysis *an) {
       const Operand *o = x->operand;
       if (o->clip[0] || o->clip[1]) g->ragged = true;
       if (o->view && (o->rstep || o->cstep > 1)) g->strided = g->coarse = true;
-      g->cell_rows = ir_gcd(g->cell_rows, ir_gcd(x->rows, o->lo[0] ? expr_alignment(o->lo[0], NULL) : 0));
-      g->cell_cols = ir_gcd(g->cell_cols, ir_gcd(x->cols, o->lo[1] ? expr_alignment(o->lo[1], NULL) : 0));
+      g->cell_rows = gcd_i64(g->cell_rows, gcd_i64(x->rows, o->lo[0] ? expr_alignment(o->lo[0], NULL) : 0));
+      g->cell_cols = gcd_i64(g->cell_cols, gcd_i64(x->cols, o->lo[1] ? expr_alignment(o->lo[1], NULL) : 0));
     }
   for (int t = 0; t < k->ntiles; t++) {
     TileGrid *g = &an->tile_grids[t];
-    g->cell_rows = ir_gcd(g->cell_rows, k->tiles[t].rows);
-    g->cell_cols = ir_gcd(g->cell_cols, k->tiles[t].cols);
+    g->cell_rows = gcd_i64(g->cell_rows, k->tiles[t].rows);
+    g->cell_cols = gcd_i64(g->cell_cols, k->tiles[t].cols);
   }
   for (int i = 0; i < d->ninstrs; i++)
     for (int j = 0; j < d->instrs[i].naccesses; j++) {

@@ -30,6 +30,8 @@
 
 #include "transform/counting.h"
 
+#include "util/numbers.h"
+
 bool uses_loopvar(const IrExpr *e, int loop) {
   if (!e) return false;
   if (e->kind == IX_LOOPVAR) return e->id == loop;
@@ -145,7 +147,7 @@ enum { MAX_RESIDUE_MODULUS = 1 << 20 };
  * mod m2 / g). Every value is below lcm * m2 <= 2^40. */
 static bool both_residues(Linearize *lz, const IterSet *u, const IterSet *v, IterSet *both, IrExpr **coef) {
   Arena *a = lz->p->arena;
-  int64_t m1 = u->mod, m2 = v->mod, g = ir_gcd(m1, m2);
+  int64_t m1 = u->mod, m2 = v->mod, g = gcd_i64(m1, m2);
   if (m1 > MAX_RESIDUE_MODULUS || m2 > MAX_RESIDUE_MODULUS || m1 / g * m2 > MAX_RESIDUE_MODULUS)
     return not_closed(lz, "it tests the loop variable modulo numbers whose lcm exceeds 2^20");
   int64_t l = m1 / g * m2;

@@ -44,6 +44,7 @@
 #include <string.h>
 
 #include "runtime/ops.h"
+#include "util/numbers.h"
 
 enum { MAX_TERMS = 8 };
 
@@ -500,15 +501,6 @@ static Relation compare_intervals(const Pair *pr, const Expr *lx, int64_t sx, in
   return REL_UNKNOWN;
 }
 
-static int64_t gcd64(int64_t a, int64_t b) {
-  while (b) {
-    int64_t t = a % b;
-    a = b;
-    b = t;
-  }
-  return a;
-}
-
 /* The indices lx + kx i (i < ex) and ly + ky j (j < ey) of one dimension
  * of a tensor, each a slice's (s 1) or an hbm tile's (lx = r, s its unit,
  * k 1). Their spans, (e - 1) k + 1 long, decide as compare_intervals does;
@@ -540,7 +532,7 @@ static Relation compare_progressions(const Pair *pr, const Expr *lx, int64_t sx,
     }
     return REL_DIFFERENT;
   }
-  int64_t g = gcd64(kx, ky), two = g & -g;
+  int64_t g = gcd_i64(kx, ky), two = g & -g;
   if (t < 62 && two > ((int64_t)1 << t)) two = (int64_t)1 << t;
   if (two > 1 && (f.c & (two - 1)) != 0) return REL_DIFFERENT;
   return spans == REL_SAME && kx == ky && f.c == 0 && f.n == 0 ? REL_SAME : REL_UNKNOWN;

@@ -69,15 +69,6 @@ static int is_const(const IrExpr *e, int64_t v) { return e->kind == IX_CONST && 
 
 uint64_t ir_trips(int64_t lo, int64_t hi) { return hi > lo ? (uint64_t)hi - (uint64_t)lo : 0; }
 
-int64_t ir_gcd(int64_t a, int64_t b) {
-  while (b) {
-    int64_t r = a % b;
-    a = b;
-    b = r;
-  }
-  return a;
-}
-
 /* The value of kind over two constants, or 0 when folding is unsafe
  * (overflow, a zero divisor: those are left for run time to report). */
 static int fold(IrExprKind kind, int64_t a, int64_t b, int64_t *out) {

@@ -213,9 +213,6 @@ struct Program;
  * therefore below 2^63. */
 #define IR_MAX_TRIPS ((uint64_t)INT64_MAX)
 uint64_t ir_trips(int64_t lo, int64_t hi);
-/* The greatest common divisor of a and b, both at least 0 (0 with 0 is 0):
- * the cell of an hbm tensor's grid, from the shapes of its accesses. */
-int64_t ir_gcd(int64_t a, int64_t b);
 
 /* Whether index, into an array of length len, is in range whatever the
  * parameters: a constant in range, or x % m for a constant 0 < m <= len

@@ -57,6 +57,7 @@
 #include <string.h>
 
 #include "util/random.h"
+#include "util/numbers.h"
 
 /* ---- The sequential walk. */
 
@@ -314,7 +315,7 @@ static const Operand *partner_tile(const Stmt *s, int hbm) {
  * end's (lo + n is lo + ext, the clip bound E, or lo). */
 static int64_t start_alignment(const Oracle *o, const Operand *op, int d) {
   int64_t a = op->lo[d] ? expr_alignment(op->lo[d], o->params) : 0;
-  return op->clip[d] ? ir_gcd(a, expr_alignment(op->clip[d], o->params)) : a;
+  return op->clip[d] ? gcd_i64(a, expr_alignment(op->clip[d], o->params)) : a;
 }
 
 /* A view's or slice's start along d and its extent (a ragged one's clipped). */
@@ -340,9 +341,9 @@ static void size_grids(Oracle *o) {
       if (op->kind == OPND_IMM) continue;
       const Operand *t = op->kind == OPND_TILE || op->view ? op : partner_tile(s, j);
       Grid *g = op->kind == OPND_TILE ? &o->tile_grid[op->decl] : &o->grid[op->decl];
-      g->cell_rows = ir_gcd(g->cell_rows, op->gather ? 1 : ir_gcd(t->ext[0], start_alignment(o, op, 0)));
+      g->cell_rows = gcd_i64(g->cell_rows, op->gather ? 1 : gcd_i64(t->ext[0], start_alignment(o, op, 0)));
       if (op->gather && op->gather->n > o->ngather_rows) o->ngather_rows = op->gather->n;
-      g->cell_cols = ir_gcd(g->cell_cols, ir_gcd(t->ext[1], start_alignment(o, op, 1)));
+      g->cell_cols = gcd_i64(g->cell_cols, gcd_i64(t->ext[1], start_alignment(o, op, 1)));
       /* a view or slice with steps touches single rows (columns): cells of one */
       if (op->kind != OPND_IMM && op->view && op->rstep) g->cell_rows = 1;
       if (op->kind != OPND_IMM && op->view && op->cstep > 1) g->cell_cols = 1;
@@ -351,8 +352,8 @@ static void size_grids(Oracle *o) {
   o->gather_rows = ARENA_ARRAY(o->p->arena, int64_t, o->ngather_rows + 1);
   for (int t = 0; t < k->ntiles; t++) {
     Grid *g = &o->tile_grid[t];
-    g->cell_rows = ir_gcd(g->cell_rows, g->rows);
-    g->cell_cols = ir_gcd(g->cell_cols, g->cols);
+    g->cell_rows = gcd_i64(g->cell_rows, g->rows);
+    g->cell_cols = gcd_i64(g->cell_cols, g->cols);
     g->ncols = g->cols / g->cell_cols;
   }
 }

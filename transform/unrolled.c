@@ -29,6 +29,7 @@
 #include <inttypes.h>
 #include <string.h>
 
+#include "util/numbers.h"
 #include "frontend/program.h"
 #include "transform/deps.h"
 #include "transform/sync.h"
@@ -132,8 +133,8 @@ static int plan_resources(Unroller *u) {
           const InstrInfo *in = &d->instrs[l->ids[i]];
           for (int j = 0; j < in->naccesses; j++)
             if (in->accesses[j].res == r) {
-              rs->cell_rows = ir_gcd(rs->cell_rows, in->accesses[j].rows);
-              rs->cell_cols = ir_gcd(rs->cell_cols, in->accesses[j].cols);
+              rs->cell_rows = gcd_i64(rs->cell_rows, in->accesses[j].rows);
+              rs->cell_cols = gcd_i64(rs->cell_cols, in->accesses[j].cols);
             }
         }
       }

@@ -71,3 +71,12 @@ int parse_real(const char *text, size_t len, double *out) {
   *out = huge ? (negative ? -INFINITY : INFINITY) : v;
   return huge ? 1 : 0;
 }
+
+int64_t gcd_i64(int64_t a, int64_t b) {
+  while (b) {
+    int64_t r = a % b;
+    a = b;
+    b = r;
+  }
+  return a;
+}

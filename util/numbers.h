@@ -1,4 +1,5 @@
-/* numbers.h: the one integer parser and the one number parser. Every
+/* numbers.h: the one integer parser and the one number parser, and the
+ * one greatest common divisor. Every
  * decimal bfsync reads (kernel literals, command-line numbers, target-file
  * values, .npy shapes, JSON numbers) is converted here, from text whose
  * syntax the caller has checked or checks through these: no leading
@@ -24,5 +25,9 @@ int parse_integer(const char *text, int64_t min, uint64_t max, uint64_t *out);
  * too large for a double (*out is then an infinity; a value too small
  * for a double reads as the tiny or zero number it rounds to). */
 int parse_real(const char *text, size_t len, double *out);
+
+/* The greatest common divisor of a and b by Euclid (gcd(a, 0) = a), as
+ * the alignment and cell-size arguments of the analyses use it. */
+int64_t gcd_i64(int64_t a, int64_t b);
 
 #endif
