@@ -8,14 +8,7 @@
 set -u
 : "${BFSYNC:?BFSYNC must name the bfsync binary}"
 [[ -x $BFSYNC ]] || { echo "gen.sh: FAIL: $BFSYNC is not an executable" >&2; exit 1; }
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-failures=0
-
-fail() {
-  echo "gen.sh: FAIL: $*" >&2
-  failures=$((failures + 1))
-}
+source "$(dirname "$0")/lib.sh"
 
 # One check over all the kernels: bfsync check names the failing file, and
 # the file names the seed; then each runs. QUICK (the sanitizer pass) checks fewer seeds.
@@ -104,8 +97,4 @@ expect_usage --seed 1 --size 10000001
 expect_usage --seed 1 --bogus
 "$BFSYNC" gen --help | grep -q -- '--params' || fail "gen --help does not describe --params"
 
-if ((failures)); then
-  echo "gen.sh: $failures failure(s)" >&2
-  exit 1
-fi
-echo "gen.sh: ok"
+finish

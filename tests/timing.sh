@@ -16,15 +16,7 @@
 #    --input of a float tensor; --max-steps bounds the simulated
 #    instructions (exit 1, naming the limit).
 set -uo pipefail
-cd "$(dirname "$0")/.."
-BFSYNC=${BFSYNC:-build/bfsync}
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-failures=0
-fail() {
-  echo "FAIL: $*" >&2
-  failures=$((failures + 1))
-}
+source "$(dirname "$0")/lib.sh"
 
 param_sets() { sed -n 's|^// params:||p' "$1" | sed 's/\([A-Za-z_][A-Za-z0-9_]*=\)/-p \1/g'; }
 
@@ -114,8 +106,4 @@ expect 2 "--check and --output" run examples/softmax.bfk --exec=sim --timing-onl
 expect 2 "only i32 tensors take inputs" run examples/moe.bfk --exec=sim --timing-only --input X="$tmp/c.npy"
 expect 1 "instructions (the run's limit)" run examples/softmax.bfk -p R=64 --exec=sim --timing-only --max-steps 10
 
-if [ "$failures" -gt 0 ]; then
-  echo "timing.sh: $failures failures" >&2
-  exit 1
-fi
-echo "timing.sh: ok ($runs example runs, timing-only = data-executing cycles)"
+finish "$runs example runs, timing-only = data-executing cycles"

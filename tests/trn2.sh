@@ -12,16 +12,8 @@
 #    and at the paper's size in --timing-only mode.
 # 4. matmul_narrow_factor (pe) and the nc_transpose rate (dve) are set.
 set -uo pipefail
-cd "$(dirname "$0")/.."
-BFSYNC=${BFSYNC:-build/bfsync}
+source "$(dirname "$0")/lib.sh"
 T=targets/trn2.target
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-failures=0
-fail() {
-  echo "FAIL: $*" >&2
-  failures=$((failures + 1))
-}
 first_params() { sed -n 's|^// params:||p' "$1" | head -1 | sed 's/\([A-Za-z_][A-Za-z0-9_]*=\)/-p \1/g'; }
 paper_params() { sed -n 's|^// paper:||p' "$1" | head -1 | sed 's/\([A-Za-z_][A-Za-z0-9_]*=\)/-p \1/g'; }
 cycles() { python3 -c 'import json,sys; print(" ".join(str(json.loads(l)["cycles"]) for l in open(sys.argv[1])))' "$1"; }
@@ -104,8 +96,4 @@ assert pe(bf16) * 4 == pe(f32), (pe(f32), pe(bf16))
 assert f32["dve"]["busy"] == 125 + 32 / 0.8, f32["dve"]
 PY
 
-if [ "$failures" -gt 0 ]; then
-  echo "trn2.sh: $failures failures" >&2
-  exit 1
-fi
-echo "trn2.sh: ok"
+finish
