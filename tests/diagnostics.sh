@@ -53,14 +53,7 @@ for c in "${cases[@]}"; do
     echo "exit status: $status" >>"$tmp/$name.$format"
     # the temporary folder's name is not part of the golden
     sed -i "s|$tmp|TMP|g" "$tmp/$name.$format"
-    if [ "${UPDATE:-}" = 1 ]; then
-      cp "$tmp/$name.$format" "$golden/$name.$format"
-    elif [ ! -f "$golden/$name.$format" ]; then
-      fail "$golden/$name.$format is missing (run make test-update)"
-    elif ! cmp -s "$tmp/$name.$format" "$golden/$name.$format"; then
-      fail "$name: --diagnostics-format=$format differs from $golden/$name.$format:"
-      diff "$golden/$name.$format" "$tmp/$name.$format" | head -20 >&2
-    fi
+    golden "$tmp/$name.$format" "$golden/$name.$format" "$name: --diagnostics-format=$format"
   done
 done
 for g in "$golden"/*; do

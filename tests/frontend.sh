@@ -17,14 +17,7 @@ for bad in tests/bad/*.bfk; do
   "$BFSYNC" check "$bad" >"$tmp/out" 2>"$tmp/err"
   echo "exit status: $?" >>"$tmp/err"
   [ -s "$tmp/out" ] && fail "$bad: check printed on stdout"
-  if [ "${UPDATE:-}" = 1 ]; then
-    cp "$tmp/err" "$golden"
-  elif [ ! -f "$golden" ]; then
-    fail "$golden is missing (run make test-update)"
-  elif ! cmp -s "$tmp/err" "$golden"; then
-    fail "$bad: diagnostics differ from $golden:"
-    diff "$golden" "$tmp/err" | head -20 >&2
-  fi
+  golden "$tmp/err" "$golden" "the diagnostics of $bad"
 done
 for golden in tests/golden/errors/*.err; do
   [ -f "$golden" ] || continue

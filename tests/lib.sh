@@ -8,6 +8,8 @@
 #                           in $tmp/err, within TEST_TIMEOUT seconds (300);
 #                           a failure unless it exits N (a hang is one);
 #   expect_stderr TEXT      a failure unless $tmp/err has TEXT;
+#   golden OUT GOLDEN WHAT  with UPDATE=1 write OUT to GOLDEN, else a
+#                           failure (with the diff) where they differ;
 #   finish [NOTE]           "NAME: ok (NOTE)", exit 0; or the count, exit 1.
 SCRIPT=$(basename "$0")
 BFSYNC=${BFSYNC:-build/bfsync}
@@ -37,6 +39,17 @@ expect_status() {
 
 expect_stderr() {
   grep -qF -- "$1" "$tmp/err" || { fail "stderr lacks '$1':"; sed 's/^/    /' "$tmp/err" | head -5 >&2; }
+}
+
+golden() {
+  if [[ ${UPDATE:-} == 1 ]]; then
+    cp "$1" "$2"
+  elif [[ ! -f $2 ]]; then
+    fail "$2 is missing (run make test-update)"
+  elif ! diff -u "$2" "$1" >"$tmp/diff"; then
+    fail "$3 differs from $2:"
+    head -40 "$tmp/diff" >&2
+  fi
 }
 
 finish() {

@@ -17,19 +17,6 @@ set -u
 source "$(dirname "$0")/lib.sh"
 GOLDEN=tests/golden/ir
 
-# golden OUT GOLDEN WHAT: with UPDATE=1 write OUT to GOLDEN, else fail
-# (showing the diff) where they differ.
-golden() {
-  if [[ ${UPDATE:-} == 1 ]]; then
-    cp "$1" "$2"
-  elif [[ ! -f $2 ]]; then
-    fail "$2 is missing (run make test-update)"
-  elif ! diff -u "$2" "$1" >"$tmp/diff"; then
-    fail "$3 differs from $2:"
-    head -40 "$tmp/diff" >&2
-  fi
-}
-
 kernels=(tests/kernels/*.bfk examples/*.bfk)
 mkdir -p "$GOLDEN"
 
